@@ -1,0 +1,57 @@
+import Foundation
+
+/// Something that can be cancelled, such as a request returned by `MoyaProvider.request`.
+public protocol Cancellable {
+    /// Whether ``cancel()`` has been called.
+    var isCancelled: Bool { get }
+
+    /// Cancels the work. Calling it again, or after the work finished, does nothing.
+    func cancel()
+}
+
+/// A ``Cancellable`` that runs an action the first time it is cancelled.
+///
+/// Providers return one from `stubRequest`; you can also create one around your own action.
+public final class CancellableToken: Cancellable, CustomDebugStringConvertible, Sendable {
+    private struct State {
+        var isCancelled = false
+        var action: (@Sendable () -> Void)?
+    }
+
+    private let state: Protected<State>
+    private let descriptionProvider: (@Sendable () -> String)?
+
+    /// Creates a token that runs `action` once, on the first call to ``cancel()``.
+    ///
+    /// - Parameter action: What cancelling does.
+    public init(action: @escaping @Sendable () -> Void) {
+        state = Protected(State(action: action))
+        descriptionProvider = nil
+    }
+
+    init(action: @escaping @Sendable () -> Void, description: @escaping @Sendable () -> String) {
+        state = Protected(State(action: action))
+        descriptionProvider = description
+    }
+
+    /// Whether ``cancel()`` has been called.
+    public var isCancelled: Bool {
+        state.withLock { $0.isCancelled }
+    }
+
+    /// Runs the action if this is the first call; later calls do nothing.
+    public func cancel() {
+        let action: (@Sendable () -> Void)? = state.withLock { state in
+            guard !state.isCancelled else { return nil }
+            state.isCancelled = true
+            defer { state.action = nil }
+            return state.action
+        }
+        action?()
+    }
+
+    /// The cURL description of the request, or `"Empty Request"` for a token made from an action.
+    public var debugDescription: String {
+        descriptionProvider?() ?? "Empty Request"
+    }
+}

@@ -1,0 +1,59 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// What makes two endpoints the same request: method, final URL, headers, body and the upload
+/// source. Foundation's `URLRequest ==` on Linux ignores headers and body, so Moya compares
+/// them itself.
+struct EndpointIdentity: Hashable {
+    enum UploadSource: Hashable {
+        case none
+        case file(URL)
+        case multipart(MultipartFormData)
+        case parts([MultipartFormBodyPart])
+    }
+
+    let method: String
+    let url: String
+    let headers: [String: String]?
+    let body: Data?
+    let upload: UploadSource
+    let requestBuilt: Bool
+
+    init(endpoint: Endpoint) {
+        switch endpoint.task {
+        case .uploadFile(let url): upload = .file(url)
+        case .uploadMultipartFormData(let form), .uploadCompositeMultipartFormData(let form, _): upload = .multipart(form)
+        case .uploadMultipart(let parts), .uploadCompositeMultipart(let parts, _): upload = .parts(parts)
+        default: upload = .none
+        }
+
+        if let request = try? endpoint.urlRequest() {
+            method = request.httpMethod ?? endpoint.method.rawValue
+            url = request.url?.absoluteString ?? endpoint.url
+            headers = request.allHTTPHeaderFields
+            body = request.httpBody
+            requestBuilt = true
+        } else {
+            method = endpoint.method.rawValue
+            url = endpoint.url
+            headers = endpoint.httpHeaderFields
+            body = nil
+            requestBuilt = false
+        }
+    }
+}
+
+extension Endpoint: Equatable, Hashable {
+    /// Hashes what identifies the request: method, URL, headers, body and upload source.
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(EndpointIdentity(endpoint: self))
+    }
+
+    /// Two endpoints are equal when they build the same request: same method, URL, headers,
+    /// body and upload source. Sample responses and download destinations are not compared.
+    public static func == (lhs: Endpoint, rhs: Endpoint) -> Bool {
+        lhs === rhs || EndpointIdentity(endpoint: lhs) == EndpointIdentity(endpoint: rhs)
+    }
+}

@@ -1,0 +1,95 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+extension Endpoint {
+    /// Builds the `URLRequest` for this endpoint: URL, method, headers, and the body and query
+    /// parameters of its task.
+    ///
+    /// Upload and download tasks get no body here; the provider streams it when the request is
+    /// sent.
+    ///
+    /// - Returns: The request.
+    /// - Throws: ``MoyaError/requestMapping(_:)`` when ``url`` is not a valid URL,
+    ///   ``MoyaError/parameterEncoding(_:)`` when parameters cannot be encoded, and
+    ///   ``MoyaError/encodableMapping(_:)`` when an `Encodable` body cannot be encoded.
+    public func urlRequest() throws -> URLRequest {
+        guard let requestURL = Endpoint.strictURL(from: url) else {
+            throw MoyaError.requestMapping(url)
+        }
+
+        var request = URLRequest(url: requestURL)
+        request.httpMethod = method.rawValue
+        request.allHTTPHeaderFields = httpHeaderFields
+
+        switch task {
+        case .requestPlain, .uploadFile, .uploadMultipart, .uploadMultipartFormData, .downloadDestination:
+            return request
+        case .requestData(let data):
+            request.httpBody = data
+            return request
+        case let .requestJSONEncodable(encodable):
+            return try request.encoded(encodable: encodable)
+        case let .requestCustomJSONEncodable(encodable, encoder: encoder):
+            return try request.encoded(encodable: encodable, encoder: encoder)
+        case let .requestParameters(parameters, parameterEncoding):
+            return try request.encoded(parameters: parameters, parameterEncoding: parameterEncoding)
+        case let .uploadCompositeMultipart(_, urlParameters),
+             let .uploadCompositeMultipartFormData(_, urlParameters):
+            return try request.encoded(parameters: urlParameters, parameterEncoding: URLEncoding(destination: .queryString))
+        case let .downloadParameters(parameters, parameterEncoding, _):
+            return try request.encoded(parameters: parameters, parameterEncoding: parameterEncoding)
+        case let .requestCompositeData(bodyData: bodyData, urlParameters: urlParameters):
+            request.httpBody = bodyData
+            return try request.encoded(parameters: urlParameters, parameterEncoding: URLEncoding(destination: .queryString))
+        case let .requestCompositeParameters(bodyParameters: bodyParameters, bodyEncoding: bodyParameterEncoding, urlParameters: urlParameters):
+            if let bodyParameterEncoding = bodyParameterEncoding as? URLEncoding, bodyParameterEncoding.destination != .httpBody {
+                throw MoyaError.parameterEncoding(ParameterEncodingError.invalidCompositeBodyEncoding)
+            }
+            let bodyfulRequest = try request.encoded(parameters: bodyParameters, parameterEncoding: bodyParameterEncoding)
+            return try bodyfulRequest.encoded(parameters: urlParameters, parameterEncoding: URLEncoding(destination: .queryString))
+        }
+    }
+
+    /// Parses `string` strictly: unlike `URL(string:)` on Swift 6 Foundation, characters that are
+    /// not allowed in a URL (such as spaces) make it fail instead of being percent-encoded.
+    static func strictURL(from string: String) -> URL? {
+        #if canImport(FoundationNetworking)
+        return URL(string: string, encodingInvalidCharacters: false)
+        #else
+        if #available(macOS 14, iOS 17, tvOS 17, watchOS 10, *) {
+            return URL(string: string, encodingInvalidCharacters: false)
+        } else {
+            return URL(string: string)
+        }
+        #endif
+    }
+}
+
+extension URLRequest {
+    /// Sets the body to `encodable` encoded as JSON, and `Content-Type: application/json` when no
+    /// content type is set yet.
+    func encoded(encodable: any Encodable, encoder: JSONEncoder = JSONEncoder()) throws -> URLRequest {
+        var request = self
+        do {
+            request.httpBody = try encoder.encode(AnyEncodable(encodable))
+        } catch {
+            throw MoyaError.encodableMapping(error)
+        }
+        if request.value(forHTTPHeaderField: "Content-Type") == nil {
+            request.setValue("application/json", forHTTPHeaderField: "Content-Type")
+        }
+        return request
+    }
+
+    /// Encodes `parameters` with `parameterEncoding`, wrapping any failure in
+    /// ``MoyaError/parameterEncoding(_:)``.
+    func encoded(parameters: [String: Any], parameterEncoding: any ParameterEncoding) throws -> URLRequest {
+        do {
+            return try parameterEncoding.encode(self, with: parameters)
+        } catch {
+            throw MoyaError.parameterEncoding(error)
+        }
+    }
+}

@@ -1,0 +1,57 @@
+import Foundation
+
+extension MoyaError: LocalizedError {
+    /// A description of the error, for display.
+    ///
+    /// For ``underlying(_:_:)`` this is the wrapped error's `localizedDescription`.
+    public var errorDescription: String? {
+        switch self {
+        case .imageMapping:
+            return "Failed to map data to an Image."
+        case .jsonMapping:
+            return "Failed to map data to JSON."
+        case .stringMapping:
+            return "Failed to map data to a String."
+        case .objectMapping:
+            return "Failed to map data to a Decodable object."
+        case .encodableMapping:
+            return "Failed to encode Encodable object into data."
+        case .statusCode:
+            return "Status code didn't fall within the given range."
+        case .underlying(let error, _):
+            return error.localizedDescription
+        case .requestMapping:
+            return "Failed to map Endpoint to a URLRequest."
+        case .parameterEncoding(let error):
+            return "Failed to encode parameters for URLRequest. \(error.localizedDescription)"
+        }
+    }
+}
+
+extension MoyaError: CustomNSError {
+    /// The code of the error when bridged to `NSError`: the case's position, `0...8`, in
+    /// declaration order (`imageMapping` is 0, `parameterEncoding` is 8).
+    public var errorCode: Int {
+        switch self {
+        case .imageMapping: return 0
+        case .jsonMapping: return 1
+        case .stringMapping: return 2
+        case .objectMapping: return 3
+        case .encodableMapping: return 4
+        case .statusCode: return 5
+        case .underlying: return 6
+        case .requestMapping: return 7
+        case .parameterEncoding: return 8
+        }
+    }
+
+    /// The user info of the error when bridged to `NSError`: `NSLocalizedDescriptionKey`
+    /// holds ``errorDescription`` and `NSUnderlyingErrorKey` holds ``underlyingError``, when
+    /// they are not `nil`.
+    public var errorUserInfo: [String: Any] {
+        var userInfo: [String: Any] = [:]
+        userInfo[NSLocalizedDescriptionKey] = self.errorDescription
+        userInfo[NSUnderlyingErrorKey] = self.underlyingError
+        return userInfo
+    }
+}

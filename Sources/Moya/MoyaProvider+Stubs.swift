@@ -1,0 +1,77 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+extension MoyaProvider {
+    /// Runs `prepare` and `willSend` on every plugin for a request that is about to be stubbed,
+    /// and returns the prepared request.
+    ///
+    /// - Parameters:
+    ///   - request: The request built for the target.
+    ///   - target:  The target.
+    /// - Returns: The request after every plugin's `prepare`.
+    public final func notifyPluginsOfImpendingStub(for request: URLRequest, target: Target) -> URLRequest {
+        let preparedRequest = plugins.reduce(request) { $1.prepare($0, target: target) }
+        let requestType = RequestTypeWrapper(request: preparedRequest, sessionHeaders: session.configuration.headers, credentials: RequestCredentialStore())
+        plugins.forEach { $0.willSend(requestType, target: target) }
+        return preparedRequest
+    }
+
+    /// Makes the function that delivers a stubbed response: it reads the endpoint's sample
+    /// response, validates it, tells the plugins (`didReceive`) and calls `completion` — unless
+    /// `token` was cancelled, in which case it does nothing (the cancel already completed).
+    ///
+    /// - Parameters:
+    ///   - token:      Cancels the stub.
+    ///   - target:     The target.
+    ///   - completion: Receives the result.
+    ///   - endpoint:   The endpoint whose sample response is returned.
+    ///   - plugins:    The plugins to tell.
+    ///   - request:    The prepared request, stored in the response.
+    /// - Returns: The function to run when the stub is due.
+    public final func createStubFunction(
+        _ token: CancellableToken,
+        forTarget target: Target,
+        withCompletion completion: @escaping Moya.Completion,
+        endpoint: Endpoint,
+        plugins: [PluginType],
+        request: URLRequest
+    ) -> (() -> Void) {
+        return {
+            guard !token.isCancelled else { return }
+            let validation = target.validationType
+            let result: Result<Moya.Response, MoyaError>
+            switch endpoint.sampleResponseClosure() {
+            case .networkResponse(let statusCode, let data):
+                let response = Moya.Response(statusCode: statusCode, data: data, request: request, response: nil)
+                result = validation.accepts(statusCode) ? .success(response) : .failure(.statusCode(response))
+            case .response(let httpResponse, let data):
+                let response = Moya.Response(statusCode: httpResponse.statusCode, data: data, request: request, response: httpResponse)
+                result = validation.accepts(httpResponse.statusCode) ? .success(response) : .failure(.statusCode(response))
+            case .networkError(let error):
+                result = .failure(.underlying(error, nil))
+            }
+            plugins.forEach { $0.didReceive(result, target: target) }
+            completion(result)
+        }
+    }
+
+    /// Runs `stub` as `behavior` says: now (or on `callbackQueue`) for `.immediate`, after the
+    /// delay on `callbackQueue` (or the main queue) for `.delayed`.
+    func scheduleStub(_ stub: UncheckedSendable<() -> Void>, behavior: Moya.StubBehavior, callbackQueue: DispatchQueue?) {
+        switch behavior {
+        case .immediate:
+            if let callbackQueue = callbackQueue {
+                callbackQueue.async { stub.value() }
+            } else {
+                stub.value()
+            }
+        case .delayed(let seconds):
+            (callbackQueue ?? .main).asyncAfter(deadline: .now() + max(0, seconds)) { stub.value() }
+        case .never:
+            // `stubRequest` completes `.never` with an error before scheduling anything.
+            break
+        }
+    }
+}

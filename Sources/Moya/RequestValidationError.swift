@@ -1,0 +1,27 @@
+import Foundation
+
+/// Why a request was refused before anything was sent.
+///
+/// Delivered as ``MoyaError/underlying(_:_:)``.
+public enum RequestValidationError: Swift.Error, LocalizedError, Sendable, Equatable {
+    /// A `GET` request carries a body, which HTTP clients must not send.
+    case bodyDataInGETRequest(Data)
+
+    /// `stubRequest` was called with ``StubBehavior/never`` (Moya traps here).
+    case stubbingDisabled
+
+    /// The task is not supported by this version of the transport.
+    case unsupportedTask(String)
+
+    /// A description of the problem.
+    public var errorDescription: String? {
+        switch self {
+        case .bodyDataInGETRequest(let data):
+            return "A GET request must not have a body (\(data.count) bytes were given)."
+        case .stubbingDisabled:
+            return "A stubbed request was made with StubBehavior.never."
+        case .unsupportedTask(let task):
+            return "The task \(task) is not supported yet by Moya for Linux."
+        }
+    }
+}

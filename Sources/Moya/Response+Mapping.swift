@@ -1,0 +1,139 @@
+import Foundation
+
+extension Response {
+    /// Maps the body to a JSON object with `JSONSerialization`.
+    ///
+    /// Top-level fragments (a string, number, boolean or `null`) are accepted.
+    ///
+    /// - Parameter failsOnEmptyData: When `false`, an empty body maps to `NSNull()` instead of
+    ///   throwing.
+    /// - Returns: The parsed object: `[String: Any]`, `[Any]`, `String`, `NSNumber`/`Bool` or
+    ///   `NSNull`.
+    /// - Throws: `MoyaError.jsonMapping(self)` when the body is not valid JSON.
+    public func mapJSON(failsOnEmptyData: Bool = true) throws -> Any {
+        do {
+            return try JSONSerialization.jsonObject(with: self.data, options: .fragmentsAllowed)
+        } catch {
+            if self.data.isEmpty && !failsOnEmptyData {
+                return NSNull()
+            }
+            throw MoyaError.jsonMapping(self)
+        }
+    }
+
+    /// Maps the body, or the string at a key path in its JSON, to a `String`.
+    ///
+    /// - Parameter keyPath: A dotted key path into the top-level JSON dictionary, such as
+    ///   `"user.name"`, or `nil` to decode the whole body as UTF-8.
+    /// - Returns: The string.
+    /// - Throws: `MoyaError.jsonMapping(self)` when a key path is given and the body is not
+    ///   valid JSON; `MoyaError.stringMapping(self)` when the body is not UTF-8, the top level
+    ///   is not a dictionary, or the value at the key path is missing or not a string.
+    public func mapString(atKeyPath keyPath: String? = nil) throws -> String {
+        guard let keyPath else {
+            guard let string = String(data: self.data, encoding: .utf8) else {
+                throw MoyaError.stringMapping(self)
+            }
+            return string
+        }
+        guard let dictionary = try self.mapJSON() as? [String: Any],
+              let string = JSONKeyPath(keyPath).value(in: dictionary) as? String
+        else {
+            throw MoyaError.stringMapping(self)
+        }
+        return string
+    }
+
+    /// Decodes the body, or the value at a key path in its JSON, as `D`.
+    ///
+    /// With a key path, the value found there is decoded: a dictionary or array directly, and
+    /// a scalar (string, number, boolean, `null`) through a wrapper, so that `atKeyPath:
+    /// "count"` can be decoded as `Int`. Numbers and booleans stay distinct: `1` does not
+    /// decode as `Bool`, nor `"123"` as `Int`.
+    ///
+    /// When the key path leads nowhere (the body is not a JSON dictionary or the key is
+    /// missing), `failsOnEmptyData == true` throws `MoyaError.jsonMapping`, and
+    /// `failsOnEmptyData == false` falls back to decoding the whole body.
+    ///
+    /// When the data to decode is empty and `failsOnEmptyData == false`, `D` is first decoded
+    /// from `{}` and then from `[{}]`, so a type whose properties are all optional (or an
+    /// array of such) maps to an empty value.
+    ///
+    /// - Parameters:
+    ///   - type:              The type to decode.
+    ///   - keyPath:           A dotted key path into the top-level JSON dictionary, or `nil`.
+    ///   - decoder:           The decoder to use.
+    ///   - failsOnEmptyData:  Whether empty data or a missing key path is an error.
+    /// - Returns: The decoded value.
+    /// - Throws: `MoyaError.jsonMapping(self)` when the JSON cannot be parsed or the key path
+    ///   is missing (see above); `MoyaError.objectMapping(error, self)` with the
+    ///   `DecodingError` when decoding fails.
+    public func map<D: Decodable>(
+        _ type: D.Type,
+        atKeyPath keyPath: String? = nil,
+        using decoder: JSONDecoder = JSONDecoder(),
+        failsOnEmptyData: Bool = true
+    ) throws -> D {
+        let jsonData: Data
+        if let keyPath {
+            let json = try self.mapJSON(failsOnEmptyData: failsOnEmptyData)
+            if let dictionary = json as? [String: Any],
+               let value = JSONKeyPath(keyPath).value(in: dictionary) {
+                if JSONSerialization.isValidJSONObject(value) {
+                    jsonData = try self.serialize(value)
+                } else {
+                    return try self.decodeScalar(type, from: value, using: decoder)
+                }
+            } else if failsOnEmptyData {
+                throw MoyaError.jsonMapping(self)
+            } else {
+                jsonData = self.data
+            }
+        } else {
+            jsonData = self.data
+        }
+
+        if jsonData.isEmpty && !failsOnEmptyData {
+            if let value = try? decoder.decode(D.self, from: Data("{}".utf8)) {
+                return value
+            }
+            if let value = try? decoder.decode(D.self, from: Data("[{}]".utf8)) {
+                return value
+            }
+        }
+        do {
+            return try decoder.decode(D.self, from: jsonData)
+        } catch {
+            throw MoyaError.objectMapping(error, self)
+        }
+    }
+
+    /// Decodes a scalar JSON value (string, number, boolean, `null`) by wrapping it as
+    /// `{"value": scalar}`.
+    private func decodeScalar<D: Decodable>(_ type: D.Type, from value: Any, using decoder: JSONDecoder) throws -> D {
+        let wrapped = try self.serialize(["value": value])
+        do {
+            return try decoder.decode(ScalarWrapper<D>.self, from: wrapped).value
+        } catch {
+            throw MoyaError.objectMapping(error, self)
+        }
+    }
+
+    /// Serializes a JSON object, mapping any failure to `MoyaError.jsonMapping(self)`.
+    private func serialize(_ object: Any) throws -> Data {
+        guard JSONSerialization.isValidJSONObject(object) else {
+            throw MoyaError.jsonMapping(self)
+        }
+        do {
+            return try JSONSerialization.data(withJSONObject: object)
+        } catch {
+            throw MoyaError.jsonMapping(self)
+        }
+    }
+}
+
+/// The `{"value": …}` wrapper used to decode a scalar found at a key path.
+private struct ScalarWrapper<Value: Decodable>: Decodable {
+    /// The wrapped scalar.
+    let value: Value
+}

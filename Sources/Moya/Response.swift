@@ -1,0 +1,57 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// The response to a request: the status code and body, plus the request sent and the HTTP
+/// response received when they are known.
+///
+/// A `Response` is immutable. Filter it by status code with ``filter(statusCodes:)`` and its
+/// relatives, and map its body with ``mapJSON(failsOnEmptyData:)``,
+/// ``mapString(atKeyPath:)`` or ``map(_:atKeyPath:using:failsOnEmptyData:)``.
+public final class Response: CustomDebugStringConvertible, Equatable, Sendable {
+    /// The HTTP status code of the response.
+    public let statusCode: Int
+
+    /// The body of the response.
+    public let data: Data
+
+    /// The request that produced this response, if known.
+    public let request: URLRequest?
+
+    /// The HTTP response received, if any (stubbed responses may have none).
+    public let response: HTTPURLResponse?
+
+    /// Creates a response.
+    ///
+    /// - Parameters:
+    ///   - statusCode: The HTTP status code.
+    ///   - data:       The response body.
+    ///   - request:    The request that produced the response, if known.
+    ///   - response:   The HTTP response received, if any.
+    public init(statusCode: Int, data: Data, request: URLRequest? = nil, response: HTTPURLResponse? = nil) {
+        self.statusCode = statusCode
+        self.data = data
+        self.request = request
+        self.response = response
+    }
+
+    /// A short description: `"Status Code: <code>, Data Length: <count>"`.
+    public var description: String {
+        "Status Code: \(self.statusCode), Data Length: \(self.data.count)"
+    }
+
+    /// The same text as ``description``.
+    public var debugDescription: String {
+        self.description
+    }
+
+    /// Two responses are equal when their status codes, bodies and HTTP responses are equal.
+    ///
+    /// The ``request`` is not compared.
+    public static func == (lhs: Response, rhs: Response) -> Bool {
+        lhs.statusCode == rhs.statusCode
+            && lhs.data == rhs.data
+            && lhs.response == rhs.response
+    }
+}

@@ -1,0 +1,82 @@
+import AsyncHTTPClient
+import Foundation
+import NIOCore
+import NIOFoundationCompat
+import NIOHTTP1
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// Collects a response in memory and reports download progress.
+///
+/// Sendable: AsyncHTTPClient calls every delegate method on the task's event loop, one at a
+/// time, so the mutable fields are only ever touched from that one thread.
+final class DataResponseDelegate: HTTPClientResponseDelegate, @unchecked Sendable {
+    typealias Response = TransportResponse
+
+    private let progress: TransportProgressHandler?
+    private var url: URL?
+    private var head: HTTPResponseHead?
+    private var body: ByteBuffer?
+    private var received: Int64 = 0
+    private var expected: Int64 = -1
+
+    init(progress: TransportProgressHandler?) {
+        self.progress = progress
+    }
+
+    func didVisitURL(task: HTTPClient.Task<TransportResponse>, _ request: HTTPClient.Request, _ head: HTTPResponseHead) {
+        url = request.url
+    }
+
+    func didReceiveHead(task: HTTPClient.Task<TransportResponse>, _ head: HTTPResponseHead) -> EventLoopFuture<Void> {
+        self.head = head
+        // A compressed body is delivered decompressed, so its Content-Length says nothing about
+        // the bytes we will count.
+        if head.headers.first(name: "Content-Encoding") == nil,
+           let length = head.headers.first(name: "Content-Length").flatMap(Int64.init), length >= 0 {
+            expected = length
+        }
+        return task.eventLoop.makeSucceededVoidFuture()
+    }
+
+    func didReceiveBodyPart(task: HTTPClient.Task<TransportResponse>, _ buffer: ByteBuffer) -> EventLoopFuture<Void> {
+        var buffer = buffer
+        received += Int64(buffer.readableBytes)
+        if body == nil {
+            body = buffer
+        } else {
+            body!.writeBuffer(&buffer)
+        }
+        progress?(received, expected)
+        return task.eventLoop.makeSucceededVoidFuture()
+    }
+
+    func didFinishRequest(task: HTTPClient.Task<TransportResponse>) throws -> TransportResponse {
+        guard let head = head, let url = url else {
+            throw URLError(.badServerResponse)
+        }
+        guard let httpResponse = HTTPURLResponse.make(head: head, url: url) else {
+            throw URLError(.badServerResponse)
+        }
+        let data = body.map { Data(buffer: $0, byteTransferStrategy: .noCopy) } ?? Data()
+        return TransportResponse(httpResponse: httpResponse, data: data)
+    }
+}
+
+extension HTTPURLResponse {
+    /// Builds a Foundation response from an HTTP response head; repeated headers are joined
+    /// with `", "`.
+    static func make(head: HTTPResponseHead, url: URL) -> HTTPURLResponse? {
+        var fields: [String: String] = [:]
+        for (name, value) in head.headers {
+            if let existing = fields[name] {
+                fields[name] = existing + ", " + value
+            } else {
+                fields[name] = value
+            }
+        }
+        let version = "HTTP/\(head.version.major).\(head.version.minor)"
+        return HTTPURLResponse(url: url, statusCode: Int(head.status.code), httpVersion: version, headerFields: fields)
+    }
+}

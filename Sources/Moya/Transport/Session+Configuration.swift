@@ -1,0 +1,119 @@
+import Foundation
+
+extension Session {
+    /// How a ``Session`` sends requests: timeouts, redirects, decompression, default headers and
+    /// connection pooling.
+    public struct Configuration: Sendable {
+        /// What to do with a redirect response (3xx with a `Location`).
+        public enum RedirectPolicy: Sendable, Equatable {
+            /// Follow up to `max` redirects; a cycle fails unless `allowCycles` is set.
+            case follow(max: Int, allowCycles: Bool)
+            /// Do not follow: the redirect response is the result.
+            case disallow
+        }
+
+        /// Whether compressed responses (`gzip`, `deflate`) are decompressed.
+        public enum Decompression: Sendable, Equatable {
+            /// Bodies are delivered as received. Remove `Accept-Encoding` from ``headers`` too, or
+            /// servers may send bodies you then have to decompress yourself.
+            case disabled
+            /// Bodies are decompressed; a body that grows more than `maximumRatio` times its
+            /// compressed size fails (protection against decompression bombs).
+            case enabled(maximumRatio: Int)
+        }
+
+        /// How long to wait for a connection to be established. Default: 10 seconds.
+        public var timeoutIntervalForConnect: TimeInterval
+
+        /// How long a request may wait for the next bytes from the server. Default: 60 seconds.
+        public var timeoutIntervalForRequest: TimeInterval
+
+        /// How long a whole request may take, or `nil` for no limit (the default).
+        public var timeoutIntervalForResource: TimeInterval?
+
+        /// What to do with redirects. Default: follow up to 10, no cycles.
+        public var redirectPolicy: RedirectPolicy
+
+        /// Whether compressed responses are decompressed. Default: enabled, ratio 100.
+        public var decompression: Decompression
+
+        /// Headers sent with every request unless the request sets the same header.
+        /// Default: ``Session/defaultHTTPHeaders``.
+        public var headers: [String: String]
+
+        /// The most connections kept open to one host. Default: 8.
+        public var maximumConnectionsPerHost: Int
+
+        /// How long an idle connection stays in the pool. Default: 60 seconds.
+        public var connectionIdleTimeout: TimeInterval
+
+        /// Creates a configuration; every argument has the default described on its property.
+        public init(
+            timeoutIntervalForConnect: TimeInterval = 10,
+            timeoutIntervalForRequest: TimeInterval = 60,
+            timeoutIntervalForResource: TimeInterval? = nil,
+            redirectPolicy: RedirectPolicy = .follow(max: 10, allowCycles: false),
+            decompression: Decompression = .enabled(maximumRatio: 100),
+            headers: [String: String] = Session.defaultHTTPHeaders,
+            maximumConnectionsPerHost: Int = 8,
+            connectionIdleTimeout: TimeInterval = 60
+        ) {
+            self.timeoutIntervalForConnect = timeoutIntervalForConnect
+            self.timeoutIntervalForRequest = timeoutIntervalForRequest
+            self.timeoutIntervalForResource = timeoutIntervalForResource
+            self.redirectPolicy = redirectPolicy
+            self.decompression = decompression
+            self.headers = headers
+            self.maximumConnectionsPerHost = maximumConnectionsPerHost
+            self.connectionIdleTimeout = connectionIdleTimeout
+        }
+
+        /// The default configuration.
+        public static var `default`: Configuration { Configuration() }
+    }
+
+    /// The headers a default session sends: `Accept-Encoding` (what the transport can decode),
+    /// `Accept-Language` (the user's preferred languages) and a `User-Agent` ending in
+    /// `Moya/<version>`.
+    public static let defaultHTTPHeaders: [String: String] = [
+        "Accept-Encoding": "gzip;q=1.0, deflate;q=0.9",
+        "Accept-Language": defaultAcceptLanguage,
+        "User-Agent": defaultUserAgent,
+    ]
+
+    static var defaultAcceptLanguage: String {
+        let languages = Locale.preferredLanguages.prefix(6)
+        guard !languages.isEmpty else { return "en;q=1.0" }
+        return languages.enumerated().map { index, language in
+            "\(language);q=\(1.0 - Double(index) * 0.1)"
+        }.joined(separator: ", ")
+    }
+
+    static var defaultUserAgent: String {
+        let info = Bundle.main.infoDictionary ?? [:]
+        let executable = (info["CFBundleExecutable"] as? String)
+            ?? CommandLine.arguments.first.map { URL(fileURLWithPath: $0).lastPathComponent }
+            ?? "Unknown"
+        let bundle = info["CFBundleIdentifier"] as? String ?? "Unknown"
+        let appVersion = info["CFBundleShortVersionString"] as? String ?? "Unknown"
+        let appBuild = info["CFBundleVersion"] as? String ?? "Unknown"
+        let version = ProcessInfo.processInfo.operatingSystemVersion
+        let osVersion = "\(version.majorVersion).\(version.minorVersion).\(version.patchVersion)"
+        #if os(Linux)
+        let osName = "Linux"
+        #elseif os(macOS)
+        let osName = "macOS"
+        #elseif os(iOS)
+        let osName = "iOS"
+        #elseif os(tvOS)
+        let osName = "tvOS"
+        #elseif os(watchOS)
+        let osName = "watchOS"
+        #elseif os(Windows)
+        let osName = "Windows"
+        #else
+        let osName = "Unknown"
+        #endif
+        return "\(executable)/\(appVersion) (\(bundle); build:\(appBuild); \(osName) \(osVersion)) Moya/\(MoyaInfo.version)"
+    }
+}

@@ -1,0 +1,111 @@
+import Foundation
+import NIOCore
+import NIOHTTP1
+import NIOPosix
+
+/// An in-process HTTP/1.1 server with a fixed set of test routes (echo, status codes, delays,
+/// streaming downloads and uploads, multipart parsing, redirects, compression, auth and
+/// deliberately broken responses).
+///
+/// Each server owns a dedicated single-threaded event loop group, so many servers can run in
+/// parallel inside one process. Always call ``shutdown()`` when done.
+///
+/// Routes (any method is accepted on every route):
+/// - `/echo`, `/echo/...`: JSON description of the request.
+/// - `/status/<code>[?retryAfter=N]`: that status code with body `{"status": code}`.
+/// - `/delay/<ms>`: waits, then `delayed`.
+/// - `/bytes/<n>[?chunk=16384&interval_ms=0&length=true]`: `n` pattern bytes (`i % 251`), streamed.
+/// - `/upload`: streams the body, answers its length and SHA-256.
+/// - `/multipart`: parses `multipart/form-data`.
+/// - `/redirect/<n>`, `/redirect-to?url=...&status=302`, `/redirect-loop`.
+/// - `/gzip`, `/deflate`: compressed JSON.
+/// - `/json`: a fixed JSON document.
+/// - `/basic-auth/<user>/<password>`, `/bearer`.
+/// - `/drop`, `/malformed`, `/truncate/<n>`, `/headers-only-then-hang`: broken responses.
+/// - anything else: 404 `{"error": "not found"}`.
+public final class TestServer: Sendable {
+    private let group: MultiThreadedEventLoopGroup
+    private let serverChannel: any Channel
+    private let log: RequestLog
+    private let isShutDown = LockedValue(false)
+
+    /// The TCP port the server listens on (on `127.0.0.1`).
+    public let port: Int
+
+    /// The base URL of the server, `http://127.0.0.1:<port>`.
+    public var baseURL: URL {
+        URL(string: "http://127.0.0.1:\(self.port)")!
+    }
+
+    /// Every request received so far, in arrival order.
+    ///
+    /// A request is recorded when its end arrives; `/drop` and `/malformed` are recorded when
+    /// their head arrives. See ``RecordedRequest``.
+    public var receivedRequests: [RecordedRequest] {
+        self.log.all
+    }
+
+    private init(group: MultiThreadedEventLoopGroup, serverChannel: any Channel, log: RequestLog, port: Int) {
+        self.group = group
+        self.serverChannel = serverChannel
+        self.log = log
+        self.port = port
+    }
+
+    /// Starts a server on `127.0.0.1` with an ephemeral port (HTTP/1.1, keep-alive).
+    ///
+    /// - Throws: If the listening socket cannot be bound.
+    public static func start() throws -> TestServer {
+        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        let log = RequestLog()
+        let bootstrap = ServerBootstrap(group: group)
+            .serverChannelOption(.backlog, value: 256)
+            .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
+            .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
+            .childChannelOption(.socketOption(.so_reuseaddr), value: 1)
+            .childChannelInitializer { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    let sync = channel.pipeline.syncOperations
+                    try sync.configureHTTPServerPipeline(withPipeliningAssistance: true, withErrorHandling: true)
+                    try sync.addHandler(TestServerHandler(log: log))
+                }
+            }
+        do {
+            let channel = try bootstrap.bind(host: "127.0.0.1", port: 0).wait()
+            guard let port = channel.localAddress?.port else {
+                try? channel.close().wait()
+                throw TestServerError.noLocalAddress
+            }
+            return TestServer(group: group, serverChannel: channel, log: log, port: port)
+        } catch {
+            try? group.syncShutdownGracefully()
+            throw error
+        }
+    }
+
+    /// Forgets all requests recorded so far.
+    public func resetRecordedRequests() {
+        self.log.removeAll()
+    }
+
+    /// Stops the server: closes the listening socket and every open connection, then shuts down
+    /// the server's event loop. Calling it again is a no-op. Must not be called on the server's
+    /// own event loop.
+    public func shutdown() throws {
+        let alreadyShutDown = self.isShutDown.withLock { (flag: inout Bool) -> Bool in
+            defer { flag = true }
+            return flag
+        }
+        if alreadyShutDown { return }
+        try? self.serverChannel.close().wait()
+        // Shutting down the group closes all child channels that are still registered.
+        try self.group.syncShutdownGracefully()
+    }
+
+    deinit {
+        // Best effort: avoid leaking the event loop thread if the owner forgot to call shutdown().
+        if !self.isShutDown.withLock({ $0 }) {
+            self.group.shutdownGracefully { _ in }
+        }
+    }
+}

@@ -1,0 +1,102 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import MoyaTestServer
+import Testing
+@testable import Moya
+
+@Suite("trackInflights")
+final class InflightTests {
+    let server: TestServer
+    init() throws { server = try TestServer.start() }
+    deinit { try? server.shutdown() }
+
+    @Test("Identical concurrent requests are sent once and every caller gets the result")
+    func merging() async throws {
+        let provider = MoyaProvider<ServerTarget>(callbackQueue: DispatchQueue(label: "inflight"), trackInflights: true)
+        let target = ServerTarget(server.baseURL, "/delay/300")
+        #expect(provider.inflightRequests.isEmpty)
+        let countsInside = Recorder<Int>()
+        let collected = Recorder<UncheckedResult>()
+        // All five callers register synchronously, so they are sure to overlap.
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            for _ in 0..<5 {
+                provider.request(target) { result in
+                    countsInside.append(provider.inflightRequests.count)
+                    collected.append(UncheckedResult(result))
+                    if collected.values.count == 5 { continuation.resume() }
+                }
+            }
+        }
+        let results = collected.values
+        #expect(results.count == 5)
+        #expect(results.allSatisfy { $0.result.response?.statusCode == 200 })
+        let first = try results[0].result.get()
+        #expect(results.allSatisfy { (try? $0.result.get()) == first })
+        #expect(server.receivedRequests.count == 1)
+        #expect(countsInside.values == [1, 1, 1, 1, 1])
+        #expect(provider.inflightRequests.isEmpty)
+    }
+
+    @Test("Different bodies are different requests")
+    func differentBodies() async throws {
+        let provider = MoyaProvider<ServerTarget>(trackInflights: true)
+        let base = server.baseURL
+        async let a = send(provider, ServerTarget(base, "/echo", method: .post, task: .requestData(Data("a".utf8))))
+        async let b = send(provider, ServerTarget(base, "/echo", method: .post, task: .requestData(Data("b".utf8))))
+        let bodies = try await [echo(of: a).body, echo(of: b).body]
+        #expect(bodies == ["a", "b"])
+        #expect(server.receivedRequests.count == 2)
+    }
+
+    @Test("Cancelling one joined caller detaches only that caller")
+    func detachOne() async throws {
+        let provider = MoyaProvider<ServerTarget>(trackInflights: true)
+        let target = ServerTarget(server.baseURL, "/delay/300")
+        let kept = Recorder<UncheckedResult>()
+        let cancelled = Recorder<UncheckedResult>()
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            provider.request(target, callbackQueue: .global()) { result in
+                kept.append(UncheckedResult(result))
+                continuation.resume()
+            }
+            let token = provider.request(target, callbackQueue: .global()) { cancelled.append(UncheckedResult($0)) }
+            token.cancel()
+        }
+        #expect(cancelled.values.count == 1)
+        #expect(cancelled.values.first?.result.error?.isCancelled == true)
+        #expect(kept.values.first?.result.response?.statusCode == 200)
+        #expect(server.receivedRequests.count == 1)
+        #expect(provider.inflightRequests.isEmpty)
+    }
+
+    @Test("When every caller cancels, the shared request is cancelled and the entry removed")
+    func cancelAll() async throws {
+        let provider = MoyaProvider<ServerTarget>(trackInflights: true)
+        let target = ServerTarget(server.baseURL, "/headers-only-then-hang")
+        let results = Recorder<UncheckedResult>()
+        var tokens: [Cancellable] = []
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            for _ in 0..<2 {
+                tokens.append(provider.request(target, callbackQueue: .global()) { result in
+                    results.append(UncheckedResult(result))
+                    if results.values.count == 2 { continuation.resume() }
+                })
+            }
+            #expect(provider.inflightRequests.count == 1)
+            #expect(provider.inflightRequests.values.first?.count == 2)
+            tokens.forEach { $0.cancel() }
+        }
+        #expect(results.values.allSatisfy { $0.result.error?.isCancelled == true })
+        #expect(provider.inflightRequests.isEmpty)
+    }
+
+    @Test("A failing requestClosure leaves no entry behind")
+    func failureRemovesEntry() async throws {
+        let provider = MoyaProvider<ServerTarget>(requestClosure: { _, done in done(.failure(.requestMapping("x"))) }, trackInflights: true)
+        let result = await send(provider, ServerTarget(server.baseURL, "/echo"))
+        #expect(result.error != nil)
+        #expect(provider.inflightRequests.isEmpty)
+    }
+}

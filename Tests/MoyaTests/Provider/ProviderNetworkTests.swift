@@ -1,0 +1,342 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import MoyaTestServer
+import Testing
+@testable import Moya
+
+@Suite("Real requests against the in-process server")
+final class ProviderNetworkTests {
+    let server: TestServer
+    let provider = MoyaProvider<ServerTarget>()
+    var base: URL { server.baseURL }
+
+    init() throws {
+        server = try TestServer.start()
+    }
+
+    deinit {
+        try? server.shutdown()
+    }
+
+    @Test("A GET reaches the server with the target's path, query, headers and the session headers")
+    func echoGet() async throws {
+        let target = ServerTarget(base, "/echo/users", task: .requestParameters(parameters: ["sort": "pushed", "page": 2], encoding: URLEncoding.default),
+                                  headers: ["X-Custom": "yes"])
+        let result = await send(provider, target)
+        let echo = try echo(of: result)
+        #expect(echo.method == "GET")
+        #expect(echo.path == "/echo/users")
+        #expect(echo.query == "page=2&sort=pushed")
+        #expect(echo.headers["x-custom"] == "yes")
+        #expect(echo.headers["user-agent"]?.hasSuffix("Moya/\(MoyaInfo.version)") == true)
+        #expect(echo.headers["accept-encoding"] == "gzip;q=1.0, deflate;q=0.9")
+        let response = try result.get()
+        #expect(response.statusCode == 200)
+        #expect(response.response?.value(forHTTPHeaderField: "Content-Type") == "application/json")
+        // Response.request is the prepared request, without the session headers.
+        #expect(response.request?.value(forHTTPHeaderField: "X-Custom") == "yes")
+        #expect(response.request?.value(forHTTPHeaderField: "User-Agent") == nil)
+    }
+
+    @Test("A request header overrides the session header of the same name, whatever its case")
+    func headerOverride() async throws {
+        let result = await send(provider, ServerTarget(base, "/echo", headers: ["user-agent": "Mine/1.0"]))
+        #expect(try echo(of: result).headers["user-agent"] == "Mine/1.0")
+    }
+
+    @Test("Bodies of every request task arrive as sent", arguments: [
+        (Task.requestData(Data("raw".utf8)), "raw", nil as String?),
+        (.requestJSONEncodable(["a": 1]), #"{"a":1}"#, "application/json"),
+        (.requestParameters(parameters: ["b": "c d"], encoding: URLEncoding.httpBody), "b=c%20d", "application/x-www-form-urlencoded; charset=utf-8"),
+        (.requestCompositeData(bodyData: Data("x".utf8), urlParameters: ["q": "1"]), "x", nil),
+        (.requestCompositeParameters(bodyParameters: ["k": "v"], bodyEncoding: JSONEncoding.default, urlParameters: ["q": "1"]), #"{"k":"v"}"#, "application/json"),
+    ])
+    func bodies(task: Task, body: String, contentType: String?) async throws {
+        let result = await send(provider, ServerTarget(base, "/echo", method: .post, task: task))
+        let echo = try echo(of: result)
+        #expect(echo.method == "POST")
+        #expect(echo.body == body)
+        #expect(echo.headers["content-type"] == contentType)
+        if case .requestCompositeData = task { #expect(echo.query == "q=1") }
+        if case .requestCompositeParameters = task { #expect(echo.query == "q=1") }
+    }
+
+    @Test("The seed's MyService targets send what the docs promise", arguments: [
+        (MyService.createUser(firstName: "James", lastName: "Potter"), "POST", "/users", nil as String?, #"{"first_name":"James","last_name":"Potter"}"# as String?),
+        (.updateUser(id: 123, firstName: "Harry", lastName: "Potter"), "POST", "/users/123", "first_name=Harry&last_name=Potter", nil),
+        (.showUser(id: 7), "GET", "/users/7", nil, nil),
+    ])
+    func myService(target: MyService, method: String, path: String, query: String?, body: String?) async throws {
+        let base = self.base
+        let provider = MoyaProvider<MyService>(endpointClosure: { target in
+            // The seed's targets name a public host; point them at the local server instead.
+            let url = URL(target: target).absoluteString.replacingOccurrences(of: "https://api.myservice.com", with: base.absoluteString + "/echo")
+            return Endpoint(url: url, sampleResponseClosure: { .networkResponse(200, target.sampleData) }, method: target.method, task: target.task, httpHeaderFields: target.headers)
+        })
+        let echo = try echo(of: await send(provider, target))
+        #expect(echo.method == method)
+        #expect(echo.path == "/echo" + path)
+        #expect(echo.query == query)
+        if let body = body {
+            let sent = try JSONSerialization.jsonObject(with: Data((echo.body ?? "").utf8)) as? [String: String]
+            let expected = try JSONSerialization.jsonObject(with: Data(body.utf8)) as? [String: String]
+            #expect(sent == expected)
+        } else {
+            #expect(echo.body == nil)
+        }
+        #expect(echo.headers["content-type"] == "application/json")
+    }
+
+    @Test("Status codes: no validation passes everything, validation fails with .statusCode and the body")
+    func statusValidation() async throws {
+        let plain = try await send(provider, ServerTarget(base, "/status/500")).get()
+        #expect(plain.statusCode == 500)
+
+        let result = await send(provider, ServerTarget(base, "/status/404", validationType: .successCodes))
+        guard case .statusCode(let response)? = result.error else {
+            Issue.record("expected .statusCode, got \(result)")
+            return
+        }
+        #expect(response.statusCode == 404)
+        #expect((try response.mapJSON() as? [String: Any])?["status"] as? Int == 404)
+        #expect(response.response?.statusCode == 404)
+        #expect(result.error?.response?.statusCode == 404)
+
+        let custom = await send(provider, ServerTarget(base, "/status/418", validationType: .customCodes([418])))
+        #expect(custom.response?.statusCode == 418)
+        let redirectOK = await send(provider, ServerTarget(base, "/status/304", validationType: .successAndRedirectCodes))
+        #expect(redirectOK.response?.statusCode == 304)
+    }
+
+    @Test("Redirects are followed and the response carries the final URL")
+    func redirects() async throws {
+        let response = try await send(provider, ServerTarget(base, "/redirect/3")).get()
+        #expect(response.statusCode == 200)
+        #expect(response.response?.url?.path == "/echo")
+        let loop = await send(provider, ServerTarget(base, "/redirect-loop"))
+        #expect((loop.error?.underlyingError as? URLError)?.code == .httpTooManyRedirects)
+    }
+
+    @Test("Redirects can be disallowed")
+    func redirectsDisallowed() async throws {
+        let session = Session(configuration: .init(redirectPolicy: .disallow))
+        let provider = MoyaProvider<ServerTarget>(session: session)
+        let result = await send(provider, ServerTarget(base, "/redirect/1"))
+        try await session.shutdown()
+        let response = try result.get()
+        #expect(response.statusCode == 302)
+        #expect(response.response?.value(forHTTPHeaderField: "Location") == "/redirect/0")
+    }
+
+    @Test("gzip and deflate bodies are decompressed", arguments: ["gzip", "deflate"])
+    func compressed(encoding: String) async throws {
+        let response = try await send(provider, ServerTarget(base, "/" + encoding)).get()
+        let json = try #require(try response.mapJSON() as? [String: Any])
+        #expect(json["compressed"] as? Bool == true)
+        #expect(json["method"] as? String == encoding)
+    }
+
+    @Test("Chunked and fixed-length bodies arrive whole", arguments: [true, false])
+    func largeBodies(withLength: Bool) async throws {
+        let count = 1_000_000
+        let response = try await send(provider, ServerTarget(base, "/bytes/\(count)", task: .requestParameters(parameters: ["chunk": 65536, "length": withLength], encoding: URLEncoding(boolEncoding: .literal)))).get()
+        #expect(response.data.count == count)
+        #expect(response.data.enumerated().allSatisfy { $0.element == UInt8($0.offset % 251) })
+    }
+
+    @Test("Progress: 4000 bytes in four chunks with a Content-Length")
+    func progressKnownLength() async throws {
+        let events = Recorder<ProgressResponse>()
+        let target = ServerTarget(base, "/bytes/4000", task: .requestParameters(parameters: ["chunk": 1000, "interval_ms": 30, "length": "true"], encoding: URLEncoding.default))
+        let result = await send(provider, target, queue: DispatchQueue.global(), progress: { events.append($0) })
+        #expect(result.response?.data.count == 4000)
+        #expect(events.values.map(\.progress) == [0.25, 0.5, 0.75, 1.0, 1.0])
+        #expect(events.values.map(\.completed) == [false, false, false, false, true])
+        #expect(events.values.allSatisfy { $0.progressObject != nil })
+        // Each event is a snapshot.
+        #expect(events.values.first?.progressObject?.fractionCompleted == 0.25)
+    }
+
+    @Test("Progress: unknown length reports 0 until the end")
+    func progressUnknownLength() async throws {
+        let events = Recorder<ProgressResponse>()
+        let target = ServerTarget(base, "/bytes/4000", task: .requestParameters(parameters: ["chunk": 1000, "interval_ms": 30, "length": "false"], encoding: URLEncoding.default))
+        _ = await send(provider, target, queue: DispatchQueue.global(), progress: { events.append($0) })
+        #expect(events.values.map(\.progress) == [0, 0, 0, 0, 1.0])
+    }
+
+    @Test("Completions without a queue run on the main queue; with one, on that queue")
+    func callbackQueues() async throws {
+        MainQueueMarker.install
+        let onMain: Bool = await withCheckedContinuation { continuation in
+            provider.request(ServerTarget(base, "/echo")) { _ in continuation.resume(returning: MainQueueMarker.isCurrent) }
+        }
+        #expect(onMain)
+        let queue = MarkedQueue("callbacks", concurrent: true)
+        let queued = MoyaProvider<ServerTarget>(callbackQueue: queue.queue)
+        let onQueue: Bool = await withCheckedContinuation { continuation in
+            queued.request(ServerTarget(base, "/echo")) { _ in continuation.resume(returning: queue.isCurrent) }
+        }
+        #expect(onQueue)
+    }
+
+    @Test("Plugins see every hook of a real request, in order, on the callback queue")
+    func pluginsOnRealRequests() async throws {
+        let plugin = RecordingPlugin(header: ("Authorization", "Bearer abc"))
+        let provider = MoyaProvider<ServerTarget>(plugins: [plugin])
+        let result = await send(provider, ServerTarget(base, "/bearer"))
+        #expect(result.response?.statusCode == 200)
+        #expect(plugin.events == ["plugin.prepare", "plugin.willSend", "plugin.didReceive", "plugin.process"])
+        #expect(server.receivedRequests.last?.header("Authorization") == "Bearer abc")
+    }
+
+    @Test("cURL description of a request about to be sent")
+    func curlDescription() async throws {
+        let plugin = RecordingPlugin()
+        let provider = MoyaProvider<ServerTarget>(plugins: [plugin])
+        _ = await send(provider, ServerTarget(base, "/echo", method: .post, task: .requestData(Data(#"{"a":"$x"}"#.utf8)), headers: ["X-Q": #"say "hi""#]))
+        let request = try #require(plugin.willSendRequests.first)
+        var description = ""
+        _ = request.cURLDescription { description = $0 }
+        #expect(description.hasPrefix("$ curl -v \\\n\t-X POST \\\n\t"))
+        #expect(description.contains(#"-H "X-Q: say \"hi\"""#))
+        #expect(description.contains(#"-H "Accept-Language: "#))
+        #expect(description.contains(#"-d "{\"a\":\"\$x\"}""#))
+        #expect(description.hasSuffix("\"\(base.absoluteString)/echo\""))
+    }
+
+    @Test("A credential from willSend answers one Basic challenge")
+    func basicChallenge() async throws {
+        let good = MoyaProvider<ServerTarget>(plugins: [RecordingPlugin(credential: URLCredential(user: "user", password: "passwd", persistence: .none))])
+        let ok = try await send(good, ServerTarget(base, "/basic-auth/user/passwd")).get()
+        #expect(ok.statusCode == 200)
+        let bad = MoyaProvider<ServerTarget>(plugins: [RecordingPlugin(credential: URLCredential(user: "user", password: "wrong", persistence: .none))])
+        let denied = try await send(bad, ServerTarget(base, "/basic-auth/user/passwd")).get()
+        #expect(denied.statusCode == 401)
+        server.resetRecordedRequests()
+        _ = await send(bad, ServerTarget(base, "/basic-auth/user/passwd"))
+        #expect(server.receivedRequests.count == 2)
+        let none = try await send(provider, ServerTarget(base, "/basic-auth/user/passwd")).get()
+        #expect(none.statusCode == 401)
+    }
+
+    @Test("An asynchronous requestClosure can sign the request")
+    func asyncRequestClosure() async throws {
+        let provider = MoyaProvider<ServerTarget>(requestClosure: { endpoint, done in
+            do {
+                let request = try endpoint.urlRequest()
+                let box = UncheckedSendable(done)
+                DispatchQueue.global().asyncAfter(deadline: .now() + 0.05) {
+                    var signed = request
+                    signed.setValue("signed", forHTTPHeaderField: "X-Signature")
+                    box.value(.success(signed))
+                }
+            } catch {
+                done(.failure(MoyaError.underlying(error)))
+            }
+        })
+        #expect(try echo(of: await send(provider, ServerTarget(base, "/echo"))).headers["x-signature"] == "signed")
+    }
+
+    @Test("Cancelling before the request is built completes once with NSURLErrorCancelled")
+    func cancelBeforeCreation() async throws {
+        let plugin = RecordingPlugin()
+        let pending = Recorder<MoyaProvider<ServerTarget>.RequestResultClosure>()
+        let provider = MoyaProvider<ServerTarget>(requestClosure: { endpoint, done in pending.append(done) }, plugins: [plugin])
+        let calls = Recorder<Int>()
+        let result: UncheckedResult = await withCheckedContinuation { continuation in
+            let token = provider.request(ServerTarget(base, "/echo"), callbackQueue: .global()) { result in
+                calls.append(1)
+                continuation.resume(returning: UncheckedResult(result))
+            }
+            token.cancel()
+        }
+        #expect(result.result.error?.isCancelled == true)
+        // The late request is ignored.
+        pending.values.first?(.success(URLRequest(url: base.appendingPathComponent("echo"))))
+        try await _Concurrency.Task.sleep(nanoseconds: 200_000_000)
+        #expect(calls.values.count == 1)
+        #expect(server.receivedRequests.isEmpty)
+        #expect(plugin.events == ["plugin.didReceive", "plugin.process"])
+    }
+
+    @Test("Cancelling during a request stops it promptly with NSURLErrorCancelled")
+    func cancelDuringRequest() async throws {
+        let calls = Recorder<Int>()
+        let start = Date()
+        let result: UncheckedResult = await withCheckedContinuation { continuation in
+            let token = provider.request(ServerTarget(base, "/headers-only-then-hang"), callbackQueue: .global()) { result in
+                calls.append(1)
+                continuation.resume(returning: UncheckedResult(result))
+            }
+            let box = UncheckedSendable(token)
+            DispatchQueue.global().asyncAfter(deadline: .now() + 0.3) { box.value.cancel() }
+        }
+        #expect(Date().timeIntervalSince(start) < 5)
+        let error = try #require(result.result.error)
+        #expect(error.isCancelled)
+        #expect((error.underlyingError as NSError?)?.code == NSURLErrorCancelled)
+        try await _Concurrency.Task.sleep(nanoseconds: 200_000_000)
+        #expect(calls.values.count == 1)
+    }
+
+    @Test("Transport failures become URLErrors", arguments: [
+        ("/drop", URLError.Code.networkConnectionLost),
+        ("/truncate/1000", URLError.Code.networkConnectionLost),
+        ("/malformed", URLError.Code.badServerResponse),
+    ])
+    func transportFailures(path: String, code: URLError.Code) async throws {
+        let result = await send(provider, ServerTarget(base, path))
+        let error = try #require(result.error)
+        guard case .underlying(let underlying, nil) = error else {
+            Issue.record("expected .underlying, got \(error)")
+            return
+        }
+        #expect((underlying as? URLError)?.code == code, "\(underlying)")
+    }
+
+    @Test("An unreachable host fails with cannotConnectToHost")
+    func unreachable() async throws {
+        // Bind a server, note its port, shut it down: nothing listens there any more.
+        let gone = try TestServer.start()
+        let url = gone.baseURL
+        try gone.shutdown()
+        // The transport keeps retrying a refused connection until the connect timeout.
+        let session = Session(configuration: .init(timeoutIntervalForConnect: 1))
+        let provider = MoyaProvider<ServerTarget>(session: session)
+        let result = await send(provider, ServerTarget(url, "/echo"))
+        try await session.shutdown()
+        #expect((result.error?.underlyingError as? URLError)?.code == .cannotConnectToHost)
+    }
+
+    @Test("A read timeout fires", .timeLimit(.minutes(1)))
+    func readTimeout() async throws {
+        let session = Session(configuration: .init(timeoutIntervalForRequest: 0.3))
+        let provider = MoyaProvider<ServerTarget>(session: session)
+        let result = await send(provider, ServerTarget(base, "/delay/3000"))
+        try await session.shutdown()
+        #expect((result.error?.underlyingError as? URLError)?.code == .timedOut)
+    }
+
+    @Test("A GET with a body is refused before sending")
+    func getWithBody() async throws {
+        let result = await send(provider, ServerTarget(base, "/echo", task: .requestData(Data("x".utf8))))
+        #expect(result.error?.underlyingError as? RequestValidationError == .bodyDataInGETRequest(Data("x".utf8)))
+        #expect(server.receivedRequests.isEmpty)
+    }
+
+    @Test("Upload and download tasks fail with a clear error until they are supported")
+    func unsupportedTasks() async throws {
+        let destination: DownloadDestination = { url, _ in (url, []) }
+        for task in [Task.uploadFile(URL(fileURLWithPath: "/tmp/x")), .uploadMultipartFormData([MultipartFormBodyPart(provider: .data(Data()), name: "a")]), .downloadDestination(destination)] {
+            let result = await send(provider, ServerTarget(base, "/upload", method: .post, task: task))
+            guard case .unsupportedTask? = result.error?.underlyingError as? RequestValidationError else {
+                Issue.record("expected unsupportedTask, got \(result)")
+                continue
+            }
+        }
+        #expect(server.receivedRequests.isEmpty)
+    }
+}

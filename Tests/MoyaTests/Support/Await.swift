@@ -1,0 +1,79 @@
+import Dispatch
+import Foundation
+import Moya
+
+/// A serial queue for callbacks, with a marker to check that code runs on it.
+final class MarkedQueue: Sendable {
+    let queue: DispatchQueue
+    private let key = DispatchSpecificKey<String>()
+    let label: String
+
+    init(_ label: String, concurrent: Bool = false) {
+        self.label = label
+        queue = DispatchQueue(label: label, attributes: concurrent ? [.concurrent] : [])
+        queue.setSpecific(key: key, value: label)
+    }
+
+    var isCurrent: Bool { DispatchQueue.getSpecific(key: key) == label }
+}
+
+/// Marks the main queue so tests can tell main-queue work apart (on Linux, main-queue blocks
+/// run off the main thread once `dispatchMain()` parks it, so `Thread.isMainThread` won't do).
+enum MainQueueMarker {
+    private static let key = DispatchSpecificKey<String>()
+    static let install: Void = { DispatchQueue.main.setSpecific(key: key, value: "main") }()
+    static var isCurrent: Bool { DispatchQueue.getSpecific(key: key) == "main" }
+}
+
+/// Collects values from any thread.
+final class Recorder<Value>: @unchecked Sendable {
+    // Sendable: all state behind `lock`.
+    private let lock = NSLock()
+    private var _values: [Value] = []
+    func append(_ value: Value) { lock.withLock { _values.append(value) } }
+    var values: [Value] { lock.withLock { _values } }
+}
+
+/// Sends `target` and waits for the completion.
+func send<T: TargetType>(
+    _ provider: MoyaProvider<T>,
+    _ target: T,
+    queue: DispatchQueue? = DispatchQueue.global(),
+    progress: ProgressBlock? = nil
+) async -> Result<Moya.Response, MoyaError> {
+    await withCheckedContinuation { continuation in
+        provider.request(target, callbackQueue: queue, progress: progress) { result in
+            continuation.resume(returning: UncheckedResult(result))
+        }
+    }.result
+}
+
+/// Lets a result cross into the awaiting task.
+struct UncheckedResult: @unchecked Sendable {
+    // Sendable: the result is handed over once and only read afterwards.
+    let result: Result<Moya.Response, MoyaError>
+    init(_ result: Result<Moya.Response, MoyaError>) { self.result = result }
+}
+
+extension Result where Success == Moya.Response, Failure == MoyaError {
+    var response: Moya.Response? { try? get() }
+    var error: MoyaError? {
+        if case .failure(let error) = self { return error }
+        return nil
+    }
+}
+
+/// Decodes the test server's /echo body.
+struct Echo: Decodable {
+    let method: String
+    let uri: String
+    let path: String
+    let query: String?
+    let headers: [String: String]
+    let body: String?
+    let bodyLength: Int
+}
+
+func echo(of result: Result<Moya.Response, MoyaError>) throws -> Echo {
+    try JSONDecoder().decode(Echo.self, from: result.get().data)
+}

@@ -1,0 +1,58 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import Moya
+
+/// Records every hook call, in order, and can change requests and results.
+final class RecordingPlugin: PluginType, @unchecked Sendable {
+    // Sendable: all state behind `lock`.
+    private let lock = NSLock()
+    private var _events: [String] = []
+    private var _willSendRequests: [RequestType] = []
+    private var _results: [Result<Moya.Response, MoyaError>] = []
+    let name: String
+    let header: (String, String)?
+    let credential: URLCredential?
+
+    init(name: String = "plugin", header: (String, String)? = nil, credential: URLCredential? = nil) {
+        self.name = name
+        self.header = header
+        self.credential = credential
+    }
+
+    var events: [String] { lock.withLock { _events } }
+    var willSendRequests: [RequestType] { lock.withLock { _willSendRequests } }
+    var results: [Result<Moya.Response, MoyaError>] { lock.withLock { _results } }
+
+    private func record(_ event: String) {
+        lock.withLock { _events.append("\(name).\(event)") }
+    }
+
+    func prepare(_ request: URLRequest, target: TargetType) -> URLRequest {
+        record("prepare")
+        var request = request
+        if let (field, value) = header {
+            request.setValue(value, forHTTPHeaderField: field)
+        }
+        return request
+    }
+
+    func willSend(_ request: RequestType, target: TargetType) {
+        record("willSend")
+        if let credential = credential {
+            _ = request.authenticate(with: credential)
+        }
+        lock.withLock { _willSendRequests.append(request) }
+    }
+
+    func didReceive(_ result: Result<Moya.Response, MoyaError>, target: TargetType) {
+        record("didReceive")
+        lock.withLock { _results.append(result) }
+    }
+
+    func process(_ result: Result<Moya.Response, MoyaError>, target: TargetType) -> Result<Moya.Response, MoyaError> {
+        record("process")
+        return result
+    }
+}
