@@ -138,3 +138,54 @@ struct EndpointTests {
         #expect(set.count == 1)
     }
 }
+
+@Suite("Extension points")
+struct ExtensionPointTests {
+    /// A user-written encoding: parameters as `key:value` lines in the body.
+    struct LinesEncoding: ParameterEncoding {
+        func encode(_ urlRequest: URLRequestConvertible, with parameters: Parameters?) throws -> URLRequest {
+            var request = try urlRequest.asURLRequest()
+            guard let parameters = parameters else { return request }
+            guard !parameters.isEmpty else { throw CocoaError(.coderInvalidValue) }
+            request.httpBody = Data(parameters.keys.sorted().map { "\($0):\(parameters[$0]!)" }.joined(separator: "\n").utf8)
+            request.setValue("text/plain", forHTTPHeaderField: "Content-Type")
+            return request
+        }
+    }
+
+    @Test("A custom ParameterEncoding is used, and its errors become .parameterEncoding")
+    func customEncoding() throws {
+        let ok = Endpoint(url: "http://a/b", sampleResponseClosure: { .networkResponse(200, Data()) }, method: .post,
+                          task: .requestParameters(parameters: ["b": 2, "a": 1], encoding: LinesEncoding()))
+        let request = try ok.urlRequest()
+        #expect(request.httpBody == Data("a:1\nb:2".utf8))
+        #expect(request.value(forHTTPHeaderField: "Content-Type") == "text/plain")
+        let failing = ok.replacing(task: .requestParameters(parameters: [:], encoding: LinesEncoding()))
+        do {
+            _ = try failing.urlRequest()
+            Issue.record("expected an error")
+        } catch MoyaError.parameterEncoding(let error) {
+            #expect((error as? CocoaError)?.code == .coderInvalidValue)
+        }
+    }
+
+    final class CountingProvider: MoyaProvider<GitHub>, @unchecked Sendable {
+        let stubCalls = Recorder<String>()
+        override func stubRequest(_ target: GitHub, request: URLRequest, callbackQueue: DispatchQueue?, completion: @escaping Moya.Completion, endpoint: Endpoint, stubBehavior: Moya.StubBehavior) -> CancellableToken {
+            stubCalls.append(request.url?.path ?? "")
+            return super.stubRequest(target, request: request, callbackQueue: callbackQueue, completion: completion, endpoint: endpoint, stubBehavior: stubBehavior)
+        }
+        override func endpoint(_ token: GitHub) -> Endpoint {
+            super.endpoint(token).adding(newHTTPHeaderFields: ["X-Overridden": "1"])
+        }
+    }
+
+    @Test("stubRequest and endpoint can be overridden")
+    func overrides() throws {
+        let provider = CountingProvider(stubClosure: MoyaProvider.immediatelyStub)
+        var result: Result<Moya.Response, MoyaError>?
+        provider.request(.zen) { result = $0 }
+        #expect(provider.stubCalls.values == ["/zen"])
+        #expect(try #require(result).get().request?.value(forHTTPHeaderField: "X-Overridden") == "1")
+    }
+}
