@@ -149,22 +149,33 @@ final class ProviderNetworkTests {
     @Test("Progress: 4000 bytes in four chunks with a Content-Length")
     func progressKnownLength() async throws {
         let events = Recorder<ProgressResponse>()
-        let target = ServerTarget(base, "/bytes/4000", task: .requestParameters(parameters: ["chunk": 1000, "interval_ms": 30, "length": "true"], encoding: URLEncoding.default))
+        let target = ServerTarget(base, "/bytes/4000", task: .requestParameters(parameters: ["chunk": 1000, "interval_ms": 100, "length": "true"], encoding: URLEncoding.default))
         let result = await send(provider, target, queue: DispatchQueue.global(), progress: { events.append($0) })
         #expect(result.response?.data.count == 4000)
-        #expect(events.values.map(\.progress) == [0.25, 0.5, 0.75, 1.0, 1.0])
-        #expect(events.values.map(\.completed) == [false, false, false, false, true])
+        let values = events.values.map(\.progress)
+        // Usually [0.25, 0.5, 0.75, 1.0, 1.0]; TCP may merge chunks on a loaded machine, so check
+        // the shape: partial fractions that only grow, the last data event at 1.0, then the
+        // completed event.
+        #expect(values.count >= 3, "\(values)")
+        #expect(values.suffix(2) == [1.0, 1.0], "\(values)")
+        #expect(values.first.map { $0 > 0 && $0 < 1 } == true, "\(values)")
+        #expect(zip(values, values.dropFirst()).allSatisfy { $0 <= $1 }, "\(values)")
+        #expect(values.allSatisfy { ($0 * 4000).rounded() == $0 * 4000 })
+        #expect(events.values.map(\.completed) == Array(repeating: false, count: values.count - 1) + [true])
         #expect(events.values.allSatisfy { $0.progressObject != nil })
-        // Each event is a snapshot.
-        #expect(events.values.first?.progressObject?.fractionCompleted == 0.25)
+        // Each event is a snapshot: the first still shows its own fraction.
+        #expect(events.values.first?.progressObject?.fractionCompleted == values.first)
+        #expect(events.values.last?.response?.data.count == 4000)
     }
 
     @Test("Progress: unknown length reports 0 until the end")
     func progressUnknownLength() async throws {
         let events = Recorder<ProgressResponse>()
-        let target = ServerTarget(base, "/bytes/4000", task: .requestParameters(parameters: ["chunk": 1000, "interval_ms": 30, "length": "false"], encoding: URLEncoding.default))
+        let target = ServerTarget(base, "/bytes/4000", task: .requestParameters(parameters: ["chunk": 1000, "interval_ms": 100, "length": "false"], encoding: URLEncoding.default))
         _ = await send(provider, target, queue: DispatchQueue.global(), progress: { events.append($0) })
-        #expect(events.values.map(\.progress) == [0, 0, 0, 0, 1.0])
+        let values = events.values.map(\.progress)
+        #expect(values.count >= 3, "\(values)")
+        #expect(values == Array(repeating: 0, count: values.count - 1) + [1.0])
     }
 
     @Test("Completions without a queue run on the main queue; with one, on that queue")
