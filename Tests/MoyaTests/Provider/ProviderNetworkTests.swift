@@ -285,7 +285,8 @@ final class ProviderNetworkTests {
             let box = UncheckedSendable(token)
             DispatchQueue.global().asyncAfter(deadline: .now() + 0.3) { box.value.cancel() }
         }
-        #expect(Date().timeIntervalSince(start) < 5)
+        // The route never finishes and the read timeout is 60 s: ending at all means the cancel worked.
+        #expect(Date().timeIntervalSince(start) < 30)
         let error = try #require(result.result.error)
         #expect(error.isCancelled)
         #expect((error.underlyingError as NSError?)?.code == NSURLErrorCancelled)
