@@ -6,11 +6,14 @@ let package = Package(
     platforms: [.macOS(.v13), .iOS(.v16), .tvOS(.v16), .watchOS(.v9)],
     products: [
         .library(name: "Moya", targets: ["Moya"]),
+        .library(name: "CombineMoya", targets: ["CombineMoya"]),
     ],
     dependencies: [
         .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
         .package(url: "https://github.com/apple/swift-nio-extras", from: "1.35.2"),
+        // Combine exists only on Apple platforms; elsewhere CombineMoya builds on OpenCombine.
+        .package(url: "https://github.com/OpenCombine/OpenCombine", from: "0.14.0"),
     ],
     targets: [
         .target(
@@ -22,6 +25,13 @@ let package = Package(
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOFoundationCompat", package: "swift-nio"),
                 .product(name: "NIOHTTPCompression", package: "swift-nio-extras"),
+            ]
+        ),
+        .target(
+            name: "CombineMoya",
+            dependencies: [
+                "Moya",
+                .product(name: "OpenCombine", package: "OpenCombine", condition: .when(platforms: [.linux])),
             ]
         ),
         .target(
@@ -40,6 +50,15 @@ let package = Package(
         .testTarget(
             name: "MoyaTests",
             dependencies: ["Moya", "MoyaTestServer"]
+        ),
+        .testTarget(
+            name: "CombineMoyaTests",
+            dependencies: [
+                "CombineMoya",
+                "Moya",
+                "MoyaTestServer",
+                .product(name: "OpenCombine", package: "OpenCombine", condition: .when(platforms: [.linux])),
+            ]
         ),
     ],
     swiftLanguageModes: [.v6]
