@@ -60,6 +60,17 @@ let package = Package(
                 .product(name: "OpenCombine", package: "OpenCombine", condition: .when(platforms: [.linux])),
             ]
         ),
+        // A client written for Moya, compiled in the Swift 5 language mode: it must keep compiling.
+        .testTarget(
+            name: "Swift5ClientTests",
+            dependencies: [
+                "CombineMoya",
+                "Moya",
+                "MoyaTestServer",
+                .product(name: "OpenCombine", package: "OpenCombine", condition: .when(platforms: [.linux])),
+            ],
+            swiftSettings: [.swiftLanguageMode(.v5)]
+        ),
     ],
     swiftLanguageModes: [.v6]
 )
