@@ -70,4 +70,31 @@ final class AsyncCancellationTests {
         task.cancel()
         #expect(result.response?.statusCode == 200)
     }
+
+    @Test("Cancelling a task group cancels every request in it", .timeLimit(.minutes(1)))
+    func groupCancel() async {
+        let provider = MoyaProvider<ServerTarget>()
+        let base = self.base
+        // Fewer than the session's connections per host, so every request reaches the server.
+        let count = 6
+        let task = _Concurrency.Task {
+            await withTaskGroup(of: Result<Moya.Response, MoyaError>.self) { group in
+                for index in 0..<count {
+                    group.addTask {
+                        await attempt { () async throws(MoyaError) in
+                            try await provider.request(ServerTarget(base, "/headers-only-then-hang", task: .requestParameters(parameters: ["i": index], encoding: URLEncoding.default)))
+                        }
+                    }
+                }
+                var results: [Result<Moya.Response, MoyaError>] = []
+                for await result in group { results.append(result) }
+                return results
+            }
+        }
+        #expect(await eventually { server.receivedRequests.count == count })
+        task.cancel()
+        let results = await task.value
+        #expect(results.count == count)
+        #expect(results.allSatisfy { $0.error?.isCancelled == true })
+    }
 }
