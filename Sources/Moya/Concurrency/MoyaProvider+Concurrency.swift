@@ -105,6 +105,7 @@ extension MoyaProvider {
     /// - Returns: The sequence of progress events.
     public func requestWithProgress(_ target: Target) -> ProgressStream {
         let queue = self.callbackQueue ?? ConcurrencyQueue.shared
+        // The target is only read, once, when an iterator sends the request.
         let target = UncheckedSendable(target)
         return ProgressStream { progress, completion in
             self.request(target.value, callbackQueue: queue, progress: progress, completion: completion)

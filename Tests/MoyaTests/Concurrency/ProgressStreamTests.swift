@@ -1,4 +1,7 @@
 import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
 import MoyaTestServer
 import Testing
 @testable import Moya
@@ -120,6 +123,43 @@ final class ProgressStreamTests {
         }
         #expect(await task.value.moyaError?.isCancelled == true)
         #expect(server.receivedRequests.isEmpty)
+    }
+
+    @Test("The completed event carries the response after the plugins' process")
+    func processedResponse() async throws {
+        struct Replacing: PluginType {
+            func process(_ result: Result<Moya.Response, MoyaError>, target: TargetType) -> Result<Moya.Response, MoyaError> {
+                .success(Response(statusCode: 299, data: Data("replaced".utf8)))
+            }
+        }
+        let provider = MoyaProvider<ServerTarget>(plugins: [Replacing()])
+        let events = try await drainProgress(provider.requestWithProgress(bytes(2000, chunk: 1000))).get()
+        #expect(events.filter(\.completed).count == 1)
+        #expect(events.last?.response?.statusCode == 299)
+    }
+
+    @Test("trackInflights: a joined sequence still ends with the completed event")
+    func joined() async throws {
+        let held = HeldRequests()
+        let provider = MoyaProvider<ServerTarget>(
+            requestClosure: { endpoint, done in
+                let request = Result<URLRequest, any Error> { try endpoint.urlRequest() }.mapError { MoyaError.underlying($0, nil) }
+                held.hold { done(request) }
+            },
+            trackInflights: true
+        )
+        let base = self.base
+        let leader = _Concurrency.Task { await drainProgress(provider.requestWithProgress(ServerTarget(base, "/echo"))) }
+        #expect(await eventually { provider.inflightRequests.values.first?.count == 1 })
+        let joiner = _Concurrency.Task { await drainProgress(provider.requestWithProgress(ServerTarget(base, "/echo"))) }
+        #expect(await eventually { provider.inflightRequests.values.first?.count == 2 })
+        held.releaseAll()
+        for events in [try await leader.value.get(), try await joiner.value.get()] {
+            #expect(events.last?.completed == true)
+            #expect(events.last?.response?.statusCode == 200)
+            #expect(events.dropLast().allSatisfy { !$0.completed })
+        }
+        #expect(server.receivedRequests.count == 1)
     }
 }
 
