@@ -31,7 +31,10 @@ let package = Package(
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOHTTPCompression", package: "swift-nio-extras"),
-            ]
+            ],
+            // The test server hashes tens of MiB per test run; unoptimised, SHA-256 takes
+            // seconds. It is not part of any product, so the flag never reaches users.
+            swiftSettings: [.unsafeFlags(["-O"], .when(configuration: .debug))]
         ),
         .executableTarget(
             name: "MoyaDemo",
