@@ -40,6 +40,10 @@ let package = Package(
             name: "MoyaDemo",
             dependencies: ["Moya", "MoyaTestServer"]
         ),
+        .executableTarget(
+            name: "MoyaMemoryBenchmark",
+            dependencies: ["Moya", "MoyaTestServer"]
+        ),
         .testTarget(
             name: "MoyaTests",
             dependencies: ["Moya", "MoyaTestServer"]

@@ -233,4 +233,27 @@ final class UploadTests {
         #expect(try JSONDecoder().decode(MultipartReport.self, from: composite.get().data).parts.map(\.body) == ["a"])
         #expect(server.receivedRequests.last?.uri.hasSuffix("?q=1") == true)
     }
+
+    @Test("A Basic challenge replays a file upload in full; a one-shot stream is not replayed")
+    func challengeReplay() async throws {
+        let file = try directory.makeFile("auth.bin", length: 1 << 20)
+        let provider = MoyaProvider<ServerTarget>(plugins: [RecordingPlugin(credential: URLCredential(user: "user", password: "passwd", persistence: .none))])
+        let fileResult = await send(provider, ServerTarget(base, "/basic-auth/user/passwd", method: .post, task: .uploadFile(file)))
+        #expect(try fileResult.get().statusCode == 200)
+        #expect(server.receivedRequests.map(\.bodyLength) == [1 << 20, 1 << 20])
+
+        server.resetRecordedRequests()
+        let form: MultipartFormData = [MultipartFormBodyPart(provider: .stream(InputStream(data: Data(count: 100)), 100), name: "s")]
+        let streamResult = await send(provider, ServerTarget(base, "/basic-auth/user/passwd", method: .post, task: .uploadMultipartFormData(form)))
+        #expect(try streamResult.get().statusCode == 401)
+        #expect(server.receivedRequests.count == 1)
+    }
+
+    @Test("A connection dropped during an upload fails with a network error")
+    func droppedUpload() async throws {
+        let file = try directory.makeFile("drop.bin", length: 8 << 20)
+        let result = await send(provider, ServerTarget(base, "/drop", method: .post, task: .uploadFile(file)))
+        let error = try #require(result.error)
+        #expect(error.underlyingError is URLError, "\(error)")
+    }
 }
