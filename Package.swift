@@ -43,6 +43,16 @@ let package = Package(
             dependencies: ["Moya", "MoyaTestServer"]
         ),
         .executableTarget(
+            name: "MoyaBench",
+            dependencies: [
+                "Moya",
+                "MoyaTestServer",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+            ]
+        ),
+        .executableTarget(
             name: "MoyaMemoryBenchmark",
             dependencies: ["Moya", "MoyaTestServer"]
         ),
