@@ -15,6 +15,7 @@ struct Options {
     var stubs = 200_000
     var url: URL?
     var connections = 8
+    var only: String?
 
     init(arguments: [String]) {
         var iterator = arguments.dropFirst().makeIterator()
@@ -25,8 +26,9 @@ struct Options {
             case "--stubs": stubs = iterator.next().flatMap(Int.init) ?? stubs
             case "--connections": connections = iterator.next().flatMap(Int.init) ?? connections
             case "--url": url = iterator.next().flatMap(URL.init(string:))
+            case "--only": only = iterator.next()
             case "--help", "-h":
-                print("usage: MoyaBench [--rounds N] [--requests N] [--stubs N] [--connections N] [--url URL]")
+                print("usage: MoyaBench [--rounds N] [--requests N] [--stubs N] [--connections N] [--url URL] [--only get|post|stubs]")
                 exit(0)
             default:
                 print("unknown argument \(argument)")
@@ -54,11 +56,20 @@ struct Workload {
     let request: @Sendable (any BenchClient) async throws -> Int
 }
 
-let workloads = [
+let allWorkloads = [
     Workload(name: "GET, concurrency 1", concurrency: 1) { try await $0.get(getPath) },
     Workload(name: "GET, concurrency 32", concurrency: 32) { try await $0.get(getPath) },
     Workload(name: "JSON POST, concurrency 8", concurrency: 8) { try await $0.post(postPath, payload: .sample) },
 ]
+
+let workloads = allWorkloads.filter { workload in
+    switch options.only {
+    case nil: return true
+    case "get": return workload.name.hasPrefix("GET")
+    case "post": return workload.name.hasPrefix("JSON")
+    default: return false
+    }
+}
 
 func format(_ value: Double, _ digits: Int = 0) -> String { String(format: "%.\(digits)f", value) }
 func column(_ text: String, _ width: Int) -> String { text.padding(toLength: max(width, text.count + 1), withPad: " ", startingAt: 0) }
@@ -90,10 +101,12 @@ for workload in workloads {
     }
 }
 
+if options.only == nil || options.only == "stubs" {
 print("")
 let stubRates = (0..<options.rounds).map { _ in runStubs(count: options.stubs) }
 let stubRate = Statistics.median(stubRates)
 print("Immediate stubs through the full pipeline with 2 plugins: \(format(stubRate)) req/s (goal ≥ 100000)")
+}
 
 for client in clients { try await client.shutdown() }
 try server?.shutdown()

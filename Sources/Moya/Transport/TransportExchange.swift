@@ -42,7 +42,10 @@ final class TransportExchange: Sendable {
     }
 
     private func attempt(authorization: String?) {
-        let eventLoop = session.client.eventLoopGroup.next()
+        // Any loop will do for reading upload chunks on the thread pool; the exchange itself lets
+        // AsyncHTTPClient choose (as its own `execute(request:)` does), which avoids hopping
+        // between loops on every response part.
+        let eventLoop = session.client.eventLoopGroup.any()
         let clientRequest: HTTPClient.Request
         do {
             let body = request.body.map { BodyStreamer.clientBody(for: $0, eventLoop: eventLoop) }
@@ -53,10 +56,10 @@ final class TransportExchange: Sendable {
         }
         if let sink = request.download {
             let delegate = DownloadResponseDelegate(sink: sink, progress: progress)
-            run(clientRequest, delegate: delegate, on: eventLoop) { delegate.discard(on: eventLoop) }
+            run(clientRequest, delegate: delegate) { delegate.discard(on: $0) }
         } else {
             let delegate = DataResponseDelegate(progress: progress, uploadLength: request.body.map { Int64($0.length) })
-            run(clientRequest, delegate: delegate, on: eventLoop) { eventLoop.makeSucceededVoidFuture() }
+            run(clientRequest, delegate: delegate) { $0.makeSucceededVoidFuture() }
         }
     }
 
@@ -65,10 +68,9 @@ final class TransportExchange: Sendable {
     private func run<Delegate: HTTPClientResponseDelegate>(
         _ clientRequest: HTTPClient.Request,
         delegate: Delegate,
-        on eventLoop: any EventLoop,
-        cleanUp: @escaping @Sendable () -> EventLoopFuture<Void>
+        cleanUp: @escaping @Sendable (any EventLoop) -> EventLoopFuture<Void>
     ) where Delegate.Response == TransportResponse {
-        let task = session.client.execute(request: clientRequest, delegate: delegate, eventLoop: .delegate(on: eventLoop), deadline: session.deadline)
+        let task = session.client.execute(request: clientRequest, delegate: delegate, eventLoop: .indifferent, deadline: session.deadline)
         let startedAfterCancel: Bool = state.withLock { state in
             state.task = task
             return state.isCancelled
@@ -88,7 +90,7 @@ final class TransportExchange: Sendable {
                 }
                 completion(.success(response))
             case .failure(let error):
-                cleanUp().whenComplete { _ in
+                cleanUp(task.eventLoop).whenComplete { _ in
                     self.completion(.failure(error))
                 }
             }
