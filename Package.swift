@@ -12,6 +12,7 @@ let package = Package(
         .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
         .package(url: "https://github.com/apple/swift-nio-extras", from: "1.35.2"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         // Combine exists only on Apple platforms; elsewhere CombineMoya builds on OpenCombine.
         .package(url: "https://github.com/OpenCombine/OpenCombine", from: "0.14.0"),
     ],
@@ -25,6 +26,7 @@ let package = Package(
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOFoundationCompat", package: "swift-nio"),
                 .product(name: "NIOHTTPCompression", package: "swift-nio-extras"),
+                .product(name: "Logging", package: "swift-log"),
             ]
         ),
         .target(
@@ -41,15 +43,37 @@ let package = Package(
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOHTTPCompression", package: "swift-nio-extras"),
-            ]
+            ],
+            // The test server hashes tens of MiB per test run; unoptimised, SHA-256 takes
+            // seconds. It is not part of any product, so the flag never reaches users.
+            swiftSettings: [.unsafeFlags(["-O"], .when(configuration: .debug))]
         ),
         .executableTarget(
             name: "MoyaDemo",
             dependencies: ["Moya", "MoyaTestServer"]
         ),
+        .executableTarget(
+            name: "MoyaBench",
+            dependencies: [
+                "Moya",
+                "MoyaTestServer",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+            ]
+        ),
+        .executableTarget(
+            name: "MoyaMemoryBenchmark",
+            dependencies: ["Moya", "MoyaTestServer"]
+        ),
         .testTarget(
             name: "MoyaTests",
-            dependencies: ["Moya", "MoyaTestServer"]
+            dependencies: [
+                "Moya",
+                "MoyaTestServer",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "InMemoryLogging", package: "swift-log"),
+            ]
         ),
         .testTarget(
             name: "CombineMoyaTests",

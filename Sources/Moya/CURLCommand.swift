@@ -14,7 +14,13 @@ enum CURLCommand {
     ///   - request:        The request.
     ///   - sessionHeaders: Headers the session adds; the request's own headers win.
     ///   - credential:     Credentials attached to the request, written as `-u user:password`.
-    static func describe(request: URLRequest?, sessionHeaders: [String: String], credential: URLCredential?) -> String {
+    ///   - redaction:      What to hide (the logger's); nothing by default.
+    static func describe(
+        request: URLRequest?,
+        sessionHeaders: [String: String],
+        credential: URLCredential?,
+        redaction: NetworkLoggerPlugin.Configuration.Redaction = .disabled
+    ) -> String {
         guard let request = request,
               let url = request.url,
               url.host != nil,
@@ -25,18 +31,18 @@ enum CURLCommand {
         var components = ["$ curl -v", "-X \(method)"]
 
         if let user = credential?.user, let password = credential?.password {
-            components.append("-u \(quoted("\(user):\(password)"))")
+            components.append("-u \(quoted("\(user):\(redaction.password(password))"))")
         }
 
         for (name, value) in mergedHeaders(sessionHeaders: sessionHeaders, requestHeaders: request.allHTTPHeaderFields ?? [:]) {
-            components.append("-H \(quoted("\(name): \(value)"))")
+            components.append("-H \(quoted("\(name): \(redaction.value(value, forHeader: name))"))")
         }
 
         if let body = request.httpBody, !body.isEmpty {
             components.append("-d \(quoted(String(decoding: body, as: UTF8.self)))")
         }
 
-        components.append(quoted(url.absoluteString))
+        components.append(quoted(redaction.describe(url)))
         return components.joined(separator: separator)
     }
 

@@ -185,17 +185,27 @@ extension MoyaProvider {
         case .requestPlain, .requestData, .requestJSONEncodable, .requestCustomJSONEncodable, .requestParameters,
              .requestCompositeData, .requestCompositeParameters:
             sendRequest(target, request: request, callbackQueue: callbackQueue, progress: progress, flight: flight)
-        case .uploadFile:
-            refuse(target, request: request, task: "uploadFile", callbackQueue: callbackQueue, flight: flight)
-        case .uploadMultipart, .uploadMultipartFormData, .uploadCompositeMultipart, .uploadCompositeMultipartFormData:
-            refuse(target, request: request, task: "multipart upload", callbackQueue: callbackQueue, flight: flight)
-        case .downloadDestination, .downloadParameters:
-            refuse(target, request: request, task: "download", callbackQueue: callbackQueue, flight: flight)
+        case .uploadFile(let fileURL):
+            sendUpload(target, request: request, callbackQueue: callbackQueue, progress: progress, flight: flight) { _ in
+                try StreamedBody.file(at: fileURL)
+            }
+        case .uploadMultipartFormData(let form), .uploadCompositeMultipartFormData(let form, _):
+            sendMultipart(target, request: request, callbackQueue: callbackQueue, progress: progress, flight: flight, isEmpty: form.parts.isEmpty) {
+                RequestMultipartFormData(form)
+            }
+        case .uploadMultipart(let parts), .uploadCompositeMultipart(let parts, _):
+            sendMultipart(target, request: request, callbackQueue: callbackQueue, progress: progress, flight: flight, isEmpty: parts.isEmpty) {
+                let encoder = RequestMultipartFormData()
+                encoder.applyMoyaMultipartFormData(parts)
+                return encoder
+            }
+        case .downloadDestination(let destination), .downloadParameters(_, _, let destination):
+            sendRequest(target, request: request, callbackQueue: callbackQueue, progress: progress, flight: flight, destination: destination)
         }
     }
 
     /// Runs `prepare` and `willSend` on every plugin and returns the prepared request.
-    private func prepareAndAnnounce(_ request: URLRequest, target: Target) -> (URLRequest, RequestCredentialStore) {
+    func prepareAndAnnounce(_ request: URLRequest, target: Target) -> (URLRequest, RequestCredentialStore) {
         let preparedRequest = plugins.reduce(request) { $1.prepare($0, target: target) }
         let credentials = RequestCredentialStore()
         let requestType = RequestTypeWrapper(request: preparedRequest, sessionHeaders: session.configuration.headers, credentials: credentials)
@@ -204,7 +214,7 @@ extension MoyaProvider {
     }
 
     /// Fails a request before sending it: plugins see `prepare`, `willSend` and `didReceive`.
-    private func fail(_ target: Target, error: MoyaError, callbackQueue: DispatchQueue?, flight: RequestFlight) {
+    func fail(_ target: Target, error: MoyaError, callbackQueue: DispatchQueue?, flight: RequestFlight) {
         let box = UncheckedSendable((self, target, networkCompletion(for: flight)))
         (callbackQueue ?? .main).async {
             let (provider, target, completion) = box.value
@@ -214,12 +224,17 @@ extension MoyaProvider {
         }
     }
 
-    private func refuse(_ target: Target, request: URLRequest, task: String, callbackQueue: DispatchQueue?, flight: RequestFlight) {
-        _ = prepareAndAnnounce(request, target: target)
-        fail(target, error: .underlying(RequestValidationError.unsupportedTask(task), nil), callbackQueue: callbackQueue, flight: flight)
-    }
-
-    private func sendRequest(_ target: Target, request: URLRequest, callbackQueue: DispatchQueue?, progress: Moya.ProgressBlock?, flight: RequestFlight) {
+    /// Prepares and sends a request: a data request, a streamed upload (`body`), or a download
+    /// to `destination`. Progress events and the completion go to the callback queue.
+    func sendRequest(
+        _ target: Target,
+        request: URLRequest,
+        callbackQueue: DispatchQueue?,
+        progress: Moya.ProgressBlock?,
+        flight: RequestFlight,
+        body: StreamedBody? = nil,
+        destination: DownloadRequest.Destination? = nil
+    ) {
         let (preparedRequest, credentials) = prepareAndAnnounce(request, target: target)
 
         if preparedRequest.httpMethod == Method.get.rawValue, let body = preparedRequest.httpBody {
@@ -238,17 +253,36 @@ extension MoyaProvider {
         if let reporter = reporter {
             progressHandler = { completed, total in reporter.report(completed: completed, total: total) }
         }
+        let deliver: @Sendable (Result<TransportResponse, any Error>) -> Void = { transportResult in
+            deliveryQueue.async {
+                let (provider, target, completion) = context.value
+                guard flight.isActive else { return }
+                let result = MoyaProvider.result(of: transportResult, request: preparedRequest, validation: validation)
+                provider.plugins.forEach { $0.didReceive(result, target: target) }
+                reporter?.reportCompletion(response: try? result.get())
+                completion(result)
+            }
+        }
+        let download = destination.map { _ in
+            DownloadSink(directory: session.configuration.temporaryDirectory, accepts: { validation.accepts($0) })
+        }
+        let placement = destination.map(UncheckedSendable.init)
         let handle = session.send(
-            TransportRequest(urlRequest: preparedRequest, credential: credentials.credential),
+            TransportRequest(urlRequest: preparedRequest, credential: credentials.credential, body: body, download: download),
             progress: progressHandler,
-            completion: { (transportResult: Result<TransportResponse, any Error>) in
-                deliveryQueue.async {
-                    let (provider, target, completion) = context.value
-                    guard flight.isActive else { return }
-                    let result = MoyaProvider.result(of: transportResult, request: preparedRequest, validation: validation)
-                    provider.plugins.forEach { $0.didReceive(result, target: target) }
-                    reporter?.reportCompletion(response: try? result.get())
-                    completion(result)
+            completion: { transportResult in
+                guard let placement, case .success(let response) = transportResult, let fileURL = response.fileURL else {
+                    deliver(transportResult)
+                    return
+                }
+                // Moving a file may copy it between file systems: keep that off the event loop
+                // and off the callback queue.
+                DispatchQueue.global(qos: .utility).async {
+                    guard flight.isActive else {
+                        try? FileManager.default.removeItem(at: fileURL)
+                        return
+                    }
+                    deliver(DownloadPlacement.place(response, from: fileURL, destination: placement.value))
                 }
             }
         )

@@ -10,9 +10,6 @@ public enum RequestValidationError: Swift.Error, LocalizedError, Sendable, Equat
     /// `stubRequest` was called with ``StubBehavior/never`` (Moya traps here).
     case stubbingDisabled
 
-    /// The task is not supported by this version of the transport.
-    case unsupportedTask(String)
-
     /// A description of the problem.
     public var errorDescription: String? {
         switch self {
@@ -20,8 +17,6 @@ public enum RequestValidationError: Swift.Error, LocalizedError, Sendable, Equat
             return "A GET request must not have a body (\(data.count) bytes were given)."
         case .stubbingDisabled:
             return "A stubbed request was made with StubBehavior.never."
-        case .unsupportedTask(let task):
-            return "The task \(task) is not supported yet by Moya for Linux."
         }
     }
 }

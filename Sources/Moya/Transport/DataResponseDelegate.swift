@@ -7,7 +7,8 @@ import NIOHTTP1
 import FoundationNetworking
 #endif
 
-/// Collects a response in memory and reports download progress.
+/// Collects a response in memory and reports download progress, or, for a streamed upload,
+/// upload progress.
 ///
 /// Sendable: AsyncHTTPClient calls every delegate method on the task's event loop, one at a
 /// time, so the mutable fields are only ever touched from that one thread.
@@ -15,14 +16,24 @@ final class DataResponseDelegate: HTTPClientResponseDelegate, @unchecked Sendabl
     typealias Response = TransportResponse
 
     private let progress: TransportProgressHandler?
+    /// The length of a streamed upload whose progress is reported instead of the download's.
+    private let uploadLength: Int64?
+    private var sent: Int64 = 0
     private var url: URL?
     private var head: HTTPResponseHead?
     private var body: ByteBuffer?
     private var received: Int64 = 0
     private var expected: Int64 = -1
 
-    init(progress: TransportProgressHandler?) {
+    init(progress: TransportProgressHandler?, uploadLength: Int64? = nil) {
         self.progress = progress
+        self.uploadLength = uploadLength
+    }
+
+    func didSendRequestPart(task: HTTPClient.Task<TransportResponse>, _ part: IOData) {
+        guard let uploadLength else { return }
+        sent += Int64(part.readableBytes)
+        progress?(sent, uploadLength)
     }
 
     func didVisitURL(task: HTTPClient.Task<TransportResponse>, _ request: HTTPClient.Request, _ head: HTTPResponseHead) {
@@ -48,7 +59,9 @@ final class DataResponseDelegate: HTTPClientResponseDelegate, @unchecked Sendabl
         } else {
             body!.writeBuffer(&buffer)
         }
-        progress?(received, expected)
+        if uploadLength == nil {
+            progress?(received, expected)
+        }
         return task.eventLoop.makeSucceededVoidFuture()
     }
 

@@ -47,6 +47,11 @@ extension Session {
         /// How long an idle connection stays in the pool. Default: 60 seconds.
         public var connectionIdleTimeout: TimeInterval
 
+        /// Where downloads are written while they arrive, before they move to their destination.
+        /// Default: `org.moya.downloads` in the system's temporary directory. Put it on the same
+        /// file system as your destinations and the final move is a rename, not a copy.
+        public var temporaryDirectory: URL
+
         /// Creates a configuration; every argument has the default described on its property.
         public init(
             timeoutIntervalForConnect: TimeInterval = 10,
@@ -56,7 +61,8 @@ extension Session {
             decompression: Decompression = .enabled(maximumRatio: 100),
             headers: [String: String] = Session.defaultHTTPHeaders,
             maximumConnectionsPerHost: Int = 8,
-            connectionIdleTimeout: TimeInterval = 60
+            connectionIdleTimeout: TimeInterval = 60,
+            temporaryDirectory: URL = FileManager.default.temporaryDirectory.appendingPathComponent("org.moya.downloads", isDirectory: true)
         ) {
             self.timeoutIntervalForConnect = timeoutIntervalForConnect
             self.timeoutIntervalForRequest = timeoutIntervalForRequest
@@ -66,6 +72,7 @@ extension Session {
             self.headers = headers
             self.maximumConnectionsPerHost = maximumConnectionsPerHost
             self.connectionIdleTimeout = connectionIdleTimeout
+            self.temporaryDirectory = temporaryDirectory
         }
 
         /// The default configuration.

@@ -99,7 +99,12 @@ public final class Session: Sendable {
     }
 
     /// Builds the AsyncHTTPClient request for `urlRequest`.
-    func makeClientRequest(_ urlRequest: URLRequest, authorization: String?) throws -> HTTPClient.Request {
+    ///
+    /// - Parameters:
+    ///   - urlRequest:    The request.
+    ///   - authorization: An `Authorization` value that replaces the request's.
+    ///   - body:          A streamed body that replaces `urlRequest.httpBody`.
+    func makeClientRequest(_ urlRequest: URLRequest, authorization: String?, body streamedBody: HTTPClient.Body? = nil) throws -> HTTPClient.Request {
         guard let url = urlRequest.url else {
             throw URLError(.badURL)
         }
@@ -116,7 +121,7 @@ public final class Session: Sendable {
             headers.replaceOrAdd(name: "Authorization", value: authorization)
         }
         let method = HTTPMethod(rawValue: urlRequest.httpMethod ?? "GET")
-        let body = urlRequest.httpBody.map { HTTPClient.Body.bytes($0) }
+        let body = streamedBody ?? urlRequest.httpBody.map { HTTPClient.Body.bytes($0) }
         return try HTTPClient.Request(url: url, method: method, headers: headers, body: body)
     }
 

@@ -42,15 +42,35 @@ final class TransportExchange: Sendable {
     }
 
     private func attempt(authorization: String?) {
+        // Any loop will do for reading upload chunks on the thread pool; the exchange itself lets
+        // AsyncHTTPClient choose (as its own `execute(request:)` does), which avoids hopping
+        // between loops on every response part.
+        let eventLoop = session.client.eventLoopGroup.any()
         let clientRequest: HTTPClient.Request
         do {
-            clientRequest = try session.makeClientRequest(request.urlRequest, authorization: authorization)
+            let body = request.body.map { BodyStreamer.clientBody(for: $0, eventLoop: eventLoop) }
+            clientRequest = try session.makeClientRequest(request.urlRequest, authorization: authorization, body: body)
         } catch {
             completion(.failure(error))
             return
         }
-        let delegate = DataResponseDelegate(progress: progress)
-        let task = session.client.execute(request: clientRequest, delegate: delegate, deadline: session.deadline)
+        if let sink = request.download {
+            let delegate = DownloadResponseDelegate(sink: sink, progress: progress)
+            run(clientRequest, delegate: delegate) { delegate.discard(on: $0) }
+        } else {
+            let delegate = DataResponseDelegate(progress: progress, uploadLength: request.body.map { Int64($0.length) })
+            run(clientRequest, delegate: delegate) { $0.makeSucceededVoidFuture() }
+        }
+    }
+
+    /// Executes one attempt. `cleanUp` runs before a failure is reported (it removes a
+    /// download's partial file), so that nothing is left behind once the completion runs.
+    private func run<Delegate: HTTPClientResponseDelegate>(
+        _ clientRequest: HTTPClient.Request,
+        delegate: Delegate,
+        cleanUp: @escaping @Sendable (any EventLoop) -> EventLoopFuture<Void>
+    ) where Delegate.Response == TransportResponse {
+        let task = session.client.execute(request: clientRequest, delegate: delegate, eventLoop: .indifferent, deadline: session.deadline)
         let startedAfterCancel: Bool = state.withLock { state in
             state.task = task
             return state.isCancelled
@@ -59,11 +79,21 @@ final class TransportExchange: Sendable {
             task.cancel()
         }
         task.futureResult.whenComplete { [self] result in
-            if case .success(let response) = result, let challengeAnswer = basicChallengeAnswer(for: response) {
-                attempt(authorization: challengeAnswer)
-                return
+            switch result {
+            case .success(let response):
+                if let challengeAnswer = basicChallengeAnswer(for: response) {
+                    if let fileURL = response.fileURL {
+                        try? FileManager.default.removeItem(at: fileURL)
+                    }
+                    attempt(authorization: challengeAnswer)
+                    return
+                }
+                completion(.success(response))
+            case .failure(let error):
+                cleanUp(task.eventLoop).whenComplete { _ in
+                    self.completion(.failure(error))
+                }
             }
-            completion(result.mapError { $0 })
         }
     }
 
@@ -71,6 +101,7 @@ final class TransportExchange: Sendable {
     /// exchange has not answered yet and the request carries a credential.
     private func basicChallengeAnswer(for response: TransportResponse) -> String? {
         guard response.httpResponse.statusCode == 401,
+              request.body?.isReplayable ?? true,
               let credential = request.credential,
               let user = credential.user,
               let password = credential.password,

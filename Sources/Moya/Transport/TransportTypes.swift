@@ -3,17 +3,45 @@ import Foundation
 import FoundationNetworking
 #endif
 
-/// A request as the transport sends it: the final `URLRequest` (its body included).
+/// A request as the transport sends it: the final `URLRequest`, and for uploads and downloads
+/// where the body comes from and where the response goes.
 struct TransportRequest: Sendable {
     var urlRequest: URLRequest
     /// The credential to answer a Basic challenge with, if a plugin attached one.
     var credential: URLCredential?
+    /// A body to stream instead of `urlRequest.httpBody`. Progress then reports bytes sent.
+    var body: StreamedBody?
+    /// Where to store the response body; `nil` keeps it in memory.
+    var download: DownloadSink?
+
+    init(urlRequest: URLRequest, credential: URLCredential? = nil, body: StreamedBody? = nil, download: DownloadSink? = nil) {
+        self.urlRequest = urlRequest
+        self.credential = credential
+        self.body = body
+        self.download = download
+    }
+}
+
+/// Where a download's body goes: a new temporary file in `directory` when the status is
+/// accepted; otherwise memory (the first ``errorBodyLimit`` bytes), so the error response can be
+/// read.
+struct DownloadSink: Sendable {
+    /// The directory for temporary files.
+    let directory: URL
+    /// Whether a status code is a success that is worth storing.
+    let accepts: @Sendable (Int) -> Bool
+
+    /// How much of a rejected response's body is kept.
+    static let errorBodyLimit = 1 << 20
 }
 
 /// A complete response from the transport.
 struct TransportResponse: Sendable {
     let httpResponse: HTTPURLResponse
+    /// The body, or for a stored download, empty.
     let data: Data
+    /// The temporary file holding a download's body, which the receiver now owns.
+    var fileURL: URL?
 }
 
 /// Reports transfer progress: bytes done so far and the expected total (-1 when unknown).

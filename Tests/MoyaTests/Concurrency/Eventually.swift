@@ -1,16 +1,7 @@
 import Foundation
 import Moya
 
-/// Polls `condition` until it holds, for at most about `seconds`; returns whether it held.
-/// For waiting on something another thread does, never for measuring how long it took.
-func eventually(within seconds: Double = 20, _ condition: () -> Bool) async -> Bool {
-    let deadline = Date().addingTimeInterval(seconds)
-    while Date() < deadline {
-        if condition() { return true }
-        try? await _Concurrency.Task.sleep(nanoseconds: 5_000_000)
-    }
-    return condition()
-}
+// `eventually(within:_:)` is in Support/TemporaryDirectory.swift.
 
 /// A one-shot gate that a `requestClosure` can wait behind until the test opens it.
 final class HeldRequests: @unchecked Sendable {

@@ -338,17 +338,4 @@ final class ProviderNetworkTests {
         #expect(result.error?.underlyingError as? RequestValidationError == .bodyDataInGETRequest(Data("x".utf8)))
         #expect(server.receivedRequests.isEmpty)
     }
-
-    @Test("Upload and download tasks fail with a clear error until they are supported")
-    func unsupportedTasks() async throws {
-        let destination: DownloadDestination = { url, _ in (url, []) }
-        for task in [Task.uploadFile(URL(fileURLWithPath: "/tmp/x")), .uploadMultipartFormData([MultipartFormBodyPart(provider: .data(Data()), name: "a")]), .downloadDestination(destination)] {
-            let result = await send(provider, ServerTarget(base, "/upload", method: .post, task: task))
-            guard case .unsupportedTask? = result.error?.underlyingError as? RequestValidationError else {
-                Issue.record("expected unsupportedTask, got \(result)")
-                continue
-            }
-        }
-        #expect(server.receivedRequests.isEmpty)
-    }
 }

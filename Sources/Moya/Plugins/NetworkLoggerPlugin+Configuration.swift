@@ -1,0 +1,86 @@
+import Foundation
+import Logging
+
+extension NetworkLoggerPlugin {
+    /// What ``NetworkLoggerPlugin`` logs, how it writes it and where it sends it.
+    public struct Configuration {
+        /// Receives each batch of entries a hook produces, with the target they concern.
+        public typealias OutputType = (_ target: TargetType, _ items: [String]) -> Void
+
+        /// Writes entries and bodies.
+        public var formatter: Formatter
+
+        /// Where the entries go; ``defaultOutput(target:items:)`` prints them.
+        public var output: OutputType
+
+        /// What is logged.
+        public var logOptions: LogOptions
+
+        /// What is hidden: by default credentials in headers and cURL commands.
+        public var redaction: Redaction
+
+        /// Creates a configuration.
+        ///
+        /// - Parameters:
+        ///   - formatter:  Writes entries and bodies; by default as Moya does.
+        ///   - output:     Where the entries go; by default printed, one per line.
+        ///   - logOptions: What is logged; by default the request's method and headers.
+        ///   - redaction:  What is hidden; by default credentials (see ``Redaction/default``).
+        public init(
+            formatter: Formatter = Formatter(),
+            output: @escaping OutputType = defaultOutput,
+            logOptions: LogOptions = .default,
+            redaction: Redaction = .default
+        ) {
+            self.formatter = formatter
+            self.output = output
+            self.logOptions = logOptions
+            self.redaction = redaction
+        }
+
+        /// Creates a configuration that logs to a swift-log `Logger`, one log message per entry.
+        ///
+        /// Entries are written by ``Formatter/plainEntryFormatter(identifier:message:target:)``
+        /// (the logger adds its own time stamp), and each message carries the target in its
+        /// `moya.target` metadata.
+        ///
+        /// - Parameters:
+        ///   - logger:     The logger.
+        ///   - level:      The level of every message; `.info` by default.
+        ///   - logOptions: What is logged; by default the request's method and headers.
+        ///   - redaction:  What is hidden; by default credentials (see ``Redaction/default``).
+        public init(logger: Logger, level: Logger.Level = .info, logOptions: LogOptions = .default, redaction: Redaction = .default) {
+            self.init(
+                formatter: Formatter(entry: Formatter.plainEntryFormatter),
+                output: Self.loggerOutput(logger, level: level),
+                logOptions: logOptions,
+                redaction: redaction
+            )
+        }
+
+        /// Prints each item on its own line (Moya's default output).
+        ///
+        /// - Parameters:
+        ///   - target: The target the items concern (unused).
+        ///   - items:  The entries to print.
+        public static func defaultOutput(target: TargetType, items: [String]) {
+            for item in items {
+                print(item, separator: ",", terminator: "\n")
+            }
+        }
+
+        /// An output that sends each item to `logger` as one message.
+        ///
+        /// - Parameters:
+        ///   - logger: The logger.
+        ///   - level:  The level of every message; `.info` by default.
+        /// - Returns: An output for ``output``.
+        public static func loggerOutput(_ logger: Logger, level: Logger.Level = .info) -> OutputType {
+            return { target, items in
+                for item in items {
+                    logger.log(level: level, "\(item)", metadata: ["moya.target": "\(target)"])
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,158 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// Logs requests and responses: by default the URL, method and headers of each request, and
+/// the status and headers of each response, printed to standard output.
+///
+/// ```swift
+/// let provider = MoyaProvider<GitHub>(plugins: [NetworkLoggerPlugin()])
+/// let verbose = MoyaProvider<GitHub>(plugins: [NetworkLoggerPlugin(configuration: .init(logOptions: .verbose))])
+/// ```
+///
+/// ``Configuration`` chooses what is logged (``Configuration/LogOptions``), how each entry and
+/// each body is written (``Configuration/Formatter``) and where the entries go
+/// (``Configuration/output``: `print` by default, or a swift-log `Logger` with
+/// ``Configuration/init(logger:level:logOptions:redaction:)``).
+///
+/// Each hook produces one batch of entries, handed to the output in one call. Real and stubbed
+/// requests are logged alike, including their cURL form. Credentials are hidden by default:
+/// see ``Configuration/Redaction``.
+public final class NetworkLoggerPlugin: PluginType {
+    /// What is logged, how, and where.
+    public var configuration: Configuration
+
+    /// Creates a logger.
+    ///
+    /// - Parameter configuration: What is logged, how, and where; by default the request's
+    ///   method and headers, printed.
+    public init(configuration: Configuration = Configuration()) {
+        self.configuration = configuration
+    }
+
+    /// Creates a logger the way older Moya releases did (`NetworkLoggerPlugin(verbose: true)`).
+    ///
+    /// - Parameters:
+    ///   - verbose: `true` for ``Configuration/LogOptions/verbose`` (bodies too), `false` for
+    ///     ``Configuration/LogOptions/default``.
+    ///   - cURL:    `true` to log each request as a cURL command instead.
+    public convenience init(verbose: Bool, cURL: Bool = false) {
+        var options: Configuration.LogOptions = verbose ? .verbose : .default
+        if cURL {
+            options.insert(.formatRequestAscURL)
+        }
+        self.init(configuration: Configuration(logOptions: options))
+    }
+
+    /// A new logger with ``Configuration/LogOptions/default``.
+    public class var `default`: NetworkLoggerPlugin {
+        NetworkLoggerPlugin(configuration: Configuration(logOptions: .default))
+    }
+
+    /// A new logger with ``Configuration/LogOptions/verbose``.
+    public class var verbose: NetworkLoggerPlugin {
+        NetworkLoggerPlugin(configuration: Configuration(logOptions: .verbose))
+    }
+
+    /// Logs the request.
+    ///
+    /// - Parameters:
+    ///   - request: The request about to be sent.
+    ///   - target:  Its target.
+    public func willSend(_ request: RequestType, target: TargetType) {
+        let configuration = self.configuration
+        configuration.output(target, requestEntries(for: request, target: target, configuration: configuration))
+    }
+
+    /// Logs the response, or the error when there is no response.
+    ///
+    /// - Parameters:
+    ///   - result: The request's result.
+    ///   - target: Its target.
+    public func didReceive(_ result: Result<Moya.Response, MoyaError>, target: TargetType) {
+        let configuration = self.configuration
+        let entries: [String]
+        switch result {
+        case .success(let response):
+            entries = responseEntries(for: response, target: target, isFromError: false, configuration: configuration)
+        case .failure(let error):
+            if let response = error.response {
+                entries = responseEntries(for: response, target: target, isFromError: true, configuration: configuration)
+            } else {
+                entries = [configuration.formatter.entry("Error", "Error calling \(target) : \(error)", target)]
+            }
+        }
+        configuration.output(target, entries)
+    }
+
+    // MARK: - Entries
+
+    private func requestEntries(for request: RequestType, target: TargetType, configuration: Configuration) -> [String] {
+        let formatter = configuration.formatter
+        let options = configuration.logOptions
+        let redaction = configuration.redaction
+
+        if options.contains(.formatRequestAscURL) {
+            return [formatter.entry("Request", cURL(for: request, redaction: redaction), target)]
+        }
+
+        guard let urlRequest = request.request else {
+            return [formatter.entry("Request", "(invalid request)", target)]
+        }
+
+        var entries = [formatter.entry("Request", redaction.describe(urlRequest), target)]
+        if options.contains(.requestHeaders) {
+            let headers = request.sessionHeaders.merging(urlRequest.allHTTPHeaderFields ?? [:]) { $1 }
+            entries.append(formatter.entry("Request Headers", redaction.describe(headers: headers), target))
+        }
+        if options.contains(.requestBody) {
+            if let stream = urlRequest.httpBodyStream {
+                entries.append(formatter.entry("Request Body Stream", stream.description, target))
+            }
+            if let body = urlRequest.httpBody {
+                entries.append(formatter.entry("Request Body", formatter.requestData(body), target))
+            }
+        }
+        if options.contains(.requestMethod), let method = urlRequest.httpMethod {
+            entries.append(formatter.entry("HTTP Request Method", method, target))
+        }
+        return entries
+    }
+
+    private func responseEntries(for response: Moya.Response, target: TargetType, isFromError: Bool, configuration: Configuration) -> [String] {
+        let formatter = configuration.formatter
+        var entries: [String] = []
+        if let httpResponse = response.response {
+            entries.append(formatter.entry("Response", configuration.redaction.describe(httpResponse), target))
+        } else {
+            entries.append(formatter.entry("Response", "Received empty network response for \(target).", target))
+        }
+        // Unlike Moya, `.successResponseBody` does not log the bodies of failed requests.
+        let logsBody = configuration.logOptions.contains(isFromError ? .errorResponseBody : .successResponseBody)
+        if logsBody {
+            entries.append(formatter.entry("Response Body", formatter.responseData(response.data), target))
+        }
+        return entries
+    }
+
+    /// The request as a cURL command. Without redaction this is exactly what the request's own
+    /// ``RequestType/cURLDescription(calling:)`` gives.
+    private func cURL(for request: RequestType, redaction: Configuration.Redaction) -> String {
+        if let wrapper = request as? RequestTypeWrapper {
+            return CURLCommand.describe(
+                request: wrapper.request,
+                sessionHeaders: wrapper.sessionHeaders,
+                credential: wrapper.credentials.credential,
+                redaction: redaction
+            )
+        }
+        if redaction.isDisabled {
+            // A request type of someone else's: ask it, and take the answer if it comes now.
+            var description: String?
+            _ = request.cURLDescription { description = $0 }
+            if let description { return description }
+        }
+        return CURLCommand.describe(request: request.request, sessionHeaders: request.sessionHeaders, credential: nil, redaction: redaction)
+    }
+}

@@ -1,0 +1,186 @@
+import Foundation
+
+/// A request body that is streamed instead of held in memory: bytes, file regions and input
+/// streams, in order, with their total length known up front.
+///
+/// Building one checks every file (exists, is a file, is readable, has a size), so that a bad
+/// file fails the request before anything is sent.
+struct StreamedBody: Sendable {
+    /// One piece of the body.
+    enum Segment: Sendable {
+        /// Bytes in memory (part headers, boundaries, `Data` parts).
+        case bytes(Data)
+        /// The first `length` bytes of a file.
+        case file(URL, length: UInt64)
+        /// `length` bytes read from a stream. A stream can be read once only.
+        case stream(UncheckedSendable<InputStream>, length: UInt64)
+
+        var length: UInt64 {
+            switch self {
+            case .bytes(let data): return UInt64(data.count)
+            case .file(_, let length), .stream(_, let length): return length
+            }
+        }
+    }
+
+    /// The pieces, in order.
+    let segments: [Segment]
+
+    /// The total number of bytes.
+    let length: UInt64
+
+    init(segments: [Segment]) {
+        self.segments = segments
+        self.length = segments.reduce(0) { $0 + $1.length }
+    }
+
+    /// Whether the body can be produced again (for a second attempt after an authentication
+    /// challenge): only bodies without input streams can.
+    var isReplayable: Bool {
+        !segments.contains { if case .stream = $0 { return true } else { return false } }
+    }
+
+    /// A body that is the whole file at `url`.
+    ///
+    /// - Throws: ``FileTransferError`` when the URL is not a readable file.
+    static func file(at url: URL, fileManager: FileManager = .default) throws -> StreamedBody {
+        StreamedBody(segments: [.file(url, length: try fileSize(of: url, fileManager: fileManager))])
+    }
+
+    /// The size of the file at `url`, after checking that it is a readable regular file.
+    static func fileSize(of url: URL, fileManager: FileManager) throws -> UInt64 {
+        guard url.isFileURL else { throw FileTransferError.notAFileURL(url) }
+        var isDirectory: ObjCBool = false
+        guard fileManager.fileExists(atPath: url.path, isDirectory: &isDirectory) else {
+            throw FileTransferError.fileNotFound(url)
+        }
+        guard !isDirectory.boolValue else { throw FileTransferError.isDirectory(url) }
+        guard fileManager.isReadableFile(atPath: url.path),
+              let attributes = try? fileManager.attributesOfItem(atPath: url.path),
+              let size = (attributes[.size] as? NSNumber)?.uint64Value else {
+            throw FileTransferError.fileNotReadable(url)
+        }
+        return size
+    }
+
+    /// Reads the whole body into memory.
+    func encodedData() throws -> Data {
+        var data = Data()
+        data.reserveCapacity(Int(clamping: length))
+        let reader = BodyReader(body: self)
+        while let chunk = try reader.read(maxLength: 1 << 20) {
+            data.append(chunk)
+        }
+        return data
+    }
+}
+
+/// Reads a ``StreamedBody`` front to back, one chunk at a time.
+///
+/// Sendable: a reader is used by one upload, whose reads run one after another (each starts
+/// only when the previous chunk has been written), so its state is never touched concurrently;
+/// the hops between threads happen through NIO futures, which order them.
+final class BodyReader: @unchecked Sendable {
+    private let segments: [StreamedBody.Segment]
+    private var index = 0
+    private var remaining: UInt64 = 0
+    private var file: FileHandle?
+    private var stream: InputStream?
+    private var isStarted = false
+
+    init(body: StreamedBody) {
+        self.segments = body.segments
+    }
+
+    deinit {
+        close()
+    }
+
+    /// The next chunk of at most `maxLength` bytes, or `nil` at the end of the body.
+    func read(maxLength: Int) throws -> Data? {
+        while index < segments.count {
+            let segment = segments[index]
+            if !isStarted {
+                try start(segment)
+            }
+            if remaining == 0 {
+                finishSegment()
+                continue
+            }
+            let count = Int(min(UInt64(maxLength), remaining))
+            let chunk: Data
+            switch segment {
+            case .bytes(let data):
+                let start = data.count - Int(remaining)
+                chunk = data.subdata(in: (data.startIndex + start)..<(data.startIndex + start + count))
+            case .file(let url, let length):
+                let read: Data?
+                do {
+                    read = try file?.read(upToCount: count)
+                } catch {
+                    throw FileTransferError.readFailed(url, underlying: error)
+                }
+                guard let read, !read.isEmpty else {
+                    throw FileTransferError.lengthMismatch(expected: length, actual: length - remaining)
+                }
+                chunk = read
+            case .stream(_, let length):
+                chunk = try readStream(count: count, length: length)
+            }
+            remaining -= UInt64(chunk.count)
+            return chunk
+        }
+        return nil
+    }
+
+    /// Closes any open file or stream. Safe to call more than once.
+    func close() {
+        try? file?.close()
+        file = nil
+        stream?.close()
+        stream = nil
+    }
+
+    private func start(_ segment: StreamedBody.Segment) throws {
+        isStarted = true
+        remaining = segment.length
+        switch segment {
+        case .bytes:
+            break
+        case .file(let url, _):
+            do {
+                file = try FileHandle(forReadingFrom: url)
+            } catch {
+                throw FileTransferError.readFailed(url, underlying: error)
+            }
+        case .stream(let box, _):
+            let stream = box.value
+            if stream.streamStatus == .notOpen {
+                stream.open()
+            }
+            self.stream = stream
+        }
+    }
+
+    private func finishSegment() {
+        close()
+        index += 1
+        isStarted = false
+    }
+
+    private func readStream(count: Int, length: UInt64) throws -> Data {
+        guard let stream else { throw FileTransferError.readFailed(nil, underlying: nil) }
+        var data = Data(count: count)
+        let read = data.withUnsafeMutableBytes { buffer in
+            stream.read(buffer.bindMemory(to: UInt8.self).baseAddress!, maxLength: count)
+        }
+        if read < 0 {
+            throw FileTransferError.readFailed(nil, underlying: stream.streamError)
+        }
+        if read == 0 {
+            throw FileTransferError.lengthMismatch(expected: length, actual: length - remaining)
+        }
+        data.count = read
+        return data
+    }
+}

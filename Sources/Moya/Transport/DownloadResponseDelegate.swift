@@ -1,0 +1,131 @@
+import AsyncHTTPClient
+import Foundation
+import NIOCore
+import NIOFoundationCompat
+import NIOHTTP1
+import NIOPosix
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// Streams a download's body into a new temporary file, one chunk at a time: the next chunk is
+/// read from the network only when the previous one is on disk. A response whose status the
+/// sink does not accept is kept in memory instead (up to ``DownloadSink/errorBodyLimit``).
+///
+/// Sendable: AsyncHTTPClient calls every delegate method on the task's event loop, one at a
+/// time, and ``discard()`` is called on that loop too, so the mutable fields are only touched
+/// from one thread. File writes run on NIO's thread pool, one at a time, on a handle that no
+/// other code uses meanwhile.
+final class DownloadResponseDelegate: HTTPClientResponseDelegate, @unchecked Sendable {
+    typealias Response = TransportResponse
+
+    private let sink: DownloadSink
+    private let progress: TransportProgressHandler?
+    private var url: URL?
+    private var head: HTTPResponseHead?
+    private var file: (url: URL, handle: UncheckedSendable<FileHandle>)?
+    private var pendingIO: EventLoopFuture<Void>?
+    private var errorBody: ByteBuffer?
+    private var received: Int64 = 0
+    private var expected: Int64 = -1
+
+    init(sink: DownloadSink, progress: TransportProgressHandler?) {
+        self.sink = sink
+        self.progress = progress
+    }
+
+    func didVisitURL(task: HTTPClient.Task<TransportResponse>, _ request: HTTPClient.Request, _ head: HTTPResponseHead) {
+        url = request.url
+    }
+
+    func didReceiveHead(task: HTTPClient.Task<TransportResponse>, _ head: HTTPResponseHead) -> EventLoopFuture<Void> {
+        self.head = head
+        if head.headers.first(name: "Content-Encoding") == nil,
+           let length = head.headers.first(name: "Content-Length").flatMap(Int64.init), length >= 0 {
+            expected = length
+        }
+        guard sink.accepts(Int(head.status.code)) else {
+            return task.eventLoop.makeSucceededVoidFuture()
+        }
+        let directory = sink.directory
+        let fileURL = directory.appendingPathComponent("moya-download-\(UUID().uuidString).tmp")
+        let opened = NIOThreadPool.singleton.runIfActive(eventLoop: task.eventLoop) { () -> UncheckedSendable<FileHandle> in
+            do {
+                try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+                guard FileManager.default.createFile(atPath: fileURL.path, contents: nil) else {
+                    throw CocoaError(.fileWriteUnknown, userInfo: [NSFilePathErrorKey: fileURL.path])
+                }
+                return UncheckedSendable(try FileHandle(forWritingTo: fileURL))
+            } catch {
+                try? FileManager.default.removeItem(at: fileURL)
+                throw FileTransferError.temporaryFileFailed(fileURL, underlying: error)
+            }
+        }.map { handle in
+            self.file = (fileURL, handle)
+        }
+        pendingIO = opened
+        return opened
+    }
+
+    func didReceiveBodyPart(task: HTTPClient.Task<TransportResponse>, _ buffer: ByteBuffer) -> EventLoopFuture<Void> {
+        received += Int64(buffer.readableBytes)
+        progress?(received, expected)
+        guard let file else {
+            keepErrorBody(buffer)
+            return task.eventLoop.makeSucceededVoidFuture()
+        }
+        let written = NIOThreadPool.singleton.runIfActive(eventLoop: task.eventLoop) {
+            do {
+                try file.handle.value.write(contentsOf: buffer.readableBytesView)
+            } catch {
+                throw FileTransferError.temporaryFileFailed(file.url, underlying: error)
+            }
+        }
+        pendingIO = written
+        return written
+    }
+
+    func didFinishRequest(task: HTTPClient.Task<TransportResponse>) throws -> TransportResponse {
+        guard let head = head, let url = url, let httpResponse = HTTPURLResponse.make(head: head, url: url) else {
+            throw URLError(.badServerResponse)
+        }
+        guard let file else {
+            let data = errorBody.map { Data(buffer: $0, byteTransferStrategy: .noCopy) } ?? Data()
+            return TransportResponse(httpResponse: httpResponse, data: data, fileURL: nil)
+        }
+        do {
+            try file.handle.value.close()
+        } catch {
+            throw FileTransferError.temporaryFileFailed(file.url, underlying: error)
+        }
+        // The file now belongs to the receiver of the response.
+        self.file = nil
+        return TransportResponse(httpResponse: httpResponse, data: Data(), fileURL: file.url)
+    }
+
+    /// Closes and deletes the temporary file, once any write in progress has finished. Called on
+    /// the task's event loop when the exchange fails; the future completes when the file is gone.
+    func discard(on eventLoop: any EventLoop) -> EventLoopFuture<Void> {
+        let pending = pendingIO ?? eventLoop.makeSucceededVoidFuture()
+        return pending.flatMapError { _ in eventLoop.makeSucceededVoidFuture() }.flatMap { () -> EventLoopFuture<Void> in
+            guard let file = self.file else { return eventLoop.makeSucceededVoidFuture() }
+            self.file = nil
+            return NIOThreadPool.singleton.runIfActive(eventLoop: eventLoop) {
+                try? file.handle.value.close()
+                try? FileManager.default.removeItem(at: file.url)
+            }.flatMapError { _ in eventLoop.makeSucceededVoidFuture() }
+        }
+    }
+
+    private func keepErrorBody(_ buffer: ByteBuffer) {
+        var buffer = buffer
+        let room = DownloadSink.errorBodyLimit - (errorBody?.readableBytes ?? 0)
+        guard room > 0 else { return }
+        guard var slice = buffer.readSlice(length: min(room, buffer.readableBytes)) else { return }
+        if errorBody == nil {
+            errorBody = slice
+        } else {
+            errorBody!.writeBuffer(&slice)
+        }
+    }
+}

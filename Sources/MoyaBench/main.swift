@@ -1,0 +1,113 @@
+// moya-bench: the same HTTP workloads through raw AsyncHTTPClient, MoyaProvider and URLSession,
+// alternating in one process, against one local server.
+//
+//     swift run -c release MoyaBench [--rounds N] [--requests N] [--url http://host:port]
+//
+// Without --url it starts the project's in-process NIO test server on 127.0.0.1. With --url it
+// sends GET <url>/ and POST <url>/ instead (any server that answers 200 to both, e.g. nginx).
+import Foundation
+import Moya
+import MoyaTestServer
+
+struct Options {
+    var rounds = 5
+    var requests = 4000
+    var stubs = 200_000
+    var url: URL?
+    var connections = 8
+    var only: String?
+
+    init(arguments: [String]) {
+        var iterator = arguments.dropFirst().makeIterator()
+        while let argument = iterator.next() {
+            switch argument {
+            case "--rounds": rounds = iterator.next().flatMap(Int.init) ?? rounds
+            case "--requests": requests = iterator.next().flatMap(Int.init) ?? requests
+            case "--stubs": stubs = iterator.next().flatMap(Int.init) ?? stubs
+            case "--connections": connections = iterator.next().flatMap(Int.init) ?? connections
+            case "--url": url = iterator.next().flatMap(URL.init(string:))
+            case "--only": only = iterator.next()
+            case "--help", "-h":
+                print("usage: MoyaBench [--rounds N] [--requests N] [--stubs N] [--connections N] [--url URL] [--only get|post|stubs]")
+                exit(0)
+            default:
+                print("unknown argument \(argument)")
+                exit(2)
+            }
+        }
+    }
+}
+
+let options = Options(arguments: CommandLine.arguments)
+let server: TestServer? = options.url == nil ? try TestServer.start() : nil
+let base = options.url ?? server!.baseURL
+let getPath = options.url == nil ? "/bytes/128" : "/"
+let postPath = options.url == nil ? "/echo/users" : "/"
+
+let clients: [any BenchClient] = [
+    RawAHCClient(base: base, connections: options.connections),
+    MoyaCallbackClient(base: base, connections: options.connections),
+    URLSessionClient(base: base, connections: options.connections),
+]
+
+struct Workload {
+    let name: String
+    let concurrency: Int
+    let request: @Sendable (any BenchClient) async throws -> Int
+}
+
+let allWorkloads = [
+    Workload(name: "GET, concurrency 1", concurrency: 1) { try await $0.get(getPath) },
+    Workload(name: "GET, concurrency 32", concurrency: 32) { try await $0.get(getPath) },
+    Workload(name: "JSON POST, concurrency 8", concurrency: 8) { try await $0.post(postPath, payload: .sample) },
+]
+
+let workloads = allWorkloads.filter { workload in
+    switch options.only {
+    case nil: return true
+    case "get": return workload.name.hasPrefix("GET")
+    case "post": return workload.name.hasPrefix("JSON")
+    default: return false
+    }
+}
+
+func format(_ value: Double, _ digits: Int = 0) -> String { String(format: "%.\(digits)f", value) }
+func column(_ text: String, _ width: Int) -> String { text.padding(toLength: max(width, text.count + 1), withPad: " ", startingAt: 0) }
+
+print("moya-bench: \(options.rounds) alternating rounds, \(options.requests) requests per round, \(options.connections) connections, server \(base.absoluteString)")
+var failed = false
+for workload in workloads {
+    // Warm up every client (connections, caches), then alternate rounds between clients.
+    for client in clients {
+        _ = try await runLoad(concurrency: workload.concurrency, total: max(workload.concurrency * 10, 200)) { try await workload.request(client) }
+    }
+    var measurements = Array(repeating: Measurement(), count: clients.count)
+    for _ in 0..<options.rounds {
+        for (index, client) in clients.enumerated() {
+            let (rate, latencies) = try await runLoad(concurrency: workload.concurrency, total: options.requests) { try await workload.request(client) }
+            measurements[index].requestsPerSecond.append(rate)
+            measurements[index].latencies += latencies
+        }
+    }
+    print("")
+    print(workload.name)
+    print(column("client", 28) + column("req/s", 10) + column("vs AHC", 9) + column("p50 ms", 9) + "p99 ms")
+    let baseline = measurements[0].medianRate
+    for (index, client) in clients.enumerated() {
+        let measurement = measurements[index]
+        let ratio = measurement.medianRate / baseline
+        print(column(client.name, 28) + column(format(measurement.medianRate), 10) + column(format(ratio, 3) + "x", 9)
+              + column(format(measurement.p50 * 1000, 3), 9) + format(measurement.p99 * 1000, 3))
+    }
+}
+
+if options.only == nil || options.only == "stubs" {
+print("")
+let stubRates = (0..<options.rounds).map { _ in runStubs(count: options.stubs) }
+let stubRate = Statistics.median(stubRates)
+print("Immediate stubs through the full pipeline with 2 plugins: \(format(stubRate)) req/s (goal ≥ 100000)")
+}
+
+for client in clients { try await client.shutdown() }
+try server?.shutdown()
+exit(failed ? 1 : 0)

@@ -1,0 +1,187 @@
+// Moves a large file up and down through MoyaProvider against the in-process server and
+// reports peak resident memory against the program's idle baseline.
+//
+//     swift run -c release MoyaMemoryBenchmark [size-in-MiB]     (default 1024)
+//
+// Goal (issue 3): peak RSS at most 32 MiB above the idle baseline for every transfer.
+import Dispatch
+import Foundation
+import Moya
+import MoyaTestServer
+
+struct TransferTarget: TargetType {
+    let baseURL: URL
+    let path: String
+    let method: Moya.Method
+    let task: Task
+    var headers: [String: String]? { nil }
+    var validationType: ValidationType { .successCodes }
+}
+
+/// Reads this process's resident set from /proc.
+enum Memory {
+    static func field(_ name: String) -> Int? {
+        guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8) else { return nil }
+        for line in status.split(separator: "\n") where line.hasPrefix(name + ":") {
+            let digits = line.split(separator: " ").dropFirst().first { Int($0) != nil }
+            return digits.flatMap { Int($0) }.map { $0 * 1024 }
+        }
+        return nil
+    }
+
+    static var resident: Int { field("VmRSS") ?? 0 }
+    static var highWaterMark: Int? { field("VmHWM") }
+
+    /// Resets VmHWM to the current RSS (Linux 4.0+); returns whether that worked.
+    static func resetHighWaterMark() -> Bool {
+        guard let handle = FileHandle(forWritingAtPath: "/proc/self/clear_refs") else { return false }
+        defer { try? handle.close() }
+        return (try? handle.write(contentsOf: Data("5".utf8))) != nil
+    }
+}
+
+/// Samples RSS every few milliseconds while a transfer runs, as a cross-check of VmHWM.
+final class Sampler: @unchecked Sendable {
+    // Sendable: `peak` and `running` are only touched under `lock`.
+    private let lock = NSLock()
+    private var peak = 0
+    private var running = true
+
+    func start() {
+        Thread.detachNewThread { [self] in
+            while lock.withLock({ running }) {
+                let rss = Memory.resident
+                lock.withLock { peak = max(peak, rss) }
+                usleep(2_000)
+            }
+        }
+    }
+
+    func stop() -> Int {
+        lock.withLock {
+            running = false
+            return peak
+        }
+    }
+}
+
+func mib(_ bytes: Int) -> String { String(format: "%.1f MiB", Double(bytes) / 1_048_576) }
+
+func run(_ provider: MoyaProvider<TransferTarget>, _ target: TransferTarget) -> Result<Moya.Response, MoyaError> {
+    let done = DispatchSemaphore(value: 0)
+    let result = Protected<Result<Moya.Response, MoyaError>>()
+    _ = provider.request(target, callbackQueue: .global()) { outcome in
+        result.set(outcome)
+        done.signal()
+    }
+    done.wait()
+    return result.get()!
+}
+
+/// A tiny lock box for handing the result over.
+final class Protected<Value>: @unchecked Sendable {
+    // Sendable: `value` is only touched under `lock`.
+    private let lock = NSLock()
+    private var value: Value?
+    init() {}
+    func set(_ newValue: Value) { lock.withLock { value = newValue } }
+    func get() -> Value? { lock.withLock { value } }
+}
+
+let sizeMiB = CommandLine.arguments.dropFirst().first.flatMap(Int.init) ?? 1024
+let size = sizeMiB << 20
+let goal = 32 << 20
+
+let server = try TestServer.start()
+let work = FileManager.default.temporaryDirectory.appendingPathComponent("moya-memory-\(UUID().uuidString)")
+try FileManager.default.createDirectory(at: work, withIntermediateDirectories: true)
+defer { try? FileManager.default.removeItem(at: work) }
+let session = Session(configuration: .init(timeoutIntervalForRequest: 300, temporaryDirectory: work.appendingPathComponent("staging")))
+let provider = MoyaProvider<TransferTarget>(session: session)
+
+// The file to upload, written in 1 MiB blocks.
+let source = work.appendingPathComponent("source.bin")
+do {
+    _ = FileManager.default.createFile(atPath: source.path, contents: nil)
+    let handle = try FileHandle(forWritingTo: source)
+    var block = [UInt8](repeating: 0, count: 1 << 20)
+    for index in 0..<sizeMiB {
+        for offset in stride(from: 0, to: block.count, by: 4096) { block[offset] = UInt8(truncatingIfNeeded: index &+ offset) }
+        try handle.write(contentsOf: block)
+    }
+    try handle.close()
+}
+
+// Warm up: connections, buffers and code paths, then take the idle baseline.
+_ = run(provider, TransferTarget(baseURL: server.baseURL, path: "/bytes/65536", method: .get, task: .requestPlain))
+let smallFile = work.appendingPathComponent("small.bin")
+try Data(count: 1 << 20).write(to: smallFile)
+_ = run(provider, TransferTarget(baseURL: server.baseURL, path: "/upload", method: .post, task: .uploadFile(smallFile)))
+_ = run(provider, TransferTarget(baseURL: server.baseURL, path: "/bytes/1048576", method: .get,
+                                 task: .downloadDestination { _, _ in (work.appendingPathComponent("warm.bin"), [.removePreviousFile]) }))
+Thread.sleep(forTimeInterval: 0.5)
+let idle = Memory.resident
+print("Moya memory benchmark: \(sizeMiB) MiB through MoyaProvider, in-process server on 127.0.0.1")
+print("idle baseline RSS: \(mib(idle))")
+print("")
+print("transfer                  time      MiB/s    peak RSS     over idle   goal (≤ 32 MiB)")
+
+var failures = 0
+@MainActor func measure(_ name: String, _ target: TransferTarget, check: (Moya.Response) throws -> Void) {
+    let hwmReset = Memory.resetHighWaterMark()
+    let sampler = Sampler()
+    sampler.start()
+    let start = Date()
+    let result = run(provider, target)
+    let seconds = Date().timeIntervalSince(start)
+    let sampled = sampler.stop()
+    let peak = max(sampled, hwmReset ? (Memory.highWaterMark ?? 0) : 0)
+    var status = peak - idle <= goal ? "met" : "MISSED"
+    do {
+        try check(try result.get())
+    } catch {
+        status = "FAILED: \(error)"
+        failures += 1
+    }
+    if peak - idle > goal { failures += 1 }
+    func column(_ text: String, _ width: Int) -> String { text.padding(toLength: max(width, text.count + 1), withPad: " ", startingAt: 0) }
+    let line = column(name, 26) + column(String(format: "%.1f s", seconds), 10) + column(String(format: "%.0f", Double(sizeMiB) / seconds), 9)
+        + column(mib(peak), 13) + column(mib(peak - idle), 12) + status
+    print(line)
+}
+
+struct CheckFailed: Error, CustomStringConvertible { let description: String }
+
+func uploadCheck(expectedLength: Int?) -> (Moya.Response) throws -> Void {
+    { response in
+        guard let report = try response.mapJSON() as? [String: Any], let length = report["length"] as? Int else {
+            throw CheckFailed(description: "no upload report")
+        }
+        if let expectedLength, length != expectedLength {
+            throw CheckFailed(description: "server received \(length) bytes, expected \(expectedLength)")
+        }
+    }
+}
+
+measure("uploadFile", TransferTarget(baseURL: server.baseURL, path: "/upload", method: .post, task: .uploadFile(source)),
+        check: uploadCheck(expectedLength: size))
+measure("multipart (file part)", TransferTarget(baseURL: server.baseURL, path: "/upload", method: .post, task: .uploadMultipartFormData([
+    MultipartFormBodyPart(provider: .data(Data("benchmark".utf8)), name: "title"),
+    MultipartFormBodyPart(provider: .file(source), name: "file"),
+])), check: uploadCheck(expectedLength: nil))
+let destination = work.appendingPathComponent("downloaded.bin")
+for withLength in [true, false] {
+    let target = TransferTarget(baseURL: server.baseURL, path: "/bytes/\(size)", method: .get, task: .downloadParameters(
+        parameters: ["chunk": 65_536, "length": withLength ? "true" : "false"], encoding: URLEncoding.queryString,
+        destination: { _, _ in (destination, [.removePreviousFile]) }))
+    measure(withLength ? "download (Content-Length)" : "download (chunked)", target) { _ in
+        let attributes = try FileManager.default.attributesOfItem(atPath: destination.path)
+        guard (attributes[.size] as? NSNumber)?.intValue == size else {
+            throw CheckFailed(description: "downloaded file has the wrong size")
+        }
+    }
+}
+
+try session.syncShutdown()
+try server.shutdown()
+exit(failures == 0 ? 0 : 1)

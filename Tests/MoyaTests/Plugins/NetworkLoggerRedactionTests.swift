@@ -1,0 +1,123 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import MoyaTestServer
+import Testing
+@testable import Moya
+
+private func secretTarget(headers: [String: String]) -> ServerTarget {
+    ServerTarget(URL(string: "https://api.example.com")!, "/me", headers: headers)
+}
+
+private let secretHeaders = [
+    "Authorization": "Bearer s3cret-token",
+    "Cookie": "session=s3cret-cookie",
+    "X-Api-Key": "s3cret-key",
+    "Accept": "application/json",
+]
+
+@Suite("NetworkLoggerPlugin redaction")
+struct NetworkLoggerRedactionTests {
+    @Test("By default credentials in request headers are hidden, keeping the authorization scheme")
+    func requestHeaders() async throws {
+        let capture = LogCapture()
+        _ = await sendWithPlugins(secretTarget(headers: secretHeaders), plugins: [NetworkLoggerPlugin(configuration: capturing(capture, .requestHeaders))], stub: true)
+        let headers = try #require(capture.batches.first?.last)
+        #expect(headers.contains(#""Authorization": "Bearer ***""#))
+        #expect(headers.contains(#""Cookie": "***""#))
+        #expect(headers.contains(#""X-Api-Key": "s3cret-key""#))
+        #expect(headers.contains(#""Accept": "application/json""#))
+        #expect(!headers.contains("s3cret-token"))
+        #expect(!headers.contains("s3cret-cookie"))
+    }
+
+    @Test("More headers can be named, in any case, and the replacement chosen")
+    func moreHeaders() async throws {
+        let capture = LogCapture()
+        var redaction = NetworkLoggerPlugin.Configuration.Redaction.default.redacting(headers: "x-api-key")
+        redaction.replacement = "[hidden]"
+        _ = await sendWithPlugins(secretTarget(headers: secretHeaders), plugins: [NetworkLoggerPlugin(configuration: capturing(capture, .requestHeaders, redaction: redaction))], stub: true)
+        let headers = try #require(capture.batches.first?.last)
+        #expect(headers.contains(#""X-Api-Key": "[hidden]""#))
+        #expect(headers.contains(#""Authorization": "Bearer [hidden]""#))
+        #expect(!headers.contains("s3cret"))
+    }
+
+    @Test("Redaction can be turned off, logging headers as Moya does")
+    func disabled() async throws {
+        let capture = LogCapture()
+        _ = await sendWithPlugins(secretTarget(headers: secretHeaders), plugins: [NetworkLoggerPlugin(configuration: capturing(capture, [.requestHeaders, .formatRequestAscURL], redaction: .disabled))], stub: true)
+        let command = try #require(capture.entries.first)
+        #expect(command.contains(#"-H "Authorization: Bearer s3cret-token""#))
+        #expect(NetworkLoggerPlugin.Configuration.Redaction.disabled.headerNames.isEmpty)
+        #expect(!NetworkLoggerPlugin.Configuration.Redaction.disabled.redactsPasswords)
+    }
+
+    @Test("The cURL form hides header values and the -u password")
+    func cURL() async throws {
+        let capture = LogCapture()
+        let credentials = RecordingPlugin(credential: URLCredential(user: "ann", password: "pa$$word", persistence: .none))
+        let plugins: [PluginType] = [credentials, NetworkLoggerPlugin(configuration: capturing(capture, .formatRequestAscURL))]
+        _ = await sendWithPlugins(secretTarget(headers: secretHeaders), plugins: plugins, stub: true)
+        let command = try #require(capture.entries.first)
+        #expect(command.contains(#"-u "ann:***""#))
+        #expect(command.contains(#"-H "Authorization: Bearer ***""#))
+        #expect(!command.contains("s3cret-token"))
+        #expect(!command.contains("pa$$word"))
+        // The request type itself still gives the real command.
+        var real = ""
+        _ = credentials.willSendRequests.first?.cURLDescription { real = $0 }
+        #expect(real.contains(#"-u "ann:pa\$\$word""#))
+        #expect(real.contains(#"-H "Authorization: Bearer s3cret-token""#))
+    }
+
+    @Test("A password in the URL is hidden in the request entry and the cURL form")
+    func urlPassword() async throws {
+        let capture = LogCapture()
+        let target = ServerTarget(URL(string: "https://ann:s3cret@api.example.com")!, "/me")
+        _ = await sendWithPlugins(target, plugins: [NetworkLoggerPlugin(configuration: capturing(capture, []))], stub: true)
+        #expect(capture.batches.first == ["Request|https://ann:***@api.example.com/me"])
+        let curlCapture = LogCapture()
+        _ = await sendWithPlugins(target, plugins: [NetworkLoggerPlugin(configuration: capturing(curlCapture, .formatRequestAscURL))], stub: true)
+        #expect(curlCapture.entries.first?.hasSuffix(#""https://ann:***@api.example.com/me""#) == true)
+    }
+
+    @Test("Set-Cookie in a response is hidden")
+    func responseHeaders() async throws {
+        let capture = LogCapture()
+        let provider = MoyaProvider<GitHub>(
+            endpointClosure: { target in
+                Endpoint(url: URL(target: target).absoluteString,
+                         sampleResponseClosure: {
+                             .response(HTTPURLResponse(url: URL(target: target), statusCode: 200, httpVersion: nil,
+                                                       headerFields: ["Set-Cookie": "session=s3cret", "X-Kind": "stub"])!, Data())
+                         },
+                         method: target.method, task: target.task, httpHeaderFields: target.headers)
+            },
+            stubClosure: MoyaProvider.immediatelyStub,
+            plugins: [NetworkLoggerPlugin(configuration: capturing(capture, .default))]
+        )
+        _ = await send(provider, .zen)
+        let entry = try #require(capture.batches.last?.first)
+        #expect(entry.contains("{ URL: https://api.github.com/zen }"))
+        #expect(entry.contains("stub"))
+        #expect(entry.contains("***"))
+        #expect(!entry.contains("s3cret"))
+    }
+
+    @Test("Real requests: the credential answering a challenge never reaches the log")
+    func realChallenge() async throws {
+        let server = try TestServer.start()
+        defer { try? server.shutdown() }
+        let capture = LogCapture()
+        let plugins: [PluginType] = [
+            CredentialsPlugin { _ in URLCredential(user: "user", password: "passwd", persistence: .none) },
+            NetworkLoggerPlugin(configuration: capturing(capture, [.formatRequestAscURL, .successResponseBody])),
+        ]
+        let result = await sendWithPlugins(ServerTarget(server.baseURL, "/basic-auth/user/passwd"), plugins: plugins)
+        #expect(result.response?.statusCode == 200)
+        #expect(capture.entries.first?.contains(#"-u "user:***""#) == true)
+        #expect(!capture.entries.joined().contains("user:passwd"))
+    }
+}
