@@ -150,7 +150,7 @@ extension MoyaError {
 
 /// Polls `condition` until it holds, for at most about `seconds`; returns whether it held.
 /// For waiting on another thread, never for measuring time.
-func eventually(within seconds: Double = 20, _ condition: () -> Bool) async -> Bool {
+func eventually(within seconds: Double = 30, _ condition: () -> Bool) async -> Bool {
     let deadline = Date().addingTimeInterval(seconds)
     while Date() < deadline {
         if condition() { return true }

@@ -39,7 +39,7 @@ final class AsyncCancellationTests {
         let task = _Concurrency.Task {
             await attempt { () async throws(MoyaError) in try await provider.request(ServerTarget(base, "/headers-only-then-hang")) }
         }
-        #expect(await eventually { server.receivedRequests.count == 1 })
+        #expect(await eventually(within: 30) { server.receivedRequests.count == 1 })
         task.cancel()
         let result = await task.value
         #expect(result.error?.isCancelled == true)
@@ -91,7 +91,7 @@ final class AsyncCancellationTests {
                 return results
             }
         }
-        #expect(await eventually { server.receivedRequests.count == count })
+        #expect(await eventually(within: 30) { server.receivedRequests.count == count }, "\(server.receivedRequests.count) of \(count) arrived")
         task.cancel()
         let results = await task.value
         #expect(results.count == count)

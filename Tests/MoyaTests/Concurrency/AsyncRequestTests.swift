@@ -178,7 +178,7 @@ final class AsyncRequestTests {
             for try await response in group { all.append(response) }
             return all
         }
-        #expect(await eventually { provider.inflightRequests.values.first?.count == 5 })
+        #expect(await eventually(within: 30) { provider.inflightRequests.values.first?.count == 5 })
         #expect(held.count == 1)
         held.releaseAll()
         let all = try await responses
@@ -200,9 +200,9 @@ final class AsyncRequestTests {
         )
         let base = self.base
         let kept = _Concurrency.Task { await attempt { () async throws(MoyaError) in try await provider.request(ServerTarget(base, "/echo")) } }
-        #expect(await eventually { provider.inflightRequests.values.first?.count == 1 })
+        #expect(await eventually(within: 30) { provider.inflightRequests.values.first?.count == 1 })
         let cancelled = _Concurrency.Task { await attempt { () async throws(MoyaError) in try await provider.request(ServerTarget(base, "/echo")) } }
-        #expect(await eventually { provider.inflightRequests.values.first?.count == 2 })
+        #expect(await eventually(within: 30) { provider.inflightRequests.values.first?.count == 2 })
         cancelled.cancel()
         #expect(await cancelled.value.error?.isCancelled == true)
         #expect(provider.inflightRequests.values.first?.count == 1)
