@@ -68,7 +68,7 @@ final class TransportExchange: Sendable {
         on eventLoop: any EventLoop,
         cleanUp: @escaping @Sendable () -> EventLoopFuture<Void>
     ) where Delegate.Response == TransportResponse {
-        let task = session.client.execute(request: clientRequest, delegate: delegate, eventLoop: .delegate(on: eventLoop), deadline: session.deadline)
+        let task = session.client.execute(request: clientRequest, delegate: delegate, eventLoop: .delegate(on: eventLoop), deadline: session.deadline(for: request.urlRequest))
         let startedAfterCancel: Bool = state.withLock { state in
             state.task = task
             return state.isCancelled
@@ -88,6 +88,7 @@ final class TransportExchange: Sendable {
                 }
                 completion(.success(response))
             case .failure(let error):
+                let error = TransportError.annotatingTLSFailure(error, host: request.urlRequest.url?.host)
                 cleanUp().whenComplete { _ in
                     self.completion(.failure(error))
                 }
