@@ -1,0 +1,21 @@
+import Foundation
+
+/// A target with its own time limit, which wins over the session's.
+///
+/// ```swift
+/// extension MyAPI: TimeoutConfigurable {
+///     var timeoutInterval: TimeInterval? {
+///         self == .report ? 300 : nil
+///     }
+/// }
+/// ```
+///
+/// The limit covers the whole request (connecting, sending and receiving), like
+/// ``Session/Configuration/timeoutIntervalForResource``: the request fails with
+/// `URLError(.timedOut)` when it runs out. The provider stores it in the request's
+/// `URLRequest.timeoutInterval`, which plugins see and may change; see ``Session`` for how the
+/// transport reads that field.
+public protocol TimeoutConfigurable {
+    /// How many seconds the request may take, or `nil` for the session's limits.
+    var timeoutInterval: TimeInterval? { get }
+}
