@@ -50,4 +50,13 @@ c3QwDwYDVR0TAQH/BAUwAwEB/zAKBggqhkjOPQQDAgNIADBFAiEAs74A1YSnfR9N
 eXGN+tc3Qc4b
 -----END CERTIFICATE-----
 """
+
+    /// The private key of ``otherCertificatePEM`` (PEM); the client identity in mutual-TLS tests.
+    public static let otherPrivateKeyPEM = """
+-----BEGIN PRIVATE KEY-----
+MIGHAgEAMBMGByqGSM49AgEGCCqGSM49AwEHBG0wawIBAQQgwPbJVCaaCTqz4eKZ
+IMgywoOmo8iBRB6ozpqdgyhFuSyhRANCAAQNEjgZVYgnX8aol3gpx4KX4s3VK+pD
+R/9HfY/UC1ERcVodWTkSKxFuAm3n5uzXNcrbDaw1TIl4Gm8hYF2fCpcY
+-----END PRIVATE KEY-----
+"""
 }

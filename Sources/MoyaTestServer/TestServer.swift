@@ -63,10 +63,13 @@ public final class TestServer: Sendable {
 
     /// Starts a server on `127.0.0.1` with an ephemeral port (HTTP/1.1, keep-alive).
     ///
-    /// - Parameter tls: Serve HTTPS with ``TestCertificates/serverCertificatePEM``.
+    /// - Parameters:
+    ///   - tls:                      Serve HTTPS with ``TestCertificates/serverCertificatePEM``.
+    ///   - requireClientCertificate: With `tls`, accept only clients presenting
+    ///                               ``TestCertificates/otherCertificatePEM``.
     /// - Throws: If the listening socket cannot be bound.
-    public static func start(tls: Bool = false) throws -> TestServer {
-        let sslContext = try tls ? makeSSLContext() : nil
+    public static func start(tls: Bool = false, requireClientCertificate: Bool = false) throws -> TestServer {
+        let sslContext = try tls ? makeSSLContext(requireClientCertificate: requireClientCertificate) : nil
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         let log = RequestLog()
         let bootstrap = ServerBootstrap(group: group)
@@ -97,10 +100,15 @@ public final class TestServer: Sendable {
         }
     }
 
-    private static func makeSSLContext() throws -> NIOSSLContext {
+    private static func makeSSLContext(requireClientCertificate: Bool) throws -> NIOSSLContext {
         let certificate = try NIOSSLCertificate(bytes: Array(TestCertificates.serverCertificatePEM.utf8), format: .pem)
         let key = try NIOSSLPrivateKey(bytes: Array(TestCertificates.serverPrivateKeyPEM.utf8), format: .pem)
-        let configuration = TLSConfiguration.makeServerConfiguration(certificateChain: [.certificate(certificate)], privateKey: .privateKey(key))
+        var configuration = TLSConfiguration.makeServerConfiguration(certificateChain: [.certificate(certificate)], privateKey: .privateKey(key))
+        if requireClientCertificate {
+            let clientRoot = try NIOSSLCertificate(bytes: Array(TestCertificates.otherCertificatePEM.utf8), format: .pem)
+            configuration.certificateVerification = .noHostnameVerification
+            configuration.trustRoots = .certificates([clientRoot])
+        }
         return try NIOSSLContext(configuration: configuration)
     }
 

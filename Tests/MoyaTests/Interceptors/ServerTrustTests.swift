@@ -113,3 +113,49 @@ final class ServerTrustTests {
         #expect(try await request(with: .init(tls: tls)).response?.statusCode == 200)
     }
 }
+
+@Suite("HTTPS: client certificates against a server that requires one")
+final class ClientCertificateTests {
+    let server: TestServer
+
+    init() throws {
+        server = try TestServer.start(tls: true, requireClientCertificate: true)
+    }
+
+    deinit {
+        try? server.shutdown()
+    }
+
+    func request(with tls: TLSSettings) async throws -> Result<Moya.Response, MoyaError> {
+        let session = Session(configuration: .init(tls: tls))
+        let result = await send(MoyaProvider<ServerTarget>(session: session), ServerTarget(server.baseURL, "/echo"))
+        try await session.shutdown()
+        return result
+    }
+
+    @Test("With the client certificate the request succeeds; without it the server refuses the handshake")
+    func clientCertificate() async throws {
+        let root = try ServerTrustTests.serverCertificate()
+        let withIdentity = TLSSettings(
+            trustRoots: .certificates([root]),
+            clientCertificateChain: [try ServerTrustTests.otherCertificate()],
+            clientPrivateKey: try TLSPrivateKey(pem: Data(TestCertificates.otherPrivateKeyPEM.utf8))
+        )
+        #expect(try await request(with: withIdentity).response?.statusCode == 200)
+
+        let withoutIdentity = try await request(with: TLSSettings(trustRoots: .certificates([root])))
+        #expect(withoutIdentity.error != nil)
+        #expect(server.receivedRequests.count == 1)
+    }
+
+    @Test("A client certificate without its key is a clear configuration error")
+    func certificateWithoutKey() async throws {
+        let tls = TLSSettings(trustRoots: .certificates([try ServerTrustTests.serverCertificate()]), clientCertificateChain: [try ServerTrustTests.otherCertificate()])
+        let result = try await request(with: tls)
+        guard case .underlying(let error, nil)? = result.error, case .invalidConfiguration? = error as? TLSError else {
+            Issue.record("expected invalidConfiguration, got \(result)")
+            return
+        }
+        #expect(server.receivedRequests.isEmpty)
+    }
+}
