@@ -235,16 +235,18 @@ extension MoyaProvider {
         body: StreamedBody? = nil,
         destination: DownloadRequest.Destination? = nil
     ) {
-        let (preparedRequest, credentials) = prepareAndAnnounce(request, target: target)
+        let (preparedRequest, credentials) = prepareAndAnnounce(applyingTimeout(of: target, to: request), target: target)
 
         if preparedRequest.httpMethod == Method.get.rawValue, let body = preparedRequest.httpBody {
             fail(target, error: .underlying(RequestValidationError.bodyDataInGETRequest(body), nil), callbackQueue: callbackQueue, flight: flight)
             return
         }
 
-        // With a progress block, progress events and the completion go through one serial queue,
-        // so they keep their order even when the callback queue is concurrent.
-        let deliveryQueue = progress == nil ? (callbackQueue ?? .main) : DispatchQueue(label: "org.moya.progress", target: callbackQueue ?? .main)
+        let interceptors = self.interceptors(for: target)
+        // With a progress block or interceptors, events and the completion go through one
+        // serial queue, so they keep their order even when the callback queue is concurrent.
+        let isSerialDeliveryNeeded = progress != nil || !interceptors.isEmpty
+        let deliveryQueue = isSerialDeliveryNeeded ? DispatchQueue(label: "org.moya.delivery", target: callbackQueue ?? .main) : (callbackQueue ?? .main)
         let reporter = progress.map { ProgressReporter(block: $0, queue: deliveryQueue) }
         let validation = target.validationType
         let context = UncheckedSendable((self, target, networkCompletion(for: flight)))
@@ -253,39 +255,68 @@ extension MoyaProvider {
         if let reporter = reporter {
             progressHandler = { completed, total in reporter.report(completed: completed, total: total) }
         }
-        let deliver: @Sendable (Result<TransportResponse, any Error>) -> Void = { transportResult in
+        let deliverResult: @Sendable (Result<Moya.Response, MoyaError>) -> Void = { result in
             deliveryQueue.async {
                 let (provider, target, completion) = context.value
                 guard flight.isActive else { return }
-                let result = MoyaProvider.result(of: transportResult, request: preparedRequest, validation: validation)
                 provider.plugins.forEach { $0.didReceive(result, target: target) }
                 reporter?.reportCompletion(response: try? result.get())
                 completion(result)
             }
         }
-        let download = destination.map { _ in
-            DownloadSink(directory: session.configuration.temporaryDirectory, accepts: { validation.accepts($0) })
+        let deliver: @Sendable (Result<TransportResponse, any Error>, URLRequest) -> Void = { transportResult, sentRequest in
+            deliverResult(MoyaProvider.result(of: transportResult, request: sentRequest, validation: validation))
+        }
+        let isDownload = destination != nil
+        let makeDownload: @Sendable () -> DownloadSink? = { [temporaryDirectory = session.configuration.temporaryDirectory] in
+            isDownload ? DownloadSink(directory: temporaryDirectory, accepts: { validation.accepts($0) }) : nil
         }
         let placement = destination.map(UncheckedSendable.init)
-        let handle = session.send(
-            TransportRequest(urlRequest: preparedRequest, credential: credentials.credential, body: body, download: download),
-            progress: progressHandler,
-            completion: { transportResult in
-                guard let placement, case .success(let response) = transportResult, let fileURL = response.fileURL else {
-                    deliver(transportResult)
+        let finish: @Sendable (Result<TransportResponse, any Error>, URLRequest) -> Void = { transportResult, sentRequest in
+            guard let placement, case .success(let response) = transportResult, let fileURL = response.fileURL else {
+                deliver(transportResult, sentRequest)
+                return
+            }
+            // Moving a file may copy it between file systems: keep that off the event loop
+            // and off the callback queue.
+            DispatchQueue.global(qos: .utility).async {
+                guard flight.isActive else {
+                    try? FileManager.default.removeItem(at: fileURL)
                     return
                 }
-                // Moving a file may copy it between file systems: keep that off the event loop
-                // and off the callback queue.
-                DispatchQueue.global(qos: .utility).async {
-                    guard flight.isActive else {
-                        try? FileManager.default.removeItem(at: fileURL)
-                        return
-                    }
-                    deliver(DownloadPlacement.place(response, from: fileURL, destination: placement.value))
-                }
+                deliver(DownloadPlacement.place(response, from: fileURL, destination: placement.value), sentRequest)
             }
-        )
+        }
+
+        let handle: TransportHandle
+        if interceptors.isEmpty {
+            handle = session.send(
+                TransportRequest(urlRequest: preparedRequest, credential: credentials.credential, body: body, download: makeDownload()),
+                progress: progressHandler,
+                completion: { finish($0, preparedRequest) }
+            )
+        } else {
+            let exchange = InterceptedExchange(
+                session: session,
+                request: preparedRequest,
+                credential: credentials.credential,
+                body: body,
+                makeDownload: makeDownload,
+                progress: progressHandler,
+                interceptors: interceptors,
+                willRetry: { sentRequest, result, attempt in
+                    deliveryQueue.async {
+                        let (provider, target, _) = context.value
+                        guard flight.isActive else { return }
+                        provider.plugins.forEach { $0.willRetry(sentRequest, after: result, attempt: attempt, target: target) }
+                    }
+                },
+                finish: finish,
+                fail: { deliverResult(.failure($0)) }
+            )
+            exchange.start()
+            handle = TransportHandle(cancel: exchange.cancel)
+        }
         if !flight.setWork(.transport(handle)) {
             handle.cancel()
         }

@@ -73,6 +73,10 @@ open class MoyaProvider<Target: TargetType>: MoyaProviderType {
     /// getting the same result.
     public let trackInflights: Bool
 
+    /// The interceptors every real request goes through after `prepare` and `willSend`, in
+    /// order (see ``RequestInterceptor``). Targets can add their own with ``RequestInterceptable``.
+    public let interceptors: [RequestInterceptor]
+
     /// The queue completions run on when a request names none; `nil` means the main queue.
     let callbackQueue: DispatchQueue?
 
@@ -95,6 +99,8 @@ open class MoyaProvider<Target: TargetType>: MoyaProviderType {
     ///   - session:         The transport; the shared ``Session/default`` by default.
     ///   - plugins:         Plugins told about every request.
     ///   - trackInflights:  Whether identical concurrent requests are sent only once.
+    ///   - interceptors:    Adapt and retry every real request (see ``RequestInterceptor``);
+    ///                      none by default.
     public init(
         endpointClosure: @escaping EndpointClosure = MoyaProvider.defaultEndpointMapping,
         requestClosure: @escaping RequestClosure = MoyaProvider.defaultRequestMapping,
@@ -102,7 +108,8 @@ open class MoyaProvider<Target: TargetType>: MoyaProviderType {
         callbackQueue: DispatchQueue? = nil,
         session: Session = MoyaProvider<Target>.defaultAlamofireSession(),
         plugins: [PluginType] = [],
-        trackInflights: Bool = false
+        trackInflights: Bool = false,
+        interceptors: [RequestInterceptor] = []
     ) {
         self.endpointClosure = endpointClosure
         self.requestClosure = requestClosure
@@ -110,6 +117,7 @@ open class MoyaProvider<Target: TargetType>: MoyaProviderType {
         self.session = session
         self.plugins = plugins
         self.trackInflights = trackInflights
+        self.interceptors = interceptors
         self.callbackQueue = callbackQueue
     }
 

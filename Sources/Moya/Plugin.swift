@@ -16,6 +16,13 @@ public protocol PluginType {
     /// Called just before the request is sent (or stubbed).
     func willSend(_ request: RequestType, target: TargetType)
 
+    /// Called when a ``RequestInterceptor`` sends the request again: `result` is the outcome of
+    /// the attempt that is being retried (a raw response, not validated yet, or a transport
+    /// error), `attempt` the number of the attempt about to start (2 for the first retry).
+    /// ``willSend(_:target:)`` and ``didReceive(_:target:)`` run once per request, around all
+    /// attempts.
+    func willRetry(_ request: URLRequest, after result: Result<Moya.Response, MoyaError>, attempt: Int, target: TargetType)
+
     /// Called when the result arrives, before the completion.
     func didReceive(_ result: Result<Moya.Response, MoyaError>, target: TargetType)
 
@@ -29,6 +36,9 @@ extension PluginType {
 
     /// Does nothing.
     public func willSend(_ request: RequestType, target: TargetType) {}
+
+    /// Does nothing.
+    public func willRetry(_ request: URLRequest, after result: Result<Moya.Response, MoyaError>, attempt: Int, target: TargetType) {}
 
     /// Does nothing.
     public func didReceive(_ result: Result<Moya.Response, MoyaError>, target: TargetType) {}

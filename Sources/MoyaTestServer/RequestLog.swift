@@ -4,6 +4,15 @@
 /// ``LockedValue``.
 final class RequestLog: Sendable {
     private let storage = LockedValue<[TestServer.RecordedRequest]>([])
+    private let counters = LockedValue<[String: Int]>([:])
+
+    /// Counts one more request for `key` (the `/flaky` route) and returns the new count.
+    func increment(_ key: String) -> Int {
+        self.counters.withLock { counters in
+            counters[key, default: 0] += 1
+            return counters[key]!
+        }
+    }
 
     /// Appends a request to the log.
     func append(_ request: TestServer.RecordedRequest) {

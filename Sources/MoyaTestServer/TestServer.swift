@@ -2,6 +2,7 @@ import Foundation
 import NIOCore
 import NIOHTTP1
 import NIOPosix
+import NIOSSL
 
 /// An in-process HTTP/1.1 server with a fixed set of test routes (echo, status codes, delays,
 /// streaming downloads and uploads, multipart parsing, redirects, compression, auth and
@@ -21,6 +22,10 @@ import NIOPosix
 /// - `/gzip`, `/deflate`: compressed JSON.
 /// - `/json`: a fixed JSON document.
 /// - `/basic-auth/<user>/<password>`, `/bearer`.
+/// - `/flaky/<key>[?failures=1&status=503&retryAfter=N&failWith=drop]`: the first `failures`
+///   requests for `key` fail with `status` (or a dropped connection), later ones get
+///   `{"attempt": n}`.
+/// - `/token/<t>`: 200 with `Authorization: Bearer <t>`, 401 otherwise.
 /// - `/drop`, `/malformed`, `/truncate/<n>`, `/headers-only-then-hang`: broken responses.
 /// - anything else: 404 `{"error": "not found"}`.
 public final class TestServer: Sendable {
@@ -32,9 +37,12 @@ public final class TestServer: Sendable {
     /// The TCP port the server listens on (on `127.0.0.1`).
     public let port: Int
 
-    /// The base URL of the server, `http://127.0.0.1:<port>`.
+    /// Whether the server speaks HTTPS (see ``start(tls:)``).
+    public let usesTLS: Bool
+
+    /// The base URL of the server, `http://127.0.0.1:<port>` (or `https://` with TLS).
     public var baseURL: URL {
-        URL(string: "http://127.0.0.1:\(self.port)")!
+        URL(string: "\(self.usesTLS ? "https" : "http")://127.0.0.1:\(self.port)")!
     }
 
     /// Every request received so far, in arrival order.
@@ -45,7 +53,8 @@ public final class TestServer: Sendable {
         self.log.all
     }
 
-    private init(group: MultiThreadedEventLoopGroup, serverChannel: any Channel, log: RequestLog, port: Int) {
+    private init(group: MultiThreadedEventLoopGroup, serverChannel: any Channel, log: RequestLog, port: Int, usesTLS: Bool) {
+        self.usesTLS = usesTLS
         self.group = group
         self.serverChannel = serverChannel
         self.log = log
@@ -54,8 +63,13 @@ public final class TestServer: Sendable {
 
     /// Starts a server on `127.0.0.1` with an ephemeral port (HTTP/1.1, keep-alive).
     ///
+    /// - Parameters:
+    ///   - tls:                      Serve HTTPS with ``TestCertificates/serverCertificatePEM``.
+    ///   - requireClientCertificate: With `tls`, accept only clients presenting
+    ///                               ``TestCertificates/otherCertificatePEM``.
     /// - Throws: If the listening socket cannot be bound.
-    public static func start() throws -> TestServer {
+    public static func start(tls: Bool = false, requireClientCertificate: Bool = false) throws -> TestServer {
+        let sslContext = try tls ? makeSSLContext(requireClientCertificate: requireClientCertificate) : nil
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         let log = RequestLog()
         let bootstrap = ServerBootstrap(group: group)
@@ -66,6 +80,9 @@ public final class TestServer: Sendable {
             .childChannelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
                     let sync = channel.pipeline.syncOperations
+                    if let sslContext {
+                        try sync.addHandler(NIOSSLServerHandler(context: sslContext))
+                    }
                     try sync.configureHTTPServerPipeline(withPipeliningAssistance: true, withErrorHandling: true)
                     try sync.addHandler(TestServerHandler(log: log))
                 }
@@ -76,11 +93,23 @@ public final class TestServer: Sendable {
                 try? channel.close().wait()
                 throw TestServerError.noLocalAddress
             }
-            return TestServer(group: group, serverChannel: channel, log: log, port: port)
+            return TestServer(group: group, serverChannel: channel, log: log, port: port, usesTLS: tls)
         } catch {
             try? group.syncShutdownGracefully()
             throw error
         }
+    }
+
+    private static func makeSSLContext(requireClientCertificate: Bool) throws -> NIOSSLContext {
+        let certificate = try NIOSSLCertificate(bytes: Array(TestCertificates.serverCertificatePEM.utf8), format: .pem)
+        let key = try NIOSSLPrivateKey(bytes: Array(TestCertificates.serverPrivateKeyPEM.utf8), format: .pem)
+        var configuration = TLSConfiguration.makeServerConfiguration(certificateChain: [.certificate(certificate)], privateKey: .privateKey(key))
+        if requireClientCertificate {
+            let clientRoot = try NIOSSLCertificate(bytes: Array(TestCertificates.otherCertificatePEM.utf8), format: .pem)
+            configuration.certificateVerification = .noHostnameVerification
+            configuration.trustRoots = .certificates([clientRoot])
+        }
+        return try NIOSSLContext(configuration: configuration)
     }
 
     /// Forgets all requests recorded so far.

@@ -66,6 +66,28 @@ extension TestServerHandler {
         case .drop, .malformed:
             // Handled when the head arrives.
             break
+        case .flaky(let key):
+            let attempt = self.log.increment(key)
+            let failures = target.value("failures").flatMap(Int.init) ?? 1
+            guard attempt > failures else {
+                if target.value("failWith") == "drop" {
+                    context.close(promise: nil)
+                    return
+                }
+                self.send(self.status(code: target.value("status").flatMap(Int.init) ?? 503, target: target), for: head, context: context)
+                return
+            }
+            self.send(.json(["attempt": attempt]), for: head, context: context)
+        case .token(let expected):
+            if let authorization = head.headers.first(name: "authorization"),
+                Self.credentials(authorization, scheme: "bearer") == expected
+            {
+                self.send(.json(["authenticated": true, "token": expected]), for: head, context: context)
+            } else {
+                var headers = HTTPHeaders()
+                headers.add(name: "WWW-Authenticate", value: "Bearer")
+                self.send(.json(["authenticated": false], status: .unauthorized, headers: headers), for: head, context: context)
+            }
         case .notFound:
             self.send(.notFound, for: head, context: context)
         }

@@ -1,8 +1,8 @@
 import Foundation
 
 extension Session {
-    /// How a ``Session`` sends requests: timeouts, redirects, decompression, default headers and
-    /// connection pooling.
+    /// How a ``Session`` sends requests: timeouts, redirects, decompression, default headers,
+    /// connection pooling, HTTP version, proxy, TLS and server trust.
     public struct Configuration: Sendable {
         /// What to do with a redirect response (3xx with a `Location`).
         public enum RedirectPolicy: Sendable, Equatable {
@@ -20,6 +20,50 @@ extension Session {
             /// Bodies are decompressed; a body that grows more than `maximumRatio` times its
             /// compressed size fails (protection against decompression bombs).
             case enabled(maximumRatio: Int)
+            /// Bodies are decompressed; a body larger than `maximumSize` bytes once decompressed
+            /// fails.
+            case enabledWithMaximumSize(Int)
+        }
+
+        /// Which HTTP versions the session may speak.
+        public enum HTTPVersion: Sendable, Equatable {
+            /// HTTP/1.1 only.
+            case http1Only
+            /// HTTP/2 when the server offers it over TLS (ALPN), HTTP/1.1 otherwise.
+            case automatic
+        }
+
+        /// A proxy every request goes through.
+        public struct Proxy: Sendable, Equatable {
+            /// The kind of proxy.
+            public enum Kind: Sendable, Equatable {
+                /// An HTTP proxy; every request is tunnelled through it with `CONNECT`.
+                case http
+                /// A SOCKS5 proxy (no authentication).
+                case socks
+            }
+
+            /// The kind of proxy.
+            public let kind: Kind
+            /// The proxy's host name or address.
+            public let host: String
+            /// The proxy's port.
+            public let port: Int
+            /// The credentials for an HTTP proxy's `Proxy-Authorization: Basic`, if it wants them.
+            public let username: String?
+            /// The password that goes with ``username``.
+            public let password: String?
+
+            /// An HTTP proxy (requests are tunnelled with `CONNECT`), optionally with Basic
+            /// credentials sent as `Proxy-Authorization`.
+            public static func http(host: String, port: Int, username: String? = nil, password: String? = nil) -> Proxy {
+                Proxy(kind: .http, host: host, port: port, username: username, password: password)
+            }
+
+            /// A SOCKS5 proxy.
+            public static func socks(host: String, port: Int = 1080) -> Proxy {
+                Proxy(kind: .socks, host: host, port: port, username: nil, password: nil)
+            }
         }
 
         /// How long to wait for a connection to be established. Default: 10 seconds.
@@ -40,6 +84,25 @@ extension Session {
         /// Headers sent with every request unless the request sets the same header.
         /// Default: ``Session/defaultHTTPHeaders``.
         public var headers: [String: String]
+
+        /// The HTTP versions the session may use. Default: ``HTTPVersion/automatic``.
+        public var httpVersion: HTTPVersion
+
+        /// The proxy requests go through, or `nil` for none (the default).
+        public var proxy: Proxy?
+
+        /// TLS: trusted roots, minimum version, client certificate. Default: the system's roots,
+        /// TLS 1.2 or later, no client certificate.
+        public var tls: TLSSettings
+
+        /// Per-host server trust evaluation (pinning), or `nil` (the default) to judge every
+        /// server by ``tls`` alone.
+        public var serverTrustManager: ServerTrustManager?
+
+        /// Whether the pool keeps trying to open a connection that failed (until the connect
+        /// timeout runs out). Default: `false`, so a refused connection or a failed TLS
+        /// handshake fails the request at once; use ``RetryPolicy`` to retry requests.
+        public var retriesFailedConnections: Bool
 
         /// The most connections kept open to one host. Default: 8.
         public var maximumConnectionsPerHost: Int
@@ -62,8 +125,18 @@ extension Session {
             headers: [String: String] = Session.defaultHTTPHeaders,
             maximumConnectionsPerHost: Int = 8,
             connectionIdleTimeout: TimeInterval = 60,
-            temporaryDirectory: URL = FileManager.default.temporaryDirectory.appendingPathComponent("org.moya.downloads", isDirectory: true)
+            temporaryDirectory: URL = FileManager.default.temporaryDirectory.appendingPathComponent("org.moya.downloads", isDirectory: true),
+            httpVersion: HTTPVersion = .automatic,
+            proxy: Proxy? = nil,
+            tls: TLSSettings = TLSSettings(),
+            serverTrustManager: ServerTrustManager? = nil,
+            retriesFailedConnections: Bool = false
         ) {
+            self.retriesFailedConnections = retriesFailedConnections
+            self.tls = tls
+            self.serverTrustManager = serverTrustManager
+            self.httpVersion = httpVersion
+            self.proxy = proxy
             self.timeoutIntervalForConnect = timeoutIntervalForConnect
             self.timeoutIntervalForRequest = timeoutIntervalForRequest
             self.timeoutIntervalForResource = timeoutIntervalForResource

@@ -4,6 +4,7 @@ import NIOCore
 import NIOHTTP1
 import NIOHTTPCompression
 import NIOPosix
+import NIOSSL
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
@@ -29,12 +30,16 @@ public final class Session: Sendable {
     public let configuration: Configuration
 
     let client: HTTPClient
+    /// The TLS setup built from ``Configuration/tls``, or why it could not be built (then every
+    /// HTTPS request fails with that error).
+    let baseTLS: Result<TLSConfiguration, TLSError>
     private let isShared: Bool
     private let isShutDown = Protected(false)
 
     /// Creates a session with its own connection pool.
     ///
-    /// - Parameter configuration: Timeouts, redirects, decompression, default headers and pool.
+    /// - Parameter configuration: Timeouts, redirects, decompression, default headers, pool,
+    ///   HTTP version and proxy.
     public convenience init(configuration: Configuration = .default) {
         self.init(configuration: configuration, isShared: false)
     }
@@ -42,9 +47,13 @@ public final class Session: Sendable {
     private init(configuration: Configuration, isShared: Bool) {
         self.configuration = configuration
         self.isShared = isShared
+        let baseTLS = Result { () throws(TLSError) -> TLSConfiguration in try Session.nioTLSConfiguration(configuration.tls) }
+        self.baseTLS = baseTLS
+        var clientConfiguration = Session.clientConfiguration(for: configuration)
+        clientConfiguration.tlsConfiguration = try? baseTLS.get()
         self.client = HTTPClient(
             eventLoopGroup: MultiThreadedEventLoopGroup.singleton,
-            configuration: Session.clientConfiguration(for: configuration)
+            configuration: clientConfiguration
         )
     }
 
@@ -122,12 +131,24 @@ public final class Session: Sendable {
         }
         let method = HTTPMethod(rawValue: urlRequest.httpMethod ?? "GET")
         let body = streamedBody ?? urlRequest.httpBody.map { HTTPClient.Body.bytes($0) }
-        return try HTTPClient.Request(url: url, method: method, headers: headers, body: body)
+        let tlsConfiguration = try self.tlsConfiguration(for: url)
+        return try HTTPClient.Request(url: url, method: method, headers: headers, body: body, tlsConfiguration: tlsConfiguration)
     }
 
-    var deadline: NIODeadline? {
-        configuration.timeoutIntervalForResource.map { .now() + .nanoseconds(Int64($0 * 1_000_000_000)) }
+    /// When `urlRequest` must be done by: the sooner of the session's resource timeout and the
+    /// request's own `timeoutInterval`, when that differs from Foundation's default (60 s).
+    func deadline(for urlRequest: URLRequest) -> NIODeadline? {
+        var limits: [TimeInterval] = []
+        if let resource = configuration.timeoutIntervalForResource { limits.append(resource) }
+        let requestLimit = urlRequest.timeoutInterval
+        if requestLimit > 0, requestLimit.isFinite, requestLimit != Session.foundationDefaultTimeoutInterval {
+            limits.append(requestLimit)
+        }
+        return limits.min().map { .now() + .nanoseconds(Int64(min($0, 1e9) * 1_000_000_000)) }
     }
+
+    /// `URLRequest`'s default `timeoutInterval`: a request that keeps it has no limit of its own.
+    static let foundationDefaultTimeoutInterval: TimeInterval = 60
 
     private static func clientConfiguration(for configuration: Configuration) -> HTTPClient.Configuration {
         let redirect: HTTPClient.Configuration.RedirectConfiguration
@@ -138,7 +159,8 @@ public final class Session: Sendable {
         let decompression: HTTPClient.Decompression
         switch configuration.decompression {
         case .disabled: decompression = .disabled
-        case .enabled(let ratio): decompression = .enabled(limit: .ratio(ratio))
+        case .enabled(let ratio): decompression = .enabled(limit: .ratio(max(1, ratio)))
+        case .enabledWithMaximumSize(let size): decompression = .enabled(limit: .size(max(0, size)))
         }
         var clientConfiguration = HTTPClient.Configuration(
             redirectConfiguration: redirect,
@@ -152,7 +174,20 @@ public final class Session: Sendable {
             ),
             decompression: decompression
         )
-        clientConfiguration.httpVersion = .automatic
+        clientConfiguration.connectionPool.retryConnectionEstablishment = configuration.retriesFailedConnections
+        switch configuration.httpVersion {
+        case .automatic: clientConfiguration.httpVersion = .automatic
+        case .http1Only: clientConfiguration.httpVersion = .http1Only
+        }
+        if let proxy = configuration.proxy {
+            switch proxy.kind {
+            case .http:
+                let authorization = proxy.username.map { HTTPClient.Authorization.basic(username: $0, password: proxy.password ?? "") }
+                clientConfiguration.proxy = .server(host: proxy.host, port: proxy.port, authorization: authorization)
+            case .socks:
+                clientConfiguration.proxy = .socksServer(host: proxy.host, port: proxy.port)
+            }
+        }
         return clientConfiguration
     }
 

@@ -70,7 +70,7 @@ final class TransportExchange: Sendable {
         delegate: Delegate,
         cleanUp: @escaping @Sendable (any EventLoop) -> EventLoopFuture<Void>
     ) where Delegate.Response == TransportResponse {
-        let task = session.client.execute(request: clientRequest, delegate: delegate, eventLoop: .indifferent, deadline: session.deadline)
+        let task = session.client.execute(request: clientRequest, delegate: delegate, eventLoop: .indifferent, deadline: session.deadline(for: request.urlRequest))
         let startedAfterCancel: Bool = state.withLock { state in
             state.task = task
             return state.isCancelled
@@ -90,6 +90,7 @@ final class TransportExchange: Sendable {
                 }
                 completion(.success(response))
             case .failure(let error):
+                let error = TransportError.annotatingTLSFailure(error, host: request.urlRequest.url?.host)
                 cleanUp(task.eventLoop).whenComplete { _ in
                     self.completion(.failure(error))
                 }

@@ -46,6 +46,11 @@ final class RecordingPlugin: PluginType, @unchecked Sendable {
         lock.withLock { _willSendRequests.append(request) }
     }
 
+    func willRetry(_ request: URLRequest, after result: Result<Moya.Response, MoyaError>, attempt: Int, target: TargetType) {
+        let outcome = (try? result.get()).map { "\($0.statusCode)" } ?? "error"
+        record("willRetry(\(attempt) after \(outcome))")
+    }
+
     func didReceive(_ result: Result<Moya.Response, MoyaError>, target: TargetType) {
         record("didReceive")
         lock.withLock { _results.append(result) }

@@ -1,0 +1,169 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// Sends a request through its interceptors: adapt, send, ask whether to retry, wait, again.
+///
+/// Runs in its own task. Cancelling stops whatever is under way (an adapt waiting for a token
+/// refresh, a backoff sleep, the transfer) and nothing is reported afterwards: the provider
+/// reports the cancellation itself.
+final class InterceptedExchange: Sendable {
+    private struct State {
+        var handle: TransportHandle?
+        var task: _Concurrency.Task<Void, Never>?
+        var isCancelled = false
+    }
+
+    private let session: Session
+    private let request: URLRequest
+    private let credential: URLCredential?
+    private let body: StreamedBody?
+    private let makeDownload: @Sendable () -> DownloadSink?
+    private let progress: TransportProgressHandler?
+    private let interceptors: [RequestInterceptor]
+    private let willRetry: @Sendable (URLRequest, Result<Moya.Response, MoyaError>, Int) -> Void
+    private let finish: @Sendable (Result<TransportResponse, any Error>, URLRequest) -> Void
+    private let fail: @Sendable (MoyaError) -> Void
+    private let state = Protected(State())
+
+    /// - Parameters:
+    ///   - request:      The prepared request; every attempt adapts it afresh.
+    ///   - makeDownload: A new download sink per attempt, or `nil` for data requests.
+    ///   - willRetry:    Told about each attempt that is retried, with the next attempt's number.
+    ///   - finish:       Receives the final attempt's transport result and request.
+    ///   - fail:         Receives a failure that ends the request before or instead of `finish`.
+    init(
+        session: Session,
+        request: URLRequest,
+        credential: URLCredential?,
+        body: StreamedBody?,
+        makeDownload: @escaping @Sendable () -> DownloadSink?,
+        progress: TransportProgressHandler?,
+        interceptors: [RequestInterceptor],
+        willRetry: @escaping @Sendable (URLRequest, Result<Moya.Response, MoyaError>, Int) -> Void,
+        finish: @escaping @Sendable (Result<TransportResponse, any Error>, URLRequest) -> Void,
+        fail: @escaping @Sendable (MoyaError) -> Void
+    ) {
+        self.session = session
+        self.request = request
+        self.credential = credential
+        self.body = body
+        self.makeDownload = makeDownload
+        self.progress = progress
+        self.interceptors = interceptors
+        self.willRetry = willRetry
+        self.finish = finish
+        self.fail = fail
+    }
+
+    func start() {
+        let task = _Concurrency.Task { await self.run() }
+        let cancelledAlready: Bool = state.withLock { state in
+            state.task = task
+            return state.isCancelled
+        }
+        if cancelledAlready { task.cancel() }
+    }
+
+    func cancel() {
+        let (handle, task): (TransportHandle?, _Concurrency.Task<Void, Never>?) = state.withLock { state in
+            state.isCancelled = true
+            return (state.handle, state.task)
+        }
+        task?.cancel()
+        handle?.cancel()
+    }
+
+    private var isCancelled: Bool {
+        state.withLock { $0.isCancelled }
+    }
+
+    private func run() async {
+        var retryCount = 0
+        while !isCancelled {
+            let attemptRequest: URLRequest
+            do {
+                attemptRequest = try await adapt(retryCount: retryCount)
+            } catch {
+                if !isCancelled { fail(MoyaProvider<MultiTarget>.wrapped(error)) }
+                return
+            }
+            guard !isCancelled else { return }
+
+            let transportResult = await send(attemptRequest)
+            let rawResult = MoyaProvider<MultiTarget>.result(of: transportResult, request: attemptRequest, validation: .none)
+            let decision = await retryDecision(for: attemptRequest, result: rawResult, retryCount: retryCount)
+            guard !isCancelled else {
+                Self.discardFile(of: transportResult)
+                return
+            }
+            switch decision {
+            case .doNotRetry:
+                finish(transportResult, attemptRequest)
+                return
+            case .doNotRetryWithError(let error):
+                Self.discardFile(of: transportResult)
+                fail(.underlying(error, try? rawResult.get()))
+                return
+            case .retry, .retryWithDelay:
+                Self.discardFile(of: transportResult)
+                retryCount += 1
+                willRetry(attemptRequest, rawResult, retryCount + 1)
+                if let delay = decision.delay, delay > 0 {
+                    try? await _Concurrency.Task.sleep(nanoseconds: UInt64(min(delay, 86_400) * 1_000_000_000))
+                }
+            }
+        }
+    }
+
+    private func adapt(retryCount: Int) async throws -> URLRequest {
+        var adapted = request
+        for interceptor in interceptors {
+            adapted = try await interceptor.adapt(adapted, retryCount: retryCount)
+        }
+        return adapted
+    }
+
+    /// The first decision that is not `.doNotRetry`, in interceptor order. A body that cannot
+    /// be sent twice, or a cancelled request, is never retried.
+    private func retryDecision(for request: URLRequest, result: Result<Moya.Response, MoyaError>, retryCount: Int) async -> RetryDecision {
+        guard body?.isReplayable ?? true else { return .doNotRetry }
+        for interceptor in interceptors {
+            guard !isCancelled else { return .doNotRetry }
+            let decision = await interceptor.retry(request, dueTo: result, retryCount: retryCount)
+            if case .doNotRetry = decision { continue }
+            return decision
+        }
+        return .doNotRetry
+    }
+
+    /// One attempt on the transport; a cancel during it ends it with the cancellation error.
+    private func send(_ attemptRequest: URLRequest) async -> Result<TransportResponse, any Error> {
+        await withCheckedContinuation { continuation in
+            let handle = session.send(
+                TransportRequest(urlRequest: attemptRequest, credential: credential, body: body, download: makeDownload()),
+                progress: progress,
+                completion: { continuation.resume(returning: $0) }
+            )
+            let cancelledAlready: Bool = state.withLock { state in
+                state.handle = handle
+                return state.isCancelled
+            }
+            if cancelledAlready { handle.cancel() }
+        }
+    }
+
+    private static func discardFile(of transportResult: Result<TransportResponse, any Error>) {
+        if case .success(let response) = transportResult, let fileURL = response.fileURL {
+            try? FileManager.default.removeItem(at: fileURL)
+        }
+    }
+}
+
+extension MoyaProvider {
+    /// `error` as a `MoyaError`: itself when it is one, `.underlying(error, nil)` otherwise.
+    static func wrapped(_ error: any Error) -> MoyaError {
+        (error as? MoyaError) ?? .underlying(error, nil)
+    }
+}

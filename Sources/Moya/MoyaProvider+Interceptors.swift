@@ -1,0 +1,31 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+extension MoyaProvider {
+    /// The interceptors for `target`: the provider's, then the target's own (see
+    /// ``RequestInterceptable``; a ``MultiTarget`` asks the target it wraps).
+    func interceptors(for target: Target) -> [RequestInterceptor] {
+        guard let own = MoyaProvider.unwrapped(target, as: RequestInterceptable.self)?.interceptor else {
+            return interceptors
+        }
+        return interceptors + [own]
+    }
+
+    /// `request` with the target's time limit (see ``TimeoutConfigurable``), if it has one.
+    func applyingTimeout(of target: Target, to request: URLRequest) -> URLRequest {
+        guard let timeout = MoyaProvider.unwrapped(target, as: TimeoutConfigurable.self)?.timeoutInterval, timeout > 0 else {
+            return request
+        }
+        var request = request
+        request.timeoutInterval = timeout
+        return request
+    }
+
+    private static func unwrapped<Capability>(_ target: Target, as capability: Capability.Type) -> Capability? {
+        if let capable = target as? Capability { return capable }
+        if let multiTarget = target as? MultiTarget { return multiTarget.target as? Capability }
+        return nil
+    }
+}

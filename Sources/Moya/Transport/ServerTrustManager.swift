@@ -1,0 +1,44 @@
+import Foundation
+
+/// Chooses, per host, how servers' certificates are judged (in the spirit of Alamofire's
+/// `ServerTrustManager`). Give it to ``Session/Configuration/serverTrustManager``.
+///
+/// ```swift
+/// let manager = ServerTrustManager(evaluators: [
+///     "api.example.com": PinnedCertificatesTrustEvaluator(certificates: [pinned]),
+///     "cdn.example.com": DefaultTrustEvaluator(),
+/// ])
+/// let session = Session(configuration: .init(serverTrustManager: manager))
+/// ```
+///
+/// Host names match exactly (case-insensitive). A host without an evaluator fails with
+/// ``TLSError/noEvaluatorFound(host:)`` when ``allHostsMustBeEvaluated`` is set, and is
+/// otherwise judged by the session's ``TLSSettings`` alone. Plain-HTTP requests are not
+/// affected.
+public final class ServerTrustManager: Sendable {
+    /// Whether a host without an evaluator is refused.
+    public let allHostsMustBeEvaluated: Bool
+    /// The evaluators, by lower-cased host name.
+    public let evaluators: [String: any ServerTrustEvaluating]
+
+    /// Creates a manager.
+    ///
+    /// - Parameters:
+    ///   - allHostsMustBeEvaluated: Refuse HTTPS hosts without an evaluator. Default: `true`.
+    ///   - evaluators:              The evaluators, by host name.
+    public init(allHostsMustBeEvaluated: Bool = true, evaluators: [String: any ServerTrustEvaluating]) {
+        self.allHostsMustBeEvaluated = allHostsMustBeEvaluated
+        self.evaluators = Dictionary(evaluators.map { ($0.key.lowercased(), $0.value) }, uniquingKeysWith: { $1 })
+    }
+
+    /// The evaluator for `host`.
+    ///
+    /// - Throws: ``TLSError/noEvaluatorFound(host:)`` when there is none and every host must
+    ///   be evaluated.
+    /// - Returns: The evaluator, or `nil` when the session's settings apply.
+    public func serverTrustEvaluator(forHost host: String) throws -> (any ServerTrustEvaluating)? {
+        if let evaluator = evaluators[host.lowercased()] { return evaluator }
+        if allHostsMustBeEvaluated { throw TLSError.noEvaluatorFound(host: host) }
+        return nil
+    }
+}

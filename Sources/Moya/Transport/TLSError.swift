@@ -1,0 +1,36 @@
+import Foundation
+
+/// Why TLS material or a TLS connection was refused. Requests fail with
+/// `MoyaError.underlying(TLSError, nil)`.
+public enum TLSError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// The data is not a certificate; the text says why.
+    case invalidCertificate(String)
+    /// The data is not a private key (or it is encrypted); the text says why.
+    case invalidPrivateKey(String)
+    /// A file could not be read.
+    case unreadableFile(URL, String)
+    /// The session's ``Session/Configuration/tls`` could not be turned into a TLS setup; the
+    /// text says why.
+    case invalidConfiguration(String)
+    /// The server's certificate was not accepted by the trust evaluation for `host`: it does
+    /// not chain to a trusted root, or to none of the pinned certificates, or names another
+    /// host. Nothing of the request was sent.
+    case serverTrustEvaluationFailed(host: String, reason: String)
+    /// The ``ServerTrustManager`` requires every host to be evaluated and has no evaluator
+    /// for `host`. Nothing was sent.
+    case noEvaluatorFound(host: String)
+
+    /// A sentence saying what went wrong.
+    public var description: String {
+        switch self {
+        case .invalidCertificate(let reason): return "The certificate is not valid: \(reason)"
+        case .invalidPrivateKey(let reason): return "The private key is not valid: \(reason)"
+        case .unreadableFile(let url, let reason): return "\(url.path) could not be read: \(reason)"
+        case .invalidConfiguration(let reason): return "The TLS configuration is not valid: \(reason)"
+        case .serverTrustEvaluationFailed(let host, let reason):
+            return "The certificate of \(host) was not trusted; nothing was sent. \(reason)"
+        case .noEvaluatorFound(let host):
+            return "No server trust evaluator is configured for \(host), and every host must be evaluated."
+        }
+    }
+}

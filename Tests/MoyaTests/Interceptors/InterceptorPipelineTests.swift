@@ -1,0 +1,176 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import MoyaTestServer
+import Testing
+@testable import Moya
+
+/// Appends `value` to the `X-Order` header.
+struct OrderInterceptor: RequestInterceptor {
+    let value: String
+
+    func adapt(_ request: URLRequest, retryCount: Int) async throws -> URLRequest {
+        var request = request
+        let order = request.value(forHTTPHeaderField: "X-Order").map { "\($0),\(value)" } ?? value
+        request.setValue(order, forHTTPHeaderField: "X-Order")
+        request.setValue("\(retryCount)", forHTTPHeaderField: "X-Retry-Count")
+        return request
+    }
+}
+
+/// Fails every adapt.
+struct FailingInterceptor: RequestInterceptor {
+    struct Refusal: Error {}
+    func adapt(_ request: URLRequest, retryCount: Int) async throws -> URLRequest { throw Refusal() }
+}
+
+/// A target with its own interceptor and time limit.
+struct CapableTarget: TargetType, RequestInterceptable, TimeoutConfigurable {
+    var baseURL: URL
+    var path: String
+    var interceptor: RequestInterceptor?
+    var timeoutInterval: TimeInterval?
+    var method: Moya.Method { .get }
+    var task: Task { .requestPlain }
+    var headers: [String: String]? { nil }
+}
+
+@Suite("The interceptor stage of the provider")
+final class InterceptorPipelineTests {
+    let server: TestServer
+    var base: URL { server.baseURL }
+
+    init() throws {
+        server = try TestServer.start()
+    }
+
+    deinit {
+        try? server.shutdown()
+    }
+
+    @Test("Interceptors adapt after prepare and willSend; the server and the response see the adapted request")
+    func adaptsAfterPlugins() async throws {
+        let plugin = RecordingPlugin(header: ("X-Plugin", "1"))
+        let provider = MoyaProvider<ServerTarget>(plugins: [plugin], interceptors: [OrderInterceptor(value: "a"), OrderInterceptor(value: "b")])
+        let result = await send(provider, ServerTarget(base, "/echo"))
+        let echo = try echo(of: result)
+        #expect(echo.headers["x-plugin"] == "1")
+        #expect(echo.headers["x-order"] == "a,b")
+        #expect(echo.headers["x-retry-count"] == "0")
+        #expect(plugin.willSendRequests.first?.request?.value(forHTTPHeaderField: "X-Order") == nil)
+        #expect(result.response?.request?.value(forHTTPHeaderField: "X-Order") == "a,b")
+        #expect(plugin.events == ["plugin.prepare", "plugin.willSend", "plugin.didReceive", "plugin.process"])
+    }
+
+    @Test("A failing adapt fails the request with its error, nothing is sent, plugins see the failure")
+    func adaptFailure() async throws {
+        let plugin = RecordingPlugin()
+        let provider = MoyaProvider<ServerTarget>(plugins: [plugin], interceptors: [FailingInterceptor()])
+        let result = await send(provider, ServerTarget(base, "/echo"))
+        guard case .underlying(let error, nil)? = result.error else {
+            Issue.record("expected an underlying error, got \(result)")
+            return
+        }
+        #expect(error is FailingInterceptor.Refusal)
+        #expect(server.receivedRequests.isEmpty)
+        #expect(plugin.events == ["plugin.prepare", "plugin.willSend", "plugin.didReceive", "plugin.process"])
+    }
+
+    @Test("A target's own interceptor runs after the provider's; MultiTarget passes it through")
+    func targetInterceptor() async throws {
+        let target = CapableTarget(baseURL: base, path: "/echo", interceptor: OrderInterceptor(value: "target"))
+        let provider = MoyaProvider<CapableTarget>(interceptors: [OrderInterceptor(value: "provider")])
+        #expect(try echo(of: await send(provider, target)).headers["x-order"] == "provider,target")
+
+        let multi = MoyaProvider<MultiTarget>()
+        #expect(try echo(of: await send(multi, MultiTarget(target))).headers["x-order"] == "target")
+    }
+
+    @Test("Retries adapt the prepared request afresh, with the retry count")
+    func retryCountInAdapt() async throws {
+        let provider = MoyaProvider<ServerTarget>(interceptors: [
+            OrderInterceptor(value: "a"),
+            RetryPolicy(retryLimit: 2, exponentialBackoffScale: 0.01),
+        ])
+        let target = ServerTarget(base, "/flaky/count", task: .requestParameters(parameters: ["failures": 2], encoding: URLEncoding.queryString))
+        let result = await send(provider, target)
+        #expect(result.response?.statusCode == 200)
+        let headers = server.receivedRequests.map { request in
+            Dictionary(request.headers.map { ($0.name.lowercased(), $0.value) }, uniquingKeysWith: { $1 })
+        }
+        #expect(headers.map { $0["x-order"] } == ["a", "a", "a"])
+        #expect(headers.map { $0["x-retry-count"] } == ["0", "1", "2"])
+    }
+
+    @Test("Cancelling during a backoff wait ends the request at once with the cancellation error")
+    func cancelDuringBackoff() async throws {
+        let provider = MoyaProvider<ServerTarget>(interceptors: [RetryPolicy(retryLimit: 3, maximumDelay: 120)])
+        let target = ServerTarget(base, "/flaky/cancel", task: .requestParameters(parameters: ["failures": 5, "retryAfter": 60], encoding: URLEncoding.queryString))
+        let start = Date()
+        let result: Result<Moya.Response, MoyaError> = await withCheckedContinuation { continuation in
+            let token = UncheckedSendable(provider.request(target, callbackQueue: .global()) { continuation.resume(returning: UncheckedResult($0)) })
+            let server = self.server
+            DispatchQueue.global().async {
+                // Wait until the first attempt has been answered, then cancel during the wait.
+                while server.receivedRequests.isEmpty { usleep(10_000) }
+                usleep(100_000)
+                token.value.cancel()
+            }
+        }.result
+        guard case .underlying(let error as NSError, nil)? = result.error else {
+            Issue.record("expected a cancellation, got \(result)")
+            return
+        }
+        #expect(error.code == NSURLErrorCancelled)
+        #expect(Date().timeIntervalSince(start) < 30)
+        #expect(server.receivedRequests.count == 1)
+    }
+
+    @Test("Cancelling while an adapt waits for a refresh ends the request with the cancellation error")
+    func cancelDuringRefresh() async throws {
+        struct SlowAuthenticator: Authenticator {
+            func apply(_ credential: TestCredential, to request: inout URLRequest) {
+                request.setValue("Bearer \(credential.token)", forHTTPHeaderField: "Authorization")
+            }
+            func refresh(_ credential: TestCredential) async throws -> TestCredential {
+                try await _Concurrency.Task.sleep(nanoseconds: 10_000_000_000)
+                return TestCredential(token: "late")
+            }
+        }
+        let interceptor = AuthenticationInterceptor(authenticator: SlowAuthenticator(), credential: TestCredential(token: "old", requiresRefresh: true))
+        let provider = MoyaProvider<ServerTarget>(interceptors: [interceptor])
+        let start = Date()
+        let result: Result<Moya.Response, MoyaError> = await withCheckedContinuation { continuation in
+            let token = UncheckedSendable(provider.request(ServerTarget(base, "/token/late"), callbackQueue: .global()) { continuation.resume(returning: UncheckedResult($0)) })
+            DispatchQueue.global().asyncAfter(deadline: .now() + 0.2) { token.value.cancel() }
+        }.result
+        guard case .underlying(let error as NSError, nil)? = result.error else {
+            Issue.record("expected a cancellation, got \(result)")
+            return
+        }
+        #expect(error.code == NSURLErrorCancelled)
+        #expect(Date().timeIntervalSince(start) < 8)
+        #expect(server.receivedRequests.isEmpty)
+    }
+
+    @Test("Stubbed requests do not go through interceptors")
+    func stubsSkipInterceptors() async throws {
+        let provider = MoyaProvider<ServerTarget>(stubClosure: MoyaProvider.immediatelyStub, interceptors: [FailingInterceptor()])
+        let result = await send(provider, ServerTarget(base, "/echo", sampleData: Data("stub".utf8)))
+        #expect(result.response?.data == Data("stub".utf8))
+    }
+
+    @Test("A retried download keeps only the final attempt's file")
+    func retriedDownload() async throws {
+        let directory = try TemporaryDirectory()
+        let destinationURL = directory.url.appendingPathComponent("flaky.json")
+        let destination: DownloadDestination = { _, _ in (destinationURL, []) }
+        let provider = MoyaProvider<ServerTarget>(interceptors: [RetryPolicy(exponentialBackoffScale: 0.01)])
+        let target = ServerTarget(base, "/flaky/download", task: .downloadParameters(parameters: ["failures": 1], encoding: URLEncoding.queryString, destination: destination))
+        let result = await send(provider, target)
+        #expect(result.response?.statusCode == 200)
+        let body = try JSONSerialization.jsonObject(with: Data(contentsOf: destinationURL)) as? [String: Int]
+        #expect(body == ["attempt": 2])
+    }
+}

@@ -1,0 +1,62 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import MoyaTestServer
+import Testing
+@testable import Moya
+
+@Suite("Session.Configuration: proxy, HTTP version, decompression limits")
+final class SessionConfigurationTests {
+    let server: TestServer
+    var base: URL { server.baseURL }
+
+    init() throws {
+        server = try TestServer.start()
+    }
+
+    deinit {
+        try? server.shutdown()
+    }
+
+    @Test("An HTTP proxy is asked to CONNECT to the target host, with the proxy credentials")
+    func httpProxy() async throws {
+        let session = Session(configuration: .init(proxy: .http(host: "127.0.0.1", port: server.port, username: "user", password: "secret")))
+        let provider = MoyaProvider<ServerTarget>(session: session)
+        let target = ServerTarget(URL(string: "http://proxied.invalid")!, "/echo")
+        let result = await send(provider, target)
+        // The test server is no real proxy: it refuses the CONNECT, so the request fails, but it
+        // did go to the proxy and not to the unresolvable host.
+        #expect(result.error != nil)
+        let received = try #require(server.receivedRequests.first)
+        #expect(received.method == "CONNECT")
+        #expect(received.uri == "proxied.invalid:80")
+        let authorization = received.headers.first { $0.name.lowercased() == "proxy-authorization" }?.value
+        #expect(authorization == "Basic " + Data("user:secret".utf8).base64EncodedString())
+        try await session.shutdown()
+    }
+
+    @Test("HTTP/1.1-only sessions work")
+    func http1Only() async throws {
+        let session = Session(configuration: .init(httpVersion: .http1Only))
+        let provider = MoyaProvider<ServerTarget>(session: session)
+        #expect(await send(provider, ServerTarget(base, "/echo")).response?.statusCode == 200)
+        try await session.shutdown()
+    }
+
+    @Test("A decompression size limit rejects a body that grows beyond it")
+    func decompressionSizeLimit() async throws {
+        let limited = Session(configuration: .init(decompression: .enabledWithMaximumSize(10)))
+        let result = await send(MoyaProvider<ServerTarget>(session: limited), ServerTarget(base, "/gzip"))
+        guard case .underlying(let error as URLError, nil)? = result.error else {
+            Issue.record("expected URLError, got \(result)")
+            return
+        }
+        #expect(error.code == .cannotDecodeContentData)
+
+        let roomy = Session(configuration: .init(decompression: .enabledWithMaximumSize(1 << 20)))
+        #expect(await send(MoyaProvider<ServerTarget>(session: roomy), ServerTarget(base, "/gzip")).response?.statusCode == 200)
+        try await limited.shutdown()
+        try await roomy.shutdown()
+    }
+}

@@ -1,0 +1,86 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import MoyaTestServer
+import Testing
+@testable import Moya
+
+/// Sets `URLRequest.timeoutInterval` in `prepare`.
+struct TimeoutPlugin: PluginType {
+    let interval: TimeInterval
+    func prepare(_ request: URLRequest, target: TargetType) -> URLRequest {
+        var request = request
+        request.timeoutInterval = interval
+        return request
+    }
+}
+
+@Suite("Timeouts: session limits, per-target limits and URLRequest.timeoutInterval")
+final class TimeoutTests {
+    let server: TestServer
+    var base: URL { server.baseURL }
+
+    init() throws {
+        server = try TestServer.start()
+    }
+
+    deinit {
+        try? server.shutdown()
+    }
+
+    /// Checks that `result` is a timeout that came well before the server would have answered.
+    func expectTimedOut(_ result: Result<Moya.Response, MoyaError>, elapsed: TimeInterval, sourceLocation: SourceLocation = #_sourceLocation) {
+        guard case .underlying(let error as URLError, nil)? = result.error else {
+            Issue.record("expected URLError, got \(result)", sourceLocation: sourceLocation)
+            return
+        }
+        #expect(error.code == .timedOut, sourceLocation: sourceLocation)
+        // The limit is 0.5 s and the server answers after 10 s: a generous upper bound only.
+        #expect(elapsed < 8, sourceLocation: sourceLocation)
+    }
+
+    func timed(_ body: () async -> Result<Moya.Response, MoyaError>) async -> (Result<Moya.Response, MoyaError>, TimeInterval) {
+        let start = Date()
+        let result = await body()
+        return (result, Date().timeIntervalSince(start))
+    }
+
+    @Test("A target's timeout wins over a longer session limit")
+    func perTargetTimeout() async throws {
+        let session = Session(configuration: .init(timeoutIntervalForRequest: 30, timeoutIntervalForResource: 30))
+        let provider = MoyaProvider<CapableTarget>(session: session)
+        let (result, elapsed) = await timed { await send(provider, CapableTarget(baseURL: base, path: "/delay/10000", timeoutInterval: 0.5)) }
+        expectTimedOut(result, elapsed: elapsed)
+
+        // A generous target limit lets a quick request through.
+        let quick = await send(provider, CapableTarget(baseURL: base, path: "/delay/50", timeoutInterval: 5))
+        #expect(quick.response?.statusCode == 200)
+        try await session.shutdown()
+    }
+
+    @Test("The session's resource timeout applies to targets without their own")
+    func sessionResourceTimeout() async throws {
+        let session = Session(configuration: .init(timeoutIntervalForResource: 0.5))
+        let provider = MoyaProvider<CapableTarget>(session: session)
+        let (result, elapsed) = await timed { await send(provider, CapableTarget(baseURL: base, path: "/delay/10000")) }
+        expectTimedOut(result, elapsed: elapsed)
+        try await session.shutdown()
+    }
+
+    @Test("The session's read timeout fires when the server stops sending")
+    func readTimeout() async throws {
+        let session = Session(configuration: .init(timeoutIntervalForRequest: 0.5))
+        let provider = MoyaProvider<ServerTarget>(session: session)
+        let (result, elapsed) = await timed { await send(provider, ServerTarget(base, "/delay/10000")) }
+        expectTimedOut(result, elapsed: elapsed)
+        try await session.shutdown()
+    }
+
+    @Test("A URLRequest.timeoutInterval set by a plugin is honoured")
+    func urlRequestTimeout() async throws {
+        let provider = MoyaProvider<ServerTarget>(plugins: [TimeoutPlugin(interval: 0.5)])
+        let (result, elapsed) = await timed { await send(provider, ServerTarget(base, "/delay/10000")) }
+        expectTimedOut(result, elapsed: elapsed)
+    }
+}
