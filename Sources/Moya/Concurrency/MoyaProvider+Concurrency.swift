@@ -1,0 +1,120 @@
+import Foundation
+
+extension MoyaProvider {
+    /// Sends a request for `target` and returns its response.
+    ///
+    /// The request goes through the same pipeline as
+    /// ``request(_:callbackQueue:progress:completion:)``: endpoint and request closures, stubs,
+    /// plugins, validation and `trackInflights` merging. The plugins' `didReceive` and `process`
+    /// run on the provider's `callbackQueue` when it has one, otherwise on a private queue; the
+    /// main queue is never needed, so this works in programs that never run it.
+    ///
+    /// Cancelling the calling task cancels the HTTP request at once and throws the cancellation
+    /// error, `MoyaError.underlying(NSError(domain: NSURLErrorDomain, code: NSURLErrorCancelled), nil)`
+    /// (see ``MoyaError/isCancelled``). A task that is already cancelled throws it without
+    /// sending anything or calling any plugin.
+    ///
+    /// ```swift
+    /// let provider = MoyaProvider<GitHub>()
+    /// let response = try await provider.request(.zen)
+    /// print(try response.mapString())
+    /// ```
+    ///
+    /// - Parameter target: What to request.
+    /// - Returns: The response, after validation and the plugins' `process`.
+    /// - Throws: The request's `MoyaError`.
+    nonisolated(nonsending)
+    public func request(_ target: Target) async throws(MoyaError) -> Response {
+        let call = RequestCall()
+        let queue = self.callbackQueue ?? ConcurrencyQueue.shared
+        let result: Result<Response, MoyaError> = await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Result<Response, MoyaError>, Never>) in
+                let started = call.start {
+                    self.request(target, callbackQueue: queue, progress: nil) { result in
+                        call.finish()
+                        continuation.resume(returning: result)
+                    }
+                }
+                if !started {
+                    continuation.resume(returning: .failure(.requestCancelled))
+                }
+            }
+        } onCancel: {
+            call.cancel()
+        }
+        return try result.get()
+    }
+
+    /// Sends a request for `target` and decodes its JSON body as `type`.
+    ///
+    /// The response is decoded as ``Response/map(_:atKeyPath:using:failsOnEmptyData:)`` does.
+    ///
+    /// ```swift
+    /// let user = try await provider.request(.userProfile("ashfurrow"), as: User.self)
+    /// let name = try await provider.request(.userProfile("ashfurrow"), as: String.self, atKeyPath: "login")
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - target:           What to request.
+    ///   - type:             The type to decode.
+    ///   - keyPath:          A dotted key path into the top-level JSON dictionary, or `nil` for
+    ///                       the whole body.
+    ///   - decoder:          The decoder to use.
+    ///   - failsOnEmptyData: Whether an empty body (or a missing key path) is an error.
+    /// - Returns: The decoded value.
+    /// - Throws: The request's `MoyaError`, or the mapping error (`.jsonMapping`, `.objectMapping`).
+    nonisolated(nonsending)
+    public func request<D: Decodable>(
+        _ target: Target,
+        as type: D.Type,
+        atKeyPath keyPath: String? = nil,
+        using decoder: JSONDecoder = JSONDecoder(),
+        failsOnEmptyData: Bool = true
+    ) async throws(MoyaError) -> D {
+        let response = try await request(target)
+        do {
+            return try response.map(type, atKeyPath: keyPath, using: decoder, failsOnEmptyData: failsOnEmptyData)
+        } catch let error as MoyaError {
+            throw error
+        } catch {
+            throw MoyaError.objectMapping(error, response)
+        }
+    }
+
+    /// Sends a request for `target` and reports its progress as an asynchronous sequence.
+    ///
+    /// The sequence yields the progress events of the transfer, then one last event whose
+    /// ``ProgressResponse/completed`` is `true` and whose `response` is the validated response,
+    /// and then ends. A failed request ends the sequence by throwing its `MoyaError`.
+    ///
+    /// The request starts when iteration starts (the first call to `next()`); each iterator sends
+    /// its own request. Leaving the loop early (`break`, `return`, a thrown error) or cancelling
+    /// the task cancels the request.
+    ///
+    /// ```swift
+    /// for try await event in provider.requestWithProgress(.download) {
+    ///     if let response = event.response {
+    ///         print("done: \(response.data.count) bytes")
+    ///     } else {
+    ///         print("progress: \(event.progress)")
+    ///     }
+    /// }
+    /// ```
+    ///
+    /// - Parameter target: What to request.
+    /// - Returns: The sequence of progress events.
+    public func requestWithProgress(_ target: Target) -> ProgressStream {
+        let queue = self.callbackQueue ?? ConcurrencyQueue.shared
+        // The target is only read, once, when an iterator sends the request.
+        let target = UncheckedSendable(target)
+        return ProgressStream { progress, completion in
+            self.request(target.value, callbackQueue: queue, progress: progress, completion: completion)
+        }
+    }
+}
+
+/// Where the async API's callbacks run when the provider has no `callbackQueue`.
+enum ConcurrencyQueue {
+    /// A concurrent queue of the library's own; the provider keeps progress events in order on it.
+    static let shared = DispatchQueue(label: "org.moya.concurrency", attributes: .concurrent)
+}

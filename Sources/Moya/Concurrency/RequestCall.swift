@@ -1,0 +1,64 @@
+import Foundation
+
+/// The link between one Swift task (or one stream or publisher) and the callback request it
+/// started: it remembers the request's token so that a cancel arriving from another thread, at
+/// any moment, reaches it exactly once.
+///
+/// A cancel that arrives before the request has started stops it from starting; one that
+/// arrives while `request(...)` is still running is applied as soon as the token is known.
+final class RequestCall: Sendable {
+    private struct State {
+        var isCancelled = false
+        var token: (any Cancellable)?
+    }
+
+    // The token is a `CancellableWrapper`, which is safe to cancel from any thread; it sits
+    // behind the lock only so that the hand-over between `start` and `cancel` is atomic.
+    private let state = Protected(State())
+
+    init() {}
+
+    /// Whether ``cancel()`` has been called.
+    var isCancelled: Bool {
+        state.withLock { $0.isCancelled }
+    }
+
+    /// Starts the request with `send` unless the call was cancelled already.
+    ///
+    /// - Parameter send: Starts the request and returns its token.
+    /// - Returns: `false` when the call had been cancelled and nothing was started.
+    func start(_ send: () -> any Cancellable) -> Bool {
+        guard !isCancelled else { return false }
+        let token = send()
+        let cancelNow: Bool = state.withLock { state in
+            if state.isCancelled { return true }
+            state.token = token
+            return false
+        }
+        if cancelNow { token.cancel() }
+        return true
+    }
+
+    /// Cancels the request, or keeps it from starting. Later calls do nothing.
+    func cancel() {
+        let token: (any Cancellable)? = state.withLock { state in
+            guard !state.isCancelled else { return nil }
+            state.isCancelled = true
+            defer { state.token = nil }
+            return state.token
+        }
+        token?.cancel()
+    }
+
+    /// Forgets the token once the request has finished, so nothing is kept alive longer.
+    func finish() {
+        state.withLock { $0.token = nil }
+    }
+}
+
+extension MoyaError {
+    /// The error of a cancelled request (decision 2): `NSURLErrorCancelled` in `NSURLErrorDomain`.
+    static var requestCancelled: MoyaError {
+        .underlying(NSError(domain: NSURLErrorDomain, code: NSURLErrorCancelled, userInfo: nil), nil)
+    }
+}

@@ -1,0 +1,147 @@
+// This file is compiled in the Swift 5 language mode (see Package.swift). It is written the way
+// a Moya 15 app is, following Moya's documentation: a plain enum target, a plugin class with
+// mutable state, completion closures that capture and mutate local state and non-Sendable
+// objects. None of that is Sendable, and it must keep compiling, without warnings.
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import Moya
+import MoyaTestServer
+import Testing
+
+/// Where the targets point; a mutable global, as Swift 5 code may have.
+var serviceBaseURL = URL(string: "http://127.0.0.1")!
+
+enum MyService {
+    case zen
+    case showUser(id: Int)
+    case createUser(firstName: String, lastName: String)
+    case missing
+}
+
+extension MyService: TargetType {
+    var baseURL: URL { return serviceBaseURL }
+    var path: String {
+        switch self {
+        case .zen, .showUser, .createUser:
+            return "/echo"
+        case .missing:
+            return "/status/404"
+        }
+    }
+    var method: Moya.Method {
+        switch self {
+        case .zen, .showUser, .missing:
+            return .get
+        case .createUser:
+            return .post
+        }
+    }
+    var task: Task {
+        switch self {
+        case .zen, .missing:
+            return .requestPlain
+        case let .showUser(id):
+            return .requestParameters(parameters: ["id": id], encoding: URLEncoding.queryString)
+        case let .createUser(firstName, lastName):
+            return .requestParameters(parameters: ["first_name": firstName, "last_name": lastName], encoding: JSONEncoding.default)
+        }
+    }
+    var validationType: ValidationType { return .successCodes }
+    var sampleData: Data { return "Half measures are as bad as nothing at all.".data(using: .utf8)! }
+    var headers: [String: String]? { return ["Content-type": "application/json"] }
+}
+
+/// A plugin as Moya's documentation writes them: a class with a closure and a counter.
+class ActivityCounter: PluginType {
+    typealias ActivityClosure = (_ began: Bool, _ target: TargetType) -> Void
+    var began = 0
+    var ended = 0
+    let closure: ActivityClosure
+
+    init(closure: @escaping ActivityClosure) {
+        self.closure = closure
+    }
+
+    func willSend(_ request: RequestType, target: TargetType) {
+        began += 1
+        closure(true, target)
+    }
+
+    func didReceive(_ result: Result<Moya.Response, MoyaError>, target: TargetType) {
+        ended += 1
+        closure(false, target)
+    }
+}
+
+/// Some app state a completion updates, not Sendable.
+class ViewModel {
+    var text = ""
+    var errors: [MoyaError] = []
+}
+
+@Suite("A Swift 5 client")
+struct Swift5ClientTests {
+    @Test("The callback API, as Moya's documentation uses it")
+    func callbacks() async throws {
+        let server = try TestServer.start()
+        defer { try? server.shutdown() }
+        serviceBaseURL = server.baseURL
+
+        var log: [Bool] = []
+        let counter = ActivityCounter { began, _ in log.append(began) }
+        let requestClosure = { (endpoint: Endpoint, done: MoyaProvider.RequestResultClosure) in
+            do {
+                var request: URLRequest = try endpoint.urlRequest()
+                request.httpShouldHandleCookies = false
+                done(.success(request))
+            } catch {
+                done(.failure(MoyaError.underlying(error)))
+            }
+        }
+        let provider = MoyaProvider<MyService>(requestClosure: requestClosure, callbackQueue: DispatchQueue.global(qos: .utility), plugins: [counter])
+        let model = ViewModel()
+        var calls = 0
+
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            provider.request(.showUser(id: 7)) { result in
+                calls += 1
+                switch result {
+                case let .success(moyaResponse):
+                    model.text = (try? moyaResponse.mapString()) ?? ""
+                case let .failure(error):
+                    model.errors.append(error)
+                }
+                continuation.resume()
+            }
+        }
+        #expect(calls == 1)
+        #expect(model.text.contains("id=7"))
+
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            provider.request(.missing) { result in
+                if case let .failure(error) = result { model.errors.append(error) }
+                continuation.resume()
+            }
+        }
+        #expect(model.errors.count == 1)
+        #expect(counter.began == 2)
+        #expect(counter.ended == 2)
+        #expect(log == [true, false, true, false])
+    }
+
+    @Test("Cancelling through the returned Cancellable")
+    func cancellable() async throws {
+        let provider = MoyaProvider<MyService>(stubClosure: MoyaProvider.delayedStub(3600))
+        var cancelled = false
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let request: Cancellable = provider.request(.zen, callbackQueue: DispatchQueue.global()) { result in
+                if case let .failure(error) = result { cancelled = error.isCancelled }
+                continuation.resume()
+            }
+            request.cancel()
+        }
+        #expect(cancelled)
+    }
+}
