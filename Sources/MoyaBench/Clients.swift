@@ -111,6 +111,32 @@ final class MoyaCallbackClient: BenchClient {
     }
 }
 
+/// `MoyaProvider` with async/await.
+final class MoyaAsyncClient: BenchClient {
+    let name = "MoyaProvider (async)"
+    let base: URL
+    let session: Session
+    let provider: MoyaProvider<BenchTarget>
+
+    init(base: URL, connections: Int) {
+        self.base = base
+        session = Session(configuration: .init(maximumConnectionsPerHost: connections))
+        provider = MoyaProvider<BenchTarget>(session: session)
+    }
+
+    func get(_ path: String) async throws -> Int {
+        try await provider.request(BenchTarget(baseURL: base, path: path, method: .get, task: .requestPlain)).data.count
+    }
+
+    func post(_ path: String, payload: Payload) async throws -> Int {
+        try await provider.request(BenchTarget(baseURL: base, path: path, method: .post, task: .requestJSONEncodable(payload))).data.count
+    }
+
+    func shutdown() async throws {
+        try await session.shutdown()
+    }
+}
+
 /// FoundationNetworking's `URLSession` (libcurl on Linux).
 final class URLSessionClient: BenchClient {
     let name = "URLSession"

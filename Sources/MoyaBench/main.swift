@@ -47,6 +47,7 @@ let postPath = options.url == nil ? "/echo/users" : "/"
 let clients: [any BenchClient] = [
     RawAHCClient(base: base, connections: options.connections),
     MoyaCallbackClient(base: base, connections: options.connections),
+    MoyaAsyncClient(base: base, connections: options.connections),
     URLSessionClient(base: base, connections: options.connections),
 ]
 

@@ -16,9 +16,7 @@ import Testing
 struct Swift5AsyncClientTests {
     @Test("async/await and publishers from Swift 5 code")
     func asyncAndCombine() async throws {
-        let server = try TestServer.start()
-        defer { try? server.shutdown() }
-        serviceBaseURL = server.baseURL
+        _ = try #require(sharedServer)
         let provider = MoyaProvider<MyService>(stubClosure: MoyaProvider.immediatelyStub)
 
         let response = try await provider.request(.zen)

@@ -13,6 +13,14 @@ import Testing
 /// Where the targets point; a mutable global, as Swift 5 code may have.
 var serviceBaseURL = URL(string: "http://127.0.0.1")!
 
+/// One server for this module's tests, started on first use. It also points the mutable global
+/// above at itself, exactly once: tests run in parallel, so setting the global per test raced.
+let sharedServer: TestServer? = {
+    guard let server = try? TestServer.start() else { return nil }
+    serviceBaseURL = server.baseURL
+    return server
+}()
+
 enum MyService {
     case zen
     case showUser(id: Int)
@@ -85,9 +93,7 @@ class ViewModel {
 struct Swift5ClientTests {
     @Test("The callback API, as Moya's documentation uses it")
     func callbacks() async throws {
-        let server = try TestServer.start()
-        defer { try? server.shutdown() }
-        serviceBaseURL = server.baseURL
+        _ = try #require(sharedServer)
 
         var log: [Bool] = []
         let counter = ActivityCounter { began, _ in log.append(began) }
