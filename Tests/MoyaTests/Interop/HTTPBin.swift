@@ -22,7 +22,7 @@ enum HTTPBin {
 
     static let skipMessage = Comment(rawValue: """
         httpbin is not running at \(baseURL.absoluteString), so the interoperability suite is skipped. \
-        Start it with `pip install httpbin gunicorn && gunicorn -b 127.0.0.1:8000 httpbin:app`, or point \
+        Start it with `pip install httpbin gunicorn && gunicorn -b 127.0.0.1:8000 --threads 4 --keep-alive 120 httpbin:app`, or point \
         MOYA_HTTPBIN_URL at one. Set MOYA_REQUIRE_HTTPBIN=1 to fail instead of skipping (CI does).
         """)
 
