@@ -42,12 +42,7 @@ final class DataResponseDelegate: HTTPClientResponseDelegate, @unchecked Sendabl
 
     func didReceiveHead(task: HTTPClient.Task<TransportResponse>, _ head: HTTPResponseHead) -> EventLoopFuture<Void> {
         self.head = head
-        // A compressed body is delivered decompressed, so its Content-Length says nothing about
-        // the bytes we will count.
-        if head.headers.first(name: "Content-Encoding") == nil,
-           let length = head.headers.first(name: "Content-Length").flatMap(Int64.init), length >= 0 {
-            expected = length
-        }
+        expected = head.expectedBodyLength
         return task.eventLoop.makeSucceededVoidFuture()
     }
 
@@ -91,5 +86,18 @@ extension HTTPURLResponse {
         }
         let version = "HTTP/\(head.version.major).\(head.version.minor)"
         return HTTPURLResponse(url: url, statusCode: Int(head.status.code), httpVersion: version, headerFields: fields)
+    }
+}
+
+extension HTTPResponseHead {
+    /// The number of body bytes a delegate will count, for progress: the `Content-Length`, or -1
+    /// when it is missing or invalid, or when the body is compressed (it is delivered
+    /// decompressed, so its `Content-Length` says nothing about the bytes counted).
+    var expectedBodyLength: Int64 {
+        guard headers.first(name: "Content-Encoding") == nil,
+              let length = headers.first(name: "Content-Length").flatMap(Int64.init), length >= 0 else {
+            return -1
+        }
+        return length
     }
 }

@@ -40,10 +40,7 @@ final class DownloadResponseDelegate: HTTPClientResponseDelegate, @unchecked Sen
 
     func didReceiveHead(task: HTTPClient.Task<TransportResponse>, _ head: HTTPResponseHead) -> EventLoopFuture<Void> {
         self.head = head
-        if head.headers.first(name: "Content-Encoding") == nil,
-           let length = head.headers.first(name: "Content-Length").flatMap(Int64.init), length >= 0 {
-            expected = length
-        }
+        expected = head.expectedBodyLength
         guard sink.accepts(Int(head.status.code)) else {
             return task.eventLoop.makeSucceededVoidFuture()
         }
