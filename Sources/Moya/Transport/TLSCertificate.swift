@@ -47,12 +47,7 @@ public struct TLSCertificate: Sendable, Hashable {
     ///
     /// - Throws: ``TLSError/unreadableFile(_:_:)`` or ``TLSError/invalidCertificate(_:)``.
     public init(contentsOf url: URL) throws {
-        let data: Data
-        do {
-            data = try Data(contentsOf: url)
-        } catch {
-            throw TLSError.unreadableFile(url, "\(error)")
-        }
+        let data = try TLSError.contentsOfFile(at: url)
         if let pem = try? TLSCertificate(pem: data) {
             self = pem
         } else {

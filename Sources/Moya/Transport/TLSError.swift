@@ -34,3 +34,14 @@ public enum TLSError: Error, Sendable, Equatable, CustomStringConvertible {
         }
     }
 }
+
+extension TLSError {
+    /// The contents of a certificate or key file, or ``unreadableFile(_:_:)``.
+    static func contentsOfFile(at url: URL) throws -> Data {
+        do {
+            return try Data(contentsOf: url)
+        } catch {
+            throw TLSError.unreadableFile(url, "\(error)")
+        }
+    }
+}

@@ -30,12 +30,7 @@ public struct TLSPrivateKey: Sendable, Hashable {
     ///
     /// - Throws: ``TLSError/unreadableFile(_:_:)`` or ``TLSError/invalidPrivateKey(_:)``.
     public init(contentsOf url: URL) throws {
-        let data: Data
-        do {
-            data = try Data(contentsOf: url)
-        } catch {
-            throw TLSError.unreadableFile(url, "\(error)")
-        }
+        let data = try TLSError.contentsOfFile(at: url)
         if let pem = try? TLSPrivateKey(pem: data) {
             self = pem
         } else {
