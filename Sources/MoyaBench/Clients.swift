@@ -74,6 +74,16 @@ struct BenchTarget: TargetType {
     var headers: [String: String]? { nil }
     var validationType: ValidationType { .successCodes }
     var sampleData: Data { Data("{\"ok\":true}".utf8) }
+
+    /// The GET workload's target.
+    static func get(_ base: URL, _ path: String) -> BenchTarget {
+        BenchTarget(baseURL: base, path: path, method: .get, task: .requestPlain)
+    }
+
+    /// The JSON POST workload's target.
+    static func post(_ base: URL, _ path: String, _ payload: Payload) -> BenchTarget {
+        BenchTarget(baseURL: base, path: path, method: .post, task: .requestJSONEncodable(payload))
+    }
 }
 
 /// `MoyaProvider` with the callback API, completions on a global queue.
@@ -99,11 +109,11 @@ final class MoyaCallbackClient: BenchClient {
     }
 
     func get(_ path: String) async throws -> Int {
-        try await send(BenchTarget(baseURL: base, path: path, method: .get, task: .requestPlain))
+        try await send(.get(base, path))
     }
 
     func post(_ path: String, payload: Payload) async throws -> Int {
-        try await send(BenchTarget(baseURL: base, path: path, method: .post, task: .requestJSONEncodable(payload)))
+        try await send(.post(base, path, payload))
     }
 
     func shutdown() async throws {
@@ -125,11 +135,11 @@ final class MoyaAsyncClient: BenchClient {
     }
 
     func get(_ path: String) async throws -> Int {
-        try await provider.request(BenchTarget(baseURL: base, path: path, method: .get, task: .requestPlain)).data.count
+        try await provider.request(.get(base, path)).data.count
     }
 
     func post(_ path: String, payload: Payload) async throws -> Int {
-        try await provider.request(BenchTarget(baseURL: base, path: path, method: .post, task: .requestJSONEncodable(payload))).data.count
+        try await provider.request(.post(base, path, payload)).data.count
     }
 
     func shutdown() async throws {
