@@ -15,14 +15,23 @@ extension Endpoint {
     ///   ``MoyaError/parameterEncoding(_:)`` when parameters cannot be encoded, and
     ///   ``MoyaError/encodableMapping(_:)`` when an `Encodable` body cannot be encoded.
     public func urlRequest() throws -> URLRequest {
-        guard let requestURL = Endpoint.strictURL(from: url) else {
+        guard let requestURL = resolvedURL ?? Endpoint.strictURL(from: url) else {
             throw MoyaError.requestMapping(url)
         }
 
-        var request = URLRequest(url: requestURL)
-        request.httpMethod = method.rawValue
-        request.allHTTPHeaderFields = httpHeaderFields
+        // Parameters that go into the URL are added before the request exists: on Linux every
+        // change to a `URLRequest` after the first copies the whole underlying object.
+        if case let .requestParameters(parameters, parameterEncoding) = task,
+           let urlEncoding = parameterEncoding as? URLEncoding,
+           urlEncoding.destination.encodesParametersInURL(for: method) {
+            do {
+                return makeRequest(url: try urlEncoding.url(requestURL, appendingQueryFor: parameters))
+            } catch {
+                throw MoyaError.parameterEncoding(error)
+            }
+        }
 
+        var request = makeRequest(url: requestURL)
         switch task {
         case .requestPlain, .uploadFile, .uploadMultipart, .uploadMultipartFormData, .downloadDestination:
             return request
@@ -50,6 +59,19 @@ extension Endpoint {
             let bodyfulRequest = try request.encoded(parameters: bodyParameters, parameterEncoding: bodyParameterEncoding)
             return try bodyfulRequest.encoded(parameters: urlParameters, parameterEncoding: URLEncoding(destination: .queryString))
         }
+    }
+
+    /// A request for `url` with this endpoint's method and headers. `GET` and no headers are
+    /// what a new `URLRequest` has already, so they are not set again.
+    private func makeRequest(url: URL) -> URLRequest {
+        var request = URLRequest(url: url)
+        if method != .get {
+            request.httpMethod = method.rawValue
+        }
+        if let httpHeaderFields, !httpHeaderFields.isEmpty {
+            request.allHTTPHeaderFields = httpHeaderFields
+        }
+        return request
     }
 
     /// Parses `string` strictly: unlike `URL(string:)` on Swift 6 Foundation, characters that are

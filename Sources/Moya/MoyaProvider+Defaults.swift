@@ -10,8 +10,10 @@ extension MoyaProvider {
     /// - Parameter target: The target.
     /// - Returns: Its endpoint.
     public final class func defaultEndpointMapping(for target: Target) -> Endpoint {
-        Endpoint(
-            url: URL(target: target).absoluteString,
+        let (url, isStrictlyParsed) = URL.resolved(for: target)
+        return Endpoint(
+            resolvedURL: isStrictlyParsed ? url : nil,
+            url: url.absoluteString,
             sampleResponseClosure: { .networkResponse(200, target.sampleData) },
             method: target.method,
             task: target.task,

@@ -327,10 +327,10 @@ extension MoyaProvider {
         switch transportResult {
         case .success(let transportResponse):
             let response = Moya.Response(
-                statusCode: transportResponse.httpResponse.statusCode,
+                statusCode: transportResponse.statusCode,
                 data: transportResponse.data,
                 request: request,
-                response: transportResponse.httpResponse
+                deferredResponse: transportResponse.response
             )
             guard validation.accepts(response.statusCode) else {
                 return .failure(.statusCode(response))

@@ -1,25 +1,81 @@
-import Foundation
+#if canImport(Darwin)
+import Darwin
+#elseif canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
 
 /// A value guarded by one lock. Every read and every compound update happens inside a single
 /// critical section, so read-modify-write sequences cannot interleave.
+///
+/// The value and the lock live in one heap allocation (the lock is tail-allocated storage of a
+/// `ManagedBuffer`): the provider creates several of these per request, and Foundation's
+/// `NSLock` costs four allocations and a condition variable each on Linux.
 final class Protected<Value>: @unchecked Sendable {
-    // Sendable: `value` is only touched while `lock` is held.
-    private let lock = NSLock()
-    private var value: Value
+    // Sendable: the value is only touched while the lock is held.
+    private let storage: LockedStorage<Value>
 
     init(_ value: Value) {
-        self.value = value
+        storage = LockedStorage.make(value)
     }
 
     /// Runs `body` with exclusive access to the value and returns its result.
     func withLock<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {
-        lock.lock()
-        defer { lock.unlock() }
-        return try body(&value)
+        try storage.withLock(body)
     }
 
     /// A copy of the current value.
     var current: Value {
         withLock { $0 }
+    }
+}
+
+/// The platform's plain mutex.
+#if canImport(Darwin)
+private typealias PlatformMutex = os_unfair_lock
+#else
+private typealias PlatformMutex = pthread_mutex_t
+#endif
+
+/// A value (the header) and its mutex (the single tail element) in one allocation.
+private final class LockedStorage<Value>: ManagedBuffer<Value, PlatformMutex> {
+    static func make(_ value: Value) -> LockedStorage<Value> {
+        let buffer = create(minimumCapacity: 1) { _ in value }
+        buffer.withUnsafeMutablePointerToElements { mutex in
+            #if canImport(Darwin)
+            mutex.initialize(to: os_unfair_lock())
+            #else
+            mutex.initialize(to: pthread_mutex_t())
+            let status = pthread_mutex_init(mutex, nil)
+            precondition(status == 0, "pthread_mutex_init failed: \(status)")
+            #endif
+        }
+        // `create` returns the dynamic type it was called on.
+        return unsafeDowncast(buffer, to: LockedStorage<Value>.self)
+    }
+
+    deinit {
+        // The header (the value) is a stored property of `ManagedBuffer` and is destroyed by it;
+        // only the mutex is ours to tear down.
+        withUnsafeMutablePointerToElements { mutex in
+            #if !canImport(Darwin)
+            pthread_mutex_destroy(mutex)
+            #endif
+            _ = mutex.deinitialize(count: 1)
+        }
+    }
+
+    func withLock<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {
+        try withUnsafeMutablePointers { value, mutex in
+            #if canImport(Darwin)
+            os_unfair_lock_lock(mutex)
+            defer { os_unfair_lock_unlock(mutex) }
+            #else
+            pthread_mutex_lock(mutex)
+            defer { pthread_mutex_unlock(mutex) }
+            #endif
+            return try body(&value.pointee)
+        }
     }
 }

@@ -20,7 +20,15 @@ public final class Response: CustomDebugStringConvertible, Equatable, Sendable {
     public let request: URLRequest?
 
     /// The HTTP response received, if any (stubbed responses may have none).
-    public let response: HTTPURLResponse?
+    ///
+    /// For a response from the network, the Foundation object is built the first time this is
+    /// read (Moya stores it; the value is the same).
+    public var response: HTTPURLResponse? {
+        deferredResponse?.value ?? builtResponse
+    }
+
+    private let builtResponse: HTTPURLResponse?
+    private let deferredResponse: DeferredHTTPURLResponse?
 
     /// Creates a response.
     ///
@@ -33,7 +41,17 @@ public final class Response: CustomDebugStringConvertible, Equatable, Sendable {
         self.statusCode = statusCode
         self.data = data
         self.request = request
-        self.response = response
+        self.builtResponse = response
+        self.deferredResponse = nil
+    }
+
+    /// Creates a response whose `HTTPURLResponse` is built on first use.
+    init(statusCode: Int, data: Data, request: URLRequest?, deferredResponse: DeferredHTTPURLResponse) {
+        self.statusCode = statusCode
+        self.data = data
+        self.request = request
+        self.builtResponse = nil
+        self.deferredResponse = deferredResponse
     }
 
     /// A short description: `"Status Code: <code>, Data Length: <count>"`.

@@ -10,11 +10,80 @@ extension URL {
     ///
     /// - Parameter target: The target whose URL to build.
     public init<T: TargetType>(target: T) {
+        self = URL.resolved(for: target).url
+    }
+
+    /// The full URL of `target` (see ``init(target:)``), and whether it was parsed strictly from
+    /// exactly its `absoluteString`, so that the string needs no second parse.
+    ///
+    /// For an `http` or `https` base URL without query or fragment (the common case) the URL is
+    /// written as a string and parsed once; otherwise Foundation's `appendingPathComponent`
+    /// does the work. Both give the same URL.
+    static func resolved<T: TargetType>(for target: T) -> (url: URL, isStrictlyParsed: Bool) {
         let path = target.path
+        let baseURL = target.baseURL
         if path.isEmpty {
-            self = target.baseURL
-        } else {
-            self = target.baseURL.appendingPathComponent(path)
+            return (baseURL, false)
+        }
+        if let string = appendingPathString(path, to: baseURL), let url = Endpoint.strictURL(from: string) {
+            return (url, true)
+        }
+        return (baseURL.appendingPathComponent(path), false)
+    }
+
+    /// `baseURL` with `path` appended as `appendingPathComponent` appends it, written directly
+    /// as a string; `nil` when `baseURL` is not a plain absolute `http(s)` URL without query or
+    /// fragment (a file URL, for one, makes Foundation look at the file system).
+    ///
+    /// One `/` joins the two: a trailing `/` on the base and a leading one on the path become a
+    /// single `/`. The path is percent-encoded outside RFC 3986's path characters.
+    private static func appendingPathString(_ path: String, to baseURL: URL) -> String? {
+        guard baseURL.baseURL == nil else { return nil }
+        let base = baseURL.absoluteString
+        guard base.hasPrefix("https://") || base.hasPrefix("http://"),
+              !base.utf8.contains(where: { $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "#") })
+        else { return nil }
+
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(base.utf8.count + path.utf8.count + 8)
+        bytes.append(contentsOf: base.utf8)
+        let baseEndsWithSlash = bytes.last == UInt8(ascii: "/")
+        var pathBytes = path.utf8[...]
+        if pathBytes.first == UInt8(ascii: "/") {
+            if baseEndsWithSlash { pathBytes = pathBytes.dropFirst() }
+        } else if !baseEndsWithSlash {
+            bytes.append(UInt8(ascii: "/"))
+        }
+        for byte in pathBytes {
+            if isAllowedInPath(byte) {
+                bytes.append(byte)
+            } else {
+                bytes.append(UInt8(ascii: "%"))
+                bytes.append(hexDigits[Int(byte >> 4)])
+                bytes.append(hexDigits[Int(byte & 0x0F)])
+            }
+        }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// Upper-case hexadecimal digits as ASCII bytes.
+    private static let hexDigits: [UInt8] = Array("0123456789ABCDEF".utf8)
+
+    /// Whether `byte` may appear unescaped in a path (`urlPathAllowed`): ASCII letters and
+    /// digits, `-._~`, the sub-delimiters `!$&'()*+,;=`, and `:@/`.
+    private static func isAllowedInPath(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "a")...UInt8(ascii: "z"),
+             UInt8(ascii: "A")...UInt8(ascii: "Z"),
+             UInt8(ascii: "0")...UInt8(ascii: "9"),
+             UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"),
+             UInt8(ascii: "!"), UInt8(ascii: "$"), UInt8(ascii: "&"), UInt8(ascii: "'"),
+             UInt8(ascii: "("), UInt8(ascii: ")"), UInt8(ascii: "*"), UInt8(ascii: "+"),
+             UInt8(ascii: ","), UInt8(ascii: ";"), UInt8(ascii: "="), UInt8(ascii: ":"),
+             UInt8(ascii: "@"), UInt8(ascii: "/"):
+            return true
+        default:
+            return false
         }
     }
 }

@@ -1,7 +1,7 @@
 // moya-bench: the same HTTP workloads through raw AsyncHTTPClient, MoyaProvider and URLSession,
 // alternating in one process, against one local server.
 //
-//     swift run -c release MoyaBench [--rounds N] [--requests N] [--url http://host:port]
+//     swift run -c release MoyaBench [--rounds N] [--requests N] [--url http://host:port] [--clients ahc,callbacks,...]
 //
 // Without --url it starts the project's in-process NIO test server on 127.0.0.1. With --url it
 // sends GET <url>/ and POST <url>/ instead (any server that answers 200 to both, e.g. nginx).
@@ -16,6 +16,7 @@ struct Options {
     var url: URL?
     var connections = 8
     var only: String?
+    var clients: Set<String>?
 
     init(arguments: [String]) {
         var iterator = arguments.dropFirst().makeIterator()
@@ -27,8 +28,9 @@ struct Options {
             case "--connections": connections = iterator.next().flatMap(Int.init) ?? connections
             case "--url": url = iterator.next().flatMap(URL.init(string:))
             case "--only": only = iterator.next()
+            case "--clients": clients = iterator.next().map { Set($0.split(separator: ",").map(String.init)) }
             case "--help", "-h":
-                print("usage: MoyaBench [--rounds N] [--requests N] [--stubs N] [--connections N] [--url URL] [--only get|post|stubs]")
+                print("usage: MoyaBench [--rounds N] [--requests N] [--stubs N] [--connections N] [--url URL] [--only get|post|stubs] [--clients ahc,callbacks,async,urlsession]")
                 exit(0)
             default:
                 print("unknown argument \(argument)")
@@ -44,12 +46,15 @@ let base = options.url ?? server!.baseURL
 let getPath = options.url == nil ? "/bytes/128" : "/"
 let postPath = options.url == nil ? "/echo/users" : "/"
 
-let clients: [any BenchClient] = [
-    RawAHCClient(base: base, connections: options.connections),
-    MoyaCallbackClient(base: base, connections: options.connections),
-    MoyaAsyncClient(base: base, connections: options.connections),
-    URLSessionClient(base: base, connections: options.connections),
+// `--clients` picks some of them (to profile one client alone); ratios are then against the
+// first one listed here that runs.
+let clientFactories: [(key: String, make: () -> any BenchClient)] = [
+    ("ahc", { RawAHCClient(base: base, connections: options.connections) }),
+    ("callbacks", { MoyaCallbackClient(base: base, connections: options.connections) }),
+    ("async", { MoyaAsyncClient(base: base, connections: options.connections) }),
+    ("urlsession", { URLSessionClient(base: base, connections: options.connections) }),
 ]
+let clients: [any BenchClient] = clientFactories.filter { options.clients?.contains($0.key) ?? true }.map { $0.make() }
 
 struct Workload {
     let name: String
@@ -92,7 +97,7 @@ for workload in workloads {
     }
     print("")
     print(workload.name)
-    print(column("client", 28) + column("req/s", 10) + column("vs AHC", 9) + column("p50 ms", 9) + "p99 ms")
+    print(column("client", 28) + column("req/s", 10) + column("vs \(clients[0] is RawAHCClient ? "AHC" : "1st")", 9) + column("p50 ms", 9) + "p99 ms")
     let baseline = measurements[0].medianRate
     for (index, client) in clients.enumerated() {
         let measurement = measurements[index]

@@ -34,7 +34,7 @@ public struct URLEncoding: ParameterEncoding, Sendable {
         /// - Returns: `true` for the URL query, `false` for the body.
         internal func encodesParametersInURL(for method: Method) -> Bool {
             switch self {
-            case .methodDependent: return [.get, .head, .delete].contains(method)
+            case .methodDependent: return method == .get || method == .head || method == .delete
             case .queryString: return true
             case .httpBody: return false
             }
@@ -143,15 +143,8 @@ public struct URLEncoding: ParameterEncoding, Sendable {
 
         if let method = urlRequest.httpMethod.map(Method.init(rawValue:)),
            destination.encodesParametersInURL(for: method) {
-            guard !parameters.isEmpty,
-                  var components = URLComponents(url: url, resolvingAgainstBaseURL: false)
-            else { return urlRequest }
-            let existingQuery = components.percentEncodedQuery.map { $0 + "&" } ?? ""
-            // Safe to set: `query(_:)` escapes everything outside `[A-Za-z0-9-._~/?]`, and the
-            // setter traps on Linux only for characters that are invalid in a query.
-            components.percentEncodedQuery = existingQuery + query(parameters)
-            guard let encodedURL = components.url else { throw ParameterEncodingError.missingURL }
-            urlRequest.url = encodedURL
+            guard !parameters.isEmpty else { return urlRequest }
+            urlRequest.url = try self.url(url, appendingQueryFor: parameters)
         } else {
             if urlRequest.value(forHTTPHeaderField: "Content-Type") == nil {
                 urlRequest.setValue(
@@ -162,6 +155,44 @@ public struct URLEncoding: ParameterEncoding, Sendable {
             urlRequest.httpBody = Data(query(parameters).utf8)
         }
         return urlRequest
+    }
+
+    /// Returns `url` with `parameters` appended to its query (after any existing query, joined
+    /// with `&`), its fragment kept last. An empty dictionary returns `url` unchanged.
+    ///
+    /// The new URL is written as a string and parsed once. A relative URL (one with a
+    /// `baseURL`) goes through `URLComponents`, which keeps only its relative part.
+    ///
+    /// - Throws: ``ParameterEncodingError/missingURL`` when the result is not a valid URL.
+    func url(_ url: URL, appendingQueryFor parameters: Parameters) throws -> URL {
+        guard !parameters.isEmpty else { return url }
+        let query = query(parameters)
+        guard url.baseURL == nil else {
+            guard var components = URLComponents(url: url, resolvingAgainstBaseURL: false) else { return url }
+            let existingQuery = components.percentEncodedQuery.map { $0 + "&" } ?? ""
+            // Safe to set: `query(_:)` escapes everything outside `[A-Za-z0-9-._~/?]`, and the
+            // setter traps on Linux only for characters that are invalid in a query.
+            components.percentEncodedQuery = existingQuery + query
+            guard let encodedURL = components.url else { throw ParameterEncodingError.missingURL }
+            return encodedURL
+        }
+        // In an absolute URL's string the first `#` starts the fragment and a `?` before it
+        // starts the query: neither can appear unescaped anywhere else.
+        let string = url.absoluteString
+        var head = Substring(string)
+        var fragment: Substring?
+        if let hash = string.firstIndex(of: "#") {
+            head = string[..<hash]
+            fragment = string[hash...]
+        }
+        var encoded = String()
+        encoded.reserveCapacity(string.utf8.count + query.utf8.count + 1)
+        encoded += head
+        encoded += head.contains("?") ? "&" : "?"
+        encoded += query
+        if let fragment { encoded += fragment }
+        guard let encodedURL = Endpoint.strictURL(from: encoded) else { throw ParameterEncodingError.missingURL }
+        return encodedURL
     }
 
     /// Returns the escaped `(key, value)` pairs for one parameter, recursing into collections.
@@ -214,15 +245,7 @@ public struct URLEncoding: ParameterEncoding, Sendable {
     public func escape(_ string: String) -> String {
         var escaped: [UInt8] = []
         escaped.reserveCapacity(string.utf8.count)
-        for byte in string.utf8 {
-            if Self.isAllowedInQuery(byte) {
-                escaped.append(byte)
-            } else {
-                escaped.append(UInt8(ascii: "%"))
-                escaped.append(Self.hexDigits[Int(byte >> 4)])
-                escaped.append(Self.hexDigits[Int(byte & 0x0F)])
-            }
-        }
+        Self.appendEscaped(string, to: &escaped)
         return String(decoding: escaped, as: UTF8.self)
     }
 
@@ -231,13 +254,71 @@ public struct URLEncoding: ParameterEncoding, Sendable {
     /// - Parameters:
     ///   - parameters: The parameters to encode.
     /// - Returns: The `k=v&k=v` query, already escaped.
-    private func query(_ parameters: Parameters) -> String {
-        var components: [(String, String)] = []
-        for key in parameters.keys.sorted() {
-            guard let value = parameters[key] else { continue }
-            components += queryComponents(fromKey: key, value: value)
+    func query(_ parameters: Parameters) -> String {
+        // The same pairs as `queryComponents(fromKey:value:)` gives, written straight into one
+        // buffer: this runs for every request with URL-encoded parameters.
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(64)
+        for (key, value) in parameters.sorted(by: { $0.key < $1.key }) {
+            appendPairs(key: key, value: value, to: &bytes)
         }
-        return components.map { "\($0)=\($1)" }.joined(separator: "&")
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// Appends the escaped `key=value` pairs of one parameter to `bytes`, each after a `&` when
+    /// `bytes` is not empty. Mirrors ``queryComponents(fromKey:value:)`` case for case.
+    private func appendPairs(key: String, value: Any, to bytes: inout [UInt8]) {
+        // Plain strings and integers first: the most common values, and a cheap exact check
+        // (`type(of:)`) that cannot catch a Bool or another NSNumber.
+        if type(of: value) == String.self, let string = value as? String {
+            appendPair(key: key, value: string, to: &bytes)
+            return
+        }
+        if type(of: value) == Int.self, let int = value as? Int {
+            appendPair(key: key, value: String(int), to: &bytes)
+            return
+        }
+        switch value {
+        case let dictionary as [String: Any]:
+            for (nestedKey, nestedValue) in dictionary.sorted(by: { $0.key < $1.key }) {
+                appendPairs(key: "\(key)[\(nestedKey)]", value: nestedValue, to: &bytes)
+            }
+        case let array as [Any]:
+            for (index, element) in array.enumerated() {
+                appendPairs(key: arrayEncoding.encode(key: key, atIndex: index), value: element, to: &bytes)
+            }
+        case let number as NSNumber:
+            if String(cString: number.objCType) == "c" {
+                appendPair(key: key, value: boolEncoding.encode(value: number.boolValue), to: &bytes)
+            } else {
+                appendPair(key: key, value: "\(number)", to: &bytes)
+            }
+        case let bool as Bool:
+            appendPair(key: key, value: boolEncoding.encode(value: bool), to: &bytes)
+        default:
+            appendPair(key: key, value: "\(value)", to: &bytes)
+        }
+    }
+
+    /// Appends `&` (unless first), the escaped key, `=` and the escaped value.
+    private func appendPair(key: String, value: String, to bytes: inout [UInt8]) {
+        if !bytes.isEmpty { bytes.append(UInt8(ascii: "&")) }
+        Self.appendEscaped(key, to: &bytes)
+        bytes.append(UInt8(ascii: "="))
+        Self.appendEscaped(value, to: &bytes)
+    }
+
+    /// Appends `string` percent-escaped as ``escape(_:)`` does.
+    private static func appendEscaped(_ string: String, to bytes: inout [UInt8]) {
+        for byte in string.utf8 {
+            if isAllowedInQuery(byte) {
+                bytes.append(byte)
+            } else {
+                bytes.append(UInt8(ascii: "%"))
+                bytes.append(hexDigits[Int(byte >> 4)])
+                bytes.append(hexDigits[Int(byte & 0x0F)])
+            }
+        }
     }
 
     /// Upper-case hexadecimal digits as ASCII bytes.

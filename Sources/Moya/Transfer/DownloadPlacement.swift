@@ -24,10 +24,14 @@ enum DownloadPlacement {
         destination: DownloadRequest.Destination,
         fileManager: FileManager = .default
     ) -> Result<TransportResponse, any Error> {
-        let (destinationURL, options) = destination(temporaryURL, response.httpResponse)
+        guard let httpResponse = response.httpResponse else {
+            try? fileManager.removeItem(at: temporaryURL)
+            return .failure(URLError(.badServerResponse))
+        }
+        let (destinationURL, options) = destination(temporaryURL, httpResponse)
         do {
             try move(temporaryURL, to: destinationURL, options: options, fileManager: fileManager)
-            return .success(TransportResponse(httpResponse: response.httpResponse, data: Data(), fileURL: nil))
+            return .success(TransportResponse(response: response.response, data: Data(), fileURL: nil))
         } catch {
             try? fileManager.removeItem(at: temporaryURL)
             return .failure(FileTransferError.moveFailed(source: temporaryURL, destination: destinationURL, underlying: error))

@@ -64,11 +64,15 @@ final class DataResponseDelegate: HTTPClientResponseDelegate, @unchecked Sendabl
         guard let head = head, let url = url else {
             throw URLError(.badServerResponse)
         }
-        guard let httpResponse = HTTPURLResponse.make(head: head, url: url) else {
-            throw URLError(.badServerResponse)
-        }
         let data = body.map { Data(buffer: $0, byteTransferStrategy: .noCopy) } ?? Data()
-        return TransportResponse(httpResponse: httpResponse, data: data)
+        return TransportResponse(response: DeferredHTTPURLResponse(head: head, url: url), data: data)
+    }
+}
+
+extension DeferredHTTPURLResponse {
+    /// The response to `head`, received from `url`; the Foundation response is built on demand.
+    convenience init(head: HTTPResponseHead, url: URL) {
+        self.init(statusCode: Int(head.status.code)) { HTTPURLResponse.make(head: head, url: url) }
     }
 }
 

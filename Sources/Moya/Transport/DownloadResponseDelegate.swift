@@ -83,12 +83,13 @@ final class DownloadResponseDelegate: HTTPClientResponseDelegate, @unchecked Sen
     }
 
     func didFinishRequest(task: HTTPClient.Task<TransportResponse>) throws -> TransportResponse {
-        guard let head = head, let url = url, let httpResponse = HTTPURLResponse.make(head: head, url: url) else {
+        guard let head = head, let url = url else {
             throw URLError(.badServerResponse)
         }
+        let httpResponse = DeferredHTTPURLResponse(head: head, url: url)
         guard let file else {
             let data = errorBody.map { Data(buffer: $0, byteTransferStrategy: .noCopy) } ?? Data()
-            return TransportResponse(httpResponse: httpResponse, data: data, fileURL: nil)
+            return TransportResponse(response: httpResponse, data: data, fileURL: nil)
         }
         do {
             try file.handle.value.close()
@@ -97,7 +98,7 @@ final class DownloadResponseDelegate: HTTPClientResponseDelegate, @unchecked Sen
         }
         // The file now belongs to the receiver of the response.
         self.file = nil
-        return TransportResponse(httpResponse: httpResponse, data: Data(), fileURL: file.url)
+        return TransportResponse(response: httpResponse, data: Data(), fileURL: file.url)
     }
 
     /// Closes and deletes the temporary file, once any write in progress has finished. Called on

@@ -101,12 +101,12 @@ final class TransportExchange: Sendable {
     /// The `Authorization` value to retry with, when `response` is a Basic challenge that this
     /// exchange has not answered yet and the request carries a credential.
     private func basicChallengeAnswer(for response: TransportResponse) -> String? {
-        guard response.httpResponse.statusCode == 401,
+        guard response.statusCode == 401,
               request.body?.isReplayable ?? true,
               let credential = request.credential,
               let user = credential.user,
               let password = credential.password,
-              let challenge = response.httpResponse.value(forHTTPHeaderField: "WWW-Authenticate"),
+              let challenge = response.httpResponse?.value(forHTTPHeaderField: "WWW-Authenticate"),
               challenge.lowercased().hasPrefix("basic") else {
             return nil
         }

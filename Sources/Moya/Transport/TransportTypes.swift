@@ -37,11 +37,18 @@ struct DownloadSink: Sendable {
 
 /// A complete response from the transport.
 struct TransportResponse: Sendable {
-    let httpResponse: HTTPURLResponse
+    /// The status code, and the Foundation response on demand.
+    let response: DeferredHTTPURLResponse
     /// The body, or for a stored download, empty.
     let data: Data
     /// The temporary file holding a download's body, which the receiver now owns.
     var fileURL: URL?
+
+    /// The HTTP status code.
+    var statusCode: Int { response.statusCode }
+
+    /// The Foundation response (built on first use).
+    var httpResponse: HTTPURLResponse? { response.value }
 }
 
 /// Reports transfer progress: bytes done so far and the expected total (-1 when unknown).

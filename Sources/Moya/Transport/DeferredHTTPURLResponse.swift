@@ -1,0 +1,40 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// A response's status code at once, and its Foundation `HTTPURLResponse` built on first use.
+///
+/// Building an `HTTPURLResponse` (a header dictionary, Foundation's header sanitising, a URL
+/// copy) costs more than the rest of a response's handling together, and most callers only
+/// look at the status code; so ``Response/response`` builds it when someone asks, once.
+final class DeferredHTTPURLResponse: Sendable {
+    /// The HTTP status code.
+    let statusCode: Int
+    private let make: @Sendable () -> HTTPURLResponse?
+    private let built = Protected<HTTPURLResponse??>(nil)
+
+    /// - Parameters:
+    ///   - statusCode: The status code, known without building anything.
+    ///   - make:       Builds the Foundation response; called at most once.
+    init(statusCode: Int, make: @escaping @Sendable () -> HTTPURLResponse?) {
+        self.statusCode = statusCode
+        self.make = make
+    }
+
+    /// A response that is already built.
+    init(_ response: HTTPURLResponse) {
+        statusCode = response.statusCode
+        make = { response }
+    }
+
+    /// The Foundation response, built on first access.
+    var value: HTTPURLResponse? {
+        built.withLock { built in
+            if let response = built { return response }
+            let response = make()
+            built = .some(response)
+            return response
+        }
+    }
+}
