@@ -15,22 +15,23 @@ extension Endpoint {
     ///   ``MoyaError/parameterEncoding(_:)`` when parameters cannot be encoded, and
     ///   ``MoyaError/encodableMapping(_:)`` when an `Encodable` body cannot be encoded.
     public func urlRequest() throws -> URLRequest {
-        guard let requestURL = resolvedURL ?? Endpoint.strictURL(from: url) else {
+        // Parameters that go into the URL are added to the string before it is parsed (once) and
+        // before the request exists: on Linux every change to a `URLRequest` after the first
+        // copies the whole underlying object.
+        if case let .requestParameters(parameters, parameterEncoding) = task,
+           let urlEncoding = parameterEncoding as? URLEncoding,
+           urlEncoding.destination.encodesParametersInURL(for: method),
+           !parameters.isEmpty {
+            if let requestURL = Endpoint.strictURL(from: urlEncoding.urlString(url, appendingQueryFor: parameters)) {
+                return makeRequest(url: requestURL)
+            }
+            // The query is always valid, so the endpoint's own URL is the culprit.
             throw MoyaError.requestMapping(url)
         }
 
-        // Parameters that go into the URL are added before the request exists: on Linux every
-        // change to a `URLRequest` after the first copies the whole underlying object.
-        if case let .requestParameters(parameters, parameterEncoding) = task,
-           let urlEncoding = parameterEncoding as? URLEncoding,
-           urlEncoding.destination.encodesParametersInURL(for: method) {
-            do {
-                return makeRequest(url: try urlEncoding.url(requestURL, appendingQueryFor: parameters))
-            } catch {
-                throw MoyaError.parameterEncoding(error)
-            }
+        guard let requestURL = Endpoint.strictURL(from: url) else {
+            throw MoyaError.requestMapping(url)
         }
-
         var request = makeRequest(url: requestURL)
         switch task {
         case .requestPlain, .uploadFile, .uploadMultipart, .uploadMultipartFormData, .downloadDestination:

@@ -27,10 +27,6 @@ open class Endpoint {
     /// The HTTP headers of the request.
     public let httpHeaderFields: [String: String]?
 
-    /// ``url`` already parsed, when the endpoint was made from a `URL` (as the default endpoint
-    /// mapping does), so that ``urlRequest()`` need not parse the string again.
-    let resolvedURL: URL?
-
     /// Creates an endpoint.
     ///
     /// - Parameters:
@@ -47,24 +43,6 @@ open class Endpoint {
         httpHeaderFields: [String: String]? = nil
     ) {
         self.url = url
-        self.resolvedURL = nil
-        self.sampleResponseClosure = sampleResponseClosure
-        self.method = method
-        self.task = task
-        self.httpHeaderFields = httpHeaderFields
-    }
-
-    /// Creates an endpoint for a URL that is already parsed; ``url`` is its `absoluteString`.
-    init(
-        resolvedURL: URL?,
-        url: String,
-        sampleResponseClosure: @escaping SampleResponseClosure,
-        method: Moya.Method,
-        task: Task,
-        httpHeaderFields: [String: String]?
-    ) {
-        self.url = url
-        self.resolvedURL = resolvedURL
         self.sampleResponseClosure = sampleResponseClosure
         self.method = method
         self.task = task
@@ -78,7 +56,6 @@ open class Endpoint {
     /// - Returns: The new endpoint.
     open func adding(newHTTPHeaderFields: [String: String]) -> Endpoint {
         Endpoint(
-            resolvedURL: resolvedURL,
             url: url,
             sampleResponseClosure: sampleResponseClosure,
             method: method,
@@ -93,7 +70,6 @@ open class Endpoint {
     /// - Returns: The new endpoint.
     open func replacing(task: Task) -> Endpoint {
         Endpoint(
-            resolvedURL: resolvedURL,
             url: url,
             sampleResponseClosure: sampleResponseClosure,
             method: method,

@@ -10,10 +10,8 @@ extension MoyaProvider {
     /// - Parameter target: The target.
     /// - Returns: Its endpoint.
     public final class func defaultEndpointMapping(for target: Target) -> Endpoint {
-        let (url, isStrictlyParsed) = URL.resolved(for: target)
-        return Endpoint(
-            resolvedURL: isStrictlyParsed ? url : nil,
-            url: url.absoluteString,
+        Endpoint(
+            url: URL.string(for: target),
             sampleResponseClosure: { .networkResponse(200, target.sampleData) },
             method: target.method,
             task: target.task,

@@ -11,9 +11,11 @@ import Musl
 ///
 /// The value and the lock live in one heap allocation (the lock is tail-allocated storage of a
 /// `ManagedBuffer`): the provider creates several of these per request, and Foundation's
-/// `NSLock` costs four allocations and a condition variable each on Linux.
-final class Protected<Value>: @unchecked Sendable {
-    // Sendable: the value is only touched while the lock is held.
+/// `NSLock` costs four allocations and a condition variable each on Linux. Copies share that
+/// storage, so a `Protected` behaves as a reference.
+struct Protected<Value>: @unchecked Sendable {
+    // Sendable: the storage's value is only touched while its mutex is held (`ManagedBuffer`
+    // itself is marked unavailable for `Sendable`, hence the unchecked conformance here).
     private let storage: LockedStorage<Value>
 
     init(_ value: Value) {

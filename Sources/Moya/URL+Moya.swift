@@ -10,25 +10,27 @@ extension URL {
     ///
     /// - Parameter target: The target whose URL to build.
     public init<T: TargetType>(target: T) {
-        self = URL.resolved(for: target).url
-    }
-
-    /// The full URL of `target` (see ``init(target:)``), and whether it was parsed strictly from
-    /// exactly its `absoluteString`, so that the string needs no second parse.
-    ///
-    /// For an `http` or `https` base URL without query or fragment (the common case) the URL is
-    /// written as a string and parsed once; otherwise Foundation's `appendingPathComponent`
-    /// does the work. Both give the same URL.
-    static func resolved<T: TargetType>(for target: T) -> (url: URL, isStrictlyParsed: Bool) {
         let path = target.path
         let baseURL = target.baseURL
         if path.isEmpty {
-            return (baseURL, false)
+            self = baseURL
+        } else if let string = URL.appendingPathString(path, to: baseURL), let url = URL(string: string) {
+            self = url
+        } else {
+            self = baseURL.appendingPathComponent(path)
         }
-        if let string = appendingPathString(path, to: baseURL), let url = Endpoint.strictURL(from: string) {
-            return (url, true)
+    }
+
+    /// The `absoluteString` of ``init(target:)``'s URL, without parsing it when it can be
+    /// written directly (an `http` or `https` base URL without query or fragment, the common
+    /// case). The provider parses the request's URL once, after the query is added.
+    static func string<T: TargetType>(for target: T) -> String {
+        let path = target.path
+        let baseURL = target.baseURL
+        if path.isEmpty {
+            return baseURL.absoluteString
         }
-        return (baseURL.appendingPathComponent(path), false)
+        return appendingPathString(path, to: baseURL) ?? baseURL.appendingPathComponent(path).absoluteString
     }
 
     /// `baseURL` with `path` appended as `appendingPathComponent` appends it, written directly
@@ -40,7 +42,7 @@ extension URL {
     private static func appendingPathString(_ path: String, to baseURL: URL) -> String? {
         guard baseURL.baseURL == nil else { return nil }
         let base = baseURL.absoluteString
-        guard base.hasPrefix("https://") || base.hasPrefix("http://"),
+        guard base.utf8.starts(with: "https://".utf8) || base.utf8.starts(with: "http://".utf8),
               !base.utf8.contains(where: { $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "#") })
         else { return nil }
 

@@ -166,8 +166,8 @@ public struct URLEncoding: ParameterEncoding, Sendable {
     /// - Throws: ``ParameterEncodingError/missingURL`` when the result is not a valid URL.
     func url(_ url: URL, appendingQueryFor parameters: Parameters) throws -> URL {
         guard !parameters.isEmpty else { return url }
-        let query = query(parameters)
         guard url.baseURL == nil else {
+            let query = query(parameters)
             guard var components = URLComponents(url: url, resolvingAgainstBaseURL: false) else { return url }
             let existingQuery = components.percentEncodedQuery.map { $0 + "&" } ?? ""
             // Safe to set: `query(_:)` escapes everything outside `[A-Za-z0-9-._~/?]`, and the
@@ -176,23 +176,29 @@ public struct URLEncoding: ParameterEncoding, Sendable {
             guard let encodedURL = components.url else { throw ParameterEncodingError.missingURL }
             return encodedURL
         }
-        // In an absolute URL's string the first `#` starts the fragment and a `?` before it
-        // starts the query: neither can appear unescaped anywhere else.
-        let string = url.absoluteString
-        var head = Substring(string)
-        var fragment: Substring?
-        if let hash = string.firstIndex(of: "#") {
-            head = string[..<hash]
-            fragment = string[hash...]
+        guard let encodedURL = Endpoint.strictURL(from: urlString(url.absoluteString, appendingQueryFor: parameters)) else {
+            throw ParameterEncodingError.missingURL
         }
-        var encoded = String()
-        encoded.reserveCapacity(string.utf8.count + query.utf8.count + 1)
-        encoded += head
-        encoded += head.contains("?") ? "&" : "?"
-        encoded += query
-        if let fragment { encoded += fragment }
-        guard let encodedURL = Endpoint.strictURL(from: encoded) else { throw ParameterEncodingError.missingURL }
         return encodedURL
+    }
+
+    /// The absolute URL string `string` with the query of `parameters` appended as
+    /// ``url(_:appendingQueryFor:)`` appends it. In such a string the first `#` starts the
+    /// fragment and a `?` before it starts the query: neither can appear unescaped anywhere
+    /// else.
+    func urlString(_ string: String, appendingQueryFor parameters: Parameters) -> String {
+        let query = query(parameters)
+        var bytes = Array(string.utf8)
+        var fragment: [UInt8] = []
+        if let hash = bytes.firstIndex(of: UInt8(ascii: "#")) {
+            fragment = Array(bytes[hash...])
+            bytes.removeSubrange(hash...)
+        }
+        bytes.reserveCapacity(bytes.count + query.utf8.count + fragment.count + 1)
+        bytes.append(bytes.contains(UInt8(ascii: "?")) ? UInt8(ascii: "&") : UInt8(ascii: "?"))
+        bytes.append(contentsOf: query.utf8)
+        bytes.append(contentsOf: fragment)
+        return String(decoding: bytes, as: UTF8.self)
     }
 
     /// Returns the escaped `(key, value)` pairs for one parameter, recursing into collections.

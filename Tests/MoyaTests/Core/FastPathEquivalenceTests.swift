@@ -42,15 +42,36 @@ struct FastPathEquivalenceTests {
         }
     }
 
-    @Test("The default endpoint keeps a parsed URL only when it equals a strict parse of its string", arguments: bases)
-    func resolvedURL(base: String) throws {
+    @Test("The default endpoint's URL string is the absoluteString of URL(target:)", arguments: bases)
+    func endpointURL(base: String) throws {
         let baseURL = try #require(URL(string: base))
         for path in Self.paths {
-            let endpoint = MoyaProvider<Target>.defaultEndpointMapping(for: Target(baseURL: baseURL, path: path))
-            if let resolved = endpoint.resolvedURL {
-                #expect(resolved == Endpoint.strictURL(from: endpoint.url), "\(base) + \(path)")
+            let target = Target(baseURL: baseURL, path: path)
+            let endpoint = MoyaProvider<Target>.defaultEndpointMapping(for: target)
+            #expect(endpoint.url == URL(target: target).absoluteString, "\(base) + \(path)")
+        }
+    }
+
+    @Test("An endpoint with URL parameters parses its URL once and gets what URLEncoding.encode gives", arguments: [
+        "https://example.com/p", "https://example.com/p?a=1", "https://example.com/p#f", "https://example.com/p?a=1#f",
+    ])
+    func endpointQuery(url: String) throws {
+        let parameters: [String: Any] = ["q": "a b", "n": [1, 2]]
+        let endpoint = Endpoint(url: url, sampleResponseClosure: { .networkResponse(200, Data()) }, method: .get,
+                                task: .requestParameters(parameters: parameters, encoding: URLEncoding.default))
+        let viaEncoder = try URLEncoding.default.encode(URLRequest(url: try #require(URL(string: url))), with: parameters)
+        #expect(try endpoint.urlRequest().url == viaEncoder.url)
+        let invalid = Endpoint(url: "https://exa mple.com/p", sampleResponseClosure: { .networkResponse(200, Data()) }, method: .get,
+                               task: .requestParameters(parameters: parameters, encoding: URLEncoding.default))
+        #expect(throws: MoyaError.self) { try invalid.urlRequest() }
+        do {
+            _ = try invalid.urlRequest()
+        } catch {
+            guard case .requestMapping(let string) = error as? MoyaError else {
+                Issue.record("expected requestMapping, got \(error)")
+                return
             }
-            #expect(try endpoint.urlRequest().url == Endpoint.strictURL(from: endpoint.url))
+            #expect(string == "https://exa mple.com/p")
         }
     }
 
