@@ -7,7 +7,7 @@ extension MoyaProvider {
     /// The interceptors for `target`: the provider's, then the target's own (see
     /// ``RequestInterceptable``; a ``MultiTarget`` asks the target it wraps).
     func interceptors(for target: Target) -> [RequestInterceptor] {
-        guard let own = MoyaProvider.unwrapped(target, as: RequestInterceptable.self)?.interceptor else {
+        guard targetsMayCustomize, let own = MoyaProvider.unwrapped(target, as: RequestInterceptable.self)?.interceptor else {
             return interceptors
         }
         return interceptors + [own]
@@ -15,7 +15,7 @@ extension MoyaProvider {
 
     /// `request` with the target's time limit (see ``TimeoutConfigurable``), if it has one.
     func applyingTimeout(of target: Target, to request: URLRequest) -> URLRequest {
-        guard let timeout = MoyaProvider.unwrapped(target, as: TimeoutConfigurable.self)?.timeoutInterval, timeout > 0 else {
+        guard targetsMayCustomize, let timeout = MoyaProvider.unwrapped(target, as: TimeoutConfigurable.self)?.timeoutInterval, timeout > 0 else {
             return request
         }
         var request = request

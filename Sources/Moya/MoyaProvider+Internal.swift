@@ -20,7 +20,7 @@ extension MoyaProvider {
         let cancellableToken = CancellableWrapper()
 
         let pluginsWithCompletion: Moya.Completion = { result in
-            let processedResult = plugins.reduce(result) { $1.process($0, target: target) }
+            let processedResult = plugins.process(result, target: target)
             completion(processedResult)
         }
 
@@ -63,7 +63,7 @@ extension MoyaProvider {
     ///   - target:     The cancelled target.
     public func cancelCompletion(_ completion: Moya.Completion, target: Target) {
         let error = MoyaError.underlying(TransportError.cancelled, nil)
-        plugins.forEach { $0.didReceive(.failure(error), target: target) }
+        plugins.didReceive(.failure(error), target: target)
         completion(.failure(error))
     }
 
@@ -113,7 +113,7 @@ extension MoyaProvider {
                 subscriber.completion.value(result)
             } else {
                 let box = UncheckedSendable(result)
-                (subscriber.callbackQueue ?? .main).async { subscriber.completion.value(box.value) }
+                (subscriber.callbackQueue ?? .main).moyaDeliver { subscriber.completion.value(box.value) }
             }
         }
     }
@@ -126,7 +126,7 @@ extension MoyaProvider {
             completion(result)
         } else {
             let box = UncheckedSendable((completion, result))
-            (callbackQueue ?? .main).async { box.value.0(box.value.1) }
+            (callbackQueue ?? .main).moyaDeliver { box.value.0(box.value.1) }
         }
     }
 
@@ -137,7 +137,7 @@ extension MoyaProvider {
             return
         case .alone(let subscriber):
             let box = UncheckedSendable(error)
-            (subscriber.callbackQueue ?? .main).async { subscriber.completion.value(.failure(box.value)) }
+            (subscriber.callbackQueue ?? .main).moyaDeliver { subscriber.completion.value(.failure(box.value)) }
         case .last(let subscriber, let work):
             switch work {
             case .none: break
@@ -146,7 +146,7 @@ extension MoyaProvider {
             }
             removeFromInflights(flight)
             let box = UncheckedSendable((self, target))
-            (subscriber.callbackQueue ?? .main).async {
+            (subscriber.callbackQueue ?? .main).moyaDeliver {
                 let (provider, target) = box.value
                 provider.cancelCompletion(subscriber.completion.value, target: target)
             }
@@ -205,21 +205,23 @@ extension MoyaProvider {
     }
 
     /// Runs `prepare` and `willSend` on every plugin and returns the prepared request.
-    func prepareAndAnnounce(_ request: URLRequest, target: Target) -> (URLRequest, RequestCredentialStore) {
-        let preparedRequest = plugins.reduce(request) { $1.prepare($0, target: target) }
+    func prepareAndAnnounce(_ request: URLRequest, target: Target) -> (URLRequest, RequestCredentialStore?) {
+        // Only a plugin can attach a credential.
+        guard !plugins.isEmpty else { return (request, nil) }
+        let preparedRequest = plugins.prepare(request, target: target)
         let credentials = RequestCredentialStore()
         let requestType = RequestTypeWrapper(request: preparedRequest, sessionHeaders: session.configuration.headers, credentials: credentials)
-        plugins.forEach { $0.willSend(requestType, target: target) }
+        plugins.willSend(requestType, target: target)
         return (preparedRequest, credentials)
     }
 
     /// Fails a request before sending it: plugins see `prepare`, `willSend` and `didReceive`.
     func fail(_ target: Target, error: MoyaError, callbackQueue: DispatchQueue?, flight: RequestFlight) {
         let box = UncheckedSendable((self, target, networkCompletion(for: flight)))
-        (callbackQueue ?? .main).async {
+        (callbackQueue ?? .main).moyaDeliver {
             let (provider, target, completion) = box.value
             guard flight.isActive else { return }
-            provider.plugins.forEach { $0.didReceive(.failure(error), target: target) }
+            provider.plugins.didReceive(.failure(error), target: target)
             completion(.failure(error))
         }
     }
@@ -256,10 +258,10 @@ extension MoyaProvider {
             progressHandler = { completed, total in reporter.report(completed: completed, total: total) }
         }
         let deliverResult: @Sendable (Result<Moya.Response, MoyaError>) -> Void = { result in
-            deliveryQueue.async {
+            deliveryQueue.moyaDeliver {
                 let (provider, target, completion) = context.value
                 guard flight.isActive else { return }
-                provider.plugins.forEach { $0.didReceive(result, target: target) }
+                provider.plugins.didReceive(result, target: target)
                 reporter?.reportCompletion(response: try? result.get())
                 completion(result)
             }
@@ -291,7 +293,7 @@ extension MoyaProvider {
         let handle: TransportHandle
         if interceptors.isEmpty {
             handle = session.send(
-                TransportRequest(urlRequest: preparedRequest, credential: credentials.credential, body: body, download: makeDownload()),
+                TransportRequest(urlRequest: preparedRequest, credential: credentials?.credential, body: body, download: makeDownload()),
                 progress: progressHandler,
                 completion: { finish($0, preparedRequest) }
             )
@@ -299,16 +301,16 @@ extension MoyaProvider {
             let exchange = InterceptedExchange(
                 session: session,
                 request: preparedRequest,
-                credential: credentials.credential,
+                credential: credentials?.credential,
                 body: body,
                 makeDownload: makeDownload,
                 progress: progressHandler,
                 interceptors: interceptors,
                 willRetry: { sentRequest, result, attempt in
-                    deliveryQueue.async {
+                    deliveryQueue.moyaDeliver {
                         let (provider, target, _) = context.value
                         guard flight.isActive else { return }
-                        provider.plugins.forEach { $0.willRetry(sentRequest, after: result, attempt: attempt, target: target) }
+                        provider.plugins.willRetry(sentRequest, after: result, attempt: attempt, target: target)
                     }
                 },
                 finish: finish,

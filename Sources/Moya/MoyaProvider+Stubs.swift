@@ -12,9 +12,9 @@ extension MoyaProvider {
     ///   - target:  The target.
     /// - Returns: The request after every plugin's `prepare`.
     public final func notifyPluginsOfImpendingStub(for request: URLRequest, target: Target) -> URLRequest {
-        let preparedRequest = plugins.reduce(request) { $1.prepare($0, target: target) }
+        let preparedRequest = plugins.prepare(request, target: target)
         let requestType = RequestTypeWrapper(request: preparedRequest, sessionHeaders: session.configuration.headers, credentials: RequestCredentialStore())
-        plugins.forEach { $0.willSend(requestType, target: target) }
+        plugins.willSend(requestType, target: target)
         return preparedRequest
     }
 
@@ -52,7 +52,7 @@ extension MoyaProvider {
             case .networkError(let error):
                 result = .failure(.underlying(error, nil))
             }
-            plugins.forEach { $0.didReceive(result, target: target) }
+            plugins.didReceive(result, target: target)
             completion(result)
         }
     }
@@ -63,7 +63,7 @@ extension MoyaProvider {
         switch behavior {
         case .immediate:
             if let callbackQueue = callbackQueue {
-                callbackQueue.async { stub.value() }
+                callbackQueue.moyaDeliver { stub.value() }
             } else {
                 stub.value()
             }

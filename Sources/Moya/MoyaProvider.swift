@@ -83,6 +83,14 @@ open class MoyaProvider<Target: TargetType>: MoyaProviderType {
     /// The flights of `trackInflights`, by endpoint.
     let inflightFlights = Protected<[Endpoint: RequestFlight]>([:])
 
+    /// Whether a target can carry its own interceptor or time limit. `false` only when the
+    /// target type is a value type that adopts neither protocol (and is not ``MultiTarget``):
+    /// then no target of this provider ever can, and the per-request casts are skipped.
+    let targetsMayCustomize: Bool = Target.self is AnyClass
+        || Target.self == MultiTarget.self
+        || Target.self is RequestInterceptable.Type
+        || Target.self is TimeoutConfigurable.Type
+
     /// The requests in flight (with `trackInflights`) and the completions waiting for each.
     open var inflightRequests: [Endpoint: [Moya.Completion]] {
         inflightFlights.current.mapValues(\.completions)
@@ -178,7 +186,7 @@ open class MoyaProvider<Target: TargetType>: MoyaProviderType {
             let error = MoyaError.underlying(RequestValidationError.stubbingDisabled, nil)
             if let callbackQueue = callbackQueue {
                 let box = UncheckedSendable(completion)
-                callbackQueue.async { box.value(.failure(error)) }
+                callbackQueue.moyaDeliver { box.value(.failure(error)) }
             } else {
                 completion(.failure(error))
             }

@@ -7,6 +7,14 @@ import Moya
 import NIOCore
 import NIOPosix
 
+/// One request of a workload.
+enum RequestKind: Sendable {
+    /// A GET of the path.
+    case get(String)
+    /// A JSON POST of the payload to the path.
+    case post(String, Payload)
+}
+
 /// One way of sending the benchmark's requests.
 protocol BenchClient: Sendable {
     var name: String { get }
@@ -14,7 +22,22 @@ protocol BenchClient: Sendable {
     func get(_ path: String) async throws -> Int
     /// A JSON POST of `payload` to `path`; returns the number of body bytes.
     func post(_ path: String, payload: Payload) async throws -> Int
+    /// Sends `total` requests of `kind`, `concurrency` at a time; returns requests per second and
+    /// each request's latency. By default `concurrency` tasks each await one request after
+    /// another (``runLoad(concurrency:total:_:)``); a callback API drives its own loop instead.
+    func load(_ kind: RequestKind, concurrency: Int, total: Int) async throws -> (rate: Double, latencies: [Double])
     func shutdown() async throws
+}
+
+extension BenchClient {
+    func load(_ kind: RequestKind, concurrency: Int, total: Int) async throws -> (rate: Double, latencies: [Double]) {
+        try await runLoad(concurrency: concurrency, total: total) {
+            switch kind {
+            case .get(let path): return try await self.get(path)
+            case .post(let path, let payload): return try await self.post(path, payload: payload)
+            }
+        }
+    }
 }
 
 /// The JSON body of the POST workload.
@@ -87,6 +110,11 @@ struct BenchTarget: TargetType {
 }
 
 /// `MoyaProvider` with the callback API, completions on a global queue.
+///
+/// Its load is driven the way callback code is written: each of `concurrency` chains sends its
+/// next request from the previous one's completion, and only the end of the whole run resumes
+/// the benchmark's task. (Awaiting every request through a continuation would measure a second
+/// thread hop, from the callback queue to the task's executor, that callback users don't have.)
 final class MoyaCallbackClient: BenchClient {
     let name = "MoyaProvider (callbacks)"
     let base: URL
@@ -110,6 +138,47 @@ final class MoyaCallbackClient: BenchClient {
 
     func get(_ path: String) async throws -> Int {
         try await send(.get(base, path))
+    }
+
+    func load(_ kind: RequestKind, concurrency: Int, total: Int) async throws -> (rate: Double, latencies: [Double]) {
+        let target: BenchTarget
+        switch kind {
+        case .get(let path): target = .get(base, path)
+        case .post(let path, let payload): target = .post(base, path, payload)
+        }
+        let run = CallbackRun(chains: concurrency)
+        let perChain = total / concurrency
+        let clock = ContinuousClock()
+        let start = clock.now
+        let outcome: UncheckedBox<Result<[Double], any Error>> = await withCheckedContinuation { continuation in
+            run.onEnd = { continuation.resume(returning: UncheckedBox($0)) }
+            for _ in 0..<concurrency {
+                chain(target, remaining: perChain, latencies: [], run: run, clock: clock)
+            }
+        }
+        let latencies = try outcome.value.get()
+        let elapsed = clock.now - start
+        let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+        return (Double(latencies.count) / seconds, latencies)
+    }
+
+    /// Sends one request, and from its completion the next, until `remaining` is 0.
+    private func chain(_ target: BenchTarget, remaining: Int, latencies: [Double], run: CallbackRun, clock: ContinuousClock) {
+        guard remaining > 0 else {
+            run.chainEnded(latencies: latencies, error: nil)
+            return
+        }
+        let begin = clock.now
+        provider.request(target) { [self] result in
+            let elapsed = clock.now - begin
+            if case .failure(let error) = result {
+                run.chainEnded(latencies: latencies, error: error)
+                return
+            }
+            var latencies = latencies
+            latencies.append(Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18)
+            chain(target, remaining: remaining - 1, latencies: latencies, run: run, clock: clock)
+        }
     }
 
     func post(_ path: String, payload: Payload) async throws -> Int {
@@ -186,6 +255,36 @@ final class URLSessionClient: BenchClient {
 
     func shutdown() async throws {
         session.invalidateAndCancel()
+    }
+}
+
+/// The chains of one callback-driven run: collects their latencies and reports the end of the
+/// last one.
+final class CallbackRun: @unchecked Sendable {
+    // Sendable: every field is touched under `lock`, except `onEnd`, set before any chain starts.
+    private let lock = NSLock()
+    private var running: Int
+    private var latencies: [Double] = []
+    private var error: (any Error)?
+    var onEnd: (Result<[Double], any Error>) -> Void = { _ in }
+
+    init(chains: Int) {
+        running = chains
+    }
+
+    func chainEnded(latencies chainLatencies: [Double], error chainError: (any Error)?) {
+        lock.lock()
+        latencies += chainLatencies
+        if let chainError, error == nil { error = chainError }
+        running -= 1
+        let isLast = running == 0
+        lock.unlock()
+        guard isLast else { return }
+        if let error {
+            onEnd(.failure(error))
+        } else {
+            onEnd(.success(latencies))
+        }
     }
 }
 

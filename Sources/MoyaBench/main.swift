@@ -59,13 +59,13 @@ let clients: [any BenchClient] = clientFactories.filter { options.clients?.conta
 struct Workload {
     let name: String
     let concurrency: Int
-    let request: @Sendable (any BenchClient) async throws -> Int
+    let kind: RequestKind
 }
 
 let allWorkloads = [
-    Workload(name: "GET, concurrency 1", concurrency: 1) { try await $0.get(getPath) },
-    Workload(name: "GET, concurrency 32", concurrency: 32) { try await $0.get(getPath) },
-    Workload(name: "JSON POST, concurrency 8", concurrency: 8) { try await $0.post(postPath, payload: .sample) },
+    Workload(name: "GET, concurrency 1", concurrency: 1, kind: .get(getPath)),
+    Workload(name: "GET, concurrency 32", concurrency: 32, kind: .get(getPath)),
+    Workload(name: "JSON POST, concurrency 8", concurrency: 8, kind: .post(postPath, .sample)),
 ]
 
 let workloads = allWorkloads.filter { workload in
@@ -85,12 +85,12 @@ var failed = false
 for workload in workloads {
     // Warm up every client (connections, caches), then alternate rounds between clients.
     for client in clients {
-        _ = try await runLoad(concurrency: workload.concurrency, total: max(workload.concurrency * 10, 200)) { try await workload.request(client) }
+        _ = try await client.load(workload.kind, concurrency: workload.concurrency, total: max(workload.concurrency * 10, 200))
     }
     var measurements = Array(repeating: Measurement(), count: clients.count)
     for _ in 0..<options.rounds {
         for (index, client) in clients.enumerated() {
-            let (rate, latencies) = try await runLoad(concurrency: workload.concurrency, total: options.requests) { try await workload.request(client) }
+            let (rate, latencies) = try await client.load(workload.kind, concurrency: workload.concurrency, total: options.requests)
             measurements[index].requestsPerSecond.append(rate)
             measurements[index].latencies += latencies
         }

@@ -26,7 +26,9 @@ extension MoyaProvider {
     nonisolated(nonsending)
     public func request(_ target: Target) async throws(MoyaError) -> Response {
         let call = RequestCall()
-        let queue = self.callbackQueue ?? ConcurrencyQueue.shared
+        // Without plugins nothing but the continuation runs on the callback queue: resume it
+        // where the result arrives instead of waking a queue's thread for it.
+        let queue = plugins.isEmpty ? DispatchQueue.moyaInline : (self.callbackQueue ?? ConcurrencyQueue.shared)
         let result: Result<Response, MoyaError> = await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<Result<Response, MoyaError>, Never>) in
                 let started = call.start {

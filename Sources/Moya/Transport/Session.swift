@@ -119,8 +119,11 @@ public final class Session: Sendable {
         }
         var headers = HTTPHeaders()
         let requestHeaders = urlRequest.allHTTPHeaderFields ?? [:]
-        let overridden = Set(requestHeaders.keys.map { $0.lowercased() })
-        for (name, value) in configuration.headers where !overridden.contains(name.lowercased()) {
+        headers.reserveCapacity(configuration.headers.count + requestHeaders.count + 1)
+        // A handful of headers on each side: comparing pairwise, without building lower-cased
+        // copies, is the cheap way.
+        for (name, value) in configuration.headers
+        where !requestHeaders.keys.contains(where: { $0.utf8.count == name.utf8.count && $0.caseInsensitiveEquals(name) }) {
             headers.add(name: name, value: value)
         }
         for (name, value) in requestHeaders {
@@ -195,3 +198,4 @@ public final class Session: Sendable {
         .nanoseconds(Int64(max(0, interval) * 1_000_000_000))
     }
 }
+

@@ -185,7 +185,9 @@ final class AsyncRequestTests {
         #expect(all.count == 5)
         #expect(all.allSatisfy { $0 == all[0] && $0.statusCode == 200 })
         #expect(server.receivedRequests.count == 1)
-        #expect(provider.inflightRequests.isEmpty)
+        // As in Moya, the entry goes once every caller has been called back; a resumed task
+        // can run before that.
+        #expect(await eventually(within: 5) { provider.inflightRequests.isEmpty })
     }
 
     @Test("trackInflights: cancelling one joined task detaches only that task")

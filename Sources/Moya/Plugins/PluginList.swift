@@ -1,0 +1,60 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// Runs one plugin hook on every plugin of a provider, in order.
+///
+/// A plugin takes the target as `any TargetType`; a target larger than an existential's inline
+/// buffer is copied into a new heap box at each conversion. These helpers convert it once per
+/// hook (and not at all when there are no plugins) instead of once per plugin and hook.
+extension Array where Element == any PluginType {
+    /// `prepare` through every plugin; returns the last plugin's request.
+    func prepare<T: TargetType>(_ request: URLRequest, target: T) -> URLRequest {
+        guard !isEmpty else { return request }
+        let target: any TargetType = target
+        var request = request
+        for plugin in self {
+            request = plugin.prepare(request, target: target)
+        }
+        return request
+    }
+
+    /// `willSend` on every plugin.
+    func willSend<T: TargetType>(_ request: any RequestType, target: T) {
+        guard !isEmpty else { return }
+        let target: any TargetType = target
+        for plugin in self {
+            plugin.willSend(request, target: target)
+        }
+    }
+
+    /// `didReceive` on every plugin.
+    func didReceive<T: TargetType>(_ result: Result<Moya.Response, MoyaError>, target: T) {
+        guard !isEmpty else { return }
+        let target: any TargetType = target
+        for plugin in self {
+            plugin.didReceive(result, target: target)
+        }
+    }
+
+    /// `process` through every plugin; returns the last plugin's result.
+    func process<T: TargetType>(_ result: Result<Moya.Response, MoyaError>, target: T) -> Result<Moya.Response, MoyaError> {
+        guard !isEmpty else { return result }
+        let target: any TargetType = target
+        var result = result
+        for plugin in self {
+            result = plugin.process(result, target: target)
+        }
+        return result
+    }
+
+    /// `willRetry` on every plugin.
+    func willRetry<T: TargetType>(_ request: URLRequest, after result: Result<Moya.Response, MoyaError>, attempt: Int, target: T) {
+        guard !isEmpty else { return }
+        let target: any TargetType = target
+        for plugin in self {
+            plugin.willRetry(request, after: result, attempt: attempt, target: target)
+        }
+    }
+}
