@@ -208,10 +208,10 @@ extension MoyaProvider {
     func prepareAndAnnounce(_ request: URLRequest, target: Target) -> (URLRequest, RequestCredentialStore?) {
         // Only a plugin can attach a credential.
         guard !plugins.isEmpty else { return (request, nil) }
-        let preparedRequest = plugins.prepare(request, target: target)
         let credentials = RequestCredentialStore()
-        let requestType = RequestTypeWrapper(request: preparedRequest, sessionHeaders: session.configuration.headers, credentials: credentials)
-        plugins.willSend(requestType, target: target)
+        let preparedRequest = plugins.prepareAndAnnounce(request, target: target) { preparedRequest in
+            RequestTypeWrapper(request: preparedRequest, sessionHeaders: session.configuration.headers, credentials: credentials)
+        }
         return (preparedRequest, credentials)
     }
 

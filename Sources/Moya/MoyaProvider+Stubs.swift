@@ -12,10 +12,10 @@ extension MoyaProvider {
     ///   - target:  The target.
     /// - Returns: The request after every plugin's `prepare`.
     public final func notifyPluginsOfImpendingStub(for request: URLRequest, target: Target) -> URLRequest {
-        let preparedRequest = plugins.prepare(request, target: target)
-        let requestType = RequestTypeWrapper(request: preparedRequest, sessionHeaders: session.configuration.headers, credentials: RequestCredentialStore())
-        plugins.willSend(requestType, target: target)
-        return preparedRequest
+        plugins.prepareAndAnnounce(request, target: target) { preparedRequest in
+            // A stub never answers a challenge, so a credential a plugin attaches goes nowhere.
+            RequestTypeWrapper(request: preparedRequest, sessionHeaders: session.configuration.headers, credentials: RequestCredentialStore())
+        }
     }
 
     /// Makes the function that delivers a stubbed response: it reads the endpoint's sample

@@ -187,17 +187,14 @@ public struct URLEncoding: ParameterEncoding, Sendable {
     /// fragment and a `?` before it starts the query: neither can appear unescaped anywhere
     /// else.
     func urlString(_ string: String, appendingQueryFor parameters: Parameters) -> String {
-        let query = query(parameters)
-        var bytes = Array(string.utf8)
-        var fragment: [UInt8] = []
-        if let hash = bytes.firstIndex(of: UInt8(ascii: "#")) {
-            fragment = Array(bytes[hash...])
-            bytes.removeSubrange(hash...)
-        }
-        bytes.reserveCapacity(bytes.count + query.utf8.count + fragment.count + 1)
+        let utf8 = string.utf8
+        let hash = utf8.firstIndex(of: UInt8(ascii: "#")) ?? utf8.endIndex
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(utf8.count + 128)
+        bytes.append(contentsOf: utf8[..<hash])
         bytes.append(bytes.contains(UInt8(ascii: "?")) ? UInt8(ascii: "&") : UInt8(ascii: "?"))
-        bytes.append(contentsOf: query.utf8)
-        bytes.append(contentsOf: fragment)
+        appendQuery(parameters, to: &bytes)
+        bytes.append(contentsOf: utf8[hash...])
         return String(decoding: bytes, as: UTF8.self)
     }
 
@@ -261,54 +258,62 @@ public struct URLEncoding: ParameterEncoding, Sendable {
     ///   - parameters: The parameters to encode.
     /// - Returns: The `k=v&k=v` query, already escaped.
     func query(_ parameters: Parameters) -> String {
-        // The same pairs as `queryComponents(fromKey:value:)` gives, written straight into one
-        // buffer: this runs for every request with URL-encoded parameters.
         var bytes: [UInt8] = []
         bytes.reserveCapacity(64)
-        for (key, value) in parameters.sorted(by: { $0.key < $1.key }) {
-            appendPairs(key: key, value: value, to: &bytes)
-        }
+        appendQuery(parameters, to: &bytes)
         return String(decoding: bytes, as: UTF8.self)
     }
 
+    /// Appends the query for `parameters` to `bytes`: the same pairs as
+    /// `queryComponents(fromKey:value:)` gives, written straight into the buffer, since this runs
+    /// for every request with URL-encoded parameters.
+    private func appendQuery(_ parameters: Parameters, to bytes: inout [UInt8]) {
+        let start = bytes.count
+        for (key, value) in parameters.sorted(by: { $0.key < $1.key }) {
+            appendPairs(key: key, value: value, to: &bytes, start: start)
+        }
+    }
+
     /// Appends the escaped `key=value` pairs of one parameter to `bytes`, each after a `&` when
-    /// `bytes` is not empty. Mirrors ``queryComponents(fromKey:value:)`` case for case.
-    private func appendPairs(key: String, value: Any, to bytes: inout [UInt8]) {
+    /// the query (from `start`) is not empty. Mirrors ``queryComponents(fromKey:value:)`` case
+    /// for case.
+    private func appendPairs(key: String, value: Any, to bytes: inout [UInt8], start: Int) {
         // Plain strings and integers first: the most common values, and a cheap exact check
         // (`type(of:)`) that cannot catch a Bool or another NSNumber.
         if type(of: value) == String.self, let string = value as? String {
-            appendPair(key: key, value: string, to: &bytes)
+            appendPair(key: key, value: string, to: &bytes, start: start)
             return
         }
         if type(of: value) == Int.self, let int = value as? Int {
-            appendPair(key: key, value: String(int), to: &bytes)
+            appendPair(key: key, value: String(int), to: &bytes, start: start)
             return
         }
         switch value {
         case let dictionary as [String: Any]:
             for (nestedKey, nestedValue) in dictionary.sorted(by: { $0.key < $1.key }) {
-                appendPairs(key: "\(key)[\(nestedKey)]", value: nestedValue, to: &bytes)
+                appendPairs(key: "\(key)[\(nestedKey)]", value: nestedValue, to: &bytes, start: start)
             }
         case let array as [Any]:
             for (index, element) in array.enumerated() {
-                appendPairs(key: arrayEncoding.encode(key: key, atIndex: index), value: element, to: &bytes)
+                appendPairs(key: arrayEncoding.encode(key: key, atIndex: index), value: element, to: &bytes, start: start)
             }
         case let number as NSNumber:
             if String(cString: number.objCType) == "c" {
-                appendPair(key: key, value: boolEncoding.encode(value: number.boolValue), to: &bytes)
+                appendPair(key: key, value: boolEncoding.encode(value: number.boolValue), to: &bytes, start: start)
             } else {
-                appendPair(key: key, value: "\(number)", to: &bytes)
+                appendPair(key: key, value: "\(number)", to: &bytes, start: start)
             }
         case let bool as Bool:
-            appendPair(key: key, value: boolEncoding.encode(value: bool), to: &bytes)
+            appendPair(key: key, value: boolEncoding.encode(value: bool), to: &bytes, start: start)
         default:
-            appendPair(key: key, value: "\(value)", to: &bytes)
+            appendPair(key: key, value: "\(value)", to: &bytes, start: start)
         }
     }
 
-    /// Appends `&` (unless first), the escaped key, `=` and the escaped value.
-    private func appendPair(key: String, value: String, to bytes: inout [UInt8]) {
-        if !bytes.isEmpty { bytes.append(UInt8(ascii: "&")) }
+    /// Appends `&` (unless the query from `start` is empty), the escaped key, `=` and the
+    /// escaped value.
+    private func appendPair(key: String, value: String, to bytes: inout [UInt8], start: Int) {
+        if bytes.count > start { bytes.append(UInt8(ascii: "&")) }
         Self.appendEscaped(key, to: &bytes)
         bytes.append(UInt8(ascii: "="))
         Self.appendEscaped(value, to: &bytes)

@@ -9,24 +9,20 @@ import FoundationNetworking
 /// buffer is copied into a new heap box at each conversion. These helpers convert it once per
 /// hook (and not at all when there are no plugins) instead of once per plugin and hook.
 extension Array where Element == any PluginType {
-    /// `prepare` through every plugin; returns the last plugin's request.
-    func prepare<T: TargetType>(_ request: URLRequest, target: T) -> URLRequest {
+    /// `prepare` through every plugin, then `willSend` on every plugin with the request that
+    /// `makeRequestType` wraps; returns the prepared request. One boxed target serves both hooks.
+    func prepareAndAnnounce<T: TargetType>(_ request: URLRequest, target: T, makeRequestType: (URLRequest) -> any RequestType) -> URLRequest {
         guard !isEmpty else { return request }
         let target: any TargetType = target
         var request = request
         for plugin in self {
             request = plugin.prepare(request, target: target)
         }
-        return request
-    }
-
-    /// `willSend` on every plugin.
-    func willSend<T: TargetType>(_ request: any RequestType, target: T) {
-        guard !isEmpty else { return }
-        let target: any TargetType = target
+        let requestType = makeRequestType(request)
         for plugin in self {
-            plugin.willSend(request, target: target)
+            plugin.willSend(requestType, target: target)
         }
+        return request
     }
 
     /// `didReceive` on every plugin.
