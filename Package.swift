@@ -67,7 +67,13 @@ let package = Package(
         ),
         .executableTarget(
             name: "MoyaMemoryBenchmark",
-            dependencies: ["Moya", "MoyaTestServer"]
+            dependencies: [
+                "Moya",
+                "MoyaTestServer",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+            ]
         ),
         .testTarget(
             name: "MoyaTests",

@@ -1,13 +1,18 @@
-// Moves a large file up and down through MoyaProvider against the in-process server and
-// reports peak resident memory against the program's idle baseline.
+// Moves a large file up and down through MoyaProvider against the in-process server, then the
+// same transfers through raw AsyncHTTPClient, and reports peak resident memory of each against
+// the program's idle baseline.
 //
 //     swift run -c release MoyaMemoryBenchmark [size-in-MiB]     (default 1024)
 //
-// Goal (issue 3): peak RSS at most 32 MiB above the idle baseline for every transfer.
+// Goals: peak RSS at most 32 MiB above the idle baseline for every Moya transfer (issue 3), and
+// Moya's peak RSS within 1.2x of raw AsyncHTTPClient's for the same transfer (issue 7).
+import AsyncHTTPClient
 import Dispatch
 import Foundation
 import Moya
 import MoyaTestServer
+import NIOCore
+import NIOPosix
 
 struct TransferTarget: TargetType {
     let baseURL: URL
@@ -127,24 +132,37 @@ print("")
 print("transfer                  time      MiB/s    peak RSS     over idle   goal (≤ 32 MiB)")
 
 var failures = 0
-@MainActor func measure(_ name: String, _ target: TransferTarget, check: (Moya.Response) throws -> Void) {
+/// Peak RSS of each Moya transfer, by name, for the comparison with raw AsyncHTTPClient.
+var moyaPeaks: [String: Int] = [:]
+
+func column(_ text: String, _ width: Int) -> String { text.padding(toLength: max(width, text.count + 1), withPad: " ", startingAt: 0) }
+
+/// Runs `transfer` and returns its duration and peak RSS (VmHWM after a reset, cross-checked by
+/// sampling).
+func peakOf(_ transfer: () throws -> Void) rethrows -> (seconds: Double, peak: Int) {
     let hwmReset = Memory.resetHighWaterMark()
     let sampler = Sampler()
     sampler.start()
     let start = Date()
-    let result = run(provider, target)
+    defer { _ = sampler.stop() }
+    try transfer()
     let seconds = Date().timeIntervalSince(start)
     let sampled = sampler.stop()
-    let peak = max(sampled, hwmReset ? (Memory.highWaterMark ?? 0) : 0)
+    return (seconds, max(sampled, hwmReset ? (Memory.highWaterMark ?? 0) : 0))
+}
+
+@MainActor func measure(_ name: String, _ target: TransferTarget, check: (Moya.Response) throws -> Void) {
+    var result: Result<Moya.Response, MoyaError>?
+    let (seconds, peak) = peakOf { result = run(provider, target) }
+    moyaPeaks[name] = peak
     var status = peak - idle <= goal ? "met" : "MISSED"
     do {
-        try check(try result.get())
+        try check(try result!.get())
     } catch {
         status = "FAILED: \(error)"
         failures += 1
     }
     if peak - idle > goal { failures += 1 }
-    func column(_ text: String, _ width: Int) -> String { text.padding(toLength: max(width, text.count + 1), withPad: " ", startingAt: 0) }
     let line = column(name, 26) + column(String(format: "%.1f s", seconds), 10) + column(String(format: "%.0f", Double(sizeMiB) / seconds), 9)
         + column(mib(peak), 13) + column(mib(peak - idle), 12) + status
     print(line)
@@ -181,6 +199,62 @@ for withLength in [true, false] {
         }
     }
 }
+
+// The same transfers through raw AsyncHTTPClient, as its documentation shows them: a file
+// streamed with NonBlockingFileIO, and FileDownloadDelegate. (It has no multipart encoder.)
+var clientConfiguration = HTTPClient.Configuration(timeout: .init(read: .seconds(300)))
+clientConfiguration.decompression = .enabled(limit: .ratio(100))
+let client = HTTPClient(eventLoopGroup: MultiThreadedEventLoopGroup.singleton, configuration: clientConfiguration)
+let fileIO = NonBlockingFileIO(threadPool: .singleton)
+
+func rawUpload() throws {
+    let handle = try NIOFileHandle(_deprecatedPath: source.path)
+    defer { try? handle.close() }
+    var request = try HTTPClient.Request(url: server.baseURL.absoluteString + "/upload", method: .POST)
+    request.body = .stream(contentLength: Int64(size)) { writer in
+        fileIO.readChunked(fileHandle: handle, byteCount: size, chunkSize: 256 << 10, allocator: ByteBufferAllocator(),
+                           eventLoop: MultiThreadedEventLoopGroup.singleton.any()) { chunk in
+            writer.write(.byteBuffer(chunk))
+        }
+    }
+    let response = try client.execute(request: request).wait()
+    guard response.status == .ok, let body = response.body,
+          let report = try JSONSerialization.jsonObject(with: Data(buffer: body)) as? [String: Any],
+          report["length"] as? Int == size else {
+        throw CheckFailed(description: "raw upload: bad response \(response.status)")
+    }
+}
+
+func rawDownload(withLength: Bool) throws {
+    let url = server.baseURL.absoluteString + "/bytes/\(size)?chunk=65536&length=\(withLength)"
+    try? FileManager.default.removeItem(at: destination)
+    let delegate = try FileDownloadDelegate(path: destination.path)
+    let progress = try client.execute(request: HTTPClient.Request(url: url), delegate: delegate).wait()
+    guard progress.receivedBytes == size else {
+        throw CheckFailed(description: "raw download: \(progress.receivedBytes) bytes")
+    }
+}
+
+print("")
+print("The same transfers through raw AsyncHTTPClient (goal: Moya's peak RSS ≤ 1.2 × AsyncHTTPClient's)")
+print("transfer                  time      MiB/s    peak RSS     over idle   Moya's peak / AHC's")
+for (name, transfer) in [
+    ("uploadFile", { try rawUpload() }),
+    ("download (Content-Length)", { try rawDownload(withLength: true) }),
+    ("download (chunked)", { try rawDownload(withLength: false) }),
+] as [(String, () throws -> Void)] {
+    do {
+        let (seconds, peak) = try peakOf(transfer)
+        let ratio = Double(moyaPeaks[name] ?? 0) / Double(peak)
+        if ratio > 1.2 { failures += 1 }
+        print(column(name, 26) + column(String(format: "%.1f s", seconds), 10) + column(String(format: "%.0f", Double(sizeMiB) / seconds), 9)
+              + column(mib(peak), 13) + column(mib(peak - idle), 12) + String(format: "%.2fx %@", ratio, ratio <= 1.2 ? "met" : "MISSED"))
+    } catch {
+        print(column(name, 26) + "FAILED: \(error)")
+        failures += 1
+    }
+}
+try client.syncShutdown()
 
 try session.syncShutdown()
 try server.shutdown()
