@@ -17,6 +17,7 @@ struct Options {
     var connections = 8
     var only: String?
     var clients: Set<String>?
+    var memoryMiB = 1024
 
     init(arguments: [String]) {
         var iterator = arguments.dropFirst().makeIterator()
@@ -29,8 +30,9 @@ struct Options {
             case "--url": url = iterator.next().flatMap(URL.init(string:))
             case "--only": only = iterator.next()
             case "--clients": clients = iterator.next().map { Set($0.split(separator: ",").map(String.init)) }
+            case "--memory-mib": memoryMiB = iterator.next().flatMap(Int.init) ?? memoryMiB
             case "--help", "-h":
-                print("usage: MoyaBench [--rounds N] [--requests N] [--stubs N] [--connections N] [--url URL] [--only get|post|stubs] [--clients ahc,callbacks,async,urlsession]")
+                print("usage: MoyaBench [--rounds N] [--requests N] [--stubs N] [--connections N] [--url URL] [--only get|post|stubs|memory] [--memory-mib N] [--clients ahc,callbacks,async,urlsession]")
                 exit(0)
             default:
                 print("unknown argument \(argument)")
@@ -116,4 +118,23 @@ print("Immediate stubs through the full pipeline with 2 plugins: \(format(stubRa
 
 for client in clients { try await client.shutdown() }
 try server?.shutdown()
+
+// The 1 GiB memory runs go in a process of their own, MoyaMemoryBenchmark (built beside this
+// one): peak RSS is a per-process figure, and this process's own history would blur it.
+if options.url == nil, options.only == nil || options.only == "memory" {
+    print("")
+    let executable = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("MoyaMemoryBenchmark")
+    let child = Process()
+    child.executableURL = executable
+    child.arguments = [String(options.memoryMiB)]
+    fflush(stdout)
+    do {
+        try child.run()
+        child.waitUntilExit()
+        if child.terminationStatus != 0 { failed = true }
+    } catch {
+        print("could not run \(executable.path): \(error) (build it with `swift build -c release --product MoyaMemoryBenchmark`)")
+        failed = true
+    }
+}
 exit(failed ? 1 : 0)
