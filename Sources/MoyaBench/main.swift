@@ -127,7 +127,7 @@ if options.url == nil, options.only == nil || options.only == "memory" {
     let child = Process()
     child.executableURL = executable
     child.arguments = [String(options.memoryMiB)]
-    fflush(stdout)
+    fflush(nil)  // all streams: our table must be out before the child writes
     do {
         try child.run()
         child.waitUntilExit()
