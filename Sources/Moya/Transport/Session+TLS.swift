@@ -99,6 +99,9 @@ enum TransportRoute {
 extension TransportError {
     /// A TLS handshake failure as a ``TLSError`` naming `host`; other errors unchanged.
     static func annotatingTLSFailure(_ error: any Error, host: String?) -> any Error {
+        if let extraError = error as? NIOSSLExtraError, extraError == .failedToValidateHostname {
+            return TLSError.serverTrustEvaluationFailed(host: host ?? "the server", reason: "The certificate does not name the host.")
+        }
         guard let sslError = error as? NIOSSLError else { return error }
         let host = host ?? "the server"
         switch sslError {

@@ -66,6 +66,17 @@ final class TLSBridge: Sendable {
     /// The socket path of the listener for `upstream`, made on first use.
     func socketPath(for upstream: Upstream) -> EventLoopFuture<String> {
         let eventLoop = group.next()
+        let existing = state.withLock { $0.listeners[upstream.key] }
+        if let existing {
+            return existing.channel.map { _ in existing.path }
+        }
+        // Outside the lock: building a context may read the system's trust store.
+        let context: NIOSSLContext
+        do {
+            context = try TLSBridge.sslContext(for: upstream)
+        } catch {
+            return eventLoop.makeFailedFuture(error)
+        }
         let result = state.withLock { state -> Result<Listener, any Error> in
             if state.isShutDown { return .failure(HTTPClientError.alreadyShutdown) }
             if let listener = state.listeners[upstream.key] { return .success(listener) }
@@ -73,7 +84,6 @@ final class TLSBridge: Sendable {
                 let directory = try state.directory ?? TLSBridge.makePrivateDirectory()
                 state.directory = directory
                 let path = "\(directory)/\(state.listeners.count).sock"
-                let context = try TLSBridge.sslContext(for: upstream)
                 let listener = Listener(path: path, channel: bind(path: path, upstream: upstream, context: context, on: eventLoop))
                 state.listeners[upstream.key] = listener
                 return .success(listener)
