@@ -204,6 +204,34 @@ final class PublicKeyPinningTests {
         #expect(server.acceptedConnections == 1)
     }
 
+    @Test("Concurrent requests, a streamed 8 MiB upload and an 8 MiB download go through the bridge intact")
+    func concurrencyAndLargeBodies() async throws {
+        let session = Self.session(["127.0.0.1": try Self.evaluator([Self.serverPin])])
+        let provider = MoyaProvider<ServerTarget>(session: session)
+        let base = self.base
+        let statuses = await withTaskGroup(of: Int?.self) { group in
+            for index in 0..<20 {
+                group.addTask { await send(provider, ServerTarget(base, "/echo/\(index)")).response?.statusCode }
+            }
+            return await group.reduce(into: []) { $0.append($1) }
+        }
+        #expect(statuses == Array(repeating: 200, count: 20))
+
+        let directory = try TemporaryDirectory()
+        let file = try directory.makeFile("upload.bin", length: 8 << 20)
+        let uploaded = await send(provider, ServerTarget(base, "/upload", method: .post, task: .uploadFile(file)))
+        let report = try JSONDecoder().decode(UploadReport.self, from: try uploaded.get().data)
+        #expect(report.length == 8 << 20)
+        #expect(report.sha256 == (try SHA256.hexDigest(ofFileAt: file)))
+
+        let target = directory.file("download.bin")
+        let downloaded = await send(provider, ServerTarget(base, "/bytes/\(8 << 20)", task: .downloadDestination({ _, _ in (target, []) })))
+        #expect(downloaded.response?.response?.url?.scheme == "https")
+        #expect(try SHA256.hexDigest(ofFileAt: target) == patternDigest(length: 8 << 20))
+        try await session.shutdown()
+        #expect(server.receivedRequests.count == 22)
+    }
+
     @Test("Shutting the session down removes the bridge's sockets and directory")
     func shutdownRemovesDirectory() async throws {
         let session = Self.session(["127.0.0.1": try Self.evaluator([Self.serverPin])])
