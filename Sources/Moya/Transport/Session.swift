@@ -172,7 +172,11 @@ public final class Session: Sendable {
             guard let bridgeURL = URL(httpURLWithSocketPath: socketPath, uri: uri) else {
                 throw URLError(.badURL)
             }
-            headers.replaceOrAdd(name: "Host", value: upstream.hostHeader)
+            // The server must see its own name, not the socket's (a Host set by the request wins,
+            // as it does on a direct connection).
+            if !headers.contains(name: "Host") {
+                headers.add(name: "Host", value: upstream.hostHeader)
+            }
             return try HTTPClient.Request(url: bridgeURL, method: method, headers: headers, body: body)
         }
     }

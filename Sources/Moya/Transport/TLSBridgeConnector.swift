@@ -25,9 +25,8 @@ final class TLSBridgeConnector: ChannelInboundHandler, RemovableChannelHandler {
     }
 
     func channelActive(context: ChannelHandlerContext) {
-        let local = context.channel
-        bridge.register(local)
-        let verified = context.eventLoop.makePromise(of: Void.self)
+        bridge.register(context.channel)
+        let verified = context.eventLoop.makePromise(of: (any Channel).self)
         let upstream = self.upstream
         let sslContext = self.context
         let connect = ClientBootstrap(group: context.eventLoop)
@@ -41,11 +40,10 @@ final class TLSBridgeConnector: ChannelInboundHandler, RemovableChannelHandler {
                 }
             }
             .connect(host: upstream.host, port: upstream.port)
-        let bridge = self.bridge
         connect.assumeIsolated().whenComplete { result in
             switch result {
             case .success(let channel):
-                bridge.register(channel)
+                self.bridge.register(channel)
                 self.upstreamChannel = channel
                 if !self.isLocalOpen { channel.close(promise: nil) }
             case .failure(let error):
@@ -54,10 +52,14 @@ final class TLSBridgeConnector: ChannelInboundHandler, RemovableChannelHandler {
         }
         verified.futureResult.assumeIsolated().whenComplete { result in
             switch result {
-            case .success:
-                self.join(local: context)
+            case .success(let channel):
+                self.join(channel, to: context)
             case .failure(let error):
-                bridge.recordFailure(error, for: upstream)
+                // When the local side is gone (a cancelled or timed-out request), nobody waits
+                // for the reason.
+                if self.isLocalOpen {
+                    self.bridge.recordFailure(error, for: upstream)
+                }
                 self.upstreamChannel?.close(promise: nil)
                 context.close(promise: nil)
             }
@@ -72,9 +74,9 @@ final class TLSBridgeConnector: ChannelInboundHandler, RemovableChannelHandler {
     }
 
     /// Joins the verified upstream connection to the local one and starts reading the request.
-    private func join(local context: ChannelHandlerContext) {
-        guard isLocalOpen, let upstreamChannel, upstreamChannel.isActive else {
-            upstreamChannel?.close(promise: nil)
+    private func join(_ upstreamChannel: any Channel, to context: ChannelHandlerContext) {
+        guard isLocalOpen, upstreamChannel.isActive else {
+            upstreamChannel.close(promise: nil)
             context.close(promise: nil)
             return
         }

@@ -5,7 +5,7 @@ import NIOTLS
 
 /// Sits behind the `NIOSSLClientHandler` of a ``TLSBridge`` upstream connection. When the
 /// handshake completes (NIOSSL's own checks have passed), it compares the SPKI SHA-256 of the
-/// server's certificate with the pins, and only then succeeds `verified`; on a mismatch, a TLS
+/// server's certificate with the pins, and only then succeeds `verified` with the channel; on a mismatch, a TLS
 /// error or a close it fails `verified` and closes the connection. Nothing is written to the
 /// connection before `verified` succeeds.
 final class TLSBridgePinHandler: ChannelInboundHandler, RemovableChannelHandler {
@@ -18,10 +18,10 @@ final class TLSBridgePinHandler: ChannelInboundHandler, RemovableChannelHandler 
     }
 
     private let pins: Set<Data>
-    private let verified: EventLoopPromise<Void>
+    private let verified: EventLoopPromise<any Channel>
     private var isDone = false
 
-    init(pins: Set<Data>, verified: EventLoopPromise<Void>) {
+    init(pins: Set<Data>, verified: EventLoopPromise<any Channel>) {
         self.pins = pins
         self.verified = verified
     }
@@ -39,7 +39,7 @@ final class TLSBridgePinHandler: ChannelInboundHandler, RemovableChannelHandler 
             guard pins.contains(presented.sha256) else {
                 throw Mismatch(presented: presented)
             }
-            finish(.success(()))
+            finish(.success(context.channel))
             context.fireUserInboundEventTriggered(event)
         } catch {
             finish(.failure(error))
@@ -57,7 +57,7 @@ final class TLSBridgePinHandler: ChannelInboundHandler, RemovableChannelHandler 
         context.fireChannelInactive()
     }
 
-    private func finish(_ result: Result<Void, any Error>) {
+    private func finish(_ result: Result<any Channel, any Error>) {
         guard !isDone else { return }
         isDone = true
         verified.completeWith(result)
