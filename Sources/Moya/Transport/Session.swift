@@ -77,7 +77,9 @@ public final class Session: Sendable {
     /// Always `false`: requests start when the provider sends them. Kept for Moya compatibility.
     public var startRequestsImmediately: Bool { false }
 
-    /// Closes every connection of this session; requests still running fail.
+    /// Closes every connection of this session; requests still running fail. The sockets and
+    /// the directory used for hosts pinned by public key (``PublicKeysTrustEvaluator``) are
+    /// removed.
     ///
     /// Calling it more than once, or on the shared ``default`` session, does nothing.
     public func shutdown() async throws {

@@ -1,3 +1,4 @@
+import AsyncHTTPClient
 import Foundation
 import NIOCore
 import NIOPosix
@@ -40,6 +41,12 @@ final class TLSBridgeConnector: ChannelInboundHandler, RemovableChannelHandler {
                 }
             }
             .connect(host: upstream.host, port: upstream.port)
+        // Connecting and verifying get the session's connect timeout together (AsyncHTTPClient
+        // gives its TLS handshakes the same limit).
+        let timeout = context.eventLoop.scheduleTask(in: bridge.connectTimeout) {
+            verified.fail(HTTPClientError.tlsHandshakeTimeout)
+        }
+        verified.futureResult.whenComplete { _ in timeout.cancel() }
         connect.assumeIsolated().whenComplete { result in
             switch result {
             case .success(let channel):

@@ -247,6 +247,40 @@ final class PublicKeyPinningTests {
         #expect(!FileManager.default.fileExists(atPath: directory))
     }
 
+    @Test("A server that never answers the handshake fails the request after the connect timeout")
+    func handshakeTimeout() async throws {
+        // A listening socket that is never accepted from: the kernel completes TCP connections,
+        // and the TLS handshake waits forever.
+        #if canImport(Glibc)
+        let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        #else
+        let listener = socket(AF_INET, SOCK_STREAM, 0)
+        #endif
+        defer { close(listener) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(listener, $0, length) == 0 && listen(listener, 8) == 0 && getsockname(listener, $0, &length) == 0 }
+        }
+        try #require(bound)
+        let port = Int(UInt16(bigEndian: address.sin_port))
+
+        let manager = ServerTrustManager(evaluators: ["127.0.0.1": try Self.evaluator([Self.serverPin])])
+        let session = Session(configuration: .init(timeoutIntervalForConnect: 0.5, timeoutIntervalForRequest: 30, serverTrustManager: manager))
+        let start = ContinuousClock.now
+        let result = await send(MoyaProvider<ServerTarget>(session: session), ServerTarget(URL(string: "https://127.0.0.1:\(port)")!, "/echo"))
+        let elapsed = ContinuousClock.now - start
+        try await session.shutdown()
+        guard case .underlying(let error as URLError, _)? = result.error else {
+            Issue.record("expected a URLError, got \(result)")
+            return
+        }
+        #expect(error.code == .timedOut)
+        #expect(elapsed < .seconds(5), "the connect timeout, not the 30 s read timeout, ends the wait")
+    }
+
     @Test("A pinned host does not go through a proxy: the request fails instead of bypassing either")
     func proxyIsRefused() async throws {
         let manager = ServerTrustManager(evaluators: ["127.0.0.1": try Self.evaluator([Self.serverPin])])
