@@ -88,14 +88,6 @@ extension Session {
     }
 }
 
-/// How one request reaches its server; see ``Session/route(for:)``.
-enum TransportRoute {
-    /// AsyncHTTPClient connects itself, with this TLS configuration instead of the client's.
-    case direct(TLSConfiguration?)
-    /// Through the ``TLSBridge``, which verifies the server's public key.
-    case bridged(TLSBridge.Upstream)
-}
-
 extension TransportError {
     /// A TLS handshake failure as a ``TLSError`` naming `host`; other errors unchanged.
     static func annotatingTLSFailure(_ error: any Error, host: String?) -> any Error {

@@ -172,7 +172,7 @@ final class TLSBridge: Sendable {
             .childChannelInitializer { [weak self] channel in
                 channel.eventLoop.makeCompletedFuture {
                     guard let self else { throw ChannelError.ioOnClosedChannel }
-                    let connector = TLSBridgeConnector(bridge: self, upstream: upstream, context: context)
+                    let connector = TLSBridgeConnector(bridge: self, upstream: upstream, sslContext: context)
                     try channel.pipeline.syncOperations.addHandler(connector)
                 }
             }

@@ -14,22 +14,22 @@ final class TLSBridgeConnector: ChannelInboundHandler, RemovableChannelHandler {
 
     private let bridge: TLSBridge
     private let upstream: TLSBridge.Upstream
-    private let context: NIOSSLContext
+    private let sslContext: NIOSSLContext
     /// The upstream connection, once connected; closed when the local side closes first.
     private var upstreamChannel: (any Channel)?
     private var isLocalOpen = true
 
-    init(bridge: TLSBridge, upstream: TLSBridge.Upstream, context: NIOSSLContext) {
+    init(bridge: TLSBridge, upstream: TLSBridge.Upstream, sslContext: NIOSSLContext) {
         self.bridge = bridge
         self.upstream = upstream
-        self.context = context
+        self.sslContext = sslContext
     }
 
     func channelActive(context: ChannelHandlerContext) {
         bridge.register(context.channel)
         let verified = context.eventLoop.makePromise(of: (any Channel).self)
         let upstream = self.upstream
-        let sslContext = self.context
+        let sslContext = self.sslContext
         let connect = ClientBootstrap(group: context.eventLoop)
             .connectTimeout(bridge.connectTimeout)
             .channelOption(.socketOption(.tcp_nodelay), value: 1)
