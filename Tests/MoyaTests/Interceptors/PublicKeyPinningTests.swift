@@ -247,6 +247,19 @@ final class PublicKeyPinningTests {
         #expect(!FileManager.default.fileExists(atPath: directory))
     }
 
+    @Test("A session released without a shutdown still removes the bridge's directory")
+    func releasedSessionCleansUp() async throws {
+        var session: Session? = Self.session(["127.0.0.1": try Self.evaluator([Self.serverPin])])
+        #expect(await send(MoyaProvider<ServerTarget>(session: session!), ServerTarget(base, "/echo")).response?.statusCode == 200)
+        let directory = try #require(session?.bridge.directoryPath)
+        session = nil
+        let deadline = ContinuousClock.now + .seconds(10)
+        while FileManager.default.fileExists(atPath: directory), ContinuousClock.now < deadline {
+            try await _Concurrency.Task.sleep(for: .milliseconds(50))
+        }
+        #expect(!FileManager.default.fileExists(atPath: directory))
+    }
+
     @Test("A server that never answers the handshake fails the request after the connect timeout")
     func handshakeTimeout() async throws {
         // A listening socket that is never accepted from: the kernel completes TCP connections,
