@@ -5,6 +5,17 @@
 final class RequestLog: Sendable {
     private let storage = LockedValue<[TestServer.RecordedRequest]>([])
     private let counters = LockedValue<[String: Int]>([:])
+    private let connections = LockedValue(0)
+
+    /// Counts one more accepted connection.
+    func countConnection() {
+        self.connections.withLock { $0 += 1 }
+    }
+
+    /// How many connections were accepted so far.
+    var connectionCount: Int {
+        self.connections.withLock { $0 }
+    }
 
     /// Counts one more request for `key` (the `/flaky` route) and returns the new count.
     func increment(_ key: String) -> Int {

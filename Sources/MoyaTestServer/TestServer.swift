@@ -45,6 +45,12 @@ public final class TestServer: Sendable {
         URL(string: "\(self.usesTLS ? "https" : "http")://127.0.0.1:\(self.port)")!
     }
 
+    /// How many connections the server has accepted so far (a TLS connection counts even when
+    /// its handshake fails).
+    public var acceptedConnections: Int {
+        self.log.connectionCount
+    }
+
     /// Every request received so far, in arrival order.
     ///
     /// A request is recorded when its end arrives; `/drop` and `/malformed` are recorded when
@@ -78,7 +84,8 @@ public final class TestServer: Sendable {
             .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
             .childChannelOption(.socketOption(.so_reuseaddr), value: 1)
             .childChannelInitializer { channel in
-                channel.eventLoop.makeCompletedFuture {
+                log.countConnection()
+                return channel.eventLoop.makeCompletedFuture {
                     let sync = channel.pipeline.syncOperations
                     if let sslContext {
                         try sync.addHandler(NIOSSLServerHandler(context: sslContext))

@@ -19,13 +19,17 @@ final class DataResponseDelegate: HTTPClientResponseDelegate, @unchecked Sendabl
     /// The length of a streamed upload whose progress is reported instead of the download's.
     private let uploadLength: Int64?
     private var sent: Int64 = 0
+    private let reportedURL: URL?
     private var url: URL?
     private var head: HTTPResponseHead?
     private var body: ByteBuffer?
     private var received: Int64 = 0
     private var expected: Int64 = -1
 
-    init(progress: TransportProgressHandler?, uploadLength: Int64? = nil) {
+    /// - Parameter reportedURL: The URL the response names when AsyncHTTPClient connects
+    ///   elsewhere (through the ``TLSBridge``); `nil` reports the URL it visited.
+    init(progress: TransportProgressHandler?, uploadLength: Int64? = nil, reportedURL: URL? = nil) {
+        self.reportedURL = reportedURL
         self.progress = progress
         self.uploadLength = uploadLength
     }
@@ -37,7 +41,7 @@ final class DataResponseDelegate: HTTPClientResponseDelegate, @unchecked Sendabl
     }
 
     func didVisitURL(task: HTTPClient.Task<TransportResponse>, _ request: HTTPClient.Request, _ head: HTTPResponseHead) {
-        url = request.url
+        url = reportedURL ?? request.url
     }
 
     func didReceiveHead(task: HTTPClient.Task<TransportResponse>, _ head: HTTPResponseHead) -> EventLoopFuture<Void> {

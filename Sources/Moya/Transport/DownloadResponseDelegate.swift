@@ -21,6 +21,7 @@ final class DownloadResponseDelegate: HTTPClientResponseDelegate, @unchecked Sen
 
     private let sink: DownloadSink
     private let progress: TransportProgressHandler?
+    private let reportedURL: URL?
     private var url: URL?
     private var head: HTTPResponseHead?
     private var file: (url: URL, handle: UncheckedSendable<FileHandle>)?
@@ -29,13 +30,16 @@ final class DownloadResponseDelegate: HTTPClientResponseDelegate, @unchecked Sen
     private var received: Int64 = 0
     private var expected: Int64 = -1
 
-    init(sink: DownloadSink, progress: TransportProgressHandler?) {
+    /// - Parameter reportedURL: The URL the response names when AsyncHTTPClient connects
+    ///   elsewhere (through the ``TLSBridge``); `nil` reports the URL it visited.
+    init(sink: DownloadSink, progress: TransportProgressHandler?, reportedURL: URL? = nil) {
+        self.reportedURL = reportedURL
         self.sink = sink
         self.progress = progress
     }
 
     func didVisitURL(task: HTTPClient.Task<TransportResponse>, _ request: HTTPClient.Request, _ head: HTTPResponseHead) {
-        url = request.url
+        url = reportedURL ?? request.url
     }
 
     func didReceiveHead(task: HTTPClient.Task<TransportResponse>, _ head: HTTPResponseHead) -> EventLoopFuture<Void> {

@@ -2,7 +2,7 @@ import Foundation
 
 /// How a server's certificate is judged for one host; the evaluators of a
 /// ``ServerTrustManager`` (``DefaultTrustEvaluator``, ``PinnedCertificatesTrustEvaluator``,
-/// ``DisabledTrustEvaluator``).
+/// ``PublicKeysTrustEvaluator``, ``DisabledTrustEvaluator``).
 ///
 /// The judgement happens inside the TLS handshake, so a server that fails it never receives
 /// a byte of the request. That is why evaluators are built from the policies Moya offers
@@ -17,6 +17,7 @@ public struct ServerTrustPolicy: Sendable, Equatable {
     enum Kind: Sendable, Equatable {
         case `default`(validateHost: Bool)
         case pinnedCertificates([TLSCertificate], validateHost: Bool)
+        case publicKeys([PublicKeyPin], performDefaultValidation: Bool, validateHost: Bool)
         case disabled
     }
 

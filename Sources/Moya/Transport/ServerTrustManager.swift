@@ -7,6 +7,7 @@ import Foundation
 /// let manager = ServerTrustManager(evaluators: [
 ///     "api.example.com": PinnedCertificatesTrustEvaluator(certificates: [pinned]),
 ///     "cdn.example.com": DefaultTrustEvaluator(),
+///     "pay.example.com": PublicKeysTrustEvaluator(keys: [try PublicKeyPin(base64: pin)]),
 /// ])
 /// let session = Session(configuration: .init(serverTrustManager: manager))
 /// ```
@@ -14,7 +15,8 @@ import Foundation
 /// Host names match exactly (case-insensitive). A host without an evaluator fails with
 /// ``TLSError/noEvaluatorFound(host:)`` when ``allHostsMustBeEvaluated`` is set, and is
 /// otherwise judged by the session's ``TLSSettings`` alone. Plain-HTTP requests are not
-/// affected.
+/// affected. A session with a manager follows redirects itself, so that every hop is judged
+/// by the evaluator of its own host.
 public final class ServerTrustManager: Sendable {
     /// Whether a host without an evaluator is refused.
     public let allHostsMustBeEvaluated: Bool

@@ -88,7 +88,9 @@ extension Session {
         /// The HTTP versions the session may use. Default: ``HTTPVersion/automatic``.
         public var httpVersion: HTTPVersion
 
-        /// The proxy requests go through, or `nil` for none (the default).
+        /// The proxy requests go through, or `nil` for none (the default). Requests to a host
+        /// pinned by public key (``PublicKeysTrustEvaluator``) cannot use it and fail with
+        /// ``TLSError/invalidConfiguration(_:)``.
         public var proxy: Proxy?
 
         /// TLS: trusted roots, minimum version, client certificate. Default: the system's roots,
@@ -96,7 +98,8 @@ extension Session {
         public var tls: TLSSettings
 
         /// Per-host server trust evaluation (pinning), or `nil` (the default) to judge every
-        /// server by ``tls`` alone.
+        /// server by ``tls`` alone. With a manager, the session follows redirects itself (as
+        /// ``redirectPolicy`` says), so that each hop is judged for its own host.
         public var serverTrustManager: ServerTrustManager?
 
         /// Whether the pool keeps trying to open a connection that failed (until the connect

@@ -38,16 +38,19 @@ extension Session {
         return configuration
     }
 
-    /// The TLS configuration for a request to `url` when it differs from the client's
-    /// (a host with a trust evaluator), or `nil`.
+    /// How a request to `url` reaches its server: directly, with a TLS configuration of its
+    /// own when its host has a trust evaluator, or through the ``TLSBridge`` when the host is
+    /// pinned by public key.
     ///
-    /// - Throws: The session's TLS setup error, or ``TLSError/noEvaluatorFound(host:)``.
-    func tlsConfiguration(for url: URL) throws -> TLSConfiguration? {
-        guard url.scheme?.lowercased() == "https" else { return nil }
+    /// - Throws: The session's TLS setup error, ``TLSError/noEvaluatorFound(host:)``, or
+    ///   ``TLSError/invalidConfiguration(_:)`` for an evaluator that cannot be applied.
+    func route(for url: URL) throws -> TransportRoute {
+        guard url.scheme?.lowercased() == "https" else { return .direct(nil) }
         let base = try baseTLS.get()
+        let host = url.host ?? ""
         guard let manager = configuration.serverTrustManager,
-              let evaluator = try manager.serverTrustEvaluator(forHost: url.host ?? "") else {
-            return nil
+              let evaluator = try manager.serverTrustEvaluator(forHost: host) else {
+            return .direct(nil)
         }
         var tls = base
         switch evaluator.policy.kind {
@@ -55,21 +58,42 @@ extension Session {
             tls.certificateVerification = validateHost ? .fullVerification : .noHostnameVerification
         case .pinnedCertificates(let certificates, let validateHost):
             guard !certificates.isEmpty else {
-                throw TLSError.invalidConfiguration("no pinned certificate for \(url.host ?? "")")
+                throw TLSError.invalidConfiguration("no pinned certificate for \(host)")
             }
             tls.trustRoots = .certificates(try certificates.map { try $0.nioCertificate })
             tls.additionalTrustRoots = []
             tls.certificateVerification = validateHost ? .fullVerification : .noHostnameVerification
+        case .publicKeys(let keys, let performDefaultValidation, let validateHost):
+            guard !keys.isEmpty else {
+                throw TLSError.invalidConfiguration("no pinned public key for \(host)")
+            }
+            guard configuration.proxy == nil else {
+                throw TLSError.invalidConfiguration("\(host) is pinned by public key, which does not work through a proxy")
+            }
+            tls.certificateVerification = validateHost ? .fullVerification : .noHostnameVerification
+            // The bridge forwards HTTP/1.1 bytes.
+            tls.applicationProtocols = ["http/1.1"]
+            let bareHost = host.hasPrefix("[") && host.hasSuffix("]") ? String(host.dropFirst().dropLast()) : host
+            return .bridged(TLSBridge.Upstream(
+                host: bareHost,
+                port: url.port ?? 443,
+                tls: tls,
+                pins: Set(keys.map(\.sha256)),
+                performDefaultValidation: performDefaultValidation
+            ))
         case .disabled:
             tls.certificateVerification = .none
         }
-        return tls
+        return .direct(tls)
     }
 }
 
 extension TransportError {
     /// A TLS handshake failure as a ``TLSError`` naming `host`; other errors unchanged.
     static func annotatingTLSFailure(_ error: any Error, host: String?) -> any Error {
+        if let extraError = error as? NIOSSLExtraError, extraError == .failedToValidateHostname {
+            return TLSError.serverTrustEvaluationFailed(host: host ?? "the server", reason: "The certificate does not name the host.")
+        }
         guard let sslError = error as? NIOSSLError else { return error }
         let host = host ?? "the server"
         switch sslError {

@@ -33,6 +33,8 @@ public final class Session: Sendable {
     /// The TLS setup built from ``Configuration/tls``, or why it could not be built (then every
     /// HTTPS request fails with that error).
     let baseTLS: Result<TLSConfiguration, TLSError>
+    /// Carries the requests to hosts pinned by public key; idle until the first one.
+    let bridge: TLSBridge
     private let isShared: Bool
     private let isShutDown = Protected(false)
 
@@ -55,25 +57,40 @@ public final class Session: Sendable {
             eventLoopGroup: MultiThreadedEventLoopGroup.singleton,
             configuration: clientConfiguration
         )
+        self.bridge = TLSBridge(
+            group: MultiThreadedEventLoopGroup.singleton,
+            connectTimeout: Session.timeAmount(configuration.timeoutIntervalForConnect)
+        )
     }
 
     deinit {
         // A session the user forgot to shut down still closes its connections; the client keeps
         // itself alive until that finishes. The shared session is never released.
         if !isShared, !isShutDown.current {
-            client.shutdown().whenComplete { _ in }
+            let bridge = self.bridge
+            client.shutdown().whenComplete { _ in
+                bridge.shutdown().whenComplete { _ in }
+            }
         }
     }
 
     /// Always `false`: requests start when the provider sends them. Kept for Moya compatibility.
     public var startRequestsImmediately: Bool { false }
 
-    /// Closes every connection of this session; requests still running fail.
+    /// Closes every connection of this session; requests still running fail. The sockets and
+    /// the directory used for hosts pinned by public key (``PublicKeysTrustEvaluator``) are
+    /// removed.
     ///
     /// Calling it more than once, or on the shared ``default`` session, does nothing.
     public func shutdown() async throws {
         guard markShutDown() else { return }
-        try await client.shutdown()
+        do {
+            try await client.shutdown()
+        } catch {
+            try? await bridge.shutdown().get()
+            throw error
+        }
+        try await bridge.shutdown().get()
     }
 
     /// Closes every connection of this session, blocking until done. Prefer ``shutdown()`` in
@@ -81,7 +98,13 @@ public final class Session: Sendable {
     @available(*, noasync, message: "syncShutdown() blocks; use shutdown() in async code")
     public func syncShutdown() throws {
         guard markShutDown() else { return }
-        try client.syncShutdown()
+        do {
+            try client.syncShutdown()
+        } catch {
+            try? bridge.shutdown().wait()
+            throw error
+        }
+        try bridge.shutdown().wait()
     }
 
     private func markShutDown() -> Bool {
@@ -113,7 +136,15 @@ public final class Session: Sendable {
     ///   - urlRequest:    The request.
     ///   - authorization: An `Authorization` value that replaces the request's.
     ///   - body:          A streamed body that replaces `urlRequest.httpBody`.
-    func makeClientRequest(_ urlRequest: URLRequest, authorization: String?, body streamedBody: HTTPClient.Body? = nil) throws -> HTTPClient.Request {
+    ///   - route:         How the request reaches its server (``route(for:)``).
+    ///   - socketPath:    For a bridged route, the bridge's socket for the host.
+    func makeClientRequest(
+        _ urlRequest: URLRequest,
+        authorization: String?,
+        body streamedBody: HTTPClient.Body? = nil,
+        route: TransportRoute,
+        socketPath: String? = nil
+    ) throws -> HTTPClient.Request {
         guard let url = urlRequest.url else {
             throw URLError(.badURL)
         }
@@ -134,8 +165,32 @@ public final class Session: Sendable {
         }
         let method = HTTPMethod(rawValue: urlRequest.httpMethod ?? "GET")
         let body = streamedBody ?? urlRequest.httpBody.map { HTTPClient.Body.bytes($0) }
-        let tlsConfiguration = try self.tlsConfiguration(for: url)
-        return try HTTPClient.Request(url: url, method: method, headers: headers, body: body, tlsConfiguration: tlsConfiguration)
+        switch route {
+        case .direct(let tlsConfiguration):
+            return try HTTPClient.Request(url: url, method: method, headers: headers, body: body, tlsConfiguration: tlsConfiguration)
+        case .bridged(let upstream):
+            guard let socketPath, let components = URLComponents(url: url, resolvingAgainstBaseURL: true) else {
+                throw URLError(.badURL)
+            }
+            let path = components.percentEncodedPath.isEmpty ? "/" : components.percentEncodedPath
+            let uri = components.percentEncodedQuery.map { "\(path)?\($0)" } ?? path
+            guard let bridgeURL = URL(httpURLWithSocketPath: socketPath, uri: uri) else {
+                throw URLError(.badURL)
+            }
+            // The server must see its own name, not the socket's (a Host set by the request wins,
+            // as it does on a direct connection).
+            if !headers.contains(name: "Host") {
+                headers.add(name: "Host", value: upstream.hostHeader)
+            }
+            return try HTTPClient.Request(url: bridgeURL, method: method, headers: headers, body: body)
+        }
+    }
+
+    /// Whether the exchange follows redirects itself, so that every hop gets its own route and
+    /// trust evaluation (AsyncHTTPClient would reuse the first hop's TLS configuration and
+    /// connect directly). True when the session has a ``ServerTrustManager``.
+    var followsRedirectsItself: Bool {
+        configuration.serverTrustManager != nil
     }
 
     /// When `urlRequest` must be done by: the sooner of the session's resource timeout and the
@@ -154,10 +209,14 @@ public final class Session: Sendable {
     static let foundationDefaultTimeoutInterval: TimeInterval = 60
 
     private static func clientConfiguration(for configuration: Configuration) -> HTTPClient.Configuration {
-        let redirect: HTTPClient.Configuration.RedirectConfiguration
+        var redirect: HTTPClient.Configuration.RedirectConfiguration
         switch configuration.redirectPolicy {
         case let .follow(max, allowCycles): redirect = .follow(max: max, allowCycles: allowCycles)
         case .disallow: redirect = .disallow
+        }
+        if configuration.serverTrustManager != nil {
+            // TransportExchange follows them (see `followsRedirectsItself`).
+            redirect = .disallow
         }
         let decompression: HTTPClient.Decompression
         switch configuration.decompression {
@@ -194,7 +253,7 @@ public final class Session: Sendable {
         return clientConfiguration
     }
 
-    private static func timeAmount(_ interval: TimeInterval) -> TimeAmount {
+    static func timeAmount(_ interval: TimeInterval) -> TimeAmount {
         .nanoseconds(Int64(max(0, interval) * 1_000_000_000))
     }
 }

@@ -7,14 +7,16 @@ public enum TLSError: Error, Sendable, Equatable, CustomStringConvertible {
     case invalidCertificate(String)
     /// The data is not a private key (or it is encrypted); the text says why.
     case invalidPrivateKey(String)
+    /// The data is not a public key or a public-key pin (``PublicKeyPin``); the text says why.
+    case invalidPublicKey(String)
     /// A file could not be read.
     case unreadableFile(URL, String)
     /// The session's ``Session/Configuration/tls`` could not be turned into a TLS setup; the
     /// text says why.
     case invalidConfiguration(String)
     /// The server's certificate was not accepted by the trust evaluation for `host`: it does
-    /// not chain to a trusted root, or to none of the pinned certificates, or names another
-    /// host. Nothing of the request was sent.
+    /// not chain to a trusted root, or to none of the pinned certificates, or its key is none
+    /// of the pinned keys, or it names another host. Nothing of the request was sent.
     case serverTrustEvaluationFailed(host: String, reason: String)
     /// The ``ServerTrustManager`` requires every host to be evaluated and has no evaluator
     /// for `host`. Nothing was sent.
@@ -25,6 +27,7 @@ public enum TLSError: Error, Sendable, Equatable, CustomStringConvertible {
         switch self {
         case .invalidCertificate(let reason): return "The certificate is not valid: \(reason)"
         case .invalidPrivateKey(let reason): return "The private key is not valid: \(reason)"
+        case .invalidPublicKey(let reason): return "The public key is not valid: \(reason)"
         case .unreadableFile(let url, let reason): return "\(url.path) could not be read: \(reason)"
         case .invalidConfiguration(let reason): return "The TLS configuration is not valid: \(reason)"
         case .serverTrustEvaluationFailed(let host, let reason):

@@ -6,14 +6,26 @@ import NIOHTTP1
 import FoundationNetworking
 #endif
 
-/// One request/response exchange on a ``Session``, possibly in two attempts when a Basic
-/// challenge is answered. Owns cancellation: once cancelled, no further attempt starts and the
-/// completion gets `HTTPClientError.cancelled` (mapped by the caller).
+/// One request/response exchange on a ``Session``, possibly in several attempts: when a Basic
+/// challenge is answered, and, on a session with a ``ServerTrustManager``, for every redirect
+/// (``Session/followsRedirectsItself``), so that each hop is routed and evaluated for its own
+/// host. Owns cancellation: once cancelled, no further attempt starts and the completion gets
+/// `HTTPClientError.cancelled` (mapped by the caller).
 final class TransportExchange: Sendable {
     private struct State {
         var task: HTTPClient.Task<TransportResponse>?
         var isCancelled = false
         var answeredChallenge = false
+        /// The URLs visited so far, when the exchange follows redirects itself.
+        var visited: [String] = []
+    }
+
+    /// What one attempt sends.
+    private struct Attempt {
+        var urlRequest: URLRequest
+        var body: StreamedBody?
+        /// An `Authorization` value that replaces the request's (a Basic challenge answer).
+        var authorization: String?
     }
 
     private let session: Session
@@ -30,7 +42,7 @@ final class TransportExchange: Sendable {
     }
 
     func start() {
-        attempt(authorization: nil)
+        send(Attempt(urlRequest: request.urlRequest, body: request.body, authorization: nil))
     }
 
     func cancel() {
@@ -41,32 +53,72 @@ final class TransportExchange: Sendable {
         task?.cancel()
     }
 
-    private func attempt(authorization: String?) {
+    /// Routes `attempt`, waiting for the bridge's listener when its host is pinned by public key.
+    private func send(_ attempt: Attempt) {
+        let route: TransportRoute
+        do {
+            guard let url = attempt.urlRequest.url else { throw URLError(.badURL) }
+            route = try session.route(for: url)
+        } catch {
+            completion(.failure(error))
+            return
+        }
+        guard case .bridged(let upstream) = route else {
+            send(attempt, route: route, socketPath: nil)
+            return
+        }
+        let failuresBefore = session.bridge.failureCount(for: upstream)
+        session.bridge.socketPath(for: upstream).whenComplete { [self] result in
+            switch result {
+            case .success(let path):
+                send(attempt, route: route, socketPath: path, bridgeFailuresBefore: failuresBefore)
+            case .failure(let error):
+                completion(.failure(error))
+            }
+        }
+    }
+
+    private func send(_ attempt: Attempt, route: TransportRoute, socketPath: String?, bridgeFailuresBefore: Int = 0) {
         // Any loop will do for reading upload chunks on the thread pool; the exchange itself lets
         // AsyncHTTPClient choose (as its own `execute(request:)` does), which avoids hopping
         // between loops on every response part.
         let eventLoop = session.client.eventLoopGroup.any()
         let clientRequest: HTTPClient.Request
         do {
-            let body = request.body.map { BodyStreamer.clientBody(for: $0, eventLoop: eventLoop) }
-            clientRequest = try session.makeClientRequest(request.urlRequest, authorization: authorization, body: body)
+            let body = attempt.body.map { BodyStreamer.clientBody(for: $0, eventLoop: eventLoop) }
+            clientRequest = try session.makeClientRequest(
+                attempt.urlRequest, authorization: attempt.authorization, body: body, route: route, socketPath: socketPath
+            )
         } catch {
             completion(.failure(error))
             return
         }
+        let context = AttemptContext(attempt: attempt, route: route, bridgeFailuresBefore: bridgeFailuresBefore)
+        // A bridged request goes to a local socket; the response names the real URL.
+        let reportedURL: URL? = if case .bridged = route { attempt.urlRequest.url } else { nil }
         if let sink = request.download {
-            let delegate = DownloadResponseDelegate(sink: sink, progress: progress)
-            run(clientRequest, delegate: delegate) { delegate.discard(on: $0) }
+            let delegate = DownloadResponseDelegate(sink: sink, progress: progress, reportedURL: reportedURL)
+            run(clientRequest, context: context, delegate: delegate) { delegate.discard(on: $0) }
         } else {
-            let delegate = DataResponseDelegate(progress: progress, uploadLength: request.body.map { Int64($0.length) })
-            run(clientRequest, delegate: delegate) { $0.makeSucceededVoidFuture() }
+            let delegate = DataResponseDelegate(progress: progress, uploadLength: attempt.body.map { Int64($0.length) }, reportedURL: reportedURL)
+            run(clientRequest, context: context, delegate: delegate) { $0.makeSucceededVoidFuture() }
         }
+    }
+
+    /// An attempt with how it was routed.
+    private struct AttemptContext {
+        let attempt: Attempt
+        let route: TransportRoute
+        /// The bridge's failure count for the host before this attempt (see
+        /// ``TLSBridge/failure(for:after:)``).
+        let bridgeFailuresBefore: Int
     }
 
     /// Executes one attempt. `cleanUp` runs before a failure is reported (it removes a
     /// download's partial file), so that nothing is left behind once the completion runs.
     private func run<Delegate: HTTPClientResponseDelegate>(
         _ clientRequest: HTTPClient.Request,
+        context: AttemptContext,
         delegate: Delegate,
         cleanUp: @escaping @Sendable (any EventLoop) -> EventLoopFuture<Void>
     ) where Delegate.Response == TransportResponse {
@@ -81,16 +133,22 @@ final class TransportExchange: Sendable {
         task.futureResult.whenComplete { [self] result in
             switch result {
             case .success(let response):
-                if let challengeAnswer = basicChallengeAnswer(for: response) {
-                    if let fileURL = response.fileURL {
-                        try? FileManager.default.removeItem(at: fileURL)
-                    }
-                    attempt(authorization: challengeAnswer)
+                let next: Attempt?
+                do {
+                    next = try followUp(after: response, of: context.attempt)
+                } catch {
+                    discard(response)
+                    completion(.failure(error))
+                    return
+                }
+                if let next {
+                    discard(response)
+                    send(next)
                     return
                 }
                 completion(.success(response))
             case .failure(let error):
-                let error = TransportError.annotatingTLSFailure(error, host: request.urlRequest.url?.host)
+                let error = failureError(error, of: context)
                 cleanUp(task.eventLoop).whenComplete { _ in
                     self.completion(.failure(error))
                 }
@@ -98,11 +156,41 @@ final class TransportExchange: Sendable {
         }
     }
 
+    /// The error to report for a failed attempt: for a bridged one, why the bridge dropped the
+    /// connection (a rejected key or certificate), when it did.
+    private func failureError(_ error: any Error, of context: AttemptContext) -> any Error {
+        if case .bridged(let upstream) = context.route,
+           !state.withLock({ $0.isCancelled }),
+           let bridgeFailure = session.bridge.failure(for: upstream, after: context.bridgeFailuresBefore) {
+            return bridgeFailure
+        }
+        return TransportError.annotatingTLSFailure(error, host: context.attempt.urlRequest.url?.host)
+    }
+
+    private func discard(_ response: TransportResponse) {
+        if let fileURL = response.fileURL {
+            try? FileManager.default.removeItem(at: fileURL)
+        }
+    }
+
+    /// The next attempt after `response`: the answer to a Basic challenge, or a redirect the
+    /// exchange follows itself; `nil` when `response` is the result.
+    ///
+    /// - Throws: `HTTPClientError.redirectLimitReached` or `.redirectCycleDetected`.
+    private func followUp(after response: TransportResponse, of attempt: Attempt) throws -> Attempt? {
+        if let challengeAnswer = basicChallengeAnswer(for: response, of: attempt) {
+            var next = attempt
+            next.authorization = challengeAnswer
+            return next
+        }
+        return try redirect(after: response, of: attempt)
+    }
+
     /// The `Authorization` value to retry with, when `response` is a Basic challenge that this
     /// exchange has not answered yet and the request carries a credential.
-    private func basicChallengeAnswer(for response: TransportResponse) -> String? {
+    private func basicChallengeAnswer(for response: TransportResponse, of attempt: Attempt) -> String? {
         guard response.statusCode == 401,
-              request.body?.isReplayable ?? true,
+              attempt.body?.isReplayable ?? true,
               let credential = request.credential,
               let user = credential.user,
               let password = credential.password,
@@ -117,5 +205,53 @@ final class TransportExchange: Sendable {
         }
         guard shouldAnswer else { return nil }
         return "Basic " + Data("\(user):\(password)".utf8).base64EncodedString()
+    }
+
+    /// The request for the redirect in `response`, when the exchange follows redirects itself;
+    /// it changes method, body and headers as AsyncHTTPClient would. A redirect that would
+    /// resend a body that cannot be read again is not followed.
+    private func redirect(after response: TransportResponse, of attempt: Attempt) throws -> Attempt? {
+        guard session.followsRedirectsItself,
+              case .follow(let max, let allowCycles) = session.configuration.redirectPolicy else {
+            return nil
+        }
+        let status = response.statusCode
+        guard [301, 302, 303, 307, 308].contains(status),
+              let location = response.httpResponse?.value(forHTTPHeaderField: "Location"),
+              let current = attempt.urlRequest.url,
+              let target = URL(string: location, relativeTo: current)?.absoluteURL,
+              let scheme = target.scheme?.lowercased(), scheme == "http" || scheme == "https" else {
+            return nil
+        }
+        let method = attempt.urlRequest.httpMethod?.uppercased() ?? "GET"
+        let convertsToGet = (status == 303 && method != "HEAD") || ((status == 301 || status == 302) && method == "POST")
+        if !convertsToGet, let body = attempt.body, !body.isReplayable {
+            return nil
+        }
+        try state.withLock { state in
+            if state.isCancelled { throw HTTPClientError.cancelled }
+            if state.visited.isEmpty { state.visited = [request.urlRequest.url?.absoluteString ?? ""] }
+            guard state.visited.count <= max else { throw HTTPClientError.redirectLimitReached }
+            guard allowCycles || !state.visited.contains(target.absoluteString) else { throw HTTPClientError.redirectCycleDetected }
+            state.visited.append(target.absoluteString)
+        }
+        var next = attempt
+        next.urlRequest.url = target
+        if convertsToGet {
+            next.urlRequest.httpMethod = "GET"
+            next.urlRequest.httpBody = nil
+            next.body = nil
+            next.urlRequest.setValue(nil, forHTTPHeaderField: "Content-Length")
+            next.urlRequest.setValue(nil, forHTTPHeaderField: "Content-Type")
+        }
+        let sameOrigin = current.scheme?.lowercased() == target.scheme?.lowercased()
+            && current.host?.lowercased() == target.host?.lowercased() && current.port == target.port
+        if !sameOrigin {
+            for name in ["Origin", "Cookie", "Authorization", "Proxy-Authorization"] {
+                next.urlRequest.setValue(nil, forHTTPHeaderField: name)
+            }
+            next.authorization = nil
+        }
+        return next
     }
 }
