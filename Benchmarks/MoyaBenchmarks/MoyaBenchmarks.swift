@@ -149,7 +149,8 @@ func multipartBenchmarks() {
 /// on a hit, an equality check. Both build the endpoint's request to compare what would be sent,
 /// so they cost about one `urlRequest()` per endpoint. `==` is measured on two distinct but equal
 /// endpoints (the identical-instance shortcut would measure nothing), and the lookup is a
-/// dictionary hit as when a second identical request arrives.
+/// dictionary hit as when a second identical request arrives. An upload endpoint builds no body,
+/// but hashes its form instead (here the four parts of section 4, 4 KiB of them in memory).
 func hashingBenchmarks() {
     let target = Fixtures.parametersTarget()
     let endpoint = MoyaProvider<BenchTarget>.defaultEndpointMapping(for: target)
