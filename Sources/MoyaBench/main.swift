@@ -32,7 +32,7 @@ struct Options {
             case "--clients": clients = iterator.next().map { Set($0.split(separator: ",").map(String.init)) }
             case "--memory-mib": memoryMiB = iterator.next().flatMap(Int.init) ?? memoryMiB
             case "--help", "-h":
-                print("usage: MoyaBench [--rounds N] [--requests N] [--stubs N] [--connections N] [--url URL] [--only get|post|stubs|memory] [--memory-mib N] [--clients ahc,callbacks,async,urlsession]")
+                print("usage: MoyaBench [--rounds N] [--requests N] [--stubs N] [--connections N] [--url URL] [--only get|get1|get32|post|stubs|memory] [--memory-mib N] [--clients ahc,callbacks,async,urlsession]")
                 exit(0)
             default:
                 print("unknown argument \(argument)")
@@ -74,6 +74,8 @@ let workloads = allWorkloads.filter { workload in
     switch options.only {
     case nil: return true
     case "get": return workload.name.hasPrefix("GET")
+    case "get1": return workload.name.hasPrefix("GET") && workload.concurrency == 1
+    case "get32": return workload.name.hasPrefix("GET") && workload.concurrency == 32
     case "post": return workload.name.hasPrefix("JSON")
     default: return false
     }
