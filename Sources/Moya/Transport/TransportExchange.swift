@@ -81,11 +81,12 @@ final class TransportExchange: Sendable {
     private func send(_ attempt: Attempt, route: TransportRoute, socketPath: String?, bridgeFailuresBefore: Int = 0) {
         // Any loop will do for reading upload chunks on the thread pool; the exchange itself lets
         // AsyncHTTPClient choose (as its own `execute(request:)` does), which avoids hopping
-        // between loops on every response part.
-        let eventLoop = session.client.eventLoopGroup.any()
+        // between loops on every response part. Only ask for a loop when there is a body:
+        // `any()` advances the group's round robin, and taking every other turn would leave
+        // AsyncHTTPClient the same loop for every request (all connections on one thread).
         let clientRequest: HTTPClient.Request
         do {
-            let body = attempt.body.map { BodyStreamer.clientBody(for: $0, eventLoop: eventLoop) }
+            let body = attempt.body.map { BodyStreamer.clientBody(for: $0, eventLoop: session.client.eventLoopGroup.any()) }
             clientRequest = try session.makeClientRequest(
                 attempt.urlRequest, authorization: attempt.authorization, body: body, route: route, socketPath: socketPath
             )
