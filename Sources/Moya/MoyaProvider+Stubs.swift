@@ -14,7 +14,7 @@ extension MoyaProvider {
     public final func notifyPluginsOfImpendingStub(for request: URLRequest, target: Target) -> URLRequest {
         plugins.prepareAndAnnounce(request, target: target) { preparedRequest in
             // A stub never answers a challenge, so a credential a plugin attaches goes nowhere.
-            RequestTypeWrapper(request: preparedRequest, sessionHeaders: session.configuration.headers, credentials: .unread)
+            RequestTypeWrapper(request: preparedRequest, sessionHeaders: session.configuration.headers, credentials: RequestCredentialStore())
         }
     }
 

@@ -6,10 +6,6 @@ import FoundationNetworking
 /// Credentials a plugin attached to one request with `RequestType.authenticate`, read by the
 /// transport when the server answers with an authentication challenge.
 final class RequestCredentialStore: Sendable {
-    /// A store for requests that never answer a challenge (stubs): whatever a plugin attaches
-    /// is kept by nobody who reads it, so all such requests can share one.
-    static let unread = RequestCredentialStore()
-
     private let storage = Protected<URLCredential?>(nil)
 
     var credential: URLCredential? {
