@@ -56,36 +56,7 @@ extension URL {
         } else if !baseEndsWithSlash {
             bytes.append(UInt8(ascii: "/"))
         }
-        for byte in pathBytes {
-            if isAllowedInPath(byte) {
-                bytes.append(byte)
-            } else {
-                bytes.append(UInt8(ascii: "%"))
-                bytes.append(hexDigits[Int(byte >> 4)])
-                bytes.append(hexDigits[Int(byte & 0x0F)])
-            }
-        }
+        PercentEscaping.append(pathBytes, to: &bytes, allowed: .path)
         return String(decoding: bytes, as: UTF8.self)
-    }
-
-    /// Upper-case hexadecimal digits as ASCII bytes.
-    private static let hexDigits: [UInt8] = Array("0123456789ABCDEF".utf8)
-
-    /// Whether `byte` may appear unescaped in a path (`urlPathAllowed`): ASCII letters and
-    /// digits, `-._~`, the sub-delimiters `!$&'()*+,;=`, and `:@/`.
-    private static func isAllowedInPath(_ byte: UInt8) -> Bool {
-        switch byte {
-        case UInt8(ascii: "a")...UInt8(ascii: "z"),
-             UInt8(ascii: "A")...UInt8(ascii: "Z"),
-             UInt8(ascii: "0")...UInt8(ascii: "9"),
-             UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"),
-             UInt8(ascii: "!"), UInt8(ascii: "$"), UInt8(ascii: "&"), UInt8(ascii: "'"),
-             UInt8(ascii: "("), UInt8(ascii: ")"), UInt8(ascii: "*"), UInt8(ascii: "+"),
-             UInt8(ascii: ","), UInt8(ascii: ";"), UInt8(ascii: "="), UInt8(ascii: ":"),
-             UInt8(ascii: "@"), UInt8(ascii: "/"):
-            return true
-        default:
-            return false
-        }
     }
 }

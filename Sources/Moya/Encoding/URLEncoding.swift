@@ -321,35 +321,6 @@ public struct URLEncoding: ParameterEncoding, Sendable {
 
     /// Appends `string` percent-escaped as ``escape(_:)`` does.
     private static func appendEscaped(_ string: String, to bytes: inout [UInt8]) {
-        for byte in string.utf8 {
-            if isAllowedInQuery(byte) {
-                bytes.append(byte)
-            } else {
-                bytes.append(UInt8(ascii: "%"))
-                bytes.append(hexDigits[Int(byte >> 4)])
-                bytes.append(hexDigits[Int(byte & 0x0F)])
-            }
-        }
-    }
-
-    /// Upper-case hexadecimal digits as ASCII bytes.
-    private static let hexDigits: [UInt8] = Array("0123456789ABCDEF".utf8)
-
-    /// Whether `byte` stays unescaped: `urlQueryAllowed` without `:#[]@!$&'()*+,;=`.
-    ///
-    /// - Parameters:
-    ///   - byte: One UTF-8 byte.
-    /// - Returns: `true` for ASCII letters, digits and `-._~/?`.
-    private static func isAllowedInQuery(_ byte: UInt8) -> Bool {
-        switch byte {
-        case UInt8(ascii: "a")...UInt8(ascii: "z"),
-             UInt8(ascii: "A")...UInt8(ascii: "Z"),
-             UInt8(ascii: "0")...UInt8(ascii: "9"),
-             UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"),
-             UInt8(ascii: "/"), UInt8(ascii: "?"):
-            return true
-        default:
-            return false
-        }
+        PercentEscaping.append(string.utf8, to: &bytes, allowed: .queryComponent)
     }
 }
