@@ -75,22 +75,24 @@ extension MoyaProvider {
             let id = flight.subscribe(completion, callbackQueue: callbackQueue) ?? 0
             return (flight, id, true)
         }
+        // Built once, outside the lock: it builds the endpoint's request.
+        let identity = EndpointIdentity(endpoint: endpoint)
         return inflightFlights.withLock { flights in
-            if let flight = flights[endpoint], let id = flight.subscribe(completion, callbackQueue: callbackQueue) {
+            if let flight = flights[identity], let id = flight.subscribe(completion, callbackQueue: callbackQueue) {
                 return (flight, id, false)
             }
-            let flight = RequestFlight(endpoint: endpoint, callbackQueue: callbackQueue)
+            let flight = RequestFlight(endpoint: endpoint, identity: identity, callbackQueue: callbackQueue)
             let id = flight.subscribe(completion, callbackQueue: callbackQueue) ?? 0
-            flights[endpoint] = flight
+            flights[identity] = flight
             return (flight, id, true)
         }
     }
 
     private func removeFromInflights(_ flight: RequestFlight) {
-        guard trackInflights else { return }
+        guard trackInflights, let identity = flight.identity else { return }
         inflightFlights.withLock { flights in
-            if flights[flight.endpoint] === flight {
-                flights.removeValue(forKey: flight.endpoint)
+            if flights[identity] === flight {
+                flights.removeValue(forKey: identity)
             }
         }
     }

@@ -81,7 +81,10 @@ open class MoyaProvider<Target: TargetType>: MoyaProviderType {
     let callbackQueue: DispatchQueue?
 
     /// The flights of `trackInflights`, by endpoint.
-    let inflightFlights = Protected<[Endpoint: RequestFlight]>([:])
+    ///
+    /// Keyed by the endpoint's identity, computed once per request: hashing and comparing
+    /// `Endpoint`s directly builds their `URLRequest`s again at every lookup.
+    let inflightFlights = Protected<[EndpointIdentity: RequestFlight]>([:])
 
     /// Whether a target can carry its own interceptor or time limit. `false` only when the
     /// target type is a value type that adopts neither protocol (and is not ``MultiTarget``):
@@ -93,7 +96,7 @@ open class MoyaProvider<Target: TargetType>: MoyaProviderType {
 
     /// The requests in flight (with `trackInflights`) and the completions waiting for each.
     open var inflightRequests: [Endpoint: [Moya.Completion]] {
-        inflightFlights.current.mapValues(\.completions)
+        Dictionary(inflightFlights.current.values.map { ($0.endpoint, $0.completions) }, uniquingKeysWith: { first, _ in first })
     }
 
     /// Creates a provider.

@@ -41,11 +41,14 @@ final class RequestFlight: Sendable {
     }
 
     let endpoint: Endpoint
+    /// The endpoint's identity, the flight's key in the provider's table (`trackInflights`).
+    let identity: EndpointIdentity?
     let callbackQueue: DispatchQueue?
     private let state = Protected(State())
 
-    init(endpoint: Endpoint, callbackQueue: DispatchQueue?) {
+    init(endpoint: Endpoint, identity: EndpointIdentity? = nil, callbackQueue: DispatchQueue?) {
         self.endpoint = endpoint
+        self.identity = identity
         self.callbackQueue = callbackQueue
     }
 

@@ -60,7 +60,7 @@ func runLoad(
 
 /// Immediately stubbed requests through the whole pipeline (endpoint, in-flight check, request
 /// closure, plugins, stub), completing synchronously; returns requests per second.
-func runStubs(count: Int) -> Double {
+func runStubs(count: Int, trackInflights: Bool = false) -> Double {
     final class CountingPlugin: PluginType, @unchecked Sendable {
         // Sendable: only used from the benchmark's single thread.
         var prepared = 0
@@ -74,7 +74,8 @@ func runStubs(count: Int) -> Double {
         }
     }
     let plugin = CountingPlugin()
-    let provider = MoyaProvider<BenchTarget>(stubClosure: MoyaProvider.immediatelyStub, plugins: [plugin, NetworkActivityPlugin { _, _ in }])
+    let provider = MoyaProvider<BenchTarget>(stubClosure: MoyaProvider.immediatelyStub, plugins: [plugin, NetworkActivityPlugin { _, _ in }],
+                                             trackInflights: trackInflights)
     let target = BenchTarget(baseURL: URL(string: "https://api.example.com")!, path: "/users/42", method: .get,
                              task: .requestParameters(parameters: ["page": 2, "sort": "name"], encoding: URLEncoding.default))
     var succeeded = 0

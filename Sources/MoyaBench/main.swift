@@ -116,6 +116,8 @@ print("")
 let stubRates = (0..<options.rounds).map { _ in runStubs(count: options.stubs) }
 let stubRate = Statistics.median(stubRates)
 print("Immediate stubs through the full pipeline with 2 plugins: \(format(stubRate)) req/s (goal ≥ 100000)")
+let trackedRate = Statistics.median((0..<options.rounds).map { _ in runStubs(count: options.stubs, trackInflights: true) })
+print("The same with trackInflights: \(format(trackedRate)) req/s")
 }
 
 for client in clients { try await client.shutdown() }
