@@ -18,18 +18,22 @@ enum RequestKind: Sendable {
 /// One way of sending the benchmark's requests.
 protocol BenchClient: Sendable {
     var name: String { get }
-    /// A GET of `path`; returns the number of body bytes.
-    func get(_ path: String) async throws -> Int
-    /// A JSON POST of `payload` to `path`; returns the number of body bytes.
-    func post(_ path: String, payload: Payload) async throws -> Int
     /// Sends `total` requests of `kind`, `concurrency` at a time; returns requests per second and
-    /// each request's latency. By default `concurrency` tasks each await one request after
-    /// another (``runLoad(concurrency:total:_:)``); a callback API drives its own loop instead.
+    /// each request's latency.
     func load(_ kind: RequestKind, concurrency: Int, total: Int) async throws -> (rate: Double, latencies: [Double])
     func shutdown() async throws
 }
 
-extension BenchClient {
+/// A client whose requests are awaited: `concurrency` tasks each await one request after another
+/// (``runLoad(concurrency:total:_:)``). (A callback API drives its own loop instead.)
+protocol AwaitingBenchClient: BenchClient {
+    /// A GET of `path`; returns the number of body bytes.
+    func get(_ path: String) async throws -> Int
+    /// A JSON POST of `payload` to `path`; returns the number of body bytes.
+    func post(_ path: String, payload: Payload) async throws -> Int
+}
+
+extension AwaitingBenchClient {
     func load(_ kind: RequestKind, concurrency: Int, total: Int) async throws -> (rate: Double, latencies: [Double]) {
         try await runLoad(concurrency: concurrency, total: total) {
             switch kind {
@@ -54,7 +58,7 @@ struct BenchFailure: Error, CustomStringConvertible {
 
 /// Raw AsyncHTTPClient: the baseline every other client is compared with. Same pool settings as
 /// Moya's default session (8 connections per host, HTTP/1.1 or 2 as negotiated).
-final class RawAHCClient: BenchClient {
+final class RawAHCClient: AwaitingBenchClient {
     let name = "AsyncHTTPClient (raw)"
     let base: URL
     let client: HTTPClient
@@ -127,19 +131,6 @@ final class MoyaCallbackClient: BenchClient {
         provider = MoyaProvider<BenchTarget>(callbackQueue: .global(), session: session)
     }
 
-    func send(_ target: BenchTarget) async throws -> Int {
-        let result: UncheckedBox<Result<Moya.Response, MoyaError>> = await withCheckedContinuation { continuation in
-            provider.request(target) { result in
-                continuation.resume(returning: UncheckedBox(result))
-            }
-        }
-        return try result.value.get().data.count
-    }
-
-    func get(_ path: String) async throws -> Int {
-        try await send(.get(base, path))
-    }
-
     func load(_ kind: RequestKind, concurrency: Int, total: Int) async throws -> (rate: Double, latencies: [Double]) {
         let target: BenchTarget
         switch kind {
@@ -181,17 +172,13 @@ final class MoyaCallbackClient: BenchClient {
         }
     }
 
-    func post(_ path: String, payload: Payload) async throws -> Int {
-        try await send(.post(base, path, payload))
-    }
-
     func shutdown() async throws {
         try await session.shutdown()
     }
 }
 
 /// `MoyaProvider` with async/await.
-final class MoyaAsyncClient: BenchClient {
+final class MoyaAsyncClient: AwaitingBenchClient {
     let name = "MoyaProvider (async)"
     let base: URL
     let session: Session
@@ -217,7 +204,7 @@ final class MoyaAsyncClient: BenchClient {
 }
 
 /// FoundationNetworking's `URLSession` (libcurl on Linux).
-final class URLSessionClient: BenchClient {
+final class URLSessionClient: AwaitingBenchClient {
     let name = "URLSession"
     let base: URL
     let session: URLSession
