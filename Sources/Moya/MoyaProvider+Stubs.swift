@@ -13,7 +13,8 @@ extension MoyaProvider {
     /// - Returns: The request after every plugin's `prepare`.
     public final func notifyPluginsOfImpendingStub(for request: URLRequest, target: Target) -> URLRequest {
         plugins.prepareAndAnnounce(request, target: target) { preparedRequest in
-            // A stub never answers a challenge, so a credential a plugin attaches goes nowhere.
+            // A store of its own: a stub answers no challenge, but the cURL description shows
+            // the credential a plugin attached to this request.
             RequestTypeWrapper(request: preparedRequest, sessionHeaders: session.configuration.headers, credentials: RequestCredentialStore())
         }
     }
