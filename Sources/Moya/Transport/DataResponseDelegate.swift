@@ -73,30 +73,6 @@ final class DataResponseDelegate: HTTPClientResponseDelegate, @unchecked Sendabl
     }
 }
 
-extension DeferredHTTPURLResponse {
-    /// The response to `head`, received from `url`; the Foundation response is built on demand.
-    convenience init(head: HTTPResponseHead, url: URL) {
-        self.init(statusCode: Int(head.status.code)) { HTTPURLResponse.make(head: head, url: url) }
-    }
-}
-
-extension HTTPURLResponse {
-    /// Builds a Foundation response from an HTTP response head; repeated headers are joined
-    /// with `", "`.
-    static func make(head: HTTPResponseHead, url: URL) -> HTTPURLResponse? {
-        var fields: [String: String] = [:]
-        for (name, value) in head.headers {
-            if let existing = fields[name] {
-                fields[name] = existing + ", " + value
-            } else {
-                fields[name] = value
-            }
-        }
-        let version = "HTTP/\(head.version.major).\(head.version.minor)"
-        return HTTPURLResponse(url: url, statusCode: Int(head.status.code), httpVersion: version, headerFields: fields)
-    }
-}
-
 extension HTTPResponseHead {
     /// The number of body bytes a delegate will count, for progress: the `Content-Length`, or -1
     /// when it is missing or invalid, or when the body is compressed (it is delivered

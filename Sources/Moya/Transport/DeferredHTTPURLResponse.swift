@@ -1,4 +1,5 @@
 import Foundation
+import NIOHTTP1
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
@@ -22,12 +23,6 @@ final class DeferredHTTPURLResponse: Sendable {
         self.make = make
     }
 
-    /// A response that is already built.
-    init(_ response: HTTPURLResponse) {
-        statusCode = response.statusCode
-        make = { response }
-    }
-
     /// The Foundation response, built on first access.
     var value: HTTPURLResponse? {
         built.withLock { built in
@@ -36,5 +31,29 @@ final class DeferredHTTPURLResponse: Sendable {
             built = .some(response)
             return response
         }
+    }
+}
+
+extension DeferredHTTPURLResponse {
+    /// The response to `head`, received from `url`; the Foundation response is built on demand.
+    convenience init(head: HTTPResponseHead, url: URL) {
+        self.init(statusCode: Int(head.status.code)) { HTTPURLResponse.make(head: head, url: url) }
+    }
+}
+
+extension HTTPURLResponse {
+    /// Builds a Foundation response from an HTTP response head; repeated headers are joined
+    /// with `", "`.
+    static func make(head: HTTPResponseHead, url: URL) -> HTTPURLResponse? {
+        var fields: [String: String] = [:]
+        for (name, value) in head.headers {
+            if let existing = fields[name] {
+                fields[name] = existing + ", " + value
+            } else {
+                fields[name] = value
+            }
+        }
+        let version = "HTTP/\(head.version.major).\(head.version.minor)"
+        return HTTPURLResponse(url: url, statusCode: Int(head.status.code), httpVersion: version, headerFields: fields)
     }
 }
