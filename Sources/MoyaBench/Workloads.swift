@@ -8,6 +8,10 @@ import Moya
 struct Measurement {
     var requestsPerSecond: [Double] = []
     var latencies: [Double] = []   // seconds
+    /// Process CPU seconds per request, each round (server included: the same for every client).
+    var cpuPerRequest: [Double] = []
+    /// The busiest event loop's share of the loops' CPU, each round (0.5 is an even split).
+    var busiestLoopShare: [Double] = []
 
     var medianRate: Double { Statistics.median(requestsPerSecond) }
     var p50: Double { Statistics.percentile(latencies, 0.50) }

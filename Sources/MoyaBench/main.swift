@@ -94,20 +94,27 @@ for workload in workloads {
     var measurements = Array(repeating: Measurement(), count: clients.count)
     for _ in 0..<options.rounds {
         for (index, client) in clients.enumerated() {
+            let before = ThreadCPU.sample()
             let (rate, latencies) = try await client.load(workload.kind, concurrency: workload.concurrency, total: options.requests)
+            let (cpu, busiestLoopShare) = ThreadCPU.sample().since(before)
             measurements[index].requestsPerSecond.append(rate)
             measurements[index].latencies += latencies
+            measurements[index].cpuPerRequest.append(cpu / Double(latencies.count))
+            measurements[index].busiestLoopShare.append(busiestLoopShare)
         }
     }
     print("")
     print(workload.name)
-    print(column("client", 28) + column("req/s", 10) + column("vs \(clients[0] is RawAHCClient ? "AHC" : "1st")", 9) + column("p50 ms", 9) + "p99 ms")
+    print(column("client", 28) + column("req/s", 10) + column("vs \(clients[0] is RawAHCClient ? "AHC" : "1st")", 9) + column("p50 ms", 9)
+          + column("p99 ms", 9) + column("CPU µs/req", 12) + "busiest loop")
     let baseline = measurements[0].medianRate
     for (index, client) in clients.enumerated() {
         let measurement = measurements[index]
         let ratio = measurement.medianRate / baseline
         print(column(client.name, 28) + column(format(measurement.medianRate), 10) + column(format(ratio, 3) + "x", 9)
-              + column(format(measurement.p50 * 1000, 3), 9) + format(measurement.p99 * 1000, 3))
+              + column(format(measurement.p50 * 1000, 3), 9) + column(format(measurement.p99 * 1000, 3), 9)
+              + column(format(Statistics.median(measurement.cpuPerRequest) * 1e6), 12)
+              + measurement.busiestLoopShare.map { format($0 * 100) + "%" }.joined(separator: " "))
     }
 }
 

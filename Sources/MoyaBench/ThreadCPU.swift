@@ -1,0 +1,51 @@
+import Foundation
+
+/// CPU time of this process and of its NIO event-loop threads, read from `/proc` (Linux only;
+/// elsewhere every figure is 0).
+///
+/// Two figures come out of it per round: CPU per request, which (unlike requests per second)
+/// hardly depends on what else the machine is doing, and how evenly the client's event loops
+/// shared the work. At concurrency 32 the rate depends a lot on how AsyncHTTPClient's
+/// connections happen to spread over the 2 loops, so the benchmark prints that spread.
+struct ThreadCPU {
+    /// Process CPU time (user + system), in seconds.
+    var process: Double
+    /// CPU time of each thread whose name starts with `NIO-SGLTN` (the singleton group that
+    /// every client here uses), in seconds, by thread id.
+    var loops: [String: Double]
+
+    /// The figures now.
+    static func sample() -> ThreadCPU {
+        let ticks = Double(sysconf(Int32(_SC_CLK_TCK)))
+        let process = cpuTicks(statAt: "/proc/self/stat").map { Double($0) / ticks } ?? 0
+        var loops: [String: Double] = [:]
+        let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task")) ?? []
+        for tid in tasks {
+            guard let name = try? String(contentsOfFile: "/proc/self/task/\(tid)/comm", encoding: .utf8),
+                  name.hasPrefix("NIO-SGLTN"),
+                  let used = cpuTicks(statAt: "/proc/self/task/\(tid)/stat") else { continue }
+            loops[tid] = Double(used) / ticks
+        }
+        return ThreadCPU(process: process, loops: loops)
+    }
+
+    /// What was used between `earlier` and now: process CPU seconds, and the busiest loop's
+    /// share of all loop CPU (0.5 is an even split over 2 loops, 1 means one loop did it all).
+    func since(_ earlier: ThreadCPU) -> (cpu: Double, busiestLoopShare: Double) {
+        let perLoop = loops.map { tid, used in used - (earlier.loops[tid] ?? 0) }
+        let total = perLoop.reduce(0, +)
+        let share = total > 0 ? (perLoop.max() ?? 0) / total : .nan
+        return (process - earlier.process, share)
+    }
+
+    /// utime + stime, fields 14 and 15 of a `stat` file (counted after the `)` that ends the
+    /// command name, which may itself contain spaces).
+    private static func cpuTicks(statAt path: String) -> Int? {
+        guard let stat = try? String(contentsOfFile: path, encoding: .utf8),
+              let close = stat.lastIndex(of: ")") else { return nil }
+        let fields = stat[stat.index(after: close)...].split(separator: " ")
+        // fields[0] is the state (field 3), so utime (field 14) is fields[11].
+        guard fields.count > 12, let user = Int(fields[11]), let system = Int(fields[12]) else { return nil }
+        return user + system
+    }
+}
