@@ -7,38 +7,23 @@ extension MoyaProvider {
     /// Sends an upload whose body `makeBody` describes. A body that cannot be built (a missing
     /// or unreadable file) fails the request before anything is sent; plugins see `prepare`,
     /// `willSend` and `didReceive` as for any failed request.
-    func sendUpload(
-        _ target: Target,
-        request: URLRequest,
-        callbackQueue: DispatchQueue?,
-        progress: Moya.ProgressBlock?,
-        flight: RequestFlight,
-        makeBody: (inout URLRequest) throws -> StreamedBody
-    ) {
+    func sendUpload(_ request: URLRequest, _ send: SendContext, makeBody: (inout URLRequest) throws -> StreamedBody) {
         var request = request
         let body: StreamedBody
         do {
             body = try makeBody(&request)
         } catch {
-            _ = prepareAndAnnounce(request, target: target)
-            fail(target, error: MoyaError.underlying(error, nil), callbackQueue: callbackQueue, flight: flight)
+            _ = prepareAndAnnounce(request, pluginTarget: send.pluginTarget)
+            fail(send, error: MoyaError.underlying(error, nil))
             return
         }
-        sendRequest(target, request: request, callbackQueue: callbackQueue, progress: progress, flight: flight, body: body)
+        sendRequest(request, send, body: body)
     }
 
     /// Sends a multipart form: checks that it has parts and that the method can carry it, sets
     /// `Content-Type` with the boundary, and streams the parts.
-    func sendMultipart(
-        _ target: Target,
-        request: URLRequest,
-        callbackQueue: DispatchQueue?,
-        progress: Moya.ProgressBlock?,
-        flight: RequestFlight,
-        isEmpty: Bool,
-        makeEncoder: () -> RequestMultipartFormData
-    ) {
-        sendUpload(target, request: request, callbackQueue: callbackQueue, progress: progress, flight: flight) { request in
+    func sendMultipart(_ request: URLRequest, _ send: SendContext, isEmpty: Bool, makeEncoder: () -> RequestMultipartFormData) {
+        sendUpload(request, send) { request in
             let method = Method(rawValue: request.httpMethod ?? "GET")
             guard method.supportsMultipart else { throw MultipartEncodingError.methodNotAllowed(method) }
             guard !isEmpty else { throw MultipartEncodingError.emptyForm }

@@ -44,11 +44,23 @@ final class RequestFlight: Sendable {
     /// The endpoint's identity, the flight's key in the provider's table (`trackInflights`).
     let identity: EndpointIdentity?
     let callbackQueue: DispatchQueue?
+    /// The provider's in-flight table, which the flight leaves when it ends (`trackInflights`).
+    private let table: Protected<[EndpointIdentity: RequestFlight]>?
     private let state = Protected(State())
 
-    init(endpoint: Endpoint, identity: EndpointIdentity? = nil, callbackQueue: DispatchQueue?) {
+    /// A flight of its own, in no table.
+    init(endpoint: Endpoint, callbackQueue: DispatchQueue?) {
+        self.endpoint = endpoint
+        self.identity = nil
+        self.table = nil
+        self.callbackQueue = callbackQueue
+    }
+
+    /// A flight that other callers can join: the caller adds it to `table` under `identity`.
+    init(endpoint: Endpoint, identity: EndpointIdentity, table: Protected<[EndpointIdentity: RequestFlight]>, callbackQueue: DispatchQueue?) {
         self.endpoint = endpoint
         self.identity = identity
+        self.table = table
         self.callbackQueue = callbackQueue
     }
 
@@ -77,21 +89,35 @@ final class RequestFlight: Sendable {
         state.withLock { !$0.isFinished }
     }
 
-    /// Ends the flight with its result and returns the callers to deliver it to, or `nil` when
-    /// it had already ended (cancelled).
-    func finish() -> [Subscriber]? {
-        state.withLock { state in
+    /// Ends the flight with its result: every caller still waiting gets it, inline when it shares
+    /// the flight's callback queue (the current context), on its own queue otherwise. Does
+    /// nothing when the flight has already ended (cancelled).
+    func end(with result: Result<Moya.Response, MoyaError>) {
+        let subscribers: [Subscriber]? = state.withLock { state in
             guard !state.isFinished else { return nil }
             state.isFinished = true
             state.work = .none
             defer { state.subscribers = [] }
             return state.subscribers
         }
+        guard let subscribers else { return }
+        for subscriber in subscribers {
+            if subscriber.callbackQueue === callbackQueue {
+                subscriber.completion.value(result)
+            } else {
+                let box = UncheckedSendable(result)
+                (subscriber.callbackQueue ?? .main).moyaDeliver { subscriber.completion.value(box.value) }
+            }
+        }
+        leaveTable()
     }
 
-    /// Detaches the caller `id`.
-    func detach(_ id: Int) -> Detachment {
-        state.withLock { state in
+    /// Cancels the caller `id`: it gets the cancellation error on its queue. When it was the
+    /// last caller, the flight ends, its work stops, and the plugins hear of the cancellation
+    /// (`target` is the target as plugins see it; `nil` when there are none).
+    func cancel(subscriber id: Int, plugins: [any PluginType], target: UncheckedSendable<any TargetType>?) {
+        let error = MoyaError.underlying(TransportError.cancelled, nil)
+        let detachment: Detachment = state.withLock { state in
             guard !state.isFinished, let index = state.subscribers.firstIndex(where: { $0.id == id }) else {
                 return .none
             }
@@ -100,6 +126,36 @@ final class RequestFlight: Sendable {
             state.isFinished = true
             defer { state.work = .none }
             return .last(subscriber, state.work)
+        }
+        switch detachment {
+        case .none:
+            return
+        case .alone(let subscriber):
+            let box = UncheckedSendable(error)
+            (subscriber.callbackQueue ?? .main).moyaDeliver { subscriber.completion.value(.failure(box.value)) }
+        case .last(let subscriber, let work):
+            switch work {
+            case .none: break
+            case .stub(let token): token.cancel()
+            case .transport(let handle): handle.cancel()
+            }
+            leaveTable()
+            let box = UncheckedSendable((plugins, error))
+            (subscriber.callbackQueue ?? .main).moyaDeliver {
+                let (plugins, error) = box.value
+                if let target { plugins.didReceive(.failure(error), anyTarget: target.value) }
+                subscriber.completion.value(.failure(error))
+            }
+        }
+    }
+
+    /// Takes the flight out of the provider's table, unless another flight has its place.
+    private func leaveTable() {
+        guard let table, let identity else { return }
+        table.withLock { flights in
+            if flights[identity] === self {
+                flights.removeValue(forKey: identity)
+            }
         }
     }
 

@@ -92,7 +92,7 @@ final class InterceptedExchange: Sendable {
             guard !isCancelled else { return }
 
             let transportResult = await send(attemptRequest)
-            let rawResult = MoyaProvider<MultiTarget>.result(of: transportResult, request: attemptRequest, validation: .none)
+            let rawResult = RequestDelivery.result(of: transportResult, request: attemptRequest, validation: .none)
             let decision = await retryDecision(for: attemptRequest, result: rawResult, retryCount: retryCount)
             guard !isCancelled else {
                 Self.discardFile(of: transportResult)

@@ -11,9 +11,8 @@ import FoundationNetworking
 extension Array where Element == any PluginType {
     /// `prepare` through every plugin, then `willSend` on every plugin with the request that
     /// `makeRequestType` wraps; returns the prepared request. One boxed target serves both hooks.
-    func prepareAndAnnounce<T: TargetType>(_ request: URLRequest, target: T, makeRequestType: (URLRequest) -> any RequestType) -> URLRequest {
+    func prepareAndAnnounce(_ request: URLRequest, anyTarget target: any TargetType, makeRequestType: (URLRequest) -> any RequestType) -> URLRequest {
         guard !isEmpty else { return request }
-        let target: any TargetType = target
         var request = request
         for plugin in self {
             request = plugin.prepare(request, target: target)
@@ -26,18 +25,16 @@ extension Array where Element == any PluginType {
     }
 
     /// `didReceive` on every plugin.
-    func didReceive<T: TargetType>(_ result: Result<Moya.Response, MoyaError>, target: T) {
+    func didReceive(_ result: Result<Moya.Response, MoyaError>, anyTarget target: any TargetType) {
         guard !isEmpty else { return }
-        let target: any TargetType = target
         for plugin in self {
             plugin.didReceive(result, target: target)
         }
     }
 
     /// `process` through every plugin; returns the last plugin's result.
-    func process<T: TargetType>(_ result: Result<Moya.Response, MoyaError>, target: T) -> Result<Moya.Response, MoyaError> {
+    func process(_ result: Result<Moya.Response, MoyaError>, anyTarget target: any TargetType) -> Result<Moya.Response, MoyaError> {
         guard !isEmpty else { return result }
-        let target: any TargetType = target
         var result = result
         for plugin in self {
             result = plugin.process(result, target: target)
@@ -46,11 +43,28 @@ extension Array where Element == any PluginType {
     }
 
     /// `willRetry` on every plugin.
-    func willRetry<T: TargetType>(_ request: URLRequest, after result: Result<Moya.Response, MoyaError>, attempt: Int, target: T) {
+    func willRetry(_ request: URLRequest, after result: Result<Moya.Response, MoyaError>, attempt: Int, anyTarget target: any TargetType) {
         guard !isEmpty else { return }
-        let target: any TargetType = target
         for plugin in self {
             plugin.willRetry(request, after: result, attempt: attempt, target: target)
         }
+    }
+
+    // The same hooks for a target of a concrete type: it is boxed only when there are plugins.
+
+    func prepareAndAnnounce<T: TargetType>(_ request: URLRequest, target: T, makeRequestType: (URLRequest) -> any RequestType) -> URLRequest {
+        isEmpty ? request : prepareAndAnnounce(request, anyTarget: target, makeRequestType: makeRequestType)
+    }
+
+    func didReceive<T: TargetType>(_ result: Result<Moya.Response, MoyaError>, target: T) {
+        if !isEmpty { didReceive(result, anyTarget: target) }
+    }
+
+    func process<T: TargetType>(_ result: Result<Moya.Response, MoyaError>, target: T) -> Result<Moya.Response, MoyaError> {
+        isEmpty ? result : process(result, anyTarget: target)
+    }
+
+    func willRetry<T: TargetType>(_ request: URLRequest, after result: Result<Moya.Response, MoyaError>, attempt: Int, target: T) {
+        if !isEmpty { willRetry(request, after: result, attempt: attempt, anyTarget: target) }
     }
 }
