@@ -1,41 +1,41 @@
 import Foundation
 
-/// What `MoyaProvider.request` returns: cancels this caller's request, once.
+/// What `MoyaProvider.request` returns: cancels this caller's part in its flight, once.
 ///
-/// The action is installed when the request is registered; cancelling before that (which cannot
-/// happen through the public API) only records the flag.
+/// It holds what the cancellation needs rather than a closure over the provider, so that making
+/// one per request costs one object and its flag.
+///
+/// Sendable: the flag sits behind its lock; the rest is immutable. The plugins and the target are
+/// the user's, and are only called on the caller's callback queue (``RequestFlight/cancel(subscriber:plugins:target:)``).
 final class CancellableWrapper: Cancellable, @unchecked Sendable {
-    // Sendable: all mutable state lives in `state`, behind its lock.
-    private struct State {
-        var isCancelled = false
-        var action: (() -> Void)?
-    }
+    private let flight: RequestFlight
+    private let subscriberID: Int
+    private let plugins: [any PluginType]
+    private let target: UncheckedSendable<any TargetType>?
+    private let cancelled = Protected(false)
 
-    private let state = Protected(State())
-
-    init() {}
-
-    /// Installs what `cancel()` does.
-    func setCancelAction(_ action: @escaping () -> Void) {
-        let runNow: Bool = state.withLock { state in
-            if state.isCancelled { return true }
-            state.action = action
-            return false
-        }
-        if runNow { action() }
+    /// - Parameters:
+    ///   - flight:       The flight the caller waits on.
+    ///   - subscriberID: The caller's id in that flight.
+    ///   - plugins:      The provider's plugins, told when the flight ends by this cancellation.
+    ///   - target:       The target as plugins see it; `nil` when there are no plugins.
+    init(flight: RequestFlight, subscriberID: Int, plugins: [any PluginType], target: UncheckedSendable<any TargetType>?) {
+        self.flight = flight
+        self.subscriberID = subscriberID
+        self.plugins = plugins
+        self.target = target
     }
 
     var isCancelled: Bool {
-        state.withLock { $0.isCancelled }
+        cancelled.current
     }
 
     func cancel() {
-        let action: (() -> Void)? = state.withLock { state in
-            guard !state.isCancelled else { return nil }
-            state.isCancelled = true
-            defer { state.action = nil }
-            return state.action
+        let isFirst: Bool = cancelled.withLock { cancelled in
+            defer { cancelled = true }
+            return !cancelled
         }
-        action?()
+        guard isFirst else { return }
+        flight.cancel(subscriber: subscriberID, plugins: plugins, target: target)
     }
 }

@@ -17,7 +17,6 @@ extension MoyaProvider {
         let endpoint = self.endpoint(target)
         let stubBehavior = self.stubClosure(target)
         let plugins = self.plugins
-        let cancellableToken = CancellableWrapper()
         // Plugins take the target as `any TargetType`: box it once, and only when there are any.
         let pluginTarget: UncheckedSendable<any TargetType>? = plugins.isEmpty ? nil : UncheckedSendable(target)
 
@@ -32,9 +31,7 @@ extension MoyaProvider {
 
         // Join a flight already on its way, or start one.
         let (flight, subscriberID, isLeader) = register(endpoint: endpoint, completion: subscriberCompletion, callbackQueue: callbackQueue)
-        cancellableToken.setCancelAction {
-            flight.cancel(subscriber: subscriberID, plugins: plugins, target: pluginTarget)
-        }
+        let cancellableToken = CancellableWrapper(flight: flight, subscriberID: subscriberID, plugins: plugins, target: pluginTarget)
         guard isLeader else { return cancellableToken }
 
         let performNetworking: RequestResultClosure = { [self] requestResult in

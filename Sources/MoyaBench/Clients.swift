@@ -5,6 +5,7 @@ import FoundationNetworking
 #endif
 import Moya
 import NIOCore
+import NIOHTTP1
 import NIOPosix
 
 /// One request of a workload.
@@ -57,11 +58,15 @@ struct BenchFailure: Error, CustomStringConvertible {
 }
 
 /// Raw AsyncHTTPClient: the baseline every other client is compared with. Same pool settings as
-/// Moya's default session (8 connections per host, HTTP/1.1 or 2 as negotiated).
+/// Moya's default session (8 connections per host, HTTP/1.1 or 2 as negotiated), and the same
+/// bytes on the wire: it sends the headers a default `Session` adds (`Accept-Encoding`,
+/// `Accept-Language`, `User-Agent`), so that both sides do the same HTTP work and the ratio
+/// measures the provider alone.
 final class RawAHCClient: AwaitingBenchClient {
     let name = "AsyncHTTPClient (raw)"
     let base: URL
     let client: HTTPClient
+    let headers = HTTPHeaders(Session.defaultHTTPHeaders.map { ($0.key, $0.value) })
 
     init(base: URL, connections: Int) {
         self.base = base
@@ -72,14 +77,14 @@ final class RawAHCClient: AwaitingBenchClient {
     }
 
     func get(_ path: String) async throws -> Int {
-        let response = try await client.execute(request: HTTPClient.Request(url: base.absoluteString + path)).get()
+        let response = try await client.execute(request: HTTPClient.Request(url: base.absoluteString + path, headers: headers)).get()
         guard response.status == .ok else { throw BenchFailure(description: "status \(response.status)") }
         return response.body?.readableBytes ?? 0
     }
 
     func post(_ path: String, payload: Payload) async throws -> Int {
         let body = try JSONEncoder().encode(payload)
-        var request = try HTTPClient.Request(url: base.absoluteString + path, method: .POST)
+        var request = try HTTPClient.Request(url: base.absoluteString + path, method: .POST, headers: headers)
         request.headers.add(name: "Content-Type", value: "application/json")
         request.body = .bytes(body)
         let response = try await client.execute(request: request).get()

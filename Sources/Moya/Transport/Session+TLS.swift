@@ -45,6 +45,9 @@ extension Session {
     /// - Throws: The session's TLS setup error, ``TLSError/noEvaluatorFound(host:)``, or
     ///   ``TLSError/invalidConfiguration(_:)`` for an evaluator that cannot be applied.
     func route(for url: URL) throws -> TransportRoute {
+        // Without a trust manager and with a valid TLS setup every URL goes direct with the
+        // client's own TLS configuration: skip reading the URL.
+        if configuration.serverTrustManager == nil, case .success = baseTLS { return .direct(nil) }
         guard url.scheme?.lowercased() == "https" else { return .direct(nil) }
         let base = try baseTLS.get()
         let host = url.host ?? ""

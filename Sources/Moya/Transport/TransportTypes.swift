@@ -36,13 +36,23 @@ struct DownloadSink: Sendable {
 }
 
 /// A complete response from the transport.
-struct TransportResponse: Sendable {
+///
+/// A class: it travels through AsyncHTTPClient's and NIO's generic code (futures, results), where
+/// copying a struct of several references goes through value witnesses; a reference is one
+/// retain.
+final class TransportResponse: Sendable {
     /// The status code, and the Foundation response on demand.
     let response: DeferredHTTPURLResponse
     /// The body, or for a stored download, empty.
     let data: Data
     /// The temporary file holding a download's body, which the receiver now owns.
-    var fileURL: URL?
+    let fileURL: URL?
+
+    init(response: DeferredHTTPURLResponse, data: Data, fileURL: URL? = nil) {
+        self.response = response
+        self.data = data
+        self.fileURL = fileURL
+    }
 
     /// The HTTP status code.
     var statusCode: Int { response.statusCode }
