@@ -33,8 +33,48 @@ final class RequestFlight: Sendable {
         case last(Subscriber, Work)
     }
 
+    /// The callers, in the order they came. Most flights have one, which is kept without an
+    /// array (one allocation less per request).
+    struct Subscribers: Sequence {
+        private var first: Subscriber?
+        private var others: [Subscriber] = []
+
+        var isEmpty: Bool { first == nil && others.isEmpty }
+
+        mutating func append(_ subscriber: Subscriber) {
+            if isEmpty { first = subscriber } else { others.append(subscriber) }
+        }
+
+        /// Removes and returns the caller `id`, if it is here.
+        mutating func remove(id: Int) -> Subscriber? {
+            if let first, first.id == id {
+                self.first = others.isEmpty ? nil : others.removeFirst()
+                return first
+            }
+            guard let index = others.firstIndex(where: { $0.id == id }) else { return nil }
+            return others.remove(at: index)
+        }
+
+        struct Iterator: IteratorProtocol {
+            fileprivate var first: Subscriber?
+            fileprivate var others: IndexingIterator<[Subscriber]>
+
+            mutating func next() -> Subscriber? {
+                if let first {
+                    self.first = nil
+                    return first
+                }
+                return others.next()
+            }
+        }
+
+        func makeIterator() -> Iterator {
+            Iterator(first: first, others: others.makeIterator())
+        }
+    }
+
     private struct State {
-        var subscribers: [Subscriber] = []
+        var subscribers = Subscribers()
         var nextID = 0
         var work: Work = .none
         var isFinished = false
@@ -93,11 +133,11 @@ final class RequestFlight: Sendable {
     /// the flight's callback queue (the current context), on its own queue otherwise. Does
     /// nothing when the flight has already ended (cancelled).
     func end(with result: Result<Moya.Response, MoyaError>) {
-        let subscribers: [Subscriber]? = state.withLock { state in
+        let subscribers: Subscribers? = state.withLock { state in
             guard !state.isFinished else { return nil }
             state.isFinished = true
             state.work = .none
-            defer { state.subscribers = [] }
+            defer { state.subscribers = Subscribers() }
             return state.subscribers
         }
         guard let subscribers else { return }
@@ -118,10 +158,9 @@ final class RequestFlight: Sendable {
     func cancel(subscriber id: Int, plugins: [any PluginType], target: UncheckedSendable<any TargetType>?) {
         let error = MoyaError.underlying(TransportError.cancelled, nil)
         let detachment: Detachment = state.withLock { state in
-            guard !state.isFinished, let index = state.subscribers.firstIndex(where: { $0.id == id }) else {
+            guard !state.isFinished, let subscriber = state.subscribers.remove(id: id) else {
                 return .none
             }
-            let subscriber = state.subscribers.remove(at: index)
             guard state.subscribers.isEmpty else { return .alone(subscriber) }
             state.isFinished = true
             defer { state.work = .none }

@@ -10,34 +10,44 @@ import FoundationNetworking
 /// copy) costs more than the rest of a response's handling together, and most callers only
 /// look at the status code; so ``Response/response`` builds it when someone asks, once.
 final class DeferredHTTPURLResponse: Sendable {
+    /// What the response is built from, and then what was built. One state behind one lock, so
+    /// that a response costs two allocations (this object and its lock), not a closure more.
+    private enum State {
+        case head(HTTPResponseHead, URL)
+        case make(@Sendable () -> HTTPURLResponse?)
+        case built(HTTPURLResponse?)
+    }
+
     /// The HTTP status code.
     let statusCode: Int
-    private let make: @Sendable () -> HTTPURLResponse?
-    private let built = Protected<HTTPURLResponse??>(nil)
+    private let state: Protected<State>
 
     /// - Parameters:
     ///   - statusCode: The status code, known without building anything.
     ///   - make:       Builds the Foundation response; called at most once.
     init(statusCode: Int, make: @escaping @Sendable () -> HTTPURLResponse?) {
         self.statusCode = statusCode
-        self.make = make
+        self.state = Protected(.make(make))
+    }
+
+    /// The response to `head`, received from `url`; the Foundation response is built on demand.
+    init(head: HTTPResponseHead, url: URL) {
+        self.statusCode = Int(head.status.code)
+        self.state = Protected(.head(head, url))
     }
 
     /// The Foundation response, built on first access.
     var value: HTTPURLResponse? {
-        built.withLock { built in
-            if let response = built { return response }
-            let response = make()
-            built = .some(response)
+        state.withLock { state in
+            let response: HTTPURLResponse?
+            switch state {
+            case .built(let built): return built
+            case .head(let head, let url): response = HTTPURLResponse.make(head: head, url: url)
+            case .make(let make): response = make()
+            }
+            state = .built(response)
             return response
         }
-    }
-}
-
-extension DeferredHTTPURLResponse {
-    /// The response to `head`, received from `url`; the Foundation response is built on demand.
-    convenience init(head: HTTPResponseHead, url: URL) {
-        self.init(statusCode: Int(head.status.code)) { HTTPURLResponse.make(head: head, url: url) }
     }
 }
 
