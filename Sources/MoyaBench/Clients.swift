@@ -57,9 +57,9 @@ struct BenchFailure: Error, CustomStringConvertible {
     let description: String
 }
 
-/// Raw AsyncHTTPClient: the baseline every other client is compared with. Same pool settings as
-/// Moya's default session (8 connections per host, HTTP/1.1 or 2 as negotiated), and the same
-/// bytes on the wire: it sends the headers a default `Session` adds (`Accept-Encoding`,
+/// Raw AsyncHTTPClient: the baseline every other client is compared with. Same client settings as
+/// Moya's default session (8 connections per host, HTTP/1.1 or 2 as negotiated, the same
+/// timeouts and decompression), and the same bytes on the wire: it sends the headers a default `Session` adds (`Accept-Encoding`,
 /// `Accept-Language`, `User-Agent`), so that both sides do the same HTTP work and the ratio
 /// measures the provider alone.
 final class RawAHCClient: AwaitingBenchClient {
@@ -70,8 +70,16 @@ final class RawAHCClient: AwaitingBenchClient {
 
     init(base: URL, connections: Int) {
         self.base = base
+        // What a default Moya session asks of its client: the same timeouts (the read timeout
+        // makes AsyncHTTPClient arm an idle timer for every request), pool and decompression.
+        let moya = Session.Configuration.default
         var configuration = HTTPClient.Configuration()
+        configuration.timeout = .init(
+            connect: .milliseconds(Int64(moya.timeoutIntervalForConnect * 1000)),
+            read: .milliseconds(Int64(moya.timeoutIntervalForRequest * 1000))
+        )
         configuration.connectionPool = .init(idleTimeout: .seconds(60), concurrentHTTP1ConnectionsPerHostSoftLimit: connections)
+        configuration.connectionPool.retryConnectionEstablishment = moya.retriesFailedConnections
         configuration.decompression = .enabled(limit: .ratio(100))
         client = HTTPClient(eventLoopGroup: MultiThreadedEventLoopGroup.singleton, configuration: configuration)
     }
