@@ -13,6 +13,10 @@ struct ThreadCPU {
     /// CPU time of each thread whose name starts with `NIO-SGLTN` (the singleton group that
     /// every client here uses), in seconds, by thread id.
     var loops: [String: Double]
+    /// The whole machine's CPU time so far, all states, and the part of it stolen by the
+    /// hypervisor (a virtual machine's host running others), in clock ticks.
+    var machineTotal: Double
+    var machineSteal: Double
 
     /// The figures now.
     static func sample() -> ThreadCPU {
@@ -26,16 +30,31 @@ struct ThreadCPU {
                   let used = cpuTicks(statAt: "/proc/self/task/\(tid)/stat") else { continue }
             loops[tid] = Double(used) / ticks
         }
-        return ThreadCPU(process: process, loops: loops)
+        let (machineTotal, machineSteal) = machineTicks()
+        return ThreadCPU(process: process, loops: loops, machineTotal: machineTotal, machineSteal: machineSteal)
     }
 
-    /// What was used between `earlier` and now: process CPU seconds, and the busiest loop's
-    /// share of all loop CPU (0.5 is an even split over 2 loops, 1 means one loop did it all).
-    func since(_ earlier: ThreadCPU) -> (cpu: Double, busiestLoopShare: Double) {
+    /// What was used between `earlier` and now: process CPU seconds; the busiest loop's share
+    /// of all loop CPU (0.5 is an even split over 2 loops, 1 means one loop did it all); and the
+    /// share of the machine's time the hypervisor stole (on a shared host, a round with steal
+    /// above a few percent measured the neighbours as much as the code).
+    func since(_ earlier: ThreadCPU) -> (cpu: Double, busiestLoopShare: Double, steal: Double) {
         let perLoop = loops.map { tid, used in used - (earlier.loops[tid] ?? 0) }
         let total = perLoop.reduce(0, +)
         let share = total > 0 ? (perLoop.max() ?? 0) / total : .nan
-        return (process - earlier.process, share)
+        let machine = machineTotal - earlier.machineTotal
+        let steal = machine > 0 ? (machineSteal - earlier.machineSteal) / machine : 0
+        return (process - earlier.process, share, steal)
+    }
+
+    /// The `cpu` line of `/proc/stat`: the machine's time in clock ticks, and the steal in it.
+    private static func machineTicks() -> (total: Double, steal: Double) {
+        guard let stat = try? String(contentsOfFile: "/proc/stat", encoding: .utf8),
+              let line = stat.split(separator: "\n").first, line.hasPrefix("cpu ") else { return (0, 0) }
+        let fields = line.split(separator: " ").dropFirst().compactMap { Double($0) }
+        guard fields.count > 7 else { return (0, 0) }
+        // user, nice, system, idle, iowait, irq, softirq, steal (guest time is inside user).
+        return (fields.prefix(8).reduce(0, +), fields[7])
     }
 
     /// utime + stime, fields 14 and 15 of a `stat` file (counted after the `)` that ends the

@@ -12,6 +12,8 @@ struct Measurement {
     var cpuPerRequest: [Double] = []
     /// The busiest event loop's share of the loops' CPU, each round (0.5 is an even split).
     var busiestLoopShare: [Double] = []
+    /// The share of the machine's time stolen by the hypervisor, each round.
+    var steal: [Double] = []
 
     var medianRate: Double { Statistics.median(requestsPerSecond) }
     var p50: Double { Statistics.percentile(latencies, 0.50) }

@@ -100,18 +100,19 @@ for workload in workloads {
             _ = try await client.load(workload.kind, concurrency: workload.concurrency, total: max(workload.concurrency * 10, 200))
             let before = ThreadCPU.sample()
             let (rate, latencies) = try await client.load(workload.kind, concurrency: workload.concurrency, total: options.requests)
-            let (cpu, busiestLoopShare) = ThreadCPU.sample().since(before)
+            let (cpu, busiestLoopShare, steal) = ThreadCPU.sample().since(before)
             try await client.shutdown()
             measurements[index].requestsPerSecond.append(rate)
             measurements[index].latencies += latencies
             measurements[index].cpuPerRequest.append(cpu / Double(latencies.count))
             measurements[index].busiestLoopShare.append(busiestLoopShare)
+            measurements[index].steal.append(steal)
         }
     }
     print("")
     print(workload.name)
     print(column("client", 28) + column("req/s", 10) + column("vs \(chosenFactories[0].key == "ahc" ? "AHC" : "1st")", 9) + column("p50 ms", 9)
-          + column("p99 ms", 9) + column("CPU µs/req", 12) + "busiest loop")
+          + column("p99 ms", 9) + column("CPU µs/req", 12) + column("steal", 7) + "busiest loop")
     let baseline = measurements[0].medianRate
     for (index, name) in names.enumerated() {
         let measurement = measurements[index]
@@ -119,6 +120,7 @@ for workload in workloads {
         print(column(name, 28) + column(format(measurement.medianRate), 10) + column(format(ratio, 3) + "x", 9)
               + column(format(measurement.p50 * 1000, 3), 9) + column(format(measurement.p99 * 1000, 3), 9)
               + column(format(Statistics.median(measurement.cpuPerRequest) * 1e6), 12)
+              + column(format((measurement.steal.max() ?? 0) * 100) + "%", 7)
               + measurement.busiestLoopShare.map { format($0 * 100) + "%" }.joined(separator: " "))
     }
 }
