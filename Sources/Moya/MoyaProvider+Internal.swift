@@ -159,11 +159,6 @@ extension MoyaProvider {
         let flight: RequestFlight
     }
 
-    /// Runs `prepare` and `willSend` on every plugin and returns the prepared request.
-    func prepareAndAnnounce(_ request: URLRequest, target: Target) -> (URLRequest, RequestCredentialStore?) {
-        prepareAndAnnounce(request, pluginTarget: plugins.isEmpty ? nil : target)
-    }
-
     /// Runs `prepare` and `willSend` on every plugin (none when `pluginTarget` is `nil`) and
     /// returns the prepared request.
     func prepareAndAnnounce(_ request: URLRequest, pluginTarget: (any TargetType)?) -> (URLRequest, RequestCredentialStore?) {

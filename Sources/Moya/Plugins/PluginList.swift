@@ -6,8 +6,9 @@ import FoundationNetworking
 /// Runs one plugin hook on every plugin of a provider, in order.
 ///
 /// A plugin takes the target as `any TargetType`; a target larger than an existential's inline
-/// buffer is copied into a new heap box at each conversion. These helpers convert it once per
-/// hook (and not at all when there are no plugins) instead of once per plugin and hook.
+/// buffer is copied into a new heap box at each conversion. These helpers take it boxed
+/// (`anyTarget:`): the provider boxes it once per request, and not at all when there are no
+/// plugins, instead of once per plugin and hook.
 extension Array where Element == any PluginType {
     /// `prepare` through every plugin, then `willSend` on every plugin with the request that
     /// `makeRequestType` wraps; returns the prepared request. One boxed target serves both hooks.
@@ -50,7 +51,8 @@ extension Array where Element == any PluginType {
         }
     }
 
-    // The same hooks for a target of a concrete type: it is boxed only when there are plugins.
+    // The hooks the stubs use, for a target of a concrete type: it is boxed only when there are
+    // plugins.
 
     func prepareAndAnnounce<T: TargetType>(_ request: URLRequest, target: T, makeRequestType: (URLRequest) -> any RequestType) -> URLRequest {
         isEmpty ? request : prepareAndAnnounce(request, anyTarget: target, makeRequestType: makeRequestType)
@@ -58,13 +60,5 @@ extension Array where Element == any PluginType {
 
     func didReceive<T: TargetType>(_ result: Result<Moya.Response, MoyaError>, target: T) {
         if !isEmpty { didReceive(result, anyTarget: target) }
-    }
-
-    func process<T: TargetType>(_ result: Result<Moya.Response, MoyaError>, target: T) -> Result<Moya.Response, MoyaError> {
-        isEmpty ? result : process(result, anyTarget: target)
-    }
-
-    func willRetry<T: TargetType>(_ request: URLRequest, after result: Result<Moya.Response, MoyaError>, attempt: Int, target: T) {
-        if !isEmpty { willRetry(request, after: result, attempt: attempt, anyTarget: target) }
     }
 }
