@@ -84,17 +84,28 @@ final class RawAHCClient: AwaitingBenchClient {
         client = HTTPClient(eventLoopGroup: MultiThreadedEventLoopGroup.singleton, configuration: configuration)
     }
 
+    /// The GET workload's request.
+    func getRequest(_ path: String) throws -> HTTPClient.Request {
+        try HTTPClient.Request(url: base.absoluteString + path, headers: headers)
+    }
+
+    /// The JSON POST workload's request.
+    func postRequest(_ path: String, payload: Payload) throws -> HTTPClient.Request {
+        var request = try HTTPClient.Request(url: base.absoluteString + path, method: .POST, headers: headers)
+        request.headers.add(name: "Content-Type", value: "application/json")
+        request.body = .bytes(try JSONEncoder().encode(payload))
+        return request
+    }
+
     func get(_ path: String) async throws -> Int {
-        let response = try await client.execute(request: HTTPClient.Request(url: base.absoluteString + path, headers: headers)).get()
-        guard response.status == .ok else { throw BenchFailure(description: "status \(response.status)") }
-        return response.body?.readableBytes ?? 0
+        try await send(getRequest(path))
     }
 
     func post(_ path: String, payload: Payload) async throws -> Int {
-        let body = try JSONEncoder().encode(payload)
-        var request = try HTTPClient.Request(url: base.absoluteString + path, method: .POST, headers: headers)
-        request.headers.add(name: "Content-Type", value: "application/json")
-        request.body = .bytes(body)
+        try await send(postRequest(path, payload: payload))
+    }
+
+    private func send(_ request: HTTPClient.Request) async throws -> Int {
         let response = try await client.execute(request: request).get()
         guard response.status == .ok else { throw BenchFailure(description: "status \(response.status)") }
         return response.body?.readableBytes ?? 0
@@ -102,6 +113,61 @@ final class RawAHCClient: AwaitingBenchClient {
 
     func shutdown() async throws {
         try await client.shutdown()
+    }
+}
+
+/// Raw AsyncHTTPClient through `execute(request:delegate:eventLoop:deadline:)` with a minimal
+/// delegate of this module's, as the provider calls it (the provider needs the returned task to
+/// cancel). Not a baseline: it tells how much of the provider's cost is AsyncHTTPClient's
+/// generic delegate path rather than the provider's own code.
+final class RawAHCDelegateClient: AwaitingBenchClient {
+    let name = "AsyncHTTPClient (delegate)"
+    let raw: RawAHCClient
+
+    init(base: URL, connections: Int) {
+        raw = RawAHCClient(base: base, connections: connections)
+    }
+
+    /// Collects the body; the status is checked by the caller.
+    final class Collector: HTTPClientResponseDelegate, @unchecked Sendable {
+        // Sendable: AsyncHTTPClient calls a delegate on the task's event loop only.
+        typealias Response = (HTTPResponseStatus, ByteBuffer?)
+        private var status: HTTPResponseStatus = .ok
+        private var body: ByteBuffer?
+
+        func didReceiveHead(task: HTTPClient.Task<Response>, _ head: HTTPResponseHead) -> EventLoopFuture<Void> {
+            status = head.status
+            return task.eventLoop.makeSucceededVoidFuture()
+        }
+
+        func didReceiveBodyPart(task: HTTPClient.Task<Response>, _ buffer: ByteBuffer) -> EventLoopFuture<Void> {
+            var buffer = buffer
+            if body == nil { body = buffer } else { body!.writeBuffer(&buffer) }
+            return task.eventLoop.makeSucceededVoidFuture()
+        }
+
+        func didFinishRequest(task: HTTPClient.Task<Response>) throws -> Response {
+            (status, body)
+        }
+    }
+
+    private func send(_ request: HTTPClient.Request) async throws -> Int {
+        let task = raw.client.execute(request: request, delegate: Collector(), eventLoop: .indifferent, deadline: nil)
+        let (status, body) = try await task.futureResult.get()
+        guard status == .ok else { throw BenchFailure(description: "status \(status)") }
+        return body?.readableBytes ?? 0
+    }
+
+    func get(_ path: String) async throws -> Int {
+        try await send(raw.getRequest(path))
+    }
+
+    func post(_ path: String, payload: Payload) async throws -> Int {
+        try await send(raw.postRequest(path, payload: payload))
+    }
+
+    func shutdown() async throws {
+        try await raw.shutdown()
     }
 }
 
@@ -157,7 +223,9 @@ final class MoyaCallbackClient: BenchClient {
         let outcome: UncheckedBox<Result<[Double], any Error>> = await withCheckedContinuation { continuation in
             run.onEnd = { continuation.resume(returning: UncheckedBox($0)) }
             for _ in 0..<concurrency {
-                chain(target, remaining: perChain, latencies: [], run: run, clock: clock)
+                let latencies = ChainLatencies()
+                latencies.values.reserveCapacity(perChain)
+                chain(target, remaining: perChain, latencies: latencies, run: run, clock: clock)
             }
         }
         let latencies = try outcome.value.get()
@@ -166,21 +234,27 @@ final class MoyaCallbackClient: BenchClient {
         return (Double(latencies.count) / seconds, latencies)
     }
 
+    /// One chain's latencies. A class, so that recording one does not copy the array: a value
+    /// captured by the completion and appended to in it would be copied on every request.
+    private final class ChainLatencies: @unchecked Sendable {
+        // Sendable: a chain's requests run one after another, so one thread at a time uses it.
+        var values: [Double] = []
+    }
+
     /// Sends one request, and from its completion the next, until `remaining` is 0.
-    private func chain(_ target: BenchTarget, remaining: Int, latencies: [Double], run: CallbackRun, clock: ContinuousClock) {
+    private func chain(_ target: BenchTarget, remaining: Int, latencies: ChainLatencies, run: CallbackRun, clock: ContinuousClock) {
         guard remaining > 0 else {
-            run.chainEnded(latencies: latencies, error: nil)
+            run.chainEnded(latencies: latencies.values, error: nil)
             return
         }
         let begin = clock.now
         provider.request(target) { [self] result in
             let elapsed = clock.now - begin
             if case .failure(let error) = result {
-                run.chainEnded(latencies: latencies, error: error)
+                run.chainEnded(latencies: latencies.values, error: error)
                 return
             }
-            var latencies = latencies
-            latencies.append(Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18)
+            latencies.values.append(Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18)
             chain(target, remaining: remaining - 1, latencies: latencies, run: run, clock: clock)
         }
     }

@@ -34,17 +34,45 @@ struct ThreadCPU {
         return ThreadCPU(process: process, loops: loops, machineTotal: machineTotal, machineSteal: machineSteal)
     }
 
-    /// What was used between `earlier` and now: process CPU seconds; the busiest loop's share
-    /// of all loop CPU (0.5 is an even split over 2 loops, 1 means one loop did it all); and the
-    /// share of the machine's time the hypervisor stole (on a shared host, a round with steal
-    /// above a few percent measured the neighbours as much as the code).
-    func since(_ earlier: ThreadCPU) -> (cpu: Double, busiestLoopShare: Double, steal: Double) {
-        let perLoop = loops.map { tid, used in used - (earlier.loops[tid] ?? 0) }
-        let total = perLoop.reduce(0, +)
-        let share = total > 0 ? (perLoop.max() ?? 0) / total : .nan
-        let machine = machineTotal - earlier.machineTotal
-        let steal = machine > 0 ? (machineSteal - earlier.machineSteal) / machine : 0
-        return (process - earlier.process, share, steal)
+    /// What was used over some stretch of time; usages of several stretches add up.
+    struct Usage {
+        /// Process CPU seconds.
+        var cpu: Double = 0
+        /// CPU seconds of each event loop, by thread id.
+        var loops: [String: Double] = [:]
+        /// The machine's time, and the part of it the hypervisor stole, in clock ticks.
+        var machine: Double = 0
+        var stolen: Double = 0
+
+        /// The busiest loop's share of all loop CPU (0.5 is an even split over 2 loops, 1 means
+        /// one loop did it all).
+        var busiestLoopShare: Double {
+            let total = loops.values.reduce(0, +)
+            return total > 0 ? (loops.values.max() ?? 0) / total : .nan
+        }
+
+        /// The share of the machine's time the hypervisor stole (on a shared host, a round with
+        /// steal above a few percent measured the neighbours as much as the code).
+        var steal: Double {
+            machine > 0 ? stolen / machine : 0
+        }
+
+        static func += (total: inout Usage, part: Usage) {
+            total.cpu += part.cpu
+            total.loops.merge(part.loops, uniquingKeysWith: +)
+            total.machine += part.machine
+            total.stolen += part.stolen
+        }
+    }
+
+    /// What was used between `earlier` and now.
+    func since(_ earlier: ThreadCPU) -> Usage {
+        Usage(
+            cpu: process - earlier.process,
+            loops: loops.reduce(into: [:]) { $0[$1.key] = $1.value - (earlier.loops[$1.key] ?? 0) },
+            machine: machineTotal - earlier.machineTotal,
+            stolen: machineSteal - earlier.machineSteal
+        )
     }
 
     /// The `cpu` line of `/proc/stat`: the machine's time in clock ticks, and the steal in it.

@@ -10,7 +10,7 @@ import Moya
 import MoyaTestServer
 
 struct Options {
-    var rounds = 5
+    var rounds = 9
     var requests = 4000
     var stubs = 200_000
     var url: URL?
@@ -18,6 +18,7 @@ struct Options {
     var only: String?
     var clients: Set<String>?
     var memoryMiB = 1024
+    var blocks = 10
 
     init(arguments: [String]) {
         var iterator = arguments.dropFirst().makeIterator()
@@ -31,8 +32,9 @@ struct Options {
             case "--only": only = iterator.next()
             case "--clients": clients = iterator.next().map { Set($0.split(separator: ",").map(String.init)) }
             case "--memory-mib": memoryMiB = iterator.next().flatMap(Int.init) ?? memoryMiB
+            case "--blocks": blocks = max(1, iterator.next().flatMap(Int.init) ?? blocks)
             case "--help", "-h":
-                print("usage: MoyaBench [--rounds N] [--requests N] [--stubs N] [--connections N] [--url URL] [--only get|get1|get32|post|stubs|memory] [--memory-mib N] [--clients ahc,callbacks,async,urlsession]")
+                print("usage: MoyaBench [--rounds N] [--requests N] [--blocks N] [--stubs N] [--connections N] [--url URL] [--only get|get1|get32|post|stubs|memory] [--memory-mib N] [--clients ahc,ahc-delegate,callbacks,async,urlsession]")
                 exit(0)
             default:
                 print("unknown argument \(argument)")
@@ -52,11 +54,14 @@ let postPath = options.url == nil ? "/echo/users" : "/"
 // first one listed here that runs.
 let clientFactories: [(key: String, make: () -> any BenchClient)] = [
     ("ahc", { RawAHCClient(base: base, connections: options.connections) }),
+    ("ahc-delegate", { RawAHCDelegateClient(base: base, connections: options.connections) }),
     ("callbacks", { MoyaCallbackClient(base: base, connections: options.connections) }),
     ("async", { MoyaAsyncClient(base: base, connections: options.connections) }),
     ("urlsession", { URLSessionClient(base: base, connections: options.connections) }),
 ]
-let chosenFactories = clientFactories.filter { options.clients?.contains($0.key) ?? true }
+// `ahc-delegate` (raw AsyncHTTPClient through the delegate API the provider uses) runs only when
+// asked for: it explains a cost, it is not one of the compared clients.
+let chosenFactories = clientFactories.filter { options.clients?.contains($0.key) ?? ($0.key != "ahc-delegate") }
 
 struct Workload {
     let name: String
@@ -84,7 +89,7 @@ let workloads = allWorkloads.filter { workload in
 func format(_ value: Double, _ digits: Int = 0) -> String { String(format: "%.\(digits)f", value) }
 func column(_ text: String, _ width: Int) -> String { text.padding(toLength: max(width, text.count + 1), withPad: " ", startingAt: 0) }
 
-print("moya-bench: \(options.rounds) alternating rounds, \(options.requests) requests per round, \(options.connections) connections, server \(base.absoluteString)")
+print("moya-bench: \(options.rounds) rounds of \(options.requests) requests per client, taking turns in \(options.blocks) blocks; \(options.connections) connections; server \(base.absoluteString)")
 var failed = false
 for workload in workloads {
     // Every round gives every client a new connection pool, warms it up, then measures. How
@@ -93,31 +98,52 @@ for workload in workloads {
     // round a new draw instead of one draw per client for the whole run.
     var measurements = Array(repeating: Measurement(), count: chosenFactories.count)
     var names = Array(repeating: "", count: chosenFactories.count)
-    for _ in 0..<options.rounds {
-        for (index, factory) in chosenFactories.enumerated() {
-            let client = factory.make()
+    for round in 0..<options.rounds {
+        // All clients of a round are alive together, each with its own new pool, and take
+        // turns in short blocks (a few hundred requests each): this machine's speed drifts by
+        // ±15 % over seconds, and turns this short give every client the same share of fast and
+        // slow moments. Each round and each block starts with the next client, so that none
+        // always runs right after the same other one.
+        let clients = chosenFactories.map { $0.make() }
+        for (index, client) in clients.enumerated() {
             names[index] = client.name
             _ = try await client.load(workload.kind, concurrency: workload.concurrency, total: max(workload.concurrency * 10, 200))
-            let before = ThreadCPU.sample()
-            let (rate, latencies) = try await client.load(workload.kind, concurrency: workload.concurrency, total: options.requests)
-            let (cpu, busiestLoopShare, steal) = ThreadCPU.sample().since(before)
+        }
+        var elapsed = Array(repeating: 0.0, count: clients.count)
+        var latencies = Array(repeating: [Double](), count: clients.count)
+        var usage = Array(repeating: ThreadCPU.Usage(), count: clients.count)
+        let perBlock = max(workload.concurrency, options.requests / options.blocks)
+        for block in 0..<max(1, options.requests / perBlock) {
+            for step in 0..<clients.count {
+                let index = (round + block + step) % clients.count
+                let before = ThreadCPU.sample()
+                let (rate, blockLatencies) = try await clients[index].load(workload.kind, concurrency: workload.concurrency, total: perBlock)
+                usage[index] += ThreadCPU.sample().since(before)
+                elapsed[index] += Double(blockLatencies.count) / rate
+                latencies[index] += blockLatencies
+            }
+        }
+        for (index, client) in clients.enumerated() {
             try await client.shutdown()
-            measurements[index].requestsPerSecond.append(rate)
-            measurements[index].latencies += latencies
-            measurements[index].cpuPerRequest.append(cpu / Double(latencies.count))
-            measurements[index].busiestLoopShare.append(busiestLoopShare)
-            measurements[index].steal.append(steal)
+            measurements[index].requestsPerSecond.append(Double(latencies[index].count) / elapsed[index])
+            measurements[index].latencies += latencies[index]
+            measurements[index].cpuPerRequest.append(usage[index].cpu / Double(latencies[index].count))
+            measurements[index].busiestLoopShare.append(usage[index].busiestLoopShare)
+            measurements[index].steal.append(usage[index].steal)
         }
     }
     print("")
     print(workload.name)
-    print(column("client", 28) + column("req/s", 10) + column("vs \(chosenFactories[0].key == "ahc" ? "AHC" : "1st")", 9) + column("p50 ms", 9)
+    print(column("client", 28) + column("req/s", 10) + column("vs \(chosenFactories[0].key == "ahc" ? "AHC" : "1st")", 9) + column("range", 11) + column("p50 ms", 9)
           + column("p99 ms", 9) + column("CPU µs/req", 12) + column("steal", 7) + "busiest loop")
-    let baseline = measurements[0].medianRate
     for (index, name) in names.enumerated() {
         let measurement = measurements[index]
-        let ratio = measurement.medianRate / baseline
+        // Paired: each round's rate against the baseline's in the same round, so that the
+        // machine's drift between rounds cancels out; the median of those ratios.
+        let ratios = zip(measurement.requestsPerSecond, measurements[0].requestsPerSecond).map { $0 / $1 }
+        let ratio = Statistics.median(ratios)
         print(column(name, 28) + column(format(measurement.medianRate), 10) + column(format(ratio, 3) + "x", 9)
+              + column(format(ratios.min() ?? .nan, 2) + "-" + format(ratios.max() ?? .nan, 2), 11)
               + column(format(measurement.p50 * 1000, 3), 9) + column(format(measurement.p99 * 1000, 3), 9)
               + column(format(Statistics.median(measurement.cpuPerRequest) * 1e6), 12)
               + column(format((measurement.steal.max() ?? 0) * 100) + "%", 7)
