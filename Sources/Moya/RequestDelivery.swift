@@ -89,9 +89,12 @@ final class RequestDelivery: @unchecked Sendable {
     /// flight's callers. Nothing happens once the flight has ended (cancelled).
     func deliver(_ result: Result<Moya.Response, MoyaError>) {
         queue.moyaDeliver { [self] in
-            guard flight.isActive else { return }
-            if let target { plugins.didReceive(result, anyTarget: target) }
-            reporter?.reportCompletion(response: try? result.get())
+            // Nothing but the callers to tell: `end` itself does nothing on an ended flight.
+            if target != nil || reporter != nil {
+                guard flight.isActive else { return }
+                if let target { plugins.didReceive(result, anyTarget: target) }
+                reporter?.reportCompletion(response: try? result.get())
+            }
             flight.end(with: result)
         }
     }

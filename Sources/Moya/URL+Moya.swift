@@ -46,16 +46,26 @@ extension URL {
               !base.utf8.contains(where: { $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "#") })
         else { return nil }
 
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(base.utf8.count + path.utf8.count + 8)
-        bytes.append(contentsOf: base.utf8)
-        let baseEndsWithSlash = bytes.last == UInt8(ascii: "/")
+        let baseEndsWithSlash = base.utf8.last == UInt8(ascii: "/")
         var pathBytes = path.utf8[...]
+        var needsSlash = false
         if pathBytes.first == UInt8(ascii: "/") {
             if baseEndsWithSlash { pathBytes = pathBytes.dropFirst() }
         } else if !baseEndsWithSlash {
-            bytes.append(UInt8(ascii: "/"))
+            needsSlash = true
         }
+        // The common case, a path with nothing to escape: two appends to one string.
+        if pathBytes.allSatisfy({ PercentEscaping.Allowed.path.contains($0) }) {
+            var string = base
+            string.reserveCapacity(base.utf8.count + pathBytes.count + 1)
+            if needsSlash { string.append("/") }
+            string.append(contentsOf: Substring(pathBytes))
+            return string
+        }
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(base.utf8.count + path.utf8.count + 8)
+        bytes.append(contentsOf: base.utf8)
+        if needsSlash { bytes.append(UInt8(ascii: "/")) }
         PercentEscaping.append(pathBytes, to: &bytes, allowed: .path)
         return String(decoding: bytes, as: UTF8.self)
     }

@@ -46,7 +46,9 @@ final class DataResponseDelegate: HTTPClientResponseDelegate, @unchecked Sendabl
 
     func didReceiveHead(task: HTTPClient.Task<TransportResponse>, _ head: HTTPResponseHead) -> EventLoopFuture<Void> {
         self.head = head
-        expected = head.expectedBodyLength
+        if progress != nil {
+            expected = head.expectedBodyLength
+        }
         return task.eventLoop.makeSucceededVoidFuture()
     }
 
@@ -68,7 +70,9 @@ final class DataResponseDelegate: HTTPClientResponseDelegate, @unchecked Sendabl
         guard let head = head, let url = url else {
             throw URLError(.badServerResponse)
         }
-        let data = body.map { Data(buffer: $0, byteTransferStrategy: .noCopy) } ?? Data()
+        // Small bodies are copied (one allocation, or none for a few bytes, against a storage
+        // object and a deallocator closure for a wrapped buffer); larger ones are wrapped.
+        let data = body.map { Data(buffer: $0, byteTransferStrategy: $0.readableBytes <= 16 * 1024 ? .copy : .noCopy) } ?? Data()
         return TransportResponse(response: DeferredHTTPURLResponse(head: head, url: url), data: data)
     }
 }

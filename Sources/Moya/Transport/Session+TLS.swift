@@ -45,15 +45,13 @@ extension Session {
     /// - Throws: The session's TLS setup error, ``TLSError/noEvaluatorFound(host:)``, or
     ///   ``TLSError/invalidConfiguration(_:)`` for an evaluator that cannot be applied.
     func route(for url: URL) throws -> TransportRoute {
-        // Without a trust manager and with a valid TLS setup every URL goes direct with the
-        // client's own TLS configuration: skip reading the URL.
-        if configuration.serverTrustManager == nil, case .success = baseTLS { return .direct(nil) }
-        guard url.scheme?.lowercased() == "https" else { return .direct(nil) }
+        if routesEveryRequestDirectly { return .direct }
+        guard url.scheme?.lowercased() == "https" else { return .direct }
         let base = try baseTLS.get()
         let host = url.host ?? ""
         guard let manager = configuration.serverTrustManager,
               let evaluator = try manager.serverTrustEvaluator(forHost: host) else {
-            return .direct(nil)
+            return .direct
         }
         var tls = base
         switch evaluator.policy.kind {
@@ -87,7 +85,7 @@ extension Session {
         case .disabled:
             tls.certificateVerification = .none
         }
-        return .direct(tls)
+        return .directWithTLS(tls)
     }
 }
 

@@ -35,6 +35,11 @@ public final class Session: Sendable {
     let baseTLS: Result<TLSConfiguration, TLSError>
     /// Carries the requests to hosts pinned by public key; idle until the first one.
     let bridge: TLSBridge
+    /// ``Configuration/headers`` as AsyncHTTPClient takes them.
+    let sessionHeaders: HTTPHeaders
+    /// Whether every request goes ``TransportRoute/direct``, whatever its URL: true without a
+    /// trust manager and with a valid TLS setup (``route(for:)`` need not read the URL).
+    let routesEveryRequestDirectly: Bool
     private let isShared: Bool
     private let isShutDown = Protected(false)
 
@@ -49,8 +54,14 @@ public final class Session: Sendable {
     private init(configuration: Configuration, isShared: Bool) {
         self.configuration = configuration
         self.isShared = isShared
+        self.sessionHeaders = HTTPHeaders(configuration.headers.map { ($0.key, $0.value) })
         let baseTLS = Result { () throws(TLSError) -> TLSConfiguration in try Session.nioTLSConfiguration(configuration.tls) }
         self.baseTLS = baseTLS
+        if configuration.serverTrustManager == nil, case .success = baseTLS {
+            self.routesEveryRequestDirectly = true
+        } else {
+            self.routesEveryRequestDirectly = false
+        }
         var clientConfiguration = Session.clientConfiguration(for: configuration)
         clientConfiguration.tlsConfiguration = try? baseTLS.get()
         self.client = HTTPClient(
@@ -148,17 +159,18 @@ public final class Session: Sendable {
         guard let url = urlRequest.url else {
             throw URLError(.badURL)
         }
-        var headers = HTTPHeaders()
-        let requestHeaders = urlRequest.allHTTPHeaderFields ?? [:]
-        headers.reserveCapacity(configuration.headers.count + requestHeaders.count + 1)
-        // A handful of headers on each side: comparing pairwise, without building lower-cased
-        // copies, is the cheap way.
-        for (name, value) in configuration.headers
-        where !requestHeaders.keys.contains(where: { $0.utf8.count == name.utf8.count && $0.caseInsensitiveEquals(name) }) {
-            headers.add(name: name, value: value)
-        }
-        for (name, value) in requestHeaders {
-            headers.add(name: name, value: value)
+        // The session's headers, built once; a request without headers of its own shares them
+        // as they are. A request header replaces the session's of the same (case-insensitive)
+        // name, and comes after the session's.
+        var headers = sessionHeaders
+        if let requestHeaders = urlRequest.allHTTPHeaderFields, !requestHeaders.isEmpty {
+            headers.reserveCapacity(headers.count + requestHeaders.count + 1)
+            for name in requestHeaders.keys where headers.contains(name: name) {
+                headers.remove(name: name)
+            }
+            for (name, value) in requestHeaders {
+                headers.add(name: name, value: value)
+            }
         }
         if let authorization = authorization {
             headers.replaceOrAdd(name: "Authorization", value: authorization)
@@ -166,7 +178,9 @@ public final class Session: Sendable {
         let method = HTTPMethod(rawValue: urlRequest.httpMethod ?? "GET")
         let body = streamedBody ?? urlRequest.httpBody.map { HTTPClient.Body.bytes($0) }
         switch route {
-        case .direct(let tlsConfiguration):
+        case .direct:
+            return try HTTPClient.Request(url: url, method: method, headers: headers, body: body)
+        case .directWithTLS(let tlsConfiguration):
             return try HTTPClient.Request(url: url, method: method, headers: headers, body: body, tlsConfiguration: tlsConfiguration)
         case .bridged(let upstream):
             guard let socketPath, let components = URLComponents(url: url, resolvingAgainstBaseURL: true) else {

@@ -55,6 +55,10 @@ final class TransportExchange: Sendable {
 
     /// Routes `attempt`, waiting for the bridge's listener when its host is pinned by public key.
     private func send(_ attempt: Attempt) {
+        if session.routesEveryRequestDirectly {
+            send(attempt, route: .direct, socketPath: nil)
+            return
+        }
         let route: TransportRoute
         do {
             guard let url = attempt.urlRequest.url else { throw URLError(.badURL) }

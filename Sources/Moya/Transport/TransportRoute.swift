@@ -1,9 +1,14 @@
 import NIOSSL
 
 /// How one request reaches its server; see ``Session/route(for:)``.
+///
+/// The payloads are boxed (`indirect`): a `TLSConfiguration` is a large struct, and the route is
+/// copied several times per request, so unboxed every copy of it went through its value witness.
 enum TransportRoute {
+    /// AsyncHTTPClient connects itself, with the client's own TLS configuration.
+    case direct
     /// AsyncHTTPClient connects itself, with this TLS configuration instead of the client's.
-    case direct(TLSConfiguration?)
+    indirect case directWithTLS(TLSConfiguration)
     /// Through the ``TLSBridge``, which verifies the server's public key.
-    case bridged(TLSBridge.Upstream)
+    indirect case bridged(TLSBridge.Upstream)
 }

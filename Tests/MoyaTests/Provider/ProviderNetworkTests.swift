@@ -46,6 +46,29 @@ final class ProviderNetworkTests {
         #expect(try echo(of: result).headers["user-agent"] == "Mine/1.0")
     }
 
+    @Test("Session headers come first, each once; a request header of the same name in any case replaces it")
+    func sessionHeaderMerge() async throws {
+        let session = Session(configuration: .init(headers: ["X-Session": "s", "X-Shared": "session", "Accept": "text/plain"]))
+        let provider = MoyaProvider<ServerTarget>(session: session)
+        let withOwn = try echo(of: await send(provider, ServerTarget(base, "/echo", headers: ["x-SHARED": "request", "X-Own": "o"])))
+        let names = withOwn.headerList.map { $0[0].lowercased() }
+        #expect(names.filter { $0 == "x-shared" }.count == 1)
+        #expect(withOwn.headers["x-shared"] == "request")
+        #expect(withOwn.headers["x-session"] == "s")
+        #expect(withOwn.headers["accept"] == "text/plain")
+        #expect(withOwn.headers["x-own"] == "o")
+        let sessionIndex = try #require(names.firstIndex(of: "x-session"))
+        let ownIndex = try #require(names.firstIndex(of: "x-own"))
+        #expect(sessionIndex < ownIndex)
+        // A request without headers of its own sends the session's as they are, and the shared
+        // set is not changed by the request before it.
+        let plain = try echo(of: await send(provider, ServerTarget(base, "/echo")))
+        #expect(plain.headers["x-shared"] == "session")
+        #expect(plain.headers["x-own"] == nil)
+        #expect(plain.headerList.map { $0[0].lowercased() }.filter { $0 == "x-shared" }.count == 1)
+        try await session.shutdown()
+    }
+
     @Test("Bodies of every request task arrive as sent", arguments: [
         (Task.requestData(Data("raw".utf8)), "raw", nil as String?),
         (.requestJSONEncodable(["a": 1]), #"{"a":1}"#, "application/json"),
@@ -136,6 +159,13 @@ final class ProviderNetworkTests {
         let json = try #require(try response.mapJSON() as? [String: Any])
         #expect(json["compressed"] as? Bool == true)
         #expect(json["method"] as? String == encoding)
+    }
+
+    @Test("Bodies on both sides of the copy threshold (16 KiB) arrive whole", arguments: [1, 13, 16_384, 16_385, 40_000])
+    func bodiesAroundCopyThreshold(count: Int) async throws {
+        let response = try await send(provider, ServerTarget(base, "/bytes/\(count)")).get()
+        #expect(response.data.count == count)
+        #expect(response.data.enumerated().allSatisfy { $0.element == UInt8($0.offset % 251) })
     }
 
     @Test("Chunked and fixed-length bodies arrive whole", arguments: [true, false])

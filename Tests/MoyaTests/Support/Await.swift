@@ -70,6 +70,8 @@ struct Echo: Decodable {
     let path: String
     let query: String?
     let headers: [String: String]
+    /// Every header as received, in order, as `[name, value]` pairs.
+    let headerList: [[String]]
     let body: String?
     let bodyLength: Int
 }
