@@ -25,29 +25,12 @@ extension MoyaProvider {
     /// - Throws: The request's `MoyaError`.
     nonisolated(nonsending)
     public func request(_ target: Target) async throws(MoyaError) -> Response {
-        let call = RequestCall()
         // Without plugins nothing but the continuation runs on the callback queue: resume it
         // where the result arrives instead of waking a queue's thread for it.
         let queue = plugins.isEmpty ? DispatchQueue.moyaInline : (self.callbackQueue ?? ConcurrencyQueue.shared)
-        let result: Result<Response, MoyaError> = await withTaskCancellationHandler {
-            // Unchecked: the provider calls a completion exactly once, and the continuation is
-            // resumed either there or, when the call never started, below; never both. (A
-            // checked continuation costs an extra allocation per request.)
-            await withUnsafeContinuation { (continuation: UnsafeContinuation<Result<Response, MoyaError>, Never>) in
-                let started = call.start {
-                    self.request(target, callbackQueue: queue, progress: nil) { result in
-                        call.finish()
-                        continuation.resume(returning: result)
-                    }
-                }
-                if !started {
-                    continuation.resume(returning: .failure(.requestCancelled))
-                }
-            }
-        } onCancel: {
-            call.cancel()
+        return try await RequestCall.perform { completion in
+            self.request(target, callbackQueue: queue, progress: nil, completion: completion)
         }
-        return try result.get()
     }
 
     /// Sends a request for `target` and decodes its JSON body as `type`.

@@ -56,6 +56,42 @@ final class RequestCall: Sendable {
     }
 }
 
+extension RequestCall {
+    /// Awaits a callback request started by `send`: the task resumes with its result, and
+    /// cancelling the task cancels the request (or keeps it from starting).
+    ///
+    /// Not generic over the provider's target: async code in `MoyaProvider<Target>` runs
+    /// unspecialized in the user's module, where every suspension point and closure pays for
+    /// runtime generic metadata.
+    ///
+    /// - Parameter send: Starts the request with the given completion and returns its token.
+    /// - Returns: The request's response.
+    /// - Throws: The request's `MoyaError`, or the cancellation error.
+    nonisolated(nonsending)
+    static func perform(_ send: (@escaping Completion) -> any Cancellable) async throws(MoyaError) -> Moya.Response {
+        let call = RequestCall()
+        let result: Result<Moya.Response, MoyaError> = await withTaskCancellationHandler {
+            // Unchecked: the provider calls a completion exactly once, and the continuation is
+            // resumed either there or, when the call never started, below; never both. (A
+            // checked continuation costs an extra allocation per request.)
+            await withUnsafeContinuation { (continuation: UnsafeContinuation<Result<Moya.Response, MoyaError>, Never>) in
+                let started = call.start {
+                    send { result in
+                        call.finish()
+                        continuation.resume(returning: result)
+                    }
+                }
+                if !started {
+                    continuation.resume(returning: .failure(.requestCancelled))
+                }
+            }
+        } onCancel: {
+            call.cancel()
+        }
+        return try result.get()
+    }
+}
+
 extension MoyaError {
     /// The error of a cancelled request (decision 2): `NSURLErrorCancelled` in `NSURLErrorDomain`.
     static var requestCancelled: MoyaError {
