@@ -16,6 +16,11 @@ extension MoyaProvider {
     public func requestNormal(_ target: Target, callbackQueue: DispatchQueue?, progress: Moya.ProgressBlock?, completion: @escaping Moya.Completion) -> Cancellable {
         let endpoint = self.endpoint(target)
         let stubBehavior = self.stubClosure(target)
+        if sendsCommonRequestsDirectly, progress == nil, case .never = stubBehavior, endpoint.task.keepsBodyInMemory {
+            let request = DirectRequest(session: session, callbackQueue: callbackQueue, validation: target.validationType, completion: completion)
+            requestClosure(endpoint) { request.send($0) }
+            return request
+        }
         let plugins = self.plugins
         // Plugins take the target as `any TargetType`: box it once, and only when there are any.
         let pluginTarget: UncheckedSendable<any TargetType>? = plugins.isEmpty ? nil : UncheckedSendable(target)
@@ -228,6 +233,21 @@ extension MoyaProvider {
         }
         if !send.flight.setWork(.transport(handle)) {
             handle.cancel()
+        }
+    }
+}
+
+extension Task {
+    /// Whether the request's body, if any, is built in memory: every task but the uploads and
+    /// downloads, which the transport streams.
+    var keepsBodyInMemory: Bool {
+        switch self {
+        case .requestPlain, .requestData, .requestJSONEncodable, .requestCustomJSONEncodable, .requestParameters,
+             .requestCompositeData, .requestCompositeParameters:
+            return true
+        case .uploadFile, .uploadMultipart, .uploadMultipartFormData, .uploadCompositeMultipart,
+             .uploadCompositeMultipartFormData, .downloadDestination, .downloadParameters:
+            return false
         }
     }
 }

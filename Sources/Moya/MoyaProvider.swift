@@ -89,10 +89,21 @@ open class MoyaProvider<Target: TargetType>: MoyaProviderType {
     /// Whether a target can carry its own interceptor or time limit. `false` only when the
     /// target type is a value type that adopts neither protocol (and is not ``MultiTarget``):
     /// then no target of this provider ever can, and the per-request casts are skipped.
-    let targetsMayCustomize: Bool = Target.self is AnyClass
-        || Target.self == MultiTarget.self
-        || Target.self is RequestInterceptable.Type
-        || Target.self is TimeoutConfigurable.Type
+    let targetsMayCustomize: Bool = MoyaProvider.targetTypeMayCustomize
+
+    /// See ``targetsMayCustomize``.
+    private static var targetTypeMayCustomize: Bool {
+        Target.self is AnyClass
+            || Target.self == MultiTarget.self
+            || Target.self is RequestInterceptable.Type
+            || Target.self is TimeoutConfigurable.Type
+    }
+
+    /// Whether a request without a progress block, whose target is not stubbed and whose task
+    /// keeps its body in memory, can go through one ``DirectRequest`` instead of the general
+    /// pipeline: true when nothing else takes part in requests (no plugins, interceptors,
+    /// in-flight tracking, per-target customisation or trust manager).
+    let sendsCommonRequestsDirectly: Bool
 
     /// The requests in flight (with `trackInflights`) and the completions waiting for each.
     open var inflightRequests: [Endpoint: [Moya.Completion]] {
@@ -130,6 +141,9 @@ open class MoyaProvider<Target: TargetType>: MoyaProviderType {
         self.trackInflights = trackInflights
         self.interceptors = interceptors
         self.callbackQueue = callbackQueue
+        self.sendsCommonRequestsDirectly = plugins.isEmpty && !trackInflights && interceptors.isEmpty
+            && !MoyaProvider.targetTypeMayCustomize
+            && session.routesEveryRequestDirectly && !session.followsRedirectsItself
     }
 
     /// Returns the endpoint of `token`, using the `endpointClosure`.

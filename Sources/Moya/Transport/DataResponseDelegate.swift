@@ -20,10 +20,7 @@ final class DataResponseDelegate: HTTPClientResponseDelegate, @unchecked Sendabl
     private let uploadLength: Int64?
     private var sent: Int64 = 0
     private let reportedURL: URL?
-    private var url: URL?
-    private var head: HTTPResponseHead?
-    private var body: ByteBuffer?
-    private var received: Int64 = 0
+    private var collector = ResponseCollector()
     private var expected: Int64 = -1
 
     /// - Parameter reportedURL: The URL the response names when AsyncHTTPClient connects
@@ -41,11 +38,11 @@ final class DataResponseDelegate: HTTPClientResponseDelegate, @unchecked Sendabl
     }
 
     func didVisitURL(task: HTTPClient.Task<TransportResponse>, _ request: HTTPClient.Request, _ head: HTTPResponseHead) {
-        url = reportedURL ?? request.url
+        collector.visited(reportedURL ?? request.url)
     }
 
     func didReceiveHead(task: HTTPClient.Task<TransportResponse>, _ head: HTTPResponseHead) -> EventLoopFuture<Void> {
-        self.head = head
+        collector.receivedHead(head)
         if progress != nil {
             expected = head.expectedBodyLength
         }
@@ -53,27 +50,15 @@ final class DataResponseDelegate: HTTPClientResponseDelegate, @unchecked Sendabl
     }
 
     func didReceiveBodyPart(task: HTTPClient.Task<TransportResponse>, _ buffer: ByteBuffer) -> EventLoopFuture<Void> {
-        var buffer = buffer
-        received += Int64(buffer.readableBytes)
-        if body == nil {
-            body = buffer
-        } else {
-            body!.writeBuffer(&buffer)
-        }
+        collector.receivedBodyPart(buffer)
         if uploadLength == nil {
-            progress?(received, expected)
+            progress?(collector.received, expected)
         }
         return task.eventLoop.makeSucceededVoidFuture()
     }
 
     func didFinishRequest(task: HTTPClient.Task<TransportResponse>) throws -> TransportResponse {
-        guard let head = head, let url = url else {
-            throw URLError(.badServerResponse)
-        }
-        // Small bodies are copied (one allocation, or none for a few bytes, against a storage
-        // object and a deallocator closure for a wrapped buffer); larger ones are wrapped.
-        let data = body.map { Data(buffer: $0, byteTransferStrategy: $0.readableBytes <= 16 * 1024 ? .copy : .noCopy) } ?? Data()
-        return TransportResponse(response: DeferredHTTPURLResponse(head: head, url: url), data: data)
+        try collector.response()
     }
 }
 

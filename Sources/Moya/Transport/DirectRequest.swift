@@ -1,0 +1,170 @@
+import AsyncHTTPClient
+import Foundation
+import NIOCore
+import NIOHTTP1
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// A request of the common kind, in one object: the caller's cancellation token, the
+/// AsyncHTTPClient delegate that collects the response, and its delivery.
+///
+/// The provider uses it when nothing else can take part in the request: no plugins,
+/// interceptors, progress block, stub, in-flight merging (`trackInflights`), per-target
+/// customisation, trust manager or streamed body (see
+/// `MoyaProvider.sendsCommonRequestsDirectly`). The general pipeline makes a flight, a
+/// cancellation token, a delivery object, an exchange and a delegate for every request, each
+/// with its own lock or closures; this does the same work with one object and one lock, which
+/// is most of the provider's own cost per request. What callers see is the same: the result,
+/// validation, errors, cancellation and the queue the completion runs on.
+///
+/// Sendable: `state` sits behind its lock; the collector is only touched by AsyncHTTPClient's
+/// delegate calls, which all run on the task's event loop, one at a time; the completion is
+/// called exactly once (guarded by `state.finished`).
+final class DirectRequest: Cancellable, HTTPClientResponseDelegate, @unchecked Sendable {
+    typealias Response = TransportResponse
+
+    private struct State {
+        /// The running request, once sent.
+        var task: HTTPClient.Task<TransportResponse>?
+        /// Whether the completion has been (or is being) delivered.
+        var finished = false
+        /// Whether ``cancel()`` was called.
+        var cancelled = false
+    }
+
+    private let state = Protected(State())
+    private let session: Session
+    private let callbackQueue: DispatchQueue?
+    private let validation: ValidationType
+    private let completion: UncheckedSendable<Completion>
+    private var collector = ResponseCollector()
+
+    /// - Parameters:
+    ///   - session:       The transport.
+    ///   - callbackQueue: Where the completion runs; `nil` for the main queue.
+    ///   - validation:    The target's validation.
+    ///   - completion:    Called exactly once.
+    init(session: Session, callbackQueue: DispatchQueue?, validation: ValidationType, completion: @escaping Completion) {
+        self.session = session
+        self.callbackQueue = callbackQueue
+        self.validation = validation
+        self.completion = UncheckedSendable(completion)
+    }
+
+    var isCancelled: Bool {
+        state.withLock { $0.cancelled }
+    }
+
+    /// Cancels the request: the completion gets the cancellation error on its queue, unless it
+    /// already has its result.
+    func cancel() {
+        let (isFirst, task): (Bool, HTTPClient.Task<TransportResponse>?) = state.withLock { state in
+            state.cancelled = true
+            guard !state.finished else { return (false, nil) }
+            state.finished = true
+            defer { state.task = nil }
+            return (true, state.task)
+        }
+        guard isFirst else { return }
+        task?.cancel()
+        deliver(.failure(.underlying(TransportError.cancelled, nil)))
+    }
+
+    /// Takes the request closure's result: sends the request, or fails with the closure's error.
+    func send(_ requestResult: Result<URLRequest, MoyaError>) {
+        guard !state.withLock({ $0.finished }) else { return }
+        let request: URLRequest
+        switch requestResult {
+        case .success(let built):
+            request = built
+        case .failure(let error):
+            // As in Moya, a request that could not be built completes at once, on the calling
+            // thread when there is no callback queue (as the general pipeline does).
+            guard markFinished() else { return }
+            if let callbackQueue {
+                deliver(.failure(error), on: callbackQueue)
+            } else {
+                completion.value(.failure(error))
+            }
+            return
+        }
+        if request.httpMethod == Method.get.rawValue, let body = request.httpBody {
+            finish(.failure(.underlying(RequestValidationError.bodyDataInGETRequest(body), nil)))
+            return
+        }
+        let clientRequest: HTTPClient.Request
+        do {
+            clientRequest = try session.makeClientRequest(request, authorization: nil, route: .direct)
+        } catch {
+            finish(RequestDelivery.result(of: .failure(error), request: request, validation: validation))
+            return
+        }
+        let task = session.client.execute(request: clientRequest, delegate: self, eventLoop: .indifferent, deadline: session.deadline(for: request))
+        let cancelledMeanwhile: Bool = state.withLock { state in
+            guard !state.finished else { return true }
+            state.task = task
+            return false
+        }
+        if cancelledMeanwhile {
+            task.cancel()
+        }
+        let validation = self.validation
+        task.futureResult.whenComplete { [self] result in
+            switch result {
+            case .success(let response):
+                finish(RequestDelivery.result(of: .success(response), request: request, validation: validation))
+            case .failure(let error):
+                let error = TransportError.annotatingTLSFailure(error, host: request.url?.host)
+                finish(RequestDelivery.result(of: .failure(error), request: request, validation: validation))
+            }
+        }
+    }
+
+    /// Marks the request finished; `false` when it already was (cancelled).
+    private func markFinished() -> Bool {
+        state.withLock { state in
+            guard !state.finished else { return false }
+            state.finished = true
+            state.task = nil
+            return true
+        }
+    }
+
+    /// Delivers `result` unless the request has already finished (cancelled).
+    private func finish(_ result: Result<Moya.Response, MoyaError>) {
+        guard markFinished() else { return }
+        deliver(result)
+    }
+
+    /// Runs the completion on the callback queue, or on the main queue when there is none.
+    private func deliver(_ result: Result<Moya.Response, MoyaError>) {
+        deliver(result, on: callbackQueue ?? .main)
+    }
+
+    private func deliver(_ result: Result<Moya.Response, MoyaError>, on queue: DispatchQueue) {
+        let box = UncheckedSendable(result)
+        let completion = self.completion
+        queue.moyaDeliver { completion.value(box.value) }
+    }
+
+    // MARK: - HTTPClientResponseDelegate
+
+    func didVisitURL(task: HTTPClient.Task<TransportResponse>, _ request: HTTPClient.Request, _ head: HTTPResponseHead) {
+        collector.visited(request.url)
+    }
+
+    func didReceiveHead(task: HTTPClient.Task<TransportResponse>, _ head: HTTPResponseHead) -> EventLoopFuture<Void> {
+        collector.receivedHead(head)
+        return task.eventLoop.makeSucceededVoidFuture()
+    }
+
+    func didReceiveBodyPart(task: HTTPClient.Task<TransportResponse>, _ buffer: ByteBuffer) -> EventLoopFuture<Void> {
+        collector.receivedBodyPart(buffer)
+        return task.eventLoop.makeSucceededVoidFuture()
+    }
+
+    func didFinishRequest(task: HTTPClient.Task<TransportResponse>) throws -> TransportResponse {
+        try collector.response()
+    }
+}

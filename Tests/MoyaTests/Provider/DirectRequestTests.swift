@@ -1,0 +1,151 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import MoyaTestServer
+import Testing
+@testable import Moya
+
+/// The common case that the provider sends through one `DirectRequest` (no plugins,
+/// interceptors, progress, stubs, in-flight tracking or trust manager) behaves as the general
+/// pipeline does.
+@Suite("Requests sent through one object when nothing else takes part")
+final class DirectRequestTests {
+    let server: TestServer
+    var base: URL { server.baseURL }
+
+    init() throws {
+        server = try TestServer.start()
+    }
+
+    deinit {
+        try? server.shutdown()
+    }
+
+    @Test("Only a provider with nothing else taking part, and only for in-memory tasks without progress, uses it")
+    func whenItIsUsed() throws {
+        let plain = MoyaProvider<ServerTarget>(callbackQueue: .global())
+        let target = ServerTarget(base, "/echo")
+        let direct = plain.request(target) { _ in }
+        #expect(direct is DirectRequest)
+        direct.cancel()
+        let withProgress = plain.request(target, progress: { _ in }, completion: { _ in })
+        #expect(!(withProgress is DirectRequest))
+        withProgress.cancel()
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("direct-\(UUID().uuidString)")
+        try Data("x".utf8).write(to: file)
+        defer { try? FileManager.default.removeItem(at: file) }
+        let upload = plain.request(ServerTarget(base, "/echo", method: .post, task: .uploadFile(file))) { _ in }
+        #expect(!(upload is DirectRequest))
+        upload.cancel()
+        for provider in [
+            MoyaProvider<ServerTarget>(callbackQueue: .global(), plugins: [RecordingPlugin()]),
+            MoyaProvider<ServerTarget>(callbackQueue: .global(), trackInflights: true),
+            MoyaProvider<ServerTarget>(stubClosure: MoyaProvider.immediatelyStub, callbackQueue: .global()),
+        ] {
+            let token = provider.request(target) { _ in }
+            #expect(!(token is DirectRequest))
+            token.cancel()
+        }
+    }
+
+    @Test("Cancelling before the request is built: one cancellation error, nothing sent, the late request ignored")
+    func cancelBeforeBuilt() async throws {
+        let pending = Recorder<MoyaProvider<ServerTarget>.RequestResultClosure>()
+        let provider = MoyaProvider<ServerTarget>(requestClosure: { _, done in pending.append(done) })
+        server.resetRecordedRequests()
+        let calls = Recorder<Int>()
+        let token = Recorder<any Cancellable>()
+        let result: UncheckedResult = await withCheckedContinuation { continuation in
+            let cancellable = provider.request(ServerTarget(base, "/echo"), callbackQueue: .global()) { result in
+                calls.append(1)
+                continuation.resume(returning: UncheckedResult(result))
+            }
+            token.append(cancellable)
+            cancellable.cancel()
+        }
+        #expect(result.result.error?.isCancelled == true)
+        #expect(token.values.first?.isCancelled == true)
+        pending.values.first?(.success(URLRequest(url: base.appendingPathComponent("echo"))))
+        try await _Concurrency.Task.sleep(nanoseconds: 200_000_000)
+        #expect(calls.values.count == 1)
+        #expect(server.receivedRequests.isEmpty)
+    }
+
+    @Test("A cancel after the result changes nothing but isCancelled")
+    func cancelAfterResult() async throws {
+        let provider = MoyaProvider<ServerTarget>()
+        let calls = Recorder<Int>()
+        let token = Recorder<any Cancellable>()
+        let result: UncheckedResult = await withCheckedContinuation { continuation in
+            token.append(provider.request(ServerTarget(base, "/echo"), callbackQueue: .global()) { result in
+                calls.append(1)
+                continuation.resume(returning: UncheckedResult(result))
+            })
+        }
+        #expect(try result.result.get().statusCode == 200)
+        let cancellable = try #require(token.values.first)
+        #expect(!cancellable.isCancelled)
+        cancellable.cancel()
+        #expect(cancellable.isCancelled)
+        try await _Concurrency.Task.sleep(nanoseconds: 100_000_000)
+        #expect(calls.values.count == 1)
+    }
+
+    @Test("A request that cannot be built fails before request(...) returns when there is no callback queue")
+    func unbuildableRequestFailsInline() {
+        let provider = MoyaProvider<ServerTarget>(requestClosure: { _, done in done(.failure(.requestMapping("nope"))) })
+        let results = Recorder<Result<Moya.Response, MoyaError>>()
+        _ = provider.request(ServerTarget(base, "/echo")) { results.append($0) }
+        guard case .failure(.requestMapping(let url))? = results.values.first else {
+            Issue.record("expected an immediate requestMapping failure, got \(results.values)")
+            return
+        }
+        #expect(url == "nope")
+    }
+
+    @Test("A GET with a body, an invalid URL and a status rejected by validation fail as in the general pipeline")
+    func failures() async throws {
+        let provider = MoyaProvider<ServerTarget>()
+        let body = await send(provider, ServerTarget(base, "/echo", task: .requestData(Data("x".utf8))))
+        guard case .underlying(let error, _)? = body.error, case .bodyDataInGETRequest? = error as? RequestValidationError else {
+            Issue.record("expected bodyDataInGETRequest, got \(String(describing: body.error))")
+            return
+        }
+        let rejected = await send(provider, ServerTarget(base, "/status/503", validationType: .successCodes))
+        guard case .statusCode(let response)? = rejected.error else {
+            Issue.record("expected .statusCode, got \(String(describing: rejected.error))")
+            return
+        }
+        #expect(response.statusCode == 503)
+        #expect(response.request?.url?.path == "/status/503")
+    }
+
+    @Test("60 concurrent requests, every third cancelled at once: each completion runs exactly once")
+    func concurrentWithCancellations() async throws {
+        let provider = MoyaProvider<ServerTarget>(callbackQueue: .global())
+        let outcomes = Recorder<(Int, Bool)>()
+        await withTaskGroup(of: Void.self) { group in
+            for index in 0..<60 {
+                group.addTask { [base] in
+                    await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                        let token = provider.request(ServerTarget(base, "/bytes/64")) { result in
+                            outcomes.append((index, result.error?.isCancelled == true))
+                            continuation.resume()
+                        }
+                        if index % 3 == 0 { token.cancel() }
+                    }
+                }
+            }
+        }
+        try await _Concurrency.Task.sleep(nanoseconds: 100_000_000)
+        let values = outcomes.values
+        #expect(values.count == 60)
+        #expect(Set(values.map(\.0)).count == 60)
+        // Cancelled at once, before any response could arrive.
+        let cancelledAtOnce = values.filter { $0.0 % 3 == 0 }.map { $0.1 }
+        let left = values.filter { $0.0 % 3 != 0 }.map { $0.1 }
+        #expect(cancelledAtOnce.count == 20 && !cancelledAtOnce.contains(false))
+        #expect(left.count == 40 && !left.contains(true))
+    }
+}
