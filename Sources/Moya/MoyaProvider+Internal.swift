@@ -190,8 +190,8 @@ extension MoyaProvider {
     func sendRequest(_ request: URLRequest, _ send: SendContext, body: StreamedBody? = nil, destination: DownloadRequest.Destination? = nil) {
         let (preparedRequest, credentials) = prepareAndAnnounce(applyingTimeout(of: send.target, to: request), pluginTarget: send.pluginTarget)
 
-        if preparedRequest.httpMethod == Method.get.rawValue, let body = preparedRequest.httpBody {
-            fail(send, error: .underlying(RequestValidationError.bodyDataInGETRequest(body), nil))
+        if let error = preparedRequest.bodyInGETRequestError {
+            fail(send, error: error)
             return
         }
 

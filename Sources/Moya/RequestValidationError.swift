@@ -1,4 +1,7 @@
 import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
 
 /// Why a request was refused before anything was sent.
 ///
@@ -18,5 +21,14 @@ public enum RequestValidationError: Swift.Error, LocalizedError, Sendable, Equat
         case .stubbingDisabled:
             return "A stubbed request was made with StubBehavior.never."
         }
+    }
+}
+
+extension URLRequest {
+    /// The error for a `GET` request that carries a body, which is refused before it is sent;
+    /// `nil` for any other request.
+    var bodyInGETRequestError: MoyaError? {
+        guard httpMethod == Method.get.rawValue, let body = httpBody else { return nil }
+        return .underlying(RequestValidationError.bodyDataInGETRequest(body), nil)
     }
 }

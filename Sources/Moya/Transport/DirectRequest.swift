@@ -89,8 +89,8 @@ final class DirectRequest: Cancellable, HTTPClientResponseDelegate, @unchecked S
             }
             return
         }
-        if request.httpMethod == Method.get.rawValue, let body = request.httpBody {
-            finish(.failure(.underlying(RequestValidationError.bodyDataInGETRequest(body), nil)))
+        if let error = request.bodyInGETRequestError {
+            finish(.failure(error))
             return
         }
         let clientRequest: HTTPClient.Request

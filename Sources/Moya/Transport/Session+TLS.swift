@@ -1,6 +1,9 @@
 import AsyncHTTPClient
 import Foundation
 import NIOSSL
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
 
 extension Session {
     /// The NIOSSL configuration for `settings`.
@@ -38,14 +41,17 @@ extension Session {
         return configuration
     }
 
-    /// How a request to `url` reaches its server: directly, with a TLS configuration of its
-    /// own when its host has a trust evaluator, or through the ``TLSBridge`` when the host is
-    /// pinned by public key.
+    /// How `request` reaches its server: directly, with a TLS configuration of its own when its
+    /// host has a trust evaluator, or through the ``TLSBridge`` when the host is pinned by
+    /// public key.
     ///
-    /// - Throws: The session's TLS setup error, ``TLSError/noEvaluatorFound(host:)``, or
+    /// - Throws: `URLError(.badURL)` for a request without a URL (when the route depends on
+    ///   it), the session's TLS setup error, ``TLSError/noEvaluatorFound(host:)``, or
     ///   ``TLSError/invalidConfiguration(_:)`` for an evaluator that cannot be applied.
-    func route(for url: URL) throws -> TransportRoute {
+    func route(for request: URLRequest) throws -> TransportRoute {
+        // Read the URL only when the answer depends on it.
         if routesEveryRequestDirectly { return .direct }
+        guard let url = request.url else { throw URLError(.badURL) }
         guard url.scheme?.lowercased() == "https" else { return .direct }
         let base = try baseTLS.get()
         let host = url.host ?? ""

@@ -55,14 +55,9 @@ final class TransportExchange: Sendable {
 
     /// Routes `attempt`, waiting for the bridge's listener when its host is pinned by public key.
     private func send(_ attempt: Attempt) {
-        if session.routesEveryRequestDirectly {
-            send(attempt, route: .direct, socketPath: nil)
-            return
-        }
         let route: TransportRoute
         do {
-            guard let url = attempt.urlRequest.url else { throw URLError(.badURL) }
-            route = try session.route(for: url)
+            route = try session.route(for: attempt.urlRequest)
         } catch {
             completion(.failure(error))
             return
