@@ -105,13 +105,13 @@ for workload in workloads {
         // slow moments. Each round and each block starts with the next client, so that none
         // always runs right after the same other one.
         let clients = chosenFactories.map { $0.make() }
+        // Warm up at (at least) the pool's size, so that every pool starts with its connections
+        // open on both loops: with one connection, each request whose task AsyncHTTPClient puts
+        // on the other loop pays a cross-loop hop, and whether a c1 warm-up opens a second
+        // connection depends on a race in the pool.
+        let warmUpConcurrency = max(workload.concurrency, options.connections)
         for (index, client) in clients.enumerated() {
             names[index] = client.name
-            // Warm up at (at least) the pool's size, so that every pool starts with its
-            // connections open on both loops: with one connection, each request whose task
-            // AsyncHTTPClient puts on the other loop pays a cross-loop hop, and whether a
-            // c1 warm-up opens a second connection depends on a race in the pool.
-            let warmUpConcurrency = max(workload.concurrency, options.connections)
             _ = try await client.load(workload.kind, concurrency: warmUpConcurrency, total: max(warmUpConcurrency * 25, 200))
         }
         var elapsed = Array(repeating: 0.0, count: clients.count)
