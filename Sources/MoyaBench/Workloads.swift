@@ -10,10 +10,10 @@ struct Measurement {
     var latencies: [Double] = []   // seconds
     /// Process CPU seconds per request, each round (server included: the same for every client).
     var cpuPerRequest: [Double] = []
-    /// The busiest event loop's share of the loops' CPU, each round (0.5 is an even split).
-    var busiestLoopShare: [Double] = []
     /// The share of the machine's time stolen by the hypervisor, each round.
     var steal: [Double] = []
+    /// The client's connections per event loop after the warm-up, each round ("5+3").
+    var splits: [String] = []
 
     var medianRate: Double { Statistics.median(requestsPerSecond) }
     var p50: Double { Statistics.percentile(latencies, 0.50) }
