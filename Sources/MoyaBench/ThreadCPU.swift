@@ -5,8 +5,8 @@ import Foundation
 ///
 /// Two figures come out of it per round: CPU per request, which (unlike requests per second)
 /// hardly depends on what else the machine is doing, and how evenly the client's event loops
-/// shared the work. At concurrency 32 the rate depends a lot on how AsyncHTTPClient's
-/// connections happen to spread over the 2 loops, so the benchmark prints that spread.
+/// shared the work (printed with `--per-round`, beside the connections per loop that
+/// ``LoopSplit`` counts).
 struct ThreadCPU {
     /// Process CPU time (user + system), in seconds.
     var process: Double
