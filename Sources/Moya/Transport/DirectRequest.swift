@@ -109,15 +109,9 @@ final class DirectRequest: Cancellable, HTTPClientResponseDelegate, @unchecked S
         if cancelledMeanwhile {
             task.cancel()
         }
-        let validation = self.validation
         task.futureResult.whenComplete { [self] result in
-            switch result {
-            case .success(let response):
-                finish(RequestDelivery.result(of: .success(response), request: request, validation: validation))
-            case .failure(let error):
-                let error = TransportError.annotatingTLSFailure(error, host: request.url?.host)
-                finish(RequestDelivery.result(of: .failure(error), request: request, validation: validation))
-            }
+            let result = result.mapError { TransportError.annotatingTLSFailure($0, host: request.url?.host) }
+            finish(RequestDelivery.result(of: result, request: request, validation: validation))
         }
     }
 
