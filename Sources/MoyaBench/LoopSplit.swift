@@ -40,7 +40,7 @@ struct LoopSplit {
         }
         var sockets: [String: Int] = [:]
         for epoll in epolls {
-            guard let info = readWhole("/proc/self/fdinfo/\(epoll)") else { continue }
+            guard let info = ProcFile.read("/proc/self/fdinfo/\(epoll)") else { continue }
             for line in info.split(separator: "\n") where line.hasPrefix("tfd:") {
                 let fields = line.split(separator: " ", omittingEmptySubsequences: true)
                 guard fields.count > 1, let fd = Int(fields[1]), let inode = inodeByFD[fd] else { continue }
@@ -75,7 +75,7 @@ struct LoopSplit {
         var inodes: Set<String> = []
         let wanted = String(format: "%04X", port)
         for file in ["/proc/self/net/tcp", "/proc/self/net/tcp6"] {
-            guard let table = readWhole(file) else { continue }
+            guard let table = ProcFile.read(file) else { continue }
             for line in table.split(separator: "\n").dropFirst() {
                 let fields = line.split(separator: " ", omittingEmptySubsequences: true)
                 // sl, local_address, rem_address, st, tx:rx, tr:when, retrnsmt, uid, timeout, inode
@@ -84,14 +84,5 @@ struct LoopSplit {
             }
         }
         return inodes
-    }
-
-    /// A `/proc` file read to its end. (These files report a size of 0, and reading one with
-    /// `String(contentsOfFile:)` can stop after the first page.)
-    private static func readWhole(_ path: String) -> String? {
-        guard let handle = FileHandle(forReadingAtPath: path) else { return nil }
-        defer { try? handle.close() }
-        guard let data = try? handle.readToEnd() else { return nil }
-        return String(decoding: data, as: UTF8.self)
     }
 }

@@ -25,7 +25,7 @@ struct ThreadCPU {
         var loops: [String: Double] = [:]
         let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task")) ?? []
         for tid in tasks {
-            guard let name = try? String(contentsOfFile: "/proc/self/task/\(tid)/comm", encoding: .utf8),
+            guard let name = ProcFile.read("/proc/self/task/\(tid)/comm"),
                   name.hasPrefix("NIO-SGLTN"),
                   let used = cpuTicks(statAt: "/proc/self/task/\(tid)/stat") else { continue }
             loops[tid] = Double(used) / ticks
@@ -77,7 +77,7 @@ struct ThreadCPU {
 
     /// The `cpu` line of `/proc/stat`: the machine's time in clock ticks, and the steal in it.
     private static func machineTicks() -> (total: Double, steal: Double) {
-        guard let stat = try? String(contentsOfFile: "/proc/stat", encoding: .utf8),
+        guard let stat = ProcFile.read("/proc/stat"),
               let line = stat.split(separator: "\n").first, line.hasPrefix("cpu ") else { return (0, 0) }
         let fields = line.split(separator: " ").dropFirst().compactMap { Double($0) }
         guard fields.count > 7 else { return (0, 0) }
@@ -88,7 +88,7 @@ struct ThreadCPU {
     /// utime + stime, fields 14 and 15 of a `stat` file (counted after the `)` that ends the
     /// command name, which may itself contain spaces).
     private static func cpuTicks(statAt path: String) -> Int? {
-        guard let stat = try? String(contentsOfFile: path, encoding: .utf8),
+        guard let stat = ProcFile.read(path),
               let close = stat.lastIndex(of: ")") else { return nil }
         let fields = stat[stat.index(after: close)...].split(separator: " ")
         // fields[0] is the state (field 3), so utime (field 14) is fields[11].
