@@ -171,6 +171,45 @@ final class RawAHCDelegateClient: AwaitingBenchClient {
     }
 }
 
+/// Raw AsyncHTTPClient through its own async/await API (`HTTPClientRequest`,
+/// `execute(_:timeout:)`, the body collected with `collect(upTo:)`), on the same client as the
+/// baseline. Not the baseline: the future-based API the baseline uses is AsyncHTTPClient's
+/// fastest path; this tells what async code written against AsyncHTTPClient directly gets.
+final class RawAHCAsyncClient: AwaitingBenchClient {
+    let name = "AsyncHTTPClient (async API)"
+    let raw: RawAHCClient
+
+    init(base: URL, connections: Int) {
+        raw = RawAHCClient(base: base, connections: connections)
+    }
+
+    func get(_ path: String) async throws -> Int {
+        var request = HTTPClientRequest(url: raw.base.absoluteString + path)
+        request.headers = raw.headers
+        return try await send(request)
+    }
+
+    func post(_ path: String, payload: Payload) async throws -> Int {
+        var request = HTTPClientRequest(url: raw.base.absoluteString + path)
+        request.method = .POST
+        request.headers = raw.headers
+        request.headers.add(name: "Content-Type", value: "application/json")
+        request.body = .bytes(ByteBuffer(bytes: try JSONEncoder().encode(payload)))
+        return try await send(request)
+    }
+
+    private func send(_ request: HTTPClientRequest) async throws -> Int {
+        let response = try await raw.client.execute(request, timeout: .seconds(60))
+        guard response.status == .ok else { throw BenchFailure(description: "status \(response.status)") }
+        let body = try await response.body.collect(upTo: 64 * 1024 * 1024)
+        return body.readableBytes
+    }
+
+    func shutdown() async throws {
+        try await raw.shutdown()
+    }
+}
+
 /// The benchmark's API as a Moya target.
 struct BenchTarget: TargetType {
     let baseURL: URL

@@ -60,6 +60,7 @@ let postPath = options.url == nil ? "/echo/users" : "/"
 let clientFactories: [(key: String, make: () -> any BenchClient)] = [
     ("ahc", { RawAHCClient(base: base, connections: options.connections) }),
     ("ahc-delegate", { RawAHCDelegateClient(base: base, connections: options.connections) }),
+    ("ahc-async", { RawAHCAsyncClient(base: base, connections: options.connections) }),
     ("callbacks", { MoyaCallbackClient(base: base, connections: options.connections) }),
     ("async", { MoyaAsyncClient(base: base, connections: options.connections) }),
     ("urlsession", { URLSessionClient(base: base, connections: options.connections) }),
@@ -164,7 +165,7 @@ for workload in workloads {
             let baseline = Double(latencies[0].count) / elapsed[0]
             print("round \(round + 1): " + clients.indices.map { index in
                 let rate = Double(latencies[index].count) / elapsed[index]
-                return "\(chosenFactories[index].key) \(format(rate / baseline, 2))x, \(splits[index].summary), busiest loop \(format(usage[index].busiestLoopShare * 100))%"
+                return "\(chosenFactories[index].key) \(format(rate / baseline, 3))x, \(splits[index].summary), busiest loop \(format(usage[index].busiestLoopShare * 100))%"
             }.joined(separator: " | "))
         }
     }
