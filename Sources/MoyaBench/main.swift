@@ -38,7 +38,7 @@ struct Options {
             case "--per-round": perRound = true
             case "--no-spread": spreadsConnections = false
             case "--help", "-h":
-                print("usage: MoyaBench [--rounds N] [--requests N] [--blocks N] [--stubs N] [--connections N] [--url URL] [--only get|get1|get32|post|stubs|memory] [--memory-mib N] [--clients ahc,ahc-delegate,callbacks,async,urlsession] [--per-round] [--no-spread]")
+                print("usage: MoyaBench [--rounds N] [--requests N] [--blocks N] [--stubs N] [--connections N] [--url URL] [--only get|get1|get32|post|stubs|memory] [--memory-mib N] [--clients ahc,ahc-delegate,ahc-async,callbacks,async,urlsession] [--per-round] [--no-spread]")
                 exit(0)
             default:
                 print("unknown argument \(argument)")
@@ -65,9 +65,11 @@ let clientFactories: [(key: String, make: () -> any BenchClient)] = [
     ("async", { MoyaAsyncClient(base: base, connections: options.connections) }),
     ("urlsession", { URLSessionClient(base: base, connections: options.connections) }),
 ]
-// `ahc-delegate` (raw AsyncHTTPClient through the delegate API the provider uses) runs only when
-// asked for: it explains a cost, it is not one of the compared clients.
-let chosenFactories = clientFactories.filter { options.clients?.contains($0.key) ?? ($0.key != "ahc-delegate") }
+// `ahc-delegate` (raw AsyncHTTPClient through the delegate API the provider uses) and `ahc-async`
+// (AsyncHTTPClient's own async/await API) run only when asked for: they explain costs, they are
+// not among the compared clients.
+let optInClients: Set<String> = ["ahc-delegate", "ahc-async"]
+let chosenFactories = clientFactories.filter { options.clients?.contains($0.key) ?? !optInClients.contains($0.key) }
 
 struct Workload {
     let name: String
