@@ -151,7 +151,7 @@ final class RawAHCDelegateClient: AwaitingBenchClient {
         }
     }
 
-    private func send(_ request: HTTPClient.Request) async throws -> Int {
+    func send(_ request: HTTPClient.Request) async throws -> Int {
         let task = raw.client.execute(request: request, delegate: Collector(), eventLoop: .indifferent, deadline: nil)
         let (status, body) = try await task.futureResult.get()
         guard status == .ok else { throw BenchFailure(description: "status \(status)") }
@@ -168,6 +168,45 @@ final class RawAHCDelegateClient: AwaitingBenchClient {
 
     func shutdown() async throws {
         try await raw.shutdown()
+    }
+}
+
+/// Raw AsyncHTTPClient through the delegate API (``RawAHCDelegateClient``), each request first
+/// built the way the provider builds it: the target's endpoint by `defaultEndpointMapping`, its
+/// `URLRequest` by `urlRequest()`, and AsyncHTTPClient's request from that, with the session's
+/// default headers. Not a baseline: with the delegate control it splits the provider's cost
+/// into building the request and everything after.
+final class RawAHCWithMoyaRequestClient: AwaitingBenchClient {
+    let name = "AsyncHTTPClient (Moya's request)"
+    let delegateClient: RawAHCDelegateClient
+    let base: URL
+
+    init(base: URL, connections: Int) {
+        self.base = base
+        delegateClient = RawAHCDelegateClient(base: base, connections: connections)
+    }
+
+    func get(_ path: String) async throws -> Int {
+        try await delegateClient.send(request(for: .get(base, path)))
+    }
+
+    func post(_ path: String, payload: Payload) async throws -> Int {
+        try await delegateClient.send(request(for: .post(base, path, payload)))
+    }
+
+    private func request(for target: BenchTarget) throws -> HTTPClient.Request {
+        let urlRequest = try MoyaProvider<BenchTarget>.defaultEndpointMapping(for: target).urlRequest()
+        guard let url = urlRequest.url else { throw BenchFailure(description: "no URL") }
+        var headers = delegateClient.raw.headers
+        for (name, value) in urlRequest.allHTTPHeaderFields ?? [:] {
+            headers.replaceOrAdd(name: name, value: value)
+        }
+        let body = urlRequest.httpBody.map { HTTPClient.Body.bytes($0) }
+        return try HTTPClient.Request(url: url, method: HTTPMethod(rawValue: urlRequest.httpMethod ?? "GET"), headers: headers, body: body)
+    }
+
+    func shutdown() async throws {
+        try await delegateClient.shutdown()
     }
 }
 

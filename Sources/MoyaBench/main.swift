@@ -38,7 +38,7 @@ struct Options {
             case "--per-round": perRound = true
             case "--no-spread": spreadsConnections = false
             case "--help", "-h":
-                print("usage: MoyaBench [--rounds N] [--requests N] [--blocks N] [--stubs N] [--connections N] [--url URL] [--only get|get1|get32|post|stubs|memory] [--memory-mib N] [--clients ahc,ahc-delegate,ahc-async,callbacks,async,urlsession] [--per-round] [--no-spread]")
+                print("usage: MoyaBench [--rounds N] [--requests N] [--blocks N] [--stubs N] [--connections N] [--url URL] [--only get|get1|get32|post|stubs|memory] [--memory-mib N] [--clients ahc,ahc-delegate,ahc-request,ahc-async,callbacks,async,urlsession] [--per-round] [--no-spread]")
                 exit(0)
             default:
                 print("unknown argument \(argument)")
@@ -60,15 +60,17 @@ let postPath = options.url == nil ? "/echo/users" : "/"
 let clientFactories: [(key: String, make: () -> any BenchClient)] = [
     ("ahc", { RawAHCClient(base: base, connections: options.connections) }),
     ("ahc-delegate", { RawAHCDelegateClient(base: base, connections: options.connections) }),
+    ("ahc-request", { RawAHCWithMoyaRequestClient(base: base, connections: options.connections) }),
     ("ahc-async", { RawAHCAsyncClient(base: base, connections: options.connections) }),
     ("callbacks", { MoyaCallbackClient(base: base, connections: options.connections) }),
     ("async", { MoyaAsyncClient(base: base, connections: options.connections) }),
     ("urlsession", { URLSessionClient(base: base, connections: options.connections) }),
 ]
-// `ahc-delegate` (raw AsyncHTTPClient through the delegate API the provider uses) and `ahc-async`
+// `ahc-delegate` (raw AsyncHTTPClient through the delegate API the provider uses), `ahc-request`
+// (the same with each request built as the provider builds it) and `ahc-async`
 // (AsyncHTTPClient's own async/await API) run only when asked for: they explain costs, they are
 // not among the compared clients.
-let optInClients: Set<String> = ["ahc-delegate", "ahc-async"]
+let optInClients: Set<String> = ["ahc-delegate", "ahc-request", "ahc-async"]
 let chosenFactories = clientFactories.filter { options.clients?.contains($0.key) ?? !optInClients.contains($0.key) }
 
 struct Workload {
