@@ -179,19 +179,17 @@ final class RawAHCDelegateClient: AwaitingBenchClient {
 final class RawAHCWithMoyaRequestClient: AwaitingBenchClient {
     let name = "AsyncHTTPClient (Moya's request)"
     let delegateClient: RawAHCDelegateClient
-    let base: URL
 
     init(base: URL, connections: Int) {
-        self.base = base
         delegateClient = RawAHCDelegateClient(base: base, connections: connections)
     }
 
     func get(_ path: String) async throws -> Int {
-        try await delegateClient.send(request(for: .get(base, path)))
+        try await delegateClient.send(request(for: .get(delegateClient.raw.base, path)))
     }
 
     func post(_ path: String, payload: Payload) async throws -> Int {
-        try await delegateClient.send(request(for: .post(base, path, payload)))
+        try await delegateClient.send(request(for: .post(delegateClient.raw.base, path, payload)))
     }
 
     private func request(for target: BenchTarget) throws -> HTTPClient.Request {

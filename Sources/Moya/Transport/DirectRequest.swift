@@ -137,15 +137,9 @@ final class DirectRequest: Cancellable, HTTPClientResponseDelegate, @unchecked S
     }
 
     private func deliver(_ result: Result<Moya.Response, MoyaError>, on queue: DispatchQueue) {
-        // Inline delivery (the async API) calls the completion straight away, without the
-        // closure `moyaDeliver` would need.
-        if queue === DispatchQueue.moyaInline {
-            completion.value(result)
-            return
-        }
         let box = UncheckedSendable(result)
         let completion = self.completion
-        queue.async { completion.value(box.value) }
+        queue.moyaDeliver { completion.value(box.value) }
     }
 
     // MARK: - HTTPClientResponseDelegate
