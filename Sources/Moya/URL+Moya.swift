@@ -41,32 +41,64 @@ extension URL {
     /// single `/`. The path is percent-encoded outside RFC 3986's path characters.
     private static func appendingPathString(_ path: String, to baseURL: URL) -> String? {
         guard baseURL.baseURL == nil else { return nil }
-        let base = baseURL.absoluteString
-        guard base.utf8.starts(with: "https://".utf8) || base.utf8.starts(with: "http://".utf8),
-              !base.utf8.contains(where: { $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "#") })
-        else { return nil }
+        var base = baseURL.absoluteString
+        var path = path
+        // Scanned as contiguous UTF-8: `String.UTF8View`'s generic sequence algorithms walk
+        // string indices byte by byte, which made this the costliest step of building a request.
+        return base.withUTF8 { baseBytes in
+            path.withUTF8 { pathBytes in
+                appendingPath(pathBytes, to: baseBytes)
+            }
+        }
+    }
 
-        let baseEndsWithSlash = base.utf8.last == UInt8(ascii: "/")
-        var pathBytes = path.utf8[...]
+    private static func appendingPath(_ path: UnsafeBufferPointer<UInt8>, to base: UnsafeBufferPointer<UInt8>) -> String? {
+        guard hasHTTPScheme(base), !base.contains(UInt8(ascii: "?")), !base.contains(UInt8(ascii: "#")) else {
+            return nil
+        }
+        let baseEndsWithSlash = base.last == UInt8(ascii: "/")
+        var path = path[...]
         var needsSlash = false
-        if pathBytes.first == UInt8(ascii: "/") {
-            if baseEndsWithSlash { pathBytes = pathBytes.dropFirst() }
+        if path.first == UInt8(ascii: "/") {
+            if baseEndsWithSlash { path = path.dropFirst() }
         } else if !baseEndsWithSlash {
             needsSlash = true
         }
-        // The common case, a path with nothing to escape: two appends to one string.
-        if pathBytes.allSatisfy({ PercentEscaping.Allowed.path.contains($0) }) {
-            var string = base
-            string.reserveCapacity(base.utf8.count + pathBytes.count + 1)
-            if needsSlash { string.append("/") }
-            string.append(contentsOf: Substring(pathBytes))
-            return string
+        let escapes = !path.allSatisfy { PercentEscaping.Allowed.path.contains($0) }
+        guard escapes else {
+            // The common case, a path with nothing to escape: written once into a string of the
+            // exact size.
+            let count = base.count + (needsSlash ? 1 : 0) + path.count
+            return String(unsafeUninitializedCapacity: count) { buffer in
+                var index = buffer.initialize(fromContentsOf: base)
+                if needsSlash {
+                    buffer[index] = UInt8(ascii: "/")
+                    index += 1
+                }
+                index = buffer[index...].initialize(fromContentsOf: path)
+                return index
+            }
         }
         var bytes: [UInt8] = []
-        bytes.reserveCapacity(base.utf8.count + path.utf8.count + 8)
-        bytes.append(contentsOf: base.utf8)
+        bytes.reserveCapacity(base.count + 1 + path.count * 3)
+        bytes.append(contentsOf: base)
         if needsSlash { bytes.append(UInt8(ascii: "/")) }
-        PercentEscaping.append(pathBytes, to: &bytes, allowed: .path)
+        PercentEscaping.append(path, to: &bytes, allowed: .path)
         return String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// Whether `bytes` start with `http://` or `https://` (as `absoluteString` writes the scheme,
+    /// in lower case).
+    private static func hasHTTPScheme(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        let http: StaticString = "http://"
+        let https: StaticString = "https://"
+        return starts(bytes, with: http) || starts(bytes, with: https)
+    }
+
+    private static func starts(_ bytes: UnsafeBufferPointer<UInt8>, with prefix: StaticString) -> Bool {
+        let count = prefix.utf8CodeUnitCount
+        guard bytes.count >= count else { return false }
+        let prefixBytes = UnsafeBufferPointer(start: prefix.utf8Start, count: count)
+        return bytes.prefix(count).elementsEqual(prefixBytes)
     }
 }
