@@ -63,13 +63,18 @@ struct BenchFailure: Error, CustomStringConvertible {
 /// `Accept-Language`, `User-Agent`), so that both sides do the same HTTP work and the ratio
 /// measures the provider alone.
 final class RawAHCClient: AwaitingBenchClient {
-    let name = "AsyncHTTPClient (raw)"
+    let name: String
     let base: URL
     let client: HTTPClient
     let headers = HTTPHeaders(Session.defaultHTTPHeaders.map { ($0.key, $0.value) })
 
-    init(base: URL, connections: Int) {
+    /// - Parameter traced: `false` gives the client no tracer instead of AsyncHTTPClient's
+    ///   default (the bootstrapped one, here the no-op tracer, which still has every request's
+    ///   span attributes worked out). A Moya session does that (`Session.clientTracer`); this is
+    ///   the `ahc-notrace` control.
+    init(base: URL, connections: Int, traced: Bool = true) {
         self.base = base
+        self.name = traced ? "AsyncHTTPClient (raw)" : "AsyncHTTPClient (no tracer)"
         // What a default Moya session asks of its client: the same timeouts (the read timeout
         // makes AsyncHTTPClient arm an idle timer for every request), pool and decompression.
         let moya = Session.Configuration.default
@@ -81,6 +86,9 @@ final class RawAHCClient: AwaitingBenchClient {
         configuration.connectionPool = .init(idleTimeout: .seconds(60), concurrentHTTP1ConnectionsPerHostSoftLimit: connections)
         configuration.connectionPool.retryConnectionEstablishment = moya.retriesFailedConnections
         configuration.decompression = .enabled(limit: .ratio(100))
+        if !traced {
+            configuration.tracing.tracer = nil
+        }
         client = HTTPClient(eventLoopGroup: MultiThreadedEventLoopGroup.singleton, configuration: configuration)
     }
 

@@ -38,7 +38,7 @@ struct Options {
             case "--per-round": perRound = true
             case "--no-spread": spreadsConnections = false
             case "--help", "-h":
-                print("usage: MoyaBench [--rounds N] [--requests N] [--blocks N] [--stubs N] [--connections N] [--url URL] [--only get|get1|get32|post|stubs|memory] [--memory-mib N] [--clients ahc,ahc-delegate,ahc-request,ahc-async,callbacks,async,urlsession] [--per-round] [--no-spread]")
+                print("usage: MoyaBench [--rounds N] [--requests N] [--blocks N] [--stubs N] [--connections N] [--url URL] [--only get|get1|get32|post|stubs|memory] [--memory-mib N] [--clients ahc,ahc-notrace,ahc-delegate,ahc-request,ahc-async,callbacks,async,urlsession] [--per-round] [--no-spread]")
                 exit(0)
             default:
                 print("unknown argument \(argument)")
@@ -59,6 +59,7 @@ let postPath = options.url == nil ? "/echo/users" : "/"
 // first one listed here that runs.
 let clientFactories: [(key: String, make: () -> any BenchClient)] = [
     ("ahc", { RawAHCClient(base: base, connections: options.connections) }),
+    ("ahc-notrace", { RawAHCClient(base: base, connections: options.connections, traced: false) }),
     ("ahc-delegate", { RawAHCDelegateClient(base: base, connections: options.connections) }),
     ("ahc-request", { RawAHCWithMoyaRequestClient(base: base, connections: options.connections) }),
     ("ahc-async", { RawAHCAsyncClient(base: base, connections: options.connections) }),
@@ -66,11 +67,12 @@ let clientFactories: [(key: String, make: () -> any BenchClient)] = [
     ("async", { MoyaAsyncClient(base: base, connections: options.connections) }),
     ("urlsession", { URLSessionClient(base: base, connections: options.connections) }),
 ]
-// `ahc-delegate` (raw AsyncHTTPClient through the delegate API the provider uses), `ahc-request`
-// (the same with each request built as the provider builds it) and `ahc-async`
-// (AsyncHTTPClient's own async/await API) run only when asked for: they explain costs, they are
-// not among the compared clients.
-let optInClients: Set<String> = ["ahc-delegate", "ahc-request", "ahc-async"]
+// `ahc-notrace` (raw AsyncHTTPClient without a tracer, as a Moya session sets its client up when
+// no tracer is bootstrapped), `ahc-delegate` (raw AsyncHTTPClient through the delegate API the
+// provider uses), `ahc-request` (the same with each request built as the provider builds it) and
+// `ahc-async` (AsyncHTTPClient's own async/await API) run only when asked for: they explain
+// costs, they are not among the compared clients.
+let optInClients: Set<String> = ["ahc-notrace", "ahc-delegate", "ahc-request", "ahc-async"]
 let chosenFactories = clientFactories.filter { options.clients?.contains($0.key) ?? !optInClients.contains($0.key) }
 
 struct Workload {

@@ -5,6 +5,7 @@ import NIOHTTP1
 import NIOHTTPCompression
 import NIOPosix
 import NIOSSL
+import Tracing
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
@@ -64,6 +65,7 @@ public final class Session: Sendable {
         }
         var clientConfiguration = Session.clientConfiguration(for: configuration)
         clientConfiguration.tlsConfiguration = try? baseTLS.get()
+        clientConfiguration.tracing.tracer = Session.clientTracer(clientConfiguration.tracing.tracer)
         self.client = HTTPClient(
             eventLoopGroup: MultiThreadedEventLoopGroup.singleton,
             configuration: clientConfiguration
@@ -217,6 +219,19 @@ public final class Session: Sendable {
             limits.append(requestLimit)
         }
         return limits.min().map { .now() + .nanoseconds(Int64(min($0, 1e9) * 1_000_000_000)) }
+    }
+
+    /// The tracer the client reports spans to: the one AsyncHTTPClient found when the session was
+    /// created (the task's `withTracer`, or the one bootstrapped in `InstrumentationSystem`), or
+    /// none when that is the no-op tracer.
+    ///
+    /// With the no-op tracer AsyncHTTPClient still starts a span for every request and works out
+    /// its attributes (scheme, host, port, path, query, the URL without credentials) only to
+    /// throw them away: a few percent of a small request's CPU. No tracer skips that; nothing
+    /// that anyone could observe changes, since the client keeps the tracer it was created with.
+    static func clientTracer(_ tracer: (any Tracer)?) -> (any Tracer)? {
+        guard let tracer, !(tracer is NoOpTracer) else { return nil }
+        return tracer
     }
 
     /// `URLRequest`'s default `timeoutInterval`: a request that keeps it has no limit of its own.
