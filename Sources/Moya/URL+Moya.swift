@@ -53,9 +53,10 @@ extension URL {
     }
 
     private static func appendingPath(_ path: UnsafeBufferPointer<UInt8>, to base: UnsafeBufferPointer<UInt8>) -> String? {
-        guard hasHTTPScheme(base), !base.contains(UInt8(ascii: "?")), !base.contains(UInt8(ascii: "#")) else {
-            return nil
-        }
+        // `absoluteString` writes the scheme in lower case.
+        guard starts(base, with: "http://") || starts(base, with: "https://"),
+              !base.contains(where: { $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "#") })
+        else { return nil }
         let baseEndsWithSlash = base.last == UInt8(ascii: "/")
         var path = path[...]
         var needsSlash = false
@@ -64,8 +65,7 @@ extension URL {
         } else if !baseEndsWithSlash {
             needsSlash = true
         }
-        let escapes = !path.allSatisfy { PercentEscaping.Allowed.path.contains($0) }
-        guard escapes else {
+        if path.allSatisfy({ PercentEscaping.Allowed.path.contains($0) }) {
             // The common case, a path with nothing to escape: written once into a string of the
             // exact size.
             let count = base.count + (needsSlash ? 1 : 0) + path.count
@@ -87,14 +87,7 @@ extension URL {
         return String(decoding: bytes, as: UTF8.self)
     }
 
-    /// Whether `bytes` start with `http://` or `https://` (as `absoluteString` writes the scheme,
-    /// in lower case).
-    private static func hasHTTPScheme(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
-        let http: StaticString = "http://"
-        let https: StaticString = "https://"
-        return starts(bytes, with: http) || starts(bytes, with: https)
-    }
-
+    /// Whether `bytes` begin with the bytes of `prefix`.
     private static func starts(_ bytes: UnsafeBufferPointer<UInt8>, with prefix: StaticString) -> Bool {
         let count = prefix.utf8CodeUnitCount
         guard bytes.count >= count else { return false }

@@ -60,9 +60,9 @@ struct BenchFailure: Error, CustomStringConvertible {
 /// Raw AsyncHTTPClient: the baseline every other client is compared with. Same client settings as
 /// Moya's default session (8 connections per host, HTTP/1.1 or 2 as negotiated, the same
 /// timeouts and decompression) except the tracer, which stays AsyncHTTPClient's default (the
-/// `ahc-notrace` control has none, as a Moya session's client), and the same bytes on the wire: it sends the headers a default `Session` adds (`Accept-Encoding`,
-/// `Accept-Language`, `User-Agent`), so that both sides do the same HTTP work and the ratio
-/// measures the provider alone.
+/// `ahc-notrace` control has none, as a Moya session's client), and the same bytes on the wire:
+/// it sends the headers a default `Session` adds (`Accept-Encoding`, `Accept-Language`,
+/// `User-Agent`), so that both sides do the same HTTP work.
 final class RawAHCClient: AwaitingBenchClient {
     let name: String
     let base: URL
