@@ -111,6 +111,11 @@ let package = Package(
             ],
             swiftSettings: [.swiftLanguageMode(.v5)]
         ),
+        // The same kind of client in the Swift 6 language mode.
+        .testTarget(
+            name: "Swift6ClientTests",
+            dependencies: ["Moya", "MoyaTestServer"]
+        ),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -68,12 +68,12 @@ enum Fixtures {
     static let multipartFile = Data((0..<4096).map { UInt8(truncatingIfNeeded: $0 &* 31) })
     static let multipartJSON = Data(#"{"title":"Avatar","public":true,"tags":["a","b"]}"#.utf8)
 
-    static func multipartForm() -> MultipartFormData {
-        MultipartFormData(boundary: "moya.benchmark.boundary.0123456789abcdef", parts: [
-            MultipartFormBodyPart(provider: .data(Data("Moya".utf8)), name: "name"),
-            MultipartFormBodyPart(provider: .data(Data("A Swift network abstraction layer".utf8)), name: "description"),
-            MultipartFormBodyPart(provider: .data(multipartJSON), name: "metadata", mimeType: "application/json"),
-            MultipartFormBodyPart(provider: .data(multipartFile), name: "avatar", fileName: "avatar.png", mimeType: "image/png"),
+    static func multipartForm() -> MultipartForm {
+        MultipartForm(boundary: "moya.benchmark.boundary.0123456789abcdef", parts: [
+            MultipartFormData(provider: .data(Data("Moya".utf8)), name: "name"),
+            MultipartFormData(provider: .data(Data("A Swift network abstraction layer".utf8)), name: "description"),
+            MultipartFormData(provider: .data(multipartJSON), name: "metadata", mimeType: "application/json"),
+            MultipartFormData(provider: .data(multipartFile), name: "avatar", fileName: "avatar.png", mimeType: "image/png"),
         ])
     }
 }

@@ -23,9 +23,16 @@ public final class CancellableToken: Cancellable, CustomDebugStringConvertible, 
 
     /// Creates a token that runs `action` once, on the first call to ``cancel()``.
     ///
+    /// As in Moya, the action need not be `Sendable`: it runs on the thread that calls
+    /// ``cancel()`` first, and making that safe for what it touches is the caller's part.
+    ///
     /// - Parameter action: What cancelling does.
-    public init(action: @escaping @Sendable () -> Void) {
-        state = Protected(State(action: action))
+    public init(action: @escaping () -> Void) {
+        // Sendable: the action runs at most once, on the thread of the first `cancel()`; the
+        // token itself never calls it concurrently. What it captures is the caller's to guard,
+        // as with Moya's own non-Sendable `CancellableToken(action:)`.
+        let box = UncheckedSendable(action)
+        state = Protected(State(action: { box.value() }))
         descriptionProvider = nil
     }
 

@@ -10,8 +10,8 @@ struct EndpointIdentity: Hashable {
     enum UploadSource: Hashable {
         case none
         case file(URL)
-        case multipart(MultipartFormData)
-        case parts([MultipartFormBodyPart])
+        case multipart(MultipartForm)
+        case parts([MultipartFormData])
     }
 
     let method: String
@@ -33,7 +33,7 @@ struct EndpointIdentity: Hashable {
             method = request.httpMethod ?? endpoint.method.rawValue
             url = request.url?.absoluteString ?? endpoint.url
             headers = request.allHTTPHeaderFields
-            body = request.httpBody
+            body = EndpointIdentity.comparableBody(request.httpBody, task: endpoint.task, contentType: request.value(forHTTPHeaderField: "Content-Type"))
             requestBuilt = true
         } else {
             method = endpoint.method.rawValue
@@ -42,6 +42,27 @@ struct EndpointIdentity: Hashable {
             body = nil
             requestBuilt = false
         }
+    }
+}
+
+extension EndpointIdentity {
+    /// The body as it is compared. A JSON body that Moya encoded is compared by its meaning,
+    /// written again with sorted keys: Linux's `JSONEncoder` and `JSONSerialization` write an
+    /// object's keys in an order that changes from one encoding to the next, so equal values
+    /// would otherwise give unequal bytes.
+    static func comparableBody(_ body: Data?, task: Task, contentType: String?) -> Data? {
+        guard let body, !body.isEmpty else { return body }
+        switch task {
+        case .requestJSONEncodable, .requestCustomJSONEncodable, .requestParameters, .requestCompositeParameters:
+            break
+        default:
+            return body
+        }
+        guard let contentType, contentType.range(of: "json", options: .caseInsensitive) != nil,
+              let object = try? JSONSerialization.jsonObject(with: body, options: [.fragmentsAllowed]),
+              let canonical = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .fragmentsAllowed])
+        else { return body }
+        return canonical
     }
 }
 

@@ -224,6 +224,7 @@ extension MoyaProvider {
                 makeDownload: delivery.makeDownload,
                 progress: delivery.progressHandler,
                 interceptors: interceptors,
+                validation: send.target.validationType,
                 willRetry: delivery.willRetry,
                 finish: delivery.transportFinished,
                 fail: { delivery.deliver(.failure($0)) }

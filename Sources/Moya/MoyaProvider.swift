@@ -74,7 +74,9 @@ open class MoyaProvider<Target: TargetType>: MoyaProviderType {
     public let trackInflights: Bool
 
     /// The interceptors every real request goes through after `prepare` and `willSend`, in
-    /// order (see ``RequestInterceptor``). Targets can add their own with ``RequestInterceptable``.
+    /// order (see ``RequestInterceptor``): the session's ``Session/interceptor`` first, if it
+    /// has one, then those given to the initialiser. Targets can add their own with
+    /// ``RequestInterceptable``.
     public let interceptors: [RequestInterceptor]
 
     /// The queue completions run on when a request names none; `nil` means the main queue.
@@ -121,8 +123,8 @@ open class MoyaProvider<Target: TargetType>: MoyaProviderType {
     ///   - session:         The transport; the shared ``Session/default`` by default.
     ///   - plugins:         Plugins told about every request.
     ///   - trackInflights:  Whether identical concurrent requests are sent only once.
-    ///   - interceptors:    Adapt and retry every real request (see ``RequestInterceptor``);
-    ///                      none by default.
+    ///   - interceptors:    Adapt and retry every real request (see ``RequestInterceptor``),
+    ///                      after the session's own interceptor; none by default.
     public init(
         endpointClosure: @escaping EndpointClosure = MoyaProvider.defaultEndpointMapping,
         requestClosure: @escaping RequestClosure = MoyaProvider.defaultRequestMapping,
@@ -139,6 +141,7 @@ open class MoyaProvider<Target: TargetType>: MoyaProviderType {
         self.session = session
         self.plugins = plugins
         self.trackInflights = trackInflights
+        let interceptors = (session.interceptor.map { [$0] } ?? []) + interceptors
         self.interceptors = interceptors
         self.callbackQueue = callbackQueue
         self.sendsCommonRequestsDirectly = plugins.isEmpty && !trackInflights && interceptors.isEmpty

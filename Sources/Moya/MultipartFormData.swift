@@ -1,14 +1,25 @@
 import Foundation
 
-/// A multipart form: the parts of a `multipart/form-data` upload.
+/// One part of a `multipart/form-data` upload, as Moya 15 spells it.
+///
+/// A form is an array of parts, sent in order by ``Task/uploadMultipart(_:)`` or
+/// ``Task/uploadCompositeMultipart(_:urlParameters:)``:
 ///
 /// ```swift
-/// let form: MultipartFormData = [
-///     MultipartFormBodyPart(provider: .data(Data("Moya".utf8)), name: "name"),
-///     MultipartFormBodyPart(provider: .file(fileURL), name: "avatar"),
+/// let parts = [
+///     MultipartFormData(provider: .data(Data("Moya".utf8)), name: "name"),
+///     MultipartFormData(provider: .file(fileURL), name: "avatar", fileName: "me.png", mimeType: "image/png"),
 /// ]
+/// return .uploadMultipart(parts)
 /// ```
-public struct MultipartFormData: Hashable, ExpressibleByArrayLiteral {
+///
+/// How each kind of part is written follows Moya 15: a `.data` part carries its file name and
+/// MIME type when given; a `.file` part uses the given file name and MIME type only when both
+/// are set, and otherwise takes both from the file's URL; a `.stream` part always has a
+/// `filename` and a `Content-Type`, empty when not given.
+///
+/// To choose the boundary or the file manager, wrap the parts in a ``MultipartForm``.
+public struct MultipartFormData: Hashable {
     /// Where a part's bytes come from.
     public enum FormDataProvider: Hashable {
         /// Bytes in memory.
@@ -19,48 +30,22 @@ public struct MultipartFormData: Hashable, ExpressibleByArrayLiteral {
         case stream(InputStream, UInt64)
     }
 
-    /// The file manager used to inspect file parts.
-    public let fileManager: FileManager
-
-    /// The boundary between parts; a random one is chosen when `nil`.
-    public let boundary: String?
-
-    /// The parts, in order.
-    public let parts: [MultipartFormBodyPart]
-
-    /// Creates a form.
+    /// Creates a part.
     ///
     /// - Parameters:
-    ///   - fileManager: The file manager used to inspect file parts.
-    ///   - boundary:    The boundary between parts; `nil` picks a random one.
-    ///   - parts:       The parts, in order.
-    public init(fileManager: FileManager = .default, boundary: String? = nil, parts: [MultipartFormBodyPart]) {
-        self.fileManager = fileManager
-        self.boundary = boundary
-        self.parts = parts
+    ///   - provider: Where the part's bytes come from.
+    ///   - name:     The form field name (`name="..."` in `Content-Disposition`).
+    ///   - fileName: The file name (`filename="..."`), if any.
+    ///   - mimeType: The part's `Content-Type`, if any.
+    public init(provider: FormDataProvider, name: String, fileName: String? = nil, mimeType: String? = nil) {
+        self.provider = provider
+        self.name = name
+        self.fileName = fileName
+        self.mimeType = mimeType
     }
 
-    /// Creates a form from a list of parts.
-    public init(arrayLiteral elements: MultipartFormBodyPart...) {
-        self.init(parts: elements)
-    }
-
-    /// Two forms are equal when their boundaries and parts are equal.
-    public static func == (lhs: MultipartFormData, rhs: MultipartFormData) -> Bool {
-        lhs.boundary == rhs.boundary && lhs.parts == rhs.parts
-    }
-
-    /// Hashes the boundary and the parts.
-    public func hash(into hasher: inout Hasher) {
-        hasher.combine(boundary)
-        hasher.combine(parts)
-    }
-}
-
-/// One part of a ``MultipartFormData``.
-public struct MultipartFormBodyPart: Hashable {
     /// Where the part's bytes come from.
-    public let provider: MultipartFormData.FormDataProvider
+    public let provider: FormDataProvider
 
     /// The form field name (`name="..."` in `Content-Disposition`).
     public let name: String
@@ -70,25 +55,14 @@ public struct MultipartFormBodyPart: Hashable {
 
     /// The part's `Content-Type`, if any.
     public let mimeType: String?
-
-    /// Creates a part.
-    ///
-    /// - Parameters:
-    ///   - provider: Where the part's bytes come from.
-    ///   - name:     The form field name.
-    ///   - fileName: The file name, if any.
-    ///   - mimeType: The part's `Content-Type`, if any.
-    public init(provider: MultipartFormData.FormDataProvider, name: String, fileName: String? = nil, mimeType: String? = nil) {
-        self.provider = provider
-        self.name = name
-        self.fileName = fileName
-        self.mimeType = mimeType
-    }
 }
 
-// Sendable: the form is an immutable value. Its only reference types are the `FileManager`
-// (thread-safe for the queries Moya makes) and `InputStream`s, which Moya reads from exactly
-// one place, once, when the upload runs; the caller hands the stream over with the task.
+/// The name this package gave a form's part before it took Moya 15.0.x's shape.
+@available(*, deprecated, renamed: "MultipartFormData")
+public typealias MultipartFormBodyPart = MultipartFormData
+
+// Sendable: a part is an immutable value. Its only reference type is an `InputStream`, which
+// Moya reads from exactly one place, once, when the upload runs; the caller hands the stream
+// over with the task.
 extension MultipartFormData: @unchecked Sendable {}
 extension MultipartFormData.FormDataProvider: @unchecked Sendable {}
-extension MultipartFormBodyPart: @unchecked Sendable {}

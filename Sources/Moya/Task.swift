@@ -32,19 +32,17 @@ public enum Task {
     /// Uploads the file at a URL as the body.
     case uploadFile(URL)
 
-    /// Uploads a multipart form.
-    @available(*, deprecated, message: "Use uploadMultipartFormData(_:) instead.")
-    case uploadMultipart([MultipartFormBodyPart])
+    /// Uploads a multipart form made of these parts, in order, with a random boundary.
+    case uploadMultipart([MultipartFormData])
 
-    /// Uploads a multipart form.
-    case uploadMultipartFormData(MultipartFormData)
+    /// Uploads a multipart form made of these parts, in order, with URL query parameters.
+    case uploadCompositeMultipart([MultipartFormData], urlParameters: [String: Any])
 
-    /// Uploads a multipart form with URL query parameters.
-    @available(*, deprecated, message: "Use uploadCompositeMultipartFormData(_:urlParameters:) instead.")
-    case uploadCompositeMultipart([MultipartFormBodyPart], urlParameters: [String: Any])
+    /// Uploads a ``MultipartForm``: its parts with its boundary and file manager.
+    case uploadMultipartFormData(MultipartForm)
 
-    /// Uploads a multipart form with URL query parameters.
-    case uploadCompositeMultipartFormData(MultipartFormData, urlParameters: [String: Any])
+    /// Uploads a ``MultipartForm`` with URL query parameters.
+    case uploadCompositeMultipartFormData(MultipartForm, urlParameters: [String: Any])
 
     /// Downloads the body into a file chosen by the destination closure.
     case downloadDestination(DownloadDestination)

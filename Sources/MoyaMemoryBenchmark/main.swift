@@ -184,8 +184,8 @@ func uploadCheck(expectedLength: Int?) -> (Moya.Response) throws -> Void {
 measure("uploadFile", TransferTarget(baseURL: server.baseURL, path: "/upload", method: .post, task: .uploadFile(source)),
         check: uploadCheck(expectedLength: size))
 measure("multipart (file part)", TransferTarget(baseURL: server.baseURL, path: "/upload", method: .post, task: .uploadMultipartFormData([
-    MultipartFormBodyPart(provider: .data(Data("benchmark".utf8)), name: "title"),
-    MultipartFormBodyPart(provider: .file(source), name: "file"),
+    MultipartFormData(provider: .data(Data("benchmark".utf8)), name: "title"),
+    MultipartFormData(provider: .file(source), name: "file"),
 ])), check: uploadCheck(expectedLength: nil))
 let destination = work.appendingPathComponent("downloaded.bin")
 for withLength in [true, false] {

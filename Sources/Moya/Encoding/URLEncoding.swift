@@ -42,7 +42,7 @@ public struct URLEncoding: ParameterEncoding, Sendable {
     }
 
     /// How the key of each array element is written.
-    public enum ArrayEncoding: Sendable {
+    public enum ArrayEncoding: Hashable, Sendable {
         /// `key[]=1&key[]=2` (the default).
         case brackets
         /// `key=1&key=2`.
@@ -64,6 +64,25 @@ public struct URLEncoding: ParameterEncoding, Sendable {
             case .noBrackets: return key
             case .indexInBrackets: return "\(key)[\(index)]"
             case let .custom(encoding): return encoding(key, index)
+            }
+        }
+
+        /// Whether two encodings are the same built-in case. A ``custom(_:)`` encoding equals no
+        /// encoding, itself included: closures cannot be compared.
+        public static func == (lhs: ArrayEncoding, rhs: ArrayEncoding) -> Bool {
+            switch (lhs, rhs) {
+            case (.brackets, .brackets), (.noBrackets, .noBrackets), (.indexInBrackets, .indexInBrackets): return true
+            default: return false
+            }
+        }
+
+        /// Hashes the case (a ``custom(_:)`` encoding hashes as the case alone).
+        public func hash(into hasher: inout Hasher) {
+            switch self {
+            case .brackets: hasher.combine(0)
+            case .noBrackets: hasher.combine(1)
+            case .indexInBrackets: hasher.combine(2)
+            case .custom: hasher.combine(3)
             }
         }
     }

@@ -22,6 +22,7 @@ final class InterceptedExchange: Sendable {
     private let makeDownload: @Sendable () -> DownloadSink?
     private let progress: TransportProgressHandler?
     private let interceptors: [RequestInterceptor]
+    private let validation: ValidationType
     private let willRetry: @Sendable (URLRequest, Result<Moya.Response, MoyaError>, Int) -> Void
     private let finish: @Sendable (Result<TransportResponse, any Error>, URLRequest) -> Void
     private let fail: @Sendable (MoyaError) -> Void
@@ -41,6 +42,7 @@ final class InterceptedExchange: Sendable {
         makeDownload: @escaping @Sendable () -> DownloadSink?,
         progress: TransportProgressHandler?,
         interceptors: [RequestInterceptor],
+        validation: ValidationType,
         willRetry: @escaping @Sendable (URLRequest, Result<Moya.Response, MoyaError>, Int) -> Void,
         finish: @escaping @Sendable (Result<TransportResponse, any Error>, URLRequest) -> Void,
         fail: @escaping @Sendable (MoyaError) -> Void
@@ -52,6 +54,7 @@ final class InterceptedExchange: Sendable {
         self.makeDownload = makeDownload
         self.progress = progress
         self.interceptors = interceptors
+        self.validation = validation
         self.willRetry = willRetry
         self.finish = finish
         self.fail = fail
@@ -121,21 +124,45 @@ final class InterceptedExchange: Sendable {
         var adapted = request
         for interceptor in interceptors {
             adapted = try await interceptor.adapt(adapted, retryCount: retryCount)
+            adapted = try await interceptor.adaptWithCompletion(adapted, for: session)
         }
         return adapted
     }
 
-    /// The first decision that is not `.doNotRetry`, in interceptor order. A body that cannot
+    /// The first decision that is not `.doNotRetry`, in interceptor order; each interceptor is
+    /// asked the async way, then, for a failed attempt, the Alamofire way. A body that cannot
     /// be sent twice, or a cancelled request, is never retried.
     private func retryDecision(for request: URLRequest, result: Result<Moya.Response, MoyaError>, retryCount: Int) async -> RetryDecision {
         guard body?.isReplayable ?? true else { return .doNotRetry }
+        var failedAttempt: (request: InterceptedRequest, error: MoyaError)?
         for interceptor in interceptors {
             guard !isCancelled else { return .doNotRetry }
             let decision = await interceptor.retry(request, dueTo: result, retryCount: retryCount)
-            if case .doNotRetry = decision { continue }
-            return decision
+            if case .doNotRetry = decision {} else { return decision }
+
+            if failedAttempt == nil { failedAttempt = failure(of: request, result: result, retryCount: retryCount) }
+            guard let failedAttempt, !isCancelled else { continue }
+            let callbackDecision = await interceptor.retryWithCompletion(failedAttempt.request, for: session, dueTo: failedAttempt.error)
+            if case .doNotRetry = callbackDecision { continue }
+            return callbackDecision
         }
         return .doNotRetry
+    }
+
+    /// The attempt as Alamofire's retriers see it, if it failed: a transport error, or a
+    /// response whose status code the target's validation rejects.
+    private func failure(of request: URLRequest, result: Result<Moya.Response, MoyaError>, retryCount: Int) -> (request: InterceptedRequest, error: MoyaError)? {
+        let error: MoyaError
+        switch result {
+        case .success(let response):
+            guard !validation.accepts(response.statusCode) else { return nil }
+            error = .statusCode(response)
+        case .failure(let failure):
+            error = failure
+        }
+        let response = error.response
+        let attempt = InterceptedRequest(request: request, response: response?.response, data: response?.data, retryCount: retryCount, error: error)
+        return (attempt, error)
     }
 
     /// One attempt on the transport; a cancel during it ends it with the cancellation error.

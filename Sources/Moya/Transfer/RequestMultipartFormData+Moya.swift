@@ -2,7 +2,7 @@ import Foundation
 
 extension RequestMultipartFormData {
     /// Creates the encoder for one of Moya's forms, with its file manager and boundary.
-    convenience init(_ form: MultipartFormData) {
+    convenience init(_ form: MultipartForm) {
         self.init(fileManager: form.fileManager, boundary: form.boundary)
         applyMoyaMultipartFormData(form.parts)
     }
@@ -12,7 +12,7 @@ extension RequestMultipartFormData {
     /// - `.file` parts use the explicit file name and MIME type only when both are given, and
     ///   otherwise derive both from the URL (a lone file name is ignored);
     /// - `.stream` parts always carry `filename` and `Content-Type`, empty when not given.
-    func applyMoyaMultipartFormData(_ parts: [MultipartFormBodyPart]) {
+    func applyMoyaMultipartFormData(_ parts: [MultipartFormData]) {
         for part in parts {
             switch part.provider {
             case .data(let data):

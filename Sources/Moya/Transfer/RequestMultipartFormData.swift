@@ -25,7 +25,8 @@ public final class RequestMultipartFormData {
     public let boundary: String
 
     /// The `Content-Type` of the body: `multipart/form-data; boundary=<boundary>`.
-    public var contentType: String { "multipart/form-data; boundary=\(boundary)" }
+    /// Set it to send another type (`multipart/mixed`, say) with the same boundary.
+    public lazy var contentType: String = "multipart/form-data; boundary=\(boundary)"
 
     /// The sum of the parts' content lengths, as in Alamofire (boundaries and part headers are
     /// not counted; the encoded body is longer).
@@ -122,9 +123,10 @@ public final class RequestMultipartFormData {
     /// - Parameters:
     ///   - stream:  The stream to read.
     ///   - length:  The number of bytes to send.
-    ///   - headers: The part's headers, for example `["Content-Disposition": "form-data; name=\"a\""]`.
-    public func append(_ stream: InputStream, withLength length: UInt64, headers: KeyValuePairs<String, String>) {
-        append(stream, withLength: length, headers: headers.map { (name: $0.key, value: $0.value) })
+    ///   - headers: The part's headers, in order, for example
+    ///     `["Content-Disposition": "form-data; name=\"a\""]`.
+    public func append(_ stream: InputStream, withLength length: UInt64, headers: HTTPHeaders) {
+        append(stream, withLength: length, headers: headers.map { (name: $0.name, value: $0.value) })
     }
 
     private func append(_ stream: InputStream, withLength length: UInt64, headers: [(name: String, value: String)]) {

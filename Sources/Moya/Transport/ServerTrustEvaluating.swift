@@ -57,13 +57,32 @@ public struct PinnedCertificatesTrustEvaluator: ServerTrustEvaluating {
     /// Whether the certificate must also name the host.
     public let validateHost: Bool
 
-    /// Creates the evaluator.
+    /// Accepted for source compatibility with Alamofire: a pinned certificate is always a
+    /// trusted root here, so a self-signed pinned certificate is accepted whatever this says.
+    public let acceptSelfSignedCertificates: Bool
+    /// Accepted for source compatibility with Alamofire: the chain is always verified up to a
+    /// pinned certificate (expiry and signatures included), whatever this says.
+    public let performDefaultValidation: Bool
+
+    /// Creates the evaluator, with Alamofire's arguments.
     ///
     /// - Parameters:
-    ///   - certificates: The certificates a chain must lead to; at least one.
-    ///   - validateHost: Whether the certificate must also name the host. Default: `true`.
-    public init(certificates: [TLSCertificate], validateHost: Bool = true) {
+    ///   - certificates:                 The certificates a chain must lead to; by default the
+    ///                                   `.cer`, `.crt`, `.der` and `.pem` files in the main
+    ///                                   bundle (``TLSCertificate/certificates(in:)``).
+    ///   - acceptSelfSignedCertificates: See ``acceptSelfSignedCertificates``.
+    ///   - performDefaultValidation:     See ``performDefaultValidation``.
+    ///   - validateHost:                 Whether the certificate must also name the host.
+    ///                                   Default: `true`.
+    public init(
+        certificates: [TLSCertificate] = TLSCertificate.certificates(in: .main),
+        acceptSelfSignedCertificates: Bool = false,
+        performDefaultValidation: Bool = true,
+        validateHost: Bool = true
+    ) {
         self.certificates = certificates
+        self.acceptSelfSignedCertificates = acceptSelfSignedCertificates
+        self.performDefaultValidation = performDefaultValidation
         self.validateHost = validateHost
     }
 
@@ -82,3 +101,7 @@ public struct DisabledTrustEvaluator: ServerTrustEvaluating {
     /// No verification at all.
     public var policy: ServerTrustPolicy { ServerTrustPolicy(kind: .disabled) }
 }
+
+/// Alamofire's former name for ``DisabledTrustEvaluator``.
+@available(*, deprecated, renamed: "DisabledTrustEvaluator")
+public typealias DisabledEvaluator = DisabledTrustEvaluator

@@ -17,7 +17,13 @@ import Foundation
 /// otherwise judged by the session's ``TLSSettings`` alone. Plain-HTTP requests are not
 /// affected. A session with a manager follows redirects itself, so that every hop is judged
 /// by the evaluator of its own host.
-public final class ServerTrustManager: Sendable {
+///
+/// Subclass it and override ``serverTrustEvaluator(forHost:)`` to choose evaluators another
+/// way, for example by wildcard. The override is called for every HTTPS connection, from any
+/// thread.
+open class ServerTrustManager: @unchecked Sendable {
+    // Sendable: the stored properties are immutable and Sendable. A subclass that adds mutable
+    // state must guard it itself, since the session calls it from its event loops.
     /// Whether a host without an evaluator is refused.
     public let allHostsMustBeEvaluated: Bool
     /// The evaluators, by lower-cased host name.
@@ -38,7 +44,7 @@ public final class ServerTrustManager: Sendable {
     /// - Throws: ``TLSError/noEvaluatorFound(host:)`` when there is none and every host must
     ///   be evaluated.
     /// - Returns: The evaluator, or `nil` when the session's settings apply.
-    public func serverTrustEvaluator(forHost host: String) throws -> (any ServerTrustEvaluating)? {
+    open func serverTrustEvaluator(forHost host: String) throws -> (any ServerTrustEvaluating)? {
         if let evaluator = evaluators[host.lowercased()] { return evaluator }
         if allHostsMustBeEvaluated { throw TLSError.noEvaluatorFound(host: host) }
         return nil

@@ -37,10 +37,15 @@ public final class Session: Sendable {
     /// Carries the requests to hosts pinned by public key; idle until the first one.
     let bridge: TLSBridge
     /// ``Configuration/headers`` as AsyncHTTPClient takes them.
-    let sessionHeaders: HTTPHeaders
+    let sessionHeaders: NIOHTTP1.HTTPHeaders
     /// Whether every request goes ``TransportRoute/direct``, whatever its URL: true without a
     /// trust manager and with a valid TLS setup (``route(for:)`` need not read the URL).
     let routesEveryRequestDirectly: Bool
+    /// The interceptor every provider on this session applies before its own, as Alamofire's
+    /// `Session(interceptor:)`; `nil` for none.
+    public let interceptor: (any RequestInterceptor)?
+    /// A private copy of the `URLSessionConfiguration` this session was created from, if any.
+    let urlSessionConfiguration: UncheckedSendable<URLSessionConfiguration>?
     private let isShared: Bool
     private let isShutDown = Protected(false)
 
@@ -52,10 +57,18 @@ public final class Session: Sendable {
         self.init(configuration: configuration, isShared: false)
     }
 
-    private init(configuration: Configuration, isShared: Bool) {
+    init(
+        configuration: Configuration,
+        isShared: Bool,
+        interceptor: (any RequestInterceptor)? = nil,
+        urlSessionConfiguration: URLSessionConfiguration? = nil
+    ) {
         self.configuration = configuration
         self.isShared = isShared
-        self.sessionHeaders = HTTPHeaders(configuration.headers.map { ($0.key, $0.value) })
+        self.interceptor = interceptor
+        // Sendable: the copy is made here and never handed out or mutated; readers copy it again.
+        self.urlSessionConfiguration = urlSessionConfiguration.map { UncheckedSendable($0.copy() as! URLSessionConfiguration) }
+        self.sessionHeaders = NIOHTTP1.HTTPHeaders(configuration.headers.map { ($0.key, $0.value) })
         let baseTLS = Result { () throws(TLSError) -> TLSConfiguration in try Session.nioTLSConfiguration(configuration.tls) }
         self.baseTLS = baseTLS
         if configuration.serverTrustManager == nil, case .success = baseTLS {

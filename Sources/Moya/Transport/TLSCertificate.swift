@@ -55,6 +55,20 @@ public struct TLSCertificate: Sendable, Hashable {
         }
     }
 
+    /// Every certificate in a bundle's resources: the files ending in `.cer`, `.crt`, `.der`
+    /// or `.pem` (any case), in the order of their names. Files that are not certificates are
+    /// skipped. This is where Alamofire's `PinnedCertificatesTrustEvaluator()` looks by default.
+    ///
+    /// - Parameter bundle: The bundle to search, usually `.main` or `.module`.
+    /// - Returns: The certificates found; empty when there are none.
+    public static func certificates(in bundle: Bundle) -> [TLSCertificate] {
+        let extensions: Set<String> = ["cer", "crt", "der", "pem"]
+        let paths = extensions.union(extensions.map { $0.uppercased() }).flatMap {
+            bundle.paths(forResourcesOfType: $0, inDirectory: nil)
+        }
+        return Set(paths).sorted().compactMap { try? TLSCertificate(contentsOf: URL(fileURLWithPath: $0)) }
+    }
+
     init(nioCertificate: NIOSSLCertificate) throws {
         do {
             self.derData = Data(try nioCertificate.toDERBytes())

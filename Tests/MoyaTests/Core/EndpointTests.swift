@@ -75,7 +75,7 @@ struct EndpointTests {
         #expect(compositeParameters.httpBody == Data("k=v".utf8))
         #expect(compositeParameters.value(forHTTPHeaderField: "Content-Type") == "application/x-www-form-urlencoded; charset=utf-8")
 
-        let form = MultipartFormData(parts: [MultipartFormBodyPart(provider: .data(Data()), name: "n")])
+        let form = MultipartForm(parts: [MultipartFormData(provider: .data(Data()), name: "n")])
         let upload = try endpoint(.uploadCompositeMultipartFormData(form, urlParameters: ["u": "2"])).urlRequest()
         #expect(upload.url?.query == "u=2")
         #expect(upload.httpBody == nil)
@@ -125,8 +125,8 @@ struct EndpointTests {
         struct V: Encodable { let someKey = 1 }
         #expect(endpoint(.requestCustomJSONEncodable(V(), encoder: JSONEncoder())) != endpoint(.requestCustomJSONEncodable(V(), encoder: snake)))
         #expect(endpoint(.uploadFile(URL(fileURLWithPath: "/a"))) != endpoint(.uploadFile(URL(fileURLWithPath: "/b"))))
-        let partA = MultipartFormBodyPart(provider: .data(Data("a".utf8)), name: "a")
-        let partB = MultipartFormBodyPart(provider: .data(Data("b".utf8)), name: "a")
+        let partA = MultipartFormData(provider: .data(Data("a".utf8)), name: "a")
+        let partB = MultipartFormData(provider: .data(Data("b".utf8)), name: "a")
         #expect(endpoint(.uploadMultipartFormData([partA])) != endpoint(.uploadMultipartFormData([partB])))
         #expect(endpoint(.uploadCompositeMultipartFormData([partA], urlParameters: ["a": 1])) != endpoint(.uploadCompositeMultipartFormData([partA], urlParameters: ["a": 2])))
         #expect(endpoint(.downloadDestination(destinationA)) == endpoint(.downloadDestination(destinationB)))
@@ -136,6 +136,35 @@ struct EndpointTests {
         set.insert(endpoint(.requestData(Data("a".utf8))))
         set.insert(endpoint(.requestData(Data("a".utf8))))
         #expect(set.count == 1)
+    }
+
+    /// A value with enough keys that Linux's encoders write them in varying orders.
+    struct Profile: Encodable {
+        let name = "Ada", email = "ada@example.com", city = "London", country = "UK"
+        let age = 36, score = 9.5, active = true, tags = ["a", "b"], extra = ["k1": 1, "k2": 2, "k3": 3, "k4": 4]
+    }
+
+    @Test("Equal JSON-encodable bodies give equal endpoints and equal hashes, every time")
+    func jsonEncodableEquality() {
+        let custom = JSONEncoder()
+        custom.dateEncodingStrategy = .iso8601
+        for _ in 0..<200 {
+            let a = endpoint(.requestJSONEncodable(Profile())), b = endpoint(.requestJSONEncodable(Profile()))
+            #expect(a == b)
+            #expect(a.hashValue == b.hashValue)
+            let c = endpoint(.requestCustomJSONEncodable(Profile(), encoder: custom))
+            let d = endpoint(.requestCustomJSONEncodable(Profile(), encoder: custom))
+            #expect(c == d)
+            #expect(c.hashValue == d.hashValue)
+            let parameters: [String: Any] = ["name": "Ada", "email": "ada@example.com", "city": "London", "age": 36, "nested": ["x": 1, "y": 2, "z": 3]]
+            let e = endpoint(.requestParameters(parameters: parameters, encoding: JSONEncoding.default))
+            let f = endpoint(.requestParameters(parameters: parameters, encoding: JSONEncoding.default))
+            #expect(e == f)
+            #expect(e.hashValue == f.hashValue)
+        }
+        // Different values still differ, and raw data bodies are compared byte for byte.
+        #expect(endpoint(.requestJSONEncodable(["a": 1, "b": 2])) != endpoint(.requestJSONEncodable(["a": 1, "b": 3])))
+        #expect(endpoint(.requestData(Data(#"{"a":1,"b":2}"#.utf8))) != endpoint(.requestData(Data(#"{"b":2,"a":1}"#.utf8))))
     }
 }
 

@@ -20,10 +20,10 @@ struct TransferInteropTests {
         let directory = try TemporaryDirectory()
         let file = directory.file("notes.txt")
         try Data("hello from a file\n".utf8).write(to: file)
-        let form: MultipartFormData = [
-            MultipartFormBodyPart(provider: .data(Data("Moya".utf8)), name: "name"),
-            MultipartFormBodyPart(provider: .file(file), name: "notes"),
-            MultipartFormBodyPart(provider: .stream(InputStream(data: Data("streamed".utf8)), 8), name: "raw", fileName: "raw.bin", mimeType: "application/octet-stream"),
+        let form: MultipartForm = [
+            MultipartFormData(provider: .data(Data("Moya".utf8)), name: "name"),
+            MultipartFormData(provider: .file(file), name: "notes"),
+            MultipartFormData(provider: .stream(InputStream(data: Data("streamed".utf8)), 8), name: "raw", fileName: "raw.bin", mimeType: "application/octet-stream"),
         ]
         let result = await send(MoyaProvider<HTTPBinTarget>(), HTTPBinTarget("/post", method: .post, task: .uploadMultipartFormData(form)))
         let echo = try JSONDecoder().decode(FormEcho.self, from: try result.get().data)

@@ -41,6 +41,24 @@ final class InflightTests {
         #expect(await eventually { provider.inflightRequests.isEmpty })
     }
 
+    @Test("Equal JSON-encodable bodies are one request, whatever key order the encoder picks")
+    func mergingJSONEncodable() async throws {
+        struct Body: Encodable { let a = 1, b = "two", c = 3.5, d = true, e = ["x": 1, "y": 2, "z": 3], f = [1, 2], g = "g", h = "h" }
+        let provider = MoyaProvider<ServerTarget>(callbackQueue: DispatchQueue(label: "inflight-json"), trackInflights: true)
+        let target = { ServerTarget(self.server.baseURL, "/delay/300", method: .post, task: .requestJSONEncodable(Body())) }
+        let collected = Recorder<UncheckedResult>()
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            for _ in 0..<8 {
+                provider.request(target()) { result in
+                    collected.append(UncheckedResult(result))
+                    if collected.values.count == 8 { continuation.resume() }
+                }
+            }
+        }
+        #expect(collected.values.allSatisfy { $0.result.response?.statusCode == 200 })
+        #expect(server.receivedRequests.count == 1)
+    }
+
     @Test("Different bodies are different requests")
     func differentBodies() async throws {
         let provider = MoyaProvider<ServerTarget>(trackInflights: true)

@@ -38,9 +38,9 @@ struct MultipartEncoderTests {
     func moyaConversion() throws {
         let directory = try TemporaryDirectory()
         let file = try directory.makeFile("notes.txt", length: 5)
-        let form = MultipartFormData(boundary: "x", parts: [
-            MultipartFormBodyPart(provider: .file(file), name: "a", fileName: "ignored.bin"),
-            MultipartFormBodyPart(provider: .stream(InputStream(data: Data("hey".utf8)), 3), name: "s"),
+        let form = MultipartForm(boundary: "x", parts: [
+            MultipartFormData(provider: .file(file), name: "a", fileName: "ignored.bin"),
+            MultipartFormData(provider: .stream(InputStream(data: Data("hey".utf8)), 3), name: "s"),
         ])
         let body = String(decoding: try RequestMultipartFormData(form).encode(), as: UTF8.self)
         #expect(body.contains("Content-Disposition: form-data; name=\"a\"; filename=\"notes.txt\"\r\nContent-Type: text/plain\r\n\r\n"))

@@ -105,18 +105,18 @@ final class UploadTests {
         #expect(plugin.events.filter { $0.hasSuffix("didReceive") }.count == cases.count)
     }
 
-    @Test("A multipart form with data, file and stream parts arrives part by part")
+    @Test("Moya 15's uploadMultipart([MultipartFormData]) sends data, file and stream parts in order")
     func multipartParts() async throws {
         let file = try directory.makeFile("photo.png", length: 3 << 20)
         let streamBytes = Data((0..<100_000).map { UInt8($0 % 256) })
-        let form: MultipartFormData = [
-            MultipartFormBodyPart(provider: .data(Data("Moya".utf8)), name: "name"),
-            MultipartFormBodyPart(provider: .data(Data("{}".utf8)), name: "meta", fileName: "meta.json", mimeType: "application/json"),
-            MultipartFormBodyPart(provider: .file(file), name: "avatar"),
-            MultipartFormBodyPart(provider: .file(file), name: "renamed", fileName: "other.bin", mimeType: "application/x-custom"),
-            MultipartFormBodyPart(provider: .stream(InputStream(data: streamBytes), UInt64(streamBytes.count)), name: "stream"),
+        let form: [MultipartFormData] = [
+            MultipartFormData(provider: .data(Data("Moya".utf8)), name: "name"),
+            MultipartFormData(provider: .data(Data("{}".utf8)), name: "meta", fileName: "meta.json", mimeType: "application/json"),
+            MultipartFormData(provider: .file(file), name: "avatar"),
+            MultipartFormData(provider: .file(file), name: "renamed", fileName: "other.bin", mimeType: "application/x-custom"),
+            MultipartFormData(provider: .stream(InputStream(data: streamBytes), UInt64(streamBytes.count)), name: "stream"),
         ]
-        let result = await send(provider, ServerTarget(base, "/multipart", method: .post, task: .uploadMultipartFormData(form), headers: ["content-type": "text/plain"]))
+        let result = await send(provider, ServerTarget(base, "/multipart", method: .post, task: .uploadMultipart(form), headers: ["content-type": "text/plain"]))
         let report = try JSONDecoder().decode(MultipartReport.self, from: try result.get().data)
         #expect(report.boundary.hasPrefix("alamofire.boundary."))
         #expect(!report.boundary.contains("-"))
@@ -148,9 +148,9 @@ final class UploadTests {
     @Test("A 20 MiB multipart upload streams byte for byte what the encoder produces")
     func largeMultipartMatchesEncoder() async throws {
         let file = try directory.makeFile("video.mp4", length: 20 << 20)
-        let form = MultipartFormData(boundary: "moya.test.boundary", parts: [
-            MultipartFormBodyPart(provider: .data(Data("caption".utf8)), name: "caption"),
-            MultipartFormBodyPart(provider: .file(file), name: "video"),
+        let form = MultipartForm(boundary: "moya.test.boundary", parts: [
+            MultipartFormData(provider: .data(Data("caption".utf8)), name: "caption"),
+            MultipartFormData(provider: .file(file), name: "video"),
         ])
         let result = await send(provider, ServerTarget(base, "/upload", method: .post, task: .uploadCompositeMultipartFormData(form, urlParameters: ["album": "summer"])))
         let report = try JSONDecoder().decode(UploadReport.self, from: try result.get().data)
@@ -167,7 +167,7 @@ final class UploadTests {
     func multipartProgress() async throws {
         let file = try directory.makeFile("doc.pdf", length: 2 << 20)
         let events = Recorder<ProgressResponse>()
-        let form: MultipartFormData = [MultipartFormBodyPart(provider: .file(file), name: "doc")]
+        let form: MultipartForm = [MultipartFormData(provider: .file(file), name: "doc")]
         let result = await send(provider, ServerTarget(base, "/upload", method: .post, task: .uploadMultipartFormData(form)), progress: { events.append($0) })
         #expect(throws: Never.self) { try result.get() }
         let values = events.values
@@ -178,15 +178,15 @@ final class UploadTests {
 
     @Test("Empty forms, methods without a body and bad file parts are errors, not crashes")
     func multipartErrors() async throws {
-        let part = MultipartFormBodyPart(provider: .data(Data("x".utf8)), name: "x")
+        let part = MultipartFormData(provider: .data(Data("x".utf8)), name: "x")
         let noExtension = try directory.makeFile("README", length: 10)
         let emptyForm = await send(provider, ServerTarget(base, "/multipart", method: .post, task: .uploadMultipartFormData([])))
         #expect(emptyForm.error?.underlyingError as? MultipartEncodingError == .emptyForm)
         let get = await send(provider, ServerTarget(base, "/multipart", method: .get, task: .uploadMultipartFormData([part])))
         #expect(get.error?.underlyingError as? MultipartEncodingError == .methodNotAllowed(.get))
-        let filename = await send(provider, ServerTarget(base, "/multipart", method: .post, task: .uploadMultipartFormData([MultipartFormBodyPart(provider: .file(noExtension), name: "f")])))
+        let filename = await send(provider, ServerTarget(base, "/multipart", method: .post, task: .uploadMultipartFormData([MultipartFormData(provider: .file(noExtension), name: "f")])))
         #expect(filename.error?.underlyingError as? MultipartEncodingError == .bodyPartFilenameInvalid(in: noExtension))
-        let missing = await send(provider, ServerTarget(base, "/multipart", method: .post, task: .uploadMultipartFormData([MultipartFormBodyPart(provider: .file(directory.file("gone.png")), name: "f")])))
+        let missing = await send(provider, ServerTarget(base, "/multipart", method: .post, task: .uploadMultipartFormData([MultipartFormData(provider: .file(directory.file("gone.png")), name: "f")])))
         guard case .fileNotFound? = missing.error?.underlyingError as? FileTransferError else {
             Issue.record("expected fileNotFound, got \(missing)")
             return
@@ -196,7 +196,7 @@ final class UploadTests {
 
     @Test("A stream that ends before its announced length fails the request")
     func shortStream() async throws {
-        let form: MultipartFormData = [MultipartFormBodyPart(provider: .stream(InputStream(data: Data(count: 10)), 1000), name: "s")]
+        let form: MultipartForm = [MultipartFormData(provider: .stream(InputStream(data: Data(count: 10)), 1000), name: "s")]
         let result = await send(provider, ServerTarget(base, "/upload", method: .post, task: .uploadMultipartFormData(form)))
         let error = try #require(result.error)
         guard case .lengthMismatch(expected: 1000, actual: 10)? = error.underlyingError as? FileTransferError else {
@@ -223,15 +223,35 @@ final class UploadTests {
         #expect(result.error?.isCancelled == true)
     }
 
-    @Test("The deprecated [MultipartFormBodyPart] tasks still upload")
-    @available(*, deprecated, message: "exercises the deprecated tasks")
-    func deprecatedMultipart() async throws {
-        let parts = [MultipartFormBodyPart(provider: .data(Data("a".utf8)), name: "a")]
-        let plain = await send(provider, ServerTarget(base, "/multipart", method: .post, task: .uploadMultipart(parts)))
-        #expect(try JSONDecoder().decode(MultipartReport.self, from: plain.get().data).parts.map(\.name) == ["a"])
+    @Test("uploadCompositeMultipart sends the parts and the query; a file part with a file name alone is named by its URL, as in Moya 15")
+    func compositeMultipart() async throws {
+        let file = try directory.makeFile("notes.txt", length: 10)
+        let parts = [
+            MultipartFormData(provider: .data(Data("a".utf8)), name: "a", mimeType: "text/plain"),
+            MultipartFormData(provider: .file(file), name: "f", fileName: "ignored.bin"),
+            MultipartFormData(provider: .stream(InputStream(data: Data("s".utf8)), 1), name: "s", fileName: "s.bin", mimeType: "application/x-s"),
+        ]
         let composite = await send(provider, ServerTarget(base, "/multipart", method: .put, task: .uploadCompositeMultipart(parts, urlParameters: ["q": "1"])))
-        #expect(try JSONDecoder().decode(MultipartReport.self, from: composite.get().data).parts.map(\.body) == ["a"])
+        let report = try JSONDecoder().decode(MultipartReport.self, from: composite.get().data)
+        #expect(report.parts.map(\.name) == ["a", "f", "s"])
+        #expect(report.parts[0].body == "a")
+        #expect(report.parts[0].filename == nil)
+        #expect(report.parts[0].headers["content-type"] == "text/plain")
+        #expect(report.parts[1].filename == "notes.txt")
+        #expect(report.parts[1].headers["content-type"] == "text/plain")
+        #expect(report.parts[2].filename == "s.bin")
+        #expect(report.parts[2].headers["content-type"] == "application/x-s")
         #expect(server.receivedRequests.last?.uri.hasSuffix("?q=1") == true)
+    }
+
+    @Test("A MultipartForm keeps its boundary, and code written with the old part name still builds")
+    @available(*, deprecated, message: "exercises the deprecated MultipartFormBodyPart name")
+    func formWithBoundary() async throws {
+        let form = MultipartForm(boundary: "fixed.boundary", parts: [MultipartFormBodyPart(provider: .data(Data("x".utf8)), name: "x")])
+        let result = await send(provider, ServerTarget(base, "/multipart", method: .post, task: .uploadMultipartFormData(form)))
+        let report = try JSONDecoder().decode(MultipartReport.self, from: result.get().data)
+        #expect(report.boundary == "fixed.boundary")
+        #expect(report.parts.map(\.body) == ["x"])
     }
 
     @Test("A Basic challenge replays a file upload in full; a one-shot stream is not replayed")
@@ -243,7 +263,7 @@ final class UploadTests {
         #expect(server.receivedRequests.map(\.bodyLength) == [1 << 20, 1 << 20])
 
         server.resetRecordedRequests()
-        let form: MultipartFormData = [MultipartFormBodyPart(provider: .stream(InputStream(data: Data(count: 100)), 100), name: "s")]
+        let form: MultipartForm = [MultipartFormData(provider: .stream(InputStream(data: Data(count: 100)), 100), name: "s")]
         let streamResult = await send(provider, ServerTarget(base, "/basic-auth/user/passwd", method: .post, task: .uploadMultipartFormData(form)))
         #expect(try streamResult.get().statusCode == 401)
         #expect(server.receivedRequests.count == 1)

@@ -1,0 +1,180 @@
+import Foundation
+import Logging
+
+extension Session {
+    /// Creates a session from a `URLSessionConfiguration`, the way Moya 15 code creates
+    /// Alamofire's `Session`:
+    ///
+    /// ```swift
+    /// let configuration = URLSessionConfiguration.default
+    /// configuration.headers = .default
+    /// configuration.timeoutIntervalForRequest = 20
+    /// let session = Session(configuration: configuration, startRequestsImmediately: false)
+    /// ```
+    ///
+    /// Every argument has a default, so `Session(interceptor: tokenInterceptor)` and
+    /// `Session(serverTrustManager: manager)` work as in Alamofire. `Session()` and
+    /// `Session(configuration: .default)` still mean ``init(configuration:)`` with
+    /// ``Session/Configuration/default``.
+    ///
+    /// The configuration's request and resource timeouts, additional headers (on top of
+    /// ``Session/defaultHTTPHeaders``), connections per host and HTTP or SOCKS proxy are read
+    /// into a ``Session/Configuration`` (see ``Session/Configuration/init(_:)``). Settings this
+    /// transport cannot honour (cookie storage, a request cache policy) are logged once per
+    /// process under the `org.moya.session` label.
+    ///
+    /// - Parameters:
+    ///   - configuration:            The settings to read; `URLSessionConfiguration.default`
+    ///                               by default.
+    ///   - delegate:                 Accepted for source compatibility; see ``SessionDelegate``.
+    ///   - rootQueue:                Accepted for source compatibility; the transport runs on
+    ///                               its own event loops.
+    ///   - startRequestsImmediately: Accepted for source compatibility: a provider always starts
+    ///                               a request when it sends it (Moya 15 passes `false` and
+    ///                               resumes requests itself, to the same effect).
+    ///   - requestQueue:             Accepted for source compatibility.
+    ///   - serializationQueue:       Accepted for source compatibility.
+    ///   - interceptor:              Adapts and retries every request of every provider on this
+    ///                               session, before the provider's own interceptors.
+    ///   - serverTrustManager:       Per-host trust evaluation (pinning), or `nil`.
+    @_disfavoredOverload
+    public convenience init(
+        configuration: URLSessionConfiguration = .default,
+        delegate: SessionDelegate = SessionDelegate(),
+        rootQueue: DispatchQueue? = nil,
+        startRequestsImmediately: Bool = true,
+        requestQueue: DispatchQueue? = nil,
+        serializationQueue: DispatchQueue? = nil,
+        interceptor: (any RequestInterceptor)? = nil,
+        serverTrustManager: ServerTrustManager? = nil
+    ) {
+        var settings = Configuration(configuration)
+        settings.serverTrustManager = serverTrustManager
+        self.init(configuration: settings, isShared: false, interceptor: interceptor, urlSessionConfiguration: configuration)
+    }
+
+    /// The session's settings as a `URLSessionConfiguration`: a copy of the one it was created
+    /// from, or, for a session created from a ``Session/Configuration``, the default one with
+    /// the timeouts, headers, connections per host and proxy written in. Changing the copy
+    /// changes nothing: a session's configuration is fixed when it is created.
+    public var sessionConfiguration: URLSessionConfiguration {
+        if let original = urlSessionConfiguration {
+            return original.value.copy() as! URLSessionConfiguration
+        }
+        let copy = URLSessionConfiguration.default
+        copy.timeoutIntervalForRequest = configuration.timeoutIntervalForRequest
+        if let resource = configuration.timeoutIntervalForResource {
+            copy.timeoutIntervalForResource = resource
+        }
+        copy.httpAdditionalHeaders = configuration.headers
+        copy.httpMaximumConnectionsPerHost = configuration.maximumConnectionsPerHost
+        if let proxy = configuration.proxy {
+            copy.connectionProxyDictionary = proxy.urlSessionProxyDictionary
+        }
+        return copy
+    }
+}
+
+extension Session.Configuration {
+    /// Reads the settings of a `URLSessionConfiguration` that this transport honours:
+    ///
+    /// - `timeoutIntervalForRequest` and `timeoutIntervalForResource` (a resource limit of
+    ///   7 days or more, `URLSession`'s default, means no limit);
+    /// - `httpAdditionalHeaders`, on top of ``Session/defaultHTTPHeaders`` (a header named in
+    ///   both takes the configuration's value);
+    /// - `httpMaximumConnectionsPerHost`;
+    /// - an HTTP, HTTPS or SOCKS proxy in `connectionProxyDictionary` (`HTTPSProxy` and
+    ///   `HTTPSPort` win over `HTTPProxy` and `HTTPPort`; `SOCKSProxy` and `SOCKSPort` are used
+    ///   when neither is set).
+    ///
+    /// Everything else keeps its default. What cannot be honoured is logged once per process:
+    /// cookie handling (no cookie storage is read or written: send cookies with a plugin or an
+    /// interceptor), a request cache policy other than `useProtocolCachePolicy` (there is no
+    /// response cache) and `waitsForConnectivity` (a request to an unreachable host fails at
+    /// once; use ``RetryPolicy`` to retry).
+    ///
+    /// - Parameter configuration: The settings to read.
+    public init(_ configuration: URLSessionConfiguration) {
+        self.init()
+        timeoutIntervalForRequest = configuration.timeoutIntervalForRequest
+        let resource = configuration.timeoutIntervalForResource
+        timeoutIntervalForResource = resource > 0 && resource < 7 * 86_400 ? resource : nil
+        if configuration.httpMaximumConnectionsPerHost > 0 {
+            maximumConnectionsPerHost = configuration.httpMaximumConnectionsPerHost
+        }
+        var merged = HTTPHeaders(Session.defaultHTTPHeaders)
+        for header in configuration.headers {
+            merged.update(header)
+        }
+        headers = merged.dictionary
+        proxy = Proxy(urlSessionProxyDictionary: configuration.connectionProxyDictionary)
+        UnsupportedSettingsLog.shared.report(configuration)
+    }
+}
+
+extension Session.Configuration.Proxy {
+    /// The proxy a `URLSessionConfiguration.connectionProxyDictionary` names, if any.
+    init?(urlSessionProxyDictionary dictionary: [AnyHashable: Any]?) {
+        guard let dictionary else { return nil }
+        func entry(_ kind: String) -> (host: String, port: Int)? {
+            let enabled = (dictionary["\(kind)Enable"] as? NSNumber)?.boolValue ?? (dictionary["\(kind)Enable"] as? Bool) ?? true
+            guard enabled, let host = dictionary["\(kind)Proxy"] as? String, !host.isEmpty else { return nil }
+            let port = (dictionary["\(kind)Port"] as? NSNumber)?.intValue ?? (dictionary["\(kind)Port"] as? Int)
+            return (host, port ?? (kind == "SOCKS" ? 1080 : 8080))
+        }
+        if let https = entry("HTTPS") ?? entry("HTTP") {
+            self = .http(host: https.host, port: https.port)
+        } else if let socks = entry("SOCKS") {
+            self = .socks(host: socks.host, port: socks.port)
+        } else {
+            return nil
+        }
+    }
+
+    /// The proxy as a `URLSessionConfiguration.connectionProxyDictionary`.
+    var urlSessionProxyDictionary: [AnyHashable: Any] {
+        switch kind {
+        case .http:
+            return ["HTTPEnable": 1, "HTTPProxy": host, "HTTPPort": port, "HTTPSEnable": 1, "HTTPSProxy": host, "HTTPSPort": port]
+        case .socks:
+            return ["SOCKSEnable": 1, "SOCKSProxy": host, "SOCKSPort": port]
+        }
+    }
+}
+
+/// Logs, once per process each, the `URLSessionConfiguration` settings a session cannot honour.
+final class UnsupportedSettingsLog: Sendable {
+    static let shared = UnsupportedSettingsLog()
+
+    private let reported = Protected<Set<String>>([])
+    private let logger = Logger(label: "org.moya.session")
+
+    /// The settings of `configuration` that are ignored, by name, with why.
+    static func unsupportedSettings(of configuration: URLSessionConfiguration) -> [(name: String, reason: String)] {
+        var settings: [(name: String, reason: String)] = []
+        if configuration.httpShouldSetCookies, configuration.httpCookieStorage != nil {
+            settings.append(("httpCookieStorage", "cookies are neither stored nor sent automatically; send them with a plugin or an interceptor"))
+        }
+        if configuration.requestCachePolicy != .useProtocolCachePolicy {
+            settings.append(("requestCachePolicy", "there is no response cache; every request goes to the server"))
+        }
+        #if !canImport(FoundationNetworking)
+        if configuration.waitsForConnectivity {
+            settings.append(("waitsForConnectivity", "a request to an unreachable host fails at once; retry it with RetryPolicy"))
+        }
+        #endif
+        return settings
+    }
+
+    /// Logs each unsupported setting of `configuration` that has not been logged before.
+    func report(_ configuration: URLSessionConfiguration) {
+        let settings = Self.unsupportedSettings(of: configuration)
+        guard !settings.isEmpty else { return }
+        let fresh = reported.withLock { reported in
+            settings.filter { reported.insert($0.name).inserted }
+        }
+        for setting in fresh {
+            logger.notice("URLSessionConfiguration.\(setting.name) is not honoured by Moya's transport: \(setting.reason)")
+        }
+    }
+}
