@@ -136,8 +136,9 @@ public final class NetworkLoggerPlugin: PluginType {
         return entries
     }
 
-    /// The request as a cURL command. Without redaction this is exactly what the request's own
-    /// ``RequestType/cURLDescription(calling:)`` gives.
+    /// The request as a cURL command. For a request type of someone else's, its own
+    /// ``RequestType/cURLDescription(calling:)``, with what the redaction hides replaced (see
+    /// `Redaction.describe(cURL:)`); Moya's own requests are written from the request itself.
     private func cURL(for request: RequestType, redaction: Configuration.Redaction) -> String {
         if let wrapper = request as? RequestTypeWrapper {
             return CURLCommand.describe(
@@ -147,12 +148,10 @@ public final class NetworkLoggerPlugin: PluginType {
                 redaction: redaction
             )
         }
-        if redaction.isDisabled {
-            // A request type of someone else's: ask it, and take the answer if it comes now.
-            var description: String?
-            _ = request.cURLDescription { description = $0 }
-            if let description { return description }
-        }
+        // A request type of someone else's: ask it, and take the answer if it comes now.
+        var description: String?
+        _ = request.cURLDescription { description = $0 }
+        if let description { return redaction.describe(cURL: description) }
         return CURLCommand.describe(request: request.request, sessionHeaders: request.sessionHeaders, credential: nil, redaction: redaction)
     }
 }

@@ -121,3 +121,54 @@ struct NetworkLoggerRedactionTests {
         #expect(!capture.entries.joined().contains("user:passwd"))
     }
 }
+
+/// A request type whose cURL description is its own text.
+private struct ForeignRequest: RequestType {
+    let command: String
+    var request: URLRequest? = URLRequest(url: URL(string: "https://api.example.com/me")!)
+    var sessionHeaders: [String: String] = [:]
+    func authenticate(username: String, password: String, persistence: URLCredential.Persistence) -> ForeignRequest { self }
+    func authenticate(with credential: URLCredential) -> ForeignRequest { self }
+    func cURLDescription(calling handler: @escaping (String) -> Void) -> ForeignRequest {
+        handler(command)
+        return self
+    }
+}
+
+@Suite("NetworkLoggerPlugin redaction of a custom request's cURL description")
+struct CustomCURLRedactionTests {
+    private let command = """
+        curl -v \\
+        \t-X POST \\
+        \t-u "ann:pa$$word" \\
+        \t-b "session=s3cret-cookie" \\
+        \t-H "Authorization: Bearer s3cret-token" \\
+        \t-H 'Proxy-Authorization: Basic czNjcmV0' \\
+        \t-H "Accept: application/json" \\
+        \t"https://bob:hunter2@api.example.com/me"
+        """
+
+    @Test("The request type's own cURL text is logged, with credentials hidden")
+    func redacted() throws {
+        let capture = LogCapture()
+        NetworkLoggerPlugin(configuration: capturing(capture, [.formatRequestAscURL])).willSend(ForeignRequest(command: command), target: GitHub.zen)
+        let logged = try #require(capture.entries.first)
+        #expect(logged.hasPrefix("Request|curl -v"))
+        #expect(logged.contains(#"-u "ann:***""#))
+        #expect(logged.contains(#"-b "***""#))
+        #expect(logged.contains(#"-H "Authorization: Bearer ***""#))
+        #expect(logged.contains("-H 'Proxy-Authorization: Basic ***'"))
+        #expect(logged.contains(#"-H "Accept: application/json""#))
+        #expect(logged.contains("https://bob:***@api.example.com/me"))
+        for secret in ["pa$$word", "s3cret-cookie", "s3cret-token", "czNjcmV0", "hunter2"] {
+            #expect(!logged.contains(secret))
+        }
+    }
+
+    @Test("Without redaction the request type's text is logged as it is")
+    func unredacted() throws {
+        let capture = LogCapture()
+        NetworkLoggerPlugin(configuration: capturing(capture, [.formatRequestAscURL], redaction: .disabled)).willSend(ForeignRequest(command: command), target: GitHub.zen)
+        #expect(capture.entries.first == "Request|" + command)
+    }
+}

@@ -1,0 +1,126 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import MoyaTestServer
+import Testing
+@testable import Moya
+
+/// What the echo route reports about a request's headers.
+private struct EchoHeaders: Decodable {
+    let headers: [String: String]
+}
+
+@Suite("Session from a URLSessionConfiguration, as Moya 15 code creates it")
+final class URLSessionConfigurationTests {
+    let server: TestServer
+    var base: URL { server.baseURL }
+
+    init() throws {
+        server = try TestServer.start()
+    }
+
+    deinit {
+        try? server.shutdown()
+    }
+
+    @Test("Timeouts, connections per host, headers and proxy are read into the configuration")
+    func mapping() {
+        let configuration = URLSessionConfiguration.default
+        configuration.timeoutIntervalForRequest = 12
+        configuration.timeoutIntervalForResource = 90
+        configuration.httpMaximumConnectionsPerHost = 3
+        configuration.headers = .default
+        configuration.httpAdditionalHeaders?["User-Agent"] = "App/1.0"
+        configuration.httpAdditionalHeaders?["X-Extra"] = "1"
+        configuration.connectionProxyDictionary = ["HTTPSEnable": 1, "HTTPSProxy": "proxy.local", "HTTPSPort": 3128]
+        let settings = Session.Configuration(configuration)
+        #expect(settings.timeoutIntervalForRequest == 12)
+        #expect(settings.timeoutIntervalForResource == 90)
+        #expect(settings.maximumConnectionsPerHost == 3)
+        #expect(settings.headers["User-Agent"] == "App/1.0")
+        #expect(settings.headers["X-Extra"] == "1")
+        #expect(settings.headers["Accept-Encoding"] == Session.defaultHTTPHeaders["Accept-Encoding"])
+        #expect(settings.headers.keys.filter { $0.lowercased() == "user-agent" }.count == 1)
+        #expect(settings.proxy == .http(host: "proxy.local", port: 3128))
+
+        // URLSession's seven-day resource limit means none; a plain configuration adds no headers
+        // beyond the defaults.
+        let plain = Session.Configuration(URLSessionConfiguration.default)
+        #expect(plain.timeoutIntervalForResource == nil)
+        #expect(plain.headers == Session.defaultHTTPHeaders)
+        #expect(plain.proxy == nil)
+        let socks = URLSessionConfiguration.default
+        socks.connectionProxyDictionary = ["SOCKSEnable": 1, "SOCKSProxy": "127.0.0.1", "SOCKSPort": 9050]
+        #expect(Session.Configuration(socks).proxy == .socks(host: "127.0.0.1", port: 9050))
+    }
+
+    @Test("Settings the transport cannot honour are named, so they can be logged")
+    func unsupported() {
+        let defaults = UnsupportedSettingsLog.unsupportedSettings(of: URLSessionConfiguration.default).map(\.name)
+        #expect(defaults == ["httpCookieStorage"])
+        let configuration = URLSessionConfiguration.default
+        configuration.httpShouldSetCookies = false
+        #expect(UnsupportedSettingsLog.unsupportedSettings(of: configuration).isEmpty)
+        configuration.requestCachePolicy = .returnCacheDataElseLoad
+        #expect(UnsupportedSettingsLog.unsupportedSettings(of: configuration).map(\.name) == ["requestCachePolicy"])
+    }
+
+    @Test("The configuration's headers and request timeout apply to real requests")
+    func requests() async throws {
+        let configuration = URLSessionConfiguration.default
+        configuration.headers = .default
+        configuration.httpAdditionalHeaders?["X-Team"] = "moya"
+        configuration.timeoutIntervalForRequest = 0.5
+        let session = Session(configuration: configuration, startRequestsImmediately: false)
+        defer { #expect(throws: Never.self) { try session.syncShutdown() } }
+        let provider = MoyaProvider<ServerTarget>(session: session)
+
+        let echo = try JSONDecoder().decode(EchoHeaders.self, from: try await provider.request(ServerTarget(base, "/echo")).data)
+        #expect(echo.headers["x-team"] == "moya")
+        #expect(echo.headers["user-agent"] == HTTPHeader.defaultUserAgent.value)
+
+        let started = Date()
+        let result = await send(provider, ServerTarget(base, "/delay/5000"))
+        #expect((result.error?.underlyingError as? URLError)?.code == .timedOut)
+        #expect(Date().timeIntervalSince(started) < 4)
+    }
+
+    @Test("Session(configuration: .default) and Session() still mean Moya's configuration; sessionConfiguration reflects it")
+    func overloads() throws {
+        let session = Session(configuration: .default)
+        defer { #expect(throws: Never.self) { try session.syncShutdown() } }
+        #expect(session.configuration.headers == Session.defaultHTTPHeaders)
+        let copy = session.sessionConfiguration
+        #expect(copy.timeoutIntervalForRequest == 60)
+        #expect(copy.httpMaximumConnectionsPerHost == 8)
+        #expect(copy.headers.value(for: "user-agent") == HTTPHeader.defaultUserAgent.value)
+
+        let original = URLSessionConfiguration.default
+        original.timeoutIntervalForRequest = 7
+        let fromURLSession = Session(configuration: original)
+        defer { #expect(throws: Never.self) { try fromURLSession.syncShutdown() } }
+        original.timeoutIntervalForRequest = 99
+        #expect(fromURLSession.sessionConfiguration.timeoutIntervalForRequest == 7)
+        #expect(fromURLSession.configuration.timeoutIntervalForRequest == 7)
+    }
+
+    @Test("Session(interceptor:) adapts the requests of every provider on it, before the provider's own")
+    func sessionInterceptor() async throws {
+        struct Header: RequestInterceptor {
+            let name: String
+            let value: String
+            func adapt(_ request: URLRequest, retryCount: Int) async throws -> URLRequest {
+                var request = request
+                request.setValue((request.value(forHTTPHeaderField: name).map { $0 + "," } ?? "") + value, forHTTPHeaderField: name)
+                return request
+            }
+        }
+        let session = Session(interceptor: Header(name: "X-Order", value: "session"))
+        defer { #expect(throws: Never.self) { try session.syncShutdown() } }
+        let provider = MoyaProvider<ServerTarget>(session: session, interceptors: [Header(name: "X-Order", value: "provider")])
+        #expect(provider.interceptors.count == 2)
+        let echo = try JSONDecoder().decode(EchoHeaders.self, from: try await provider.request(ServerTarget(base, "/echo")).data)
+        #expect(echo.headers["x-order"] == "session,provider")
+    }
+}
