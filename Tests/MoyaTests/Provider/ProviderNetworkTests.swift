@@ -20,6 +20,27 @@ final class ProviderNetworkTests {
         try? server.shutdown()
     }
 
+    @Test("A request whose provider is released while it runs still completes, with the response", arguments: [false, true])
+    func releasedProvider(withPlugin: Bool) async throws {
+        weak var released: MoyaProvider<ServerTarget>?
+        let target = ServerTarget(base, "/delay/300")
+        let result: Result<Moya.Response, MoyaError> = await withCheckedContinuation { continuation in
+            var provider: MoyaProvider<ServerTarget>? = MoyaProvider<ServerTarget>(
+                callbackQueue: DispatchQueue(label: "released-provider"),
+                plugins: withPlugin ? [RecordingPlugin()] : []
+            )
+            released = provider
+            _ = provider?.request(target) { result in
+                continuation.resume(returning: result)
+            }
+            provider = nil
+        }
+        #expect(try result.get().statusCode == 200)
+        #expect(try result.get().data == Data("delayed".utf8))
+        // Once the request is over, nothing keeps the provider.
+        #expect(await eventually { released == nil })
+    }
+
     @Test("A GET reaches the server with the target's path, query, headers and the session headers")
     func echoGet() async throws {
         let target = ServerTarget(base, "/echo/users", task: .requestParameters(parameters: ["sort": "pushed", "page": 2], encoding: URLEncoding.default),
