@@ -183,7 +183,7 @@ func uploadCheck(expectedLength: Int?) -> (Moya.Response) throws -> Void {
 
 measure("uploadFile", TransferTarget(baseURL: server.baseURL, path: "/upload", method: .post, task: .uploadFile(source)),
         check: uploadCheck(expectedLength: size))
-measure("multipart (file part)", TransferTarget(baseURL: server.baseURL, path: "/upload", method: .post, task: .uploadMultipartFormData([
+measure("multipart (file part)", TransferTarget(baseURL: server.baseURL, path: "/upload", method: .post, task: .uploadMultipart([
     MultipartFormData(provider: .data(Data("benchmark".utf8)), name: "title"),
     MultipartFormData(provider: .file(source), name: "file"),
 ])), check: uploadCheck(expectedLength: nil))
