@@ -28,6 +28,45 @@ extension MoyaError: LocalizedError {
     }
 }
 
+extension MoyaError: CustomStringConvertible, CustomDebugStringConvertible {
+    /// The error in words, with its specifics: ``errorDescription`` followed by
+    /// ``failureReason``. This is what `print(error)` and `"\(error)"` show, for example
+    /// "Status code didn't fall within the given range. The server answered 404 (Not Found)
+    /// to GET https://api.example.com/users/42."
+    public var description: String {
+        let summary = errorDescription ?? "MoyaError"
+        guard let reason = failureReason, !reason.isEmpty, !summary.contains(reason) else {
+            return summary
+        }
+        return "\(summary) \(reason)"
+    }
+
+    /// ``description`` after the case's name, followed by the wrapped error as
+    /// `debugPrint` shows it, when there is one.
+    public var debugDescription: String {
+        var text = "MoyaError.\(caseName): \(description)"
+        if let error = underlyingError {
+            text += " Underlying error: \(String(reflecting: error))"
+        }
+        return text
+    }
+
+    /// The name of the case, such as `statusCode`.
+    private var caseName: String {
+        switch self {
+        case .imageMapping: return "imageMapping"
+        case .jsonMapping: return "jsonMapping"
+        case .stringMapping: return "stringMapping"
+        case .objectMapping: return "objectMapping"
+        case .encodableMapping: return "encodableMapping"
+        case .statusCode: return "statusCode"
+        case .underlying: return "underlying"
+        case .requestMapping: return "requestMapping"
+        case .parameterEncoding: return "parameterEncoding"
+        }
+    }
+}
+
 extension MoyaError: CustomNSError {
     /// The code of the error when bridged to `NSError`: the case's position, `0...8`, in
     /// declaration order (`imageMapping` is 0, `parameterEncoding` is 8).

@@ -17,7 +17,7 @@ extension Response {
             if self.data.isEmpty && !failsOnEmptyData {
                 return NSNull()
             }
-            throw MoyaError.jsonMapping(self)
+            throw self.mappingError(self.data.isEmpty ? .emptyBody : .invalidJSON(Self.parserMessage(error)), as: .json)
         }
     }
 
@@ -32,14 +32,18 @@ extension Response {
     public func mapString(atKeyPath keyPath: String? = nil) throws -> String {
         guard let keyPath else {
             guard let string = String(data: self.data, encoding: .utf8) else {
-                throw MoyaError.stringMapping(self)
+                throw self.mappingError(.notUTF8, as: .string)
             }
             return string
         }
-        guard let dictionary = try self.mapJSON() as? [String: Any],
-              let string = JSONKeyPath(keyPath).value(in: dictionary) as? String
-        else {
-            throw MoyaError.stringMapping(self)
+        guard let dictionary = try self.mapJSON() as? [String: Any] else {
+            throw self.mappingError(.notADictionary(keyPath: keyPath), as: .string)
+        }
+        guard let value = JSONKeyPath(keyPath).value(in: dictionary) else {
+            throw self.mappingError(.keyPathNotFound(keyPath: keyPath), as: .string)
+        }
+        guard let string = value as? String else {
+            throw self.mappingError(.notAString(keyPath: keyPath, found: Self.kindOfJSONValue(value)), as: .string)
         }
         return string
     }
@@ -67,7 +71,9 @@ extension Response {
     /// - Returns: The decoded value.
     /// - Throws: `MoyaError.jsonMapping(self)` when the JSON cannot be parsed or the key path
     ///   is missing (see above); `MoyaError.objectMapping(error, self)` with the
-    ///   `DecodingError` when decoding fails.
+    ///   `DecodingError` when decoding fails. With a key path, the `DecodingError`'s coding path
+    ///   starts at the top of the body, with the key path's components, so it names the
+    ///   failing value in full (`user.address.zip`).
     public func map<D: Decodable>(
         _ type: D.Type,
         atKeyPath keyPath: String? = nil,
@@ -80,12 +86,20 @@ extension Response {
             if let dictionary = json as? [String: Any],
                let value = JSONKeyPath(keyPath).value(in: dictionary) {
                 if JSONSerialization.isValidJSONObject(value) {
-                    jsonData = try self.serialize(value)
+                    let valueData = try self.serialize(value)
+                    do {
+                        return try decoder.decode(D.self, from: valueData)
+                    } catch let error as DecodingError {
+                        throw MoyaError.objectMapping(error.prefixingCodingPath(with: keyPath), self)
+                    } catch {
+                        throw MoyaError.objectMapping(error, self)
+                    }
                 } else {
-                    return try self.decodeScalar(type, from: value, using: decoder)
+                    return try self.decodeScalar(type, from: value, atKeyPath: keyPath, using: decoder)
                 }
             } else if failsOnEmptyData {
-                throw MoyaError.jsonMapping(self)
+                let failure: MappingFailure = json is [String: Any] ? .keyPathNotFound(keyPath: keyPath) : .notADictionary(keyPath: keyPath)
+                throw self.mappingError(failure, as: .json)
             } else {
                 jsonData = self.data
             }
@@ -109,13 +123,46 @@ extension Response {
     }
 
     /// Decodes a scalar JSON value (string, number, boolean, `null`) by wrapping it as
-    /// `{"value": scalar}`.
-    private func decodeScalar<D: Decodable>(_ type: D.Type, from value: Any, using decoder: JSONDecoder) throws -> D {
+    /// `{"value": scalar}`; a `DecodingError`'s coding path names the key path, not the wrapper.
+    private func decodeScalar<D: Decodable>(_ type: D.Type, from value: Any, atKeyPath keyPath: String, using decoder: JSONDecoder) throws -> D {
         let wrapped = try self.serialize(["value": value])
         do {
             return try decoder.decode(ScalarWrapper<D>.self, from: wrapped).value
+        } catch let error as DecodingError {
+            throw MoyaError.objectMapping(error.prefixingCodingPath(with: keyPath, replacingFirst: 1), self)
         } catch {
             throw MoyaError.objectMapping(error, self)
+        }
+    }
+
+    /// Records why mapping failed (see ``MappingFailure``) and returns the error to throw.
+    private func mappingError(_ failure: MappingFailure, as kind: MappingFailure.Kind) -> MoyaError {
+        MappingFailure.record(failure, as: kind, for: self)
+        switch kind {
+        case .json: return .jsonMapping(self)
+        case .string: return .stringMapping(self)
+        }
+    }
+
+    /// The JSON parser's explanation of `error`, such as "Invalid value around line 1, column 0."
+    private static func parserMessage(_ error: any Error) -> String {
+        let nsError = error as NSError
+        if let detail = nsError.userInfo[NSDebugDescriptionErrorKey] as? String, !detail.isEmpty {
+            return detail
+        }
+        return error.localizedDescription
+    }
+
+    /// What a JSON value is, for messages: "a number", "an array", ...
+    private static func kindOfJSONValue(_ value: Any) -> String {
+        switch value {
+        case is NSNull: return "null"
+        case is [String: Any]: return "a dictionary"
+        case is [Any]: return "an array"
+        case is NSNumber: return "a number or boolean"
+        case is Bool: return "a boolean"
+        case is Int, is Double: return "a number"
+        default: return "a \(type(of: value))"
         }
     }
 

@@ -12,6 +12,7 @@ enum Route: Sendable, Equatable {
     case gzip
     case deflate
     case json
+    case responseHeaders
     case basicAuth(user: String, password: String)
     case bearer
     case drop
@@ -44,6 +45,7 @@ enum Route: Sendable, Equatable {
         case ("gzip", 1): self = .gzip
         case ("deflate", 1): self = .deflate
         case ("json", 1): self = .json
+        case ("response-headers", _): self = .responseHeaders
         case ("basic-auth", 3): self = .basicAuth(user: segments[1], password: segments[2])
         case ("bearer", 1): self = .bearer
         case ("drop", 1): self = .drop

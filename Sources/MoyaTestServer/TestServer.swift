@@ -21,6 +21,9 @@ import NIOSSL
 /// - `/redirect/<n>`, `/redirect-to?url=...&status=302`, `/redirect-loop`.
 /// - `/gzip`, `/deflate`: compressed JSON.
 /// - `/json`: a fixed JSON document.
+/// - `/response-headers[/...]?Name=value&...`: 200 with each query parameter as a response
+///   header (percent-decoded, in order) and the body `response-headers`; any path below it
+///   works, so the URL can end in a file name.
 /// - `/basic-auth/<user>/<password>`, `/bearer`.
 /// - `/flaky/<key>[?failures=1&status=503&retryAfter=N&failWith=drop]`: the first `failures`
 ///   requests for `key` fail with `status` (or a dropped connection), later ones get

@@ -46,6 +46,15 @@ extension TestServerHandler {
             var headers = HTTPHeaders()
             headers.add(name: "Content-Type", value: "application/json")
             self.send(TestResponse(status: .ok, headers: headers, body: Array(Self.slideshowJSON.utf8)), for: head, context: context)
+        case .responseHeaders:
+            var headers = HTTPHeaders()
+            for (name, value) in target.queryItems {
+                headers.add(name: name, value: value)
+            }
+            if !headers.contains(name: "Content-Type") {
+                headers.add(name: "Content-Type", value: "application/octet-stream")
+            }
+            self.send(TestResponse(status: .ok, headers: headers, body: Array("response-headers".utf8)), for: head, context: context)
         case .basicAuth(let user, let password):
             self.send(self.basicAuth(head: head, user: user, password: password), for: head, context: context)
         case .bearer:

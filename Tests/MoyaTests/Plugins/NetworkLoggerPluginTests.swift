@@ -213,8 +213,9 @@ struct NetworkLoggerPluginTests {
         _ = await send(provider, .userProfile("ashfurrow"))
         let entry = try #require(capture.batches.last?.first)
         #expect(capture.batches.last?.count == 1)
-        #expect(entry.hasPrefix(#"Error|Error calling userProfile("ashfurrow") : underlying("#))
-        #expect(entry.contains("Test"))
+        // The error is shown by its description (Moya showed the enum case, `underlying(...)`).
+        #expect(entry.hasPrefix(#"Error|Error calling userProfile("ashfurrow") : "#))
+        #expect(entry.contains("(Test error 7.)"), "\(entry)")
     }
 
     @Test("The Response entry is the HTTPURLResponse's description when the stub has one")
