@@ -129,7 +129,10 @@ final class DirectRequestTests {
             for index in 0..<60 {
                 group.addTask { [base] in
                     await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-                        let token = provider.request(ServerTarget(base, "/bytes/64")) { result in
+                        // The cancelled ones ask for a slow answer, so that none can arrive before
+                        // the cancel, however loaded the machine.
+                        let path = index % 3 == 0 ? "/delay/5000" : "/bytes/64"
+                        let token = provider.request(ServerTarget(base, path)) { result in
                             outcomes.append((index, result.error?.isCancelled == true))
                             continuation.resume()
                         }
