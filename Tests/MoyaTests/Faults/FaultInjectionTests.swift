@@ -1,0 +1,201 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import MoyaTestServer
+import Testing
+@testable import Moya
+
+/// What one request against a misbehaving server came to.
+struct FaultOutcome {
+    let result: Result<Moya.Response, MoyaError>
+    /// Seconds from the request to its completion.
+    let elapsed: TimeInterval
+    /// How many times the completion ran, counted a while after the first.
+    let completions: Int
+}
+
+/// Sends `target` and waits for its completion, then a little longer, to count completions.
+func outcome<T: TargetType>(_ provider: MoyaProvider<T>, _ target: T) async -> FaultOutcome {
+    let count = Protected(0)
+    let started = Date()
+    let result: Result<Moya.Response, MoyaError> = await withCheckedContinuation { continuation in
+        provider.request(target, callbackQueue: .global()) { result in
+            let first = count.withLock { count in
+                count += 1
+                return count == 1
+            }
+            if first { continuation.resume(returning: UncheckedResult(result)) }
+        }
+    }.result
+    let elapsed = Date().timeIntervalSince(started)
+    try? await _Concurrency.Task.sleep(nanoseconds: 200_000_000)
+    return FaultOutcome(result: result, elapsed: elapsed, completions: count.current)
+}
+
+/// The entries of a directory, recursively, relative to it.
+func contents(of directory: URL) -> [String] {
+    let enumerator = FileManager.default.enumerator(atPath: directory.path)
+    var names: [String] = []
+    while let name = enumerator?.nextObject() as? String {
+        names.append(name)
+    }
+    return names.sorted()
+}
+
+/// Each misbehaviour of `FaultServer` ends a request in exactly one completion with a clear
+/// error, on time, without a crash and without files left behind.
+@Suite("Fault injection: servers that misbehave on purpose")
+final class FaultInjectionTests {
+    let server: FaultServer
+    let session: Session
+    let provider: MoyaProvider<ServerTarget>
+    let downloads: TemporaryDirectory
+
+    /// Limits for this suite: 1 s without bytes, 3 s for a whole request.
+    static let readTimeout: TimeInterval = 1
+    static let resourceTimeout: TimeInterval = 3
+
+    init() throws {
+        server = try FaultServer.start()
+        downloads = try TemporaryDirectory()
+        session = Session(configuration: .init(
+            timeoutIntervalForConnect: 2,
+            timeoutIntervalForRequest: Self.readTimeout,
+            timeoutIntervalForResource: Self.resourceTimeout,
+            redirectPolicy: .follow(max: 5, allowCycles: false),
+            temporaryDirectory: downloads.url.appendingPathComponent("partial", isDirectory: true)
+        ))
+        provider = MoyaProvider<ServerTarget>(session: session)
+    }
+
+    deinit {
+        try? session.syncShutdown()
+        try? server.shutdown()
+    }
+
+    func target(_ fault: Fault, task: Task = .requestPlain, method: Moya.Method = .get) -> ServerTarget {
+        ServerTarget(server.baseURL, "/\(fault.rawValue)", method: method, task: task)
+    }
+
+    /// Checks the common promises and returns the error.
+    @discardableResult
+    func expectFailure(_ outcome: FaultOutcome, within limit: TimeInterval = resourceTimeout, sourceLocation: SourceLocation = #_sourceLocation) -> MoyaError? {
+        #expect(outcome.completions == 1, "completion ran \(outcome.completions) times", sourceLocation: sourceLocation)
+        // The limit plus a wide margin for a loaded machine: the point is that it ends.
+        #expect(outcome.elapsed < limit + 5, "took \(outcome.elapsed) s", sourceLocation: sourceLocation)
+        guard case .failure(let error) = outcome.result else {
+            Issue.record("expected a failure, got \(outcome.result)", sourceLocation: sourceLocation)
+            return nil
+        }
+        return error
+    }
+
+    func urlErrorCode(_ error: MoyaError?) -> URLError.Code? {
+        (error?.underlyingError as? URLError)?.code
+    }
+
+    @Test("A reset in the middle of the body fails the request")
+    func resetMidBody() async {
+        let error = expectFailure(await outcome(provider, target(.resetMidBody)))
+        #expect(urlErrorCode(error) == .networkConnectionLost)
+    }
+
+    @Test("A connection closed before the response fails the request")
+    func closeBeforeResponse() async {
+        let error = expectFailure(await outcome(provider, target(.closeBeforeResponse)))
+        #expect(urlErrorCode(error) == .networkConnectionLost)
+    }
+
+    @Test("A body that drips one byte at a time ends at the resource limit")
+    func slowDrip() async {
+        let error = expectFailure(await outcome(provider, target(.slowDrip)))
+        #expect(urlErrorCode(error) == .timedOut)
+    }
+
+    @Test("A server that never answers ends at the read limit")
+    func silence() async {
+        let outcome = await outcome(provider, target(.silence))
+        let error = expectFailure(outcome, within: Self.readTimeout)
+        #expect(urlErrorCode(error) == .timedOut)
+    }
+
+    @Test("A body shorter than its Content-Length fails the request")
+    func shortContentLength() async {
+        let error = expectFailure(await outcome(provider, target(.shortContentLength)))
+        #expect(urlErrorCode(error) == .networkConnectionLost)
+    }
+
+    @Test("Bytes past the Content-Length are not part of the body")
+    func longContentLength() async throws {
+        let outcome = await outcome(provider, target(.longContentLength))
+        #expect(outcome.completions == 1)
+        #expect(try outcome.result.get().data == Data("xxxxx".utf8))
+    }
+
+    @Test("A status line that is not HTTP fails the request")
+    func malformedStatusLine() async {
+        let error = expectFailure(await outcome(provider, target(.malformedStatusLine)))
+        #expect(urlErrorCode(error) == .badServerResponse)
+    }
+
+    @Test("A chunk size that is not hexadecimal fails the request")
+    func badChunking() async {
+        let error = expectFailure(await outcome(provider, target(.badChunking)))
+        #expect(urlErrorCode(error) == .badServerResponse)
+    }
+
+    @Test("A gzip bomb stops at the decompression limit")
+    func gzipBomb() async {
+        let error = expectFailure(await outcome(provider, target(.gzipBomb)))
+        #expect(urlErrorCode(error) == .cannotDecodeContentData)
+    }
+
+    @Test("A flood of response headers ends in one completion")
+    func headerFlood() async {
+        let error = expectFailure(await outcome(provider, target(.headerFlood)))
+        #expect(urlErrorCode(error) == .badServerResponse)
+    }
+
+    @Test("A redirect loop stops at the redirect limit")
+    func redirectLoop() async {
+        let error = expectFailure(await outcome(provider, target(.redirectLoop)))
+        #expect(urlErrorCode(error) == .httpTooManyRedirects)
+        #expect(server.acceptedConnections >= 1)
+    }
+
+    @Test("Hostile file names from the server stay in the destination directory", arguments: [
+        "..", "../../escaped.txt", "/etc/passwd-copy", "a%00b.txt", "C:\\x\\y.txt", "", ".", "./..", "%2E%2E",
+    ])
+    func hostileFileName(name: String) async throws {
+        let directory = downloads.url.appendingPathComponent("inbox-\(UUID().uuidString)", isDirectory: true)
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let sibling = downloads.url.appendingPathComponent("sibling.txt")
+        try Data("keep".utf8).write(to: sibling)
+        let destination = DownloadRequest.suggestedDownloadDestination(in: directory, options: [.removePreviousFile, .createIntermediateDirectories])
+        var components = URLComponents(url: server.url(for: .hostileFileName), resolvingAgainstBaseURL: false)!
+        components.percentEncodedQuery = "name=" + name.addingPercentEncoding(withAllowedCharacters: .alphanumerics)!
+        let outcome = await outcome(provider, ServerTarget(try #require(components.url), "", task: .downloadDestination(destination)))
+        #expect(outcome.completions == 1)
+        _ = try outcome.result.get()
+        let files = contents(of: directory)
+        #expect(files.count == 1, "\(files)")
+        #expect(files.allSatisfy { !$0.contains("/") && $0 != "." && $0 != ".." })
+        #expect(try Data(contentsOf: directory.appendingPathComponent(files[0])) == Data("hostile-download".utf8))
+        // Nothing outside the directory changed, and no partial file is left.
+        #expect(try Data(contentsOf: sibling) == Data("keep".utf8))
+        #expect(!FileManager.default.fileExists(atPath: downloads.url.appendingPathComponent("escaped.txt").path))
+        #expect(contents(of: downloads.url.appendingPathComponent("partial")).isEmpty)
+    }
+
+    @Test("Failed downloads leave no file behind")
+    func failedDownloadLeavesNothing() async throws {
+        let directory = downloads.url.appendingPathComponent("failed-\(UUID().uuidString)", isDirectory: true)
+        let destination: DownloadDestination = { _, _ in (directory.appendingPathComponent("file.bin"), [.createIntermediateDirectories]) }
+        for fault in [Fault.resetMidBody, .shortContentLength, .badChunking, .slowDrip] {
+            expectFailure(await outcome(provider, target(fault, task: .downloadDestination(destination))))
+        }
+        #expect(contents(of: directory).isEmpty)
+        #expect(contents(of: downloads.url.appendingPathComponent("partial")).isEmpty)
+    }
+}
