@@ -126,7 +126,8 @@ public final class RequestMultipartFormData {
     ///   - headers: The part's headers, in order, for example
     ///     `["Content-Disposition": "form-data; name=\"a\""]`.
     public func append(_ stream: InputStream, withLength length: UInt64, headers: HTTPHeaders) {
-        append(stream, withLength: length, headers: headers.map { (name: $0.name, value: $0.value) })
+        // CR and LF are escaped as in names (see `escaped(_:)`), so no header can add lines.
+        append(stream, withLength: length, headers: headers.map { (name: Self.escaped($0.name, quotes: false), value: Self.escaped($0.value, quotes: false)) })
     }
 
     private func append(_ stream: InputStream, withLength length: UInt64, headers: [(name: String, value: String)]) {
@@ -201,15 +202,34 @@ public final class RequestMultipartFormData {
     }
 
     private func contentHeaders(name: String, fileName: String?, mimeType: String?) -> [(name: String, value: String)] {
-        var disposition = "form-data; name=\"\(name)\""
+        var disposition = "form-data; name=\"\(Self.escaped(name))\""
         if let fileName {
-            disposition += "; filename=\"\(fileName)\""
+            disposition += "; filename=\"\(Self.escaped(fileName))\""
         }
         var headers = [(name: "Content-Disposition", value: disposition)]
         if let mimeType {
-            headers.append((name: "Content-Type", value: mimeType))
+            headers.append((name: "Content-Type", value: Self.escaped(mimeType)))
         }
         return headers
+    }
+
+    /// `value` made safe inside a part's header: `"`, CR and LF become `%22`, `%0D` and `%0A`,
+    /// as browsers write field and file names (HTML's multipart/form-data encoding), so that a
+    /// name cannot end its quoted string or start a header line of its own.
+    /// With `quotes: false`, only CR and LF are escaped.
+    static func escaped(_ value: String, quotes: Bool = true) -> String {
+        guard value.utf8.contains(where: { ($0 == 0x22 && quotes) || $0 == 0x0D || $0 == 0x0A }) else { return value }
+        var escaped = ""
+        escaped.reserveCapacity(value.utf8.count + 8)
+        for scalar in value.unicodeScalars {
+            switch scalar {
+            case "\"" where quotes: escaped += "%22"
+            case "\r": escaped += "%0D"
+            case "\n": escaped += "%0A"
+            default: escaped.unicodeScalars.append(scalar)
+            }
+        }
+        return escaped
     }
 
     private static func randomBoundary() -> String {

@@ -92,3 +92,19 @@ struct MultipartEncoderTests {
         #expect(throws: (any Error).self) { try form.writeEncodedData(to: output) }
     }
 }
+
+@Suite("RequestMultipartFormData: names that could break the form")
+struct MultipartEscapingTests {
+    @Test("Quotes, CR and LF in names, file names, types and custom headers are escaped as browsers do")
+    func escaping() throws {
+        let form = RequestMultipartFormData(boundary: "b")
+        form.append(Data("v".utf8), withName: "a\"\r\nContent-Type: text/evil", fileName: "x\".txt\r\n\r\ninjected", mimeType: "text/plain\r\nX-Evil: 1")
+        form.append(InputStream(data: Data("s".utf8)), withLength: 1, headers: ["Content-Disposition": "form-data; name=\"s\"\r\nX-Evil: 2"])
+        let body = String(decoding: try form.encode(), as: UTF8.self)
+        #expect(body.contains(#"Content-Disposition: form-data; name="a%22%0D%0AContent-Type: text/evil"; filename="x%22.txt%0D%0A%0D%0Ainjected""#))
+        #expect(body.contains("Content-Type: text/plain%0D%0AX-Evil: 1\r\n"))
+        #expect(body.contains("Content-Disposition: form-data; name=\"s\"%0D%0AX-Evil: 2\r\n"))
+        #expect(!body.contains("\r\nX-Evil"))
+        #expect(!body.contains("\r\nContent-Type: text/evil"))
+    }
+}
