@@ -96,6 +96,8 @@ final class TestSubscriber<Value>: Subscriber, @unchecked Sendable {
 
     func receive(completion: Subscribers.Completion<MoyaError>) {
         lock.withLock {
+            // A finished subscription is let go, or it and this subscriber keep each other alive.
+            subscription = nil
             switch completion {
             case .finished: _events.append(.finished)
             case .failure(let error): _events.append(.failure(error))
@@ -109,7 +111,10 @@ final class TestSubscriber<Value>: Subscriber, @unchecked Sendable {
     }
 
     func cancel() {
-        let subscription = lock.withLock { self.subscription }
+        let subscription = lock.withLock {
+            defer { self.subscription = nil }
+            return self.subscription
+        }
         subscription?.cancel()
     }
 }

@@ -40,6 +40,7 @@ struct NetworkActivityPluginTests {
 
         let pending = Recorder<MoyaProvider<GitHub>.RequestResultClosure>()
         let never = MoyaProvider<GitHub>(requestClosure: { _, done in pending.append(done) }, plugins: [recordingPlugin(changes)])
+        defer { pending.removeAll() }
         let result: UncheckedResult = await withCheckedContinuation { continuation in
             let token = never.request(.zen, callbackQueue: .global()) { continuation.resume(returning: UncheckedResult($0)) }
             token.cancel()

@@ -53,6 +53,7 @@ final class DirectRequestTests {
     func cancelBeforeBuilt() async throws {
         let pending = Recorder<MoyaProvider<ServerTarget>.RequestResultClosure>()
         let provider = MoyaProvider<ServerTarget>(requestClosure: { _, done in pending.append(done) })
+        defer { pending.removeAll() }
         server.resetRecordedRequests()
         let calls = Recorder<Int>()
         let token = Recorder<any Cancellable>()

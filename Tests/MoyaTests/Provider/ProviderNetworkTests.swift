@@ -307,6 +307,7 @@ final class ProviderNetworkTests {
         let plugin = RecordingPlugin()
         let pending = Recorder<MoyaProvider<ServerTarget>.RequestResultClosure>()
         let provider = MoyaProvider<ServerTarget>(requestClosure: { endpoint, done in pending.append(done) }, plugins: [plugin])
+        defer { pending.removeAll() }
         let calls = Recorder<Int>()
         let result: UncheckedResult = await withCheckedContinuation { continuation in
             let token = provider.request(ServerTarget(base, "/echo"), callbackQueue: .global()) { result in

@@ -32,6 +32,9 @@ final class Recorder<Value>: @unchecked Sendable {
     private var _values: [Value] = []
     func append(_ value: Value) { lock.withLock { _values.append(value) } }
     var values: [Value] { lock.withLock { _values } }
+    /// Forgets every value: a recorder of completion closures must, or the closures and what
+    /// they hold (a provider, a request) outlive the test in a reference cycle.
+    func removeAll() { lock.withLock { _values.removeAll() } }
 }
 
 /// Sends `target` and waits for the completion.
