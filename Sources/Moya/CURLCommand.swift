@@ -39,7 +39,8 @@ enum CURLCommand {
         }
 
         if let body = request.httpBody, !body.isEmpty {
-            components.append("-d \(quoted(String(decoding: body, as: UTF8.self)))")
+            let shown = redaction.redactingBody(body, contentType: request.value(forHTTPHeaderField: "Content-Type"))
+            components.append("-d \(quoted(String(decoding: shown, as: UTF8.self)))")
         }
 
         components.append(quoted(redaction.describe(url)))

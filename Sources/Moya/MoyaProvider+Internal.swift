@@ -208,10 +208,12 @@ extension MoyaProvider {
             temporaryDirectory: session.configuration.temporaryDirectory
         )
 
+        // The credential goes only to the origin of the request the plugins attached it to.
+        let credential = ScopedCredential(credentials?.credential, for: preparedRequest.url)
         let handle: TransportHandle
         if interceptors.isEmpty {
             handle = session.send(
-                TransportRequest(urlRequest: preparedRequest, credential: credentials?.credential, body: body, download: delivery.makeDownload()),
+                TransportRequest(urlRequest: preparedRequest, credential: credential, body: body, download: delivery.makeDownload()),
                 progress: delivery.progressHandler,
                 completion: { delivery.transportFinished($0, sentRequest: preparedRequest) }
             )
@@ -219,7 +221,7 @@ extension MoyaProvider {
             let exchange = InterceptedExchange(
                 session: session,
                 request: preparedRequest,
-                credential: credentials?.credential,
+                credential: credential,
                 body: body,
                 makeDownload: delivery.makeDownload,
                 progress: delivery.progressHandler,

@@ -13,6 +13,15 @@ public enum RequestValidationError: Swift.Error, LocalizedError, Sendable, Equat
     /// `stubRequest` was called with ``StubBehavior/never`` (Moya traps here).
     case stubbingDisabled
 
+    /// A header's name or value holds characters that HTTP does not allow in a header: CR, LF,
+    /// NUL or another control character in the value (a tab is allowed), or anything but a
+    /// token character in the name. Sending it would either drop the header or let it
+    /// inject more headers, so the request is refused before anything is sent.
+    ///
+    /// `name` is the header's name as it was given; the value is not kept, since it is often
+    /// a secret (a token with a stray line break, for example).
+    case invalidHeader(name: String)
+
     /// A description of the problem.
     public var errorDescription: String? {
         switch self {
@@ -20,6 +29,9 @@ public enum RequestValidationError: Swift.Error, LocalizedError, Sendable, Equat
             return "A GET request must not have a body (\(data.count) bytes were given)."
         case .stubbingDisabled:
             return "A stubbed request was made with StubBehavior.never."
+        case .invalidHeader(let name):
+            return "The request was not sent: its header \(HeaderField.displayName(name)) has a name or value "
+                + "with characters HTTP does not allow in headers (such as CR, LF or NUL)."
         }
     }
 }

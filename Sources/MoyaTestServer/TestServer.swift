@@ -37,15 +37,20 @@ public final class TestServer: Sendable {
     private let log: RequestLog
     private let isShutDown = LockedValue(false)
 
-    /// The TCP port the server listens on (on `127.0.0.1`).
+    /// The TCP port the server listens on.
     public let port: Int
+
+    /// The address the server listens on: `127.0.0.1` unless ``start(tls:requireClientCertificate:host:)``
+    /// was given another (such as `127.0.0.2`, a second loopback host).
+    public let host: String
 
     /// Whether the server speaks HTTPS (see ``start(tls:)``).
     public let usesTLS: Bool
 
-    /// The base URL of the server, `http://127.0.0.1:<port>` (or `https://` with TLS).
+    /// The base URL of the server, `http://127.0.0.1:<port>` (or `https://` with TLS, and the
+    /// server's ``host``).
     public var baseURL: URL {
-        URL(string: "\(self.usesTLS ? "https" : "http")://127.0.0.1:\(self.port)")!
+        URL(string: "\(self.usesTLS ? "https" : "http")://\(self.host):\(self.port)")!
     }
 
     /// How many connections the server has accepted so far (a TLS connection counts even when
@@ -62,22 +67,25 @@ public final class TestServer: Sendable {
         self.log.all
     }
 
-    private init(group: MultiThreadedEventLoopGroup, serverChannel: any Channel, log: RequestLog, port: Int, usesTLS: Bool) {
+    private init(group: MultiThreadedEventLoopGroup, serverChannel: any Channel, log: RequestLog, host: String, port: Int, usesTLS: Bool) {
         self.usesTLS = usesTLS
+        self.host = host
         self.group = group
         self.serverChannel = serverChannel
         self.log = log
         self.port = port
     }
 
-    /// Starts a server on `127.0.0.1` with an ephemeral port (HTTP/1.1, keep-alive).
+    /// Starts a server on `127.0.0.1` (or `host`) with an ephemeral port (HTTP/1.1, keep-alive).
     ///
     /// - Parameters:
     ///   - tls:                      Serve HTTPS with ``TestCertificates/serverCertificatePEM``.
     ///   - requireClientCertificate: With `tls`, accept only clients presenting
     ///                               ``TestCertificates/otherCertificatePEM``.
+    ///   - host:                     The IPv4 address to listen on; another loopback address
+    ///                               such as `127.0.0.2` makes a server of another origin.
     /// - Throws: If the listening socket cannot be bound.
-    public static func start(tls: Bool = false, requireClientCertificate: Bool = false) throws -> TestServer {
+    public static func start(tls: Bool = false, requireClientCertificate: Bool = false, host: String = "127.0.0.1") throws -> TestServer {
         let sslContext = try tls ? makeSSLContext(requireClientCertificate: requireClientCertificate) : nil
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         let log = RequestLog()
@@ -98,12 +106,12 @@ public final class TestServer: Sendable {
                 }
             }
         do {
-            let channel = try bootstrap.bind(host: "127.0.0.1", port: 0).wait()
+            let channel = try bootstrap.bind(host: host, port: 0).wait()
             guard let port = channel.localAddress?.port else {
                 try? channel.close().wait()
                 throw TestServerError.noLocalAddress
             }
-            return TestServer(group: group, serverChannel: channel, log: log, port: port, usesTLS: tls)
+            return TestServer(group: group, serverChannel: channel, log: log, host: host, port: port, usesTLS: tls)
         } catch {
             try? group.syncShutdownGracefully()
             throw error

@@ -17,7 +17,7 @@ final class InterceptedExchange: Sendable {
 
     private let session: Session
     private let request: URLRequest
-    private let credential: URLCredential?
+    private let credential: ScopedCredential?
     private let body: StreamedBody?
     private let makeDownload: @Sendable () -> DownloadSink?
     private let progress: TransportProgressHandler?
@@ -30,6 +30,8 @@ final class InterceptedExchange: Sendable {
 
     /// - Parameters:
     ///   - request:      The prepared request; every attempt adapts it afresh.
+    ///   - credential:   The credential plugins attached, for the prepared request's origin
+    ///                   (an attempt an interceptor sends elsewhere does not get it).
     ///   - makeDownload: A new download sink per attempt, or `nil` for data requests.
     ///   - willRetry:    Told about each attempt that is retried, with the next attempt's number.
     ///   - finish:       Receives the final attempt's transport result and request.
@@ -37,7 +39,7 @@ final class InterceptedExchange: Sendable {
     init(
         session: Session,
         request: URLRequest,
-        credential: URLCredential?,
+        credential: ScopedCredential?,
         body: StreamedBody?,
         makeDownload: @escaping @Sendable () -> DownloadSink?,
         progress: TransportProgressHandler?,

@@ -15,7 +15,9 @@ import FoundationNetworking
 /// The header is `Authorization: <type> <token>`, for example `Bearer eyeAm.AJsoN.weBTOKen`.
 /// Targets that are not ``AccessTokenAuthorizable``, or whose ``AccessTokenAuthorizable/authorizationType``
 /// is `nil`, are left alone. An `Authorization` header the request already has is replaced
-/// (Moya comma-joined the two values). Stubbed requests get the header too.
+/// (Moya comma-joined the two values). Stubbed requests get the header too. A token with a
+/// CR, LF or NUL in it fails the request with ``RequestValidationError/invalidHeader(name:)``
+/// before anything is sent, rather than sending it without the header.
 public struct AccessTokenPlugin: PluginType {
     /// Returns the token for a target. For a ``MultiTarget`` it gets the wrapped target.
     public typealias TokenClosure = (TargetType) -> String
@@ -52,7 +54,9 @@ public struct AccessTokenPlugin: PluginType {
         }
         var request = request
         let token = tokenClosure(Self.innermost(target))
-        request.setValue("\(authorizationType.value) \(token)", forHTTPHeaderField: "Authorization")
+        // A token with CR, LF or NUL is kept as it is (Foundation's `setValue` would drop the
+        // header without a word), so that the request fails instead of going out unsigned.
+        request.setHeaderKeepingInvalidValue("\(authorizationType.value) \(token)", forName: "Authorization")
         return request
     }
 

@@ -4,8 +4,9 @@ extension NetworkLoggerPlugin.Configuration.Redaction {
     /// A cURL command written by someone else (a custom ``RequestType``'s
     /// ``RequestType/cURLDescription(calling:)``), with what this redaction hides replaced:
     /// the values of redacted headers in `-H`/`--header` options, the cookie of `-b`/`--cookie`
-    /// when `Cookie` is redacted, and, when passwords are redacted, the password of
-    /// `-u`/`--user` and of any `scheme://user:password@` URL.
+    /// when `Cookie` is redacted, when passwords are redacted, the password of `-u`/`--user`
+    /// and of any `scheme://user:password@` URL, and the values of hidden parameters, as far as
+    /// they can be told in the text (query and form `name=value` pairs, JSON members).
     func describe(cURL command: String) -> String {
         guard !isDisabled else { return command }
         var text = command
@@ -30,7 +31,7 @@ extension NetworkLoggerPlugin.Configuration.Redaction {
                 "\(groups[1])\(groups[2]):\(replacement)@"
             }
         }
-        return text
+        return redactingParameters(inText: text, matcher: parameterMatcher)
     }
 
     /// `-H "Name: value"`: option, spacing, quote, content.
@@ -40,7 +41,7 @@ extension NetworkLoggerPlugin.Configuration.Redaction {
     /// `-u "user:password"`: option, spacing, quote, user, password.
     private static let userOption = pattern(#"(-u|--user)(\s+)(["']?)([^:\s"']*):((?:\\.|(?!\3)[^\s])*)\3"#)
     /// `scheme://user:password@`: scheme, user, password.
-    private static let urlPassword = pattern(#"([A-Za-z][A-Za-z0-9+.-]*://)([^/\s:@"']+):([^/\s@"']*)@"#)
+    static let urlPassword = pattern(#"([A-Za-z][A-Za-z0-9+.-]*://)([^/\s:@"']+):([^/\s@"']*)@"#)
 
     private static func pattern(_ text: String) -> NSRegularExpression {
         // The patterns are constants checked by the tests.
@@ -49,7 +50,7 @@ extension NetworkLoggerPlugin.Configuration.Redaction {
 
     /// `text` with each match of `expression` replaced by what `replacement` returns for its
     /// capture groups (index 0 is the whole match), or left as it is when it returns `nil`.
-    private static func replacingMatches(of expression: NSRegularExpression, in text: String, replacement: ([String]) -> String?) -> String {
+    static func replacingMatches(of expression: NSRegularExpression, in text: String, replacement: ([String]) -> String?) -> String {
         let whole = NSRange(text.startIndex..., in: text)
         var result = ""
         var cursor = text.startIndex

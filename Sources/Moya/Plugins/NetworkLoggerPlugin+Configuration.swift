@@ -42,7 +42,8 @@ extension NetworkLoggerPlugin {
         ///
         /// Entries are written by ``Formatter/plainEntryFormatter(identifier:message:target:)``
         /// (the logger adds its own time stamp), and each message carries the target in its
-        /// `moya.target` metadata.
+        /// `moya.target` metadata: by default its name only (see
+        /// ``Redaction/redactsTargetDetails``).
         ///
         /// - Parameters:
         ///   - logger:     The logger.
@@ -52,7 +53,7 @@ extension NetworkLoggerPlugin {
         public init(logger: Logger, level: Logger.Level = .info, logOptions: LogOptions = .default, redaction: Redaction = .default) {
             self.init(
                 formatter: Formatter(entry: Formatter.plainEntryFormatter),
-                output: Self.loggerOutput(logger, level: level),
+                output: Self.loggerOutput(logger, level: level, redaction: redaction),
                 logOptions: logOptions,
                 redaction: redaction
             )
@@ -69,16 +70,20 @@ extension NetworkLoggerPlugin {
             }
         }
 
-        /// An output that sends each item to `logger` as one message.
+        /// An output that sends each item to `logger` as one message, with the target in its
+        /// `moya.target` metadata.
         ///
         /// - Parameters:
-        ///   - logger: The logger.
-        ///   - level:  The level of every message; `.info` by default.
+        ///   - logger:    The logger.
+        ///   - level:     The level of every message; `.info` by default.
+        ///   - redaction: How the target is named in the metadata: by default its name only,
+        ///     without associated values (see ``Redaction/redactsTargetDetails``).
         /// - Returns: An output for ``output``.
-        public static func loggerOutput(_ logger: Logger, level: Logger.Level = .info) -> OutputType {
+        public static func loggerOutput(_ logger: Logger, level: Logger.Level = .info, redaction: Redaction = .default) -> OutputType {
             return { target, items in
+                let name = redaction.name(of: target)
                 for item in items {
-                    logger.log(level: level, "\(item)", metadata: ["moya.target": "\(target)"])
+                    logger.log(level: level, "\(item)", metadata: ["moya.target": "\(name)"])
                 }
             }
         }

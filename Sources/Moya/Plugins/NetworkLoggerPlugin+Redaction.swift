@@ -12,9 +12,21 @@ extension NetworkLoggerPlugin.Configuration {
     /// (`Bearer ***`). The password of a cURL `-u user:password` and of a URL's
     /// `user:password@` part is hidden too.
     ///
+    /// The values of parameters whose names look like credentials (``parameterNames``, by
+    /// default ``defaultParameterNames``: `password`, `token`, `api_key`, `secret`...) are
+    /// hidden in every URL the logger writes (the request entry, the cURL form, the response
+    /// entry and the error entry), in `application/x-www-form-urlencoded` bodies and in JSON
+    /// bodies, at any depth, in requests and responses alike.
+    ///
+    /// A target is logged by its name only (``redactsTargetDetails``): the case of an enum
+    /// target without its associated values (`login`, not `login(username: "ann", password:
+    /// "…")`), or the type and path of any other target.
+    ///
     /// ```swift
-    /// // Hide one more header:
-    /// let configuration = NetworkLoggerPlugin.Configuration(redaction: .default.redacting(headers: "X-Api-Key"))
+    /// // Hide one more header and one more parameter:
+    /// let configuration = NetworkLoggerPlugin.Configuration(
+    ///     redaction: .default.redacting(headers: "X-Api-Key").redacting(parameters: "pass_phrase")
+    /// )
     /// // Log everything, as Moya did:
     /// let everything = NetworkLoggerPlugin.Configuration(redaction: .disabled)
     /// ```
@@ -25,30 +37,63 @@ extension NetworkLoggerPlugin.Configuration {
         /// Whether passwords in cURL `-u` options and in URLs are hidden.
         public var redactsPasswords: Bool
 
+        /// The query parameters and body fields (JSON members, form fields) whose values are
+        /// hidden.
+        ///
+        /// Names are compared in a normalized form: in lower case, with everything but letters
+        /// and digits left out, so `api_key` matches `apikey`, `api-key`, `API_KEY` and `apiKey`.
+        /// A form field named with brackets, such as `user[password]`, is matched by its last key
+        /// too. Use ``redacting(parameters:)`` and ``revealing(parameters:)`` to change the
+        /// ``defaultParameterNames``.
+        public var parameterNames: Set<String>
+
+        /// Whether targets are logged by name only: `true` (the default) writes the case of an
+        /// enum target without its associated values (`login`), or the type name and path of
+        /// any other target (`UserTarget /users/42`), in the `moya.target` metadata of
+        /// ``NetworkLoggerPlugin/Configuration/loggerOutput(_:level:redaction:)`` and in the
+        /// entries that name the target. `false` writes `String(describing: target)`, as Moya
+        /// did, associated values and all (passwords included, if a target carries one).
+        public var redactsTargetDetails: Bool
+
         /// What hidden values are replaced by.
         public var replacement: String
 
         /// Creates a redaction.
         ///
         /// - Parameters:
-        ///   - headerNames:      The headers whose values are hidden (any case);
+        ///   - headerNames:          The headers whose values are hidden (any case);
         ///     by default ``defaultHeaderNames``.
-        ///   - redactsPasswords: Whether passwords in cURL commands and URLs are hidden.
-        ///   - replacement:      What hidden values are replaced by.
-        public init(headerNames: Set<String> = Redaction.defaultHeaderNames, redactsPasswords: Bool = true, replacement: String = "***") {
+        ///   - redactsPasswords:     Whether passwords in cURL commands and URLs are hidden.
+        ///   - parameterNames:       The query parameters and body fields whose values are
+        ///     hidden (compared normalized, see ``parameterNames``); by default
+        ///     ``defaultParameterNames``.
+        ///   - redactsTargetDetails: Whether targets are logged by name only, without their
+        ///     associated values.
+        ///   - replacement:          What hidden values are replaced by.
+        public init(
+            headerNames: Set<String> = Redaction.defaultHeaderNames,
+            redactsPasswords: Bool = true,
+            parameterNames: Set<String> = Redaction.defaultParameterNames,
+            redactsTargetDetails: Bool = true,
+            replacement: String = "***"
+        ) {
             self.headerNames = headerNames
             self.redactsPasswords = redactsPasswords
+            self.parameterNames = parameterNames
+            self.redactsTargetDetails = redactsTargetDetails
             self.replacement = replacement
         }
 
         /// `Authorization`, `Proxy-Authorization`, `Cookie` and `Set-Cookie`.
         public static let defaultHeaderNames: Set<String> = ["Authorization", "Proxy-Authorization", "Cookie", "Set-Cookie"]
 
-        /// Hides the ``defaultHeaderNames`` headers and passwords.
+        /// Hides the ``defaultHeaderNames`` headers, passwords, the ``defaultParameterNames``
+        /// parameters and the details of targets.
         public static let `default` = Redaction()
 
-        /// Hides nothing: entries are written as Moya wrote them.
-        public static let disabled = Redaction(headerNames: [], redactsPasswords: false)
+        /// Hides nothing: entries are written as Moya wrote them, targets with their
+        /// associated values.
+        public static let disabled = Redaction(headerNames: [], redactsPasswords: false, parameterNames: [], redactsTargetDetails: false)
 
         /// This redaction, hiding `names` as well.
         ///
@@ -63,7 +108,7 @@ extension NetworkLoggerPlugin.Configuration {
         // MARK: - Applying it
 
         var isDisabled: Bool {
-            headerNames.isEmpty && !redactsPasswords
+            headerNames.isEmpty && !redactsPasswords && parameterNames.isEmpty
         }
 
         private var lowercasedHeaderNames: Set<String> {
@@ -101,20 +146,42 @@ extension NetworkLoggerPlugin.Configuration {
             redactsPasswords ? replacement : password
         }
 
-        /// The URL's text with its password hidden.
+        /// The URL's text with its password and the values of hidden parameters hidden.
         func describe(_ url: URL) -> String {
-            guard redactsPasswords, url.password != nil,
-                  var components = URLComponents(url: url, resolvingAgainstBaseURL: false) else {
-                return url.absoluteString
+            var text = url.absoluteString
+            if redactsPasswords, url.password != nil,
+               var components = URLComponents(url: url, resolvingAgainstBaseURL: false) {
+                components.password = replacement
+                text = components.string ?? text
             }
-            components.password = replacement
-            return components.string ?? url.absoluteString
+            return redactingParameters(inURL: text, matcher: parameterMatcher)
         }
 
-        /// The request's text (its URL), with the password hidden.
+        /// Whether describing `url` hides any part of it.
+        func hidesPart(of url: URL) -> Bool {
+            describe(url) != url.absoluteString
+        }
+
+        /// The request's text (its URL), with the password and hidden parameters hidden.
         func describe(_ request: URLRequest) -> String {
-            guard redactsPasswords, let url = request.url else { return request.description }
+            guard redactsPasswords || !parameterNames.isEmpty, let url = request.url else { return request.description }
             return describe(url)
+        }
+
+        /// An error's text, with the values of hidden parameters and URL passwords hidden.
+        func describe(errorText text: String) -> String {
+            var text = text
+            if redactsPasswords {
+                text = Self.replacingMatches(of: Self.urlPassword, in: text) { groups in
+                    "\(groups[1])\(groups[2]):\(replacement)@"
+                }
+            }
+            return redactingParameters(inText: text, matcher: parameterMatcher)
+        }
+
+        /// How the logger names `target`: see ``redactsTargetDetails``.
+        func name(of target: TargetType) -> String {
+            redactsTargetDetails ? NetworkLoggerPlugin.caseName(of: target) : "\(target)"
         }
 
         /// `headers` written as a Swift dictionary literal (`["A": "b", "C": "d"]`), hidden values
@@ -138,8 +205,7 @@ extension NetworkLoggerPlugin.Configuration {
                 headers[name] = self.value(text, forHeader: name)
                 needsRedaction = needsRedaction || redacts(header: name)
             }
-            guard needsRedaction || (redactsPasswords && response.url?.password != nil),
-                  let url = response.url,
+            guard let url = response.url, needsRedaction || hidesPart(of: url),
                   let copy = HTTPURLResponse(
                       url: URL(string: describe(url)) ?? url,
                       statusCode: response.statusCode,

@@ -17,7 +17,9 @@ import FoundationNetworking
 /// ``Configuration/init(logger:level:logOptions:redaction:)``).
 ///
 /// Each hook produces one batch of entries, handed to the output in one call. Real and stubbed
-/// requests are logged alike, including their cURL form. Credentials are hidden by default:
+/// requests are logged alike, including their cURL form. Credentials are hidden by default
+/// (authorization headers, cookies, passwords, and parameters and body fields named like
+/// `password`, `token` or `api_key`), and targets are named without their associated values:
 /// see ``Configuration/Redaction``.
 public final class NetworkLoggerPlugin: PluginType {
     /// What is logged, how, and where.
@@ -80,7 +82,9 @@ public final class NetworkLoggerPlugin: PluginType {
             if let response = error.response {
                 entries = responseEntries(for: response, target: target, isFromError: true, configuration: configuration)
             } else {
-                entries = [configuration.formatter.entry("Error", "Error calling \(target) : \(error)", target)]
+                let redaction = configuration.redaction
+                let message = redaction.describe(errorText: "Error calling \(redaction.name(of: target)) : \(error)")
+                entries = [configuration.formatter.entry("Error", message, target)]
             }
         }
         configuration.output(target, entries)
@@ -111,7 +115,8 @@ public final class NetworkLoggerPlugin: PluginType {
                 entries.append(formatter.entry("Request Body Stream", stream.description, target))
             }
             if let body = urlRequest.httpBody {
-                entries.append(formatter.entry("Request Body", formatter.requestData(body), target))
+                let shown = redaction.redactingBody(body, contentType: urlRequest.value(forHTTPHeaderField: "Content-Type"))
+                entries.append(formatter.entry("Request Body", formatter.requestData(shown), target))
             }
         }
         if options.contains(.requestMethod), let method = urlRequest.httpMethod {
@@ -126,12 +131,14 @@ public final class NetworkLoggerPlugin: PluginType {
         if let httpResponse = response.response {
             entries.append(formatter.entry("Response", configuration.redaction.describe(httpResponse), target))
         } else {
-            entries.append(formatter.entry("Response", "Received empty network response for \(target).", target))
+            entries.append(formatter.entry("Response", "Received empty network response for \(configuration.redaction.name(of: target)).", target))
         }
         // Unlike Moya, `.successResponseBody` does not log the bodies of failed requests.
         let logsBody = configuration.logOptions.contains(isFromError ? .errorResponseBody : .successResponseBody)
         if logsBody {
-            entries.append(formatter.entry("Response Body", formatter.responseData(response.data), target))
+            let contentType = response.response?.value(forHTTPHeaderField: "Content-Type")
+            let shown = configuration.redaction.redactingBody(response.data, contentType: contentType)
+            entries.append(formatter.entry("Response Body", formatter.responseData(shown), target))
         }
         return entries
     }
@@ -153,5 +160,31 @@ public final class NetworkLoggerPlugin: PluginType {
         _ = request.cURLDescription { description = $0 }
         if let description { return redaction.describe(cURL: description) }
         return CURLCommand.describe(request: request.request, sessionHeaders: request.sessionHeaders, credential: nil, redaction: redaction)
+    }
+}
+
+extension NetworkLoggerPlugin {
+    /// `target`'s name without its details: for an enum, the case (`login` for
+    /// `.login(username: "ann", password: "…")`, read from the case's reflection rather than
+    /// from a description that could show the values); for any other target, its type and
+    /// path (`UserTarget /users/42`). A ``MultiTarget`` is named by the target it wraps.
+    static func caseName(of target: TargetType) -> String {
+        if let multiTarget = target as? MultiTarget {
+            return caseName(of: multiTarget.target)
+        }
+        let mirror = Mirror(reflecting: target)
+        guard mirror.displayStyle == .enum else {
+            return "\(type(of: target)) \(target.path)"
+        }
+        // A case with associated values has one child, labelled with the case's name.
+        if let label = mirror.children.first?.label {
+            return label
+        }
+        guard mirror.children.isEmpty else {
+            return "\(type(of: target))"
+        }
+        // A case without associated values prints as its name (unless the enum describes
+        // itself; even then nothing after a parenthesis is kept).
+        return String(String(describing: target).prefix { $0 != "(" })
     }
 }

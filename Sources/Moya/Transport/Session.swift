@@ -38,6 +38,9 @@ public final class Session: Sendable {
     let bridge: TLSBridge
     /// ``Configuration/headers`` as AsyncHTTPClient takes them.
     let sessionHeaders: NIOHTTP1.HTTPHeaders
+    /// The name of a session header whose name or value cannot be sent (then every request
+    /// fails with ``RequestValidationError/invalidHeader(name:)``); `nil` when all are valid.
+    let invalidSessionHeaderName: String?
     /// Whether every request goes ``TransportRoute/direct``, whatever its URL: true without a
     /// trust manager and with a valid TLS setup (``route(for:)`` need not read the URL).
     let routesEveryRequestDirectly: Bool
@@ -69,6 +72,7 @@ public final class Session: Sendable {
         // Sendable: the copy is made here and never handed out or mutated; readers copy it again.
         self.urlSessionConfiguration = urlSessionConfiguration.map { UncheckedSendable($0.copy() as! URLSessionConfiguration) }
         self.sessionHeaders = NIOHTTP1.HTTPHeaders(configuration.headers.map { ($0.key, $0.value) })
+        self.invalidSessionHeaderName = HeaderField.firstInvalidName(in: configuration.headers)
         let baseTLS = Result { () throws(TLSError) -> TLSConfiguration in try Session.nioTLSConfiguration(configuration.tls) }
         self.baseTLS = baseTLS
         if configuration.serverTrustManager == nil, case .success = baseTLS {
@@ -158,6 +162,10 @@ public final class Session: Sendable {
 
     /// Builds the AsyncHTTPClient request for `urlRequest`.
     ///
+    /// Every header name and value is checked on the way (one pass over its bytes): a name
+    /// that is not a token, or a value with CR, LF, NUL or another control character, fails
+    /// with ``RequestValidationError/invalidHeader(name:)`` before anything is sent.
+    ///
     /// - Parameters:
     ///   - urlRequest:    The request.
     ///   - authorization: An `Authorization` value that replaces the request's.
@@ -174,6 +182,9 @@ public final class Session: Sendable {
         guard let url = urlRequest.url else {
             throw URLError(.badURL)
         }
+        if let invalidSessionHeaderName {
+            throw RequestValidationError.invalidHeader(name: invalidSessionHeaderName)
+        }
         // The session's headers, built once; a request without headers of its own shares them
         // as they are. A request header replaces the session's of the same (case-insensitive)
         // name, and comes after the session's.
@@ -184,6 +195,9 @@ public final class Session: Sendable {
                 headers.remove(name: name)
             }
             for (name, value) in requestHeaders {
+                guard HeaderField.isValidName(name), HeaderField.isValidValue(value) else {
+                    throw RequestValidationError.invalidHeader(name: name)
+                }
                 headers.add(name: name, value: value)
             }
         }

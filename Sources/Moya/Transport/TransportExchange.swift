@@ -188,13 +188,21 @@ final class TransportExchange: Sendable {
 
     /// The `Authorization` value to retry with, when `response` is a Basic challenge that this
     /// exchange has not answered yet and the request carries a credential.
+    ///
+    /// Only a challenge from the credential's own origin is answered: the attempt must go
+    /// there, and the response must come from there (AsyncHTTPClient follows the redirects of
+    /// a session without a trust manager itself, so a 401 may come from another host). A
+    /// challenge from anywhere else is the result, unanswered.
     private func basicChallengeAnswer(for response: TransportResponse, of attempt: Attempt) -> String? {
         guard response.statusCode == 401,
               attempt.body?.isReplayable ?? true,
-              let credential = request.credential,
-              let user = credential.user,
-              let password = credential.password,
-              let challenge = response.httpResponse?.value(forHTTPHeaderField: "WWW-Authenticate"),
+              let scoped = request.credential,
+              let user = scoped.credential.user,
+              let password = scoped.credential.password,
+              scoped.applies(to: attempt.urlRequest.url),
+              let httpResponse = response.httpResponse,
+              scoped.applies(to: httpResponse.url),
+              let challenge = httpResponse.value(forHTTPHeaderField: "WWW-Authenticate"),
               challenge.lowercased().hasPrefix("basic") else {
             return nil
         }
@@ -244,9 +252,9 @@ final class TransportExchange: Sendable {
             next.urlRequest.setValue(nil, forHTTPHeaderField: "Content-Length")
             next.urlRequest.setValue(nil, forHTTPHeaderField: "Content-Type")
         }
-        let sameOrigin = current.scheme?.lowercased() == target.scheme?.lowercased()
-            && current.host?.lowercased() == target.host?.lowercased() && current.port == target.port
-        if !sameOrigin {
+        // As AsyncHTTPClient does: credentials and cookies stay with their origin (scheme, host
+        // and port; so an HTTPS request's never go over plain HTTP).
+        if !URLOrigin.same(current, target) {
             for name in ["Origin", "Cookie", "Authorization", "Proxy-Authorization"] {
                 next.urlRequest.setValue(nil, forHTTPHeaderField: name)
             }

@@ -7,14 +7,15 @@ import FoundationNetworking
 /// where the body comes from and where the response goes.
 struct TransportRequest: Sendable {
     var urlRequest: URLRequest
-    /// The credential to answer a Basic challenge with, if a plugin attached one.
-    var credential: URLCredential?
+    /// The credential to answer a Basic challenge with, if a plugin attached one, with the
+    /// origin it may be sent to.
+    var credential: ScopedCredential?
     /// A body to stream instead of `urlRequest.httpBody`. Progress then reports bytes sent.
     var body: StreamedBody?
     /// Where to store the response body; `nil` keeps it in memory.
     var download: DownloadSink?
 
-    init(urlRequest: URLRequest, credential: URLCredential? = nil, body: StreamedBody? = nil, download: DownloadSink? = nil) {
+    init(urlRequest: URLRequest, credential: ScopedCredential? = nil, body: StreamedBody? = nil, download: DownloadSink? = nil) {
         self.urlRequest = urlRequest
         self.credential = credential
         self.body = body
