@@ -20,12 +20,18 @@ final class DataResponseDelegate: HTTPClientResponseDelegate, @unchecked Sendabl
     private let uploadLength: Int64?
     private var sent: Int64 = 0
     private let reportedURL: URL?
-    private var collector = ResponseCollector()
+    private var collector: ResponseCollector
     private var expected: Int64 = -1
 
-    /// - Parameter reportedURL: The URL the response names when AsyncHTTPClient connects
-    ///   elsewhere (through the ``TLSBridge``); `nil` reports the URL it visited.
-    init(progress: TransportProgressHandler?, uploadLength: Int64? = nil, reportedURL: URL? = nil) {
+    /// - Parameters:
+    ///   - progress:          Reports progress.
+    ///   - uploadLength:      The length of a streamed upload, whose progress is reported.
+    ///   - reportedURL:       The URL the response names when AsyncHTTPClient connects
+    ///                        elsewhere (through the ``TLSBridge``); `nil` reports the URL it
+    ///                        visited.
+    ///   - maximumBodySize:   The most body bytes to accept (``ResponseCollector``), or `nil`.
+    init(progress: TransportProgressHandler?, uploadLength: Int64? = nil, reportedURL: URL? = nil, maximumBodySize: Int64?) {
+        self.collector = ResponseCollector(limit: maximumBodySize)
         self.reportedURL = reportedURL
         self.progress = progress
         self.uploadLength = uploadLength
@@ -38,11 +44,13 @@ final class DataResponseDelegate: HTTPClientResponseDelegate, @unchecked Sendabl
     }
 
     func didVisitURL(task: HTTPClient.Task<TransportResponse>, _ request: HTTPClient.Request, _ head: HTTPResponseHead) {
-        collector.visited(reportedURL ?? request.url)
+        collector.visited(reportedURL ?? request.url, method: request.method)
     }
 
     func didReceiveHead(task: HTTPClient.Task<TransportResponse>, _ head: HTTPResponseHead) -> EventLoopFuture<Void> {
-        collector.receivedHead(head)
+        if let error = collector.receivedHead(head) {
+            return task.eventLoop.makeFailedFuture(error)
+        }
         if progress != nil {
             expected = head.expectedBodyLength
         }
@@ -50,7 +58,9 @@ final class DataResponseDelegate: HTTPClientResponseDelegate, @unchecked Sendabl
     }
 
     func didReceiveBodyPart(task: HTTPClient.Task<TransportResponse>, _ buffer: ByteBuffer) -> EventLoopFuture<Void> {
-        collector.receivedBodyPart(buffer)
+        if let error = collector.receivedBodyPart(buffer) {
+            return task.eventLoop.makeFailedFuture(error)
+        }
         if uploadLength == nil {
             progress?(collector.received, expected)
         }

@@ -38,7 +38,7 @@ final class DirectRequest: Cancellable, HTTPClientResponseDelegate, @unchecked S
     private let callbackQueue: DispatchQueue?
     private let validation: ValidationType
     private let completion: UncheckedSendable<Completion>
-    private var collector = ResponseCollector()
+    private var collector: ResponseCollector
 
     /// - Parameters:
     ///   - session:       The transport.
@@ -50,6 +50,7 @@ final class DirectRequest: Cancellable, HTTPClientResponseDelegate, @unchecked S
         self.callbackQueue = callbackQueue
         self.validation = validation
         self.completion = UncheckedSendable(completion)
+        self.collector = ResponseCollector(limit: session.configuration.maximumResponseBodySize)
     }
 
     var isCancelled: Bool {
@@ -145,16 +146,20 @@ final class DirectRequest: Cancellable, HTTPClientResponseDelegate, @unchecked S
     // MARK: - HTTPClientResponseDelegate
 
     func didVisitURL(task: HTTPClient.Task<TransportResponse>, _ request: HTTPClient.Request, _ head: HTTPResponseHead) {
-        collector.visited(request.url)
+        collector.visited(request.url, method: request.method)
     }
 
     func didReceiveHead(task: HTTPClient.Task<TransportResponse>, _ head: HTTPResponseHead) -> EventLoopFuture<Void> {
-        collector.receivedHead(head)
+        if let error = collector.receivedHead(head) {
+            return task.eventLoop.makeFailedFuture(error)
+        }
         return task.eventLoop.makeSucceededVoidFuture()
     }
 
     func didReceiveBodyPart(task: HTTPClient.Task<TransportResponse>, _ buffer: ByteBuffer) -> EventLoopFuture<Void> {
-        collector.receivedBodyPart(buffer)
+        if let error = collector.receivedBodyPart(buffer) {
+            return task.eventLoop.makeFailedFuture(error)
+        }
         return task.eventLoop.makeSucceededVoidFuture()
     }
 

@@ -100,7 +100,12 @@ final class TransportExchange: Sendable {
             let delegate = DownloadResponseDelegate(sink: sink, progress: progress, reportedURL: reportedURL)
             run(clientRequest, context: context, delegate: delegate) { delegate.discard(on: $0) }
         } else {
-            let delegate = DataResponseDelegate(progress: progress, uploadLength: attempt.body.map { Int64($0.length) }, reportedURL: reportedURL)
+            let delegate = DataResponseDelegate(
+                progress: progress,
+                uploadLength: attempt.body.map { Int64($0.length) },
+                reportedURL: reportedURL,
+                maximumBodySize: session.configuration.maximumResponseBodySize
+            )
             run(clientRequest, context: context, delegate: delegate) { $0.makeSucceededVoidFuture() }
         }
     }

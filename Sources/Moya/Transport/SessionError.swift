@@ -1,0 +1,32 @@
+import Foundation
+
+/// Why a ``Session`` failed a request on its own account: the response broke a limit the
+/// session sets.
+///
+/// Delivered as ``MoyaError/underlying(_:_:)``, without a response.
+public enum SessionError: Swift.Error, LocalizedError, CustomStringConvertible, Sendable, Equatable {
+    /// The response body is larger than ``Session/Configuration/maximumResponseBodySize``,
+    /// `limit` bytes.
+    ///
+    /// `announcedLength` is the body length the response announced in its `Content-Length`, when
+    /// that alone was over the limit: the body was then not read at all. It is `nil` when the
+    /// body was read as it arrived (no `Content-Length`, or one that understated it) and the
+    /// transfer was stopped as soon as more than `limit` bytes had arrived. Either way the
+    /// connection is closed and nothing of the body is kept.
+    case responseBodyTooLarge(limit: Int64, announcedLength: Int64?)
+
+    /// A description of the problem.
+    public var errorDescription: String? {
+        switch self {
+        case let .responseBodyTooLarge(limit, announcedLength?):
+            return "The response body of \(announcedLength) bytes is larger than the session's limit of \(limit) bytes "
+                + "(Session.Configuration.maximumResponseBodySize); it was not read."
+        case let .responseBodyTooLarge(limit, nil):
+            return "The response body is larger than the session's limit of \(limit) bytes "
+                + "(Session.Configuration.maximumResponseBodySize); the transfer was stopped."
+        }
+    }
+
+    /// Same as ``errorDescription``.
+    public var description: String { errorDescription ?? "Session error" }
+}
