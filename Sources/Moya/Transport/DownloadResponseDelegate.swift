@@ -90,6 +90,7 @@ final class DownloadResponseDelegate: HTTPClientResponseDelegate, @unchecked Sen
         guard let head = head, let url = url else {
             throw URLError(.badServerResponse)
         }
+        try ResponseCollector.checkFinal(head)
         let httpResponse = DeferredHTTPURLResponse(head: head, url: url)
         guard let file else {
             let data = errorBody.map { Data(buffer: $0, byteTransferStrategy: .noCopy) } ?? Data()

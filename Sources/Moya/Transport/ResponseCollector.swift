@@ -90,11 +90,13 @@ struct ResponseCollector {
 
     /// The finished response.
     ///
-    /// - Throws: `URLError(.badServerResponse)` when no head (or URL) was received.
+    /// - Throws: `URLError(.badServerResponse)` when no head (or URL) was received, and
+    ///   ``SessionError/informationalResponse(statusCode:)`` for a `1xx` head.
     func response() throws -> TransportResponse {
         guard let head, let url else {
             throw URLError(.badServerResponse)
         }
+        try Self.checkFinal(head)
         return TransportResponse(response: DeferredHTTPURLResponse(head: head, url: url), data: data())
     }
 
@@ -111,5 +113,15 @@ struct ResponseCollector {
         // Small bodies are copied (one allocation, or none for a few bytes, against a storage
         // object and a deallocator closure for a wrapped buffer); larger ones are wrapped.
         return Data(buffer: body, byteTransferStrategy: body.readableBytes <= 16 * 1024 ? .copy : .noCopy)
+    }
+
+    /// Throws ``SessionError/informationalResponse(statusCode:)`` when `head` has a `1xx` status.
+    /// AsyncHTTPClient skips interim `1xx` responses, but hands over a `101 Switching Protocols`
+    /// as if it were the answer.
+    static func checkFinal(_ head: HTTPResponseHead) throws {
+        let code = head.status.code
+        if code < 200 {
+            throw SessionError.informationalResponse(statusCode: Int(code))
+        }
     }
 }

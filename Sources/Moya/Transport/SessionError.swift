@@ -1,7 +1,7 @@
 import Foundation
 
 /// Why a ``Session`` failed a request on its own account: the response broke a limit the
-/// session sets.
+/// session sets, or was not a usable answer.
 ///
 /// Delivered as ``MoyaError/underlying(_:_:)``, without a response.
 public enum SessionError: Swift.Error, LocalizedError, CustomStringConvertible, Sendable, Equatable {
@@ -15,6 +15,11 @@ public enum SessionError: Swift.Error, LocalizedError, CustomStringConvertible, 
     /// connection is closed and nothing of the body is kept.
     case responseBodyTooLarge(limit: Int64, announcedLength: Int64?)
 
+    /// The server's final answer had an informational status (`1xx`), such as an unsolicited
+    /// `101 Switching Protocols`. Such a status never ends an HTTP exchange: the connection
+    /// switched to another protocol, or the server is broken. The connection is not reused.
+    case informationalResponse(statusCode: Int)
+
     /// A description of the problem.
     public var errorDescription: String? {
         switch self {
@@ -24,6 +29,9 @@ public enum SessionError: Swift.Error, LocalizedError, CustomStringConvertible, 
         case let .responseBodyTooLarge(limit, nil):
             return "The response body is larger than the session's limit of \(limit) bytes "
                 + "(Session.Configuration.maximumResponseBodySize); the transfer was stopped."
+        case let .informationalResponse(statusCode):
+            let phrase = statusCode == 101 ? "Switching Protocols" : "informational"
+            return "The server answered \(statusCode) (\(phrase)) as its final response, which ends no HTTP request."
         }
     }
 
