@@ -98,7 +98,7 @@ final class DirectRequest: Cancellable, HTTPClientResponseDelegate, @unchecked S
         do {
             clientRequest = try session.makeClientRequest(request, authorization: nil, route: .direct)
         } catch {
-            finish(RequestDelivery.result(of: .failure(error), request: request, validation: validation))
+            finish(RequestDelivery.result(of: .failure(session.explainingFailure(error, of: request)), request: request, validation: validation))
             return
         }
         let task = session.client.execute(request: clientRequest, delegate: self, eventLoop: .indifferent, deadline: session.deadline(for: request))
@@ -111,7 +111,7 @@ final class DirectRequest: Cancellable, HTTPClientResponseDelegate, @unchecked S
             task.cancel()
         }
         task.futureResult.whenComplete { [self] result in
-            let result = result.mapError { TransportError.annotatingTLSFailure($0, host: request.url?.host) }
+            let result = result.mapError { session.explainingFailure($0, of: request) }
             finish(RequestDelivery.result(of: result, request: request, validation: validation))
         }
     }

@@ -158,6 +158,12 @@ public final class Session: Sendable {
 
     /// Builds the AsyncHTTPClient request for `urlRequest`.
     ///
+    /// Refuses what AsyncHTTPClient would send as it is, or could not send at all: a method that
+    /// is not a token (it would be written into the request line as it is, line breaks
+    /// included), and a port outside `1...65535` (AsyncHTTPClient traps on one with an IP
+    /// address and silently truncates one with a host name). Headers are checked by
+    /// AsyncHTTPClient; ``explainingFailure(_:of:)`` names the culprit when it refuses them.
+    ///
     /// - Parameters:
     ///   - urlRequest:    The request.
     ///   - authorization: An `Authorization` value that replaces the request's.
@@ -174,6 +180,7 @@ public final class Session: Sendable {
         guard let url = urlRequest.url else {
             throw URLError(.badURL)
         }
+        try Session.checkPort(of: url)
         // The session's headers, built once; a request without headers of its own shares them
         // as they are. A request header replaces the session's of the same (case-insensitive)
         // name, and comes after the session's.
@@ -191,6 +198,10 @@ public final class Session: Sendable {
             headers.replaceOrAdd(name: "Authorization", value: authorization)
         }
         let method = HTTPMethod(rawValue: urlRequest.httpMethod ?? "GET")
+        // The standard methods are recognised by NIO, and need no check.
+        if case .RAW(let value) = method, !HTTPSyntax.isToken(value) {
+            throw RequestValidationError.invalidMethod(value)
+        }
         let body = streamedBody ?? urlRequest.httpBody.map { HTTPClient.Body.bytes($0) }
         switch route {
         case .direct:
@@ -213,6 +224,54 @@ public final class Session: Sendable {
             }
             return try HTTPClient.Request(url: bridgeURL, method: method, headers: headers, body: body)
         }
+    }
+
+    /// Throws ``RequestValidationError/invalidPort(_:)`` when `url` names a port outside
+    /// `1...65535`.
+    static func checkPort(of url: URL) throws {
+        if let port = url.port, !(1...65535).contains(port) {
+            throw RequestValidationError.invalidPort(port)
+        }
+    }
+
+    /// The error to report for a request that failed: a TLS failure named for its host (see
+    /// ``TransportError/annotatingTLSFailure(_:host:)``), or for an AsyncHTTPClient error that
+    /// refused the request, what is wrong with it: an unsupported URL scheme, or an invalid
+    /// header name or value. Other errors are returned unchanged.
+    ///
+    /// The request is only looked at here, once it has failed: AsyncHTTPClient checks every
+    /// header of every request, and checking them again before sending would double that cost
+    /// for nothing. Its errors for these refusals carry the culprit in a form that can only be
+    /// read by parsing their description.
+    ///
+    /// - Parameters:
+    ///   - error:      The failure.
+    ///   - urlRequest: The request that failed.
+    func explainingFailure(_ error: any Error, of urlRequest: URLRequest) -> any Error {
+        if error is HTTPClientError, let cause = refusalCause(of: urlRequest) {
+            return cause
+        }
+        return TransportError.annotatingTLSFailure(error, host: urlRequest.url?.host)
+    }
+
+    /// Why AsyncHTTPClient would refuse `urlRequest` before sending it, if it would.
+    private func refusalCause(of urlRequest: URLRequest) -> (any Error)? {
+        if let scheme = urlRequest.url?.scheme, !["http", "https"].contains(scheme.lowercased()) {
+            return URLError(.unsupportedURL, userInfo: [
+                NSLocalizedDescriptionKey: "The URL scheme \(String(reflecting: scheme)) is not supported; only http and https are.",
+            ])
+        }
+        // The headers as `makeClientRequest` sends them: the session's, then the request's.
+        let requestHeaders = urlRequest.allHTTPHeaderFields ?? [:]
+        for (name, value) in Array(configuration.headers) + Array(requestHeaders) {
+            guard HTTPSyntax.isToken(name) else {
+                return RequestValidationError.invalidHeaderName(name)
+            }
+            guard HTTPSyntax.isFieldValue(value) else {
+                return RequestValidationError.invalidHeaderValue(name: name)
+            }
+        }
+        return nil
     }
 
     /// Whether the exchange follows redirects itself, so that every hop gets its own route and

@@ -1,7 +1,7 @@
 import Foundation
 
 /// Why a ``Session`` failed a request on its own account: the response broke a limit the
-/// session sets, or was not a usable answer.
+/// session sets or was not a usable answer, or the session no longer sends requests.
 ///
 /// Delivered as ``MoyaError/underlying(_:_:)``, without a response.
 public enum SessionError: Swift.Error, LocalizedError, CustomStringConvertible, Sendable, Equatable {
@@ -20,6 +20,9 @@ public enum SessionError: Swift.Error, LocalizedError, CustomStringConvertible, 
     /// switched to another protocol, or the server is broken. The connection is not reused.
     case informationalResponse(statusCode: Int)
 
+    /// The session was shut down (``Session/shutdown()``) and sends no more requests.
+    case shutDown
+
     /// A description of the problem.
     public var errorDescription: String? {
         switch self {
@@ -32,6 +35,8 @@ public enum SessionError: Swift.Error, LocalizedError, CustomStringConvertible, 
         case let .informationalResponse(statusCode):
             let phrase = statusCode == 101 ? "Switching Protocols" : "informational"
             return "The server answered \(statusCode) (\(phrase)) as its final response, which ends no HTTP request."
+        case .shutDown:
+            return "The session was shut down, so it sends no more requests."
         }
     }
 

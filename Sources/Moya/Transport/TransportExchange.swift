@@ -90,7 +90,7 @@ final class TransportExchange: Sendable {
                 attempt.urlRequest, authorization: attempt.authorization, body: body, route: route, socketPath: socketPath
             )
         } catch {
-            completion(.failure(error))
+            completion(.failure(session.explainingFailure(error, of: attempt.urlRequest)))
             return
         }
         let context = AttemptContext(attempt: attempt, route: route, bridgeFailuresBefore: bridgeFailuresBefore)
@@ -169,7 +169,7 @@ final class TransportExchange: Sendable {
            let bridgeFailure = session.bridge.failure(for: upstream, after: context.bridgeFailuresBefore) {
             return bridgeFailure
         }
-        return TransportError.annotatingTLSFailure(error, host: context.attempt.urlRequest.url?.host)
+        return session.explainingFailure(error, of: context.attempt.urlRequest)
     }
 
     private func discard(_ response: TransportResponse) {
