@@ -157,10 +157,11 @@ extension TestServerHandler {
         return .json(["status": code], status: HTTPResponseStatus(statusCode: code), headers: headers)
     }
 
+    /// A redirect to `location`, with a short text body as many servers send.
     private func redirect(to location: String, status: HTTPResponseStatus) -> TestResponse {
-        var headers = HTTPHeaders()
-        headers.add(name: "Location", value: location)
-        return TestResponse(status: status, headers: headers)
+        var response = TestResponse.text("Redirecting to \(location)", status: status)
+        response.headers.add(name: "Location", value: location)
+        return response
     }
 
     private func redirectTo(_ target: RequestTarget) -> TestResponse {

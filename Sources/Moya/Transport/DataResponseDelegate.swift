@@ -22,6 +22,10 @@ final class DataResponseDelegate: HTTPClientResponseDelegate, @unchecked Sendabl
     private let reportedURL: URL?
     private var collector: ResponseCollector
     private var expected: Int64 = -1
+    /// Whether the session follows redirects, whose responses report no progress.
+    private let followsRedirects: Bool
+    /// Whether this response is a redirect the session will follow.
+    private var isRedirect = false
 
     /// - Parameters:
     ///   - progress:          Reports progress.
@@ -30,8 +34,17 @@ final class DataResponseDelegate: HTTPClientResponseDelegate, @unchecked Sendabl
     ///                        elsewhere (through the ``TLSBridge``); `nil` reports the URL it
     ///                        visited.
     ///   - maximumBodySize:   The most body bytes to accept (``ResponseCollector``), or `nil`.
-    init(progress: TransportProgressHandler?, uploadLength: Int64? = nil, reportedURL: URL? = nil, maximumBodySize: Int64?) {
+    ///   - followsRedirects:  Whether the session follows redirects: the body of a redirect it
+    ///                        follows reports no progress.
+    init(
+        progress: TransportProgressHandler?,
+        uploadLength: Int64? = nil,
+        reportedURL: URL? = nil,
+        maximumBodySize: Int64?,
+        followsRedirects: Bool
+    ) {
         self.collector = ResponseCollector(limit: maximumBodySize)
+        self.followsRedirects = followsRedirects
         self.reportedURL = reportedURL
         self.progress = progress
         self.uploadLength = uploadLength
@@ -53,6 +66,7 @@ final class DataResponseDelegate: HTTPClientResponseDelegate, @unchecked Sendabl
         }
         if progress != nil {
             expected = head.expectedBodyLength
+            isRedirect = followsRedirects && head.isRedirect
         }
         return task.eventLoop.makeSucceededVoidFuture()
     }
@@ -61,7 +75,7 @@ final class DataResponseDelegate: HTTPClientResponseDelegate, @unchecked Sendabl
         if let error = collector.receivedBodyPart(buffer) {
             return task.eventLoop.makeFailedFuture(error)
         }
-        if uploadLength == nil {
+        if uploadLength == nil, !isRedirect {
             progress?(collector.received, expected)
         }
         return task.eventLoop.makeSucceededVoidFuture()
@@ -73,6 +87,12 @@ final class DataResponseDelegate: HTTPClientResponseDelegate, @unchecked Sendabl
 }
 
 extension HTTPResponseHead {
+    /// Whether this is a redirect a session following redirects may follow: a status in
+    /// ``Session/isRedirectStatus(_:)`` with a `Location`.
+    var isRedirect: Bool {
+        Session.isRedirectStatus(Int(status.code)) && headers.contains(name: "Location")
+    }
+
     /// The number of body bytes a delegate will count, for progress: the `Content-Length`, or -1
     /// when it is missing or invalid, or when the body is compressed (it is delivered
     /// decompressed, so its `Content-Length` says nothing about the bytes counted).

@@ -4,7 +4,12 @@ extension Session {
     /// How a ``Session`` sends requests: timeouts, redirects, decompression, default headers,
     /// connection pooling, HTTP version, proxy, TLS and server trust.
     public struct Configuration: Sendable {
-        /// What to do with a redirect response (3xx with a `Location`).
+        /// What to do with a redirect response (`301`, `302`, `303`, `307` or `308` with a
+        /// `Location`).
+        ///
+        /// The session follows redirects itself, hop by hop: each one is checked like the first
+        /// request (a `Location` with a port out of range fails with
+        /// ``RequestValidationError/invalidPort(_:)``), and only to `http` and `https` URLs.
         public enum RedirectPolicy: Sendable, Equatable {
             /// Follow up to `max` redirects; a cycle fails unless `allowCycles` is set.
             case follow(max: Int, allowCycles: Bool)
@@ -98,8 +103,8 @@ extension Session {
         public var tls: TLSSettings
 
         /// Per-host server trust evaluation (pinning), or `nil` (the default) to judge every
-        /// server by ``tls`` alone. With a manager, the session follows redirects itself (as
-        /// ``redirectPolicy`` says), so that each hop is judged for its own host.
+        /// server by ``tls`` alone. With a manager, each redirect hop is judged for its own
+        /// host.
         public var serverTrustManager: ServerTrustManager?
 
         /// Whether the pool keeps trying to open a connection that failed (until the connect

@@ -166,16 +166,20 @@ public final class Session: Sendable {
     ///
     /// - Parameters:
     ///   - urlRequest:    The request.
-    ///   - authorization: An `Authorization` value that replaces the request's.
-    ///   - body:          A streamed body that replaces `urlRequest.httpBody`.
-    ///   - route:         How the request reaches its server (``route(for:)``).
-    ///   - socketPath:    For a bridged route, the bridge's socket for the host.
+    ///   - authorization:   An `Authorization` value that replaces the request's.
+    ///   - body:            A streamed body that replaces `urlRequest.httpBody`.
+    ///   - route:           How the request reaches its server (``route(for:)``).
+    ///   - socketPath:      For a bridged route, the bridge's socket for the host.
+    ///   - crossedOrigin:   Whether a redirect led to another origin: the session's own
+    ///                      credential headers are not sent either
+    ///                      (``RedirectStep/credentialHeaders``).
     func makeClientRequest(
         _ urlRequest: URLRequest,
         authorization: String?,
         body streamedBody: HTTPClient.Body? = nil,
         route: TransportRoute,
-        socketPath: String? = nil
+        socketPath: String? = nil,
+        crossedOrigin: Bool = false
     ) throws -> HTTPClient.Request {
         guard let url = urlRequest.url else {
             throw URLError(.badURL)
@@ -192,6 +196,11 @@ public final class Session: Sendable {
             }
             for (name, value) in requestHeaders {
                 headers.add(name: name, value: value)
+            }
+        }
+        if crossedOrigin {
+            for name in RedirectStep.credentialHeaders {
+                headers.remove(name: name)
             }
         }
         if let authorization = authorization {
@@ -274,13 +283,6 @@ public final class Session: Sendable {
         return nil
     }
 
-    /// Whether the exchange follows redirects itself, so that every hop gets its own route and
-    /// trust evaluation (AsyncHTTPClient would reuse the first hop's TLS configuration and
-    /// connect directly). True when the session has a ``ServerTrustManager``.
-    var followsRedirectsItself: Bool {
-        configuration.serverTrustManager != nil
-    }
-
     /// When `urlRequest` must be done by: the sooner of the session's resource timeout and the
     /// request's own `timeoutInterval`, when that differs from Foundation's default (60 s).
     func deadline(for urlRequest: URLRequest) -> NIODeadline? {
@@ -310,15 +312,8 @@ public final class Session: Sendable {
     static let foundationDefaultTimeoutInterval: TimeInterval = 60
 
     private static func clientConfiguration(for configuration: Configuration) -> HTTPClient.Configuration {
-        var redirect: HTTPClient.Configuration.RedirectConfiguration
-        switch configuration.redirectPolicy {
-        case let .follow(max, allowCycles): redirect = .follow(max: max, allowCycles: allowCycles)
-        case .disallow: redirect = .disallow
-        }
-        if configuration.serverTrustManager != nil {
-            // TransportExchange follows them (see `followsRedirectsItself`).
-            redirect = .disallow
-        }
+        // The session follows redirects itself (see `redirectStep(after:of:bodyIsReplayable:)`).
+        let redirect = HTTPClient.Configuration.RedirectConfiguration.disallow
         let decompression: HTTPClient.Decompression
         switch configuration.decompression {
         case .disabled: decompression = .disabled

@@ -52,6 +52,19 @@ final class RequestRefusalTests {
         #expect(validationError(highest) == nil)
     }
 
+    @Test("A redirect to a port outside 1...65535 fails the same way, and nothing reaches any port", arguments: [false, true])
+    func redirectToInvalidPort(general: Bool) async throws {
+        let provider = provider(general: general)
+        let wrapped = server.port + 65536
+        for host in ["127.0.0.1", "localhost"] {
+            server.resetRecordedRequests()
+            let url = try #require(URL(string: "\(base.absoluteString)/redirect-to?url=http://\(host):\(wrapped)/echo"))
+            let result = await send(provider, ServerTarget(url, ""))
+            #expect(validationError(result) == .invalidPort(wrapped), "\(host): \(result)")
+            #expect(server.receivedRequests.map(\.path) == ["/redirect-to"])
+        }
+    }
+
     @Test("A method that is not an HTTP token is refused before anything is sent", arguments: [false, true])
     func invalidMethod(general: Bool) async throws {
         let provider = provider(general: general)
