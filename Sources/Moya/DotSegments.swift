@@ -5,8 +5,9 @@
 /// percent-encoded dots (`%2E`, `%2E%2E`) are data, and stay as they are. `..` removes the
 /// segment before it, never more than the path has: it cannot climb above the root.
 enum DotSegments {
-    /// Whether the path in `bytes[start...]` has a dot segment. `start` is where the path begins:
-    /// its first `/`.
+    /// Whether `bytes[start...]` has a dot segment: a `.` or `..` between a `/` at or after
+    /// `start` and the next `/` or the end. `start` is where the path begins (its first `/`), or
+    /// any earlier point that has no `/` before the path.
     static func contains(_ bytes: UnsafeBufferPointer<UInt8>, from start: Int) -> Bool {
         var index = start
         let end = bytes.count

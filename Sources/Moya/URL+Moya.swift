@@ -78,9 +78,8 @@ extension URL {
         guard starts(base, with: "http://") || starts(base, with: "https://"),
               !base.contains(where: { $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "#") })
         else { return nil }
-        // Where the path starts: the first `/` after the authority, or the one joining the two.
+        // Where the authority starts, after `http://` or `https://`.
         let authorityStart = base[4] == UInt8(ascii: "s") ? 8 : 7
-        let pathStart = base[authorityStart...].firstIndex(of: UInt8(ascii: "/")) ?? base.count
         let baseEndsWithSlash = base.last == UInt8(ascii: "/")
         var path = path[...]
         var needsSlash = false
@@ -100,7 +99,7 @@ extension URL {
                     index += 1
                 }
                 index = buffer[index...].initialize(fromContentsOf: path)
-                return removingDotSegments(in: buffer, pathStart: pathStart, count: index)
+                return removingDotSegments(in: buffer, authorityStart: authorityStart, count: index)
             }
         }
         var bytes: [UInt8] = []
@@ -109,16 +108,20 @@ extension URL {
         if needsSlash { bytes.append(UInt8(ascii: "/")) }
         PercentEscaping.append(path, to: &bytes, allowed: .path)
         let count = bytes.withUnsafeMutableBufferPointer { buffer in
-            removingDotSegments(in: buffer, pathStart: pathStart, count: buffer.count)
+            removingDotSegments(in: buffer, authorityStart: authorityStart, count: buffer.count)
         }
         return String(decoding: bytes[..<count], as: UTF8.self)
     }
 
-    /// Removes the dot segments of the path in `bytes[pathStart..<count]`, in place, when it has
-    /// any; returns the new count.
-    private static func removingDotSegments(in bytes: UnsafeMutableBufferPointer<UInt8>, pathStart: Int, count: Int) -> Int {
-        guard pathStart < count,
-              DotSegments.contains(UnsafeBufferPointer(rebasing: bytes[..<count]), from: pathStart) else {
+    /// Removes the dot segments of the path of the URL in `bytes[..<count]`, in place, when it
+    /// has any; returns the new count. `authorityStart` is where the URL's authority starts.
+    ///
+    /// The scan starts at the authority, which has no `/`, so the path's start is only looked
+    /// for when there is something to remove. (A host such as `..` would be taken for a dot
+    /// segment; the removal then starts at the path, and finds nothing to remove.)
+    private static func removingDotSegments(in bytes: UnsafeMutableBufferPointer<UInt8>, authorityStart: Int, count: Int) -> Int {
+        guard DotSegments.contains(UnsafeBufferPointer(rebasing: bytes[..<count]), from: authorityStart),
+              let pathStart = bytes[authorityStart..<count].firstIndex(of: UInt8(ascii: "/")) else {
             return count
         }
         return DotSegments.remove(in: bytes, from: pathStart, count: count)
