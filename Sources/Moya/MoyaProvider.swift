@@ -146,7 +146,7 @@ open class MoyaProvider<Target: TargetType>: MoyaProviderType {
         self.callbackQueue = callbackQueue
         self.sendsCommonRequestsDirectly = plugins.isEmpty && !trackInflights && interceptors.isEmpty
             && !MoyaProvider.targetTypeMayCustomize
-            && session.routesEveryRequestDirectly && !session.followsRedirectsItself
+            && session.routesEveryRequestDirectly
     }
 
     /// Returns the endpoint of `token`, using the `endpointClosure`.

@@ -5,7 +5,8 @@ import FoundationNetworking
 
 /// Why a request was refused before anything was sent.
 ///
-/// Delivered as ``MoyaError/underlying(_:_:)``.
+/// Delivered as ``MoyaError/underlying(_:_:)``, without a response: no connection was made for
+/// the request.
 public enum RequestValidationError: Swift.Error, LocalizedError, Sendable, Equatable {
     /// A `GET` request carries a body, which HTTP clients must not send.
     case bodyDataInGETRequest(Data)
@@ -13,14 +14,27 @@ public enum RequestValidationError: Swift.Error, LocalizedError, Sendable, Equat
     /// `stubRequest` was called with ``StubBehavior/never`` (Moya traps here).
     case stubbingDisabled
 
-    /// A header's name or value holds characters that HTTP does not allow in a header: CR, LF,
-    /// NUL or another control character in the value (a tab is allowed), or anything but a
-    /// token character in the name. Sending it would either drop the header or let it
-    /// inject more headers, so the request is refused before anything is sent.
-    ///
-    /// `name` is the header's name as it was given; the value is not kept, since it is often
-    /// a secret (a token with a stray line break, for example).
-    case invalidHeader(name: String)
+    /// The method is not an HTTP method token (RFC 9110, section 9.1: letters, digits and
+    /// ``!#$%&'*+-.^_`|~``, at least one): it contains a space, a line break or another character
+    /// that would change the request line, or it is empty.
+    case invalidMethod(String)
+
+    /// The URL names a port outside `1...65535`.
+    case invalidPort(Int)
+
+    /// A header name is not an HTTP token (RFC 9110, section 5.1): it is empty or contains a
+    /// space, a colon, a line break or another character outside the token characters. The
+    /// description shows the name only up to its first such character, since a value pasted
+    /// into a name (`Authorization: Bearer …`) would otherwise be printed.
+    case invalidHeaderName(String)
+
+    /// The value of the header with this name contains a control character (CR, LF, NUL, or
+    /// another one except tab), which could end the header early. The value itself is left out,
+    /// as it may be a secret.
+    case invalidHeaderValue(name: String)
+
+    /// A `TRACE` request carries a body, which HTTP clients must not send.
+    case bodyInTRACERequest
 
     /// A description of the problem.
     public var errorDescription: String? {
@@ -29,9 +43,16 @@ public enum RequestValidationError: Swift.Error, LocalizedError, Sendable, Equat
             return "A GET request must not have a body (\(data.count) bytes were given)."
         case .stubbingDisabled:
             return "A stubbed request was made with StubBehavior.never."
-        case .invalidHeader(let name):
-            return "The request was not sent: its header \(HeaderField.displayName(name)) has a name or value "
-                + "with characters HTTP does not allow in headers (such as CR, LF or NUL)."
+        case .invalidMethod(let method):
+            return "The method \(String(reflecting: method)) is not a valid HTTP method (only letters, digits and !#$%&'*+-.^_`|~ are allowed); nothing was sent."
+        case .invalidPort(let port):
+            return "The URL's port \(port) is outside 1...65535; nothing was sent."
+        case .invalidHeaderName(let name):
+            return "The header name \(HeaderField.displayName(name)) is not valid (only letters, digits and !#$%&'*+-.^_`|~ are allowed); nothing was sent."
+        case .invalidHeaderValue(let name):
+            return "The value of the header \(String(reflecting: name)) contains a control character such as CR or LF; nothing was sent."
+        case .bodyInTRACERequest:
+            return "A TRACE request must not have a body; nothing was sent."
         }
     }
 }

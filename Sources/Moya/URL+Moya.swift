@@ -8,6 +8,14 @@ extension URL {
     /// stays after the new path, and characters such as `?`, spaces and `%` in the path are
     /// percent-encoded.
     ///
+    /// Dot segments in the resulting path are then resolved as RFC 3986 (section 5.2.4) says, as a
+    /// browser or `URL(string:relativeTo:)` would: `.` is dropped, and `..` drops the segment
+    /// before it, so that `/v1` and `/users/../admin` give `/v1/admin`. `..` never climbs above
+    /// the root: `/v1` and `/../../admin` give `/admin`. Only a segment that is exactly `.` or
+    /// `..` counts: `.well-known` and percent-encoded dots (`%2E%2E`) are data and are sent as
+    /// they are. (Moya 15 sends dot segments unresolved; servers and proxies then disagree
+    /// about which resource is meant.)
+    ///
     /// - Parameter target: The target whose URL to build.
     public init<T: TargetType>(target: T) {
         let path = target.path
@@ -17,7 +25,7 @@ extension URL {
         } else if let string = URL.appendingPathString(path, to: baseURL), let url = URL(string: string) {
             self = url
         } else {
-            self = baseURL.appendingPathComponent(path)
+            self = URL.removingDotSegments(from: baseURL.appendingPathComponent(path))
         }
     }
 
@@ -30,7 +38,18 @@ extension URL {
         if path.isEmpty {
             return baseURL.absoluteString
         }
-        return appendingPathString(path, to: baseURL) ?? baseURL.appendingPathComponent(path).absoluteString
+        return appendingPathString(path, to: baseURL) ?? removingDotSegments(from: baseURL.appendingPathComponent(path)).absoluteString
+    }
+
+    /// `url` with the dot segments of its path removed (``DotSegments``); `url` itself when
+    /// there are none. For the URLs that ``appendingPathString(_:to:)`` does not write.
+    private static func removingDotSegments(from url: URL) -> URL {
+        guard var components = URLComponents(url: url, resolvingAgainstBaseURL: true),
+              DotSegments.contains(in: components.percentEncodedPath) else {
+            return url
+        }
+        components.percentEncodedPath = DotSegments.removing(from: components.percentEncodedPath)
+        return components.url ?? url
     }
 
     /// `baseURL` with `path` appended as `appendingPathComponent` appends it, written directly
@@ -38,7 +57,9 @@ extension URL {
     /// fragment (a file URL, for one, makes Foundation look at the file system).
     ///
     /// One `/` joins the two: a trailing `/` on the base and a leading one on the path become a
-    /// single `/`. The path is percent-encoded outside RFC 3986's path characters.
+    /// single `/`. The path is percent-encoded outside RFC 3986's path characters. Dot segments
+    /// in the result's path are removed (``DotSegments``): one scan of the path finds none in
+    /// the common case.
     private static func appendingPathString(_ path: String, to baseURL: URL) -> String? {
         guard baseURL.baseURL == nil else { return nil }
         var base = baseURL.absoluteString
@@ -57,6 +78,8 @@ extension URL {
         guard starts(base, with: "http://") || starts(base, with: "https://"),
               !base.contains(where: { $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "#") })
         else { return nil }
+        // Where the authority starts, after `http://` or `https://`.
+        let authorityStart = base[4] == UInt8(ascii: "s") ? 8 : 7
         let baseEndsWithSlash = base.last == UInt8(ascii: "/")
         var path = path[...]
         var needsSlash = false
@@ -76,7 +99,7 @@ extension URL {
                     index += 1
                 }
                 index = buffer[index...].initialize(fromContentsOf: path)
-                return index
+                return removingDotSegments(in: buffer, authorityStart: authorityStart, count: index)
             }
         }
         var bytes: [UInt8] = []
@@ -84,7 +107,24 @@ extension URL {
         bytes.append(contentsOf: base)
         if needsSlash { bytes.append(UInt8(ascii: "/")) }
         PercentEscaping.append(path, to: &bytes, allowed: .path)
-        return String(decoding: bytes, as: UTF8.self)
+        let count = bytes.withUnsafeMutableBufferPointer { buffer in
+            removingDotSegments(in: buffer, authorityStart: authorityStart, count: buffer.count)
+        }
+        return String(decoding: bytes[..<count], as: UTF8.self)
+    }
+
+    /// Removes the dot segments of the path of the URL in `bytes[..<count]`, in place, when it
+    /// has any; returns the new count. `authorityStart` is where the URL's authority starts.
+    ///
+    /// The scan starts at the authority, which has no `/`, so the path's start is only looked
+    /// for when there is something to remove. (A host such as `..` would be taken for a dot
+    /// segment; the removal then starts at the path, and finds nothing to remove.)
+    private static func removingDotSegments(in bytes: UnsafeMutableBufferPointer<UInt8>, authorityStart: Int, count: Int) -> Int {
+        guard DotSegments.contains(UnsafeBufferPointer(rebasing: bytes[..<count]), from: authorityStart),
+              let pathStart = bytes[authorityStart..<count].firstIndex(of: UInt8(ascii: "/")) else {
+            return count
+        }
+        return DotSegments.remove(in: bytes, from: pathStart, count: count)
     }
 
     /// Whether `bytes` begin with the bytes of `prefix`.

@@ -21,6 +21,7 @@ enum Route: Sendable, Equatable {
     case headersOnlyThenHang
     case flaky(key: String)
     case token(expected: String)
+    case informational(code: Int?)
     case notFound
 
     /// Maps path segments (see ``RequestTarget/pathSegments``) to a route.
@@ -54,6 +55,7 @@ enum Route: Sendable, Equatable {
         case ("headers-only-then-hang", 1): self = .headersOnlyThenHang
         case ("flaky", 2): self = .flaky(key: segments[1])
         case ("token", 2): self = .token(expected: segments[1])
+        case ("informational", 2): self = .informational(code: number(1))
         default: self = .notFound
         }
     }

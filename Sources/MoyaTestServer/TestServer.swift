@@ -29,6 +29,8 @@ import NIOSSL
 ///   requests for `key` fail with `status` (or a dropped connection), later ones get
 ///   `{"attempt": n}`.
 /// - `/token/<t>`: 200 with `Authorization: Bearer <t>`, 401 otherwise.
+/// - `/informational/<code>`: only a head with that `1xx` status (`101` with `Upgrade`), then
+///   the connection closes.
 /// - `/drop`, `/malformed`, `/truncate/<n>`, `/headers-only-then-hang`: broken responses.
 /// - anything else: 404 `{"error": "not found"}`.
 public final class TestServer: Sendable {

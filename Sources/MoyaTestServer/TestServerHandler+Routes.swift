@@ -97,6 +97,19 @@ extension TestServerHandler {
                 headers.add(name: "WWW-Authenticate", value: "Bearer")
                 self.send(.json(["authenticated": false], status: .unauthorized, headers: headers), for: head, context: context)
             }
+        case .informational(let code):
+            guard let code, (100...199).contains(code) else {
+                self.send(.badRequest("informational status must be between 100 and 199"), for: head, context: context)
+                return
+            }
+            // Written by hand: NIO's encoder treats a 1xx head as interim and waits for the
+            // final response, which this route never sends.
+            let reason = code == 101 ? "Switching Protocols" : "Informational"
+            var text = "HTTP/1.1 \(code) \(reason)\r\n"
+            if code == 101 {
+                text += "Connection: Upgrade\r\nUpgrade: moya-test\r\n"
+            }
+            self.writeRawAndClose(Array((text + "\r\n").utf8), context: context)
         case .notFound:
             self.send(.notFound, for: head, context: context)
         }
@@ -144,10 +157,11 @@ extension TestServerHandler {
         return .json(["status": code], status: HTTPResponseStatus(statusCode: code), headers: headers)
     }
 
+    /// A redirect to `location`, with a short text body as many servers send.
     private func redirect(to location: String, status: HTTPResponseStatus) -> TestResponse {
-        var headers = HTTPHeaders()
-        headers.add(name: "Location", value: location)
-        return TestResponse(status: status, headers: headers)
+        var response = TestResponse.text("Redirecting to \(location)", status: status)
+        response.headers.add(name: "Location", value: location)
+        return response
     }
 
     private func redirectTo(_ target: RequestTarget) -> TestResponse {

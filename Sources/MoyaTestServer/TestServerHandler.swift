@@ -247,7 +247,7 @@ final class TestServerHandler: ChannelInboundHandler, RemovableChannelHandler {
     }
 
     /// Writes `bytes` straight to the socket, bypassing the HTTP encoder, then closes.
-    private func writeRawAndClose(_ bytes: [UInt8], context: ChannelHandlerContext) {
+    func writeRawAndClose(_ bytes: [UInt8], context: ChannelHandlerContext) {
         let buffer = context.channel.allocator.buffer(bytes: bytes)
         do {
             // Writing from the encoder's context sends the bytes to the handlers before it,

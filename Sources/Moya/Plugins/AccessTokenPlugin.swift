@@ -16,7 +16,7 @@ import FoundationNetworking
 /// Targets that are not ``AccessTokenAuthorizable``, or whose ``AccessTokenAuthorizable/authorizationType``
 /// is `nil`, are left alone. An `Authorization` header the request already has is replaced
 /// (Moya comma-joined the two values). Stubbed requests get the header too. A token with a
-/// CR, LF or NUL in it fails the request with ``RequestValidationError/invalidHeader(name:)``
+/// CR, LF or NUL in it fails the request with ``RequestValidationError/invalidHeaderValue(name:)``
 /// before anything is sent, rather than sending it without the header.
 public struct AccessTokenPlugin: PluginType {
     /// Returns the token for a target. For a ``MultiTarget`` it gets the wrapped target.

@@ -20,12 +20,31 @@ final class DataResponseDelegate: HTTPClientResponseDelegate, @unchecked Sendabl
     private let uploadLength: Int64?
     private var sent: Int64 = 0
     private let reportedURL: URL?
-    private var collector = ResponseCollector()
+    private var collector: ResponseCollector
     private var expected: Int64 = -1
+    /// Whether the session follows redirects, whose responses report no progress.
+    private let followsRedirects: Bool
+    /// Whether this response is a redirect the session will follow.
+    private var isRedirect = false
 
-    /// - Parameter reportedURL: The URL the response names when AsyncHTTPClient connects
-    ///   elsewhere (through the ``TLSBridge``); `nil` reports the URL it visited.
-    init(progress: TransportProgressHandler?, uploadLength: Int64? = nil, reportedURL: URL? = nil) {
+    /// - Parameters:
+    ///   - progress:          Reports progress.
+    ///   - uploadLength:      The length of a streamed upload, whose progress is reported.
+    ///   - reportedURL:       The URL the response names when AsyncHTTPClient connects
+    ///                        elsewhere (through the ``TLSBridge``); `nil` reports the URL it
+    ///                        visited.
+    ///   - maximumBodySize:   The most body bytes to accept (``ResponseCollector``), or `nil`.
+    ///   - followsRedirects:  Whether the session follows redirects: the body of a redirect it
+    ///                        follows reports no progress.
+    init(
+        progress: TransportProgressHandler?,
+        uploadLength: Int64? = nil,
+        reportedURL: URL? = nil,
+        maximumBodySize: Int64?,
+        followsRedirects: Bool
+    ) {
+        self.collector = ResponseCollector(limit: maximumBodySize)
+        self.followsRedirects = followsRedirects
         self.reportedURL = reportedURL
         self.progress = progress
         self.uploadLength = uploadLength
@@ -38,20 +57,25 @@ final class DataResponseDelegate: HTTPClientResponseDelegate, @unchecked Sendabl
     }
 
     func didVisitURL(task: HTTPClient.Task<TransportResponse>, _ request: HTTPClient.Request, _ head: HTTPResponseHead) {
-        collector.visited(reportedURL ?? request.url)
+        collector.visited(reportedURL ?? request.url, method: request.method)
     }
 
     func didReceiveHead(task: HTTPClient.Task<TransportResponse>, _ head: HTTPResponseHead) -> EventLoopFuture<Void> {
-        collector.receivedHead(head)
+        if let error = collector.receivedHead(head) {
+            return task.eventLoop.makeFailedFuture(error)
+        }
         if progress != nil {
             expected = head.expectedBodyLength
+            isRedirect = followsRedirects && head.isRedirect
         }
         return task.eventLoop.makeSucceededVoidFuture()
     }
 
     func didReceiveBodyPart(task: HTTPClient.Task<TransportResponse>, _ buffer: ByteBuffer) -> EventLoopFuture<Void> {
-        collector.receivedBodyPart(buffer)
-        if uploadLength == nil {
+        if let error = collector.receivedBodyPart(buffer) {
+            return task.eventLoop.makeFailedFuture(error)
+        }
+        if uploadLength == nil, !isRedirect {
             progress?(collector.received, expected)
         }
         return task.eventLoop.makeSucceededVoidFuture()
@@ -63,6 +87,12 @@ final class DataResponseDelegate: HTTPClientResponseDelegate, @unchecked Sendabl
 }
 
 extension HTTPResponseHead {
+    /// Whether this is a redirect a session following redirects may follow: a status in
+    /// ``Session/isRedirectStatus(_:)`` with a `Location`.
+    var isRedirect: Bool {
+        Session.isRedirectStatus(Int(status.code)) && headers.contains(name: "Location")
+    }
+
     /// The number of body bytes a delegate will count, for progress: the `Content-Length`, or -1
     /// when it is missing or invalid, or when the body is compressed (it is delivered
     /// decompressed, so its `Content-Length` says nothing about the bytes counted).

@@ -19,8 +19,9 @@ import FoundationNetworking
 /// validation, errors, cancellation and the queue the completion runs on.
 ///
 /// Sendable: `state` sits behind its lock; the collector is only touched by AsyncHTTPClient's
-/// delegate calls, which all run on the task's event loop, one at a time; the completion is
-/// called exactly once (guarded by `state.finished`).
+/// delegate calls, which all run on the task's event loop, one at a time, and replaced for a
+/// redirect's task before that task starts; the completion is called exactly once (guarded by
+/// `state.finished`).
 final class DirectRequest: Cancellable, HTTPClientResponseDelegate, @unchecked Sendable {
     typealias Response = TransportResponse
 
@@ -31,6 +32,8 @@ final class DirectRequest: Cancellable, HTTPClientResponseDelegate, @unchecked S
         var finished = false
         /// Whether ``cancel()`` was called.
         var cancelled = false
+        /// The URLs visited so far, once a redirect was followed.
+        var visited: [String] = []
     }
 
     private let state = Protected(State())
@@ -38,7 +41,7 @@ final class DirectRequest: Cancellable, HTTPClientResponseDelegate, @unchecked S
     private let callbackQueue: DispatchQueue?
     private let validation: ValidationType
     private let completion: UncheckedSendable<Completion>
-    private var collector = ResponseCollector()
+    private var collector: ResponseCollector
 
     /// - Parameters:
     ///   - session:       The transport.
@@ -50,6 +53,7 @@ final class DirectRequest: Cancellable, HTTPClientResponseDelegate, @unchecked S
         self.callbackQueue = callbackQueue
         self.validation = validation
         self.completion = UncheckedSendable(completion)
+        self.collector = ResponseCollector(limit: session.configuration.maximumResponseBodySize)
     }
 
     var isCancelled: Bool {
@@ -93,14 +97,26 @@ final class DirectRequest: Cancellable, HTTPClientResponseDelegate, @unchecked S
             finish(.failure(error))
             return
         }
+        execute(request, original: request, crossedOrigin: false, deadline: session.deadline(for: request))
+    }
+
+    /// Sends `request`, the original one or a redirect's, and delivers the result or follows
+    /// the next redirect. The result names `original`, as the provider prepared it.
+    ///
+    /// - Parameters:
+    ///   - request:       What to send.
+    ///   - original:      The request the provider prepared.
+    ///   - crossedOrigin: Whether a redirect led to another origin than the original's.
+    ///   - deadline:      When the whole request, redirects included, must be done by.
+    private func execute(_ request: URLRequest, original: URLRequest, crossedOrigin: Bool, deadline: NIODeadline?) {
         let clientRequest: HTTPClient.Request
         do {
-            clientRequest = try session.makeClientRequest(request, authorization: nil, route: .direct)
+            clientRequest = try session.makeClientRequest(request, authorization: nil, route: .direct, crossedOrigin: crossedOrigin)
         } catch {
-            finish(RequestDelivery.result(of: .failure(error), request: request, validation: validation))
+            finish(RequestDelivery.result(of: .failure(session.explainingFailure(error, of: request)), request: original, validation: validation))
             return
         }
-        let task = session.client.execute(request: clientRequest, delegate: self, eventLoop: .indifferent, deadline: session.deadline(for: request))
+        let task = session.client.execute(request: clientRequest, delegate: self, eventLoop: .indifferent, deadline: deadline)
         let cancelledMeanwhile: Bool = state.withLock { state in
             guard !state.finished else { return true }
             state.task = task
@@ -110,9 +126,40 @@ final class DirectRequest: Cancellable, HTTPClientResponseDelegate, @unchecked S
             task.cancel()
         }
         task.futureResult.whenComplete { [self] result in
-            let result = result.mapError { TransportError.annotatingTLSFailure($0, host: request.url?.host) }
-            finish(RequestDelivery.result(of: result, request: request, validation: validation))
+            if case .success(let response) = result {
+                let next: RedirectStep?
+                do {
+                    next = try followedRedirect(after: response, of: request, original: original)
+                } catch {
+                    finish(RequestDelivery.result(of: .failure(error), request: original, validation: validation))
+                    return
+                }
+                if let next {
+                    // The delegate methods of the next task run after this point.
+                    collector = ResponseCollector(limit: session.configuration.maximumResponseBodySize)
+                    execute(next.request, original: original, crossedOrigin: crossedOrigin || next.crossesOrigin, deadline: deadline)
+                    return
+                }
+            }
+            let result = result.mapError { session.explainingFailure($0, of: request) }
+            finish(RequestDelivery.result(of: result, request: original, validation: validation))
         }
+    }
+
+    /// The redirect to follow after `response` to `request` (the original request or a
+    /// redirect's), recorded; `nil` when the response is the result.
+    ///
+    /// - Throws: `HTTPClientError.redirectLimitReached` or `.redirectCycleDetected`, and
+    ///   `HTTPClientError.cancelled` when the request was cancelled meanwhile.
+    private func followedRedirect(after response: TransportResponse, of request: URLRequest, original: URLRequest) throws -> RedirectStep? {
+        guard let step = session.redirectStep(after: response, of: request, bodyIsReplayable: true) else {
+            return nil
+        }
+        try state.withLock { state in
+            if state.finished { throw HTTPClientError.cancelled }
+            try session.recordRedirect(to: step.target, after: original.url, visited: &state.visited)
+        }
+        return step
     }
 
     /// Marks the request finished; `false` when it already was (cancelled).
@@ -145,16 +192,20 @@ final class DirectRequest: Cancellable, HTTPClientResponseDelegate, @unchecked S
     // MARK: - HTTPClientResponseDelegate
 
     func didVisitURL(task: HTTPClient.Task<TransportResponse>, _ request: HTTPClient.Request, _ head: HTTPResponseHead) {
-        collector.visited(request.url)
+        collector.visited(request.url, method: request.method)
     }
 
     func didReceiveHead(task: HTTPClient.Task<TransportResponse>, _ head: HTTPResponseHead) -> EventLoopFuture<Void> {
-        collector.receivedHead(head)
+        if let error = collector.receivedHead(head) {
+            return task.eventLoop.makeFailedFuture(error)
+        }
         return task.eventLoop.makeSucceededVoidFuture()
     }
 
     func didReceiveBodyPart(task: HTTPClient.Task<TransportResponse>, _ buffer: ByteBuffer) -> EventLoopFuture<Void> {
-        collector.receivedBodyPart(buffer)
+        if let error = collector.receivedBodyPart(buffer) {
+            return task.eventLoop.makeFailedFuture(error)
+        }
         return task.eventLoop.makeSucceededVoidFuture()
     }
 

@@ -29,10 +29,21 @@ final class DownloadResponseDelegate: HTTPClientResponseDelegate, @unchecked Sen
     private var errorBody: ByteBuffer?
     private var received: Int64 = 0
     private var expected: Int64 = -1
+    /// Whether the session follows redirects, whose responses report no progress.
+    private let followsRedirects: Bool
+    /// Whether this response is a redirect the session will follow.
+    private var isRedirect = false
 
-    /// - Parameter reportedURL: The URL the response names when AsyncHTTPClient connects
-    ///   elsewhere (through the ``TLSBridge``); `nil` reports the URL it visited.
-    init(sink: DownloadSink, progress: TransportProgressHandler?, reportedURL: URL? = nil) {
+    /// - Parameters:
+    ///   - sink:             Where the body goes.
+    ///   - progress:         Reports progress.
+    ///   - reportedURL:      The URL the response names when AsyncHTTPClient connects
+    ///                       elsewhere (through the ``TLSBridge``); `nil` reports the URL it
+    ///                       visited.
+    ///   - followsRedirects: Whether the session follows redirects: the body of a redirect it
+    ///                       follows reports no progress.
+    init(sink: DownloadSink, progress: TransportProgressHandler?, reportedURL: URL? = nil, followsRedirects: Bool) {
+        self.followsRedirects = followsRedirects
         self.reportedURL = reportedURL
         self.sink = sink
         self.progress = progress
@@ -45,6 +56,7 @@ final class DownloadResponseDelegate: HTTPClientResponseDelegate, @unchecked Sen
     func didReceiveHead(task: HTTPClient.Task<TransportResponse>, _ head: HTTPResponseHead) -> EventLoopFuture<Void> {
         self.head = head
         expected = head.expectedBodyLength
+        isRedirect = followsRedirects && head.isRedirect
         guard sink.accepts(Int(head.status.code)) else {
             return task.eventLoop.makeSucceededVoidFuture()
         }
@@ -70,7 +82,9 @@ final class DownloadResponseDelegate: HTTPClientResponseDelegate, @unchecked Sen
 
     func didReceiveBodyPart(task: HTTPClient.Task<TransportResponse>, _ buffer: ByteBuffer) -> EventLoopFuture<Void> {
         received += Int64(buffer.readableBytes)
-        progress?(received, expected)
+        if !isRedirect {
+            progress?(received, expected)
+        }
         guard let file else {
             keepErrorBody(buffer)
             return task.eventLoop.makeSucceededVoidFuture()
@@ -90,6 +104,7 @@ final class DownloadResponseDelegate: HTTPClientResponseDelegate, @unchecked Sen
         guard let head = head, let url = url else {
             throw URLError(.badServerResponse)
         }
+        try ResponseCollector.checkFinal(head)
         let httpResponse = DeferredHTTPURLResponse(head: head, url: url)
         guard let file else {
             let data = errorBody.map { Data(buffer: $0, byteTransferStrategy: .noCopy) } ?? Data()

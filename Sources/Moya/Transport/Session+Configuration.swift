@@ -4,7 +4,12 @@ extension Session {
     /// How a ``Session`` sends requests: timeouts, redirects, decompression, default headers,
     /// connection pooling, HTTP version, proxy, TLS and server trust.
     public struct Configuration: Sendable {
-        /// What to do with a redirect response (3xx with a `Location`).
+        /// What to do with a redirect response (`301`, `302`, `303`, `307` or `308` with a
+        /// `Location`).
+        ///
+        /// The session follows redirects itself, hop by hop: each one is checked like the first
+        /// request (a `Location` with a port out of range fails with
+        /// ``RequestValidationError/invalidPort(_:)``), and only to `http` and `https` URLs.
         public enum RedirectPolicy: Sendable, Equatable {
             /// Follow up to `max` redirects; a cycle fails unless `allowCycles` is set.
             case follow(max: Int, allowCycles: Bool)
@@ -98,8 +103,8 @@ extension Session {
         public var tls: TLSSettings
 
         /// Per-host server trust evaluation (pinning), or `nil` (the default) to judge every
-        /// server by ``tls`` alone. With a manager, the session follows redirects itself (as
-        /// ``redirectPolicy`` says), so that each hop is judged for its own host.
+        /// server by ``tls`` alone. With a manager, each redirect hop is judged for its own
+        /// host.
         public var serverTrustManager: ServerTrustManager?
 
         /// Whether the pool keeps trying to open a connection that failed (until the connect
@@ -112,6 +117,26 @@ extension Session {
 
         /// How long an idle connection stays in the pool. Default: 60 seconds.
         public var connectionIdleTimeout: TimeInterval
+
+        /// The largest response body, in bytes, that a request keeps in memory, or `nil` for no
+        /// limit. Default: ``defaultMaximumResponseBodySize`` (100 MiB).
+        ///
+        /// A response that announces a larger body in its `Content-Length` fails as soon as its
+        /// head arrives, before any of the body is read; one without a `Content-Length` (or that
+        /// sends more than it announced) fails as soon as the bytes received go over the limit.
+        /// Either way the connection is closed and the request fails with
+        /// ``SessionError/responseBodyTooLarge(limit:announcedLength:)``, so a server cannot make
+        /// the process hold more than this much for one request. A body of exactly this size is
+        /// accepted. The limit applies to the body as delivered, after decompression, and not to
+        /// the responses of `HEAD` requests, which have no body.
+        ///
+        /// Downloads (``Task/downloadDestination(_:)`` and ``Task/downloadParameters(parameters:encoding:destination:)``)
+        /// are not limited: they are written to disk as they arrive, never kept in memory (a
+        /// rejected status code's body is kept, but only its first MiB).
+        public var maximumResponseBodySize: Int64?
+
+        /// The default ``maximumResponseBodySize``: 100 MiB.
+        public static let defaultMaximumResponseBodySize: Int64 = 100 * 1024 * 1024
 
         /// Where downloads are written while they arrive, before they move to their destination.
         /// Default: `org.moya.downloads` in the system's temporary directory. Put it on the same
@@ -133,8 +158,10 @@ extension Session {
             proxy: Proxy? = nil,
             tls: TLSSettings = TLSSettings(),
             serverTrustManager: ServerTrustManager? = nil,
-            retriesFailedConnections: Bool = false
+            retriesFailedConnections: Bool = false,
+            maximumResponseBodySize: Int64? = Configuration.defaultMaximumResponseBodySize
         ) {
+            self.maximumResponseBodySize = maximumResponseBodySize
             self.retriesFailedConnections = retriesFailedConnections
             self.tls = tls
             self.serverTrustManager = serverTrustManager

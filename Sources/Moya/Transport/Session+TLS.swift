@@ -46,7 +46,8 @@ extension Session {
     /// public key.
     ///
     /// - Throws: `URLError(.badURL)` for a request without a URL (when the route depends on
-    ///   it), the session's TLS setup error, ``TLSError/noEvaluatorFound(host:)``, or
+    ///   it), ``RequestValidationError/invalidPort(_:)`` for a bridged one with a port out of
+    ///   range, the session's TLS setup error, ``TLSError/noEvaluatorFound(host:)``, or
     ///   ``TLSError/invalidConfiguration(_:)`` for an evaluator that cannot be applied.
     func route(for request: URLRequest) throws -> TransportRoute {
         // Read the URL only when the answer depends on it.
@@ -74,6 +75,8 @@ extension Session {
             guard !keys.isEmpty else {
                 throw TLSError.invalidConfiguration("no pinned public key for \(host)")
             }
+            // The bridge connects to the port itself; nothing may reach it out of range.
+            try Session.checkPort(of: url)
             guard configuration.proxy == nil else {
                 throw TLSError.invalidConfiguration("\(host) is pinned by public key, which does not work through a proxy")
             }

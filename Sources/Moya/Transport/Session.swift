@@ -38,9 +38,6 @@ public final class Session: Sendable {
     let bridge: TLSBridge
     /// ``Configuration/headers`` as AsyncHTTPClient takes them.
     let sessionHeaders: NIOHTTP1.HTTPHeaders
-    /// The name of a session header whose name or value cannot be sent (then every request
-    /// fails with ``RequestValidationError/invalidHeader(name:)``); `nil` when all are valid.
-    let invalidSessionHeaderName: String?
     /// Whether every request goes ``TransportRoute/direct``, whatever its URL: true without a
     /// trust manager and with a valid TLS setup (``route(for:)`` need not read the URL).
     let routesEveryRequestDirectly: Bool
@@ -72,7 +69,6 @@ public final class Session: Sendable {
         // Sendable: the copy is made here and never handed out or mutated; readers copy it again.
         self.urlSessionConfiguration = urlSessionConfiguration.map { UncheckedSendable($0.copy() as! URLSessionConfiguration) }
         self.sessionHeaders = NIOHTTP1.HTTPHeaders(configuration.headers.map { ($0.key, $0.value) })
-        self.invalidSessionHeaderName = HeaderField.firstInvalidName(in: configuration.headers)
         let baseTLS = Result { () throws(TLSError) -> TLSConfiguration in try Session.nioTLSConfiguration(configuration.tls) }
         self.baseTLS = baseTLS
         if configuration.serverTrustManager == nil, case .success = baseTLS {
@@ -162,29 +158,33 @@ public final class Session: Sendable {
 
     /// Builds the AsyncHTTPClient request for `urlRequest`.
     ///
-    /// Every header name and value is checked on the way (one pass over its bytes): a name
-    /// that is not a token, or a value with CR, LF, NUL or another control character, fails
-    /// with ``RequestValidationError/invalidHeader(name:)`` before anything is sent.
+    /// Refuses what AsyncHTTPClient would send as it is, or could not send at all: a method that
+    /// is not a token (it would be written into the request line as it is, line breaks
+    /// included), and a port outside `1...65535` (AsyncHTTPClient traps on one with an IP
+    /// address and silently truncates one with a host name). Headers are checked by
+    /// AsyncHTTPClient; ``explainingFailure(_:of:)`` names the culprit when it refuses them.
     ///
     /// - Parameters:
     ///   - urlRequest:    The request.
-    ///   - authorization: An `Authorization` value that replaces the request's.
-    ///   - body:          A streamed body that replaces `urlRequest.httpBody`.
-    ///   - route:         How the request reaches its server (``route(for:)``).
-    ///   - socketPath:    For a bridged route, the bridge's socket for the host.
+    ///   - authorization:   An `Authorization` value that replaces the request's.
+    ///   - body:            A streamed body that replaces `urlRequest.httpBody`.
+    ///   - route:           How the request reaches its server (``route(for:)``).
+    ///   - socketPath:      For a bridged route, the bridge's socket for the host.
+    ///   - crossedOrigin:   Whether a redirect led to another origin: the session's own
+    ///                      credential headers are not sent either
+    ///                      (``RedirectStep/credentialHeaders``).
     func makeClientRequest(
         _ urlRequest: URLRequest,
         authorization: String?,
         body streamedBody: HTTPClient.Body? = nil,
         route: TransportRoute,
-        socketPath: String? = nil
+        socketPath: String? = nil,
+        crossedOrigin: Bool = false
     ) throws -> HTTPClient.Request {
         guard let url = urlRequest.url else {
             throw URLError(.badURL)
         }
-        if let invalidSessionHeaderName {
-            throw RequestValidationError.invalidHeader(name: invalidSessionHeaderName)
-        }
+        try Session.checkPort(of: url)
         // The session's headers, built once; a request without headers of its own shares them
         // as they are. A request header replaces the session's of the same (case-insensitive)
         // name, and comes after the session's.
@@ -195,16 +195,22 @@ public final class Session: Sendable {
                 headers.remove(name: name)
             }
             for (name, value) in requestHeaders {
-                guard HeaderField.isValidName(name), HeaderField.isValidValue(value) else {
-                    throw RequestValidationError.invalidHeader(name: name)
-                }
                 headers.add(name: name, value: value)
+            }
+        }
+        if crossedOrigin {
+            for name in RedirectStep.credentialHeaders {
+                headers.remove(name: name)
             }
         }
         if let authorization = authorization {
             headers.replaceOrAdd(name: "Authorization", value: authorization)
         }
         let method = HTTPMethod(rawValue: urlRequest.httpMethod ?? "GET")
+        // The standard methods are recognised by NIO, and need no check.
+        if case .RAW(let value) = method, !HTTPSyntax.isToken(value) {
+            throw RequestValidationError.invalidMethod(value)
+        }
         let body = streamedBody ?? urlRequest.httpBody.map { HTTPClient.Body.bytes($0) }
         switch route {
         case .direct:
@@ -229,11 +235,52 @@ public final class Session: Sendable {
         }
     }
 
-    /// Whether the exchange follows redirects itself, so that every hop gets its own route and
-    /// trust evaluation (AsyncHTTPClient would reuse the first hop's TLS configuration and
-    /// connect directly). True when the session has a ``ServerTrustManager``.
-    var followsRedirectsItself: Bool {
-        configuration.serverTrustManager != nil
+    /// Throws ``RequestValidationError/invalidPort(_:)`` when `url` names a port outside
+    /// `1...65535`.
+    static func checkPort(of url: URL) throws {
+        if let port = url.port, !(1...65535).contains(port) {
+            throw RequestValidationError.invalidPort(port)
+        }
+    }
+
+    /// The error to report for a request that failed: a TLS failure named for its host (see
+    /// ``TransportError/annotatingTLSFailure(_:host:)``), or for an AsyncHTTPClient error that
+    /// refused the request, what is wrong with it: an unsupported URL scheme, or an invalid
+    /// header name or value. Other errors are returned unchanged.
+    ///
+    /// The request is only looked at here, once it has failed: AsyncHTTPClient checks every
+    /// header of every request, and checking them again before sending would double that cost
+    /// for nothing. Its errors for these refusals carry the culprit in a form that can only be
+    /// read by parsing their description.
+    ///
+    /// - Parameters:
+    ///   - error:      The failure.
+    ///   - urlRequest: The request that failed.
+    func explainingFailure(_ error: any Error, of urlRequest: URLRequest) -> any Error {
+        if error is HTTPClientError, let cause = refusalCause(of: urlRequest) {
+            return cause
+        }
+        return TransportError.annotatingTLSFailure(error, host: urlRequest.url?.host)
+    }
+
+    /// Why AsyncHTTPClient would refuse `urlRequest` before sending it, if it would.
+    private func refusalCause(of urlRequest: URLRequest) -> (any Error)? {
+        if let scheme = urlRequest.url?.scheme, !["http", "https"].contains(scheme.lowercased()) {
+            return URLError(.unsupportedURL, userInfo: [
+                NSLocalizedDescriptionKey: "The URL scheme \(String(reflecting: scheme)) is not supported; only http and https are.",
+            ])
+        }
+        // The headers as `makeClientRequest` sends them: the session's, then the request's.
+        let requestHeaders = urlRequest.allHTTPHeaderFields ?? [:]
+        for (name, value) in Array(configuration.headers) + Array(requestHeaders) {
+            guard HTTPSyntax.isToken(name) else {
+                return RequestValidationError.invalidHeaderName(name)
+            }
+            guard HTTPSyntax.isFieldValue(value) else {
+                return RequestValidationError.invalidHeaderValue(name: name)
+            }
+        }
+        return nil
     }
 
     /// When `urlRequest` must be done by: the sooner of the session's resource timeout and the
@@ -265,15 +312,8 @@ public final class Session: Sendable {
     static let foundationDefaultTimeoutInterval: TimeInterval = 60
 
     private static func clientConfiguration(for configuration: Configuration) -> HTTPClient.Configuration {
-        var redirect: HTTPClient.Configuration.RedirectConfiguration
-        switch configuration.redirectPolicy {
-        case let .follow(max, allowCycles): redirect = .follow(max: max, allowCycles: allowCycles)
-        case .disallow: redirect = .disallow
-        }
-        if configuration.serverTrustManager != nil {
-            // TransportExchange follows them (see `followsRedirectsItself`).
-            redirect = .disallow
-        }
+        // The session follows redirects itself (see `redirectStep(after:of:bodyIsReplayable:)`).
+        let redirect = HTTPClient.Configuration.RedirectConfiguration.disallow
         let decompression: HTTPClient.Decompression
         switch configuration.decompression {
         case .disabled: decompression = .disabled

@@ -50,25 +50,54 @@ enum TransportError {
         return error
     }
 
+    /// AsyncHTTPClient's errors, told apart by value (`HTTPClientError` is `Equatable`). The few
+    /// that carry a value (an unsupported scheme, invalid header fields) cannot be matched that
+    /// way; ``Session/explainingFailure(_:of:)`` finds their cause in the request before they
+    /// get here.
     private static func translate(clientError: HTTPClientError) -> any Error {
         switch clientError {
         case .cancelled:
             return cancelled
-        case .connectTimeout, .readTimeout, .writeTimeout, .deadlineExceeded, .getConnectionFromPoolTimeout,
-             .tlsHandshakeTimeout, .socksHandshakeTimeout, .httpProxyHandshakeTimeout:
-            return urlError(.timedOut, "The request timed out.", clientError)
+        case .alreadyShutdown:
+            return SessionError.shutDown
+        case .connectTimeout:
+            return urlError(.timedOut, "The connection to the server could not be established in time.", clientError)
+        case .readTimeout:
+            return urlError(.timedOut, "The request timed out waiting for the server's response.", clientError)
+        case .writeTimeout:
+            return urlError(.timedOut, "The request timed out sending the request.", clientError)
+        case .deadlineExceeded:
+            return urlError(.timedOut, "The request did not complete in the time it was given.", clientError)
+        case .getConnectionFromPoolTimeout:
+            return urlError(.timedOut, "The request timed out waiting for a connection from the session's pool.", clientError)
+        case .tlsHandshakeTimeout:
+            return urlError(.timedOut, "The request timed out in the TLS handshake.", clientError)
+        case .socksHandshakeTimeout, .httpProxyHandshakeTimeout:
+            return urlError(.timedOut, "The request timed out connecting through the proxy.", clientError)
         case .remoteConnectionClosed:
             return urlError(.networkConnectionLost, "The server closed the connection.", clientError)
-        case .invalidURL, .emptyHost, .emptyScheme:
+        case .uncleanShutdown:
+            return urlError(.networkConnectionLost, "The server closed the TLS connection without a proper shutdown.", clientError)
+        case .requestStreamCancelled:
+            return urlError(.networkConnectionLost, "The server answered before the whole request body was sent, so the rest was not sent.", clientError)
+        case .invalidURL, .emptyHost, .emptyScheme, .missingSocketPath:
             return urlError(.badURL, "The URL is not valid for an HTTP request.", clientError)
-        case .redirectLimitReached, .redirectCycleDetected:
+        case .redirectLimitReached:
             return urlError(.httpTooManyRedirects, "Too many redirects.", clientError)
+        case .redirectCycleDetected:
+            return urlError(.httpTooManyRedirects, "The redirects lead back to a URL already visited.", clientError)
         case .bodyLengthMismatch:
             return urlError(.networkConnectionLost, "The body length did not match the Content-Length.", clientError)
+        case .traceRequestWithBody:
+            return RequestValidationError.bodyInTRACERequest
+        case .proxyAuthenticationRequired:
+            return urlError(.userAuthenticationRequired, "The proxy requires authentication (407 Proxy Authentication Required).", clientError)
+        case .invalidProxyResponse:
+            return urlError(.cannotConnectToHost, "The proxy refused to open a tunnel to the server, or answered with an invalid response.", clientError)
+        case .invalidProxyConfiguration, .invalidLocalAddress, .invalidDNSOverridesConfiguration,
+             .invalidHTTPVersionConfiguration, .invalidRedirectConfiguration:
+            return urlError(.unknown, "The session's configuration is not valid: \(clientError.shortDescription).", clientError)
         default:
-            if clientError.description.contains("unsupportedScheme") {
-                return urlError(.unsupportedURL, "The URL's scheme is not supported.", clientError)
-            }
             return urlError(.unknown, "The request failed: \(clientError).", clientError)
         }
     }

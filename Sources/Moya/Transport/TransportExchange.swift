@@ -7,16 +7,16 @@ import FoundationNetworking
 #endif
 
 /// One request/response exchange on a ``Session``, possibly in several attempts: when a Basic
-/// challenge is answered, and, on a session with a ``ServerTrustManager``, for every redirect
-/// (``Session/followsRedirectsItself``), so that each hop is routed and evaluated for its own
-/// host. Owns cancellation: once cancelled, no further attempt starts and the completion gets
-/// `HTTPClientError.cancelled` (mapped by the caller).
+/// challenge is answered, and for every redirect the session follows
+/// (``Session/redirectStep(after:of:bodyIsReplayable:)``), so that each hop is checked, routed
+/// and evaluated for its own host. Owns cancellation: once cancelled, no further attempt starts
+/// and the completion gets `HTTPClientError.cancelled` (mapped by the caller).
 final class TransportExchange: Sendable {
     private struct State {
         var task: HTTPClient.Task<TransportResponse>?
         var isCancelled = false
         var answeredChallenge = false
-        /// The URLs visited so far, when the exchange follows redirects itself.
+        /// The URLs visited so far, once a redirect was followed.
         var visited: [String] = []
     }
 
@@ -26,6 +26,8 @@ final class TransportExchange: Sendable {
         var body: StreamedBody?
         /// An `Authorization` value that replaces the request's (a Basic challenge answer).
         var authorization: String?
+        /// Whether a redirect led to another origin than the request's.
+        var crossedOrigin = false
     }
 
     private let session: Session
@@ -33,12 +35,15 @@ final class TransportExchange: Sendable {
     private let progress: TransportProgressHandler?
     private let completion: TransportCompletionHandler
     private let state = Protected(State())
+    /// When the whole exchange, every attempt included, must be done by.
+    private let deadline: NIODeadline?
 
     init(session: Session, request: TransportRequest, progress: TransportProgressHandler?, completion: @escaping TransportCompletionHandler) {
         self.session = session
         self.request = request
         self.progress = progress
         self.completion = completion
+        self.deadline = session.deadline(for: request.urlRequest)
     }
 
     func start() {
@@ -87,20 +92,27 @@ final class TransportExchange: Sendable {
         do {
             let body = attempt.body.map { BodyStreamer.clientBody(for: $0, eventLoop: session.client.eventLoopGroup.any()) }
             clientRequest = try session.makeClientRequest(
-                attempt.urlRequest, authorization: attempt.authorization, body: body, route: route, socketPath: socketPath
+                attempt.urlRequest, authorization: attempt.authorization, body: body, route: route, socketPath: socketPath,
+                crossedOrigin: attempt.crossedOrigin
             )
         } catch {
-            completion(.failure(error))
+            completion(.failure(session.explainingFailure(error, of: attempt.urlRequest)))
             return
         }
         let context = AttemptContext(attempt: attempt, route: route, bridgeFailuresBefore: bridgeFailuresBefore)
         // A bridged request goes to a local socket; the response names the real URL.
         let reportedURL: URL? = if case .bridged = route { attempt.urlRequest.url } else { nil }
         if let sink = request.download {
-            let delegate = DownloadResponseDelegate(sink: sink, progress: progress, reportedURL: reportedURL)
+            let delegate = DownloadResponseDelegate(sink: sink, progress: progress, reportedURL: reportedURL, followsRedirects: session.followsRedirects)
             run(clientRequest, context: context, delegate: delegate) { delegate.discard(on: $0) }
         } else {
-            let delegate = DataResponseDelegate(progress: progress, uploadLength: attempt.body.map { Int64($0.length) }, reportedURL: reportedURL)
+            let delegate = DataResponseDelegate(
+                progress: progress,
+                uploadLength: attempt.body.map { Int64($0.length) },
+                reportedURL: reportedURL,
+                maximumBodySize: session.configuration.maximumResponseBodySize,
+                followsRedirects: session.followsRedirects
+            )
             run(clientRequest, context: context, delegate: delegate) { $0.makeSucceededVoidFuture() }
         }
     }
@@ -122,7 +134,7 @@ final class TransportExchange: Sendable {
         delegate: Delegate,
         cleanUp: @escaping @Sendable (any EventLoop) -> EventLoopFuture<Void>
     ) where Delegate.Response == TransportResponse {
-        let task = session.client.execute(request: clientRequest, delegate: delegate, eventLoop: .indifferent, deadline: session.deadline(for: request.urlRequest))
+        let task = session.client.execute(request: clientRequest, delegate: delegate, eventLoop: .indifferent, deadline: deadline)
         let startedAfterCancel: Bool = state.withLock { state in
             state.task = task
             return state.isCancelled
@@ -164,7 +176,7 @@ final class TransportExchange: Sendable {
            let bridgeFailure = session.bridge.failure(for: upstream, after: context.bridgeFailuresBefore) {
             return bridgeFailure
         }
-        return TransportError.annotatingTLSFailure(error, host: context.attempt.urlRequest.url?.host)
+        return session.explainingFailure(error, of: context.attempt.urlRequest)
     }
 
     private func discard(_ response: TransportResponse) {
@@ -215,50 +227,22 @@ final class TransportExchange: Sendable {
         return "Basic " + Data("\(user):\(password)".utf8).base64EncodedString()
     }
 
-    /// The request for the redirect in `response`, when the exchange follows redirects itself;
-    /// it changes method, body and headers as AsyncHTTPClient would. A redirect that would
-    /// resend a body that cannot be read again is not followed.
+    /// The attempt for the redirect in `response`, when the session follows it
+    /// (``Session/redirectStep(after:of:bodyIsReplayable:)``).
     private func redirect(after response: TransportResponse, of attempt: Attempt) throws -> Attempt? {
-        guard session.followsRedirectsItself,
-              case .follow(let max, let allowCycles) = session.configuration.redirectPolicy else {
-            return nil
-        }
-        let status = response.statusCode
-        guard [301, 302, 303, 307, 308].contains(status),
-              let location = response.httpResponse?.value(forHTTPHeaderField: "Location"),
-              let current = attempt.urlRequest.url,
-              let target = URL(string: location, relativeTo: current)?.absoluteURL,
-              let scheme = target.scheme?.lowercased(), scheme == "http" || scheme == "https" else {
-            return nil
-        }
-        let method = attempt.urlRequest.httpMethod?.uppercased() ?? "GET"
-        let convertsToGet = (status == 303 && method != "HEAD") || ((status == 301 || status == 302) && method == "POST")
-        if !convertsToGet, let body = attempt.body, !body.isReplayable {
+        guard let step = session.redirectStep(after: response, of: attempt.urlRequest, bodyIsReplayable: attempt.body?.isReplayable ?? true) else {
             return nil
         }
         try state.withLock { state in
             if state.isCancelled { throw HTTPClientError.cancelled }
-            if state.visited.isEmpty { state.visited = [request.urlRequest.url?.absoluteString ?? ""] }
-            guard state.visited.count <= max else { throw HTTPClientError.redirectLimitReached }
-            guard allowCycles || !state.visited.contains(target.absoluteString) else { throw HTTPClientError.redirectCycleDetected }
-            state.visited.append(target.absoluteString)
+            try session.recordRedirect(to: step.target, after: request.urlRequest.url, visited: &state.visited)
         }
         var next = attempt
-        next.urlRequest.url = target
-        if convertsToGet {
-            next.urlRequest.httpMethod = "GET"
-            next.urlRequest.httpBody = nil
-            next.body = nil
-            next.urlRequest.setValue(nil, forHTTPHeaderField: "Content-Length")
-            next.urlRequest.setValue(nil, forHTTPHeaderField: "Content-Type")
-        }
-        // As AsyncHTTPClient does: credentials and cookies stay with their origin (scheme, host
-        // and port; so an HTTPS request's never go over plain HTTP).
-        if !URLOrigin.same(current, target) {
-            for name in ["Origin", "Cookie", "Authorization", "Proxy-Authorization"] {
-                next.urlRequest.setValue(nil, forHTTPHeaderField: name)
-            }
+        next.urlRequest = step.request
+        if step.dropsBody { next.body = nil }
+        if step.crossesOrigin {
             next.authorization = nil
+            next.crossedOrigin = true
         }
         return next
     }

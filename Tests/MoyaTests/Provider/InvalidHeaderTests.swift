@@ -40,7 +40,8 @@ private struct HeaderInterceptor: RequestInterceptor {
 }
 
 /// A header name or value with CR, LF or NUL (however it got into the request) fails the
-/// request with `RequestValidationError.invalidHeader(name:)` before anything is sent, and the
+/// request with `RequestValidationError.invalidHeaderValue(name:)` (or `invalidHeaderName`)
+/// before anything is sent, and the
 /// error names the header without showing its value.
 @Suite("Headers with CR, LF or NUL are refused before sending")
 final class InvalidHeaderTests {
@@ -64,13 +65,14 @@ final class InvalidHeaderTests {
             Issue.record("expected a RequestValidationError, got \(result)", sourceLocation: sourceLocation)
             return
         }
-        #expect(validationError == .invalidHeader(name: name), sourceLocation: sourceLocation)
+        let named = HTTPSyntax.isToken(name) ? RequestValidationError.invalidHeaderValue(name: name) : .invalidHeaderName(name)
+        #expect(validationError == named, sourceLocation: sourceLocation)
         var texts = [result.error.map { "\($0)" } ?? "", validationError.localizedDescription]
         if checksDebugText {
             texts.append(result.error.map { String(reflecting: $0) } ?? "")
         }
         for text in texts {
-            #expect(text.contains("header \"\(HeaderField.displayName(name).dropFirst().dropLast())"), "\(text)", sourceLocation: sourceLocation)
+            #expect(text.contains("header \(HTTPSyntax.isToken(name) ? "\"\(name)\"" : "name \(HeaderField.displayName(name))")"), "\(text)", sourceLocation: sourceLocation)
             #expect(!text.contains(secret), "\(text)", sourceLocation: sourceLocation)
         }
         #expect(server.receivedRequests.isEmpty, sourceLocation: sourceLocation)
@@ -149,8 +151,9 @@ final class InvalidHeaderTests {
 
     @Test("The description names the header but not its value")
     func description() {
-        let error = RequestValidationError.invalidHeader(name: "Authorization")
-        #expect(error.errorDescription == "The request was not sent: its header \"Authorization\" has a name or value with characters HTTP does not allow in headers (such as CR, LF or NUL).")
+        let error = RequestValidationError.invalidHeaderValue(name: "Authorization")
+        #expect(error.errorDescription == "The value of the header \"Authorization\" contains a control character such as CR or LF; nothing was sent.")
+        #expect(RequestValidationError.invalidHeaderName("X-Token: s3cret").errorDescription?.contains("s3cret") == false)
         #expect(HeaderField.displayName("X-Token: s3cret") == "\"X-Token…\"")
     }
 }

@@ -163,6 +163,64 @@ final class ProviderNetworkTests {
         #expect((loop.error?.underlyingError as? URLError)?.code == .httpTooManyRedirects)
     }
 
+    @Test("Redirects change the method, body and credentials as browsers do, on the direct path and the general pipeline",
+          arguments: [false, true])
+    func redirectSemantics(general: Bool) async throws {
+        let provider = MoyaProvider<ServerTarget>(plugins: general ? [RecordingPlugin()] : [])
+        func redirect(to location: String, status: Int) throws -> URL {
+            var components = try #require(URLComponents(url: base.appendingPathComponent("redirect-to"), resolvingAgainstBaseURL: false))
+            components.queryItems = [URLQueryItem(name: "url", value: location), URLQueryItem(name: "status", value: "\(status)")]
+            return try #require(components.url)
+        }
+        let body = Task.requestData(Data("payload".utf8))
+        let headers = ["Authorization": "Bearer secret", "Content-Type": "text/plain"]
+        // 303: GET without the body.
+        let seeOther = try echo(of: await send(provider, ServerTarget(try redirect(to: "/echo", status: 303), "", method: .post, task: body, headers: headers)))
+        #expect(seeOther.method == "GET")
+        #expect(seeOther.bodyLength == 0)
+        #expect(seeOther.headers["content-type"] == nil)
+        #expect(seeOther.headers["authorization"] == "Bearer secret")
+        // 307: the same method and body.
+        let temporary = try echo(of: await send(provider, ServerTarget(try redirect(to: "/echo", status: 307), "", method: .put, task: body, headers: headers)))
+        #expect(temporary.method == "PUT")
+        #expect(temporary.body == "payload")
+        // Another origin (another host name for the same server) gets no credentials.
+        let otherOrigin = "http://localhost:\(server.port)/echo"
+        let crossed = try echo(of: await send(provider, ServerTarget(try redirect(to: otherOrigin, status: 302), "", headers: headers)))
+        #expect(crossed.headers["authorization"] == nil)
+        // The session's own credentials stay behind too, on every later hop.
+        let withCredentials = Session(configuration: .init(headers: ["Authorization": "Bearer session", "Cookie": "a=b", "X-Other": "kept"]))
+        let sessionProvider = MoyaProvider<ServerTarget>(session: withCredentials, plugins: general ? [RecordingPlugin()] : [])
+        let backHome = try redirect(to: "\(base.absoluteString)/echo", status: 302).absoluteString
+        let viaOther = try redirect(to: "http://localhost:\(server.port)/redirect-to?url=\(backHome.addingPercentEncoding(withAllowedCharacters: .alphanumerics)!)", status: 302)
+        let sameOrigin = try echo(of: await send(sessionProvider, ServerTarget(try redirect(to: "/echo", status: 302), "")))
+        #expect(sameOrigin.headers["authorization"] == "Bearer session")
+        let leftAndBack = try echo(of: await send(sessionProvider, ServerTarget(viaOther, "")))
+        #expect(leftAndBack.headers["authorization"] == nil)
+        #expect(leftAndBack.headers["cookie"] == nil)
+        #expect(leftAndBack.headers["x-other"] == "kept")
+        try await withCredentials.shutdown()
+        // The policy's maximum is the number of redirects followed (`/redirect/n` takes n + 1).
+        let session = Session(configuration: .init(redirectPolicy: .follow(max: 2, allowCycles: false)))
+        let limited = MoyaProvider<ServerTarget>(session: session, plugins: general ? [RecordingPlugin()] : [])
+        #expect(await send(limited, ServerTarget(base, "/redirect/1")).response?.statusCode == 200)
+        let tooMany = await send(limited, ServerTarget(base, "/redirect/2"))
+        #expect((tooMany.error?.underlyingError as? URLError)?.code == .httpTooManyRedirects)
+        try await session.shutdown()
+    }
+
+    @Test("Progress through redirects reports only the final body")
+    func redirectProgress() async throws {
+        let progress = Recorder<(Int64, Int64)>()
+        let target = ServerTarget(try #require(URL(string: "\(base.absoluteString)/redirect-to?url=/bytes/1000")), "")
+        let result = await send(provider, target, progress: { event in
+            if let object = event.progressObject { progress.append((object.completedUnitCount, object.totalUnitCount)) }
+        })
+        #expect(try result.get().data.count == 1000)
+        #expect(progress.values.allSatisfy { $0.1 == 1000 }, "\(progress.values)")
+        #expect(progress.values.last?.0 == 1000)
+    }
+
     @Test("Redirects can be disallowed")
     func redirectsDisallowed() async throws {
         let session = Session(configuration: .init(redirectPolicy: .disallow))

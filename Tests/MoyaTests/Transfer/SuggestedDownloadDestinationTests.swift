@@ -29,7 +29,11 @@ private let servedNames: [ServedName] = [
     ServedName(disposition: "attachment; filename=\"C:\\\\x\\\\y\"", path: "/response-headers/x.bin", expected: "y"),
     ServedName(disposition: "attachment; filename*=UTF-8''a%00b%0A.txt", path: "/response-headers/x.bin", expected: "ab.txt"),
     ServedName(disposition: "attachment; filename=\"..\"", path: "/response-headers/fallback.bin", expected: "fallback.bin"),
-    ServedName(disposition: "attachment; filename=\".\"", path: "/response-headers/files/..", expected: "download-"),
+    // Nothing usable from either source: the path's last segment is only a control character.
+    ServedName(disposition: "attachment; filename=\".\"", path: "/response-headers/files/\u{7F}", expected: "download-"),
+    // Dot segments in a target's path are resolved before the request is sent: the URL is
+    // `/response-headers/`, whose last segment names the file.
+    ServedName(disposition: "attachment; filename=\".\"", path: "/response-headers/files/..", expected: "response-headers"),
 ]
 
 @Suite("Suggested download destinations against the in-process server")

@@ -1,0 +1,45 @@
+import Foundation
+
+/// Why a ``Session`` failed a request on its own account: the response broke a limit the
+/// session sets or was not a usable answer, or the session no longer sends requests.
+///
+/// Delivered as ``MoyaError/underlying(_:_:)``, without a response.
+public enum SessionError: Swift.Error, LocalizedError, CustomStringConvertible, Sendable, Equatable {
+    /// The response body is larger than ``Session/Configuration/maximumResponseBodySize``,
+    /// `limit` bytes.
+    ///
+    /// `announcedLength` is the body length the response announced in its `Content-Length`, when
+    /// that alone was over the limit: the body was then not read at all. It is `nil` when the
+    /// body was read as it arrived (no `Content-Length`, or one that understated it) and the
+    /// transfer was stopped as soon as more than `limit` bytes had arrived. Either way the
+    /// connection is closed and nothing of the body is kept.
+    case responseBodyTooLarge(limit: Int64, announcedLength: Int64?)
+
+    /// The server's final answer had an informational status (`1xx`), such as an unsolicited
+    /// `101 Switching Protocols`. Such a status never ends an HTTP exchange: the connection
+    /// switched to another protocol, or the server is broken. The connection is not reused.
+    case informationalResponse(statusCode: Int)
+
+    /// The session was shut down (``Session/shutdown()``) and sends no more requests.
+    case shutDown
+
+    /// A description of the problem.
+    public var errorDescription: String? {
+        switch self {
+        case let .responseBodyTooLarge(limit, announcedLength?):
+            return "The response body of \(announcedLength) bytes is larger than the session's limit of \(limit) bytes "
+                + "(Session.Configuration.maximumResponseBodySize); it was not read."
+        case let .responseBodyTooLarge(limit, nil):
+            return "The response body is larger than the session's limit of \(limit) bytes "
+                + "(Session.Configuration.maximumResponseBodySize); the transfer was stopped."
+        case let .informationalResponse(statusCode):
+            let phrase = statusCode == 101 ? "Switching Protocols" : "informational"
+            return "The server answered \(statusCode) (\(phrase)) as its final response, which ends no HTTP request."
+        case .shutDown:
+            return "The session was shut down, so it sends no more requests."
+        }
+    }
+
+    /// Same as ``errorDescription``.
+    public var description: String { errorDescription ?? "Session error" }
+}
