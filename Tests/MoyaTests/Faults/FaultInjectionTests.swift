@@ -165,6 +165,26 @@ final class FaultInjectionTests {
         #expect(server.acceptedConnections >= 1)
     }
 
+    @Test("An endless body stops at the body limit, with bounded memory")
+    func endlessBody() async throws {
+        let limited = Session(configuration: .init(timeoutIntervalForRequest: Self.readTimeout, timeoutIntervalForResource: 60, maximumResponseBodySize: 8 << 20))
+        defer { #expect(throws: Never.self) { try limited.syncShutdown() } }
+        let before = Self.residentBytes()
+        let error = expectFailure(await outcome(MoyaProvider<ServerTarget>(session: limited), target(.endlessBody)), within: 60)
+        #expect(error?.underlyingError as? SessionError == .responseBodyTooLarge(limit: 8 << 20, announcedLength: nil))
+        // The limit is 8 MiB; an unbounded body would have grown by gigabytes in that time.
+        let growth = Self.residentBytes() - before
+        #expect(growth < 256 << 20, "resident memory grew by \(growth >> 20) MiB")
+    }
+
+    /// The process's resident memory now (`VmRSS`), in bytes.
+    static func residentBytes() -> Int {
+        guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
+              let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") }),
+              let kilobytes = line.split(separator: " ").dropFirst().first.flatMap({ Int($0) }) else { return 0 }
+        return kilobytes * 1024
+    }
+
     @Test("Hostile file names from the server stay in the destination directory", arguments: [
         "..", "../../escaped.txt", "/etc/passwd-copy", "a%00b.txt", "C:\\x\\y.txt", "", ".", "./..", "%2E%2E",
     ])
