@@ -30,6 +30,9 @@ import NIOSSL
 ///   `{"attempt": n}`.
 /// - `/token/<t>`: 200 with `Authorization: Bearer <t>`, 401 otherwise.
 /// - `/drop`, `/malformed`, `/truncate/<n>`, `/headers-only-then-hang`: broken responses.
+/// - `/stop-reading`: records the request head, then stops reading from the connection and never
+///   answers (a peer that stalls an upload: once the socket buffers fill, no more body bytes
+///   can be sent).
 /// - anything else: 404 `{"error": "not found"}`.
 public final class TestServer: Sendable {
     private let group: MultiThreadedEventLoopGroup
@@ -56,8 +59,8 @@ public final class TestServer: Sendable {
 
     /// Every request received so far, in arrival order.
     ///
-    /// A request is recorded when its end arrives; `/drop` and `/malformed` are recorded when
-    /// their head arrives. See ``RecordedRequest``.
+    /// A request is recorded when its end arrives; `/drop`, `/malformed` and `/stop-reading`
+    /// are recorded when their head arrives. See ``RecordedRequest``.
     public var receivedRequests: [RecordedRequest] {
         self.log.all
     }
