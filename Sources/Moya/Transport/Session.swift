@@ -295,8 +295,11 @@ public final class Session: Sendable {
         return clientConfiguration
     }
 
+    /// `interval` as a `TimeAmount`: negative and NaN intervals are zero, and intervals beyond
+    /// 10⁹ seconds (about 31 years, infinity included) are 10⁹ seconds.
     static func timeAmount(_ interval: TimeInterval) -> TimeAmount {
-        .nanoseconds(Int64(max(0, interval) * 1_000_000_000))
+        let seconds = interval > 0 ? min(interval, 1e9) : 0
+        return .nanoseconds(Int64(seconds * 1_000_000_000))
     }
 }
 
