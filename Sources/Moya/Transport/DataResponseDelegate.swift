@@ -12,7 +12,7 @@ import FoundationNetworking
 ///
 /// Sendable: AsyncHTTPClient calls every delegate method on the task's event loop, one at a
 /// time, so the mutable fields are only ever touched from that one thread.
-final class DataResponseDelegate: HTTPClientResponseDelegate, @unchecked Sendable {
+final class DataResponseDelegate: ResponseStartLimited, @unchecked Sendable {
     typealias Response = TransportResponse
 
     private let progress: TransportProgressHandler?
@@ -22,13 +22,21 @@ final class DataResponseDelegate: HTTPClientResponseDelegate, @unchecked Sendabl
     private let reportedURL: URL?
     private var collector = ResponseCollector()
     private var expected: Int64 = -1
+    var responseLimit: ResponseStartLimit
 
-    /// - Parameter reportedURL: The URL the response names when AsyncHTTPClient connects
-    ///   elsewhere (through the ``TLSBridge``); `nil` reports the URL it visited.
-    init(progress: TransportProgressHandler?, uploadLength: Int64? = nil, reportedURL: URL? = nil) {
+    /// - Parameters:
+    ///   - reportedURL:   The URL the response names when AsyncHTTPClient connects elsewhere
+    ///                    (through the ``TLSBridge``); `nil` reports the URL it visited.
+    ///   - responseLimit: How long the attempt may wait for its response to begin.
+    init(progress: TransportProgressHandler?, uploadLength: Int64? = nil, reportedURL: URL? = nil, responseLimit: ResponseStartLimit) {
         self.reportedURL = reportedURL
         self.progress = progress
         self.uploadLength = uploadLength
+        self.responseLimit = responseLimit
+    }
+
+    func didSendRequestHead(task: HTTPClient.Task<TransportResponse>, _ head: HTTPRequestHead) {
+        limitDidSendHead(task: task)
     }
 
     func didSendRequestPart(task: HTTPClient.Task<TransportResponse>, _ part: IOData) {
@@ -38,6 +46,7 @@ final class DataResponseDelegate: HTTPClientResponseDelegate, @unchecked Sendabl
     }
 
     func didVisitURL(task: HTTPClient.Task<TransportResponse>, _ request: HTTPClient.Request, _ head: HTTPResponseHead) {
+        responseLimit.didReceiveResponse()
         collector.visited(reportedURL ?? request.url)
     }
 

@@ -18,10 +18,14 @@ import FoundationNetworking
 /// is most of the provider's own cost per request. What callers see is the same: the result,
 /// validation, errors, cancellation and the queue the completion runs on.
 ///
-/// Sendable: `state` sits behind its lock; the collector is only touched by AsyncHTTPClient's
-/// delegate calls, which all run on the task's event loop, one at a time; the completion is
-/// called exactly once (guarded by `state.finished`).
-final class DirectRequest: Cancellable, HTTPClientResponseDelegate, @unchecked Sendable {
+/// A request that the connection pool gave up on while it waited for a connection waits again
+/// (``Session/waitsAgainForConnection(after:startedAt:deadline:)``), with the same deadline.
+///
+/// Sendable: `state` sits behind its lock; the collector and the response limit are only
+/// touched by AsyncHTTPClient's delegate calls and the task's completion, which all run on the
+/// task's event loop, one at a time (a request sent again runs on its new task's loop, after the
+/// first one ended); the completion is called exactly once (guarded by `state.finished`).
+final class DirectRequest: Cancellable, ResponseStartLimited, @unchecked Sendable {
     typealias Response = TransportResponse
 
     private struct State {
@@ -39,6 +43,8 @@ final class DirectRequest: Cancellable, HTTPClientResponseDelegate, @unchecked S
     private let validation: ValidationType
     private let completion: UncheckedSendable<Completion>
     private var collector = ResponseCollector()
+    /// How long the request may wait for its response to begin; it starts in ``send(_:)``.
+    var responseLimit: ResponseStartLimit
 
     /// - Parameters:
     ///   - session:       The transport.
@@ -50,6 +56,7 @@ final class DirectRequest: Cancellable, HTTPClientResponseDelegate, @unchecked S
         self.callbackQueue = callbackQueue
         self.validation = validation
         self.completion = UncheckedSendable(completion)
+        self.responseLimit = ResponseStartLimit(startedAt: .uptimeNanoseconds(0), limit: session.requestTimeout, streamsBody: false)
     }
 
     var isCancelled: Bool {
@@ -93,6 +100,13 @@ final class DirectRequest: Cancellable, HTTPClientResponseDelegate, @unchecked S
             finish(.failure(error))
             return
         }
+        // The request closure may have taken its time (a token refresh): the limits start now.
+        responseLimit.startedAt = .now()
+        execute(request, deadline: session.deadline(for: request), waitedBefore: false)
+    }
+
+    /// Sends `request`; `waitedBefore` when the pool gave up on it once already.
+    private func execute(_ request: URLRequest, deadline: NIODeadline?, waitedBefore: Bool) {
         let clientRequest: HTTPClient.Request
         do {
             clientRequest = try session.makeClientRequest(request, authorization: nil, route: .direct)
@@ -100,7 +114,7 @@ final class DirectRequest: Cancellable, HTTPClientResponseDelegate, @unchecked S
             finish(RequestDelivery.result(of: .failure(error), request: request, validation: validation))
             return
         }
-        let task = session.client.execute(request: clientRequest, delegate: self, eventLoop: .indifferent, deadline: session.deadline(for: request))
+        let task = session.client.execute(request: clientRequest, delegate: self, eventLoop: .indifferent, deadline: deadline)
         let cancelledMeanwhile: Bool = state.withLock { state in
             guard !state.finished else { return true }
             state.task = task
@@ -108,11 +122,28 @@ final class DirectRequest: Cancellable, HTTPClientResponseDelegate, @unchecked S
         }
         if cancelledMeanwhile {
             task.cancel()
+        } else if waitedBefore {
+            task.eventLoop.execute { self.armResponseLimit(for: task) }
         }
         task.futureResult.whenComplete { [self] result in
+            responseLimit.cancel()
+            if case .failure(let error) = result, waitsAgainForConnection(after: error, request: request, deadline: deadline) {
+                return
+            }
             let result = result.mapError { TransportError.annotatingTLSFailure($0, host: request.url?.host) }
             finish(RequestDelivery.result(of: result, request: request, validation: validation))
         }
+    }
+
+    /// Sends `request` again when the pool gave up on it while it waited for a connection and it
+    /// may wait longer. Called on the task's event loop.
+    private func waitsAgainForConnection(after error: any Error, request: URLRequest, deadline: NIODeadline?) -> Bool {
+        guard !responseLimit.hasResponse, !responseLimit.fired, !state.withLock({ $0.finished }),
+              session.waitsAgainForConnection(after: error, startedAt: responseLimit.startedAt, deadline: deadline) else {
+            return false
+        }
+        execute(request, deadline: deadline, waitedBefore: true)
+        return true
     }
 
     /// Marks the request finished; `false` when it already was (cancelled).
@@ -144,7 +175,12 @@ final class DirectRequest: Cancellable, HTTPClientResponseDelegate, @unchecked S
 
     // MARK: - HTTPClientResponseDelegate
 
+    func didSendRequestHead(task: HTTPClient.Task<TransportResponse>, _ head: HTTPRequestHead) {
+        limitDidSendHead(task: task)
+    }
+
     func didVisitURL(task: HTTPClient.Task<TransportResponse>, _ request: HTTPClient.Request, _ head: HTTPResponseHead) {
+        responseLimit.didReceiveResponse()
         collector.visited(request.url)
     }
 

@@ -16,7 +16,7 @@ import FoundationNetworking
 /// time, and ``discard()`` is called on that loop too, so the mutable fields are only touched
 /// from one thread. File writes run on NIO's thread pool, one at a time, on a handle that no
 /// other code uses meanwhile.
-final class DownloadResponseDelegate: HTTPClientResponseDelegate, @unchecked Sendable {
+final class DownloadResponseDelegate: ResponseStartLimited, @unchecked Sendable {
     typealias Response = TransportResponse
 
     private let sink: DownloadSink
@@ -29,16 +29,25 @@ final class DownloadResponseDelegate: HTTPClientResponseDelegate, @unchecked Sen
     private var errorBody: ByteBuffer?
     private var received: Int64 = 0
     private var expected: Int64 = -1
+    var responseLimit: ResponseStartLimit
 
-    /// - Parameter reportedURL: The URL the response names when AsyncHTTPClient connects
-    ///   elsewhere (through the ``TLSBridge``); `nil` reports the URL it visited.
-    init(sink: DownloadSink, progress: TransportProgressHandler?, reportedURL: URL? = nil) {
+    /// - Parameters:
+    ///   - reportedURL:   The URL the response names when AsyncHTTPClient connects elsewhere
+    ///                    (through the ``TLSBridge``); `nil` reports the URL it visited.
+    ///   - responseLimit: How long the attempt may wait for its response to begin.
+    init(sink: DownloadSink, progress: TransportProgressHandler?, reportedURL: URL? = nil, responseLimit: ResponseStartLimit) {
         self.reportedURL = reportedURL
         self.sink = sink
         self.progress = progress
+        self.responseLimit = responseLimit
+    }
+
+    func didSendRequestHead(task: HTTPClient.Task<TransportResponse>, _ head: HTTPRequestHead) {
+        limitDidSendHead(task: task)
     }
 
     func didVisitURL(task: HTTPClient.Task<TransportResponse>, _ request: HTTPClient.Request, _ head: HTTPResponseHead) {
+        responseLimit.didReceiveResponse()
         url = reportedURL ?? request.url
     }
 

@@ -66,13 +66,20 @@ extension Session {
             }
         }
 
-        /// How long to wait for a connection to be established. Default: 10 seconds.
+        /// How long opening one connection (TCP, proxy and TLS handshakes) may take; never more
+        /// than ``timeoutIntervalForRequest``. Waiting for a free connection in the pool is not
+        /// charged to it. Default: 10 seconds.
         public var timeoutIntervalForConnect: TimeInterval
 
-        /// How long a request may wait for the next bytes from the server. Default: 60 seconds.
+        /// How long a request may wait for the server: from its start until its response begins
+        /// (waiting for a free connection included), then for each further part of the response.
+        /// The wait for the response starts again once a streamed upload has sent its body.
+        /// Default: 60 seconds.
         public var timeoutIntervalForRequest: TimeInterval
 
-        /// How long a whole request may take, or `nil` for no limit (the default).
+        /// How long a whole request may take, or `nil` for no limit (the default). Waiting for a
+        /// connection, the upload, redirects and the answer to an authentication challenge all
+        /// count.
         public var timeoutIntervalForResource: TimeInterval?
 
         /// What to do with redirects. Default: follow up to 10, no cycles.

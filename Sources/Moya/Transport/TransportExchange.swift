@@ -11,6 +11,10 @@ import FoundationNetworking
 /// (``Session/followsRedirectsItself``), so that each hop is routed and evaluated for its own
 /// host. Owns cancellation: once cancelled, no further attempt starts and the completion gets
 /// `HTTPClientError.cancelled` (mapped by the caller).
+///
+/// Its deadline (``Session/deadline(for:)``) is set once, when it starts, and covers every
+/// attempt. An attempt that the connection pool gave up on while it waited for a connection
+/// waits again (``Session/waitsAgainForConnection(after:startedAt:deadline:)``).
 final class TransportExchange: Sendable {
     private struct State {
         var task: HTTPClient.Task<TransportResponse>?
@@ -26,6 +30,11 @@ final class TransportExchange: Sendable {
         var body: StreamedBody?
         /// An `Authorization` value that replaces the request's (a Basic challenge answer).
         var authorization: String?
+        /// When the attempt's wait for its response began (``ResponseStartLimit/startedAt``).
+        var startedAt: NIODeadline
+        /// Whether the attempt already waited for a connection once and was given up on by the
+        /// pool: its ``ResponseStartLimit`` is then armed from the start.
+        var waitedBefore = false
     }
 
     private let session: Session
@@ -33,16 +42,19 @@ final class TransportExchange: Sendable {
     private let progress: TransportProgressHandler?
     private let completion: TransportCompletionHandler
     private let state = Protected(State())
+    /// When the whole exchange must be done by, if ever.
+    private let deadline: NIODeadline?
 
     init(session: Session, request: TransportRequest, progress: TransportProgressHandler?, completion: @escaping TransportCompletionHandler) {
         self.session = session
         self.request = request
         self.progress = progress
         self.completion = completion
+        self.deadline = session.deadline(for: request.urlRequest)
     }
 
     func start() {
-        send(Attempt(urlRequest: request.urlRequest, body: request.body, authorization: nil))
+        send(Attempt(urlRequest: request.urlRequest, body: request.body, authorization: nil, startedAt: .now()))
     }
 
     func cancel() {
@@ -93,14 +105,17 @@ final class TransportExchange: Sendable {
             completion(.failure(error))
             return
         }
-        let context = AttemptContext(attempt: attempt, route: route, bridgeFailuresBefore: bridgeFailuresBefore)
+        let context = AttemptContext(attempt: attempt, route: route, socketPath: socketPath, bridgeFailuresBefore: bridgeFailuresBefore)
+        let limit = ResponseStartLimit(startedAt: attempt.startedAt, limit: session.requestTimeout, streamsBody: attempt.body != nil)
         // A bridged request goes to a local socket; the response names the real URL.
         let reportedURL: URL? = if case .bridged = route { attempt.urlRequest.url } else { nil }
         if let sink = request.download {
-            let delegate = DownloadResponseDelegate(sink: sink, progress: progress, reportedURL: reportedURL)
+            let delegate = DownloadResponseDelegate(sink: sink, progress: progress, reportedURL: reportedURL, responseLimit: limit)
             run(clientRequest, context: context, delegate: delegate) { delegate.discard(on: $0) }
         } else {
-            let delegate = DataResponseDelegate(progress: progress, uploadLength: attempt.body.map { Int64($0.length) }, reportedURL: reportedURL)
+            let delegate = DataResponseDelegate(
+                progress: progress, uploadLength: attempt.body.map { Int64($0.length) }, reportedURL: reportedURL, responseLimit: limit
+            )
             run(clientRequest, context: context, delegate: delegate) { $0.makeSucceededVoidFuture() }
         }
     }
@@ -109,6 +124,8 @@ final class TransportExchange: Sendable {
     private struct AttemptContext {
         let attempt: Attempt
         let route: TransportRoute
+        /// For a bridged route, the bridge's socket for the host.
+        let socketPath: String?
         /// The bridge's failure count for the host before this attempt (see
         /// ``TLSBridge/failure(for:after:)``).
         let bridgeFailuresBefore: Int
@@ -116,21 +133,27 @@ final class TransportExchange: Sendable {
 
     /// Executes one attempt. `cleanUp` runs before a failure is reported (it removes a
     /// download's partial file), so that nothing is left behind once the completion runs.
-    private func run<Delegate: HTTPClientResponseDelegate>(
+    private func run<Delegate: ResponseStartLimited>(
         _ clientRequest: HTTPClient.Request,
         context: AttemptContext,
         delegate: Delegate,
         cleanUp: @escaping @Sendable (any EventLoop) -> EventLoopFuture<Void>
-    ) where Delegate.Response == TransportResponse {
-        let task = session.client.execute(request: clientRequest, delegate: delegate, eventLoop: .indifferent, deadline: session.deadline(for: request.urlRequest))
+    ) {
+        let task = session.client.execute(request: clientRequest, delegate: delegate, eventLoop: .indifferent, deadline: deadline)
         let startedAfterCancel: Bool = state.withLock { state in
             state.task = task
             return state.isCancelled
         }
         if startedAfterCancel {
             task.cancel()
+        } else if context.attempt.waitedBefore {
+            task.eventLoop.execute { delegate.armResponseLimit(for: task) }
         }
         task.futureResult.whenComplete { [self] result in
+            delegate.responseLimit.cancel()
+            if case .failure(let error) = result, waitsAgainForConnection(after: error, context: context, delegate: delegate) {
+                return
+            }
             switch result {
             case .success(let response):
                 let next: Attempt?
@@ -154,6 +177,21 @@ final class TransportExchange: Sendable {
                 }
             }
         }
+    }
+
+    /// Sends the attempt again when the pool gave up on it while it waited for a connection and
+    /// it may wait longer (see ``Session/waitsAgainForConnection(after:startedAt:deadline:)``).
+    /// Called on the task's event loop, where the delegate lives.
+    private func waitsAgainForConnection<Delegate: ResponseStartLimited>(after error: any Error, context: AttemptContext, delegate: Delegate) -> Bool {
+        let limit = delegate.responseLimit
+        guard !limit.hasResponse, !limit.fired, !state.withLock({ $0.isCancelled }),
+              session.waitsAgainForConnection(after: error, startedAt: context.attempt.startedAt, deadline: deadline) else {
+            return false
+        }
+        var attempt = context.attempt
+        attempt.waitedBefore = true
+        send(attempt, route: context.route, socketPath: context.socketPath, bridgeFailuresBefore: context.bridgeFailuresBefore)
+        return true
     }
 
     /// The error to report for a failed attempt: for a bridged one, why the bridge dropped the
@@ -181,6 +219,8 @@ final class TransportExchange: Sendable {
         if let challengeAnswer = basicChallengeAnswer(for: response, of: attempt) {
             var next = attempt
             next.authorization = challengeAnswer
+            next.startedAt = .now()
+            next.waitedBefore = false
             return next
         }
         return try redirect(after: response, of: attempt)
@@ -236,6 +276,8 @@ final class TransportExchange: Sendable {
             state.visited.append(target.absoluteString)
         }
         var next = attempt
+        next.startedAt = .now()
+        next.waitedBefore = false
         next.urlRequest.url = target
         if convertsToGet {
             next.urlRequest.httpMethod = "GET"
