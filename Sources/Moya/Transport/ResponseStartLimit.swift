@@ -10,8 +10,8 @@ import NIOCore
 /// connection at once: it is armed only when the request has already waited a noticeable part of
 /// its limit by the time its head is sent, or from the start for an attempt that waits again
 /// after the pool gave up on it (``Session/waitsAgainForConnection(after:startedAt:deadline:)``)
-/// For a streamed body the limit ends when the head is sent: the read timeout starts once the
-/// body is sent.
+/// or that streams its body. For a streamed body the limit ends when the head is sent: from then
+/// on the upload's write timeout (``BodyStreamer``) and the read timeout take over.
 ///
 /// A value type kept in the response delegate, which uses it on the task's event loop only.
 struct ResponseStartLimit {

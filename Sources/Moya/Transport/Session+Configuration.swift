@@ -77,6 +77,12 @@ extension Session {
         /// Default: 60 seconds.
         public var timeoutIntervalForRequest: TimeInterval
 
+        /// How long an upload streamed from a file, a stream or a multipart form may go without
+        /// sending any of its body, typically because the server stopped reading it; `nil` (the
+        /// default) for ``timeoutIntervalForRequest``. The upload then fails with
+        /// `URLError(.timedOut)`.
+        public var timeoutIntervalForWrite: TimeInterval?
+
         /// How long a whole request may take, or `nil` for no limit (the default). Waiting for a
         /// connection, the upload, redirects and the answer to an authentication challenge all
         /// count.
@@ -130,6 +136,7 @@ extension Session {
             timeoutIntervalForConnect: TimeInterval = 10,
             timeoutIntervalForRequest: TimeInterval = 60,
             timeoutIntervalForResource: TimeInterval? = nil,
+            timeoutIntervalForWrite: TimeInterval? = nil,
             redirectPolicy: RedirectPolicy = .follow(max: 10, allowCycles: false),
             decompression: Decompression = .enabled(maximumRatio: 100),
             headers: [String: String] = Session.defaultHTTPHeaders,
@@ -150,6 +157,7 @@ extension Session {
             self.timeoutIntervalForConnect = timeoutIntervalForConnect
             self.timeoutIntervalForRequest = timeoutIntervalForRequest
             self.timeoutIntervalForResource = timeoutIntervalForResource
+            self.timeoutIntervalForWrite = timeoutIntervalForWrite
             self.redirectPolicy = redirectPolicy
             self.decompression = decompression
             self.headers = headers

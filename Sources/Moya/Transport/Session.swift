@@ -44,6 +44,9 @@ public final class Session: Sendable {
     /// ``Configuration/timeoutIntervalForRequest``: how long a request may wait for its response
     /// to begin (waiting for a connection included) and then for each further part of it.
     let requestTimeout: TimeAmount
+    /// How long an upload may wait to send more of its body (``Configuration/timeoutIntervalForWrite``,
+    /// or ``requestTimeout`` when that is `nil`).
+    let writeTimeout: TimeAmount
     /// The interceptor every provider on this session applies before its own, as Alamofire's
     /// `Session(interceptor:)`; `nil` for none.
     public let interceptor: (any RequestInterceptor)?
@@ -73,6 +76,7 @@ public final class Session: Sendable {
         self.urlSessionConfiguration = urlSessionConfiguration.map { UncheckedSendable($0.copy() as! URLSessionConfiguration) }
         self.sessionHeaders = NIOHTTP1.HTTPHeaders(configuration.headers.map { ($0.key, $0.value) })
         self.requestTimeout = Session.timeAmount(configuration.timeoutIntervalForRequest)
+        self.writeTimeout = Session.timeAmount(configuration.timeoutIntervalForWrite ?? configuration.timeoutIntervalForRequest)
         let baseTLS = Result { () throws(TLSError) -> TLSConfiguration in try Session.nioTLSConfiguration(configuration.tls) }
         self.baseTLS = baseTLS
         if configuration.serverTrustManager == nil, case .success = baseTLS {
@@ -299,7 +303,9 @@ public final class Session: Sendable {
             // The pool gives a queued request up after its connect timeout. No request may wait
             // longer than timeoutIntervalForRequest for its response to begin, so when that is
             // the shorter, it is the pool's limit too; a request the pool gives up on sooner
-            // waits again (`waitsAgainForConnection`).
+            // waits again (`waitsAgainForConnection`). No write timeout: AsyncHTTPClient's would
+            // put a timer on every request and stops while the server is not reading; uploads
+            // have their own (`BodyStreamer`).
             timeout: .init(
                 connect: timeAmount(min(configuration.timeoutIntervalForConnect, configuration.timeoutIntervalForRequest)),
                 read: timeAmount(configuration.timeoutIntervalForRequest)

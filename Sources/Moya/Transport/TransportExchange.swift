@@ -96,16 +96,18 @@ final class TransportExchange: Sendable {
         // `any()` advances the group's round robin, and taking every other turn would leave
         // AsyncHTTPClient the same loop for every request (all connections on one thread).
         let clientRequest: HTTPClient.Request
+        let streamer = attempt.body.map {
+            BodyStreamer(body: $0, eventLoop: session.client.eventLoopGroup.any(), writeTimeout: session.writeTimeout)
+        }
         do {
-            let body = attempt.body.map { BodyStreamer.clientBody(for: $0, eventLoop: session.client.eventLoopGroup.any()) }
             clientRequest = try session.makeClientRequest(
-                attempt.urlRequest, authorization: attempt.authorization, body: body, route: route, socketPath: socketPath
+                attempt.urlRequest, authorization: attempt.authorization, body: streamer?.clientBody, route: route, socketPath: socketPath
             )
         } catch {
             completion(.failure(error))
             return
         }
-        let context = AttemptContext(attempt: attempt, route: route, socketPath: socketPath, bridgeFailuresBefore: bridgeFailuresBefore)
+        let context = AttemptContext(attempt: attempt, route: route, socketPath: socketPath, bridgeFailuresBefore: bridgeFailuresBefore, streamer: streamer)
         let limit = ResponseStartLimit(startedAt: attempt.startedAt, limit: session.requestTimeout, streamsBody: attempt.body != nil)
         // A bridged request goes to a local socket; the response names the real URL.
         let reportedURL: URL? = if case .bridged = route { attempt.urlRequest.url } else { nil }
@@ -129,6 +131,8 @@ final class TransportExchange: Sendable {
         /// The bridge's failure count for the host before this attempt (see
         /// ``TLSBridge/failure(for:after:)``).
         let bridgeFailuresBefore: Int
+        /// Sends the attempt's streamed body, if it has one.
+        let streamer: BodyStreamer?
     }
 
     /// Executes one attempt. `cleanUp` runs before a failure is reported (it removes a
@@ -150,7 +154,9 @@ final class TransportExchange: Sendable {
             task.eventLoop.execute { delegate.armResponseLimit(for: task) }
         }
         task.futureResult.whenComplete { [self] result in
+            // Whatever happened, the attempt is over: close what its upload reads.
             delegate.responseLimit.cancel()
+            context.streamer?.stop()
             if case .failure(let error) = result, waitsAgainForConnection(after: error, context: context, delegate: delegate) {
                 return
             }

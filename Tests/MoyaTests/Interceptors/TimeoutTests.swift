@@ -84,7 +84,8 @@ final class TimeoutTests {
             let session = Session(configuration: .init(
                 timeoutIntervalForConnect: interval,
                 timeoutIntervalForRequest: interval,
-                timeoutIntervalForResource: interval
+                timeoutIntervalForResource: interval,
+                timeoutIntervalForWrite: interval
             ))
             let provider = MoyaProvider<ServerTarget>(session: session)
             let result = await send(provider, ServerTarget(base, "/delay/10"))
