@@ -19,6 +19,7 @@ enum Route: Sendable, Equatable {
     case malformed
     case truncate(count: Int?)
     case headersOnlyThenHang
+    case stopReading
     case flaky(key: String)
     case token(expected: String)
     case informational(code: Int?)
@@ -53,6 +54,7 @@ enum Route: Sendable, Equatable {
         case ("malformed", 1): self = .malformed
         case ("truncate", 2): self = .truncate(count: number(1))
         case ("headers-only-then-hang", 1): self = .headersOnlyThenHang
+        case ("stop-reading", 1): self = .stopReading
         case ("flaky", 2): self = .flaky(key: segments[1])
         case ("token", 2): self = .token(expected: segments[1])
         case ("informational", 2): self = .informational(code: number(1))

@@ -32,6 +32,9 @@ import NIOSSL
 /// - `/informational/<code>`: only a head with that `1xx` status (`101` with `Upgrade`), then
 ///   the connection closes.
 /// - `/drop`, `/malformed`, `/truncate/<n>`, `/headers-only-then-hang`: broken responses.
+/// - `/stop-reading`: records the request head, then stops reading from the connection and never
+///   answers (a peer that stalls an upload: once the socket buffers fill, no more body bytes
+///   can be sent).
 /// - anything else: 404 `{"error": "not found"}`.
 public final class TestServer: Sendable {
     private let group: MultiThreadedEventLoopGroup
@@ -63,8 +66,8 @@ public final class TestServer: Sendable {
 
     /// Every request received so far, in arrival order.
     ///
-    /// A request is recorded when its end arrives; `/drop` and `/malformed` are recorded when
-    /// their head arrives. See ``RecordedRequest``.
+    /// A request is recorded when its end arrives; `/drop`, `/malformed` and `/stop-reading`
+    /// are recorded when their head arrives. See ``RecordedRequest``.
     public var receivedRequests: [RecordedRequest] {
         self.log.all
     }

@@ -72,7 +72,7 @@ extension TestServerHandler {
             let responseHead = HTTPResponseHead(version: head.version, status: .ok, headers: headers)
             context.writeAndFlush(self.wrapOutboundOut(.head(responseHead)), promise: nil)
         // Nothing more is ever sent; the client has to time out or cancel.
-        case .drop, .malformed:
+        case .drop, .malformed, .stopReading:
             // Handled when the head arrives.
             break
         case .flaky(let key):

@@ -169,6 +169,13 @@ final class TestServerHandler: ChannelInboundHandler, RemovableChannelHandler {
             self.requestState = .discarding
             self.writeRawAndClose(Array("this is not HTTP\r\n\r\n".utf8), context: context)
             return
+        case .stopReading:
+            // Reads nothing more from the connection and never answers: once the socket buffers
+            // are full, the client cannot send another byte of its body.
+            self.record(head: head, target: target, bodyLength: 0)
+            self.requestState = .discarding
+            context.channel.setOption(ChannelOptions.autoRead, value: false).whenComplete { _ in }
+            return
         default:
             break
         }

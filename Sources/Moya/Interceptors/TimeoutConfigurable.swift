@@ -10,7 +10,8 @@ import Foundation
 /// }
 /// ```
 ///
-/// The limit covers the whole request (connecting, sending and receiving), like
+/// The limit covers the whole request (waiting for a free connection, connecting, sending and
+/// receiving), like
 /// ``Session/Configuration/timeoutIntervalForResource``: the request fails with
 /// `URLError(.timedOut)` when it runs out. The provider stores it in the request's
 /// `URLRequest.timeoutInterval`, which plugins see and may change. The transport honours any

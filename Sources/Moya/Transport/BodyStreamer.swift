@@ -7,39 +7,135 @@ import NIOPosix
 /// Streams a ``StreamedBody`` into an AsyncHTTPClient request: one chunk is read on NIO's
 /// thread pool, written, and only when the write completes is the next chunk read. Memory use is
 /// one chunk, whatever the size of the body.
-enum BodyStreamer {
+///
+/// A chunk that cannot be read and handed to the connection within the write timeout fails the
+/// upload with `HTTPClientError.writeTimeout`: the server stopped reading, so the connection
+/// takes no more of the body. (AsyncHTTPClient's own write timeout cannot see that: it stops
+/// while the connection is not writable.) ``stop()`` ends an upload that is still running when
+/// the request has ended some other way (a deadline, a cancellation, an early response):
+/// AsyncHTTPClient then leaves the write the upload waits for pending, and the files and streams
+/// it reads would stay open. Either way they are closed.
+///
+/// One streamer serves one attempt; AsyncHTTPClient starts an upload each time it sends the body
+/// (again after a redirect that keeps it).
+///
+/// Sendable: `current` and `isStopped` are only touched on `eventLoop`.
+final class BodyStreamer: @unchecked Sendable {
     /// The size of one chunk.
     static let chunkSize = 256 * 1024
 
-    /// The AsyncHTTPClient body for `body`, with its `Content-Length`.
-    static func clientBody(for body: StreamedBody, eventLoop: any EventLoop) -> HTTPClient.Body {
+    private let body: StreamedBody
+    private let eventLoop: any EventLoop
+    private let writeTimeout: TimeAmount
+    /// The upload in progress, if any.
+    private var current: Upload?
+    /// Whether ``stop()`` was called: no upload may start after that.
+    private var isStopped = false
+
+    /// - Parameters:
+    ///   - body:         What to send.
+    ///   - eventLoop:    Where the upload runs (any loop will do: chunks are read on the thread
+    ///                   pool).
+    ///   - writeTimeout: How long one chunk may take to be read and handed to the connection.
+    init(body: StreamedBody, eventLoop: any EventLoop, writeTimeout: TimeAmount) {
+        self.body = body
+        self.eventLoop = eventLoop
+        self.writeTimeout = writeTimeout
+    }
+
+    /// The AsyncHTTPClient body, with its `Content-Length`.
+    var clientBody: HTTPClient.Body {
         .stream(contentLength: Int64(body.length)) { writer in
-            let reader = BodyReader(body: body)
-            let promise = eventLoop.makePromise(of: Void.self)
-            pump(reader, into: writer, on: eventLoop, promise: promise)
-            return promise.futureResult.always { _ in
-                reader.close()
-            }
+            self.eventLoop.flatSubmit { self.start(writer) }
         }
     }
 
-    private static func pump(_ reader: BodyReader, into writer: HTTPClient.Body.StreamWriter, on eventLoop: any EventLoop, promise: EventLoopPromise<Void>) {
+    /// Ends the upload in progress, if any, and keeps any other from starting.
+    func stop() {
+        eventLoop.execute {
+            self.isStopped = true
+            self.current?.finish(.failure(HTTPClientError.cancelled))
+            self.current = nil
+        }
+    }
+
+    private func start(_ writer: HTTPClient.Body.StreamWriter) -> EventLoopFuture<Void> {
+        guard !isStopped else {
+            return eventLoop.makeFailedFuture(HTTPClientError.cancelled)
+        }
+        current?.finish(.failure(HTTPClientError.cancelled))
+        let upload = Upload(reader: BodyReader(body: body), writer: writer, eventLoop: eventLoop, writeTimeout: writeTimeout)
+        current = upload
+        upload.pump()
+        return upload.promise.futureResult
+    }
+}
+
+/// One upload of a body: the chunk loop and its timer, on one event loop.
+private final class Upload {
+    let reader: BodyReader
+    let writer: HTTPClient.Body.StreamWriter
+    let eventLoop: any EventLoop
+    let writeTimeout: TimeAmount
+    let promise: EventLoopPromise<Void>
+    /// Fails the upload when the chunk in progress takes longer than `writeTimeout`.
+    private var timer: Scheduled<Void>?
+    /// Whether a read runs on the thread pool (the reader is then closed when it returns).
+    private var isReading = false
+    private var isFinished = false
+
+    init(reader: BodyReader, writer: HTTPClient.Body.StreamWriter, eventLoop: any EventLoop, writeTimeout: TimeAmount) {
+        self.reader = reader
+        self.writer = writer
+        self.eventLoop = eventLoop
+        self.writeTimeout = writeTimeout
+        self.promise = eventLoop.makePromise(of: Void.self)
+    }
+
+    /// Reads the next chunk and writes it; at the end of the body, succeeds. Call on `eventLoop`.
+    func pump() {
+        guard !isFinished else { return }
+        let loop = eventLoop.assumeIsolated()
+        timer?.cancel()
+        timer = loop.scheduleTask(in: writeTimeout) { [self] in
+            finish(.failure(HTTPClientError.writeTimeout))
+        }
+        isReading = true
+        let reader = self.reader
         NIOThreadPool.singleton.runIfActive(eventLoop: eventLoop) {
-            try reader.read(maxLength: chunkSize)
-        }.whenComplete { result in
+            try reader.read(maxLength: BodyStreamer.chunkSize)
+        }.assumeIsolated().whenComplete { [self] result in
+            isReading = false
+            guard !isFinished else {
+                reader.close()
+                return
+            }
             switch result {
             case .failure(let error):
-                promise.fail(error)
+                finish(.failure(error))
             case .success(nil):
-                promise.succeed(())
+                finish(.success(()))
             case .success(let chunk?):
-                writer.write(.byteBuffer(ByteBuffer(data: chunk))).whenComplete { written in
+                writer.write(.byteBuffer(ByteBuffer(data: chunk))).hop(to: eventLoop).assumeIsolated().whenComplete { [self] written in
                     switch written {
-                    case .success: pump(reader, into: writer, on: eventLoop, promise: promise)
-                    case .failure(let error): promise.fail(error)
+                    case .success: pump()
+                    case .failure(let error): finish(.failure(error))
                     }
                 }
             }
         }
+    }
+
+    /// Ends the upload with `result` (once) and closes the reader, unless a read is running (it
+    /// is closed when that returns). Call on `eventLoop`.
+    func finish(_ result: Result<Void, any Error>) {
+        guard !isFinished else { return }
+        isFinished = true
+        timer?.cancel()
+        timer = nil
+        if !isReading {
+            reader.close()
+        }
+        promise.completeWith(result)
     }
 }

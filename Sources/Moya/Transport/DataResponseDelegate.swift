@@ -12,7 +12,7 @@ import FoundationNetworking
 ///
 /// Sendable: AsyncHTTPClient calls every delegate method on the task's event loop, one at a
 /// time, so the mutable fields are only ever touched from that one thread.
-final class DataResponseDelegate: HTTPClientResponseDelegate, @unchecked Sendable {
+final class DataResponseDelegate: ResponseStartLimited, @unchecked Sendable {
     typealias Response = TransportResponse
 
     private let progress: TransportProgressHandler?
@@ -26,6 +26,7 @@ final class DataResponseDelegate: HTTPClientResponseDelegate, @unchecked Sendabl
     private let followsRedirects: Bool
     /// Whether this response is a redirect the session will follow.
     private var isRedirect = false
+    var responseLimit: ResponseStartLimit
 
     /// - Parameters:
     ///   - progress:          Reports progress.
@@ -36,18 +37,25 @@ final class DataResponseDelegate: HTTPClientResponseDelegate, @unchecked Sendabl
     ///   - maximumBodySize:   The most body bytes to accept (``ResponseCollector``), or `nil`.
     ///   - followsRedirects:  Whether the session follows redirects: the body of a redirect it
     ///                        follows reports no progress.
+    ///   - responseLimit:     How long the attempt may wait for its response to begin.
     init(
         progress: TransportProgressHandler?,
         uploadLength: Int64? = nil,
         reportedURL: URL? = nil,
         maximumBodySize: Int64?,
-        followsRedirects: Bool
+        followsRedirects: Bool,
+        responseLimit: ResponseStartLimit
     ) {
         self.collector = ResponseCollector(limit: maximumBodySize)
         self.followsRedirects = followsRedirects
         self.reportedURL = reportedURL
         self.progress = progress
         self.uploadLength = uploadLength
+        self.responseLimit = responseLimit
+    }
+
+    func didSendRequestHead(task: HTTPClient.Task<TransportResponse>, _ head: HTTPRequestHead) {
+        limitDidSendHead(task: task)
     }
 
     func didSendRequestPart(task: HTTPClient.Task<TransportResponse>, _ part: IOData) {
@@ -57,6 +65,7 @@ final class DataResponseDelegate: HTTPClientResponseDelegate, @unchecked Sendabl
     }
 
     func didVisitURL(task: HTTPClient.Task<TransportResponse>, _ request: HTTPClient.Request, _ head: HTTPResponseHead) {
+        responseLimit.didReceiveResponse()
         collector.visited(reportedURL ?? request.url, method: request.method)
     }
 

@@ -18,11 +18,15 @@ import FoundationNetworking
 /// is most of the provider's own cost per request. What callers see is the same: the result,
 /// validation, errors, cancellation and the queue the completion runs on.
 ///
-/// Sendable: `state` sits behind its lock; the collector is only touched by AsyncHTTPClient's
-/// delegate calls, which all run on the task's event loop, one at a time, and replaced for a
-/// redirect's task before that task starts; the completion is called exactly once (guarded by
+/// A request that the connection pool gave up on while it waited for a connection waits again
+/// (``Session/waitsAgainForConnection(after:startedAt:deadline:)``), with the same deadline.
+///
+/// Sendable: `state` sits behind its lock; the collector and the response limit are only
+/// touched by AsyncHTTPClient's delegate calls and the task's completion, which all run on the
+/// task's event loop, one at a time, and are replaced for a redirect's task, or a request sent
+/// again, before that task starts; the completion is called exactly once (guarded by
 /// `state.finished`).
-final class DirectRequest: Cancellable, HTTPClientResponseDelegate, @unchecked Sendable {
+final class DirectRequest: Cancellable, ResponseStartLimited, @unchecked Sendable {
     typealias Response = TransportResponse
 
     private struct State {
@@ -42,6 +46,8 @@ final class DirectRequest: Cancellable, HTTPClientResponseDelegate, @unchecked S
     private let validation: ValidationType
     private let completion: UncheckedSendable<Completion>
     private var collector: ResponseCollector
+    /// How long the request may wait for its response to begin; it starts in ``send(_:)``.
+    var responseLimit: ResponseStartLimit
 
     /// - Parameters:
     ///   - session:       The transport.
@@ -54,6 +60,7 @@ final class DirectRequest: Cancellable, HTTPClientResponseDelegate, @unchecked S
         self.validation = validation
         self.completion = UncheckedSendable(completion)
         self.collector = ResponseCollector(limit: session.configuration.maximumResponseBodySize)
+        self.responseLimit = ResponseStartLimit(startedAt: .uptimeNanoseconds(0), limit: session.requestTimeout, streamsBody: false)
     }
 
     var isCancelled: Bool {
@@ -97,18 +104,22 @@ final class DirectRequest: Cancellable, HTTPClientResponseDelegate, @unchecked S
             finish(.failure(error))
             return
         }
-        execute(request, original: request, crossedOrigin: false, deadline: session.deadline(for: request))
+        // The request closure may have taken its time (a token refresh): the limits start now.
+        responseLimit.startedAt = .now()
+        execute(request, original: request, crossedOrigin: false, deadline: session.deadline(for: request), waitedBefore: false)
     }
 
-    /// Sends `request`, the original one or a redirect's, and delivers the result or follows
-    /// the next redirect. The result names `original`, as the provider prepared it.
+    /// Sends `request`, the original one or a redirect's, and delivers the result, follows the
+    /// next redirect, or sends it again when the pool gave up on it while it waited for a
+    /// connection. The result names `original`, as the provider prepared it.
     ///
     /// - Parameters:
     ///   - request:       What to send.
     ///   - original:      The request the provider prepared.
     ///   - crossedOrigin: Whether a redirect led to another origin than the original's.
     ///   - deadline:      When the whole request, redirects included, must be done by.
-    private func execute(_ request: URLRequest, original: URLRequest, crossedOrigin: Bool, deadline: NIODeadline?) {
+    ///   - waitedBefore:  Whether the pool gave up on this request once already.
+    private func execute(_ request: URLRequest, original: URLRequest, crossedOrigin: Bool, deadline: NIODeadline?, waitedBefore: Bool) {
         let clientRequest: HTTPClient.Request
         do {
             clientRequest = try session.makeClientRequest(request, authorization: nil, route: .direct, crossedOrigin: crossedOrigin)
@@ -124,9 +135,13 @@ final class DirectRequest: Cancellable, HTTPClientResponseDelegate, @unchecked S
         }
         if cancelledMeanwhile {
             task.cancel()
+        } else if waitedBefore {
+            task.eventLoop.execute { self.armResponseLimit(for: task) }
         }
         task.futureResult.whenComplete { [self] result in
-            if case .success(let response) = result {
+            responseLimit.cancel()
+            switch result {
+            case .success(let response):
                 let next: RedirectStep?
                 do {
                     next = try followedRedirect(after: response, of: request, original: original)
@@ -137,7 +152,12 @@ final class DirectRequest: Cancellable, HTTPClientResponseDelegate, @unchecked S
                 if let next {
                     // The delegate methods of the next task run after this point.
                     collector = ResponseCollector(limit: session.configuration.maximumResponseBodySize)
-                    execute(next.request, original: original, crossedOrigin: crossedOrigin || next.crossesOrigin, deadline: deadline)
+                    responseLimit = ResponseStartLimit(startedAt: .now(), limit: session.requestTimeout, streamsBody: false)
+                    execute(next.request, original: original, crossedOrigin: crossedOrigin || next.crossesOrigin, deadline: deadline, waitedBefore: false)
+                    return
+                }
+            case .failure(let error):
+                if waitsAgainForConnection(after: error, request: request, original: original, crossedOrigin: crossedOrigin, deadline: deadline) {
                     return
                 }
             }
@@ -160,6 +180,18 @@ final class DirectRequest: Cancellable, HTTPClientResponseDelegate, @unchecked S
             try session.recordRedirect(to: step.target, after: original.url, visited: &state.visited)
         }
         return step
+    }
+
+    /// Sends `request` again when the pool gave up on it while it waited for a connection and it
+    /// may wait longer. Called on the task's event loop.
+    private func waitsAgainForConnection(after error: any Error, request: URLRequest, original: URLRequest, crossedOrigin: Bool, deadline: NIODeadline?) -> Bool {
+        guard !responseLimit.hasResponse, !responseLimit.fired, !state.withLock({ $0.finished }),
+              session.waitsAgainForConnection(after: error, startedAt: responseLimit.startedAt, deadline: deadline) else {
+            return false
+        }
+        collector = ResponseCollector(limit: session.configuration.maximumResponseBodySize)
+        execute(request, original: original, crossedOrigin: crossedOrigin, deadline: deadline, waitedBefore: true)
+        return true
     }
 
     /// Marks the request finished; `false` when it already was (cancelled).
@@ -191,7 +223,12 @@ final class DirectRequest: Cancellable, HTTPClientResponseDelegate, @unchecked S
 
     // MARK: - HTTPClientResponseDelegate
 
+    func didSendRequestHead(task: HTTPClient.Task<TransportResponse>, _ head: HTTPRequestHead) {
+        limitDidSendHead(task: task)
+    }
+
     func didVisitURL(task: HTTPClient.Task<TransportResponse>, _ request: HTTPClient.Request, _ head: HTTPResponseHead) {
+        responseLimit.didReceiveResponse()
         collector.visited(request.url, method: request.method)
     }
 

@@ -16,7 +16,7 @@ import FoundationNetworking
 /// time, and ``discard()`` is called on that loop too, so the mutable fields are only touched
 /// from one thread. File writes run on NIO's thread pool, one at a time, on a handle that no
 /// other code uses meanwhile.
-final class DownloadResponseDelegate: HTTPClientResponseDelegate, @unchecked Sendable {
+final class DownloadResponseDelegate: ResponseStartLimited, @unchecked Sendable {
     typealias Response = TransportResponse
 
     private let sink: DownloadSink
@@ -33,6 +33,7 @@ final class DownloadResponseDelegate: HTTPClientResponseDelegate, @unchecked Sen
     private let followsRedirects: Bool
     /// Whether this response is a redirect the session will follow.
     private var isRedirect = false
+    var responseLimit: ResponseStartLimit
 
     /// - Parameters:
     ///   - sink:             Where the body goes.
@@ -42,14 +43,21 @@ final class DownloadResponseDelegate: HTTPClientResponseDelegate, @unchecked Sen
     ///                       visited.
     ///   - followsRedirects: Whether the session follows redirects: the body of a redirect it
     ///                       follows reports no progress.
-    init(sink: DownloadSink, progress: TransportProgressHandler?, reportedURL: URL? = nil, followsRedirects: Bool) {
+    ///   - responseLimit:    How long the attempt may wait for its response to begin.
+    init(sink: DownloadSink, progress: TransportProgressHandler?, reportedURL: URL? = nil, followsRedirects: Bool, responseLimit: ResponseStartLimit) {
         self.followsRedirects = followsRedirects
         self.reportedURL = reportedURL
         self.sink = sink
         self.progress = progress
+        self.responseLimit = responseLimit
+    }
+
+    func didSendRequestHead(task: HTTPClient.Task<TransportResponse>, _ head: HTTPRequestHead) {
+        limitDidSendHead(task: task)
     }
 
     func didVisitURL(task: HTTPClient.Task<TransportResponse>, _ request: HTTPClient.Request, _ head: HTTPResponseHead) {
+        responseLimit.didReceiveResponse()
         url = reportedURL ?? request.url
     }
 

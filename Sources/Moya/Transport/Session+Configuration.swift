@@ -71,13 +71,26 @@ extension Session {
             }
         }
 
-        /// How long to wait for a connection to be established. Default: 10 seconds.
+        /// How long opening one connection (TCP, proxy and TLS handshakes) may take; never more
+        /// than ``timeoutIntervalForRequest``. Waiting for a free connection in the pool is not
+        /// charged to it. Default: 10 seconds.
         public var timeoutIntervalForConnect: TimeInterval
 
-        /// How long a request may wait for the next bytes from the server. Default: 60 seconds.
+        /// How long a request may wait for the server: from its start until its response begins
+        /// (waiting for a free connection included), then for each further part of the response.
+        /// The wait for the response starts again once a streamed upload has sent its body.
+        /// Default: 60 seconds.
         public var timeoutIntervalForRequest: TimeInterval
 
-        /// How long a whole request may take, or `nil` for no limit (the default).
+        /// How long an upload streamed from a file, a stream or a multipart form may go without
+        /// sending any of its body, typically because the server stopped reading it; `nil` (the
+        /// default) for ``timeoutIntervalForRequest``. The upload then fails with
+        /// `URLError(.timedOut)`.
+        public var timeoutIntervalForWrite: TimeInterval?
+
+        /// How long a whole request may take, or `nil` for no limit (the default). Waiting for a
+        /// connection, the upload, redirects and the answer to an authentication challenge all
+        /// count.
         public var timeoutIntervalForResource: TimeInterval?
 
         /// What to do with redirects. Default: follow up to 10, no cycles.
@@ -148,6 +161,7 @@ extension Session {
             timeoutIntervalForConnect: TimeInterval = 10,
             timeoutIntervalForRequest: TimeInterval = 60,
             timeoutIntervalForResource: TimeInterval? = nil,
+            timeoutIntervalForWrite: TimeInterval? = nil,
             redirectPolicy: RedirectPolicy = .follow(max: 10, allowCycles: false),
             decompression: Decompression = .enabled(maximumRatio: 100),
             headers: [String: String] = Session.defaultHTTPHeaders,
@@ -170,6 +184,7 @@ extension Session {
             self.timeoutIntervalForConnect = timeoutIntervalForConnect
             self.timeoutIntervalForRequest = timeoutIntervalForRequest
             self.timeoutIntervalForResource = timeoutIntervalForResource
+            self.timeoutIntervalForWrite = timeoutIntervalForWrite
             self.redirectPolicy = redirectPolicy
             self.decompression = decompression
             self.headers = headers

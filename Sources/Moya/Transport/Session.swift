@@ -41,6 +41,12 @@ public final class Session: Sendable {
     /// Whether every request goes ``TransportRoute/direct``, whatever its URL: true without a
     /// trust manager and with a valid TLS setup (``route(for:)`` need not read the URL).
     let routesEveryRequestDirectly: Bool
+    /// ``Configuration/timeoutIntervalForRequest``: how long a request may wait for its response
+    /// to begin (waiting for a connection included) and then for each further part of it.
+    let requestTimeout: TimeAmount
+    /// How long an upload may wait to send more of its body (``Configuration/timeoutIntervalForWrite``,
+    /// or ``requestTimeout`` when that is `nil`).
+    let writeTimeout: TimeAmount
     /// The interceptor every provider on this session applies before its own, as Alamofire's
     /// `Session(interceptor:)`; `nil` for none.
     public let interceptor: (any RequestInterceptor)?
@@ -69,6 +75,8 @@ public final class Session: Sendable {
         // Sendable: the copy is made here and never handed out or mutated; readers copy it again.
         self.urlSessionConfiguration = urlSessionConfiguration.map { UncheckedSendable($0.copy() as! URLSessionConfiguration) }
         self.sessionHeaders = NIOHTTP1.HTTPHeaders(configuration.headers.map { ($0.key, $0.value) })
+        self.requestTimeout = Session.timeAmount(configuration.timeoutIntervalForRequest)
+        self.writeTimeout = Session.timeAmount(configuration.timeoutIntervalForWrite ?? configuration.timeoutIntervalForRequest)
         let baseTLS = Result { () throws(TLSError) -> TLSConfiguration in try Session.nioTLSConfiguration(configuration.tls) }
         self.baseTLS = baseTLS
         if configuration.serverTrustManager == nil, case .success = baseTLS {
@@ -285,14 +293,38 @@ public final class Session: Sendable {
 
     /// When `urlRequest` must be done by: the sooner of the session's resource timeout and the
     /// request's own `timeoutInterval`, when that differs from Foundation's default (60 s).
+    /// Computed once per request: waiting for a connection, every attempt, redirect and upload
+    /// count against it.
     func deadline(for urlRequest: URLRequest) -> NIODeadline? {
-        var limits: [TimeInterval] = []
-        if let resource = configuration.timeoutIntervalForResource { limits.append(resource) }
+        var limit = configuration.timeoutIntervalForResource
         let requestLimit = urlRequest.timeoutInterval
         if requestLimit > 0, requestLimit.isFinite, requestLimit != Session.foundationDefaultTimeoutInterval {
-            limits.append(requestLimit)
+            limit = min(limit ?? requestLimit, requestLimit)
         }
-        return limits.min().map { .now() + .nanoseconds(Int64(min($0, 1e9) * 1_000_000_000)) }
+        return limit.map { .now() + Session.timeAmount($0) }
+    }
+
+    /// Whether an attempt that AsyncHTTPClient's pool gave up on while it waited for a free
+    /// connection should wait again.
+    ///
+    /// The pool charges that wait to its connect timeout (here the shorter of
+    /// ``Configuration/timeoutIntervalForConnect`` and ``Configuration/timeoutIntervalForRequest``),
+    /// so a burst of requests to a healthy server would fail only because it had to queue. Here
+    /// the wait counts against the request's own limits instead: it waits again while it has
+    /// waited less than ``requestTimeout`` since `startedAt` and its deadline has not passed.
+    /// The caller arms the attempt's ``ResponseStartLimit`` so that it ends at that limit.
+    ///
+    /// Only the failure path calls this; the attempt never reached a connection, so sending it
+    /// again sends nothing twice.
+    func waitsAgainForConnection(after error: any Error, startedAt: NIODeadline, deadline: NIODeadline?) -> Bool {
+        guard let clientError = error as? HTTPClientError, clientError == .getConnectionFromPoolTimeout else {
+            return false
+        }
+        let now = NIODeadline.now()
+        if let deadline, now >= deadline {
+            return false
+        }
+        return now - startedAt < requestTimeout
     }
 
     /// The tracer the client reports spans to: the one AsyncHTTPClient found when the session was
@@ -322,8 +354,14 @@ public final class Session: Sendable {
         }
         var clientConfiguration = HTTPClient.Configuration(
             redirectConfiguration: redirect,
+            // The pool gives a queued request up after its connect timeout. No request may wait
+            // longer than timeoutIntervalForRequest for its response to begin, so when that is
+            // the shorter, it is the pool's limit too; a request the pool gives up on sooner
+            // waits again (`waitsAgainForConnection`). No write timeout: AsyncHTTPClient's would
+            // put a timer on every request and stops while the server is not reading; uploads
+            // have their own (`BodyStreamer`).
             timeout: .init(
-                connect: timeAmount(configuration.timeoutIntervalForConnect),
+                connect: timeAmount(min(configuration.timeoutIntervalForConnect, configuration.timeoutIntervalForRequest)),
                 read: timeAmount(configuration.timeoutIntervalForRequest)
             ),
             connectionPool: .init(
@@ -349,8 +387,11 @@ public final class Session: Sendable {
         return clientConfiguration
     }
 
+    /// `interval` as a `TimeAmount`: negative and NaN intervals are zero, and intervals beyond
+    /// 10⁹ seconds (about 31 years, infinity included) are 10⁹ seconds.
     static func timeAmount(_ interval: TimeInterval) -> TimeAmount {
-        .nanoseconds(Int64(max(0, interval) * 1_000_000_000))
+        let seconds = interval > 0 ? min(interval, 1e9) : 0
+        return .nanoseconds(Int64(seconds * 1_000_000_000))
     }
 }
 

@@ -11,6 +11,10 @@ import FoundationNetworking
 /// (``Session/redirectStep(after:of:bodyIsReplayable:)``), so that each hop is checked, routed
 /// and evaluated for its own host. Owns cancellation: once cancelled, no further attempt starts
 /// and the completion gets `HTTPClientError.cancelled` (mapped by the caller).
+///
+/// Its deadline (``Session/deadline(for:)``) is set once, when it starts, and covers every
+/// attempt. An attempt that the connection pool gave up on while it waited for a connection
+/// waits again (``Session/waitsAgainForConnection(after:startedAt:deadline:)``).
 final class TransportExchange: Sendable {
     private struct State {
         var task: HTTPClient.Task<TransportResponse>?
@@ -28,6 +32,11 @@ final class TransportExchange: Sendable {
         var authorization: String?
         /// Whether a redirect led to another origin than the request's.
         var crossedOrigin = false
+        /// When the attempt's wait for its response began (``ResponseStartLimit/startedAt``).
+        var startedAt: NIODeadline
+        /// Whether the attempt already waited for a connection once and was given up on by the
+        /// pool: its ``ResponseStartLimit`` is then armed from the start.
+        var waitedBefore = false
     }
 
     private let session: Session
@@ -47,7 +56,7 @@ final class TransportExchange: Sendable {
     }
 
     func start() {
-        send(Attempt(urlRequest: request.urlRequest, body: request.body, authorization: nil))
+        send(Attempt(urlRequest: request.urlRequest, body: request.body, authorization: nil, startedAt: .now()))
     }
 
     func cancel() {
@@ -89,21 +98,26 @@ final class TransportExchange: Sendable {
         // `any()` advances the group's round robin, and taking every other turn would leave
         // AsyncHTTPClient the same loop for every request (all connections on one thread).
         let clientRequest: HTTPClient.Request
+        let streamer = attempt.body.map {
+            BodyStreamer(body: $0, eventLoop: session.client.eventLoopGroup.any(), writeTimeout: session.writeTimeout)
+        }
         do {
-            let body = attempt.body.map { BodyStreamer.clientBody(for: $0, eventLoop: session.client.eventLoopGroup.any()) }
             clientRequest = try session.makeClientRequest(
-                attempt.urlRequest, authorization: attempt.authorization, body: body, route: route, socketPath: socketPath,
+                attempt.urlRequest, authorization: attempt.authorization, body: streamer?.clientBody, route: route, socketPath: socketPath,
                 crossedOrigin: attempt.crossedOrigin
             )
         } catch {
             completion(.failure(session.explainingFailure(error, of: attempt.urlRequest)))
             return
         }
-        let context = AttemptContext(attempt: attempt, route: route, bridgeFailuresBefore: bridgeFailuresBefore)
+        let context = AttemptContext(attempt: attempt, route: route, socketPath: socketPath, bridgeFailuresBefore: bridgeFailuresBefore, streamer: streamer)
+        let limit = ResponseStartLimit(startedAt: attempt.startedAt, limit: session.requestTimeout, streamsBody: attempt.body != nil)
         // A bridged request goes to a local socket; the response names the real URL.
         let reportedURL: URL? = if case .bridged = route { attempt.urlRequest.url } else { nil }
         if let sink = request.download {
-            let delegate = DownloadResponseDelegate(sink: sink, progress: progress, reportedURL: reportedURL, followsRedirects: session.followsRedirects)
+            let delegate = DownloadResponseDelegate(
+                sink: sink, progress: progress, reportedURL: reportedURL, followsRedirects: session.followsRedirects, responseLimit: limit
+            )
             run(clientRequest, context: context, delegate: delegate) { delegate.discard(on: $0) }
         } else {
             let delegate = DataResponseDelegate(
@@ -111,7 +125,8 @@ final class TransportExchange: Sendable {
                 uploadLength: attempt.body.map { Int64($0.length) },
                 reportedURL: reportedURL,
                 maximumBodySize: session.configuration.maximumResponseBodySize,
-                followsRedirects: session.followsRedirects
+                followsRedirects: session.followsRedirects,
+                responseLimit: limit
             )
             run(clientRequest, context: context, delegate: delegate) { $0.makeSucceededVoidFuture() }
         }
@@ -121,19 +136,23 @@ final class TransportExchange: Sendable {
     private struct AttemptContext {
         let attempt: Attempt
         let route: TransportRoute
+        /// For a bridged route, the bridge's socket for the host.
+        let socketPath: String?
         /// The bridge's failure count for the host before this attempt (see
         /// ``TLSBridge/failure(for:after:)``).
         let bridgeFailuresBefore: Int
+        /// Sends the attempt's streamed body, if it has one.
+        let streamer: BodyStreamer?
     }
 
     /// Executes one attempt. `cleanUp` runs before a failure is reported (it removes a
     /// download's partial file), so that nothing is left behind once the completion runs.
-    private func run<Delegate: HTTPClientResponseDelegate>(
+    private func run<Delegate: ResponseStartLimited>(
         _ clientRequest: HTTPClient.Request,
         context: AttemptContext,
         delegate: Delegate,
         cleanUp: @escaping @Sendable (any EventLoop) -> EventLoopFuture<Void>
-    ) where Delegate.Response == TransportResponse {
+    ) {
         let task = session.client.execute(request: clientRequest, delegate: delegate, eventLoop: .indifferent, deadline: deadline)
         let startedAfterCancel: Bool = state.withLock { state in
             state.task = task
@@ -141,8 +160,16 @@ final class TransportExchange: Sendable {
         }
         if startedAfterCancel {
             task.cancel()
+        } else if context.attempt.waitedBefore {
+            task.eventLoop.execute { delegate.armResponseLimit(for: task) }
         }
         task.futureResult.whenComplete { [self] result in
+            // Whatever happened, the attempt is over: close what its upload reads.
+            delegate.responseLimit.cancel()
+            context.streamer?.stop()
+            if case .failure(let error) = result, waitsAgainForConnection(after: error, context: context, delegate: delegate) {
+                return
+            }
             switch result {
             case .success(let response):
                 let next: Attempt?
@@ -166,6 +193,21 @@ final class TransportExchange: Sendable {
                 }
             }
         }
+    }
+
+    /// Sends the attempt again when the pool gave up on it while it waited for a connection and
+    /// it may wait longer (see ``Session/waitsAgainForConnection(after:startedAt:deadline:)``).
+    /// Called on the task's event loop, where the delegate lives.
+    private func waitsAgainForConnection<Delegate: ResponseStartLimited>(after error: any Error, context: AttemptContext, delegate: Delegate) -> Bool {
+        let limit = delegate.responseLimit
+        guard !limit.hasResponse, !limit.fired, !state.withLock({ $0.isCancelled }),
+              session.waitsAgainForConnection(after: error, startedAt: context.attempt.startedAt, deadline: deadline) else {
+            return false
+        }
+        var attempt = context.attempt
+        attempt.waitedBefore = true
+        send(attempt, route: context.route, socketPath: context.socketPath, bridgeFailuresBefore: context.bridgeFailuresBefore)
+        return true
     }
 
     /// The error to report for a failed attempt: for a bridged one, why the bridge dropped the
@@ -193,6 +235,8 @@ final class TransportExchange: Sendable {
         if let challengeAnswer = basicChallengeAnswer(for: response, of: attempt) {
             var next = attempt
             next.authorization = challengeAnswer
+            next.startedAt = .now()
+            next.waitedBefore = false
             return next
         }
         return try redirect(after: response, of: attempt)
@@ -238,6 +282,8 @@ final class TransportExchange: Sendable {
             try session.recordRedirect(to: step.target, after: request.urlRequest.url, visited: &state.visited)
         }
         var next = attempt
+        next.startedAt = .now()
+        next.waitedBefore = false
         next.urlRequest = step.request
         if step.dropsBody { next.body = nil }
         if step.crossesOrigin {

@@ -78,6 +78,22 @@ final class TimeoutTests {
         try await session.shutdown()
     }
 
+    @Test("Infinite and enormous intervals mean no practical limit, not a crash")
+    func unboundedIntervals() async throws {
+        for interval in [TimeInterval.infinity, .greatestFiniteMagnitude, 1e12] {
+            let session = Session(configuration: .init(
+                timeoutIntervalForConnect: interval,
+                timeoutIntervalForRequest: interval,
+                timeoutIntervalForResource: interval,
+                timeoutIntervalForWrite: interval
+            ))
+            let provider = MoyaProvider<ServerTarget>(session: session)
+            let result = await send(provider, ServerTarget(base, "/delay/10"))
+            #expect(result.response?.statusCode == 200, "\(interval)")
+            try await session.shutdown()
+        }
+    }
+
     @Test("A URLRequest.timeoutInterval set by a plugin is honoured")
     func urlRequestTimeout() async throws {
         let provider = MoyaProvider<ServerTarget>(plugins: [TimeoutPlugin(interval: 0.5)])

@@ -1,0 +1,140 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import MoyaTestServer
+import Testing
+@testable import Moya
+
+/// A result and how long it took, handed from a child task to the test.
+struct TimedResult: @unchecked Sendable {
+    // Sendable: the result is handed over once and only read afterwards.
+    let result: Result<Moya.Response, MoyaError>
+    let elapsed: TimeInterval
+}
+
+@Suite("Waiting for a pooled connection counts against the request's limits, not the connect timeout")
+final class ConnectionWaitTests {
+    let server: TestServer
+    var base: URL { server.baseURL }
+
+    init() throws {
+        server = try TestServer.start()
+    }
+
+    deinit {
+        try? server.shutdown()
+    }
+
+    /// A provider on `session`: the direct path, or with a plugin, the general pipeline.
+    func provider<T: TargetType>(_ session: Session, throughPipeline: Bool, plugins: [PluginType] = []) -> MoyaProvider<T> {
+        MoyaProvider<T>(session: session, plugins: throughPipeline ? plugins + [RecordingPlugin()] : plugins)
+    }
+
+    func timed<T: TargetType>(_ provider: MoyaProvider<T>, _ target: T) async -> TimedResult {
+        let start = Date()
+        let result = await send(provider, target)
+        return TimedResult(result: result, elapsed: Date().timeIntervalSince(start))
+    }
+
+    func expectTimedOut(_ timed: TimedResult, sourceLocation: SourceLocation = #_sourceLocation) {
+        guard case .underlying(let error as URLError, nil)? = timed.result.error else {
+            Issue.record("expected URLError(.timedOut), got \(timed.result)", sourceLocation: sourceLocation)
+            return
+        }
+        #expect(error.code == .timedOut, sourceLocation: sourceLocation)
+    }
+
+    /// Occupies the session's only connection for about 8 s with a response that keeps arriving
+    /// (a byte every 200 ms), so it never times out itself; returns when it has the connection.
+    func occupyConnection(_ session: Session) async throws -> _Concurrency.Task<Result<Moya.Response, MoyaError>, Never> {
+        let provider = MoyaProvider<ServerTarget>(session: session)
+        let target = ServerTarget(base, "/bytes/40", task: .requestParameters(parameters: ["chunk": 1, "interval_ms": 200], encoding: URLEncoding.queryString))
+        let blocker = _Concurrency.Task { UncheckedResult(await send(provider, target)) }
+        #expect(await eventually(within: 10) { self.server.receivedRequests.contains { $0.path == "/bytes/40" } })
+        return _Concurrency.Task { await blocker.value.result }
+    }
+
+    @Test("A burst that has to queue longer than the connect timeout all succeeds, each request sent once", arguments: [false, true])
+    func burstQueuesPastConnectTimeout(throughPipeline: Bool) async throws {
+        // 40 requests of 250 ms on 2 connections: the last ones wait about 5 s for a connection,
+        // five times the connect timeout.
+        let session = Session(configuration: .init(timeoutIntervalForConnect: 1, maximumConnectionsPerHost: 2))
+        let provider: MoyaProvider<ServerTarget> = provider(session, throughPipeline: throughPipeline)
+        let base = self.base
+        let results = await withTaskGroup(of: UncheckedResult.self) { group in
+            for _ in 0..<40 {
+                group.addTask { UncheckedResult(await send(provider, ServerTarget(base, "/delay/250"))) }
+            }
+            var results: [Result<Moya.Response, MoyaError>] = []
+            for await result in group {
+                results.append(result.result)
+            }
+            return results
+        }
+        let failures = results.compactMap(\.error)
+        #expect(failures.isEmpty, "\(failures.count) failed, first: \(String(describing: failures.first))")
+        #expect(results.allSatisfy { $0.response?.statusCode == 200 })
+        // A request sent again after waiting never reached the server the first time.
+        #expect(server.receivedRequests.filter { $0.path == "/delay/250" }.count == 40)
+        try await session.shutdown()
+    }
+
+    @Test("A request's own limit, longer than the connect timeout, ends its wait for a connection", arguments: [false, true])
+    func ownLimitWhileQueued(throughPipeline: Bool) async throws {
+        let session = Session(configuration: .init(timeoutIntervalForConnect: 1, maximumConnectionsPerHost: 1))
+        let blocker = try await occupyConnection(session)
+        let provider: MoyaProvider<CapableTarget> = provider(session, throughPipeline: throughPipeline)
+        let result = await timed(provider, CapableTarget(baseURL: base, path: "/delay/10", timeoutInterval: 3))
+        expectTimedOut(result)
+        // Not given up after the 1 s connect timeout, and well before the connection is free
+        // (about 8 s).
+        #expect(result.elapsed > 2.5)
+        #expect(result.elapsed < 7)
+        #expect(await blocker.value.response?.statusCode == 200)
+        try await session.shutdown()
+    }
+
+    @Test("timeoutIntervalForRequest ends a wait for a connection when it is shorter than the connect timeout", arguments: [false, true])
+    func requestTimeoutWhileQueued(throughPipeline: Bool) async throws {
+        let session = Session(configuration: .init(timeoutIntervalForRequest: 1.5, maximumConnectionsPerHost: 1))
+        let blocker = try await occupyConnection(session)
+        let provider: MoyaProvider<ServerTarget> = provider(session, throughPipeline: throughPipeline)
+        let result = await timed(provider, ServerTarget(base, "/delay/10"))
+        expectTimedOut(result)
+        // Before, the pool gave up only after the 10 s connect timeout.
+        #expect(result.elapsed < 5)
+        #expect(await blocker.value.response?.statusCode == 200)
+        try await session.shutdown()
+    }
+
+    @Test("timeoutIntervalForRequest ends a wait for a connection that outlasts several connect timeouts", arguments: [false, true])
+    func requestTimeoutAfterSeveralConnectTimeouts(throughPipeline: Bool) async throws {
+        let session = Session(configuration: .init(timeoutIntervalForConnect: 0.5, timeoutIntervalForRequest: 2, maximumConnectionsPerHost: 1))
+        let blocker = try await occupyConnection(session)
+        let provider: MoyaProvider<ServerTarget> = provider(session, throughPipeline: throughPipeline)
+        let result = await timed(provider, ServerTarget(base, "/delay/10"))
+        expectTimedOut(result)
+        #expect(result.elapsed > 1.7)
+        #expect(result.elapsed < 6)
+        #expect(await blocker.value.response?.statusCode == 200)
+        try await session.shutdown()
+    }
+
+    @Test("Time spent waiting for a connection counts against timeoutIntervalForRequest while the response is awaited", arguments: [false, true])
+    func requestTimeoutCountsTheWait(throughPipeline: Bool) async throws {
+        // The only connection is busy for 3 s; the next request then waits for a response that
+        // never comes. It has waited 4 s in all at about 4 s, not at 3 + 4 = 7 s.
+        let session = Session(configuration: .init(timeoutIntervalForRequest: 4, maximumConnectionsPerHost: 1))
+        let plain = MoyaProvider<ServerTarget>(session: session)
+        let base = self.base
+        let blocker = _Concurrency.Task { UncheckedResult(await send(plain, ServerTarget(base, "/delay/3000"))) }
+        #expect(await eventually(within: 10) { self.server.receivedRequests.contains { $0.path == "/delay/3000" } })
+        let provider: MoyaProvider<ServerTarget> = provider(session, throughPipeline: throughPipeline)
+        let result = await timed(provider, ServerTarget(base, "/delay/30000"))
+        expectTimedOut(result)
+        #expect(result.elapsed < 6)
+        #expect(await blocker.value.result.response?.statusCode == 200)
+        try await session.shutdown()
+    }
+}
