@@ -165,6 +165,21 @@ final class FaultInjectionTests {
         #expect(server.acceptedConnections >= 1)
     }
 
+    @Test("An upload to a server that stops reading fails at the write limit and closes its file")
+    func stalledUpload() async throws {
+        let file = try downloads.makeFile("upload.bin", length: 32 << 20)
+        let error = expectFailure(await outcome(provider, target(.stalledUpload, task: .uploadFile(file), method: .post)))
+        #expect(urlErrorCode(error) == .timedOut)
+        // No descriptor of the process still points at the file.
+        #expect(await eventually { !Self.openFiles().contains(file.resolvingSymlinksInPath().path) })
+    }
+
+    /// The paths of the files this process has open.
+    static func openFiles() -> [String] {
+        let descriptors = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []
+        return descriptors.compactMap { try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/\($0)") }
+    }
+
     @Test("An endless body stops at the body limit, with bounded memory")
     func endlessBody() async throws {
         let limited = Session(configuration: .init(timeoutIntervalForRequest: Self.readTimeout, timeoutIntervalForResource: 60, maximumResponseBodySize: 8 << 20))
