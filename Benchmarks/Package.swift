@@ -1,4 +1,4 @@
-// swift-tools-version:6.1
+// swift-tools-version:6.2
 //
 // Microbenchmarks of Moya's pure parts (issue 7), run with package-benchmark:
 //
