@@ -1,6 +1,6 @@
 // swift-tools-version:6.2
 //
-// Microbenchmarks of Moya's pure parts (issue 7), run with package-benchmark:
+// Microbenchmarks of Moya's pure parts (URL building, encoding, mapping, stubbed requests), run with package-benchmark:
 //
 //     cd Benchmarks && swift package benchmark
 //
