@@ -1,0 +1,57 @@
+import Foundation
+import Moya
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// A plugin that prints each retry: `willRetry` runs when an interceptor (here `RetryPolicy`)
+/// sends a request again, with the outcome of the attempt that failed.
+final class RetryReporter: PluginType, @unchecked Sendable {
+    // @unchecked Sendable: `retries` is only touched under `lock`.
+    private let lock = NSLock()
+    private var retries = 0
+    private let start = ContinuousClock.now
+
+    /// How many times the request was sent again.
+    var retryCount: Int { lock.withLock { retries } }
+
+    func willSend(_ request: RequestType, target: TargetType) {
+        print("    attempt 1: \(request.request?.httpMethod ?? "?") \(request.request?.url?.path ?? "?")  (t = \(elapsed))")
+    }
+
+    func willRetry(_ request: URLRequest, after result: Result<Moya.Response, MoyaError>, attempt: Int, target: TargetType) {
+        lock.withLock { retries += 1 }
+        let outcome: String
+        switch result {
+        case .success(let response): outcome = "HTTP \(response.statusCode)"
+        case .failure(let error): outcome = error.localizedDescription
+        }
+        print("    attempt \(attempt): the previous one got \(outcome), sending again  (t = \(elapsed))")
+    }
+
+    private var elapsed: String { formatSeconds(ContinuousClock.now - start) }
+}
+
+/// Collects what `NetworkLoggerPlugin` writes, so the program can print it and check it.
+final class LogCollector: @unchecked Sendable {
+    // @unchecked Sendable: `lines` is only touched under `lock`.
+    private let lock = NSLock()
+    private var lines: [String] = []
+
+    /// Pass this as the logger's `output`: prints each entry, indented, and keeps it.
+    func output(target: TargetType, items: [String]) {
+        lock.withLock { lines.append(contentsOf: items) }
+        for item in items {
+            print("    | " + item.replacingOccurrences(of: "\n", with: "\n    | "))
+        }
+    }
+
+    /// Everything logged so far, one string.
+    var text: String { lock.withLock { lines.joined(separator: "\n") } }
+}
+
+/// A duration as seconds with two decimals, e.g. "1.02 s".
+func formatSeconds(_ duration: Duration) -> String {
+    let (seconds, attoseconds) = duration.components
+    return String(format: "%.2f s", Double(seconds) + Double(attoseconds) / 1e18)
+}
