@@ -4,8 +4,9 @@ import Moya
 import FoundationNetworking
 #endif
 
-/// A plugin that prints each retry: `willRetry` runs when an interceptor (here `RetryPolicy`)
-/// sends a request again, with the outcome of the attempt that failed.
+/// A plugin that prints each attempt: `willRetry` runs when an interceptor (here `RetryPolicy`)
+/// decides to send a request again, before the backoff wait, with the outcome of the attempt
+/// that failed; `willSend` and `didReceive` run once, around all attempts.
 final class RetryReporter: PluginType, @unchecked Sendable {
     // @unchecked Sendable: `retries` is only touched under `lock`.
     private let lock = NSLock()
@@ -26,7 +27,16 @@ final class RetryReporter: PluginType, @unchecked Sendable {
         case .success(let response): outcome = "HTTP \(response.statusCode)"
         case .failure(let error): outcome = error.localizedDescription
         }
-        print("    attempt \(attempt): the previous one got \(outcome), sending again  (t = \(elapsed))")
+        print("    attempt \(attempt - 1) got \(outcome): RetryPolicy asks for attempt \(attempt) after its backoff  (t = \(elapsed))")
+    }
+
+    func didReceive(_ result: Result<Moya.Response, MoyaError>, target: TargetType) {
+        let outcome: String
+        switch result {
+        case .success(let response): outcome = "HTTP \(response.statusCode)"
+        case .failure(let error): outcome = error.response.map { "HTTP \($0.statusCode)" } ?? error.localizedDescription
+        }
+        print("    final result: \(outcome)  (t = \(elapsed))")
     }
 
     private var elapsed: String { formatSeconds(ContinuousClock.now - start) }

@@ -160,7 +160,7 @@ func downloadDemo() async throws {
 /// `RetryPolicy` sends a request that got 503 again, with exponential backoff. httpbin's
 /// /status/503 never recovers, so after `retryLimit` retries the 503 is the result.
 func retryDemo() async throws {
-    announce(4, "retry with backoff (RetryPolicy interceptor)", function: "retryDemo")
+    announce(4, "retry with backoff, the RetryPolicy interceptor", function: "retryDemo")
     let retryLimit = 3
     let policy = RetryPolicy(retryLimit: retryLimit, exponentialBackoffBase: 2, exponentialBackoffScale: 0.1, jitter: 0)
     let reporter = RetryReporter()
