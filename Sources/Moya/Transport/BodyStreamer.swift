@@ -116,7 +116,12 @@ private final class Upload {
             case .success(nil):
                 finish(.success(()))
             case .success(let chunk?):
-                writer.write(.byteBuffer(ByteBuffer(data: chunk))).hop(to: eventLoop).assumeIsolated().whenComplete { [self] written in
+                // Weakly: AsyncHTTPClient drops the future of a write it paused for back pressure
+                // without completing it when the request fails (its state machine forgets the
+                // promise), so a strong capture would keep this upload, its reader and its file
+                // alive forever after a stalled upload is cancelled or times out.
+                writer.write(.byteBuffer(ByteBuffer(data: chunk))).hop(to: eventLoop).assumeIsolated().whenComplete { [weak self] written in
+                    guard let self else { return }
                     switch written {
                     case .success: pump()
                     case .failure(let error): finish(.failure(error))
