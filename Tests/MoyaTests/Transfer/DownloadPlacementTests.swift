@@ -13,24 +13,17 @@ import Testing
 
 @Suite("Download placement never removes more than the one file, and names the cause of a failure")
 final class DownloadPlacementTests {
-    let server: TestServer
-    let directory: TemporaryDirectory
-    let staging: TemporaryDirectory
-    let session: Session
-    let provider: MoyaProvider<ServerTarget>
+    let fixture: DownloadFixture
+    var server: TestServer { fixture.server }
+    var directory: TemporaryDirectory { fixture.directory }
+    /// Where the provider's session keeps partial downloads: checked to be empty after each test.
+    var staging: TemporaryDirectory { fixture.staging }
+    var session: Session { fixture.session }
+    var provider: MoyaProvider<ServerTarget> { fixture.provider }
     var base: URL { server.baseURL }
 
     init() throws {
-        server = try TestServer.start()
-        directory = try TemporaryDirectory()
-        staging = try TemporaryDirectory()
-        session = Session(configuration: .init(temporaryDirectory: staging.url))
-        provider = MoyaProvider<ServerTarget>(session: session)
-    }
-
-    deinit {
-        try? session.syncShutdown()
-        try? server.shutdown()
+        fixture = try DownloadFixture()
     }
 
     private func isDirectory(_ url: URL) -> Bool {
