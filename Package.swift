@@ -18,6 +18,9 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-distributed-tracing", from: "1.7.3"),
         // Combine exists only on Apple platforms; elsewhere CombineMoya builds on OpenCombine.
         .package(url: "https://github.com/OpenCombine/OpenCombine", from: "0.14.0"),
+        // `swift package generate-documentation` builds the DocC catalogs; a plugin, so it is
+        // never linked into the library.
+        .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
     ],
     targets: [
         .target(
@@ -59,6 +62,9 @@ let package = Package(
             name: "MoyaDemo",
             dependencies: ["Moya", "MoyaTestServer"]
         ),
+        // Turns the Swift blocks of the documentation into code for DocExamplesTests.
+        .executableTarget(name: "DocExampleExtractor"),
+        .plugin(name: "DocExamples", capability: .buildTool(), dependencies: ["DocExampleExtractor"]),
         .executableTarget(
             name: "MoyaBench",
             dependencies: [
@@ -112,6 +118,21 @@ let package = Package(
                 .product(name: "OpenCombine", package: "OpenCombine", condition: .when(platforms: [.linux])),
             ],
             swiftSettings: [.swiftLanguageMode(.v5)]
+        ),
+        // Every Swift example of README.md and the DocC articles, compiled.
+        .testTarget(
+            name: "DocExamplesTests",
+            dependencies: [
+                "CombineMoya",
+                "Moya",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "OpenCombine", package: "OpenCombine", condition: .when(platforms: [.linux])),
+                .product(name: "Tracing", package: "swift-distributed-tracing"),
+            ],
+            // Contexts/ holds code that examples assume; the plugin copies it into each document
+            // that names it, so it is not compiled on its own.
+            exclude: ["Contexts"],
+            plugins: ["DocExamples"]
         ),
         // The same kind of client in the Swift 6 language mode.
         .testTarget(

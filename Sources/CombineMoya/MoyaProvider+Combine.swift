@@ -44,7 +44,7 @@ extension MoyaProvider {
     /// A publisher that sends a request for `target` and publishes its progress.
     ///
     /// It publishes the transfer's progress events, then one event whose
-    /// ``ProgressResponse/completed`` is `true` and whose `response` is the validated response,
+    /// `ProgressResponse.completed` is `true` and whose `response` is the validated response,
     /// and finishes; a failed request fails with its `MoyaError`. Every event carries the latest
     /// progress snapshot. Demand, cancellation and the provider's lifetime work as for
     /// ``requestPublisher(_:callbackQueue:)``.

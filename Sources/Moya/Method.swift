@@ -32,7 +32,7 @@ public struct Method: RawRepresentable, Equatable, Hashable, Sendable, CustomStr
     /// Creates a method from its verb, for example `Method(rawValue: "PROPFIND")`.
     ///
     /// Any string is accepted here, but a request whose method is not an HTTP token (RFC 9110:
-    /// letters, digits and ``!#$%&'*+-.^_`|~``; no spaces or line breaks) fails with
+    /// letters, digits, the backtick and `!#$%&'*+-.^_|~`; no spaces or line breaks) fails with
     /// ``RequestValidationError/invalidMethod(_:)`` before anything is sent.
     public init(rawValue: String) {
         self.rawValue = rawValue

@@ -14,8 +14,8 @@ public enum RequestValidationError: Swift.Error, LocalizedError, Sendable, Equat
     /// `stubRequest` was called with ``StubBehavior/never`` (Moya traps here).
     case stubbingDisabled
 
-    /// The method is not an HTTP method token (RFC 9110, section 9.1: letters, digits and
-    /// ``!#$%&'*+-.^_`|~``, at least one): it contains a space, a line break or another character
+    /// The method is not an HTTP method token (RFC 9110, section 9.1: letters, digits, the
+    /// backtick and `!#$%&'*+-.^_|~`, at least one): it contains a space, a line break or another character
     /// that would change the request line, or it is empty.
     case invalidMethod(String)
 

@@ -1,0 +1,9 @@
+/// One code snippet taken from a document.
+struct CodeBlock {
+    /// The lines, with the block's common indentation removed.
+    let lines: [SourceLine]
+    /// True for the hidden context: everything goes to file scope.
+    let isContext: Bool
+    /// The file the lines come from, when it is not the document (a shared context).
+    let file: String?
+}

@@ -1,0 +1,44 @@
+// DocExampleExtractor: turns the Swift code blocks of a Markdown document into a Swift file that
+// the `DocExamplesTests` target compiles, so that every example a reader sees is checked by the
+// compiler.
+//
+//     DocExampleExtractor <document.md> <shared contexts directory> <output.swift>
+//
+// The `DocExamples` build tool plugin runs it for README.md and every article of the DocC
+// catalogs. Rules (also in Tests/DocExamplesTests/DocExamples.swift):
+//
+// - Every ```swift block is compiled, except a package manifest fragment (a block that starts
+//   with `// Package.swift` or imports PackageDescription).
+// - Type declarations, extensions and imports go to file scope. Everything else in a block
+//   (variables, statements, and functions when the block also has statements) goes into a
+//   function of its own, so blocks do not see each other's local variables.
+// - Types declared without an access level become `fileprivate`, so two documents can both
+//   declare, say, `enum GitHub`.
+// - A hidden context, in an HTML comment that starts with `<!-- example-context` and ends with
+//   `-->`, is compiled at file scope before the blocks: it declares what the visible examples
+//   assume (a target, a provider). Readers see neither it nor the comment. A one-line
+//   `<!-- example-context: GitHub -->` names a context shared by several documents instead, a
+//   file in Tests/DocExamplesTests/Contexts.
+// - `#sourceLocation` points every line back to the document, so a compiler error names the
+//   Markdown file and line.
+
+import Foundation
+
+let arguments = CommandLine.arguments
+guard arguments.count == 4 else {
+    FileHandle.standardError.write(Data("usage: DocExampleExtractor <document.md> <shared contexts directory> <output.swift>\n".utf8))
+    exit(2)
+}
+do {
+    let input = URL(fileURLWithPath: arguments[1])
+    let text = try String(contentsOf: input, encoding: .utf8)
+    let contexts = URL(fileURLWithPath: arguments[2], isDirectory: true)
+    let generated = swiftFile(for: try codeBlocks(in: text, sharedContexts: contexts), documentPath: input.path)
+    let output = URL(fileURLWithPath: arguments[3])
+    if (try? String(contentsOf: output, encoding: .utf8)) != generated {
+        try generated.write(to: output, atomically: true, encoding: .utf8)
+    }
+} catch {
+    FileHandle.standardError.write(Data("DocExampleExtractor: \(error)\n".utf8))
+    exit(1)
+}
