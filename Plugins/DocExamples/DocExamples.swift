@@ -2,7 +2,8 @@ import Foundation
 import PackagePlugin
 
 /// Compiles the Swift examples of the documentation: for README.md, MIGRATION.md, the example
-/// program's README and every article of the DocC catalogs, runs `DocExampleExtractor` to write a Swift file that the target it is applied
+/// program's README, every article of the DocC catalogs and every source file of the libraries
+/// (their documentation comments), runs `DocExampleExtractor` to write a Swift file that the target it is applied
 /// to (`DocExamplesTests`) then compiles. A broken example fails the build, and the compiler's
 /// message names the Markdown file and line.
 @main
@@ -20,7 +21,7 @@ struct DocExamples: BuildToolPlugin {
         let contexts = root.appending(path: "Tests/DocExamplesTests/Contexts")
         let contextFiles = try FileManager.default.contentsOfDirectory(atPath: contexts.path)
             .filter { $0.hasSuffix(".swift") }.sorted().map { contexts.appending(path: $0) }
-        return documents.map { document in
+        var commands: [Command] = documents.map { document -> Command in
             // Named after the document's path, which is unique: "Sources_Moya_Moya.docc_Targets.swift".
             let relative = document.path.dropFirst(root.path.count).split(separator: "/").joined(separator: "_")
             let output = context.pluginWorkDirectoryURL.appending(path: relative.replacingOccurrences(of: ".md", with: ".swift"))
@@ -32,5 +33,24 @@ struct DocExamples: BuildToolPlugin {
                 outputFiles: [output]
             )
         }
+        // The examples in the libraries' documentation comments, which DocC shows on each
+        // symbol's page. They share the context `SourceComments`.
+        for library in ["Sources/Moya", "Sources/CombineMoya"] {
+            let directory = root.appending(path: library)
+            guard let walker = FileManager.default.enumerator(atPath: directory.path) else { continue }
+            for case let path as String in walker where path.hasSuffix(".swift") {
+                let file = directory.appending(path: path)
+                let relative = (library + "/" + path).split(separator: "/").joined(separator: "_")
+                let output = context.pluginWorkDirectoryURL.appending(path: relative.replacingOccurrences(of: ".swift", with: "_examples.swift"))
+                commands.append(.buildCommand(
+                    displayName: "Extracting the Swift examples of \(path)",
+                    executable: extractor.url,
+                    arguments: [file.path, contexts.path, output.path, "--default-context", "SourceComments"],
+                    inputFiles: [file] + contextFiles,
+                    outputFiles: [output]
+                ))
+            }
+        }
+        return commands
     }
 }

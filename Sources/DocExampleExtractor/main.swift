@@ -1,6 +1,6 @@
-// DocExampleExtractor: turns the Swift code blocks of a Markdown document into a Swift file that
-// the `DocExamplesTests` target compiles, so that every example a reader sees is checked by the
-// compiler.
+// DocExampleExtractor: turns the Swift code blocks of a Markdown document, or of the
+// documentation comments (`///`) of a Swift file, into a Swift file that the `DocExamplesTests`
+// target compiles, so that every example a reader sees is checked by the compiler.
 //
 //     DocExampleExtractor <document.md> <shared contexts directory> <output.swift>
 //
@@ -19,21 +19,36 @@
 //   assume (a target, a provider). Readers see neither it nor the comment. A one-line
 //   `<!-- example-context: GitHub -->` names a context shared by several documents instead, a
 //   file in Tests/DocExamplesTests/Contexts.
+// - `--default-context Name` adds a shared context to every input that has an example; the
+//   plugin uses it for the library's documentation comments. A type the input declares itself
+//   replaces a context's type of the same name.
 // - `#sourceLocation` points every line back to the document, so a compiler error names the
 //   Markdown file and line.
 
 import Foundation
 
 let arguments = CommandLine.arguments
-guard arguments.count == 4 else {
-    FileHandle.standardError.write(Data("usage: DocExampleExtractor <document.md> <shared contexts directory> <output.swift>\n".utf8))
+guard arguments.count == 4 || (arguments.count == 6 && arguments[4] == "--default-context") else {
+    FileHandle.standardError.write(Data("""
+        usage: DocExampleExtractor <document.md or file.swift> <shared contexts directory> <output.swift> \
+               [--default-context <name>]
+
+        """.utf8))
     exit(2)
 }
 do {
     let input = URL(fileURLWithPath: arguments[1])
-    let text = try String(contentsOf: input, encoding: .utf8)
+    var text = try String(contentsOf: input, encoding: .utf8)
+    if input.pathExtension == "swift" {
+        text = documentationComments(of: text)
+    }
     let contexts = URL(fileURLWithPath: arguments[2], isDirectory: true)
-    let generated = swiftFile(for: try codeBlocks(in: text, sharedContexts: contexts), documentPath: input.path)
+    var blocks = try codeBlocks(in: text, sharedContexts: contexts)
+    // A default context applies only where there is an example to compile.
+    if arguments.count == 6, blocks.contains(where: { !$0.isContext }) {
+        blocks = try codeBlocks(in: "<!-- example-context: \(arguments[5]) -->", sharedContexts: contexts) + blocks
+    }
+    let generated = swiftFile(for: blocks, documentPath: input.path)
     let output = URL(fileURLWithPath: arguments[3])
     if (try? String(contentsOf: output, encoding: .utf8)) != generated {
         try generated.write(to: output, atomically: true, encoding: .utf8)

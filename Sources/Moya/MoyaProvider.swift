@@ -31,7 +31,7 @@ public protocol MoyaProviderType: AnyObject {
 /// let provider = MoyaProvider<GitHub>()
 /// provider.request(.zen) { result in
 ///     switch result {
-///     case let .success(response): print(try? response.mapString())
+///     case let .success(response): print((try? response.mapString()) ?? "")
 ///     case let .failure(error): print(error)
 ///     }
 /// }

@@ -4,7 +4,7 @@ import Foundation
 ///
 /// ```swift
 /// let provider = MoyaProvider<MultiTarget>()
-/// provider.request(MultiTarget(GitHub.zen)) { result in ... }
+/// provider.request(MultiTarget(GitHub.zen)) { result in print(result) }
 /// ```
 public enum MultiTarget: TargetType {
     /// The wrapped target.

@@ -11,7 +11,7 @@ import Foundation
 /// let form = MultipartForm(boundary: "example.boundary", parts: [
 ///     MultipartFormData(provider: .data(Data("Moya".utf8)), name: "name"),
 /// ])
-/// return .uploadMultipartFormData(form)
+/// let task = Task.uploadMultipartFormData(form)
 /// ```
 public struct MultipartForm: Hashable, ExpressibleByArrayLiteral {
     /// The file manager used to inspect file parts.

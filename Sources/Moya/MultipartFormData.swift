@@ -10,7 +10,7 @@ import Foundation
 ///     MultipartFormData(provider: .data(Data("Moya".utf8)), name: "name"),
 ///     MultipartFormData(provider: .file(fileURL), name: "avatar", fileName: "me.png", mimeType: "image/png"),
 /// ]
-/// return .uploadMultipart(parts)
+/// let task = Task.uploadMultipart(parts)
 /// ```
 ///
 /// How each kind of part is written follows Moya 15: a `.data` part carries its file name and

@@ -1,7 +1,8 @@
-// The Swift examples of README.md and of the DocC articles are compiled in this target: the
+// The Swift examples of README.md, MIGRATION.md, Examples/HTTPBinClient/README.md, the DocC
+// articles and the libraries' documentation comments are compiled in this target: the
 // `DocExamples` plugin (Plugins/DocExamples) runs `DocExampleExtractor`
-// (Sources/DocExampleExtractor) on each document at build time, and a broken example fails
-// `swift build --build-tests` with an error that names the document and line.
+// (Sources/DocExampleExtractor) on each of them at build time, and a broken example fails
+// `swift build --build-tests` with an error that names the document (or source file) and line.
 //
 // Writing an example that compiles:
 // - Every ```swift block is compiled, except a package manifest fragment (one that starts with
@@ -14,3 +15,9 @@
 //       <!-- example-context
 //       let provider = MoyaProvider<GitHub>()
 //       -->
+//
+//   or names a shared one in Contexts/: `<!-- example-context: GitHub -->`. Examples in
+//   documentation comments get Contexts/SourceComments.swift. A type the document declares
+//   itself replaces a context's type of the same name.
+// - SwiftPM plans the plugin's work when the package changes shape: after adding a document,
+//   touch Package.swift (CI always starts from a fresh clone).

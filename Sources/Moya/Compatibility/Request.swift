@@ -11,12 +11,18 @@ import FoundationNetworking
 /// clash with the `Request` of server frameworks such as Vapor.
 ///
 /// ```swift
-/// func retry(_ request: Request, for session: Session, dueTo error: Error,
-///            completion: @escaping (RetryResult) -> Void) {
-///     if request.response?.statusCode == 401, request.retryCount < 1 {
-///         refreshToken { completion($0 ? .retry : .doNotRetry) }
-///     } else {
-///         completion(.doNotRetry)
+/// final class TokenRefresher: RequestInterceptor {
+///     func retry(_ request: Request, for session: Session, dueTo error: Error,
+///                completion: @escaping (RetryResult) -> Void) {
+///         if request.response?.statusCode == 401, request.retryCount < 1 {
+///             refreshToken { completion($0 ? .retry : .doNotRetry) }
+///         } else {
+///             completion(.doNotRetry)
+///         }
+///     }
+///
+///     private func refreshToken(completion: @escaping (Bool) -> Void) {
+///         completion(true)   // fetch a new token here
 ///     }
 /// }
 /// ```

@@ -8,7 +8,7 @@ import FoundationNetworking
 /// ```swift
 /// let provider = MoyaProvider<YourAPI>(plugins: [CredentialsPlugin { target -> URLCredential? in
 ///     switch target {
-///     case YourAPI.targetThatNeedsAuthentication:
+///     case YourAPI.targetThatNeedsBasicAuth:
 ///         return URLCredential(user: "user", password: "passwd", persistence: .none)
 ///     default:
 ///         return nil

@@ -15,8 +15,8 @@ public enum NetworkActivityChangeType: Equatable, Sendable {
 /// ```swift
 /// let plugin = NetworkActivityPlugin { change, target in
 ///     switch change {
-///     case .began: activeRequests += 1
-///     case .ended: activeRequests -= 1
+///     case .began: print("started", target.path)
+///     case .ended: print("finished", target.path)
 ///     }
 /// }
 /// ```

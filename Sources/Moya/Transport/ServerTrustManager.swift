@@ -4,6 +4,7 @@ import Foundation
 /// `ServerTrustManager`). Give it to ``Session/Configuration/serverTrustManager``.
 ///
 /// ```swift
+/// let pinned = try TLSCertificate(contentsOf: pinURL)
 /// let manager = ServerTrustManager(evaluators: [
 ///     "api.example.com": PinnedCertificatesTrustEvaluator(certificates: [pinned]),
 ///     "cdn.example.com": DefaultTrustEvaluator(),
