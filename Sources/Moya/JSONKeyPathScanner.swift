@@ -582,9 +582,10 @@ struct JSONKeyPathScanner {
     }
 
     /// Reads the number at `index`; returns the offset after it, or `nil` when it is malformed
-    /// or `JSONSerialization` might refuse or round it (more than 38 digits, an exponent beyond
-    /// ±250).
+    /// or `JSONSerialization` might refuse or change it (more than 38 digits, an exponent beyond
+    /// ±250, and `-0`, which it reads as the integer 0, so that a `Double` loses its sign).
     private func scanNumber(at index: Int) -> Int? {
+        let start = index
         var index = index
         if bytes[index] == Byte.minus {
             index += 1
@@ -598,6 +599,10 @@ struct JSONKeyPathScanner {
             guard index > integerStart else { return nil }
         }
         var digits = index - integerStart
+        if index == start + 2, bytes[start] == Byte.minus, bytes[start + 1] == Byte.zero,
+           index == count || (bytes[index] != Byte.dot && bytes[index] != UInt8(ascii: "e") && bytes[index] != UInt8(ascii: "E")) {
+            return nil
+        }
         if index < count, bytes[index] == Byte.dot {
             let fractionStart = index + 1
             index = skipDigits(from: fractionStart)

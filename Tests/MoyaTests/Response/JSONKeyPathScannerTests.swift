@@ -73,7 +73,7 @@ struct JSONKeyPathScannerTests {
         #expect(lookUp("a", in: #"{"a":[1,2,],}"#) == "array [1,2,]")
         #expect(lookUp("a", in: #"{"a":"\u0000\u007f"}"#) == #"string "\u0000\u007f""#)
         #expect(lookUp("a", in: "{\"a\":\"\u{7F}\u{10FFFF}\"}") == "string \"\u{7F}\u{10FFFF}\"")
-        for number in ["0", "-0", "0.5", "-0.5e-5", "1E+250", "12345678901234567890123456789012345678"] {
+        for number in ["0", "-0.0", "-0e1", "0.5", "-0.5e-5", "1E+250", "12345678901234567890123456789012345678"] {
             #expect(lookUp("a", in: #"{"a":\#(number)}"#) == "number \(number)")
         }
     }
@@ -86,7 +86,7 @@ struct JSONKeyPathScannerTests {
             #"{"a":+1}"#, #"{"a":-}"#, #"{"a":1e}"#, #"{"a":1e+}"#, #"{"a":0x1}"#, #"{"a":NaN}"#, #"{"a":"\x"}"#, #"{"a":"\u12"}"#,
             #"{"a":"\ud800"}"#, #"{"a":"\udc00"}"#, #"{"a":"\ud800\u0041"}"#, "{\"a\":\"\t\"}", "{\"a\":1}\u{0}", "\u{0C}{}",
             // JSONSerialization might refuse or round these numbers.
-            #"{"a":1e251}"#, #"{"a":1e-251}"#, #"{"a":1e0001}"#, #"{"a":123456789012345678901234567890123456789}"#,
+            #"{"a":1e251}"#, #"{"a":1e-251}"#, #"{"a":-0}"#, #"{"a":[-0]}"#, #"{"a":1e0001}"#, #"{"a":123456789012345678901234567890123456789}"#,
             // Through an array, the path maps over the elements.
             #"{"a":[{"b":1}]}"#,
             // Keys that JSONDecoder and JSONSerialization would resolve differently.

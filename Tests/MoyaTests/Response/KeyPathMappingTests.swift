@@ -103,6 +103,19 @@ struct KeyPathMappingTests {
             MappingOracle.expectSameMap([Double].self, data, atKeyPath: "list")
             MappingOracle.expectSameMap([Int].self, data, atKeyPath: "list")
         }
+        // JSONSerialization reads `-0` as the integer 0, and `-0.0` as a negative zero.
+        for (number, sign) in [("-0", FloatingPointSign.plus), ("-0.0", .minus), ("-0e1", .minus)] {
+            for keyPath in ["n", "list"] {
+                let result = MappingOracle.expectSameMap(AnyJSON.self, body(#"{"n":\#(number),"list":[\#(number)]}"#), atKeyPath: keyPath)
+                #expect(result == .value(keyPath == "n" ? .number(0) : .array([.number(0)])))
+                if case .value(.number(let zero)) = result {
+                    #expect(zero.sign == sign, "\(number)")
+                }
+                if case .value(.array(let list)) = result, case .number(let zero)? = list.first {
+                    #expect(zero.sign == sign, "\(number) in an array")
+                }
+            }
+        }
     }
 
     @Test func objectsAndArraysAtTheKeyPath() {
