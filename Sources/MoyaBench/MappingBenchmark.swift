@@ -7,10 +7,11 @@ import Moya
 /// the value at the key path written back to JSON and decoded), written here with public API.
 ///
 /// The body is about 430 KB: an object with a small `"meta"` object and, under `"data"`, an
-/// array of 5,000 objects of five fields each. The operations take turns within each round (so
-/// that the machine's drift hits them alike); an operation's figure is the median over the
-/// rounds of its time per call, and its ratio the median over the rounds of its time divided by
-/// `JSONDecoder`'s in the same round.
+/// array of 5,000 objects of five fields each. The operations take short turns of about 20 ms
+/// each (so that the machine's drift hits them alike), five turns per round, each turn starting
+/// with the next operation. An operation's time is the median over the turns of its time per
+/// call, and its ratio the median over the turns of its time divided by `JSONDecoder`'s in the
+/// same turn, with the middle half of those ratios as their spread.
 enum MappingBenchmark {
     /// One object of the array under `"data"`.
     struct Item: Decodable {
@@ -78,28 +79,28 @@ enum MappingBenchmark {
             Operation(name: "before: map([Item].self, atKeyPath: \"data\")") { try previousAlgorithm([Item].self, at: "data").count },
         ]
 
-        // About 100 ms of calls per operation and round, from a first timed call.
+        // About 20 ms of calls per operation and turn (at least one), from a first timed call.
         let iterations = try operations.map { operation in
             _ = try operation.run()
             let once = try time(1, operation)
-            return max(1, Int(0.1 / once))
+            return max(1, Int(0.02 / once))
         }
         var times = Array(repeating: [Double](), count: operations.count)
-        for round in 0..<rounds {
+        for turn in 0..<(rounds * 5) {
             for step in operations.indices {
-                let index = (round + step) % operations.count
+                let index = (turn + step) % operations.count
                 times[index].append(try time(iterations[index], operations[index]))
             }
         }
 
         print("")
-        print("Key-path mapping of a \(format(Double(body.count) / 1_000)) KB body (5,000 objects under \"data\"), \(rounds) rounds")
-        print(column("operation", 46) + column("ms/call", 10) + column("vs JSONDecoder", 16) + "range")
+        print("Key-path mapping of a \(format(Double(body.count) / 1_000)) KB body (5,000 objects under \"data\"), \(rounds * 5) turns")
+        print(column("operation", 46) + column("ms/call", 10) + column("vs JSONDecoder", 16) + "middle half")
         for (index, operation) in operations.enumerated() {
             let ratios = zip(times[index], times[0]).map { $0 / $1 }
             print(column(operation.name, 46) + column(format(Statistics.median(times[index]) * 1_000, 3), 10)
                   + column(format(Statistics.median(ratios), 3) + "x", 16)
-                  + format(ratios.min() ?? .nan, 2) + "-" + format(ratios.max() ?? .nan, 2))
+                  + format(Statistics.percentile(ratios, 0.25), 3) + "-" + format(Statistics.percentile(ratios, 0.75), 3))
         }
     }
 
