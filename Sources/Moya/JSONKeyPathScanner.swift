@@ -183,18 +183,31 @@ struct JSONKeyPathScanner {
 
     /// ASCII bytes the scanner looks for.
     private enum Byte {
+        /// `"`.
         static let quote = UInt8(ascii: "\"")
+        /// `\`.
         static let backslash = UInt8(ascii: "\\")
+        /// `:`.
         static let colon = UInt8(ascii: ":")
+        /// `,`.
         static let comma = UInt8(ascii: ",")
+        /// `{`.
         static let openBrace = UInt8(ascii: "{")
+        /// `}`.
         static let closeBrace = UInt8(ascii: "}")
+        /// `[`.
         static let openBracket = UInt8(ascii: "[")
+        /// `]`.
         static let closeBracket = UInt8(ascii: "]")
+        /// `-`.
         static let minus = UInt8(ascii: "-")
+        /// `+`.
         static let plus = UInt8(ascii: "+")
+        /// `.`.
         static let dot = UInt8(ascii: ".")
+        /// `0`.
         static let zero = UInt8(ascii: "0")
+        /// `9`.
         static let nine = UInt8(ascii: "9")
     }
 

@@ -37,7 +37,9 @@ enum MappingBenchmark {
 
     /// One timed operation: its name and a call that returns something to keep.
     struct Operation {
+        /// What it does, as printed.
         let name: String
+        /// One call; the result is kept so that the work is not optimised away.
         let run: () throws -> Int
     }
 

@@ -5,13 +5,20 @@ import Foundation
 /// Numbers are compared as `Double`s; booleans stay apart from numbers, as `JSONDecoder` keeps
 /// them.
 enum AnyJSON: Decodable, Equatable, Sendable {
+    /// `null`.
     case null
+    /// `true` or `false`.
     case bool(Bool)
+    /// A number.
     case number(Double)
+    /// A string.
     case string(String)
+    /// An array.
     case array([AnyJSON])
+    /// An object.
     case object([String: AnyJSON])
 
+    /// Decodes whichever kind of value is there.
     init(from decoder: any Decoder) throws {
         let container = try decoder.singleValueContainer()
         if container.decodeNil() {
