@@ -188,12 +188,15 @@ func hashingBenchmarks() {
 
 /// Mapping a 200 response with a ~1 KiB JSON body: status filtering, `mapString()`, `mapJSON()`,
 /// and `map(_:)` to a `Decodable` (with the snake_case decoder the body needs, created once, as
-/// an app would).
+/// an app would); and at a key path, `map(_:atKeyPath:)` of the nested owner object and
+/// `mapString(atKeyPath:)` of one of its strings.
 func responseBenchmarks() {
     let response = Fixtures.jsonResponse()
     let decoder = JSONDecoder()
     decoder.keyDecodingStrategy = .convertFromSnakeCase
     precondition((try? response.map(Repository.self, using: decoder)) != nil, "the fixture does not decode")
+    precondition((try? response.map(Repository.Owner.self, atKeyPath: "owner", using: decoder)) != nil, "the owner does not decode")
+    precondition((try? response.mapString(atKeyPath: "owner.login")) == "Moya", "the owner's login is not found")
 
     Benchmark("Response.filterSuccessfulStatusCodes()") { benchmark in
         for _ in benchmark.scaledIterations {
@@ -216,6 +219,18 @@ func responseBenchmarks() {
     Benchmark("Response.map(Decodable) 1 KiB", configuration: slow) { benchmark in
         for _ in benchmark.scaledIterations {
             blackHole(try? response.map(Repository.self, using: decoder))
+        }
+    }
+
+    Benchmark("Response.map(Decodable, atKeyPath:) 1 KiB", configuration: slow) { benchmark in
+        for _ in benchmark.scaledIterations {
+            blackHole(try? response.map(Repository.Owner.self, atKeyPath: "owner", using: decoder))
+        }
+    }
+
+    Benchmark("Response.mapString(atKeyPath:) 1 KiB", configuration: slow) { benchmark in
+        for _ in benchmark.scaledIterations {
+            blackHole(try? response.mapString(atKeyPath: "owner.login"))
         }
     }
 }

@@ -36,6 +36,29 @@ extension Response {
             }
             return string
         }
+        switch self.scan(for: JSONKeyPath(keyPath)) {
+        case .found(let range, .string):
+            return self.data.withUnsafeBytes { body in
+                JSONKeyPathScanner.decodeString(UnsafeRawBufferPointer(rebasing: body[(range.lowerBound + 1)..<(range.upperBound - 1)]))
+            }
+        case .notFound:
+            throw self.mappingError(.keyPathNotFound(keyPath: keyPath), as: .string)
+        case .notADictionary:
+            throw self.mappingError(.notADictionary(keyPath: keyPath), as: .string)
+        case .found, .unsupported:
+            return try self.mapStringUsingJSONSerialization(atKeyPath: keyPath)
+        }
+    }
+
+    /// ``mapString(atKeyPath:)`` with a key path, the way it was done before
+    /// ``JSONKeyPathScanner``: the whole body parsed with `JSONSerialization` and the key path
+    /// walked through the objects it gives. It is what the scanner must agree with, and what
+    /// handles the bodies the scanner leaves alone.
+    ///
+    /// - Parameter keyPath: A dotted key path into the top-level JSON dictionary.
+    /// - Returns: The string at the key path.
+    /// - Throws: As ``mapString(atKeyPath:)``.
+    func mapStringUsingJSONSerialization(atKeyPath keyPath: String) throws -> String {
         guard let dictionary = try self.mapJSON() as? [String: Any] else {
             throw self.mappingError(.notADictionary(keyPath: keyPath), as: .string)
         }
@@ -80,33 +103,101 @@ extension Response {
         using decoder: JSONDecoder = JSONDecoder(),
         failsOnEmptyData: Bool = true
     ) throws -> D {
-        let jsonData: Data
-        if let keyPath {
-            let json = try self.mapJSON(failsOnEmptyData: failsOnEmptyData)
-            if let dictionary = json as? [String: Any],
-               let value = JSONKeyPath(keyPath).value(in: dictionary) {
-                if JSONSerialization.isValidJSONObject(value) {
-                    let valueData = try self.serialize(value)
-                    do {
-                        return try decoder.decode(D.self, from: valueData)
-                    } catch let error as DecodingError {
-                        throw MoyaError.objectMapping(error.prefixingCodingPath(with: keyPath), self)
-                    } catch {
-                        throw MoyaError.objectMapping(error, self)
-                    }
-                } else {
-                    return try self.decodeScalar(type, from: value, atKeyPath: keyPath, using: decoder)
-                }
-            } else if failsOnEmptyData {
-                let failure: MappingFailure = json is [String: Any] ? .keyPathNotFound(keyPath: keyPath) : .notADictionary(keyPath: keyPath)
-                throw self.mappingError(failure, as: .json)
-            } else {
-                jsonData = self.data
-            }
-        } else {
-            jsonData = self.data
+        guard let keyPath else {
+            return try self.decodeBody(type, using: decoder, failsOnEmptyData: failsOnEmptyData)
         }
+        // The body is read once to find the value's bytes, which the decoder then reads. When
+        // the scanner leaves the body alone, or decoding the value fails, the JSONSerialization
+        // path takes over and gives the answer and the error it always gave.
+        switch self.scan(for: JSONKeyPath(keyPath)) {
+        case .found(let range, let kind):
+            if case .success(let value) = self.decodeValue(type, at: range, kind: kind, using: decoder) {
+                return value
+            }
+        case .notFound where failsOnEmptyData:
+            throw self.mappingError(.keyPathNotFound(keyPath: keyPath), as: .json)
+        case .notADictionary where failsOnEmptyData:
+            throw self.mappingError(.notADictionary(keyPath: keyPath), as: .json)
+        case .notFound, .notADictionary:
+            return try self.decodeBody(type, using: decoder, failsOnEmptyData: failsOnEmptyData)
+        case .unsupported:
+            break
+        }
+        return try self.mapUsingJSONSerialization(type, atKeyPath: keyPath, using: decoder, failsOnEmptyData: failsOnEmptyData)
+    }
 
+    /// ``map(_:atKeyPath:using:failsOnEmptyData:)`` with a key path, the way it was done before
+    /// ``JSONKeyPathScanner``: the whole body parsed with `JSONSerialization`, the key path
+    /// walked through the objects it gives, and the value found written back to JSON for the
+    /// decoder. It is what the scanner must agree with, and what handles the bodies the scanner
+    /// leaves alone and the values the decoder refuses (so that errors stay the same).
+    ///
+    /// - Parameters:
+    ///   - type:              The type to decode.
+    ///   - keyPath:           A dotted key path into the top-level JSON dictionary.
+    ///   - decoder:           The decoder to use.
+    ///   - failsOnEmptyData:  Whether empty data or a missing key path is an error.
+    /// - Returns: The decoded value.
+    /// - Throws: As ``map(_:atKeyPath:using:failsOnEmptyData:)``.
+    func mapUsingJSONSerialization<D: Decodable>(
+        _ type: D.Type,
+        atKeyPath keyPath: String,
+        using decoder: JSONDecoder,
+        failsOnEmptyData: Bool
+    ) throws -> D {
+        let json = try self.mapJSON(failsOnEmptyData: failsOnEmptyData)
+        if let dictionary = json as? [String: Any],
+           let value = JSONKeyPath(keyPath).value(in: dictionary) {
+            if JSONSerialization.isValidJSONObject(value) {
+                let valueData = try self.serialize(value)
+                do {
+                    return try decoder.decode(D.self, from: valueData)
+                } catch let error as DecodingError {
+                    throw MoyaError.objectMapping(error.prefixingCodingPath(with: keyPath), self)
+                } catch {
+                    throw MoyaError.objectMapping(error, self)
+                }
+            } else {
+                return try self.decodeScalar(type, from: value, atKeyPath: keyPath, using: decoder)
+            }
+        } else if failsOnEmptyData {
+            let failure: MappingFailure = json is [String: Any] ? .keyPathNotFound(keyPath: keyPath) : .notADictionary(keyPath: keyPath)
+            throw self.mappingError(failure, as: .json)
+        }
+        return try self.decodeBody(type, using: decoder, failsOnEmptyData: failsOnEmptyData)
+    }
+
+    /// Finds the value at `keyPath` with ``JSONKeyPathScanner``.
+    private func scan(for keyPath: JSONKeyPath) -> JSONKeyPathScanner.Outcome {
+        self.data.withUnsafeBytes { body in
+            JSONKeyPathScanner.lookUp(keyPath, in: body)
+        }
+    }
+
+    /// Decodes the value the scanner found at `range` (offsets into the body): an object or an
+    /// array directly from the body's bytes, a scalar through the `{"value": …}` wrapper that the
+    /// JSONSerialization path uses (so that a key decoding strategy sees the same key).
+    ///
+    /// - Returns: The value, or the error, which the caller drops for the JSONSerialization
+    ///   path's.
+    private func decodeValue<D: Decodable>(_ type: D.Type, at range: Range<Int>, kind: JSONKeyPathScanner.ValueKind, using decoder: JSONDecoder) -> Result<D, any Error> {
+        let bytes = self.data[(self.data.startIndex + range.lowerBound)..<(self.data.startIndex + range.upperBound)]
+        switch kind {
+        case .object, .array:
+            return Result { try decoder.decode(D.self, from: bytes) }
+        case .string, .number, .boolean, .null:
+            var wrapped = Data(capacity: bytes.count + 10)
+            wrapped.append(contentsOf: #"{"value":"#.utf8)
+            wrapped.append(bytes)
+            wrapped.append(UInt8(ascii: "}"))
+            return Result { try decoder.decode(ScalarWrapper<D>.self, from: wrapped).value }
+        }
+    }
+
+    /// Decodes the whole body as `D`; with `failsOnEmptyData == false`, an empty body is first
+    /// decoded as `{}` and then as `[{}]`.
+    private func decodeBody<D: Decodable>(_ type: D.Type, using decoder: JSONDecoder, failsOnEmptyData: Bool) throws -> D {
+        let jsonData = self.data
         if jsonData.isEmpty && !failsOnEmptyData {
             if let value = try? decoder.decode(D.self, from: Data("{}".utf8)) {
                 return value

@@ -3,6 +3,8 @@
 //
 //     swift run -c release MoyaBench [--rounds N] [--requests N] [--url http://host:port] [--clients ahc,callbacks,...]
 //
+// It also times key-path mapping of a large body against JSONDecoder (`--only mapping`).
+//
 // Without --url it starts the project's in-process NIO test server on 127.0.0.1. With --url it
 // sends GET <url>/ and POST <url>/ instead (any server that answers 200 to both, e.g. nginx).
 import Foundation
@@ -38,7 +40,7 @@ struct Options {
             case "--per-round": perRound = true
             case "--no-spread": spreadsConnections = false
             case "--help", "-h":
-                print("usage: MoyaBench [--rounds N] [--requests N] [--blocks N] [--stubs N] [--connections N] [--url URL] [--only get|get1|get32|post|stubs|memory] [--memory-mib N] [--clients ahc,ahc-notrace,ahc-delegate,ahc-request,ahc-async,callbacks,async,urlsession] [--per-round] [--no-spread]")
+                print("usage: MoyaBench [--rounds N] [--requests N] [--blocks N] [--stubs N] [--connections N] [--url URL] [--only get|get1|get32|post|stubs|mapping|memory] [--memory-mib N] [--clients ahc,ahc-notrace,ahc-delegate,ahc-request,ahc-async,callbacks,async,urlsession] [--per-round] [--no-spread]")
                 exit(0)
             default:
                 print("unknown argument \(argument)")
@@ -201,6 +203,10 @@ let stubRate = Statistics.median(stubRates)
 print("Immediate stubs through the full pipeline with 2 plugins: \(format(stubRate)) req/s (goal ≥ 100000)")
 let trackedRate = Statistics.median((0..<options.rounds).map { _ in runStubs(count: options.stubs, trackInflights: true) })
 print("The same with trackInflights: \(format(trackedRate)) req/s")
+}
+
+if options.only == nil || options.only == "mapping" {
+    try MappingBenchmark.run(rounds: options.rounds)
 }
 
 try server?.shutdown()

@@ -1,0 +1,90 @@
+import Foundation
+import Testing
+
+@testable import Moya
+
+/// Key-path mapping of random documents, well-formed and not, against the `JSONSerialization`
+/// algorithm it replaced: the same values, the same errors. `MOYA_FUZZ_ITERATIONS` and
+/// `MOYA_FUZZ_SEED` give longer runs and other seeds.
+@Suite("Key-path mapping agrees with the JSONSerialization algorithm on random documents")
+struct KeyPathOracleTests {
+    /// A decoder that converts snake_case keys, with ISO 8601 dates.
+    private static func snakeCaseDecoder() -> JSONDecoder {
+        let decoder = JSONDecoder()
+        decoder.keyDecodingStrategy = .convertFromSnakeCase
+        decoder.dateDecodingStrategy = .iso8601
+        return decoder
+    }
+
+    @Test("Well-formed documents")
+    func wellFormed() {
+        var generator = JSONDocumentGenerator(salt: 11)
+        var found = 0
+        for _ in 0..<Fuzz.iterations {
+            let data = generator.document(malformed: false)
+            let keyPath = generator.keyPath()
+            let failsOnEmptyData = generator.fuzz.bool()
+            if case .value = MappingOracle.expectSameMap(AnyJSON.self, data, atKeyPath: keyPath, failsOnEmptyData: failsOnEmptyData) {
+                found += 1
+            }
+            MappingOracle.expectSameMap(AnyJSON?.self, data, atKeyPath: keyPath, failsOnEmptyData: failsOnEmptyData)
+            MappingOracle.expectSameMap([AnyJSON].self, data, atKeyPath: keyPath, failsOnEmptyData: failsOnEmptyData)
+            MappingOracle.expectSameMap([String: AnyJSON].self, data, atKeyPath: keyPath, using: Self.snakeCaseDecoder())
+            MappingOracle.expectSameMap(String.self, data, atKeyPath: keyPath)
+            MappingOracle.expectSameMap(Int.self, data, atKeyPath: keyPath)
+            MappingOracle.expectSameMap(Double.self, data, atKeyPath: keyPath)
+            MappingOracle.expectSameMap(Bool.self, data, atKeyPath: keyPath)
+            MappingOracle.expectSameMap(Decimal.self, data, atKeyPath: keyPath)
+            MappingOracle.expectSameMapString(data, atKeyPath: keyPath)
+        }
+        // The documents are meant to exercise both outcomes.
+        #expect(found > Fuzz.iterations / 5)
+        #expect(found < Fuzz.iterations)
+    }
+
+    @Test("Malformed documents")
+    func malformed() {
+        var generator = JSONDocumentGenerator(salt: 12)
+        for _ in 0..<Fuzz.iterations {
+            let data = generator.document(malformed: true)
+            let keyPath = generator.keyPath()
+            MappingOracle.expectSameMap(AnyJSON.self, data, atKeyPath: keyPath, failsOnEmptyData: generator.fuzz.bool())
+            MappingOracle.expectSameMap(String.self, data, atKeyPath: keyPath)
+            MappingOracle.expectSameMapString(data, atKeyPath: keyPath)
+        }
+    }
+
+    @Test("The scanner accepts only what JSONSerialization accepts, and finds what the key path walk finds")
+    func scannerAgreesWithJSONSerialization() throws {
+        var generator = JSONDocumentGenerator(salt: 13)
+        var accepted = 0
+        for iteration in 0..<(2 * Fuzz.iterations) {
+            let data = generator.document(malformed: iteration % 2 == 1)
+            let keyPath = generator.keyPath()
+            let outcome = data.withUnsafeBytes { JSONKeyPathScanner.lookUp(JSONKeyPath(keyPath), in: $0) }
+            guard outcome != .unsupported else { continue }
+            accepted += 1
+            let json = try? JSONSerialization.jsonObject(with: data, options: .fragmentsAllowed)
+            guard let json else {
+                Issue.record("the scanner accepted \(MappingOracle.show(data)), which JSONSerialization refuses")
+                continue
+            }
+            let walked = (json as? [String: Any]).flatMap { JSONKeyPath(keyPath).value(in: $0) }
+            switch outcome {
+            case .notADictionary:
+                #expect(!(json is [String: Any]), "\(MappingOracle.show(data))")
+            case .notFound:
+                #expect(json is [String: Any] && walked == nil, "\(keyPath.debugDescription) in \(MappingOracle.show(data))")
+            case .found(let range, _):
+                // The bytes found parse to the value the walk finds.
+                let value = try JSONSerialization.jsonObject(with: data[range], options: .fragmentsAllowed)
+                let expected = try walked.map { try JSONSerialization.data(withJSONObject: [$0], options: .sortedKeys) }
+                #expect(try JSONSerialization.data(withJSONObject: [value], options: .sortedKeys) == expected,
+                        "\(keyPath.debugDescription) in \(MappingOracle.show(data)): \(value) against \(String(describing: walked))")
+            case .unsupported:
+                break
+            }
+        }
+        #expect(accepted > Fuzz.iterations / 2)
+    }
+}
