@@ -17,4 +17,31 @@ extension DispatchQueue {
             async(execute: work)
         }
     }
+
+    /// Calls `body` with `value` on this queue, or at once when this is ``moyaInline``: the one
+    /// way a result, an error or an event crosses to the user's callback queue.
+    ///
+    /// Neither needs to be `Sendable`: they are the user's completion and what it receives, or
+    /// a closure that calls the user's plugins, and Moya documents that these run on the
+    /// callback queue. They are handed over once and only used there (see ``UncheckedSendable``).
+    func moyaDeliver<Value>(_ value: Value, to body: @escaping (Value) -> Void) {
+        let handOver = UncheckedSendable((value, body))
+        moyaDeliver { handOver.value.1(handOver.value.0) }
+    }
+
+    /// Calls `body` with `value` on this queue after `seconds` (at once for a negative delay).
+    func moyaDeliver<Value>(_ value: Value, after seconds: Double, to body: @escaping (Value) -> Void) {
+        let handOver = UncheckedSendable((value, body))
+        asyncAfter(deadline: .now() + max(0, seconds)) { handOver.value.1(handOver.value.0) }
+    }
+
+    /// Calls `body` with `value` on `queue`, or right here, on the calling thread, when `queue`
+    /// is `nil` (an `.immediate` stub, or a request closure's failure, without a callback queue).
+    static func moyaDeliver<Value>(_ value: Value, on queue: DispatchQueue?, to body: @escaping (Value) -> Void) {
+        if let queue {
+            queue.moyaDeliver(value, to: body)
+        } else {
+            body(value)
+        }
+    }
 }

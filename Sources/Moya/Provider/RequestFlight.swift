@@ -3,189 +3,118 @@ import Foundation
 import FoundationNetworking
 #endif
 
-/// One request on its way through the provider, and every caller waiting for its result.
+/// One request on its way through the provider, and every caller waiting for its result: the
+/// request's whole state, in one ``RequestStateMachine`` behind one lock.
 ///
 /// Without `trackInflights` a flight has exactly one caller. With it, identical requests join the
 /// flight that is already running. The flight ends exactly once: by its result, or when its last
-/// caller cancels. A caller who cancels while others still wait is detached alone.
+/// caller cancels. A caller who cancels while others still wait is detached alone. Each caller
+/// holds a ``RequestTicket`` (its id in the flight), which is what `request` returns.
 final class RequestFlight: Sendable {
-    /// A caller waiting for the result.
-    struct Subscriber: Sendable {
-        let id: Int
-        let completion: UncheckedSendable<Completion>
-        let callbackQueue: DispatchQueue?
-    }
-
-    /// What is running on the flight's behalf, so that a cancel can stop it.
+    /// What runs on the flight's behalf, so that a cancel can stop it.
     enum Work: Sendable {
-        case none
         case stub(CancellableToken)
         case transport(TransportHandle)
-    }
 
-    /// What a caller's cancel did.
-    enum Detachment: Sendable {
-        /// Nothing: the flight had ended or the caller was already gone.
-        case none
-        /// Others still wait; only this caller is done.
-        case alone(Subscriber)
-        /// This was the last caller: the flight is over and `work` must be stopped.
-        case last(Subscriber, Work)
-    }
-
-    /// The callers, in the order they came. Most flights have one, which is kept without an
-    /// array (one allocation less per request).
-    struct Subscribers: Sequence {
-        private var first: Subscriber?
-        private var others: [Subscriber] = []
-
-        var isEmpty: Bool { first == nil && others.isEmpty }
-
-        mutating func append(_ subscriber: Subscriber) {
-            if isEmpty { first = subscriber } else { others.append(subscriber) }
-        }
-
-        /// Removes and returns the caller `id`, if it is here.
-        mutating func remove(id: Int) -> Subscriber? {
-            if let first, first.id == id {
-                self.first = others.isEmpty ? nil : others.removeFirst()
-                return first
-            }
-            guard let index = others.firstIndex(where: { $0.id == id }) else { return nil }
-            return others.remove(at: index)
-        }
-
-        struct Iterator: IteratorProtocol {
-            fileprivate var first: Subscriber?
-            fileprivate var others: IndexingIterator<[Subscriber]>
-
-            mutating func next() -> Subscriber? {
-                if let first {
-                    self.first = nil
-                    return first
-                }
-                return others.next()
+        /// Stops the work.
+        func stop() {
+            switch self {
+            case .stub(let token): token.cancel()
+            case .transport(let handle): handle.cancel()
             }
         }
-
-        func makeIterator() -> Iterator {
-            Iterator(first: first, others: others.makeIterator())
-        }
-    }
-
-    private struct State {
-        var subscribers = Subscribers()
-        var nextID = 0
-        var work: Work = .none
-        var isFinished = false
     }
 
     let endpoint: Endpoint
     /// The endpoint's identity, the flight's key in the provider's table (`trackInflights`).
     let identity: EndpointIdentity?
     let callbackQueue: DispatchQueue?
+    /// The provider's plugins, told when the flight ends by a cancellation.
+    private let plugins: UncheckedSendable<[any PluginType]>
     /// The provider's in-flight table, which the flight leaves when it ends (`trackInflights`).
     private let table: Protected<[EndpointIdentity: RequestFlight]>?
-    private let state = Protected(State())
+    private let state = Protected(RequestStateMachine<Work>())
 
     /// A flight of its own, in no table.
-    init(endpoint: Endpoint, callbackQueue: DispatchQueue?) {
+    init(endpoint: Endpoint, callbackQueue: DispatchQueue?, plugins: [any PluginType]) {
         self.endpoint = endpoint
         self.identity = nil
         self.table = nil
         self.callbackQueue = callbackQueue
+        self.plugins = UncheckedSendable(plugins)
     }
 
     /// A flight that other callers can join: the caller adds it to `table` under `identity`.
-    init(endpoint: Endpoint, identity: EndpointIdentity, table: Protected<[EndpointIdentity: RequestFlight]>, callbackQueue: DispatchQueue?) {
+    init(endpoint: Endpoint, identity: EndpointIdentity, table: Protected<[EndpointIdentity: RequestFlight]>, callbackQueue: DispatchQueue?, plugins: [any PluginType]) {
         self.endpoint = endpoint
         self.identity = identity
         self.table = table
         self.callbackQueue = callbackQueue
+        self.plugins = UncheckedSendable(plugins)
     }
 
     /// Adds a caller; `nil` when the flight has already ended.
-    func subscribe(_ completion: @escaping Completion, callbackQueue: DispatchQueue?) -> Int? {
-        state.withLock { state in
-            guard !state.isFinished else { return nil }
-            state.nextID += 1
-            state.subscribers.append(Subscriber(id: state.nextID, completion: UncheckedSendable(completion), callbackQueue: callbackQueue))
-            return state.nextID
-        }
+    ///
+    /// - Parameter pluginTarget: The caller's target as plugins see it; `nil` without plugins.
+    func subscribe(_ completion: @escaping Completion, callbackQueue: DispatchQueue?, pluginTarget: UncheckedSendable<any TargetType>?) -> Int? {
+        state.withLock { $0.subscribe(completion, callbackQueue: callbackQueue, pluginTarget: pluginTarget) }
     }
 
-    /// Records what runs for this flight. Returns `false` when the flight already ended, in
-    /// which case the caller must stop `work` itself.
-    func setWork(_ work: Work) -> Bool {
-        state.withLock { state in
-            guard !state.isFinished else { return false }
-            state.work = work
-            return true
+    /// The request closure handed the request back: whether to send it (see
+    /// ``RequestStateMachine/requestBuilt()``).
+    func requestBuilt() -> Bool {
+        state.withLock { $0.requestBuilt() }
+    }
+
+    /// Records what runs for this flight, or stops it at once when the flight already ended.
+    func attach(_ work: Work) {
+        if case .stop(let work) = state.withLock({ $0.workStarted(work) }) {
+            work.stop()
         }
     }
 
     /// Whether the flight still waits for its result.
     var isActive: Bool {
-        state.withLock { !$0.isFinished }
+        state.withLock { $0.isActive }
     }
 
     /// Ends the flight with its result: every caller still waiting gets it, inline when it shares
     /// the flight's callback queue (the current context), on its own queue otherwise. Does
     /// nothing when the flight has already ended (cancelled).
     func end(with result: Result<Moya.Response, MoyaError>) {
-        let subscribers: Subscribers? = state.withLock { state in
-            guard !state.isFinished else { return nil }
-            state.isFinished = true
-            state.work = .none
-            defer { state.subscribers = Subscribers() }
-            return state.subscribers
-        }
-        guard let subscribers else { return }
+        guard case .deliver(let subscribers) = state.withLock({ $0.finished() }) else { return }
         for subscriber in subscribers {
             if subscriber.callbackQueue === callbackQueue {
                 subscriber.completion.value(result)
             } else {
-                let box = UncheckedSendable(result)
-                (subscriber.callbackQueue ?? .main).moyaDeliver { subscriber.completion.value(box.value) }
+                (subscriber.callbackQueue ?? .main).moyaDeliver(result, to: subscriber.completion.value)
             }
         }
         leaveTable()
     }
 
     /// Cancels the caller `id`: it gets the cancellation error on its queue. When it was the
-    /// last caller, the flight ends, its work stops, and the plugins hear of the cancellation
-    /// (`target` is the target as plugins see it; `nil` when there are none).
-    func cancel(subscriber id: Int, plugins: [any PluginType], target: UncheckedSendable<any TargetType>?) {
-        let error = MoyaError.underlying(TransportError.cancelled, nil)
-        let detachment: Detachment = state.withLock { state in
-            guard !state.isFinished, let subscriber = state.subscribers.remove(id: id) else {
-                return .none
-            }
-            guard state.subscribers.isEmpty else { return .alone(subscriber) }
-            state.isFinished = true
-            defer { state.work = .none }
-            return .last(subscriber, state.work)
-        }
-        switch detachment {
+    /// last caller, the flight ends, its work stops, and the plugins hear of the cancellation.
+    func cancel(subscriber id: Int) {
+        switch state.withLock({ $0.cancelled(subscriber: id) }) {
         case .none:
             return
-        case .alone(let subscriber):
-            let box = UncheckedSendable(error)
-            (subscriber.callbackQueue ?? .main).moyaDeliver { subscriber.completion.value(.failure(box.value)) }
-        case .last(let subscriber, let work):
-            switch work {
-            case .none: break
-            case .stub(let token): token.cancel()
-            case .transport(let handle): handle.cancel()
-            }
+        case .detach(let subscriber):
+            (subscriber.callbackQueue ?? .main).moyaDeliver(.failure(.requestCancelled), to: subscriber.completion.value)
+        case .stop(let subscriber, let work):
+            work?.stop()
             leaveTable()
-            let box = UncheckedSendable((plugins, error))
-            (subscriber.callbackQueue ?? .main).moyaDeliver {
-                let (plugins, error) = box.value
-                if let target { plugins.didReceive(.failure(error), anyTarget: target.value) }
+            let plugins = self.plugins
+            (subscriber.callbackQueue ?? .main).moyaDeliver(MoyaError.requestCancelled) { error in
+                if let target = subscriber.pluginTarget { plugins.value.didReceive(.failure(error), anyTarget: target.value) }
                 subscriber.completion.value(.failure(error))
             }
         }
+    }
+
+    /// Whether the caller `id` asked to cancel.
+    func isCancelled(subscriber id: Int) -> Bool {
+        state.withLock { $0.isCancelled(subscriber: id) }
     }
 
     /// Takes the flight out of the provider's table, unless another flight has its place.
@@ -200,6 +129,6 @@ final class RequestFlight: Sendable {
 
     /// The completions still waiting, for `MoyaProvider.inflightRequests`.
     var completions: [Completion] {
-        state.withLock { $0.subscribers.map(\.completion.value) }
+        state.withLock { $0.completions }
     }
 }
