@@ -207,6 +207,24 @@ struct RequestStateMachineTests {
         pending.removeAll()
     }
 
+    @Test("A request closure that calls back twice sends once and completes once")
+    func requestClosureCallsBackTwice() async {
+        let plugin = SendCounter()
+        let provider = MoyaProvider<GitHub>(
+            requestClosure: { endpoint, done in
+                let request = try? endpoint.urlRequest()
+                done(request.map { .success($0) } ?? .failure(.requestMapping(endpoint.url)))
+                done(request.map { .success($0) } ?? .failure(.requestMapping(endpoint.url)))
+            },
+            stubClosure: MoyaProvider.immediatelyStub,
+            plugins: [plugin]
+        )
+        let results = Recorder<Result<Moya.Response, MoyaError>>()
+        provider.request(.zen, callbackQueue: .moyaInline) { results.append($0) }
+        #expect(results.values.count == 1)
+        #expect(plugin.sent.values.count == 1)
+    }
+
     @Test("A provider released with requests in flight still completes each once")
     func providerReleased() async {
         let results = Recorder<Result<Moya.Response, MoyaError>>()
@@ -246,6 +264,14 @@ struct RequestStateMachineTests {
         #expect(attempts.values.count == 1)
         #expect(results.values.count == 1)
         try await provider.session.shutdown()
+    }
+}
+
+/// Counts the requests plugins are told are sent.
+private final class SendCounter: PluginType, Sendable {
+    let sent = Recorder<URLRequest>()
+    func willSend(_ request: RequestType, target: TargetType) {
+        if let urlRequest = request.request { sent.append(urlRequest) }
     }
 }
 
