@@ -88,13 +88,12 @@ final class RequestDelivery: @unchecked Sendable {
     /// flight's callers. Nothing happens once the flight has ended (cancelled).
     func deliver(_ result: Result<Moya.Response, MoyaError>) {
         queue.moyaDeliver { [self] in
-            // Nothing but the callers to tell: `end` itself does nothing on an ended flight.
-            if target != nil || reporter != nil {
-                guard flight.isActive else { return }
-                if let target { plugins.didReceive(result, anyTarget: target) }
-                reporter?.reportCompletion(response: try? result.get())
-            }
-            flight.end(with: result)
+            // The result claims the flight first: a cancel that comes while the plugins run
+            // finds it ended, so plugins and callers hear of the result alone.
+            guard let callers = flight.claim() else { return }
+            if let target { plugins.didReceive(result, anyTarget: target) }
+            reporter?.reportCompletion(response: try? result.get())
+            flight.deliver(result, to: callers)
         }
     }
 

@@ -13,7 +13,9 @@ import FoundationNetworking
 final class RequestFlight: Sendable {
     /// What runs on the flight's behalf, so that a cancel can stop it.
     enum Work: Sendable {
+        /// A scheduled stub, stopped through its token.
         case stub(CancellableToken)
+        /// A request on the transport, directly or through the interceptors.
         case transport(TransportHandle)
 
         /// Stops the work.
@@ -25,9 +27,11 @@ final class RequestFlight: Sendable {
         }
     }
 
+    /// The endpoint requested, for `MoyaProvider.inflightRequests`.
     let endpoint: Endpoint
     /// The endpoint's identity, the flight's key in the provider's table (`trackInflights`).
     let identity: EndpointIdentity?
+    /// The first caller's callback queue: callers on the same queue get the result inline.
     let callbackQueue: DispatchQueue?
     /// The provider's plugins, told when the flight ends by a cancellation.
     private let plugins: UncheckedSendable<[any PluginType]>
@@ -82,7 +86,22 @@ final class RequestFlight: Sendable {
     /// the flight's callback queue (the current context), on its own queue otherwise. Does
     /// nothing when the flight has already ended (cancelled).
     func end(with result: Result<Moya.Response, MoyaError>) {
-        guard case .deliver(let subscribers) = state.withLock({ $0.finished() }) else { return }
+        guard let subscribers = claim() else { return }
+        deliver(result, to: subscribers)
+    }
+
+    /// Ends the flight and takes its callers, before the result is handed over: from here on a
+    /// cancel does nothing, so what runs before ``deliver(_:to:)`` (the plugins' `didReceive`,
+    /// the last progress event) runs for the result alone. `nil` when the flight has already
+    /// ended (cancelled).
+    func claim() -> RequestSubscriber.List? {
+        guard case .deliver(let subscribers) = state.withLock({ $0.finished() }) else { return nil }
+        return subscribers
+    }
+
+    /// Hands `result` to the callers ``claim()`` returned: inline for those that share the
+    /// flight's callback queue (the current context), on their own queue for the others.
+    func deliver(_ result: Result<Moya.Response, MoyaError>, to subscribers: RequestSubscriber.List) {
         for subscriber in subscribers {
             if subscriber.callbackQueue === callbackQueue {
                 subscriber.completion.value(result)

@@ -3,6 +3,7 @@ import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
+import MoyaTestServer
 import Testing
 @testable import Moya
 
@@ -150,6 +151,28 @@ struct RequestStateMachineTests {
         }
     }
 
+    @Test("Cancel against a result that plugins are hearing of: plugins and caller hear of one")
+    func cancelAgainstDelivery() async {
+        for round in 0..<400 {
+            let calls = Recorder<Result<Moya.Response, MoyaError>>()
+            let plugin = ReceiveCounter()
+            let target: any TargetType = GitHub.zen
+            let flight = RequestFlight(endpoint: Self.endpoint, callbackQueue: .moyaInline, plugins: [plugin])
+            let id = flight.subscribe({ calls.append($0) }, callbackQueue: .moyaInline, pluginTarget: UncheckedSendable(target))!
+            let ticket = RequestTicket(flight: flight, subscriberID: id)
+            _ = flight.requestBuilt()
+            let delivery = RequestDelivery(
+                flight: flight, callbackQueue: .moyaInline, isSerialDeliveryNeeded: false, plugins: [plugin], target: target,
+                validation: .none, progress: nil, destination: nil, temporaryDirectory: FileManager.default.temporaryDirectory
+            )
+            DispatchQueue.concurrentPerform(iterations: 2) { index in
+                if index == round % 2 { ticket.cancel() } else { delivery.deliver(.success(Self.response())) }
+            }
+            #expect(calls.values.count == 1)
+            #expect(plugin.received.values.count == 1)
+        }
+    }
+
     @Test("A time limit against a response that arrives: one result")
     func timeoutAgainstResponse() async {
         for _ in 0..<200 {
@@ -246,14 +269,15 @@ struct RequestStateMachineTests {
 
     @Test("Cancel during a retry's delay: the cancellation at once, and no further attempt")
     func cancelDuringRetryDelay() async throws {
+        let server = try TestServer.start()
+        defer { #expect(throws: Never.self) { try server.shutdown() } }
+        let session = Session()
         let attempts = Recorder<Int>()
-        let interceptor = DelayingRetrier(attempts: attempts)
-        // Port 1 on the loopback interface refuses at once: every attempt fails without a network.
-        let provider = MoyaProvider<LoopbackTarget>(interceptors: [interceptor])
+        let provider = MoyaProvider<ServerTarget>(session: session, interceptors: [DelayingRetrier(attempts: attempts)])
         let results = Recorder<Result<Moya.Response, MoyaError>>()
-        let token = provider.request(LoopbackTarget(), callbackQueue: .moyaInline) { results.append($0) }
+        let token = provider.request(ServerTarget(server.baseURL, "/status/500"), callbackQueue: .moyaInline) { results.append($0) }
         let waitedFor = ContinuousClock.now
-        while attempts.values.isEmpty, ContinuousClock.now - waitedFor < .seconds(10) {
+        while attempts.values.isEmpty, ContinuousClock.now - waitedFor < .seconds(20) {
             try await _Concurrency.Task.sleep(nanoseconds: 5_000_000)
         }
         #expect(attempts.values.count == 1)
@@ -263,7 +287,8 @@ struct RequestStateMachineTests {
         try await _Concurrency.Task.sleep(nanoseconds: 200_000_000)
         #expect(attempts.values.count == 1)
         #expect(results.values.count == 1)
-        try await provider.session.shutdown()
+        #expect(server.receivedRequests.count == 1)
+        try await session.shutdown()
     }
 }
 
@@ -275,16 +300,15 @@ private final class SendCounter: PluginType, Sendable {
     }
 }
 
-/// A target on a closed loopback port.
-private struct LoopbackTarget: TargetType {
-    var baseURL: URL { URL(string: "http://127.0.0.1:1")! }
-    var path: String { "/" }
-    var method: Moya.Method { .get }
-    var task: Moya.Task { .requestPlain }
-    var headers: [String: String]? { nil }
+/// Counts the results plugins are told of.
+private final class ReceiveCounter: PluginType, Sendable {
+    let received = Recorder<Bool>()
+    func didReceive(_ result: Result<Moya.Response, MoyaError>, target: TargetType) {
+        received.append((try? result.get()) != nil)
+    }
 }
 
-/// Retries every failure after a long delay, counting the failures it saw.
+/// Retries every attempt after a long delay, counting the attempts it saw.
 private final class DelayingRetrier: RequestInterceptor, Sendable {
     let attempts: Recorder<Int>
     init(attempts: Recorder<Int>) { self.attempts = attempts }
