@@ -63,9 +63,10 @@ extension MoyaProvider {
     func scheduleStub(_ stub: @escaping () -> Void, behavior: Moya.StubBehavior, callbackQueue: DispatchQueue?) {
         switch behavior {
         case .immediate:
-            DispatchQueue.moyaDeliver((), on: callbackQueue, to: stub)
+            // The stub itself is the value handed over: no closure around it to allocate.
+            DispatchQueue.moyaDeliver(stub, on: callbackQueue) { $0() }
         case .delayed(let seconds):
-            (callbackQueue ?? .main).moyaDeliver((), after: seconds, to: stub)
+            (callbackQueue ?? .main).moyaDeliver(stub, after: seconds) { $0() }
         case .never:
             // `stubRequest` completes `.never` with an error before scheduling anything.
             break
