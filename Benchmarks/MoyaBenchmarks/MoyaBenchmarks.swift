@@ -5,7 +5,7 @@ import FoundationNetworking
 #endif
 import Moya
 
-// Microbenchmarks of the pure parts of Moya (issue 7): URL building, parameter encoding, the
+// Microbenchmarks of the pure parts of Moya: URL building, parameter encoding, the
 // endpoint → URLRequest conversion, multipart encoding, endpoint hashing for in-flight merging,
 // response mapping, and an immediately stubbed request through the whole provider pipeline.
 // Public API only.

@@ -4,8 +4,8 @@
 //
 //     swift run -c release MoyaMemoryBenchmark [size-in-MiB]     (default 1024)
 //
-// Goals: peak RSS at most 32 MiB above the idle baseline for every Moya transfer (issue 3), and
-// Moya's peak RSS within 1.2x of raw AsyncHTTPClient's for the same transfer (issue 7).
+// Goals: peak RSS at most 32 MiB above the idle baseline for every Moya transfer, and
+// Moya's peak RSS within 1.2x of raw AsyncHTTPClient's for the same transfer.
 import AsyncHTTPClient
 import Dispatch
 import Foundation

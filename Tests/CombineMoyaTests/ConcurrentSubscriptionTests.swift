@@ -14,7 +14,7 @@ final class ConcurrentSubscriptionTests {
     let server: TestServer
     var base: URL { server.baseURL }
     init() throws { server = try TestServer.start() }
-    deinit { try? server.shutdown() }
+    deinit { #expect(throws: Never.self) { try server.shutdown() } }
 
     @Test("Many subscriptions at once, on one provider, each get their own response")
     func many() async throws {

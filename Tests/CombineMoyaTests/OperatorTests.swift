@@ -14,7 +14,7 @@ final class OperatorTests {
     let server: TestServer
     var base: URL { server.baseURL }
     init() throws { server = try TestServer.start() }
-    deinit { try? server.shutdown() }
+    deinit { #expect(throws: Never.self) { try server.shutdown() } }
 
     /// A provider whose stubs complete inside `request`, so publishers deliver synchronously.
     func stubbed(_ json: String, statusCode: Int = 200) -> AnyPublisher<Moya.Response, MoyaError> {

@@ -14,7 +14,7 @@ final class RequestPublisherTests {
     let server: TestServer
     var base: URL { server.baseURL }
     init() throws { server = try TestServer.start() }
-    deinit { try? server.shutdown() }
+    deinit { #expect(throws: Never.self) { try server.shutdown() } }
 
     @Test("Publishes one response, then finishes")
     func valueThenFinished() async throws {

@@ -140,11 +140,15 @@ struct Swift5ClientTests {
     @Test("Cancelling through the returned Cancellable")
     func cancellable() async throws {
         let provider = MoyaProvider<MyService>(stubClosure: MoyaProvider.delayedStub(3600))
-        var cancelled = false
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+        // The completion hands its finding to the task through the continuation: a variable
+        // captured by both would be written on the callback queue and read in the task.
+        let cancelled = await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
             let request: Cancellable = provider.request(.zen, callbackQueue: DispatchQueue.global()) { result in
-                if case let .failure(error) = result { cancelled = error.isCancelled }
-                continuation.resume()
+                if case let .failure(error) = result {
+                    continuation.resume(returning: error.isCancelled)
+                } else {
+                    continuation.resume(returning: false)
+                }
             }
             request.cancel()
         }

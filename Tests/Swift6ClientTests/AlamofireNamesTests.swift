@@ -24,7 +24,7 @@ struct AlamofireNamesTests {
         let configuration: URLSessionConfiguration = .af.default
         #expect(configuration.headers.value(for: "User-Agent") == HTTPHeader.defaultUserAgent.value)
         let session: Moya.Session = Moya.Session(configuration: configuration, serverTrustManager: Moya.ServerTrustManager(evaluators: [:]))
-        defer { try? session.syncShutdown() }
+        defer { #expect(throws: Never.self) { try session.syncShutdown() } }
         #expect(session.configuration.serverTrustManager?.allHostsMustBeEvaluated == true)
 
         var request = URLRequest(url: URL(string: "https://example.com")!)

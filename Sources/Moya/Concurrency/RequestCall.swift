@@ -13,11 +13,13 @@ import Foundation
 struct RequestCall: Sendable {
     private struct State {
         var isCancelled = false
-        var token: (any Cancellable)?
+        /// The request's token. `Cancellable` is not `Sendable` (a subclass of `MoyaProvider` may
+        /// return its own); the provider's own, a `RequestTicket` or a `DirectRequest`, are safe
+        /// to cancel from any thread, as Moya documents every token to be. It sits behind the
+        /// lock only so that the hand-over between `start` and `cancel` is atomic.
+        var token: UncheckedSendable<any Cancellable>?
     }
 
-    // The token is a `CancellableWrapper`, which is safe to cancel from any thread; it sits
-    // behind the lock only so that the hand-over between `start` and `cancel` is atomic.
     private let state = Protected(State())
 
     init() {}
@@ -36,7 +38,7 @@ struct RequestCall: Sendable {
         let token = send()
         let cancelNow: Bool = state.withLock { state in
             if state.isCancelled { return true }
-            state.token = token
+            state.token = UncheckedSendable(token)
             return false
         }
         if cancelNow { token.cancel() }
@@ -45,13 +47,13 @@ struct RequestCall: Sendable {
 
     /// Cancels the request, or keeps it from starting. Later calls do nothing.
     func cancel() {
-        let token: (any Cancellable)? = state.withLock { state in
+        let token: UncheckedSendable<any Cancellable>? = state.withLock { state in
             guard !state.isCancelled else { return nil }
             state.isCancelled = true
             defer { state.token = nil }
             return state.token
         }
-        token?.cancel()
+        token?.value.cancel()
     }
 
     /// Forgets the token once the request has finished, so nothing is kept alive longer.
@@ -93,12 +95,5 @@ extension RequestCall {
             call.cancel()
         }
         return try result.get()
-    }
-}
-
-extension MoyaError {
-    /// The error of a cancelled request (decision 2): `NSURLErrorCancelled` in `NSURLErrorDomain`.
-    static var requestCancelled: MoyaError {
-        .underlying(NSError(domain: NSURLErrorDomain, code: NSURLErrorCancelled, userInfo: nil), nil)
     }
 }

@@ -32,7 +32,7 @@ enum DownloadPlacement {
         fileManager: FileManager = .default
     ) -> Result<TransportResponse, any Error> {
         guard let httpResponse = response.httpResponse else {
-            try? fileManager.removeItem(at: temporaryURL)
+            PartialFile.discard(temporaryURL, fileManager: fileManager)
             return .failure(URLError(.badServerResponse))
         }
         let (destinationURL, options) = destination(temporaryURL, httpResponse)
@@ -40,7 +40,7 @@ enum DownloadPlacement {
             try move(temporaryURL, to: destinationURL, options: options, fileManager: fileManager)
             return .success(TransportResponse(response: response.response, data: Data(), fileURL: nil))
         } catch {
-            try? fileManager.removeItem(at: temporaryURL)
+            PartialFile.discard(temporaryURL, fileManager: fileManager)
             return .failure(FileTransferError.moveFailed(source: temporaryURL, destination: destinationURL, underlying: error))
         }
     }
@@ -97,10 +97,10 @@ enum DownloadPlacement {
                 throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO)
             }
         } catch {
-            try? fileManager.removeItem(at: partial)
+            PartialFile.discard(partial, fileManager: fileManager)
             throw error
         }
-        try? fileManager.removeItem(at: source)
+        PartialFile.discard(source, fileManager: fileManager)
     }
 
     /// What is at `path`; throws the `lstat` error other than "no such file".

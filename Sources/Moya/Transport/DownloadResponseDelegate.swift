@@ -78,7 +78,7 @@ final class DownloadResponseDelegate: ResponseStartLimited, @unchecked Sendable 
                 }
                 return UncheckedSendable(try FileHandle(forWritingTo: fileURL))
             } catch {
-                try? FileManager.default.removeItem(at: fileURL)
+                PartialFile.discard(fileURL)
                 throw FileTransferError.temporaryFileFailed(fileURL, underlying: error)
             }
         }.map { handle in
@@ -137,7 +137,7 @@ final class DownloadResponseDelegate: ResponseStartLimited, @unchecked Sendable 
             self.file = nil
             return NIOThreadPool.singleton.runIfActive(eventLoop: eventLoop) {
                 try? file.handle.value.close()
-                try? FileManager.default.removeItem(at: file.url)
+                PartialFile.discard(file.url)
             }.flatMapError { _ in eventLoop.makeSucceededVoidFuture() }
         }
     }

@@ -10,13 +10,9 @@ import FoundationNetworking
 
 /// Translates transport failures into the errors Foundation users know: `URLError`s with the
 /// original error under `NSUnderlyingErrorKey`, and, for cancellation, the
-/// `NSURLErrorCancelled` `NSError` that every cancelled Moya request reports.
+/// `NSURLErrorCancelled` `NSError` that every cancelled Moya request reports
+/// (``MoyaError/requestCancelled``).
 enum TransportError {
-    /// The error every cancelled request reports.
-    static var cancelled: NSError {
-        NSError(domain: NSURLErrorDomain, code: NSURLErrorCancelled, userInfo: nil)
-    }
-
     static func translate(_ error: any Error) -> any Error {
         if error is URLError { return error }
         if let clientError = error as? HTTPClientError {
@@ -57,7 +53,7 @@ enum TransportError {
     private static func translate(clientError: HTTPClientError) -> any Error {
         switch clientError {
         case .cancelled:
-            return cancelled
+            return MoyaError.cancellation
         case .alreadyShutdown:
             return SessionError.shutDown
         case .connectTimeout:

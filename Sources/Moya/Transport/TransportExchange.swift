@@ -222,9 +222,7 @@ final class TransportExchange: Sendable {
     }
 
     private func discard(_ response: TransportResponse) {
-        if let fileURL = response.fileURL {
-            try? FileManager.default.removeItem(at: fileURL)
-        }
+        PartialFile.discard(response.fileURL)
     }
 
     /// The next attempt after `response`: the answer to a Basic challenge, or a redirect the

@@ -8,7 +8,7 @@ final class AsyncCancellationTests {
     let server: TestServer
     var base: URL { server.baseURL }
     init() throws { server = try TestServer.start() }
-    deinit { try? server.shutdown() }
+    deinit { #expect(throws: Never.self) { try server.shutdown() } }
 
     @Test("A task cancelled before the request throws the cancellation error and sends nothing")
     func cancelledBefore() async {

@@ -11,7 +11,7 @@ final class AsyncRequestTests {
     let server: TestServer
     var base: URL { server.baseURL }
     init() throws { server = try TestServer.start() }
-    deinit { try? server.shutdown() }
+    deinit { #expect(throws: Never.self) { try server.shutdown() } }
 
     @Test("Returns the response, after every plugin hook in order")
     func success() async throws {

@@ -11,7 +11,7 @@ final class ProgressStreamTests {
     let server: TestServer
     var base: URL { server.baseURL }
     init() throws { server = try TestServer.start() }
-    deinit { try? server.shutdown() }
+    deinit { #expect(throws: Never.self) { try server.shutdown() } }
 
     func bytes(_ count: Int, chunk: Int, intervalMs: Int = 20, length: Bool = true) -> ServerTarget {
         ServerTarget(base, "/bytes/\(count)", task: .requestParameters(

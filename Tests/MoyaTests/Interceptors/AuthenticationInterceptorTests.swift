@@ -51,7 +51,7 @@ final class AuthenticationInterceptorTests {
     }
 
     deinit {
-        try? server.shutdown()
+        #expect(throws: Never.self) { try server.shutdown() }
     }
 
     func sendConcurrently(_ count: Int, provider: MoyaProvider<ServerTarget>, path: String, validation: ValidationType = .none) async -> [Result<Moya.Response, MoyaError>] {

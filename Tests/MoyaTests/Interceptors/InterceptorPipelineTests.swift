@@ -46,7 +46,7 @@ final class InterceptorPipelineTests {
     }
 
     deinit {
-        try? server.shutdown()
+        #expect(throws: Never.self) { try server.shutdown() }
     }
 
     @Test("Interceptors adapt after prepare and willSend; the server and the response see the adapted request")

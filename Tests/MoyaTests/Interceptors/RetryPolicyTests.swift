@@ -16,7 +16,7 @@ final class RetryPolicyTests {
     }
 
     deinit {
-        try? server.shutdown()
+        #expect(throws: Never.self) { try server.shutdown() }
     }
 
     /// A policy that retries quickly, so tests stay fast.

@@ -31,7 +31,7 @@ enum HTTPBin {
         let session = Session(configuration: .init(timeoutIntervalForConnect: 2, timeoutIntervalForRequest: 5))
         let provider = MoyaProvider<HTTPBinTarget>(session: session)
         let result = await send(provider, HTTPBinTarget("/get"))
-        try? await session.shutdown()
+        await #expect(throws: Never.self) { try await session.shutdown() }
         guard let json = try? result.get().mapJSON() as? [String: Any] else { return false }
         return json["url"] != nil && json["headers"] != nil
     }

@@ -95,7 +95,7 @@ struct AccessTokenPluginTests {
     @Test("Real requests carry the header to the server")
     func real() async throws {
         let server = try TestServer.start()
-        defer { try? server.shutdown() }
+        defer { #expect(throws: Never.self) { try server.shutdown() } }
         let plugin = AccessTokenPlugin { _ in "s3cret" }
         let target = AuthTarget(baseURL: server.baseURL, path: "/bearer", authorizationType: .bearer)
         let response = try await sendWithPlugins(target, plugins: [plugin]).get()

@@ -35,7 +35,7 @@ struct CURLDescriptionTests {
     @Test("Real requests: the credential is written as -u, headers sorted by name, Cookie left out")
     func real() async throws {
         let server = try TestServer.start()
-        defer { try? server.shutdown() }
+        defer { #expect(throws: Never.self) { try server.shutdown() } }
         let plugin = RecordingPlugin(credential: URLCredential(user: "user", password: "passwd", persistence: .none))
         let target = ServerTarget(server.baseURL, "/basic-auth/user/passwd", headers: ["Cookie": "a=b", "X-B": "2", "x-a": "1"])
         let result = await sendWithPlugins(target, plugins: [plugin])

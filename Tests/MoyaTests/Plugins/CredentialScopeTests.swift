@@ -68,9 +68,9 @@ struct CredentialScopeTests {
     @Test("A Basic challenge after a redirect to another origin is not answered; the 401 is the result", arguments: RedirectHop.allCases, [true, false])
     func foreignChallenge(hop: RedirectHop, trustManager: Bool) async throws {
         let origin = try TestServer.start(tls: hop.startsWithTLS)
-        defer { try? origin.shutdown() }
+        defer { #expect(throws: Never.self) { try origin.shutdown() } }
         let other = try TestServer.start(host: hop.targetHost)
-        defer { try? other.shutdown() }
+        defer { #expect(throws: Never.self) { try other.shutdown() } }
         let session = try Self.session(trustManager: trustManager)
 
         let headers = ["Cookie": "session=s3cret-cookie", "Proxy-Authorization": "Basic cHJveHk6czNjcmV0"]
@@ -101,7 +101,7 @@ struct CredentialScopeTests {
     @Test("A Basic challenge after a redirect within the origin is still answered", arguments: [false, true], [true, false])
     func sameOriginChallenge(tls: Bool, trustManager: Bool) async throws {
         let origin = try TestServer.start(tls: tls)
-        defer { try? origin.shutdown() }
+        defer { #expect(throws: Never.self) { try origin.shutdown() } }
         let session = try Self.session(trustManager: trustManager)
 
         let target = ServerTarget(origin.baseURL, "/redirect-to", task: .requestParameters(
@@ -123,9 +123,9 @@ struct CredentialScopeTests {
     @Test("A credential is not answered to a host an interceptor sends the request to")
     func interceptorMovesRequest() async throws {
         let origin = try TestServer.start()
-        defer { try? origin.shutdown() }
+        defer { #expect(throws: Never.self) { try origin.shutdown() } }
         let other = try TestServer.start(host: "127.0.0.2")
-        defer { try? other.shutdown() }
+        defer { #expect(throws: Never.self) { try other.shutdown() } }
 
         struct MoveTo: RequestInterceptor {
             let url: URL

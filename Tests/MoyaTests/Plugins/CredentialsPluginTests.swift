@@ -15,7 +15,7 @@ final class CredentialsPluginTests {
     }
 
     deinit {
-        try? server.shutdown()
+        #expect(throws: Never.self) { try server.shutdown() }
     }
 
     private func plugin(_ credential: URLCredential?, calls: Recorder<String>? = nil) -> CredentialsPlugin {

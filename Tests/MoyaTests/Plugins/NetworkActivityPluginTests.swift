@@ -24,7 +24,7 @@ struct NetworkActivityPluginTests {
     @Test("Real requests report began then ended, failures included")
     func real() async throws {
         let server = try TestServer.start()
-        defer { try? server.shutdown() }
+        defer { #expect(throws: Never.self) { try server.shutdown() } }
         let changes = Recorder<String>()
         _ = await sendWithPlugins(ServerTarget(server.baseURL, "/echo"), plugins: [recordingPlugin(changes)])
         _ = await sendWithPlugins(ServerTarget(server.baseURL, "/status/500", validationType: .successCodes), plugins: [recordingPlugin(changes)])

@@ -243,7 +243,7 @@ struct NetworkLoggerPluginTests {
     @Test("Real requests are logged: request entries, the response's description and its body")
     func realRequest() async throws {
         let server = try TestServer.start()
-        defer { try? server.shutdown() }
+        defer { #expect(throws: Never.self) { try server.shutdown() } }
         let capture = LogCapture()
         let target = ServerTarget(server.baseURL, "/echo", method: .post, task: .requestJSONEncodable(["a": 1]))
         let result = await sendWithPlugins(target, plugins: [NetworkLoggerPlugin(configuration: capturing(capture, .verbose))])
@@ -263,7 +263,7 @@ struct NetworkLoggerPluginTests {
     @Test("Real requests in cURL form carry the session headers and reproduce the request")
     func realCURL() async throws {
         let server = try TestServer.start()
-        defer { try? server.shutdown() }
+        defer { #expect(throws: Never.self) { try server.shutdown() } }
         let capture = LogCapture()
         let target = ServerTarget(server.baseURL, "/echo", method: .put, task: .requestData(Data("x=1".utf8)), headers: ["X-Custom": "yes"])
         _ = await sendWithPlugins(target, plugins: [NetworkLoggerPlugin(configuration: capturing(capture, .formatRequestAscURL))])

@@ -109,7 +109,7 @@ struct NetworkLoggerRedactionTests {
     @Test("Real requests: the credential answering a challenge never reaches the log")
     func realChallenge() async throws {
         let server = try TestServer.start()
-        defer { try? server.shutdown() }
+        defer { #expect(throws: Never.self) { try server.shutdown() } }
         let capture = LogCapture()
         let plugins: [PluginType] = [
             CredentialsPlugin { _ in URLCredential(user: "user", password: "passwd", persistence: .none) },

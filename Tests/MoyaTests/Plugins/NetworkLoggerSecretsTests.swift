@@ -137,7 +137,7 @@ struct NetworkLoggerSecretsTests {
     @Test("Real requests: the response entry's URL hides them too")
     func responseURL() async throws {
         let server = try TestServer.start()
-        defer { try? server.shutdown() }
+        defer { #expect(throws: Never.self) { try server.shutdown() } }
         let capture = LogCapture()
         let target = ServerTarget(server.baseURL, "/echo", task: .requestParameters(parameters: ["access_token": "s3cret-token", "q": "moya"], encoding: URLEncoding.queryString))
         let result = await sendWithPlugins(target, plugins: [NetworkLoggerPlugin(configuration: capturing(capture, .verbose))])

@@ -16,7 +16,7 @@ final class SeedAuthenticationTests {
     }
 
     deinit {
-        try? server.shutdown()
+        #expect(throws: Never.self) { try server.shutdown() }
     }
 
     private var endpoints: (YourAPI) -> Endpoint {

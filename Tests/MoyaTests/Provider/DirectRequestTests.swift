@@ -19,7 +19,7 @@ final class DirectRequestTests {
     }
 
     deinit {
-        try? server.shutdown()
+        #expect(throws: Never.self) { try server.shutdown() }
     }
 
     @Test("Only a provider with nothing else taking part, and only for in-memory tasks without progress, uses it")

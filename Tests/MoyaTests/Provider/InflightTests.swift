@@ -10,7 +10,7 @@ import Testing
 final class InflightTests {
     let server: TestServer
     init() throws { server = try TestServer.start() }
-    deinit { try? server.shutdown() }
+    deinit { #expect(throws: Never.self) { try server.shutdown() } }
 
     @Test("Identical concurrent requests are sent once and every caller gets the result")
     func merging() async throws {

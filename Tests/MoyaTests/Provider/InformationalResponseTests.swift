@@ -18,7 +18,7 @@ final class InformationalResponseTests {
     }
 
     deinit {
-        try? server.shutdown()
+        #expect(throws: Never.self) { try server.shutdown() }
     }
 
     private func provider(general: Bool) -> MoyaProvider<ServerTarget> {

@@ -52,7 +52,7 @@ final class InvalidHeaderTests {
     }
 
     deinit {
-        try? server.shutdown()
+        #expect(throws: Never.self) { try server.shutdown() }
     }
 
     /// Checks that `result` is the refusal of the header `name`, that its description names

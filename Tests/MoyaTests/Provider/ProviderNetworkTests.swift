@@ -17,7 +17,7 @@ final class ProviderNetworkTests {
     }
 
     deinit {
-        try? server.shutdown()
+        #expect(throws: Never.self) { try server.shutdown() }
     }
 
     @Test("A request whose provider is released while it runs still completes, with the response", arguments: [false, true])

@@ -18,7 +18,7 @@ final class RequestRefusalTests {
     }
 
     deinit {
-        try? server.shutdown()
+        #expect(throws: Never.self) { try server.shutdown() }
     }
 
     private func provider(general: Bool, session: Session = .default) -> MoyaProvider<ServerTarget> {

@@ -21,7 +21,7 @@ final class ResponseBodyLimitTests {
     }
 
     deinit {
-        try? server.shutdown()
+        #expect(throws: Never.self) { try server.shutdown() }
     }
 
     /// A provider on `session`: sending through one `DirectRequest`, or through the general

@@ -38,17 +38,24 @@ final class Recorder<Value>: @unchecked Sendable {
 }
 
 /// Sends `target` and waits for the completion.
+///
+/// The result goes through a lock-guarded recorder, not through the continuation: when the
+/// completion resumes the continuation before the task has suspended, ThreadSanitizer sees no
+/// ordering between what the callback queue wrote (the response) and what the task then reads.
 func send<T: TargetType>(
     _ provider: MoyaProvider<T>,
     _ target: T,
     queue: DispatchQueue? = DispatchQueue.global(),
     progress: ProgressBlock? = nil
 ) async -> Result<Moya.Response, MoyaError> {
-    await withCheckedContinuation { continuation in
+    let handOff = Recorder<UncheckedResult>()
+    await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
         provider.request(target, callbackQueue: queue, progress: progress) { result in
-            continuation.resume(returning: UncheckedResult(result))
+            handOff.append(UncheckedResult(result))
+            continuation.resume()
         }
-    }.result
+    }
+    return handOff.values[0].result
 }
 
 /// Lets a result cross into the awaiting task.

@@ -1,5 +1,6 @@
 import Foundation
 import MoyaTestServer
+import Testing
 @testable import Moya
 
 /// What the download suites share: a test server, a destination directory, a staging directory
@@ -21,7 +22,7 @@ final class DownloadFixture: Sendable {
     }
 
     deinit {
-        try? session.syncShutdown()
-        try? server.shutdown()
+        #expect(throws: Never.self) { try session.syncShutdown() }
+        #expect(throws: Never.self) { try server.shutdown() }
     }
 }

@@ -44,7 +44,7 @@ final class StalledUploadTests {
     }
 
     deinit {
-        try? server.shutdown()
+        #expect(throws: Never.self) { try server.shutdown() }
     }
 
     /// Sends `target`; cancels it after `seconds`, so that an upload that never

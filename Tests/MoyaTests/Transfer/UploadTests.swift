@@ -42,7 +42,7 @@ final class UploadTests {
     }
 
     deinit {
-        try? server.shutdown()
+        #expect(throws: Never.self) { try server.shutdown() }
     }
 
     @Test("uploadFile streams a 24 MiB file with its Content-Length; both sides agree on its SHA-256")

@@ -184,7 +184,7 @@ struct MoyaErrorDescriptionTests {
     @Test("A rejected status from the server shows the code, method and URL")
     func statusCodeFromServer() async throws {
         let server = try TestServer.start()
-        defer { try? server.shutdown() }
+        defer { #expect(throws: Never.self) { try server.shutdown() } }
         let provider = MoyaProvider<ServerTarget>()
         let result = await send(provider, ServerTarget(server.baseURL, "/status/404", validationType: .successCodes))
         let error = try #require(result.error)

@@ -74,13 +74,12 @@ final class RequestDelivery: @unchecked Sendable {
         }
         // Moving a file may copy it between file systems: keep that off the event loop and off
         // the callback queue.
-        let box = UncheckedSendable(destination)
-        DispatchQueue.global(qos: .utility).async { [self] in
+        DispatchQueue.global(qos: .utility).moyaDeliver(destination) { [self] destination in
             guard flight.isActive else {
-                try? FileManager.default.removeItem(at: fileURL)
+                PartialFile.discard(fileURL)
                 return
             }
-            let placed = DownloadPlacement.place(response, from: fileURL, destination: box.value)
+            let placed = DownloadPlacement.place(response, from: fileURL, destination: destination)
             deliver(Self.result(of: placed, request: sentRequest, validation: validation))
         }
     }
@@ -89,23 +88,21 @@ final class RequestDelivery: @unchecked Sendable {
     /// flight's callers. Nothing happens once the flight has ended (cancelled).
     func deliver(_ result: Result<Moya.Response, MoyaError>) {
         queue.moyaDeliver { [self] in
-            // Nothing but the callers to tell: `end` itself does nothing on an ended flight.
-            if target != nil || reporter != nil {
-                guard flight.isActive else { return }
-                if let target { plugins.didReceive(result, anyTarget: target) }
-                reporter?.reportCompletion(response: try? result.get())
-            }
-            flight.end(with: result)
+            // The result claims the flight first: a cancel that comes while the plugins run
+            // finds it ended, so plugins and callers hear of the result alone.
+            guard let callers = flight.claim() else { return }
+            if let target { plugins.didReceive(result, anyTarget: target) }
+            reporter?.reportCompletion(response: try? result.get())
+            flight.deliver(result, to: callers)
         }
     }
 
     /// Tells the plugins, on the delivery queue, that `request` is sent again after `result`.
     func willRetry(_ request: URLRequest, after result: Result<Moya.Response, MoyaError>, attempt: Int) {
         guard target != nil else { return }
-        let box = UncheckedSendable(result)
-        queue.moyaDeliver { [self] in
+        queue.moyaDeliver(result) { [self] result in
             guard flight.isActive, let target else { return }
-            plugins.willRetry(request, after: box.value, attempt: attempt, anyTarget: target)
+            plugins.willRetry(request, after: result, attempt: attempt, anyTarget: target)
         }
     }
 

@@ -184,8 +184,8 @@ final class InterceptedExchange: Sendable {
     }
 
     private static func discardFile(of transportResult: Result<TransportResponse, any Error>) {
-        if case .success(let response) = transportResult, let fileURL = response.fileURL {
-            try? FileManager.default.removeItem(at: fileURL)
+        if case .success(let response) = transportResult {
+            PartialFile.discard(response.fileURL)
         }
     }
 }

@@ -13,9 +13,11 @@ import Musl
 /// `ManagedBuffer`): the provider creates several of these per request, and Foundation's
 /// `NSLock` costs four allocations and a condition variable each on Linux. Copies share that
 /// storage, so a `Protected` behaves as a reference.
-struct Protected<Value>: @unchecked Sendable {
-    // Sendable: the storage's value is only touched while its mutex is held (`ManagedBuffer`
-    // itself is marked unavailable for `Sendable`, hence the unchecked conformance here).
+///
+/// It is `Sendable` only when its value is: the lock orders the accesses, but a value that is
+/// not `Sendable` (a class without its own synchronisation, a closure) could still escape the
+/// critical section through `withLock`'s result or `current` and be used from two threads.
+struct Protected<Value> {
     private let storage: LockedStorage<Value>
 
     init(_ value: Value) {
@@ -32,6 +34,11 @@ struct Protected<Value>: @unchecked Sendable {
         withLock { $0 }
     }
 }
+
+// Sendable: the storage's value is only touched while its mutex is held, and it is `Sendable`
+// itself, so what leaves the lock may cross threads (`ManagedBuffer` is marked unavailable for
+// `Sendable`, hence the unchecked conformance).
+extension Protected: @unchecked Sendable where Value: Sendable {}
 
 /// The platform's plain mutex.
 #if canImport(Darwin)

@@ -28,7 +28,7 @@ final class PublicKeyPinningTests {
     }
 
     deinit {
-        try? server.shutdown()
+        #expect(throws: Never.self) { try server.shutdown() }
     }
 
     static func evaluator(_ pins: [String], performDefaultValidation: Bool = false, validateHost: Bool = true) throws -> PublicKeysTrustEvaluator {
@@ -321,7 +321,7 @@ final class PublicKeyPinningClientCertificateTests {
     }
 
     deinit {
-        try? server.shutdown()
+        #expect(throws: Never.self) { try server.shutdown() }
     }
 
     @Test("The session's client certificate is presented on the bridged connection")

@@ -70,8 +70,8 @@ final class FaultInjectionTests {
     }
 
     deinit {
-        try? session.syncShutdown()
-        try? server.shutdown()
+        #expect(throws: Never.self) { try session.syncShutdown() }
+        #expect(throws: Never.self) { try server.shutdown() }
     }
 
     func target(_ fault: Fault, task: Task = .requestPlain, method: Moya.Method = .get) -> ServerTarget {

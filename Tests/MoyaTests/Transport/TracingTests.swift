@@ -15,7 +15,7 @@ final class TracingTests {
     }
 
     deinit {
-        try? server.shutdown()
+        #expect(throws: Never.self) { try server.shutdown() }
     }
 
     @Test("A session created under a tracer reports a client span for each request, with its attributes")

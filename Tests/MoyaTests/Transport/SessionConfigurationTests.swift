@@ -16,7 +16,7 @@ final class SessionConfigurationTests {
     }
 
     deinit {
-        try? server.shutdown()
+        #expect(throws: Never.self) { try server.shutdown() }
     }
 
     @Test("An HTTP proxy is asked to CONNECT to the target host, with the proxy credentials")

@@ -204,12 +204,7 @@ open class MoyaProvider<Target: TargetType>: MoyaProviderType {
         if case .never = stubBehavior {
             // Moya traps here; we report the programming error as a result instead.
             let error = MoyaError.underlying(RequestValidationError.stubbingDisabled, nil)
-            if let callbackQueue = callbackQueue {
-                let box = UncheckedSendable(completion)
-                callbackQueue.moyaDeliver { box.value(.failure(error)) }
-            } else {
-                completion(.failure(error))
-            }
+            DispatchQueue.moyaDeliver(.failure(error), on: callbackQueue, to: completion)
             return cancellableToken
         }
         let preparedRequest = notifyPluginsOfImpendingStub(for: request, target: target)
@@ -221,7 +216,7 @@ open class MoyaProvider<Target: TargetType>: MoyaProviderType {
             plugins: plugins,
             request: preparedRequest
         )
-        scheduleStub(UncheckedSendable(stub), behavior: stubBehavior, callbackQueue: callbackQueue)
+        scheduleStub(stub, behavior: stubBehavior, callbackQueue: callbackQueue)
         return cancellableToken
     }
 }

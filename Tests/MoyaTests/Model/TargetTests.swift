@@ -105,7 +105,7 @@ struct TargetTests {
         #expect(MoyaProvider<GitHub>().session.startRequestsImmediately == false)
         #expect(MoyaProvider<GitHub>(plugins: [RecordingPlugin()]).plugins.count == 1)
         let custom = Session()
-        defer { try? custom.syncShutdown() }
+        defer { #expect(throws: Never.self) { try custom.syncShutdown() } }
         #expect(MoyaProvider<GitHub>(session: custom).session === custom)
         // Encodable failures are passed through as they are.
         struct Failing: Encodable { func encode(to encoder: any Encoder) throws { throw CocoaError(.coderInvalidValue) } }

@@ -23,7 +23,7 @@ final class ConnectionWaitTests {
     }
 
     deinit {
-        try? server.shutdown()
+        #expect(throws: Never.self) { try server.shutdown() }
     }
 
     /// A provider on `session`: the direct path, or with a plugin, the general pipeline.

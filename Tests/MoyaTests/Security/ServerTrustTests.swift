@@ -16,7 +16,7 @@ final class ServerTrustTests {
     }
 
     deinit {
-        try? server.shutdown()
+        #expect(throws: Never.self) { try server.shutdown() }
     }
 
     static func serverCertificate() throws -> TLSCertificate {
@@ -123,7 +123,7 @@ final class ClientCertificateTests {
     }
 
     deinit {
-        try? server.shutdown()
+        #expect(throws: Never.self) { try server.shutdown() }
     }
 
     func request(with tls: TLSSettings) async throws -> Result<Moya.Response, MoyaError> {

@@ -60,16 +60,13 @@ extension MoyaProvider {
 
     /// Runs `stub` as `behavior` says: now (or on `callbackQueue`) for `.immediate`, after the
     /// delay on `callbackQueue` (or the main queue) for `.delayed`.
-    func scheduleStub(_ stub: UncheckedSendable<() -> Void>, behavior: Moya.StubBehavior, callbackQueue: DispatchQueue?) {
+    func scheduleStub(_ stub: @escaping () -> Void, behavior: Moya.StubBehavior, callbackQueue: DispatchQueue?) {
         switch behavior {
         case .immediate:
-            if let callbackQueue = callbackQueue {
-                callbackQueue.moyaDeliver { stub.value() }
-            } else {
-                stub.value()
-            }
+            // The stub itself is the value handed over: no closure around it to allocate.
+            DispatchQueue.moyaDeliver(stub, on: callbackQueue) { $0() }
         case .delayed(let seconds):
-            (callbackQueue ?? .main).asyncAfter(deadline: .now() + max(0, seconds)) { stub.value() }
+            (callbackQueue ?? .main).moyaDeliver(stub, after: seconds) { $0() }
         case .never:
             // `stubRequest` completes `.never` with an error before scheduling anything.
             break

@@ -21,7 +21,7 @@ final class URLSessionConfigurationTests {
     }
 
     deinit {
-        try? server.shutdown()
+        #expect(throws: Never.self) { try server.shutdown() }
     }
 
     @Test("Timeouts, connections per host, headers and proxy are read into the configuration")

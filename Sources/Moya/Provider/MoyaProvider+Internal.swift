@@ -35,14 +35,14 @@ extension MoyaProvider {
         }
 
         // Join a flight already on its way, or start one.
-        let (flight, subscriberID, isLeader) = register(endpoint: endpoint, completion: subscriberCompletion, callbackQueue: callbackQueue)
-        let cancellableToken = CancellableWrapper(flight: flight, subscriberID: subscriberID, plugins: plugins, target: pluginTarget)
+        let (flight, subscriberID, isLeader) = register(endpoint: endpoint, completion: subscriberCompletion, callbackQueue: callbackQueue, pluginTarget: pluginTarget)
+        let cancellableToken = RequestTicket(flight: flight, subscriberID: subscriberID)
         guard isLeader else { return cancellableToken }
 
         let performNetworking: RequestResultClosure = { [self] requestResult in
-            guard flight.isActive else { return }
             switch requestResult {
             case .success(let urlRequest):
+                guard flight.requestBuilt() else { return }
                 performRequest(
                     target,
                     request: urlRequest,
@@ -55,12 +55,7 @@ extension MoyaProvider {
                 )
             case .failure(let error):
                 // As in Moya, plugins never saw this request, so they are not told of its end.
-                if let callbackQueue {
-                    let box = UncheckedSendable(error)
-                    callbackQueue.moyaDeliver { flight.end(with: .failure(box.value)) }
-                } else {
-                    flight.end(with: .failure(error))
-                }
+                DispatchQueue.moyaDeliver(.failure(error), on: callbackQueue, to: flight.end(with:))
             }
         }
 
@@ -75,28 +70,30 @@ extension MoyaProvider {
     ///   - completion: Receives the error.
     ///   - target:     The cancelled target.
     public func cancelCompletion(_ completion: Moya.Completion, target: Target) {
-        let error = MoyaError.underlying(TransportError.cancelled, nil)
+        let error = MoyaError.requestCancelled
         plugins.didReceive(.failure(error), target: target)
         completion(.failure(error))
     }
 
     // MARK: - Flights
 
-    private func register(endpoint: Endpoint, completion: @escaping Moya.Completion, callbackQueue: DispatchQueue?) -> (RequestFlight, Int, Bool) {
+    private func register(
+        endpoint: Endpoint, completion: @escaping Moya.Completion, callbackQueue: DispatchQueue?, pluginTarget: UncheckedSendable<any TargetType>?
+    ) -> (RequestFlight, Int, Bool) {
         guard trackInflights else {
-            let flight = RequestFlight(endpoint: endpoint, callbackQueue: callbackQueue)
-            let id = flight.subscribe(completion, callbackQueue: callbackQueue) ?? 0
+            let flight = RequestFlight(endpoint: endpoint, callbackQueue: callbackQueue, plugins: plugins)
+            let id = flight.subscribe(completion, callbackQueue: callbackQueue, pluginTarget: pluginTarget) ?? 0
             return (flight, id, true)
         }
         // Built once, outside the lock: it builds the endpoint's request.
         let identity = EndpointIdentity(endpoint: endpoint)
         let table = inflightFlights
         return table.withLock { flights in
-            if let flight = flights[identity], let id = flight.subscribe(completion, callbackQueue: callbackQueue) {
+            if let flight = flights[identity], let id = flight.subscribe(completion, callbackQueue: callbackQueue, pluginTarget: pluginTarget) {
                 return (flight, id, false)
             }
-            let flight = RequestFlight(endpoint: endpoint, identity: identity, table: table, callbackQueue: callbackQueue)
-            let id = flight.subscribe(completion, callbackQueue: callbackQueue) ?? 0
+            let flight = RequestFlight(endpoint: endpoint, identity: identity, table: table, callbackQueue: callbackQueue, plugins: plugins)
+            let id = flight.subscribe(completion, callbackQueue: callbackQueue, pluginTarget: pluginTarget) ?? 0
             flights[identity] = flight
             return (flight, id, true)
         }
@@ -126,7 +123,7 @@ extension MoyaProvider {
                 }
             } ?? flight.end(with:)
             let token = stubRequest(target, request: request, callbackQueue: callbackQueue, completion: stubCompletion, endpoint: endpoint, stubBehavior: stubBehavior)
-            if !flight.setWork(.stub(token)) { token.cancel() }
+            flight.attach(.stub(token))
             return
         }
 
@@ -234,9 +231,7 @@ extension MoyaProvider {
             exchange.start()
             handle = TransportHandle(cancel: exchange.cancel)
         }
-        if !send.flight.setWork(.transport(handle)) {
-            handle.cancel()
-        }
+        send.flight.attach(.transport(handle))
     }
 }
 

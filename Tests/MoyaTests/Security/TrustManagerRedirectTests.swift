@@ -18,7 +18,7 @@ final class TrustManagerRedirectTests {
     }
 
     deinit {
-        try? server.shutdown()
+        #expect(throws: Never.self) { try server.shutdown() }
     }
 
     func request(_ target: ServerTarget, evaluators: [String: any ServerTrustEvaluating]? = nil, redirectPolicy: Session.Configuration.RedirectPolicy = .follow(max: 10, allowCycles: false)) async throws -> Result<Moya.Response, MoyaError> {

@@ -1,0 +1,12 @@
+/// A caller waiting for a request's result: its completion, where to call it, and the target
+/// as plugins see it.
+struct RequestSubscriber: Sendable {
+    /// The caller's id in its request (``RequestStateMachine/subscribe(_:callbackQueue:pluginTarget:)``).
+    let id: Int
+    /// Called once with the result.
+    let completion: UncheckedSendable<Completion>
+    /// Where the completion runs; `nil` for the main queue.
+    let callbackQueue: DispatchQueue?
+    /// The caller's target as plugins see it; `nil` when there are no plugins.
+    let pluginTarget: UncheckedSendable<any TargetType>?
+}

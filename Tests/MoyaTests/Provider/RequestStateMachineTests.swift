@@ -1,0 +1,327 @@
+import Dispatch
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import MoyaTestServer
+import Testing
+@testable import Moya
+
+/// The request's state machine on its own, without a network: every transition, then the races
+/// that matter through the objects that own one.
+@Suite("Request state machine")
+struct RequestStateMachineTests {
+    typealias Machine = RequestStateMachine<Int>
+
+    private static func subscribed(_ count: Int = 1) -> (Machine, [Int]) {
+        var machine = Machine()
+        let ids = (0..<count).map { _ in machine.subscribe({ _ in }, callbackQueue: nil)! }
+        return (machine, ids)
+    }
+
+    // MARK: - Transitions
+
+    @Test("building → running → finished: the callers get the result once")
+    func happyPath() {
+        var (machine, ids) = Self.subscribed(2)
+        #expect(machine.phase == .building)
+        let sent = machine.requestBuilt()
+        #expect(sent)
+        #expect(machine.phase == .running)
+        guard case .proceed = machine.workStarted(1) else { Issue.record("work refused"); return }
+        guard case .deliver(let callers) = machine.finished() else { Issue.record("nothing delivered"); return }
+        #expect(callers.map(\.id) == ids)
+        #expect(machine.phase == .finished)
+        guard case .none = machine.finished() else { Issue.record("delivered twice"); return }
+    }
+
+    @Test("building → finished: the request closure failed")
+    func requestClosureFailure() {
+        var (machine, _) = Self.subscribed()
+        guard case .deliver(let callers) = machine.finished() else { Issue.record("nothing delivered"); return }
+        #expect(Array(callers).count == 1)
+        let sent = machine.requestBuilt()
+        #expect(!sent)
+        #expect(!machine.isActive)
+    }
+
+    @Test("The request closure calling back twice sends once")
+    func requestBuiltTwice() {
+        var (machine, _) = Self.subscribed()
+        let first = machine.requestBuilt()
+        #expect(first)
+        let second = machine.requestBuilt()
+        #expect(!second)
+    }
+
+    @Test("Cancelled while building: the caller gets the cancellation, nothing is sent")
+    func cancelWhileBuilding() {
+        var (machine, ids) = Self.subscribed()
+        guard case .stop(let caller, let work) = machine.cancelled(subscriber: ids[0]) else { Issue.record("not stopped"); return }
+        #expect(caller.id == ids[0])
+        #expect(work == nil)
+        let sent = machine.requestBuilt()
+        #expect(!sent)
+        #expect(machine.isCancelled(subscriber: ids[0]))
+    }
+
+    @Test("Cancelled while running: the work is stopped")
+    func cancelWhileRunning() {
+        var (machine, ids) = Self.subscribed()
+        _ = machine.requestBuilt()
+        _ = machine.workStarted(7)
+        guard case .stop(_, let work) = machine.cancelled(subscriber: ids[0]) else { Issue.record("not stopped"); return }
+        #expect(work == 7)
+        guard case .none = machine.finished() else { Issue.record("delivered after the cancel"); return }
+    }
+
+    @Test("Work that starts after the end is stopped at once")
+    func workAfterEnd() {
+        var (machine, ids) = Self.subscribed()
+        _ = machine.requestBuilt()
+        _ = machine.cancelled(subscriber: ids[0])
+        guard case .stop(let work) = machine.workStarted(3) else { Issue.record("late work kept"); return }
+        #expect(work == 3)
+    }
+
+    @Test("A redirect or a retry replaces the work; a redirect after the end is not followed")
+    func replacedWork() {
+        var (machine, ids) = Self.subscribed()
+        _ = machine.requestBuilt()
+        _ = machine.workStarted(1)
+        #expect(machine.redirected())
+        _ = machine.workStarted(2)
+        guard case .stop(_, let work) = machine.cancelled(subscriber: ids[0]) else { Issue.record("not stopped"); return }
+        #expect(work == 2)
+        #expect(!machine.redirected())
+    }
+
+    @Test("With several callers a cancel detaches one; the last one's stops the request")
+    func joinedCallers() {
+        var (machine, ids) = Self.subscribed(3)
+        _ = machine.requestBuilt()
+        _ = machine.workStarted(9)
+        guard case .detach(let first) = machine.cancelled(subscriber: ids[1]) else { Issue.record("not detached"); return }
+        #expect(first.id == ids[1])
+        guard case .none = machine.cancelled(subscriber: ids[1]) else { Issue.record("cancelled twice"); return }
+        guard case .detach = machine.cancelled(subscriber: ids[0]) else { Issue.record("not detached"); return }
+        guard case .stop(let last, let work) = machine.cancelled(subscriber: ids[2]) else { Issue.record("not stopped"); return }
+        #expect(last.id == ids[2])
+        #expect(work == 9)
+    }
+
+    @Test("Nobody joins an ended request; a cancel after the result only marks the caller")
+    func afterTheEnd() {
+        var (machine, ids) = Self.subscribed()
+        _ = machine.requestBuilt()
+        _ = machine.finished()
+        let joined = machine.subscribe({ _ in }, callbackQueue: nil)
+        #expect(joined == nil)
+        #expect(!machine.isCancelled(subscriber: ids[0]))
+        guard case .none = machine.cancelled(subscriber: ids[0]) else { Issue.record("cancelled after the result"); return }
+        #expect(machine.isCancelled(subscriber: ids[0]))
+    }
+
+    // MARK: - Races
+
+    /// A flight of one caller on `queue`, with the completions it made counted in `calls`.
+    private static func flight(_ calls: Recorder<Result<Moya.Response, MoyaError>>, queue: DispatchQueue?) -> (RequestFlight, RequestTicket) {
+        let flight = RequestFlight(endpoint: Self.endpoint, callbackQueue: queue, plugins: [])
+        let id = flight.subscribe({ calls.append($0) }, callbackQueue: queue, pluginTarget: nil)!
+        return (flight, RequestTicket(flight: flight, subscriberID: id))
+    }
+
+    private static let endpoint = Endpoint(url: "https://example.com", sampleResponseClosure: { .networkResponse(200, Data()) }, method: .get, task: .requestPlain, httpHeaderFields: nil)
+
+    private static func response() -> Moya.Response {
+        Moya.Response(statusCode: 200, data: Data())
+    }
+
+    @Test("Cancel against completion: exactly one of them reaches the caller", arguments: 0..<4)
+    func cancelAgainstCompletion(round: Int) async {
+        for _ in 0..<200 {
+            let calls = Recorder<Result<Moya.Response, MoyaError>>()
+            let (flight, ticket) = Self.flight(calls, queue: .moyaInline)
+            _ = flight.requestBuilt()
+            DispatchQueue.concurrentPerform(iterations: 2) { index in
+                if index == round % 2 { ticket.cancel() } else { flight.end(with: .success(Self.response())) }
+            }
+            #expect(calls.values.count == 1)
+            #expect(!flight.isActive)
+        }
+    }
+
+    @Test("Cancel against a result that plugins are hearing of: plugins and caller hear of one")
+    func cancelAgainstDelivery() async {
+        for round in 0..<400 {
+            let calls = Recorder<Result<Moya.Response, MoyaError>>()
+            let plugin = ReceiveCounter()
+            let target: any TargetType = GitHub.zen
+            let flight = RequestFlight(endpoint: Self.endpoint, callbackQueue: .moyaInline, plugins: [plugin])
+            let id = flight.subscribe({ calls.append($0) }, callbackQueue: .moyaInline, pluginTarget: UncheckedSendable(target))!
+            let ticket = RequestTicket(flight: flight, subscriberID: id)
+            _ = flight.requestBuilt()
+            let delivery = RequestDelivery(
+                flight: flight, callbackQueue: .moyaInline, isSerialDeliveryNeeded: false, plugins: [plugin], target: target,
+                validation: .none, progress: nil, destination: nil, temporaryDirectory: FileManager.default.temporaryDirectory
+            )
+            DispatchQueue.concurrentPerform(iterations: 2) { index in
+                if index == round % 2 { ticket.cancel() } else { delivery.deliver(.success(Self.response())) }
+            }
+            #expect(calls.values.count == 1)
+            #expect(plugin.received.values.count == 1)
+        }
+    }
+
+    @Test("A time limit against a response that arrives: one result")
+    func timeoutAgainstResponse() async {
+        for _ in 0..<200 {
+            let calls = Recorder<Result<Moya.Response, MoyaError>>()
+            let (flight, _) = Self.flight(calls, queue: .moyaInline)
+            _ = flight.requestBuilt()
+            DispatchQueue.concurrentPerform(iterations: 2) { index in
+                if index == 0 {
+                    flight.end(with: .failure(.underlying(URLError(.timedOut), nil)))
+                } else {
+                    flight.end(with: .success(Self.response()))
+                }
+            }
+            #expect(calls.values.count == 1)
+        }
+    }
+
+    @Test("Cancel while the work starts: the work is stopped either way")
+    func cancelAgainstStart() async {
+        for _ in 0..<200 {
+            let calls = Recorder<Result<Moya.Response, MoyaError>>()
+            let stops = Recorder<Int>()
+            let (flight, ticket) = Self.flight(calls, queue: .moyaInline)
+            _ = flight.requestBuilt()
+            DispatchQueue.concurrentPerform(iterations: 2) { index in
+                if index == 0 {
+                    ticket.cancel()
+                } else {
+                    flight.attach(.transport(TransportHandle(cancel: { stops.append(1) })))
+                }
+            }
+            #expect(stops.values.count == 1)
+            #expect(calls.values.count == 1)
+            #expect(calls.values.first.map { (try? $0.get()) == nil } == true)
+        }
+    }
+
+    @Test("Cancel while the request closure still runs: the cancellation, and nothing sent")
+    func cancelDuringRequestClosure() async throws {
+        let pending = Recorder<MoyaProvider<GitHub>.RequestResultClosure>()
+        let provider = MoyaProvider<GitHub>(
+            requestClosure: { endpoint, done in pending.append(done) },
+            stubClosure: MoyaProvider.immediatelyStub
+        )
+        let results = Recorder<Result<Moya.Response, MoyaError>>()
+        let token = provider.request(.zen, callbackQueue: .moyaInline) { results.append($0) }
+        token.cancel()
+        #expect(token.isCancelled)
+        #expect(results.values.count == 1)
+        #expect(results.values.first?.error?.isCancelled == true)
+        // The closure finishes after the cancel: nothing more happens.
+        let endpoint = provider.endpoint(.zen)
+        pending.values.first?(.success(try endpoint.urlRequest()))
+        #expect(results.values.count == 1)
+        pending.removeAll()
+    }
+
+    @Test("A request closure that calls back twice sends once and completes once")
+    func requestClosureCallsBackTwice() async {
+        let plugin = SendCounter()
+        let provider = MoyaProvider<GitHub>(
+            requestClosure: { endpoint, done in
+                let request = try? endpoint.urlRequest()
+                done(request.map { .success($0) } ?? .failure(.requestMapping(endpoint.url)))
+                done(request.map { .success($0) } ?? .failure(.requestMapping(endpoint.url)))
+            },
+            stubClosure: MoyaProvider.immediatelyStub,
+            plugins: [plugin]
+        )
+        let results = Recorder<Result<Moya.Response, MoyaError>>()
+        provider.request(.zen, callbackQueue: .moyaInline) { results.append($0) }
+        #expect(results.values.count == 1)
+        #expect(plugin.sent.values.count == 1)
+    }
+
+    @Test("A provider released with requests in flight still completes each once")
+    func providerReleased() async {
+        let results = Recorder<Result<Moya.Response, MoyaError>>()
+        let queue = DispatchQueue(label: "released")
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            var provider: MoyaProvider<GitHub>? = MoyaProvider<GitHub>(stubClosure: MoyaProvider.delayedStub(0.05))
+            for _ in 0..<3 {
+                provider?.request(.zen, callbackQueue: queue) { result in
+                    results.append(result)
+                    if results.values.count == 3 { continuation.resume() }
+                }
+            }
+            provider = nil
+        }
+        try? await _Concurrency.Task.sleep(nanoseconds: 100_000_000)
+        #expect(results.values.count == 3)
+        #expect(results.values.allSatisfy { (try? $0.get())?.statusCode == 200 })
+    }
+
+    @Test("Cancel during a retry's delay: the cancellation at once, and no further attempt")
+    func cancelDuringRetryDelay() async throws {
+        let server = try TestServer.start()
+        defer { #expect(throws: Never.self) { try server.shutdown() } }
+        let session = Session()
+        let attempts = Recorder<Int>()
+        let provider = MoyaProvider<ServerTarget>(session: session, interceptors: [DelayingRetrier(attempts: attempts)])
+        let results = Recorder<Result<Moya.Response, MoyaError>>()
+        let token = provider.request(ServerTarget(server.baseURL, "/status/500"), callbackQueue: .moyaInline) { results.append($0) }
+        let waitedFor = ContinuousClock.now
+        while attempts.values.isEmpty, ContinuousClock.now - waitedFor < .seconds(20) {
+            try await _Concurrency.Task.sleep(nanoseconds: 5_000_000)
+        }
+        #expect(attempts.values.count == 1)
+        token.cancel()
+        #expect(results.values.count == 1)
+        #expect(results.values.first?.error?.isCancelled == true)
+        try await _Concurrency.Task.sleep(nanoseconds: 200_000_000)
+        #expect(attempts.values.count == 1)
+        #expect(results.values.count == 1)
+        #expect(server.receivedRequests.count == 1)
+        try await session.shutdown()
+    }
+}
+
+/// Counts the requests plugins are told are sent.
+private final class SendCounter: PluginType, Sendable {
+    let sent = Recorder<URLRequest>()
+    func willSend(_ request: RequestType, target: TargetType) {
+        if let urlRequest = request.request { sent.append(urlRequest) }
+    }
+}
+
+/// Counts the results plugins are told of.
+private final class ReceiveCounter: PluginType, Sendable {
+    let received = Recorder<Bool>()
+    func didReceive(_ result: Result<Moya.Response, MoyaError>, target: TargetType) {
+        received.append((try? result.get()) != nil)
+    }
+}
+
+/// Retries every attempt after a long delay, counting the attempts it saw.
+private final class DelayingRetrier: RequestInterceptor, Sendable {
+    let attempts: Recorder<Int>
+    init(attempts: Recorder<Int>) { self.attempts = attempts }
+
+    func retry(_ request: URLRequest, dueTo result: Result<Moya.Response, MoyaError>, retryCount: Int) async -> RetryDecision {
+        attempts.append(retryCount)
+        return .retryWithDelay(5)
+    }
+}
+
+private extension Result {
+    var error: Failure? {
+        if case .failure(let error) = self { return error }
+        return nil
+    }
+}
