@@ -1,8 +1,9 @@
 import Foundation
+import Moya
+
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
-import Moya
 
 /// The inputs of the benchmarks: targets, parameters, forms and response bodies. They are built
 /// once, before any measurement, so the benchmarks time only the Moya call they name.
@@ -52,9 +53,10 @@ enum Fixtures {
 
     /// A GET target whose parameters go into the query (`URLEncoding.default`).
     static func parametersTarget() -> BenchTarget {
-        BenchTarget(baseURL: baseURL, path: path, method: .get,
-                    task: .requestParameters(parameters: nestedParameters(), encoding: URLEncoding.default),
-                    headers: headers)
+        BenchTarget(
+            baseURL: baseURL, path: path, method: .get,
+            task: .requestParameters(parameters: nestedParameters(), encoding: URLEncoding.default),
+            headers: headers)
     }
 
     /// A plain request for `baseURL`/`path`, used as the input of the encodings.
@@ -69,12 +71,14 @@ enum Fixtures {
     static let multipartJSON = Data(#"{"title":"Avatar","public":true,"tags":["a","b"]}"#.utf8)
 
     static func multipartForm() -> MultipartForm {
-        MultipartForm(boundary: "moya.benchmark.boundary.0123456789abcdef", parts: [
-            MultipartFormData(provider: .data(Data("Moya".utf8)), name: "name"),
-            MultipartFormData(provider: .data(Data("A Swift network abstraction layer".utf8)), name: "description"),
-            MultipartFormData(provider: .data(multipartJSON), name: "metadata", mimeType: "application/json"),
-            MultipartFormData(provider: .data(multipartFile), name: "avatar", fileName: "avatar.png", mimeType: "image/png"),
-        ])
+        MultipartForm(
+            boundary: "moya.benchmark.boundary.0123456789abcdef",
+            parts: [
+                MultipartFormData(provider: .data(Data("Moya".utf8)), name: "name"),
+                MultipartFormData(provider: .data(Data("A Swift network abstraction layer".utf8)), name: "description"),
+                MultipartFormData(provider: .data(multipartJSON), name: "metadata", mimeType: "application/json"),
+                MultipartFormData(provider: .data(multipartFile), name: "avatar", fileName: "avatar.png", mimeType: "image/png"),
+            ])
     }
 }
 
@@ -131,8 +135,10 @@ extension Fixtures {
         forksCount: 2_000,
         openIssuesCount: 42,
         score: 1.0,
-        topics: ["swift", "networking", "alamofire", "asynchttpclient", "linux", "server-side-swift",
-                 "rest", "api-client", "stubbing", "plugins"],
+        topics: [
+            "swift", "networking", "alamofire", "asynchttpclient", "linux", "server-side-swift",
+            "rest", "api-client", "stubbing", "plugins",
+        ],
         license: .init(key: "mit", name: "MIT License", spdxId: "MIT"),
         createdAt: "2014-07-01T08:30:00Z",
         updatedAt: "2026-11-22T03:00:00Z",

@@ -1,9 +1,10 @@
 import Benchmark
 import Foundation
+import Moya
+
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
-import Moya
 
 // Microbenchmarks of the pure parts of Moya: URL building, parameter encoding, the
 // endpoint → URLRequest conversion, multipart encoding, endpoint hashing for in-flight merging,
@@ -156,8 +157,9 @@ func hashingBenchmarks() {
     let endpoint = MoyaProvider<BenchTarget>.defaultEndpointMapping(for: target)
     let twin = MoyaProvider<BenchTarget>.defaultEndpointMapping(for: target)
     let inflight: [Endpoint: Int] = [endpoint: 1]
-    let formEndpoint = Endpoint(url: URL(target: target).absoluteString, sampleResponseClosure: { .networkResponse(200, Data()) },
-                                method: .post, task: .uploadMultipartFormData(Fixtures.multipartForm()), httpHeaderFields: nil)
+    let formEndpoint = Endpoint(
+        url: URL(target: target).absoluteString, sampleResponseClosure: { .networkResponse(200, Data()) },
+        method: .post, task: .uploadMultipartFormData(Fixtures.multipartForm()), httpHeaderFields: nil)
 
     Benchmark("Endpoint.hashValue requestParameters", configuration: slow) { benchmark in
         for _ in benchmark.scaledIterations {
@@ -260,15 +262,17 @@ final class CountingPlugin: PluginType, @unchecked Sendable {
 /// workload (`swift run -c release MoyaBench --only stubs`), plus a variant with
 /// `trackInflights`, which adds the endpoint hashing of section 5.
 func pipelineBenchmarks() {
-    let target = BenchTarget(baseURL: URL(string: "https://api.example.com")!, path: "/users/42", method: .get,
-                             task: .requestParameters(parameters: ["page": 2, "sort": "name"], encoding: URLEncoding.default),
-                             headers: nil)
+    let target = BenchTarget(
+        baseURL: URL(string: "https://api.example.com")!, path: "/users/42", method: .get,
+        task: .requestParameters(parameters: ["page": 2, "sort": "name"], encoding: URLEncoding.default),
+        headers: nil)
 
     for trackInflights in [false, true] {
         let plugin = CountingPlugin()
-        let provider = MoyaProvider<BenchTarget>(stubClosure: MoyaProvider.immediatelyStub,
-                                                 plugins: [plugin, NetworkActivityPlugin { _, _ in }],
-                                                 trackInflights: trackInflights)
+        let provider = MoyaProvider<BenchTarget>(
+            stubClosure: MoyaProvider.immediatelyStub,
+            plugins: [plugin, NetworkActivityPlugin { _, _ in }],
+            trackInflights: trackInflights)
         let name = trackInflights ? "stubbed request, 2 plugins, trackInflights" : "stubbed request, 2 plugins"
         Benchmark(name, configuration: slow) { benchmark in
             // The plugin counts completions, so the completion captures nothing (a captured

@@ -7,16 +7,16 @@ let package = Package(
     name: "HTTPBinClient",
     platforms: [.macOS(.v13)],
     dependencies: [
-        .package(name: "Moya", path: "../.."),
+        .package(name: "Moya", path: "../..")
     ],
     targets: [
         .executableTarget(
             name: "HTTPBinClient",
             dependencies: [
-                .product(name: "Moya", package: "Moya"),
+                .product(name: "Moya", package: "Moya")
             ],
             path: "Sources"
-        ),
+        )
     ],
     swiftLanguageModes: [.v6]
 )

@@ -42,13 +42,14 @@ struct DocExamples: BuildToolPlugin {
                 let file = directory.appending(path: path)
                 let relative = (library + "/" + path).split(separator: "/").joined(separator: "_")
                 let output = context.pluginWorkDirectoryURL.appending(path: relative.replacingOccurrences(of: ".swift", with: "_examples.swift"))
-                commands.append(.buildCommand(
-                    displayName: "Extracting the Swift examples of \(path)",
-                    executable: extractor.url,
-                    arguments: [file.path, contexts.path, output.path, "--default-context", "SourceComments"],
-                    inputFiles: [file] + contextFiles,
-                    outputFiles: [output]
-                ))
+                commands.append(
+                    .buildCommand(
+                        displayName: "Extracting the Swift examples of \(path)",
+                        executable: extractor.url,
+                        arguments: [file.path, contexts.path, output.path, "--default-context", "SourceComments"],
+                        inputFiles: [file] + contextFiles,
+                        outputFiles: [output]
+                    ))
             }
         }
         return commands

@@ -1,10 +1,11 @@
+import Foundation
+import Moya
+
 #if canImport(Combine)
 import Combine
 #else
 import OpenCombine
 #endif
-import Foundation
-import Moya
 
 extension MoyaProvider {
     /// A publisher that sends a request for `target` and publishes its response.

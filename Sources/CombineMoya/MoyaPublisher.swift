@@ -1,9 +1,10 @@
+import Moya
+
 #if canImport(Combine)
 import Combine
 #else
 import OpenCombine
 #endif
-import Moya
 
 /// A publisher of the values of one Moya request, made by the `MoyaProvider` extensions of
 /// this module.

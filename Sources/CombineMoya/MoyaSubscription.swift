@@ -1,10 +1,11 @@
+import Foundation
+import Moya
+
 #if canImport(Combine)
 import Combine
 #else
 import OpenCombine
 #endif
-import Foundation
-import Moya
 
 /// The subscription behind ``MoyaPublisher``: starts the request on the first demand, hands
 /// values over only as far as the subscriber asked for them, and cancels the request when it is

@@ -1,9 +1,10 @@
+import Moya
+
 #if canImport(Combine)
 import Combine
 #else
 import OpenCombine
 #endif
-import Moya
 
 extension Publisher where Output == ProgressResponse, Failure == MoyaError {
     /// Publishes only the response of the completed event.

@@ -1,10 +1,11 @@
+import Foundation
+import Moya
+
 #if canImport(Combine)
 import Combine
 #else
 import OpenCombine
 #endif
-import Foundation
-import Moya
 
 extension Publisher where Output == Response, Failure == MoyaError {
     /// Fails with `MoyaError.statusCode` when the status code is outside `statusCodes`.

@@ -79,7 +79,8 @@ func openingFence(_ trimmed: String) -> (marker: String, language: String)? {
     for character in ["`", "~"] {
         let run = trimmed.prefix { String($0) == character }
         if run.count >= 3 {
-            let language = trimmed.dropFirst(run.count)
+            let language =
+                trimmed.dropFirst(run.count)
                 .trimmingCharacters(in: .whitespaces)
                 .split(separator: " ").first.map(String.init) ?? ""
             return (String(run), language.lowercased())

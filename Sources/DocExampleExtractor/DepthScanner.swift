@@ -12,8 +12,16 @@ struct DepthScanner {
             let character = characters[index]
             let next: Character? = index + 1 < characters.count ? characters[index + 1] : nil
             if inBlockComment > 0 {
-                if character == "*", next == "/" { inBlockComment -= 1; index += 2; continue }
-                if character == "/", next == "*" { inBlockComment += 1; index += 2; continue }
+                if character == "*", next == "/" {
+                    inBlockComment -= 1
+                    index += 2
+                    continue
+                }
+                if character == "/", next == "*" {
+                    inBlockComment += 1
+                    index += 2
+                    continue
+                }
                 index += 1
                 continue
             }
@@ -27,7 +35,11 @@ struct DepthScanner {
                 continue
             }
             if character == "/", next == "/" { return }
-            if character == "/", next == "*" { inBlockComment += 1; index += 2; continue }
+            if character == "/", next == "*" {
+                inBlockComment += 1
+                index += 2
+                continue
+            }
             if character == "\"" {
                 if line[line.index(line.startIndex, offsetBy: index)...].hasPrefix("\"\"\"") {
                     inMultilineString = true

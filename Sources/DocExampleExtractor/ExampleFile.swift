@@ -2,10 +2,12 @@ import Foundation
 
 /// Adds `fileprivate` to a declaration that has no access level of its own.
 func fileprivateDeclaration(_ item: Item) -> Item {
-    guard let index = item.lines.firstIndex(where: {
-        let trimmed = $0.text.trimmingCharacters(in: .whitespaces)
-        return !trimmed.isEmpty && !trimmed.hasPrefix("//") && !(trimmed.hasPrefix("@") && !trimmed.contains(" "))
-    }) else { return item }
+    guard
+        let index = item.lines.firstIndex(where: {
+            let trimmed = $0.text.trimmingCharacters(in: .whitespaces)
+            return !trimmed.isEmpty && !trimmed.hasPrefix("//") && !(trimmed.hasPrefix("@") && !trimmed.contains(" "))
+        })
+    else { return item }
     let line = item.lines[index]
     let trimmed = line.text.trimmingCharacters(in: .whitespaces)
     let words = trimmed.split(separator: " ").map(String.init)
@@ -34,7 +36,9 @@ func declaredTypeName(_ item: Item) -> String? {
     for line in item.lines {
         let words = line.text.trimmingCharacters(in: .whitespaces)
             .split(whereSeparator: { $0 == " " || $0 == ":" || $0 == "<" || $0 == "{" || $0 == "=" }).map(String.init)
-        guard let keyword = words.firstIndex(where: { ["enum", "struct", "class", "actor", "protocol", "typealias", "extension"].contains($0) }) else { continue }
+        guard let keyword = words.firstIndex(where: { ["enum", "struct", "class", "actor", "protocol", "typealias", "extension"].contains($0) }) else {
+            continue
+        }
         guard words[keyword] != "extension", keyword + 1 < words.count else { return nil }
         return words[keyword + 1]
     }
@@ -43,10 +47,12 @@ func declaredTypeName(_ item: Item) -> String? {
 
 /// The names a `let` or `var` item declares, when it declares simple names.
 func declaredNames(_ item: Item) -> [String] {
-    guard let first = item.lines.first(where: {
-        let trimmed = $0.text.trimmingCharacters(in: .whitespaces)
-        return !trimmed.isEmpty && !trimmed.hasPrefix("//")
-    }) else { return [] }
+    guard
+        let first = item.lines.first(where: {
+            let trimmed = $0.text.trimmingCharacters(in: .whitespaces)
+            return !trimmed.isEmpty && !trimmed.hasPrefix("//")
+        })
+    else { return [] }
     let words = first.text.trimmingCharacters(in: .whitespaces).split(separator: " ").map(String.init)
     guard let keyword = words.firstIndex(where: { $0 == "let" || $0 == "var" }), keyword + 1 < words.count else { return [] }
     let name = words[keyword + 1].prefix { $0.isLetter || $0.isNumber || $0 == "_" }

@@ -38,7 +38,8 @@ func items(of block: CodeBlock) -> [Item] {
         let code = trimmed.components(separatedBy: " //").first ?? trimmed
         defer { if !code.isEmpty, !code.hasPrefix("//") { previous = code } }
         let wrapsPrevious = [",", "=", "&&", "||", "->", "+"].contains { previous.hasSuffix($0) }
-        let isContinuation = wrapsPrevious || trimmed.hasPrefix(".") || trimmed.hasPrefix("&&") || trimmed.hasPrefix("||")
+        let isContinuation =
+            wrapsPrevious || trimmed.hasPrefix(".") || trimmed.hasPrefix("&&") || trimmed.hasPrefix("||")
             || trimmed.hasPrefix("?") || trimmed.hasPrefix(":") || trimmed.hasPrefix("+") || trimmed.hasPrefix("->")
         if !startsAtTop || (isContinuation && !result.isEmpty) {
             if result.isEmpty {

@@ -29,11 +29,13 @@ import Foundation
 
 let arguments = CommandLine.arguments
 guard arguments.count == 4 || (arguments.count == 6 && arguments[4] == "--default-context") else {
-    FileHandle.standardError.write(Data("""
-        usage: DocExampleExtractor <document.md or file.swift> <shared contexts directory> <output.swift> \
-               [--default-context <name>]
+    FileHandle.standardError.write(
+        Data(
+            """
+            usage: DocExampleExtractor <document.md or file.swift> <shared contexts directory> <output.swift> \
+                   [--default-context <name>]
 
-        """.utf8))
+            """.utf8))
     exit(2)
 }
 do {

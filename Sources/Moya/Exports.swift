@@ -4,6 +4,7 @@
 // and `URLError` live in FoundationNetworking, which Moya's public API uses, so it is exported
 // too.
 @_exported import Foundation
+
 #if canImport(FoundationNetworking)
 @_exported import FoundationNetworking
 #endif

@@ -1,12 +1,13 @@
 import AsyncHTTPClient
 import Foundation
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
 import Moya
 import NIOCore
 import NIOHTTP1
 import NIOPosix
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
 
 /// One request of a workload.
 enum RequestKind: Sendable {

@@ -25,12 +25,14 @@ struct LoopSplit {
     static func sample(serverPort port: Int) -> LoopSplit {
         let remoteInodes = clientSocketInodes(remotePort: port)
         guard !remoteInodes.isEmpty,
-              let entries = try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd") else { return LoopSplit(sockets: [:]) }
+            let entries = try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")
+        else { return LoopSplit(sockets: [:]) }
         var inodeByFD: [Int: String] = [:]
         var epolls: [Int] = []
         for entry in entries {
             guard let fd = Int(entry),
-                  let target = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/\(entry)") else { continue }
+                let target = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/\(entry)")
+            else { continue }
             if target == "anon_inode:[eventpoll]" {
                 epolls.append(fd)
             } else if target.hasPrefix("socket:[") {

@@ -65,7 +65,8 @@ enum MappingBenchmark {
         func previousAlgorithm<D: Decodable>(_ type: D.Type, at key: String) throws -> D {
             let json = try response.mapJSON()
             guard let value = (json as? [String: Any])?[key], JSONSerialization.isValidJSONObject(value),
-                  JSONSerialization.isValidJSONObject(value) else {
+                JSONSerialization.isValidJSONObject(value)
+            else {
                 throw MoyaError.jsonMapping(response)
             }
             let valueData = try JSONSerialization.data(withJSONObject: value)
@@ -100,9 +101,10 @@ enum MappingBenchmark {
         print(column("operation", 46) + column("ms/call", 10) + column("vs JSONDecoder", 16) + "middle half")
         for (index, operation) in operations.enumerated() {
             let ratios = zip(times[index], times[0]).map { $0 / $1 }
-            print(column(operation.name, 46) + column(format(Statistics.median(times[index]) * 1_000, 3), 10)
-                  + column(format(Statistics.median(ratios), 3) + "x", 16)
-                  + format(Statistics.percentile(ratios, 0.25), 3) + "-" + format(Statistics.percentile(ratios, 0.75), 3))
+            print(
+                column(operation.name, 46) + column(format(Statistics.median(times[index]) * 1_000, 3), 10)
+                    + column(format(Statistics.median(ratios), 3) + "x", 16)
+                    + format(Statistics.percentile(ratios, 0.25), 3) + "-" + format(Statistics.percentile(ratios, 0.75), 3))
         }
     }
 

@@ -26,8 +26,9 @@ struct ThreadCPU {
         let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task")) ?? []
         for tid in tasks {
             guard let name = ProcFile.read("/proc/self/task/\(tid)/comm"),
-                  name.hasPrefix("NIO-SGLTN"),
-                  let used = cpuTicks(statAt: "/proc/self/task/\(tid)/stat") else { continue }
+                name.hasPrefix("NIO-SGLTN"),
+                let used = cpuTicks(statAt: "/proc/self/task/\(tid)/stat")
+            else { continue }
             loops[tid] = Double(used) / ticks
         }
         let (machineTotal, machineSteal) = machineTicks()
@@ -78,7 +79,8 @@ struct ThreadCPU {
     /// The `cpu` line of `/proc/stat`: the machine's time in clock ticks, and the steal in it.
     private static func machineTicks() -> (total: Double, steal: Double) {
         guard let stat = ProcFile.read("/proc/stat"),
-              let line = stat.split(separator: "\n").first, line.hasPrefix("cpu ") else { return (0, 0) }
+            let line = stat.split(separator: "\n").first, line.hasPrefix("cpu ")
+        else { return (0, 0) }
         let fields = line.split(separator: " ").dropFirst().compactMap { Double($0) }
         guard fields.count > 7 else { return (0, 0) }
         // user, nice, system, idle, iowait, irq, softirq, steal (guest time is inside user).
@@ -89,7 +91,8 @@ struct ThreadCPU {
     /// command name, which may itself contain spaces).
     private static func cpuTicks(statAt path: String) -> Int? {
         guard let stat = ProcFile.read(path),
-              let close = stat.lastIndex(of: ")") else { return nil }
+            let close = stat.lastIndex(of: ")")
+        else { return nil }
         let fields = stat[stat.index(after: close)...].split(separator: " ")
         // fields[0] is the state (field 3), so utime (field 14) is fields[11].
         guard fields.count > 12, let user = Int(fields[11]), let system = Int(fields[12]) else { return nil }

@@ -1,13 +1,14 @@
 import Foundation
+import Moya
+
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
-import Moya
 
 /// The measurements of one client in one workload.
 struct Measurement {
     var requestsPerSecond: [Double] = []
-    var latencies: [Double] = []   // seconds
+    var latencies: [Double] = []  // seconds
     /// Process CPU seconds per request, each round (server included: the same for every client).
     var cpuPerRequest: [Double] = []
     /// The share of the machine's time stolen by the hypervisor, each round.
@@ -80,10 +81,12 @@ func runStubs(count: Int, trackInflights: Bool = false) -> Double {
         }
     }
     let plugin = CountingPlugin()
-    let provider = MoyaProvider<BenchTarget>(stubClosure: MoyaProvider.immediatelyStub, plugins: [plugin, NetworkActivityPlugin { _, _ in }],
-                                             trackInflights: trackInflights)
-    let target = BenchTarget(baseURL: URL(string: "https://api.example.com")!, path: "/users/42", method: .get,
-                             task: .requestParameters(parameters: ["page": 2, "sort": "name"], encoding: URLEncoding.default))
+    let provider = MoyaProvider<BenchTarget>(
+        stubClosure: MoyaProvider.immediatelyStub, plugins: [plugin, NetworkActivityPlugin { _, _ in }],
+        trackInflights: trackInflights)
+    let target = BenchTarget(
+        baseURL: URL(string: "https://api.example.com")!, path: "/users/42", method: .get,
+        task: .requestParameters(parameters: ["page": 2, "sort": "name"], encoding: URLEncoding.default))
     var succeeded = 0
     let clock = ContinuousClock()
     let start = clock.now

@@ -40,7 +40,9 @@ struct Options {
             case "--per-round": perRound = true
             case "--no-spread": spreadsConnections = false
             case "--help", "-h":
-                print("usage: MoyaBench [--rounds N] [--requests N] [--blocks N] [--stubs N] [--connections N] [--url URL] [--only get|get1|get32|post|stubs|mapping|memory] [--memory-mib N] [--clients ahc,ahc-notrace,ahc-delegate,ahc-request,ahc-async,callbacks,async,urlsession] [--per-round] [--no-spread]")
+                print(
+                    "usage: MoyaBench [--rounds N] [--requests N] [--blocks N] [--stubs N] [--connections N] [--url URL] [--only get|get1|get32|post|stubs|mapping|memory] [--memory-mib N] [--clients ahc,ahc-notrace,ahc-delegate,ahc-request,ahc-async,callbacks,async,urlsession] [--per-round] [--no-spread]"
+                )
                 exit(0)
             default:
                 print("unknown argument \(argument)")
@@ -103,7 +105,9 @@ let workloads = allWorkloads.filter { workload in
 func format(_ value: Double, _ digits: Int = 0) -> String { String(format: "%.\(digits)f", value) }
 func column(_ text: String, _ width: Int) -> String { text.padding(toLength: max(width, text.count + 1), withPad: " ", startingAt: 0) }
 
-print("moya-bench: \(options.rounds) rounds of \(options.requests) requests per client, taking turns in \(options.blocks) blocks; \(options.connections) connections; server \(base.absoluteString)")
+print(
+    "moya-bench: \(options.rounds) rounds of \(options.requests) requests per client, taking turns in \(options.blocks) blocks; \(options.connections) connections; server \(base.absoluteString)"
+)
 var failed = false
 for workload in workloads {
     // Every round gives every client a new connection pool, warms it up, then measures, so that
@@ -171,38 +175,44 @@ for workload in workloads {
         }
         if options.perRound {
             let baseline = Double(latencies[0].count) / elapsed[0]
-            print("round \(round + 1): " + clients.indices.map { index in
-                let rate = Double(latencies[index].count) / elapsed[index]
-                return "\(chosenFactories[index].key) \(format(rate / baseline, 3))x, \(splits[index].summary), busiest loop \(format(usage[index].busiestLoopShare * 100))%"
-            }.joined(separator: " | "))
+            print(
+                "round \(round + 1): "
+                    + clients.indices.map { index in
+                        let rate = Double(latencies[index].count) / elapsed[index]
+                        return
+                            "\(chosenFactories[index].key) \(format(rate / baseline, 3))x, \(splits[index].summary), busiest loop \(format(usage[index].busiestLoopShare * 100))%"
+                    }.joined(separator: " | "))
         }
     }
     print("")
     print(workload.name)
-    print(column("client", 28) + column("req/s", 10) + column("vs \(chosenFactories[0].key == "ahc" ? "AHC" : "1st")", 9) + column("range", 11) + column("p50 ms", 9)
-          + column("p99 ms", 9) + column("CPU µs/req", 12) + column("steal", 7) + "connections per loop")
+    print(
+        column("client", 28) + column("req/s", 10) + column("vs \(chosenFactories[0].key == "ahc" ? "AHC" : "1st")", 9) + column("range", 11)
+            + column("p50 ms", 9)
+            + column("p99 ms", 9) + column("CPU µs/req", 12) + column("steal", 7) + "connections per loop")
     for (index, name) in names.enumerated() {
         let measurement = measurements[index]
         // Paired: each round's rate against the baseline's in the same round, so that the
         // machine's drift between rounds cancels out; the median of those ratios.
         let ratios = zip(measurement.requestsPerSecond, measurements[0].requestsPerSecond).map { $0 / $1 }
         let ratio = Statistics.median(ratios)
-        print(column(name, 28) + column(format(measurement.medianRate), 10) + column(format(ratio, 3) + "x", 9)
-              + column(format(ratios.min() ?? .nan, 2) + "-" + format(ratios.max() ?? .nan, 2), 11)
-              + column(format(measurement.p50 * 1000, 3), 9) + column(format(measurement.p99 * 1000, 3), 9)
-              + column(format(Statistics.median(measurement.cpuPerRequest) * 1e6), 12)
-              + column(format((measurement.steal.max() ?? 0) * 100) + "%", 7)
-              + measurement.splits.joined(separator: " "))
+        print(
+            column(name, 28) + column(format(measurement.medianRate), 10) + column(format(ratio, 3) + "x", 9)
+                + column(format(ratios.min() ?? .nan, 2) + "-" + format(ratios.max() ?? .nan, 2), 11)
+                + column(format(measurement.p50 * 1000, 3), 9) + column(format(measurement.p99 * 1000, 3), 9)
+                + column(format(Statistics.median(measurement.cpuPerRequest) * 1e6), 12)
+                + column(format((measurement.steal.max() ?? 0) * 100) + "%", 7)
+                + measurement.splits.joined(separator: " "))
     }
 }
 
 if options.only == nil || options.only == "stubs" {
-print("")
-let stubRates = (0..<options.rounds).map { _ in runStubs(count: options.stubs) }
-let stubRate = Statistics.median(stubRates)
-print("Immediate stubs through the full pipeline with 2 plugins: \(format(stubRate)) req/s (goal ≥ 100000)")
-let trackedRate = Statistics.median((0..<options.rounds).map { _ in runStubs(count: options.stubs, trackInflights: true) })
-print("The same with trackInflights: \(format(trackedRate)) req/s")
+    print("")
+    let stubRates = (0..<options.rounds).map { _ in runStubs(count: options.stubs) }
+    let stubRate = Statistics.median(stubRates)
+    print("Immediate stubs through the full pipeline with 2 plugins: \(format(stubRate)) req/s (goal ≥ 100000)")
+    let trackedRate = Statistics.median((0..<options.rounds).map { _ in runStubs(count: options.stubs, trackInflights: true) })
+    print("The same with trackInflights: \(format(trackedRate)) req/s")
 }
 
 if options.only == nil || options.only == "mapping" {

@@ -41,7 +41,7 @@ enum DemoAPI: TargetType {
 
     var task: Task {
         switch self {
-        case let .createUser(firstName, lastName):
+        case .createUser(let firstName, let lastName):
             return .requestParameters(parameters: ["first_name": firstName, "last_name": lastName], encoding: JSONEncoding.default)
         default:
             return .requestPlain
@@ -100,7 +100,8 @@ print("(the server is MoyaTestServer, started in-process; the API is `enum DemoA
 
 announce(
     1, "GET /json, decoded at a key path",
-    shows: "a TargetType case sent through MoyaProvider; the callback runs on the provider's callbackQueue; Response.map(_:atKeyPath:) decodes the \"slideshow\" object",
+    shows:
+        "a TargetType case sent through MoyaProvider; the callback runs on the provider's callbackQueue; Response.map(_:atKeyPath:) decodes the \"slideshow\" object",
     code: "Sources/MoyaDemo/main.swift, the `provider.request(.slideshow)` call"
 )
 done.enter()
@@ -135,14 +136,15 @@ done.wait()
 
 announce(
     3, "a stubbed GET /zen",
-    shows: "stubClosure: MoyaProvider.immediatelyStub answers with the target's sampleData without touching the network; with no callbackQueue an immediate stub completes inside request(_:)",
+    shows:
+        "stubClosure: MoyaProvider.immediatelyStub answers with the target's sampleData without touching the network; with no callbackQueue an immediate stub completes inside request(_:)",
     code: "Sources/MoyaDemo/main.swift, `stubbingProvider` and `DemoAPI.sampleData`"
 )
 stubbingProvider.request(.zen) { result in
     switch result {
-    case let .success(response):
+    case .success(let response):
         print("  -> HTTP \(response.statusCode): \(String(decoding: response.data, as: UTF8.self))")
-    case let .failure(error):
+    case .failure(let error):
         failures.record("stubbed GET /zen: \(error)")
     }
 }

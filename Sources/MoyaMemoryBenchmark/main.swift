@@ -122,8 +122,11 @@ _ = run(provider, TransferTarget(baseURL: server.baseURL, path: "/bytes/65536", 
 let smallFile = work.appendingPathComponent("small.bin")
 try Data(count: 1 << 20).write(to: smallFile)
 _ = run(provider, TransferTarget(baseURL: server.baseURL, path: "/upload", method: .post, task: .uploadFile(smallFile)))
-_ = run(provider, TransferTarget(baseURL: server.baseURL, path: "/bytes/1048576", method: .get,
-                                 task: .downloadDestination { _, _ in (work.appendingPathComponent("warm.bin"), [.removePreviousFile]) }))
+_ = run(
+    provider,
+    TransferTarget(
+        baseURL: server.baseURL, path: "/bytes/1048576", method: .get,
+        task: .downloadDestination { _, _ in (work.appendingPathComponent("warm.bin"), [.removePreviousFile]) }))
 Thread.sleep(forTimeInterval: 0.5)
 let idle = Memory.resident
 print("Moya memory benchmark: \(sizeMiB) MiB through MoyaProvider, in-process server on 127.0.0.1")
@@ -163,7 +166,8 @@ func peakOf(_ transfer: () throws -> Void) rethrows -> (seconds: Double, peak: I
         failures += 1
     }
     if peak - idle > goal { failures += 1 }
-    let line = column(name, 26) + column(String(format: "%.1f s", seconds), 10) + column(String(format: "%.0f", Double(sizeMiB) / seconds), 9)
+    let line =
+        column(name, 26) + column(String(format: "%.1f s", seconds), 10) + column(String(format: "%.0f", Double(sizeMiB) / seconds), 9)
         + column(mib(peak), 13) + column(mib(peak - idle), 12) + status
     print(line)
 }
@@ -181,17 +185,24 @@ func uploadCheck(expectedLength: Int?) -> (Moya.Response) throws -> Void {
     }
 }
 
-measure("uploadFile", TransferTarget(baseURL: server.baseURL, path: "/upload", method: .post, task: .uploadFile(source)),
-        check: uploadCheck(expectedLength: size))
-measure("multipart (file part)", TransferTarget(baseURL: server.baseURL, path: "/upload", method: .post, task: .uploadMultipart([
-    MultipartFormData(provider: .data(Data("benchmark".utf8)), name: "title"),
-    MultipartFormData(provider: .file(source), name: "file"),
-])), check: uploadCheck(expectedLength: nil))
+measure(
+    "uploadFile", TransferTarget(baseURL: server.baseURL, path: "/upload", method: .post, task: .uploadFile(source)),
+    check: uploadCheck(expectedLength: size))
+measure(
+    "multipart (file part)",
+    TransferTarget(
+        baseURL: server.baseURL, path: "/upload", method: .post,
+        task: .uploadMultipart([
+            MultipartFormData(provider: .data(Data("benchmark".utf8)), name: "title"),
+            MultipartFormData(provider: .file(source), name: "file"),
+        ])), check: uploadCheck(expectedLength: nil))
 let destination = work.appendingPathComponent("downloaded.bin")
 for withLength in [true, false] {
-    let target = TransferTarget(baseURL: server.baseURL, path: "/bytes/\(size)", method: .get, task: .downloadParameters(
-        parameters: ["chunk": 65_536, "length": withLength ? "true" : "false"], encoding: URLEncoding.queryString,
-        destination: { _, _ in (destination, [.removePreviousFile]) }))
+    let target = TransferTarget(
+        baseURL: server.baseURL, path: "/bytes/\(size)", method: .get,
+        task: .downloadParameters(
+            parameters: ["chunk": 65_536, "length": withLength ? "true" : "false"], encoding: URLEncoding.queryString,
+            destination: { _, _ in (destination, [.removePreviousFile]) }))
     measure(withLength ? "download (Content-Length)" : "download (chunked)", target) { _ in
         let attributes = try FileManager.default.attributesOfItem(atPath: destination.path)
         guard (attributes[.size] as? NSNumber)?.intValue == size else {
@@ -212,15 +223,18 @@ func rawUpload() throws {
     defer { try? handle.close() }
     var request = try HTTPClient.Request(url: server.baseURL.absoluteString + "/upload", method: .POST)
     request.body = .stream(contentLength: Int64(size)) { writer in
-        fileIO.readChunked(fileHandle: handle, byteCount: size, chunkSize: 256 << 10, allocator: ByteBufferAllocator(),
-                           eventLoop: MultiThreadedEventLoopGroup.singleton.any()) { chunk in
+        fileIO.readChunked(
+            fileHandle: handle, byteCount: size, chunkSize: 256 << 10, allocator: ByteBufferAllocator(),
+            eventLoop: MultiThreadedEventLoopGroup.singleton.any()
+        ) { chunk in
             writer.write(.byteBuffer(chunk))
         }
     }
     let response = try client.execute(request: request).wait()
     guard response.status == .ok, let body = response.body,
-          let report = try JSONSerialization.jsonObject(with: Data(buffer: body)) as? [String: Any],
-          report["length"] as? Int == size else {
+        let report = try JSONSerialization.jsonObject(with: Data(buffer: body)) as? [String: Any],
+        report["length"] as? Int == size
+    else {
         throw CheckFailed(description: "raw upload: bad response \(response.status)")
     }
 }
@@ -247,8 +261,9 @@ for (name, transfer) in [
         let (seconds, peak) = try peakOf(transfer)
         let ratio = Double(moyaPeaks[name] ?? 0) / Double(peak)
         if ratio > 1.2 { failures += 1 }
-        print(column(name, 26) + column(String(format: "%.1f s", seconds), 10) + column(String(format: "%.0f", Double(sizeMiB) / seconds), 9)
-              + column(mib(peak), 13) + column(mib(peak - idle), 12) + String(format: "%.2fx %@", ratio, ratio <= 1.2 ? "met" : "MISSED"))
+        print(
+            column(name, 26) + column(String(format: "%.1f s", seconds), 10) + column(String(format: "%.0f", Double(sizeMiB) / seconds), 9)
+                + column(mib(peak), 13) + column(mib(peak - idle), 12) + String(format: "%.2fx %@", ratio, ratio <= 1.2 ? "met" : "MISSED"))
     } catch {
         print(column(name, 26) + "FAILED: \(error)")
         failures += 1

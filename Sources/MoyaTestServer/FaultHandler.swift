@@ -113,7 +113,9 @@ final class FaultHandler: ChannelInboundHandler {
             context.channel.setOption(ChannelOptions.autoRead, value: false).whenComplete { _ in }
         case .hostileFileName:
             let fileName = query["name"] ?? ".."
-            write("HTTP/1.1 200 OK\r\nContent-Disposition: attachment; filename=\"\(fileName)\"\r\nContent-Length: 16\r\n\r\nhostile-download", context: context, thenClose: false)
+            write(
+                "HTTP/1.1 200 OK\r\nContent-Disposition: attachment; filename=\"\(fileName)\"\r\nContent-Length: 16\r\n\r\nhostile-download", context: context,
+                thenClose: false)
             answered = false
         case .endlessBody:
             write("HTTP/1.1 200 OK\r\nContent-Type: application/octet-stream\r\n\r\n", context: context, thenClose: false)

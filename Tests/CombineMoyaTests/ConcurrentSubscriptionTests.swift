@@ -1,13 +1,14 @@
-#if canImport(Combine)
-import Combine
-#else
-import OpenCombine
-#endif
 import CombineMoya
 import Foundation
 import Moya
 import MoyaTestServer
 import Testing
+
+#if canImport(Combine)
+import Combine
+#else
+import OpenCombine
+#endif
 
 @Suite("Publishers under concurrency")
 final class ConcurrentSubscriptionTests {

@@ -1,13 +1,14 @@
-#if canImport(Combine)
-import Combine
-#else
-import OpenCombine
-#endif
 import CombineMoya
 import Foundation
 import Moya
 import MoyaTestServer
 import Testing
+
+#if canImport(Combine)
+import Combine
+#else
+import OpenCombine
+#endif
 
 @Suite("Publisher operators")
 final class OperatorTests {
@@ -20,8 +21,9 @@ final class OperatorTests {
     func stubbed(_ json: String, statusCode: Int = 200) -> AnyPublisher<Moya.Response, MoyaError> {
         let provider = MoyaProvider<Remote>(
             endpointClosure: { target in
-                Endpoint(url: URL(target: target).absoluteString, sampleResponseClosure: { .networkResponse(statusCode, target.sampleData) },
-                         method: target.method, task: target.task, httpHeaderFields: target.headers)
+                Endpoint(
+                    url: URL(target: target).absoluteString, sampleResponseClosure: { .networkResponse(statusCode, target.sampleData) },
+                    method: target.method, task: target.task, httpHeaderFields: target.headers)
             },
             stubClosure: MoyaProvider.immediatelyStub
         )
@@ -51,7 +53,10 @@ final class OperatorTests {
         #expect(collect(stubbed(json).mapString()).first?.value == json)
         #expect(collect(stubbed(json).mapString(atKeyPath: "user.name")).first?.value == "moya")
 
-        struct User: Decodable { let name: String; let id: Int }
+        struct User: Decodable {
+            let name: String
+            let id: Int
+        }
         let users = collect(stubbed(json).map(User.self, atKeyPath: "user"))
         #expect(users.first?.value?.name == "moya")
         guard case .finished = users.last else {

@@ -1,13 +1,14 @@
-#if canImport(Combine)
-import Combine
-#else
-import OpenCombine
-#endif
 import CombineMoya
 import Foundation
 import Moya
 import MoyaTestServer
 import Testing
+
+#if canImport(Combine)
+import Combine
+#else
+import OpenCombine
+#endif
 
 @Suite("requestPublisher")
 final class RequestPublisherTests {
@@ -135,10 +136,12 @@ final class RequestPublisherTests {
         let provider = MoyaProvider<Remote>()
         let seen = Locked<[Bool]>([])
         let cancellable = provider.requestPublisher(Remote(base, "/echo"))
-            .sink(receiveCompletion: { _ in }, receiveValue: { _ in
-                let isMain = DispatchQueue.getSpecific(key: key) == "main"
-                seen.update { $0.append(isMain) }
-            })
+            .sink(
+                receiveCompletion: { _ in },
+                receiveValue: { _ in
+                    let isMain = DispatchQueue.getSpecific(key: key) == "main"
+                    seen.update { $0.append(isMain) }
+                })
         #expect(await eventually { !seen.value.isEmpty })
         #expect(seen.value == [true])
         cancellable.cancel()

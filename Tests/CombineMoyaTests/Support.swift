@@ -1,13 +1,14 @@
+import Foundation
+import Moya
+
 #if canImport(Combine)
 import Combine
 #else
 import OpenCombine
 #endif
-import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
-import Moya
 
 /// A target on the test server.
 struct Remote: TargetType {
@@ -28,10 +29,12 @@ struct Remote: TargetType {
     }
 
     static func bytes(_ base: URL, _ count: Int, chunk: Int, intervalMs: Int = 20) -> Remote {
-        Remote(base, "/bytes/\(count)", task: .requestParameters(
-            parameters: ["chunk": chunk, "interval_ms": intervalMs, "length": "true"],
-            encoding: URLEncoding.default
-        ))
+        Remote(
+            base, "/bytes/\(count)",
+            task: .requestParameters(
+                parameters: ["chunk": chunk, "interval_ms": intervalMs, "length": "true"],
+                encoding: URLEncoding.default
+            ))
     }
 }
 

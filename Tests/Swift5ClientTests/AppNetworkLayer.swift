@@ -29,15 +29,15 @@ extension AppAPI: TargetType {
     }
     var task: Task {
         switch self {
-        case let .profile(id):
+        case .profile(let id):
             return .requestParameters(parameters: ["id": id], encoding: URLEncoding.default)
-        case let .avatar(imageData, fileURL, description):
+        case .avatar(let imageData, let fileURL, let description):
             // Moya 15.0.x multipart: an array of parts.
             let image = MultipartFormData(provider: .data(imageData), name: "image", fileName: "avatar.png", mimeType: "image/png")
             let file = MultipartFormData(provider: .file(fileURL), name: "file")
             let text = MultipartFormData(provider: .data(description.data(using: .utf8)!), name: "description")
             return .uploadMultipart([image, file, text])
-        case let .avatarWithQuery(imageData, userID):
+        case .avatarWithQuery(let imageData, let userID):
             let image = MultipartFormData(provider: .data(imageData), name: "image", fileName: "a.jpg", mimeType: "image/jpeg")
             return .uploadCompositeMultipart([image], urlParameters: ["user": userID])
         case .secret:
@@ -56,11 +56,12 @@ final class AppEndpoint: Endpoint {
 
     init(target: AppAPI, isAuthenticated: Bool) {
         self.isAuthenticated = isAuthenticated
-        super.init(url: URL(target: target).absoluteString,
-                   sampleResponseClosure: { .networkResponse(200, target.sampleData) },
-                   method: target.method,
-                   task: target.task,
-                   httpHeaderFields: target.headers)
+        super.init(
+            url: URL(target: target).absoluteString,
+            sampleResponseClosure: { .networkResponse(200, target.sampleData) },
+            method: target.method,
+            task: target.task,
+            httpHeaderFields: target.headers)
     }
 }
 
@@ -72,17 +73,20 @@ final class TokenStore: @unchecked Sendable {
     private var _refreshCount = 0
 
     var token: String {
-        lock.lock(); defer { lock.unlock() }
+        lock.lock()
+        defer { lock.unlock() }
         return _token
     }
 
     var refreshCount: Int {
-        lock.lock(); defer { lock.unlock() }
+        lock.lock()
+        defer { lock.unlock() }
         return _refreshCount
     }
 
     func refresh() {
-        lock.lock(); defer { lock.unlock() }
+        lock.lock()
+        defer { lock.unlock() }
         _token = "fresh-token"
         _refreshCount += 1
     }
@@ -128,12 +132,14 @@ final class AppProvider: MoyaProvider<AppAPI> {
         var headers = configuration.headers
         headers.add(name: "X-App-Version", value: "1.2.3")
         configuration.headers = headers
-        let session = Session(configuration: configuration,
-                              startRequestsImmediately: false,
-                              interceptor: TokenInterceptor(store: store))
-        super.init(endpointClosure: { target in
-            AppEndpoint(target: target, isAuthenticated: target.isAuthenticated)
-        }, callbackQueue: DispatchQueue.global(qos: .userInitiated), session: session, plugins: plugins)
+        let session = Session(
+            configuration: configuration,
+            startRequestsImmediately: false,
+            interceptor: TokenInterceptor(store: store))
+        super.init(
+            endpointClosure: { target in
+                AppEndpoint(target: target, isAuthenticated: target.isAuthenticated)
+            }, callbackQueue: DispatchQueue.global(qos: .userInitiated), session: session, plugins: plugins)
     }
 }
 

@@ -1,11 +1,12 @@
 // Runs the Moya 15-style networking layer of AppNetworkLayer.swift against the test server.
 import Foundation
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
 import Moya
 import MoyaTestServer
 import Testing
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
 
 /// What the multipart route reports.
 struct FormReport: Decodable {

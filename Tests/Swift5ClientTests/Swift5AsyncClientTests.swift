@@ -1,3 +1,9 @@
+import CombineMoya
+import Foundation
+import Moya
+import MoyaTestServer
+import Testing
+
 // Compiled in the Swift 5 language mode, like Swift5ClientTests.swift: the async API and the
 // publishers used from Swift 5 code. (Combine and Moya both declare `Cancellable`, so a file that
 // imports both must qualify it; this one doesn't need it.)
@@ -6,11 +12,6 @@ import Combine
 #else
 import OpenCombine
 #endif
-import CombineMoya
-import Foundation
-import Moya
-import MoyaTestServer
-import Testing
 
 @Suite("A Swift 5 client, async and Combine")
 struct Swift5AsyncClientTests {
@@ -26,9 +27,10 @@ struct Swift5AsyncClientTests {
         var finished = false
         let cancellable = provider.requestPublisher(.zen)
             .mapString()
-            .sink(receiveCompletion: { completion in
-                if case .finished = completion { finished = true }
-            }, receiveValue: { strings.append($0) })
+            .sink(
+                receiveCompletion: { completion in
+                    if case .finished = completion { finished = true }
+                }, receiveValue: { strings.append($0) })
         #expect(strings == ["Half measures are as bad as nothing at all."])
         #expect(finished)
         cancellable.cancel()

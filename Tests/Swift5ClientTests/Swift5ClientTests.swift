@@ -3,12 +3,13 @@
 // mutable state, completion closures that capture and mutate local state and non-Sendable
 // objects. None of that is Sendable, and it must keep compiling, without warnings.
 import Foundation
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
 import Moya
 import MoyaTestServer
 import Testing
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
 
 /// Where the targets point; a mutable global, as Swift 5 code may have.
 var serviceBaseURL = URL(string: "http://127.0.0.1")!
@@ -50,9 +51,9 @@ extension MyService: TargetType {
         switch self {
         case .zen, .missing:
             return .requestPlain
-        case let .showUser(id):
+        case .showUser(let id):
             return .requestParameters(parameters: ["id": id], encoding: URLEncoding.queryString)
-        case let .createUser(firstName, lastName):
+        case .createUser(let firstName, let lastName):
             return .requestParameters(parameters: ["first_name": firstName, "last_name": lastName], encoding: JSONEncoding.default)
         }
     }
@@ -114,9 +115,9 @@ struct Swift5ClientTests {
             provider.request(.showUser(id: 7)) { result in
                 calls += 1
                 switch result {
-                case let .success(moyaResponse):
+                case .success(let moyaResponse):
                     model.text = (try? moyaResponse.mapString()) ?? ""
-                case let .failure(error):
+                case .failure(let error):
                     model.errors.append(error)
                 }
                 continuation.resume()
@@ -127,7 +128,7 @@ struct Swift5ClientTests {
 
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             provider.request(.missing) { result in
-                if case let .failure(error) = result { model.errors.append(error) }
+                if case .failure(let error) = result { model.errors.append(error) }
                 continuation.resume()
             }
         }
@@ -144,7 +145,7 @@ struct Swift5ClientTests {
         // captured by both would be written on the callback queue and read in the task.
         let cancelled = await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
             let request: Cancellable = provider.request(.zen, callbackQueue: DispatchQueue.global()) { result in
-                if case let .failure(error) = result {
+                if case .failure(let error) = result {
                     continuation.resume(returning: error.isCancelled)
                 } else {
                     continuation.resume(returning: false)

@@ -34,19 +34,19 @@ extension ShopAPI: TargetType {
     }
     var task: Task {
         switch self {
-        case let .products(page, tags):
+        case .products(let page, let tags):
             return .requestParameters(parameters: ["page": page, "tags": tags], encoding: URLEncoding(destination: .queryString, arrayEncoding: .noBrackets))
         case .product:
             return .requestPlain
-        case let .create(name, price):
+        case .create(let name, let price):
             return .requestJSONEncodable(NewProduct(name: name, price: price))
-        case let .uploadPhoto(productID, photo):
+        case .uploadPhoto(let productID, let photo):
             let parts = [
                 MultipartFormData(provider: .data(photo), name: "photo", fileName: "photo.jpg", mimeType: "image/jpeg"),
                 MultipartFormData(provider: .data(Data("\(productID)".utf8)), name: "product"),
             ]
             return .uploadCompositeMultipart(parts, urlParameters: ["draft": true])
-        case let .uploadManual(fileURL):
+        case .uploadManual(let fileURL):
             return .uploadMultipart([MultipartFormData(provider: .file(fileURL), name: "manual", fileName: "manual.pdf", mimeType: "application/pdf")])
         case .protected:
             return .requestPlain
@@ -68,11 +68,12 @@ final class ShopEndpoint: Endpoint, @unchecked Sendable {
 
     init(_ target: ShopAPI) {
         if case .protected = target { needsAuth = true } else { needsAuth = false }
-        super.init(url: URL(target: target).absoluteString,
-                   sampleResponseClosure: { .networkResponse(200, target.sampleData) },
-                   method: target.method,
-                   task: target.task,
-                   httpHeaderFields: target.headers)
+        super.init(
+            url: URL(target: target).absoluteString,
+            sampleResponseClosure: { .networkResponse(200, target.sampleData) },
+            method: target.method,
+            task: target.task,
+            httpHeaderFields: target.headers)
     }
 }
 
@@ -181,9 +182,9 @@ struct Echo: Decodable {
 /// The user-facing message for an error, as apps switch over `MoyaError`.
 func message(for error: MoyaError) -> String {
     switch error {
-    case let .statusCode(response) where response.statusCode == 401: return "Please sign in again."
-    case let .statusCode(response): return "Server error \(response.statusCode)."
-    case let .underlying(underlying, _):
+    case .statusCode(let response) where response.statusCode == 401: return "Please sign in again."
+    case .statusCode(let response): return "Server error \(response.statusCode)."
+    case .underlying(let underlying, _):
         if let urlError = underlying as? URLError, urlError.code == .notConnectedToInternet { return "You are offline." }
         return underlying.localizedDescription
     case .objectMapping, .jsonMapping, .stringMapping, .imageMapping, .encodableMapping: return "Unexpected data."

@@ -42,7 +42,8 @@ struct AlamofireNamesTests {
 
         let credential = URLCredential(user: "ann", password: "secret", persistence: .none)
         #expect(credential.user == "ann")
-        let response = try #require(HTTPURLResponse(url: URL(string: "https://example.com")!, statusCode: 401, httpVersion: "HTTP/1.1", headerFields: ["WWW-Authenticate": "Bearer"]))
+        let response = try #require(
+            HTTPURLResponse(url: URL(string: "https://example.com")!, statusCode: 401, httpVersion: "HTTP/1.1", headerFields: ["WWW-Authenticate": "Bearer"]))
         #expect(response.headers.value(for: "www-authenticate") == "Bearer")
         #expect(URLError(.timedOut).code == .timedOut)
     }

@@ -49,7 +49,7 @@ extension HTTPBin: TargetType {
             return .requestParameters(parameters: ["name": name], encoding: URLEncoding.queryString)
         case .post(let message):
             return .requestJSONEncodable(["message": message])
-        case let .download(bytes, seconds, destination):
+        case .download(let bytes, let seconds, let destination):
             // The body streams to a temporary file; when it is complete the closure picks the
             // final place and the file is moved there.
             return .downloadParameters(

@@ -1,5 +1,6 @@
 import Foundation
 import Moya
+
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif

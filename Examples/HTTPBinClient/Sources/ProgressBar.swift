@@ -19,7 +19,7 @@ struct ProgressBar {
             guard percent != lastPercent || completed == total else { return }
             lastPercent = percent
             print("\r" + line, terminator: "")
-            fflush(nil)   // all streams: naming `stdout` is not concurrency-safe in Swift 6
+            fflush(nil)  // all streams: naming `stdout` is not concurrency-safe in Swift 6
         } else {
             let quarter = Int(fraction * 4)
             if quarter > lastQuarter {

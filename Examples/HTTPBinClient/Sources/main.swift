@@ -48,7 +48,10 @@ func pluginsDemo() async throws {
     } catch {
         throw StepFailure("GET /bearer with a token failed: \(error.localizedDescription)")
     }
-    struct BearerReply: Decodable { let authenticated: Bool; let token: String }
+    struct BearerReply: Decodable {
+        let authenticated: Bool
+        let token: String
+    }
     guard let reply = try? response.map(BearerReply.self), reply.authenticated, reply.token == token else {
         throw StepFailure("GET /bearer: the server did not get the token: \(String(decoding: response.data, as: UTF8.self))")
     }
@@ -75,7 +78,7 @@ func pluginsDemo() async throws {
 /// about one second, not two.
 func concurrencyDemo() async throws {
     announce(2, "async/await, several requests at once in a task group", function: "concurrencyDemo")
-    let provider = MoyaProvider<HTTPBin>()   // shared safely by all the tasks
+    let provider = MoyaProvider<HTTPBin>()  // shared safely by all the tasks
     let targets: [HTTPBin] = [.echo(name: "alpha"), .delay(seconds: 1), .post(message: "hello"), .delay(seconds: 1), .echo(name: "omega")]
     let start = ContinuousClock.now
 
@@ -91,7 +94,10 @@ func concurrencyDemo() async throws {
                 }
                 let summary = try summarize(response, of: target)
                 let took = formatSeconds(ContinuousClock.now - taskStart)
-                return (index, "\(target.method.rawValue.padding(toLength: 4, withPad: " ", startingAt: 0)) \(target.path.padding(toLength: 9, withPad: " ", startingAt: 0)) HTTP \(response.statusCode) in \(took): \(summary)")
+                return (
+                    index,
+                    "\(target.method.rawValue.padding(toLength: 4, withPad: " ", startingAt: 0)) \(target.path.padding(toLength: 9, withPad: " ", startingAt: 0)) HTTP \(response.statusCode) in \(took): \(summary)"
+                )
             }
         }
         var lines: [(Int, String)] = []
@@ -104,7 +110,11 @@ func concurrencyDemo() async throws {
 
 /// What the server echoed, checked against what was sent.
 func summarize(_ response: Response, of target: HTTPBin) throws -> String {
-    struct Echo: Decodable { let args: [String: String]?; let json: [String: String]?; let url: String }
+    struct Echo: Decodable {
+        let args: [String: String]?
+        let json: [String: String]?
+        let url: String
+    }
     guard let echo = try? response.map(Echo.self) else {
         throw StepFailure("\(target.path): the body is not httpbin's JSON: \(String(decoding: response.data.prefix(200), as: UTF8.self))")
     }

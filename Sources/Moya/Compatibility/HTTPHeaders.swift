@@ -20,12 +20,12 @@ public struct HTTPHeaders: Hashable, Sendable {
 
     /// Creates a list from headers; a later header with a name already present replaces it.
     public init(_ headers: [HTTPHeader]) {
-        headers.forEach { update($0) }
+        for header in headers { update(header) }
     }
 
     /// Creates a list from a dictionary of names and values.
     public init(_ dictionary: [String: String]) {
-        dictionary.forEach { update(HTTPHeader(name: $0.key, value: $0.value)) }
+        for (name, value) in dictionary { update(HTTPHeader(name: name, value: value)) }
     }
 
     /// Adds a header, replacing the value of a header with the same name.
@@ -111,7 +111,7 @@ public struct HTTPHeaders: Hashable, Sendable {
 extension HTTPHeaders: ExpressibleByDictionaryLiteral {
     /// Creates a list from a dictionary literal, in the literal's order.
     public init(dictionaryLiteral elements: (String, String)...) {
-        elements.forEach { update(name: $0.0, value: $0.1) }
+        for (name, value) in elements { update(name: name, value: value) }
     }
 }
 
@@ -163,11 +163,12 @@ extension URLRequest {
 extension HTTPURLResponse {
     /// The response's headers as ``HTTPHeaders``.
     public var headers: HTTPHeaders {
-        HTTPHeaders(allHeaderFields.reduce(into: [String: String]()) { result, field in
-            if let name = field.key as? String, let value = field.value as? String {
-                result[name] = value
-            }
-        })
+        HTTPHeaders(
+            allHeaderFields.reduce(into: [String: String]()) { result, field in
+                if let name = field.key as? String, let value = field.value as? String {
+                    result[name] = value
+                }
+            })
     }
 }
 
@@ -177,11 +178,12 @@ extension URLSessionConfiguration {
     /// default headers.
     public var headers: HTTPHeaders {
         get {
-            HTTPHeaders((httpAdditionalHeaders ?? [:]).reduce(into: [String: String]()) { result, field in
-                if let name = field.key as? String {
-                    result[name] = field.value as? String ?? "\(field.value)"
-                }
-            })
+            HTTPHeaders(
+                (httpAdditionalHeaders ?? [:]).reduce(into: [String: String]()) { result, field in
+                    if let name = field.key as? String {
+                        result[name] = field.value as? String ?? "\(field.value)"
+                    }
+                })
         }
         set { httpAdditionalHeaders = newValue.dictionary }
     }

@@ -24,7 +24,8 @@ extension MoyaProvider {
     /// - Returns: The response, after validation and the plugins' `process`.
     /// - Throws: The request's `MoyaError`.
     nonisolated(nonsending)
-    public func request(_ target: Target) async throws(MoyaError) -> Response {
+        public func request(_ target: Target) async throws(MoyaError) -> Response
+    {
         // Without plugins nothing but the continuation runs on the callback queue: resume it
         // where the result arrives instead of waking a queue's thread for it.
         let queue = plugins.isEmpty ? DispatchQueue.moyaInline : (self.callbackQueue ?? ConcurrencyQueue.shared)
@@ -52,13 +53,14 @@ extension MoyaProvider {
     /// - Returns: The decoded value.
     /// - Throws: The request's `MoyaError`, or the mapping error (`.jsonMapping`, `.objectMapping`).
     nonisolated(nonsending)
-    public func request<D: Decodable>(
-        _ target: Target,
-        as type: D.Type,
-        atKeyPath keyPath: String? = nil,
-        using decoder: JSONDecoder = JSONDecoder(),
-        failsOnEmptyData: Bool = true
-    ) async throws(MoyaError) -> D {
+        public func request<D: Decodable>(
+            _ target: Target,
+            as type: D.Type,
+            atKeyPath keyPath: String? = nil,
+            using decoder: JSONDecoder = JSONDecoder(),
+            failsOnEmptyData: Bool = true
+        ) async throws(MoyaError) -> D
+    {
         let response = try await request(target)
         do {
             return try response.map(type, atKeyPath: keyPath, using: decoder, failsOnEmptyData: failsOnEmptyData)

@@ -74,7 +74,8 @@ extension RequestCall {
     /// - Returns: The request's response.
     /// - Throws: The request's `MoyaError`, or the cancellation error.
     nonisolated(nonsending)
-    static func perform(_ send: (@escaping Completion) -> any Cancellable) async throws(MoyaError) -> Moya.Response {
+        static func perform(_ send: (@escaping Completion) -> any Cancellable) async throws(MoyaError) -> Moya.Response
+    {
         let call = RequestCall()
         let result: Result<Moya.Response, MoyaError> = await withTaskCancellationHandler {
             // Unchecked: the provider calls a completion exactly once, and the continuation is

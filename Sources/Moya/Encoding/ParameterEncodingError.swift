@@ -25,7 +25,7 @@ public enum ParameterEncodingError: Swift.Error, LocalizedError, CustomStringCon
         switch self {
         case .missingURL, .invalidJSONObject, .invalidCompositeBodyEncoding:
             return nil
-        case let .jsonEncodingFailed(error), let .propertyListEncodingFailed(error):
+        case .jsonEncodingFailed(let error), .propertyListEncodingFailed(let error):
             return error
         }
     }
@@ -39,9 +39,9 @@ public enum ParameterEncodingError: Swift.Error, LocalizedError, CustomStringCon
             return "JSON could not be encoded because the parameters are not a valid JSON object."
         case .invalidCompositeBodyEncoding:
             return "Only URLEncoding.httpBody can encode the body of requestCompositeParameters; the URL parameters are always query-encoded."
-        case let .jsonEncodingFailed(error):
+        case .jsonEncodingFailed(let error):
             return "JSON could not be encoded because of error:\n\(error.localizedDescription)"
-        case let .propertyListEncodingFailed(error):
+        case .propertyListEncodingFailed(let error):
             return "PropertyList could not be encoded because of error:\n\(error.localizedDescription)"
         }
     }

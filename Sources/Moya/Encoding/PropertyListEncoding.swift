@@ -1,4 +1,5 @@
 import Foundation
+
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
@@ -56,7 +57,7 @@ public struct PropertyListEncoding: ParameterEncoding, Sendable {
         // Foundation can only read the OpenStep format; on Linux, writing it traps instead of
         // throwing. Check the format and the values before serializing.
         guard format != .openStep,
-              PropertyListSerialization.propertyList(parameters, isValidFor: format)
+            PropertyListSerialization.propertyList(parameters, isValidFor: format)
         else {
             throw ParameterEncodingError.propertyListEncodingFailed(CocoaError(.propertyListWriteInvalid))
         }

@@ -1,4 +1,5 @@
 import Foundation
+
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
@@ -63,7 +64,7 @@ public struct URLEncoding: ParameterEncoding, Sendable {
             case .brackets: return "\(key)[]"
             case .noBrackets: return key
             case .indexInBrackets: return "\(key)[\(index)]"
-            case let .custom(encoding): return encoding(key, index)
+            case .custom(let encoding): return encoding(key, index)
             }
         }
 
@@ -161,7 +162,8 @@ public struct URLEncoding: ParameterEncoding, Sendable {
         guard let url = urlRequest.url else { throw ParameterEncodingError.missingURL }
 
         if let method = urlRequest.httpMethod.map(Method.init(rawValue:)),
-           destination.encodesParametersInURL(for: method) {
+            destination.encodesParametersInURL(for: method)
+        {
             guard !parameters.isEmpty else { return urlRequest }
             urlRequest.url = try self.url(url, appendingQueryFor: parameters)
         } else {

@@ -1,4 +1,5 @@
 import Foundation
+
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
@@ -80,7 +81,12 @@ public final class AuthenticationInterceptor<AuthenticatorType: Authenticator>: 
     /// clears an earlier refresh failure.
     public var credential: Credential? {
         get { state.withLock { $0.credential } }
-        set { state.withLock { $0.credential = newValue; $0.failure = nil } }
+        set {
+            state.withLock {
+                $0.credential = newValue
+                $0.failure = nil
+            }
+        }
     }
 
     // MARK: - RequestInterceptor

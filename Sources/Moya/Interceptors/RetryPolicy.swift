@@ -1,4 +1,5 @@
 import Foundation
+
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
@@ -85,8 +86,9 @@ public struct RetryPolicy: RequestInterceptor {
     /// failed with a retryable status code or transport error.
     public func retry(_ request: URLRequest, dueTo result: Result<Moya.Response, MoyaError>, retryCount: Int) async -> RetryDecision {
         guard retryCount < retryLimit,
-              let method = request.httpMethod.map({ Moya.Method(rawValue: $0.uppercased()) }),
-              retryableHTTPMethods.contains(method) else {
+            let method = request.httpMethod.map({ Moya.Method(rawValue: $0.uppercased()) }),
+            retryableHTTPMethods.contains(method)
+        else {
             return .doNotRetry
         }
         switch result {

@@ -13,9 +13,10 @@ extension DecodingError {
     func prefixingCodingPath(with keyPath: String, replacingFirst dropped: Int = 0) -> DecodingError {
         let prefix: [any CodingKey] = JSONKeyPath(keyPath).components.map { KeyPathComponent(stringValue: String($0)) }
         func moved(_ context: Context) -> Context {
-            Context(codingPath: prefix + context.codingPath.dropFirst(dropped),
-                    debugDescription: context.debugDescription,
-                    underlyingError: context.underlyingError)
+            Context(
+                codingPath: prefix + context.codingPath.dropFirst(dropped),
+                debugDescription: context.debugDescription,
+                underlyingError: context.underlyingError)
         }
         switch self {
         case .typeMismatch(let type, let context):

@@ -1,4 +1,5 @@
 import Foundation
+
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
@@ -59,8 +60,8 @@ extension EndpointIdentity {
             return body
         }
         guard let contentType, contentType.range(of: "json", options: .caseInsensitive) != nil,
-              let object = try? JSONSerialization.jsonObject(with: body, options: [.fragmentsAllowed]),
-              let canonical = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .fragmentsAllowed])
+            let object = try? JSONSerialization.jsonObject(with: body, options: [.fragmentsAllowed]),
+            let canonical = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .fragmentsAllowed])
         else { return body }
         return canonical
     }

@@ -1,4 +1,5 @@
 import Foundation
+
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
@@ -18,10 +19,11 @@ extension Endpoint {
         // Parameters that go into the URL are added to the string before it is parsed (once) and
         // before the request exists: on Linux every change to a `URLRequest` after the first
         // copies the whole underlying object.
-        if case let .requestParameters(parameters, parameterEncoding) = task,
-           let urlEncoding = parameterEncoding as? URLEncoding,
-           urlEncoding.destination.encodesParametersInURL(for: method),
-           !parameters.isEmpty {
+        if case .requestParameters(let parameters, let parameterEncoding) = task,
+            let urlEncoding = parameterEncoding as? URLEncoding,
+            urlEncoding.destination.encodesParametersInURL(for: method),
+            !parameters.isEmpty
+        {
             if let requestURL = Endpoint.strictURL(from: urlEncoding.urlString(url, appendingQueryFor: parameters)) {
                 return makeRequest(url: requestURL)
             }
@@ -39,21 +41,21 @@ extension Endpoint {
         case .requestData(let data):
             request.httpBody = data
             return request
-        case let .requestJSONEncodable(encodable):
+        case .requestJSONEncodable(let encodable):
             return try request.encoded(encodable: encodable)
-        case let .requestCustomJSONEncodable(encodable, encoder: encoder):
+        case .requestCustomJSONEncodable(let encodable, encoder: let encoder):
             return try request.encoded(encodable: encodable, encoder: encoder)
-        case let .requestParameters(parameters, parameterEncoding):
+        case .requestParameters(let parameters, let parameterEncoding):
             return try request.encoded(parameters: parameters, parameterEncoding: parameterEncoding)
-        case let .uploadCompositeMultipart(_, urlParameters),
-             let .uploadCompositeMultipartFormData(_, urlParameters):
+        case .uploadCompositeMultipart(_, let urlParameters),
+            .uploadCompositeMultipartFormData(_, let urlParameters):
             return try request.encoded(parameters: urlParameters, parameterEncoding: URLEncoding(destination: .queryString))
-        case let .downloadParameters(parameters, parameterEncoding, _):
+        case .downloadParameters(let parameters, let parameterEncoding, _):
             return try request.encoded(parameters: parameters, parameterEncoding: parameterEncoding)
-        case let .requestCompositeData(bodyData: bodyData, urlParameters: urlParameters):
+        case .requestCompositeData(bodyData: let bodyData, urlParameters: let urlParameters):
             request.httpBody = bodyData
             return try request.encoded(parameters: urlParameters, parameterEncoding: URLEncoding(destination: .queryString))
-        case let .requestCompositeParameters(bodyParameters: bodyParameters, bodyEncoding: bodyParameterEncoding, urlParameters: urlParameters):
+        case .requestCompositeParameters(bodyParameters: let bodyParameters, bodyEncoding: let bodyParameterEncoding, urlParameters: let urlParameters):
             if let bodyParameterEncoding = bodyParameterEncoding as? URLEncoding, bodyParameterEncoding.destination != .httpBody {
                 throw MoyaError.parameterEncoding(ParameterEncodingError.invalidCompositeBodyEncoding)
             }

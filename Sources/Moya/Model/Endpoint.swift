@@ -1,4 +1,5 @@
 import Foundation
+
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
@@ -83,7 +84,7 @@ open class Endpoint {
             return self.httpHeaderFields
         }
         var newHTTPHeaderFields = self.httpHeaderFields ?? [:]
-        unwrappedHeaders.forEach { key, value in
+        for (key, value) in unwrappedHeaders {
             newHTTPHeaderFields[key] = value
         }
         return newHTTPHeaderFields

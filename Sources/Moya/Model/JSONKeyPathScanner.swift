@@ -111,8 +111,9 @@ struct JSONKeyPathScanner {
                 var value = UInt32(hexValue(bytes, at: index) ?? 0xFFFD)
                 index += 4
                 if (0xD800...0xDBFF).contains(value), index + 6 <= bytes.count,
-                   bytes[index] == Byte.backslash, bytes[index + 1] == UInt8(ascii: "u"),
-                   let low = hexValue(bytes, at: index + 2), (0xDC00...0xDFFF).contains(low) {
+                    bytes[index] == Byte.backslash, bytes[index + 1] == UInt8(ascii: "u"),
+                    let low = hexValue(bytes, at: index + 2), (0xDC00...0xDFFF).contains(low)
+                {
                     value = 0x10000 + ((value - 0xD800) << 10) + (UInt32(low) - 0xDC00)
                     index += 6
                 }
@@ -517,7 +518,7 @@ struct JSONKeyPathScanner {
         guard index + 1 < count else { return nil }
         switch bytes[index + 1] {
         case Byte.quote, Byte.backslash, UInt8(ascii: "/"), UInt8(ascii: "b"), UInt8(ascii: "f"),
-             UInt8(ascii: "n"), UInt8(ascii: "r"), UInt8(ascii: "t"):
+            UInt8(ascii: "n"), UInt8(ascii: "r"), UInt8(ascii: "t"):
             return index + 2
         case UInt8(ascii: "u"):
             guard let value = hexValue(at: index + 2) else { return nil }
@@ -525,7 +526,8 @@ struct JSONKeyPathScanner {
             case 0xD800...0xDBFF:
                 // A high surrogate must be followed by an escaped low one.
                 guard index + 12 <= count, bytes[index + 6] == Byte.backslash, bytes[index + 7] == UInt8(ascii: "u"),
-                      let low = hexValue(at: index + 8), (0xDC00...0xDFFF).contains(low) else {
+                    let low = hexValue(at: index + 8), (0xDC00...0xDFFF).contains(low)
+                else {
                     return nil
                 }
                 return index + 12
@@ -573,12 +575,20 @@ struct JSONKeyPathScanner {
         var high: UInt8 = 0xBF
         switch lead {
         case 0xC2...0xDF: length = 2
-        case 0xE0: length = 3; low = 0xA0
+        case 0xE0:
+            length = 3
+            low = 0xA0
         case 0xE1...0xEC, 0xEE, 0xEF: length = 3
-        case 0xED: length = 3; high = 0x9F
-        case 0xF0: length = 4; low = 0x90
+        case 0xED:
+            length = 3
+            high = 0x9F
+        case 0xF0:
+            length = 4
+            low = 0x90
         case 0xF1...0xF3: length = 4
-        case 0xF4: length = 4; high = 0x8F
+        case 0xF4:
+            length = 4
+            high = 0x8F
         default: return nil
         }
         guard index + length <= count else { return nil }
@@ -613,7 +623,8 @@ struct JSONKeyPathScanner {
         }
         var digits = index - integerStart
         if index == start + 2, bytes[start] == Byte.minus, bytes[start + 1] == Byte.zero,
-           index == count || (bytes[index] != Byte.dot && bytes[index] != UInt8(ascii: "e") && bytes[index] != UInt8(ascii: "E")) {
+            index == count || (bytes[index] != Byte.dot && bytes[index] != UInt8(ascii: "e") && bytes[index] != UInt8(ascii: "E"))
+        {
             return nil
         }
         if index < count, bytes[index] == Byte.dot {

@@ -41,10 +41,10 @@ extension MoyaError {
     public var response: Response? {
         switch self {
         case .imageMapping(let response),
-             .jsonMapping(let response),
-             .stringMapping(let response),
-             .objectMapping(_, let response),
-             .statusCode(let response):
+            .jsonMapping(let response),
+            .stringMapping(let response),
+            .objectMapping(_, let response),
+            .statusCode(let response):
             return response
         case .underlying(_, let response):
             return response
@@ -57,9 +57,9 @@ extension MoyaError {
     public var underlyingError: Swift.Error? {
         switch self {
         case .objectMapping(let error, _),
-             .encodableMapping(let error),
-             .underlying(let error, _),
-             .parameterEncoding(let error):
+            .encodableMapping(let error),
+            .underlying(let error, _),
+            .parameterEncoding(let error):
             return error
         case .imageMapping, .jsonMapping, .stringMapping, .statusCode, .requestMapping:
             return nil

@@ -1,4 +1,5 @@
 import Foundation
+
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
@@ -44,7 +45,8 @@ public enum RequestValidationError: Swift.Error, LocalizedError, Sendable, Equat
         case .stubbingDisabled:
             return "A stubbed request was made with StubBehavior.never."
         case .invalidMethod(let method):
-            return "The method \(String(reflecting: method)) is not a valid HTTP method (only letters, digits and !#$%&'*+-.^_`|~ are allowed); nothing was sent."
+            return
+                "The method \(String(reflecting: method)) is not a valid HTTP method (only letters, digits and !#$%&'*+-.^_`|~ are allowed); nothing was sent."
         case .invalidPort(let port):
             return "The URL's port \(port) is outside 1...65535; nothing was sent."
         case .invalidHeaderName(let name):

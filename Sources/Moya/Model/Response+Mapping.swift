@@ -147,7 +147,8 @@ extension Response {
     ) throws -> D {
         let json = try self.mapJSON(failsOnEmptyData: failsOnEmptyData)
         if let dictionary = json as? [String: Any],
-           let value = JSONKeyPath(keyPath).value(in: dictionary) {
+            let value = JSONKeyPath(keyPath).value(in: dictionary)
+        {
             if JSONSerialization.isValidJSONObject(value) {
                 let valueData = try self.serialize(value)
                 do {
@@ -180,7 +181,9 @@ extension Response {
     ///
     /// - Returns: The value, or the error, which the caller drops for the JSONSerialization
     ///   path's.
-    private func decodeValue<D: Decodable>(_ type: D.Type, at range: Range<Int>, kind: JSONKeyPathScanner.ValueKind, using decoder: JSONDecoder) -> Result<D, any Error> {
+    private func decodeValue<D: Decodable>(_ type: D.Type, at range: Range<Int>, kind: JSONKeyPathScanner.ValueKind, using decoder: JSONDecoder) -> Result<
+        D, any Error
+    > {
         let bytes = self.data[(self.data.startIndex + range.lowerBound)..<(self.data.startIndex + range.upperBound)]
         switch kind {
         case .object, .array:

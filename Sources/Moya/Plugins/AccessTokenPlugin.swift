@@ -1,4 +1,5 @@
 import Foundation
+
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
@@ -49,7 +50,8 @@ public struct AccessTokenPlugin: PluginType {
     /// - Returns: The request with `Authorization: <type> <token>`, or `request` unchanged.
     public func prepare(_ request: URLRequest, target: TargetType) -> URLRequest {
         guard let authorizable = target as? AccessTokenAuthorizable,
-              let authorizationType = authorizable.authorizationType else {
+            let authorizationType = authorizable.authorizationType
+        else {
             return request
         }
         var request = request

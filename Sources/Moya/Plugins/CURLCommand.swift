@@ -1,4 +1,5 @@
 import Foundation
+
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
@@ -22,9 +23,10 @@ enum CURLCommand {
         redaction: NetworkLoggerPlugin.Configuration.Redaction = .disabled
     ) -> String {
         guard let request = request,
-              let url = request.url,
-              url.host != nil,
-              let method = request.httpMethod else {
+            let url = request.url,
+            url.host != nil,
+            let method = request.httpMethod
+        else {
             return "$ curl command could not be created"
         }
 

@@ -405,7 +405,8 @@ struct JSONFieldRedactor {
                 switch escaped {
                 case UInt8(ascii: "u"):
                     guard index + 4 <= bytes.count,
-                          let code = UInt32(String(decoding: bytes[index..<index + 4], as: UTF8.self), radix: 16) else {
+                        let code = UInt32(String(decoding: bytes[index..<index + 4], as: UTF8.self), radix: 16)
+                    else {
                         throw Malformed()
                     }
                     index += 4
@@ -442,7 +443,7 @@ struct JSONFieldRedactor {
         while let byte = current {
             switch byte {
             case UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "+"), UInt8(ascii: "."),
-                 UInt8(ascii: "e"), UInt8(ascii: "E"):
+                UInt8(ascii: "e"), UInt8(ascii: "E"):
                 index += 1
             default:
                 guard index > start else { throw Malformed() }

@@ -1,4 +1,5 @@
 import Foundation
+
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
@@ -126,7 +127,8 @@ extension NetworkLoggerPlugin.Configuration {
             guard redacts(header: name) else { return value }
             let lowercasedName = name.lowercased()
             if lowercasedName == "authorization" || lowercasedName == "proxy-authorization",
-               let space = value.firstIndex(of: " ") {
+                let space = value.firstIndex(of: " ")
+            {
                 return "\(value[..<space]) \(replacement)"
             }
             return replacement
@@ -150,7 +152,8 @@ extension NetworkLoggerPlugin.Configuration {
         func describe(_ url: URL) -> String {
             var text = url.absoluteString
             if redactsPasswords, url.password != nil,
-               var components = URLComponents(url: url, resolvingAgainstBaseURL: false) {
+                var components = URLComponents(url: url, resolvingAgainstBaseURL: false)
+            {
                 components.password = replacement
                 text = components.string ?? text
             }
@@ -189,7 +192,8 @@ extension NetworkLoggerPlugin.Configuration {
         func describe(headers: [String: String]) -> String {
             let redacted = apply(to: headers)
             guard !redacted.isEmpty else { return "[:]" }
-            let pairs = redacted
+            let pairs =
+                redacted
                 .sorted { $0.key.lowercased() == $1.key.lowercased() ? $0.key < $1.key : $0.key.lowercased() < $1.key.lowercased() }
                 .map { "\($0.key.debugDescription): \($0.value.debugDescription)" }
             return "[" + pairs.joined(separator: ", ") + "]"
@@ -206,12 +210,13 @@ extension NetworkLoggerPlugin.Configuration {
                 needsRedaction = needsRedaction || redacts(header: name)
             }
             guard let url = response.url, needsRedaction || hidesPart(of: url),
-                  let copy = HTTPURLResponse(
-                      url: URL(string: describe(url)) ?? url,
-                      statusCode: response.statusCode,
-                      httpVersion: nil,
-                      headerFields: headers
-                  ) else {
+                let copy = HTTPURLResponse(
+                    url: URL(string: describe(url)) ?? url,
+                    statusCode: response.statusCode,
+                    httpVersion: nil,
+                    headerFields: headers
+                )
+            else {
                 return response.description
             }
             return copy.description

@@ -1,4 +1,5 @@
 import Foundation
+
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
@@ -153,7 +154,8 @@ final class InterceptedExchange: Sendable {
 
     /// The attempt as Alamofire's retriers see it, if it failed: a transport error, or a
     /// response whose status code the target's validation rejects.
-    private func failure(of request: URLRequest, result: Result<Moya.Response, MoyaError>, retryCount: Int) -> (request: InterceptedRequest, error: MoyaError)? {
+    private func failure(of request: URLRequest, result: Result<Moya.Response, MoyaError>, retryCount: Int) -> (request: InterceptedRequest, error: MoyaError)?
+    {
         let error: MoyaError
         switch result {
         case .success(let response):

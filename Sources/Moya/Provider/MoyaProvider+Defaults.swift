@@ -1,4 +1,5 @@
 import Foundation
+
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
@@ -74,12 +75,12 @@ extension MoyaProvider {
 /// - Returns: A success when there is a response and no error; otherwise an `underlying` failure.
 public func convertResponseToResult(_ response: HTTPURLResponse?, request: URLRequest?, data: Data?, error: Swift.Error?) -> Result<Moya.Response, MoyaError> {
     switch (response, data, error) {
-    case let (.some(response), data, .none):
+    case (.some(let response), let data, .none):
         return .success(Moya.Response(statusCode: response.statusCode, data: data ?? Data(), request: request, response: response))
-    case let (.some(response), _, .some(error)):
+    case (.some(let response), _, .some(let error)):
         let response = Moya.Response(statusCode: response.statusCode, data: data ?? Data(), request: request, response: response)
         return .failure(MoyaError.underlying(error, response))
-    case let (_, _, .some(error)):
+    case (_, _, .some(let error)):
         return .failure(MoyaError.underlying(error, nil))
     default:
         return .failure(MoyaError.underlying(NSError(domain: NSURLErrorDomain, code: NSURLErrorUnknown, userInfo: nil), nil))

@@ -1,4 +1,5 @@
 import Foundation
+
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
@@ -13,7 +14,9 @@ extension MoyaProvider {
     ///   - progress:      Progress events, if wanted.
     ///   - completion:    Called exactly once with the result.
     /// - Returns: A token that cancels this caller's request.
-    public func requestNormal(_ target: Target, callbackQueue: DispatchQueue?, progress: Moya.ProgressBlock?, completion: @escaping Moya.Completion) -> Cancellable {
+    public func requestNormal(_ target: Target, callbackQueue: DispatchQueue?, progress: Moya.ProgressBlock?, completion: @escaping Moya.Completion)
+        -> Cancellable
+    {
         let endpoint = self.endpoint(target)
         let stubBehavior = self.stubClosure(target)
         if sendsCommonRequestsDirectly, progress == nil, case .never = stubBehavior, endpoint.task.keepsBodyInMemory {
@@ -35,7 +38,8 @@ extension MoyaProvider {
         }
 
         // Join a flight already on its way, or start one.
-        let (flight, subscriberID, isLeader) = register(endpoint: endpoint, completion: subscriberCompletion, callbackQueue: callbackQueue, pluginTarget: pluginTarget)
+        let (flight, subscriberID, isLeader) = register(
+            endpoint: endpoint, completion: subscriberCompletion, callbackQueue: callbackQueue, pluginTarget: pluginTarget)
         let cancellableToken = RequestTicket(flight: flight, subscriberID: subscriberID)
         guard isLeader else { return cancellableToken }
 
@@ -116,13 +120,15 @@ extension MoyaProvider {
             break
         case .immediate, .delayed:
             // Stubs report one final progress event, with the response when there is one.
-            let stubCompletion: Moya.Completion = progress.map { progress in
-                { result in
-                    progress(ProgressResponse(progress: ProgressReporter.snapshot(completed: 1, total: 1), response: try? result.get()))
-                    flight.end(with: result)
-                }
-            } ?? flight.end(with:)
-            let token = stubRequest(target, request: request, callbackQueue: callbackQueue, completion: stubCompletion, endpoint: endpoint, stubBehavior: stubBehavior)
+            let stubCompletion: Moya.Completion =
+                progress.map { progress in
+                    { result in
+                        progress(ProgressResponse(progress: ProgressReporter.snapshot(completed: 1, total: 1), response: try? result.get()))
+                        flight.end(with: result)
+                    }
+                } ?? flight.end(with:)
+            let token = stubRequest(
+                target, request: request, callbackQueue: callbackQueue, completion: stubCompletion, endpoint: endpoint, stubBehavior: stubBehavior)
             flight.attach(.stub(token))
             return
         }
@@ -130,7 +136,7 @@ extension MoyaProvider {
         let send = SendContext(target: target, pluginTarget: pluginTarget, callbackQueue: callbackQueue, progress: progress, flight: flight)
         switch endpoint.task {
         case .requestPlain, .requestData, .requestJSONEncodable, .requestCustomJSONEncodable, .requestParameters,
-             .requestCompositeData, .requestCompositeParameters:
+            .requestCompositeData, .requestCompositeParameters:
             sendRequest(request, send)
         case .uploadFile(let fileURL):
             sendUpload(request, send) { _ in
@@ -241,10 +247,10 @@ extension Task {
     var keepsBodyInMemory: Bool {
         switch self {
         case .requestPlain, .requestData, .requestJSONEncodable, .requestCustomJSONEncodable, .requestParameters,
-             .requestCompositeData, .requestCompositeParameters:
+            .requestCompositeData, .requestCompositeParameters:
             return true
         case .uploadFile, .uploadMultipart, .uploadMultipartFormData, .uploadCompositeMultipart,
-             .uploadCompositeMultipartFormData, .downloadDestination, .downloadParameters:
+            .uploadCompositeMultipartFormData, .downloadDestination, .downloadParameters:
             return false
         }
     }

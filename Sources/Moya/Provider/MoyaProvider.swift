@@ -1,4 +1,5 @@
 import Foundation
+
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
@@ -144,7 +145,8 @@ open class MoyaProvider<Target: TargetType>: MoyaProviderType {
         let interceptors = (session.interceptor.map { [$0] } ?? []) + interceptors
         self.interceptors = interceptors
         self.callbackQueue = callbackQueue
-        self.sendsCommonRequestsDirectly = plugins.isEmpty && !trackInflights && interceptors.isEmpty
+        self.sendsCommonRequestsDirectly =
+            plugins.isEmpty && !trackInflights && interceptors.isEmpty
             && !MoyaProvider.targetTypeMayCustomize
             && session.routesEveryRequestDirectly
     }

@@ -1,4 +1,5 @@
 import Foundation
+
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
@@ -107,7 +108,9 @@ final class RequestDelivery: @unchecked Sendable {
     }
 
     /// Turns a transport result into Moya's result, validating the status code.
-    static func result(of transportResult: Result<TransportResponse, any Error>, request: URLRequest, validation: ValidationType) -> Result<Moya.Response, MoyaError> {
+    static func result(of transportResult: Result<TransportResponse, any Error>, request: URLRequest, validation: ValidationType) -> Result<
+        Moya.Response, MoyaError
+    > {
         switch transportResult {
         case .success(let transportResponse):
             let response = Moya.Response(

@@ -1,4 +1,5 @@
 import Foundation
+
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
@@ -49,7 +50,10 @@ final class RequestFlight: Sendable {
     }
 
     /// A flight that other callers can join: the caller adds it to `table` under `identity`.
-    init(endpoint: Endpoint, identity: EndpointIdentity, table: Protected<[EndpointIdentity: RequestFlight]>, callbackQueue: DispatchQueue?, plugins: [any PluginType]) {
+    init(
+        endpoint: Endpoint, identity: EndpointIdentity, table: Protected<[EndpointIdentity: RequestFlight]>, callbackQueue: DispatchQueue?,
+        plugins: [any PluginType]
+    ) {
         self.endpoint = endpoint
         self.identity = identity
         self.table = table

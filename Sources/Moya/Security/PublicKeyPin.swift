@@ -65,7 +65,8 @@ public struct PublicKeyPin: Sendable, Hashable, CustomStringConvertible {
     /// - Throws: ``TLSError/invalidPublicKey(_:)`` when there is no such block.
     public init(publicKeyPEM pem: Data) throws {
         let text = String(decoding: pem, as: UTF8.self)
-        let begin = "-----BEGIN PUBLIC KEY-----", end = "-----END PUBLIC KEY-----"
+        let begin = "-----BEGIN PUBLIC KEY-----"
+        let end = "-----END PUBLIC KEY-----"
         guard let start = text.range(of: begin), let stop = text.range(of: end, range: start.upperBound..<text.endIndex) else {
             throw TLSError.invalidPublicKey("no \(begin) block in the PEM data")
         }

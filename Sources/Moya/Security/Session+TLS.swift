@@ -1,6 +1,7 @@
 import AsyncHTTPClient
 import Foundation
 import NIOSSL
+
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
@@ -57,7 +58,8 @@ extension Session {
         let base = try baseTLS.get()
         let host = url.host ?? ""
         guard let manager = configuration.serverTrustManager,
-              let evaluator = try manager.serverTrustEvaluator(forHost: host) else {
+            let evaluator = try manager.serverTrustEvaluator(forHost: host)
+        else {
             return .direct
         }
         var tls = base
@@ -84,13 +86,14 @@ extension Session {
             // The bridge forwards HTTP/1.1 bytes.
             tls.applicationProtocols = ["http/1.1"]
             let bareHost = host.hasPrefix("[") && host.hasSuffix("]") ? String(host.dropFirst().dropLast()) : host
-            return .bridged(TLSBridge.Upstream(
-                host: bareHost,
-                port: url.port ?? 443,
-                tls: tls,
-                pins: Set(keys.map(\.sha256)),
-                performDefaultValidation: performDefaultValidation
-            ))
+            return .bridged(
+                TLSBridge.Upstream(
+                    host: bareHost,
+                    port: url.port ?? 443,
+                    tls: tls,
+                    pins: Set(keys.map(\.sha256)),
+                    performDefaultValidation: performDefaultValidation
+                ))
         case .disabled:
             tls.certificateVerification = .none
         }
@@ -112,17 +115,21 @@ extension TransportError {
             if text.contains("CERTIFICATE_VERIFY_FAILED") || text.contains("certificate") {
                 return TLSError.serverTrustEvaluationFailed(host: host, reason: "The TLS handshake failed: \(text)")
             }
-            return URLError(.secureConnectionFailed, userInfo: [
-                NSLocalizedDescriptionKey: "The TLS handshake with \(host) failed: \(text)",
-                NSUnderlyingErrorKey: error,
-            ])
+            return URLError(
+                .secureConnectionFailed,
+                userInfo: [
+                    NSLocalizedDescriptionKey: "The TLS handshake with \(host) failed: \(text)",
+                    NSUnderlyingErrorKey: error,
+                ])
         case .unableToValidateCertificate:
             return TLSError.serverTrustEvaluationFailed(host: host, reason: "The certificate could not be validated.")
         default:
-            return URLError(.secureConnectionFailed, userInfo: [
-                NSLocalizedDescriptionKey: "The secure connection to \(host) failed: \(sslError)",
-                NSUnderlyingErrorKey: error,
-            ])
+            return URLError(
+                .secureConnectionFailed,
+                userInfo: [
+                    NSLocalizedDescriptionKey: "The secure connection to \(host) failed: \(sslError)",
+                    NSUnderlyingErrorKey: error,
+                ])
         }
     }
 }

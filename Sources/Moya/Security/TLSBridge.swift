@@ -149,9 +149,10 @@ final class TLSBridge: Sendable {
             return (Array(state.listeners.values), Array(state.connections.values), state.directory)
         }
         let eventLoop = group.next()
-        let closes = listeners.map { listener in
-            listener.channel.flatMap { $0.close() }.recover { _ in }
-        } + connections.map { $0.close().recover { _ in } }
+        let closes =
+            listeners.map { listener in
+                listener.channel.flatMap { $0.close() }.recover { _ in }
+            } + connections.map { $0.close().recover { _ in } }
         return EventLoopFuture.andAllComplete(closes, on: eventLoop).map {
             if let directory {
                 try? FileManager.default.removeItem(atPath: directory)

@@ -108,16 +108,19 @@ final class TLSBridgeConnector: ChannelInboundHandler, RemovableChannelHandler {
         }
         // Replaces only the chain validation; the host check (when the configuration asks for
         // it) and the pin check still run.
-        return try NIOSSLClientHandler(context: context, serverHostname: serverName, customVerificationCallback: { _, promise in
-            promise.succeed(.certificateVerified)
-        })
+        return try NIOSSLClientHandler(
+            context: context, serverHostname: serverName,
+            customVerificationCallback: { _, promise in
+                promise.succeed(.certificateVerified)
+            })
     }
 }
 
 extension String {
     /// Whether the string is an IPv4 or IPv6 address literal.
     fileprivate var isIPAddress: Bool {
-        var v4 = in_addr(), v6 = in6_addr()
+        var v4 = in_addr()
+        var v6 = in6_addr()
         return inet_pton(AF_INET, self, &v4) == 1 || inet_pton(AF_INET6, self, &v6) == 1
     }
 }

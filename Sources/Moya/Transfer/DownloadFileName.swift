@@ -1,4 +1,5 @@
 import Foundation
+
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
@@ -24,7 +25,8 @@ enum DownloadFileName {
     /// - Returns: A name safe to append to a directory URL.
     static func suggested(for response: HTTPURLResponse) -> String {
         if let header = response.value(forHTTPHeaderField: "Content-Disposition"),
-           let disposition = ContentDisposition(header) {
+            let disposition = ContentDisposition(header)
+        {
             for candidate in [disposition.extendedFileName, disposition.plainFileName] {
                 if let name = candidate.flatMap(sanitized) {
                     return name

@@ -1,4 +1,5 @@
 import Foundation
+
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
@@ -71,15 +72,17 @@ enum DownloadPlacement {
         case .directory:
             throw FileTransferError.isDirectory(destination)
         case .other:
-            throw CocoaError(.fileWriteNoPermission, userInfo: [
-                NSFilePathErrorKey: destination.path,
-                NSLocalizedFailureReasonErrorKey: "\(destination.path) is not a regular file or symbolic link, and a download replaces only those",
-            ])
+            throw CocoaError(
+                .fileWriteNoPermission,
+                userInfo: [
+                    NSFilePathErrorKey: destination.path,
+                    NSLocalizedFailureReasonErrorKey: "\(destination.path) is not a regular file or symbolic link, and a download replaces only those",
+                ])
         case .fileOrLink:
             guard options.contains(.removePreviousFile) else {
                 throw CocoaError(.fileWriteFileExists, userInfo: [NSFilePathErrorKey: destination.path])
             }
-            // `rename` below replaces it in one step; nothing is deleted beforehand.
+        // `rename` below replaces it in one step; nothing is deleted beforehand.
         }
         if rename(source.path, destination.path) == 0 {
             return

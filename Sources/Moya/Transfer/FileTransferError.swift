@@ -1,4 +1,5 @@
 import Foundation
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)
@@ -55,14 +56,14 @@ public enum FileTransferError: Swift.Error, LocalizedError, CustomStringConverti
             return "\(url.path) is a directory, not a file."
         case .fileNotReadable(let url):
             return "The file at \(url.path) cannot be read."
-        case let .readFailed(url, underlying):
+        case .readFailed(let url, let underlying):
             let what = url.map { "the file at \($0.path)" } ?? "an input stream"
             return "Reading \(what) failed" + (underlying.map { ": \($0.localizedDescription)" } ?? ".")
-        case let .lengthMismatch(expected, actual):
+        case .lengthMismatch(let expected, let actual):
             return "The body source produced \(actual) bytes, but \(expected) were announced."
-        case let .temporaryFileFailed(url, underlying):
+        case .temporaryFileFailed(let url, let underlying):
             return "The temporary download file \(url.path) could not be written: \(Self.cause(of: underlying, at: nil))."
-        case let .moveFailed(source, destination, underlying):
+        case .moveFailed(let source, let destination, let underlying):
             return "The downloaded file could not be moved from \(source.path) to \(destination.path): \(Self.cause(of: underlying, at: destination))."
         }
     }
@@ -86,8 +87,9 @@ public enum FileTransferError: Swift.Error, LocalizedError, CustomStringConverti
         // DownloadPlacement's refusal to overwrite (FileManager's own "file exists" errors name
         // another path, or carry the POSIX error).
         if nsError.domain == NSCocoaErrorDomain, nsError.code == CocoaError.fileWriteFileExists.rawValue,
-           nsError.userInfo[NSUnderlyingErrorKey] == nil, let destination,
-           nsError.userInfo[NSFilePathErrorKey] as? String == destination.path {
+            nsError.userInfo[NSUnderlyingErrorKey] == nil, let destination,
+            nsError.userInfo[NSFilePathErrorKey] as? String == destination.path
+        {
             return "a file already exists there, and the removePreviousFile option was not given"
         }
         if let reason = nsError.userInfo[NSLocalizedFailureReasonErrorKey] as? String {

@@ -56,8 +56,9 @@ struct StreamedBody: Sendable {
         }
         guard !isDirectory.boolValue else { throw FileTransferError.isDirectory(url) }
         guard fileManager.isReadableFile(atPath: url.path),
-              let attributes = try? fileManager.attributesOfItem(atPath: url.path),
-              let size = (attributes[.size] as? NSNumber)?.uint64Value else {
+            let attributes = try? fileManager.attributesOfItem(atPath: url.path),
+            let size = (attributes[.size] as? NSNumber)?.uint64Value
+        else {
             throw FileTransferError.fileNotReadable(url)
         }
         return size

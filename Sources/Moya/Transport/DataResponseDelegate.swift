@@ -3,6 +3,7 @@ import Foundation
 import NIOCore
 import NIOFoundationCompat
 import NIOHTTP1
+
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
@@ -107,7 +108,8 @@ extension HTTPResponseHead {
     /// decompressed, so its `Content-Length` says nothing about the bytes counted).
     var expectedBodyLength: Int64 {
         guard headers.first(name: "Content-Encoding") == nil,
-              let length = headers.first(name: "Content-Length").flatMap(Int64.init), length >= 0 else {
+            let length = headers.first(name: "Content-Length").flatMap(Int64.init), length >= 0
+        else {
             return -1
         }
         return length

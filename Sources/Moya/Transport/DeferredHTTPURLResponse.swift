@@ -1,5 +1,6 @@
 import Foundation
 import NIOHTTP1
+
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif

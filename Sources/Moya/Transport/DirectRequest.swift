@@ -2,6 +2,7 @@ import AsyncHTTPClient
 import Foundation
 import NIOCore
 import NIOHTTP1
+
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
@@ -173,9 +174,11 @@ final class DirectRequest: Cancellable, ResponseStartLimited, @unchecked Sendabl
 
     /// Sends `request` again when the pool gave up on it while it waited for a connection and it
     /// may wait longer. Called on the task's event loop.
-    private func waitsAgainForConnection(after error: any Error, request: URLRequest, original: URLRequest, crossedOrigin: Bool, deadline: NIODeadline?) -> Bool {
+    private func waitsAgainForConnection(after error: any Error, request: URLRequest, original: URLRequest, crossedOrigin: Bool, deadline: NIODeadline?) -> Bool
+    {
         guard !responseLimit.hasResponse, !responseLimit.fired, state.withLock({ $0.machine.isActive }),
-              session.waitsAgainForConnection(after: error, startedAt: responseLimit.startedAt, deadline: deadline) else {
+            session.waitsAgainForConnection(after: error, startedAt: responseLimit.startedAt, deadline: deadline)
+        else {
             return false
         }
         collector = ResponseCollector(limit: session.configuration.maximumResponseBodySize)

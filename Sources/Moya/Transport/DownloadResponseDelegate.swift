@@ -4,6 +4,7 @@ import NIOCore
 import NIOFoundationCompat
 import NIOHTTP1
 import NIOPosix
+
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif

@@ -60,7 +60,8 @@ struct ResponseCollector {
         // the limit (a compressed body's length says nothing about its decompressed size, the
         // one the limit is about).
         guard let text = head.headers.first(name: "Content-Length"), let length = Int64(text), length > limit,
-              head.status.mayHaveResponseBody, head.headers.first(name: "Content-Encoding") == nil else {
+            head.status.mayHaveResponseBody, head.headers.first(name: "Content-Encoding") == nil
+        else {
             return nil
         }
         return .responseBodyTooLarge(limit: limit, announcedLength: length)

@@ -216,7 +216,8 @@ extension Session {
 
     static var defaultUserAgent: String {
         let info = Bundle.main.infoDictionary ?? [:]
-        let executable = (info["CFBundleExecutable"] as? String)
+        let executable =
+            (info["CFBundleExecutable"] as? String)
             ?? CommandLine.arguments.first.map { URL(fileURLWithPath: $0).lastPathComponent }
             ?? "Unknown"
         let bundle = info["CFBundleIdentifier"] as? String ?? "Unknown"

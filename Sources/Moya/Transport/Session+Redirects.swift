@@ -1,5 +1,6 @@
 import AsyncHTTPClient
 import Foundation
+
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
@@ -62,11 +63,12 @@ extension Session {
     func redirectStep(after response: TransportResponse, of request: URLRequest, bodyIsReplayable: Bool) -> RedirectStep? {
         // Checked first: it is what almost every response stops at.
         guard Session.isRedirectStatus(response.statusCode),
-              case .follow = configuration.redirectPolicy,
-              let location = response.httpResponse?.value(forHTTPHeaderField: "Location"),
-              let current = request.url,
-              let target = URL(string: location, relativeTo: current)?.absoluteURL,
-              let scheme = target.scheme?.lowercased(), scheme == "http" || scheme == "https" else {
+            case .follow = configuration.redirectPolicy,
+            let location = response.httpResponse?.value(forHTTPHeaderField: "Location"),
+            let current = request.url,
+            let target = URL(string: location, relativeTo: current)?.absoluteURL,
+            let scheme = target.scheme?.lowercased(), scheme == "http" || scheme == "https"
+        else {
             return nil
         }
         let status = response.statusCode

@@ -6,6 +6,7 @@ import NIOHTTPCompression
 import NIOPosix
 import NIOSSL
 import Tracing
+
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
@@ -274,9 +275,11 @@ public final class Session: Sendable {
     /// Why AsyncHTTPClient would refuse `urlRequest` before sending it, if it would.
     private func refusalCause(of urlRequest: URLRequest) -> (any Error)? {
         if let scheme = urlRequest.url?.scheme, !["http", "https"].contains(scheme.lowercased()) {
-            return URLError(.unsupportedURL, userInfo: [
-                NSLocalizedDescriptionKey: "The URL scheme \(String(reflecting: scheme)) is not supported; only http and https are.",
-            ])
+            return URLError(
+                .unsupportedURL,
+                userInfo: [
+                    NSLocalizedDescriptionKey: "The URL scheme \(String(reflecting: scheme)) is not supported; only http and https are."
+                ])
         }
         // The headers as `makeClientRequest` sends them: the session's, then the request's.
         let requestHeaders = urlRequest.allHTTPHeaderFields ?? [:]
@@ -394,4 +397,3 @@ public final class Session: Sendable {
         return .nanoseconds(Int64(seconds * 1_000_000_000))
     }
 }
-

@@ -26,13 +26,13 @@ public enum SessionError: Swift.Error, LocalizedError, CustomStringConvertible, 
     /// A description of the problem.
     public var errorDescription: String? {
         switch self {
-        case let .responseBodyTooLarge(limit, announcedLength?):
+        case .responseBodyTooLarge(let limit, let announcedLength?):
             return "The response body of \(announcedLength) bytes is larger than the session's limit of \(limit) bytes "
                 + "(Session.Configuration.maximumResponseBodySize); it was not read."
-        case let .responseBodyTooLarge(limit, nil):
+        case .responseBodyTooLarge(let limit, nil):
             return "The response body is larger than the session's limit of \(limit) bytes "
                 + "(Session.Configuration.maximumResponseBodySize); the transfer was stopped."
-        case let .informationalResponse(statusCode):
+        case .informationalResponse(let statusCode):
             let phrase = statusCode == 101 ? "Switching Protocols" : "informational"
             return "The server answered \(statusCode) (\(phrase)) as its final response, which ends no HTTP request."
         case .shutDown:

@@ -4,6 +4,7 @@ import NIOCore
 import NIOHTTP1
 import NIOHTTPCompression
 import NIOPosix
+
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
@@ -91,7 +92,7 @@ enum TransportError {
         case .invalidProxyResponse:
             return urlError(.cannotConnectToHost, "The proxy refused to open a tunnel to the server, or answered with an invalid response.", clientError)
         case .invalidProxyConfiguration, .invalidLocalAddress, .invalidDNSOverridesConfiguration,
-             .invalidHTTPVersionConfiguration, .invalidRedirectConfiguration:
+            .invalidHTTPVersionConfiguration, .invalidRedirectConfiguration:
             return urlError(.unknown, "The session's configuration is not valid: \(clientError.shortDescription).", clientError)
         default:
             return urlError(.unknown, "The request failed: \(clientError).", clientError)

@@ -2,6 +2,7 @@ import AsyncHTTPClient
 import Foundation
 import NIOCore
 import NIOHTTP1
+
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
@@ -201,7 +202,8 @@ final class TransportExchange: Sendable {
     private func waitsAgainForConnection<Delegate: ResponseStartLimited>(after error: any Error, context: AttemptContext, delegate: Delegate) -> Bool {
         let limit = delegate.responseLimit
         guard !limit.hasResponse, !limit.fired, !state.withLock({ $0.isCancelled }),
-              session.waitsAgainForConnection(after: error, startedAt: context.attempt.startedAt, deadline: deadline) else {
+            session.waitsAgainForConnection(after: error, startedAt: context.attempt.startedAt, deadline: deadline)
+        else {
             return false
         }
         var attempt = context.attempt
@@ -214,8 +216,9 @@ final class TransportExchange: Sendable {
     /// connection (a rejected key or certificate), when it did.
     private func failureError(_ error: any Error, of context: AttemptContext) -> any Error {
         if case .bridged(let upstream) = context.route,
-           !state.withLock({ $0.isCancelled }),
-           let bridgeFailure = session.bridge.failure(for: upstream, after: context.bridgeFailuresBefore) {
+            !state.withLock({ $0.isCancelled }),
+            let bridgeFailure = session.bridge.failure(for: upstream, after: context.bridgeFailuresBefore)
+        {
             return bridgeFailure
         }
         return session.explainingFailure(error, of: context.attempt.urlRequest)
@@ -249,15 +252,16 @@ final class TransportExchange: Sendable {
     /// challenge from anywhere else is the result, unanswered.
     private func basicChallengeAnswer(for response: TransportResponse, of attempt: Attempt) -> String? {
         guard response.statusCode == 401,
-              attempt.body?.isReplayable ?? true,
-              let scoped = request.credential,
-              let user = scoped.credential.user,
-              let password = scoped.credential.password,
-              scoped.applies(to: attempt.urlRequest.url),
-              let httpResponse = response.httpResponse,
-              scoped.applies(to: httpResponse.url),
-              let challenge = httpResponse.value(forHTTPHeaderField: "WWW-Authenticate"),
-              challenge.lowercased().hasPrefix("basic") else {
+            attempt.body?.isReplayable ?? true,
+            let scoped = request.credential,
+            let user = scoped.credential.user,
+            let password = scoped.credential.password,
+            scoped.applies(to: attempt.urlRequest.url),
+            let httpResponse = response.httpResponse,
+            scoped.applies(to: httpResponse.url),
+            let challenge = httpResponse.value(forHTTPHeaderField: "WWW-Authenticate"),
+            challenge.lowercased().hasPrefix("basic")
+        else {
             return nil
         }
         let shouldAnswer: Bool = state.withLock { state in

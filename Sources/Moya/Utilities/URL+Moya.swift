@@ -45,7 +45,8 @@ extension URL {
     /// there are none. For the URLs that ``appendingPathString(_:to:)`` does not write.
     private static func removingDotSegments(from url: URL) -> URL {
         guard var components = URLComponents(url: url, resolvingAgainstBaseURL: true),
-              DotSegments.contains(in: components.percentEncodedPath) else {
+            DotSegments.contains(in: components.percentEncodedPath)
+        else {
             return url
         }
         components.percentEncodedPath = DotSegments.removing(from: components.percentEncodedPath)
@@ -76,7 +77,7 @@ extension URL {
     private static func appendingPath(_ path: UnsafeBufferPointer<UInt8>, to base: UnsafeBufferPointer<UInt8>) -> String? {
         // `absoluteString` writes the scheme in lower case.
         guard starts(base, with: "http://") || starts(base, with: "https://"),
-              !base.contains(where: { $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "#") })
+            !base.contains(where: { $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "#") })
         else { return nil }
         // Where the authority starts, after `http://` or `https://`.
         let authorityStart = base[4] == UInt8(ascii: "s") ? 8 : 7
@@ -121,7 +122,8 @@ extension URL {
     /// segment; the removal then starts at the path, and finds nothing to remove.)
     private static func removingDotSegments(in bytes: UnsafeMutableBufferPointer<UInt8>, authorityStart: Int, count: Int) -> Int {
         guard DotSegments.contains(UnsafeBufferPointer(rebasing: bytes[..<count]), from: authorityStart),
-              let pathStart = bytes[authorityStart..<count].firstIndex(of: UInt8(ascii: "/")) else {
+            let pathStart = bytes[authorityStart..<count].firstIndex(of: UInt8(ascii: "/"))
+        else {
             return count
         }
         return DotSegments.remove(in: bytes, from: pathStart, count: count)

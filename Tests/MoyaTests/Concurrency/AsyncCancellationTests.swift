@@ -1,6 +1,7 @@
 import Foundation
 import MoyaTestServer
 import Testing
+
 @testable import Moya
 
 @Suite("async cancellation")
@@ -82,7 +83,9 @@ final class AsyncCancellationTests {
                 for index in 0..<count {
                     group.addTask {
                         await attempt { () async throws(MoyaError) in
-                            try await provider.request(ServerTarget(base, "/headers-only-then-hang", task: .requestParameters(parameters: ["i": index], encoding: URLEncoding.default)))
+                            try await provider.request(
+                                ServerTarget(base, "/headers-only-then-hang", task: .requestParameters(parameters: ["i": index], encoding: URLEncoding.default))
+                            )
                         }
                     }
                 }

@@ -21,7 +21,7 @@ final class HeldRequests: @unchecked Sendable {
             defer { held = [] }
             return held
         }
-        all.forEach { $0() }
+        for action in all { action() }
     }
 }
 

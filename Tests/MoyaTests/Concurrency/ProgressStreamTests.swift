@@ -1,10 +1,12 @@
 import Foundation
+import MoyaTestServer
+import Testing
+
+@testable import Moya
+
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
-import MoyaTestServer
-import Testing
-@testable import Moya
 
 @Suite("requestWithProgress")
 final class ProgressStreamTests {
@@ -14,10 +16,12 @@ final class ProgressStreamTests {
     deinit { #expect(throws: Never.self) { try server.shutdown() } }
 
     func bytes(_ count: Int, chunk: Int, intervalMs: Int = 20, length: Bool = true) -> ServerTarget {
-        ServerTarget(base, "/bytes/\(count)", task: .requestParameters(
-            parameters: ["chunk": chunk, "interval_ms": intervalMs, "length": length ? "true" : "false"],
-            encoding: URLEncoding.default
-        ))
+        ServerTarget(
+            base, "/bytes/\(count)",
+            task: .requestParameters(
+                parameters: ["chunk": chunk, "interval_ms": intervalMs, "length": length ? "true" : "false"],
+                encoding: URLEncoding.default
+            ))
     }
 
     @Test("Progress events, then one completed event with the response, then the end")

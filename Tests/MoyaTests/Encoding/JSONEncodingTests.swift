@@ -1,9 +1,11 @@
 import Foundation
+import Testing
+
+@testable import Moya
+
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
-import Testing
-@testable import Moya
 
 /// Builds a request for the JSON encoding tests.
 private func makeRequest(_ method: Moya.Method = .post, url: String = "https://example.com/path?x=1") -> URLRequest {
@@ -96,8 +98,9 @@ struct JSONEncodingTests {
             "string": "text",
         ]
         let encoded = try JSONEncoding(options: .sortedKeys).encode(makeRequest(), with: parameters)
-        #expect(bodyText(encoded) == #"{"array":[1,"two",{"three":3}],"bool":true,"double":1.5,"int":1,"#
-            + #""nested":{"inner":{"x":false}},"nsBool":false,"nsInt":0,"null":null,"string":"text"}"#)
+        #expect(
+            bodyText(encoded) == #"{"array":[1,"two",{"three":3}],"bool":true,"double":1.5,"int":1,"#
+                + #""nested":{"inner":{"x":false}},"nsBool":false,"nsInt":0,"null":null,"string":"text"}"#)
     }
 
     @Test("Unicode, quotes and control characters survive a round trip")
@@ -119,9 +122,11 @@ struct JSONEncodingTests {
         #expect(bodyText(sorted) == "{\n  \"a\" : [\n    1\n  ],\n  \"b\" : 2\n}")
     }
 
-    @Test("An array can be encoded with withJSONObject", arguments: [
-        JSONEncoding.default, JSONEncoding(options: .sortedKeys),
-    ])
+    @Test(
+        "An array can be encoded with withJSONObject",
+        arguments: [
+            JSONEncoding.default, JSONEncoding(options: .sortedKeys),
+        ])
     func arrayObject(encoding: JSONEncoding) throws {
         let encoded = try encoding.encode(makeRequest(), withJSONObject: [1, "two", ["three": 3], [true, NSNull()]])
         #expect(bodyText(encoded) == #"[1,"two",{"three":3},[true,null]]"#)
@@ -141,9 +146,11 @@ struct JSONEncodingTests {
         #expect(encoded.value(forHTTPHeaderField: "Authorization") == "token")
     }
 
-    @Test("An existing Content-Type is kept, whatever its case", arguments: [
-        "Content-Type", "content-type", "CoNtEnT-TyPe",
-    ])
+    @Test(
+        "An existing Content-Type is kept, whatever its case",
+        arguments: [
+            "Content-Type", "content-type", "CoNtEnT-TyPe",
+        ])
     func existingContentTypeKept(headerName: String) throws {
         var request = makeRequest()
         request.setValue("application/vnd.api+json", forHTTPHeaderField: headerName)
@@ -240,12 +247,15 @@ struct ParameterEncodingErrorTests {
     @Test("Descriptions")
     func descriptions() {
         #expect(ParameterEncodingError.missingURL.errorDescription == "URL request to encode was missing a URL.")
-        #expect(ParameterEncodingError.invalidJSONObject.errorDescription
-            == "JSON could not be encoded because the parameters are not a valid JSON object.")
-        #expect(ParameterEncodingError.jsonEncodingFailed(Underlying()).errorDescription
-            == "JSON could not be encoded because of error:\nthe underlying failure")
-        #expect(ParameterEncodingError.propertyListEncodingFailed(Underlying()).errorDescription
-            == "PropertyList could not be encoded because of error:\nthe underlying failure")
+        #expect(
+            ParameterEncodingError.invalidJSONObject.errorDescription
+                == "JSON could not be encoded because the parameters are not a valid JSON object.")
+        #expect(
+            ParameterEncodingError.jsonEncodingFailed(Underlying()).errorDescription
+                == "JSON could not be encoded because of error:\nthe underlying failure")
+        #expect(
+            ParameterEncodingError.propertyListEncodingFailed(Underlying()).errorDescription
+                == "PropertyList could not be encoded because of error:\nthe underlying failure")
         #expect(ParameterEncodingError.invalidJSONObject.description == ParameterEncodingError.invalidJSONObject.errorDescription)
         #expect(ParameterEncodingError.missingURL.localizedDescription == "URL request to encode was missing a URL.")
     }

@@ -1,9 +1,11 @@
 import Foundation
+import Testing
+
+@testable import Moya
+
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
-import Testing
-@testable import Moya
 
 /// Builds a request for the property list encoding tests.
 private func makeRequest(_ method: Moya.Method = .post) -> URLRequest {
@@ -75,9 +77,11 @@ struct PropertyListEncodingTests {
         #expect(encoded.value(forHTTPHeaderField: "Content-Type") == "application/x-plist")
     }
 
-    @Test("All property list types round-trip", arguments: [
-        PropertyListSerialization.PropertyListFormat.xml, .binary,
-    ])
+    @Test(
+        "All property list types round-trip",
+        arguments: [
+            PropertyListSerialization.PropertyListFormat.xml, .binary,
+        ])
     func roundTrip(format: PropertyListSerialization.PropertyListFormat) throws {
         let date = Date(timeIntervalSince1970: 1_000_000)
         let parameters: Parameters = [
@@ -108,9 +112,11 @@ struct PropertyListEncodingTests {
         #expect((decoded["nested"] as? [String: [String: String]]) == ["inner": ["deep": "value"]])
     }
 
-    @Test("An existing Content-Type is kept, whatever its case", arguments: [
-        "Content-Type", "content-type", "CONTENT-TYPE",
-    ])
+    @Test(
+        "An existing Content-Type is kept, whatever its case",
+        arguments: [
+            "Content-Type", "content-type", "CONTENT-TYPE",
+        ])
     func existingContentTypeKept(headerName: String) throws {
         var request = makeRequest()
         request.setValue("application/custom", forHTTPHeaderField: headerName)
@@ -129,9 +135,11 @@ struct PropertyListEncodingTests {
         #expect(decoded as? [String: String] == ["a": "b"])
     }
 
-    @Test("Values a property list can't hold throw propertyListEncodingFailed", arguments: [
-        PropertyListSerialization.PropertyListFormat.xml, .binary,
-    ])
+    @Test(
+        "Values a property list can't hold throw propertyListEncodingFailed",
+        arguments: [
+            PropertyListSerialization.PropertyListFormat.xml, .binary,
+        ])
     func invalidValues(format: PropertyListSerialization.PropertyListFormat) throws {
         struct Custom {}
         let invalidValues: [Any] = [NSNull(), Custom(), URL(string: "https://example.com")!, Set([1]), ["inner": NSNull()]]
@@ -148,14 +156,16 @@ struct PropertyListEncodingTests {
         }
     }
 
-    @Test("The OpenStep format, which Foundation can't write, throws instead of crashing", arguments: [
-        ["a": "b"] as [String: String], [:],
-    ])
+    @Test(
+        "The OpenStep format, which Foundation can't write, throws instead of crashing",
+        arguments: [
+            ["a": "b"] as [String: String], [:],
+        ])
     func openStepThrows(parameters: [String: String]) throws {
         let error = #expect(throws: ParameterEncodingError.self) {
             try PropertyListEncoding(format: .openStep).encode(makeRequest(), with: parameters)
         }
-        guard case let .propertyListEncodingFailed(underlying) = error else {
+        guard case .propertyListEncodingFailed(let underlying) = error else {
             Issue.record("expected .propertyListEncodingFailed, got \(String(describing: error))")
             return
         }

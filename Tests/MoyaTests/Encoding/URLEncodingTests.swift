@@ -1,9 +1,11 @@
 import Foundation
+import Testing
+
+@testable import Moya
+
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
-import Testing
-@testable import Moya
 
 /// Builds a request for the encoding tests.
 private func makeRequest(_ method: Moya.Method = .get, url: String = "https://example.com/path") -> URLRequest {
@@ -81,8 +83,9 @@ struct URLEncodingTests {
         }
     }
 
-    @Test("Method-dependent encoding puts GET, HEAD and DELETE parameters in the URL",
-          arguments: [Moya.Method.get, .head, .delete])
+    @Test(
+        "Method-dependent encoding puts GET, HEAD and DELETE parameters in the URL",
+        arguments: [Moya.Method.get, .head, .delete])
     func methodDependentURL(method: Moya.Method) throws {
         let encoded = try URLEncoding.default.encode(makeRequest(method), with: ["foo": "bar", "baz": 1])
         #expect(encoded.url?.absoluteString == "https://example.com/path?baz=1&foo=bar")
@@ -90,8 +93,9 @@ struct URLEncodingTests {
         #expect(encoded.value(forHTTPHeaderField: "Content-Type") == nil)
     }
 
-    @Test("Method-dependent encoding puts other methods' parameters in the body",
-          arguments: [Moya.Method.post, .put, .patch, .options, .connect, .trace, .query, Moya.Method(rawValue: "PROPFIND")])
+    @Test(
+        "Method-dependent encoding puts other methods' parameters in the body",
+        arguments: [Moya.Method.post, .put, .patch, .options, .connect, .trace, .query, Moya.Method(rawValue: "PROPFIND")])
     func methodDependentBody(method: Moya.Method) throws {
         let encoded = try URLEncoding.default.encode(makeRequest(method), with: ["foo": "bar", "baz": 1])
         #expect(encoded.url?.absoluteString == "https://example.com/path")
@@ -137,9 +141,11 @@ struct URLEncodingTests {
         #expect(encoded.url?.absoluteString == "https://user@example.com:8080/a/b%20c?x=1&y=2#frag")
     }
 
-    @Test("Empty parameters leave the URL without a question mark", arguments: [
-        "https://example.com/path", "https://example.com/path?x=1",
-    ])
+    @Test(
+        "Empty parameters leave the URL without a question mark",
+        arguments: [
+            "https://example.com/path", "https://example.com/path?x=1",
+        ])
     func emptyParametersInURL(url: String) throws {
         let encoded = try URLEncoding.default.encode(makeRequest(url: url), with: [:])
         #expect(encoded.url?.absoluteString == url)
@@ -154,14 +160,16 @@ struct URLEncodingTests {
         #expect(encoded.value(forHTTPHeaderField: "Content-Type") == formContentType)
     }
 
-    @Test("A request without a URL throws missingURL, whatever the destination", arguments: [
-        (URLEncoding.default, Moya.Method.get, [String: Int]()),
-        (.default, .get, ["a": 1]),
-        (.default, .post, ["a": 1]),
-        (.queryString, .post, ["a": 1]),
-        (.httpBody, .get, ["a": 1]),
-        (.httpBody, .post, [:]),
-    ])
+    @Test(
+        "A request without a URL throws missingURL, whatever the destination",
+        arguments: [
+            (URLEncoding.default, Moya.Method.get, [String: Int]()),
+            (.default, .get, ["a": 1]),
+            (.default, .post, ["a": 1]),
+            (.queryString, .post, ["a": 1]),
+            (.httpBody, .get, ["a": 1]),
+            (.httpBody, .post, [:]),
+        ])
     func missingURL(encoding: URLEncoding, method: Moya.Method, parameters: [String: Int]) throws {
         // A body destination doesn't need the URL, but on Linux a URL-less request traps when it
         // is modified, so the encoding refuses it instead of crashing.
@@ -195,9 +203,11 @@ struct URLEncodingTests {
 
     // MARK: - Body placement
 
-    @Test("An existing Content-Type is kept, whatever its case", arguments: [
-        "Content-Type", "content-type", "CONTENT-TYPE",
-    ])
+    @Test(
+        "An existing Content-Type is kept, whatever its case",
+        arguments: [
+            "Content-Type", "content-type", "CONTENT-TYPE",
+        ])
     func existingContentTypeKept(headerName: String) throws {
         var request = makeRequest(.post)
         request.setValue("application/custom", forHTTPHeaderField: headerName)
@@ -237,28 +247,40 @@ struct URLEncodingTests {
         #expect(encoded.url?.query == "deep%5Bx%5D%5By%5D%5Bz%5D=end&foo%5Ba%5D=1&foo%5Bb%5D=2")
     }
 
-    @Test("Arrays follow the array encoding", arguments: [
-        (URLEncoding.ArrayEncoding.brackets, "foo%5B%5D=a&foo%5B%5D=b&foo%5B%5D=c"),
-        (.noBrackets, "foo=a&foo=b&foo=c"),
-        (.indexInBrackets, "foo%5B0%5D=a&foo%5B1%5D=b&foo%5B2%5D=c"),
-        (.custom { key, index in "\(key).\(index + 1)" }, "foo.1=a&foo.2=b&foo.3=c"),
-    ])
+    @Test(
+        "Arrays follow the array encoding",
+        arguments: [
+            (URLEncoding.ArrayEncoding.brackets, "foo%5B%5D=a&foo%5B%5D=b&foo%5B%5D=c"),
+            (.noBrackets, "foo=a&foo=b&foo=c"),
+            (.indexInBrackets, "foo%5B0%5D=a&foo%5B1%5D=b&foo%5B2%5D=c"),
+            (.custom { key, index in "\(key).\(index + 1)" }, "foo.1=a&foo.2=b&foo.3=c"),
+        ])
     func arrays(arrayEncoding: URLEncoding.ArrayEncoding, expected: String) throws {
         let encoding = URLEncoding(arrayEncoding: arrayEncoding)
         let encoded = try encoding.encode(makeRequest(), with: ["foo": ["a", "b", "c"]])
         #expect(encoded.url?.query == expected)
     }
 
-    @Test("Arrays and dictionaries nest inside each other", arguments: [
-        (URLEncoding.ArrayEncoding.brackets,
-         "list%5B%5D%5Ba%5D=1&list%5B%5D%5Bb%5D=2&map%5Bids%5D%5B%5D=1&map%5Bids%5D%5B%5D=2&matrix%5B%5D%5B%5D=1&matrix%5B%5D%5B%5D=2"),
-        (.noBrackets,
-         "list%5Ba%5D=1&list%5Bb%5D=2&map%5Bids%5D=1&map%5Bids%5D=2&matrix=1&matrix=2"),
-        (.indexInBrackets,
-         "list%5B0%5D%5Ba%5D=1&list%5B1%5D%5Bb%5D=2&map%5Bids%5D%5B0%5D=1&map%5Bids%5D%5B1%5D=2&matrix%5B0%5D%5B0%5D=1&matrix%5B1%5D%5B0%5D=2"),
-        (.custom { key, index in "\(key):\(index)" },
-         "list%3A0%5Ba%5D=1&list%3A1%5Bb%5D=2&map%5Bids%5D%3A0=1&map%5Bids%5D%3A1=2&matrix%3A0%3A0=1&matrix%3A1%3A0=2"),
-    ])
+    @Test(
+        "Arrays and dictionaries nest inside each other",
+        arguments: [
+            (
+                URLEncoding.ArrayEncoding.brackets,
+                "list%5B%5D%5Ba%5D=1&list%5B%5D%5Bb%5D=2&map%5Bids%5D%5B%5D=1&map%5Bids%5D%5B%5D=2&matrix%5B%5D%5B%5D=1&matrix%5B%5D%5B%5D=2"
+            ),
+            (
+                .noBrackets,
+                "list%5Ba%5D=1&list%5Bb%5D=2&map%5Bids%5D=1&map%5Bids%5D=2&matrix=1&matrix=2"
+            ),
+            (
+                .indexInBrackets,
+                "list%5B0%5D%5Ba%5D=1&list%5B1%5D%5Bb%5D=2&map%5Bids%5D%5B0%5D=1&map%5Bids%5D%5B1%5D=2&matrix%5B0%5D%5B0%5D=1&matrix%5B1%5D%5B0%5D=2"
+            ),
+            (
+                .custom { key, index in "\(key):\(index)" },
+                "list%3A0%5Ba%5D=1&list%3A1%5Bb%5D=2&map%5Bids%5D%3A0=1&map%5Bids%5D%3A1=2&matrix%3A0%3A0=1&matrix%3A1%3A0=2"
+            ),
+        ])
     func nestedCollections(arrayEncoding: URLEncoding.ArrayEncoding, expected: String) throws {
         let parameters: Parameters = [
             "list": [["a": 1], ["b": 2]],
@@ -278,10 +300,12 @@ struct URLEncodingTests {
         #expect(URLEncoding.default.queryComponents(fromKey: "dict", value: [String: Any]()).isEmpty)
     }
 
-    @Test("Booleans follow the bool encoding", arguments: [
-        (URLEncoding.BoolEncoding.numeric, "f=0&nested%5Bon%5D=1&nf=0&nt=1&t=1&values%5B%5D=1&values%5B%5D=0"),
-        (.literal, "f=false&nested%5Bon%5D=true&nf=false&nt=true&t=true&values%5B%5D=true&values%5B%5D=false"),
-    ])
+    @Test(
+        "Booleans follow the bool encoding",
+        arguments: [
+            (URLEncoding.BoolEncoding.numeric, "f=0&nested%5Bon%5D=1&nf=0&nt=1&t=1&values%5B%5D=1&values%5B%5D=0"),
+            (.literal, "f=false&nested%5Bon%5D=true&nf=false&nt=true&t=true&values%5B%5D=true&values%5B%5D=false"),
+        ])
     func booleans(boolEncoding: URLEncoding.BoolEncoding, expected: String) throws {
         let parameters: Parameters = [
             "t": true,
@@ -315,12 +339,14 @@ struct URLEncodingTests {
             "m_decimal": Decimal(string: "1.25")!,
         ]
         let encoded = try encoding.encode(makeRequest(), with: parameters)
-        #expect(encoded.url?.query == [
-            "a_int=1", "b_zero=0", "c_negative=-3", "d_double=1.5", "e_float=0.5",
-            "f_nsnumber_int=1", "g_nsnumber_zero=0", "h_nsnumber_double=2.25",
-            "i_int8=1", "j_uint8=0", "k_uint64_max=18446744073709551615",
-            "l_int_min=-9223372036854775808", "m_decimal=1.25",
-        ].joined(separator: "&"))
+        #expect(
+            encoded.url?.query
+                == [
+                    "a_int=1", "b_zero=0", "c_negative=-3", "d_double=1.5", "e_float=0.5",
+                    "f_nsnumber_int=1", "g_nsnumber_zero=0", "h_nsnumber_double=2.25",
+                    "i_int8=1", "j_uint8=0", "k_uint64_max=18446744073709551615",
+                    "l_int_min=-9223372036854775808", "m_decimal=1.25",
+                ].joined(separator: "&"))
     }
 
     @Test("Other values are written with string interpolation")
@@ -346,14 +372,16 @@ struct URLEncodingTests {
         #expect(encoding.escape("") == "")
     }
 
-    @Test("Unicode is escaped as UTF-8 bytes", arguments: [
-        ("é", "%C3%A9"),
-        ("中文", "%E4%B8%AD%E6%96%87"),
-        ("😀", "%F0%9F%98%80"),
-        ("🇫🇷", "%F0%9F%87%AB%F0%9F%87%B7"),
-        ("👩‍💻", "%F0%9F%91%A9%E2%80%8D%F0%9F%92%BB"),
-        ("e\u{301}", "e%CC%81"),
-    ])
+    @Test(
+        "Unicode is escaped as UTF-8 bytes",
+        arguments: [
+            ("é", "%C3%A9"),
+            ("中文", "%E4%B8%AD%E6%96%87"),
+            ("😀", "%F0%9F%98%80"),
+            ("🇫🇷", "%F0%9F%87%AB%F0%9F%87%B7"),
+            ("👩‍💻", "%F0%9F%91%A9%E2%80%8D%F0%9F%92%BB"),
+            ("e\u{301}", "e%CC%81"),
+        ])
     func escapingUnicode(input: String, expected: String) {
         #expect(URLEncoding.default.escape(input) == expected)
     }
@@ -364,8 +392,9 @@ struct URLEncodingTests {
         allowed.remove(charactersIn: ":#[]@!$&'()*+,;=")
         for value in UInt8(0x01)...UInt8(0x7F) {
             let string = String(UnicodeScalar(value))
-            #expect(URLEncoding.default.escape(string) == string.addingPercentEncoding(withAllowedCharacters: allowed),
-                    "byte \(value)")
+            #expect(
+                URLEncoding.default.escape(string) == string.addingPercentEncoding(withAllowedCharacters: allowed),
+                "byte \(value)")
         }
         let sample = "Grüße, 世界! 🎉 a+b=c&d"
         #expect(URLEncoding.default.escape(sample) == sample.addingPercentEncoding(withAllowedCharacters: allowed))
@@ -387,11 +416,12 @@ struct URLEncodingTests {
     func queryComponents() {
         let encoding = URLEncoding(arrayEncoding: .indexInBrackets, boolEncoding: .literal)
         let components = encoding.queryComponents(fromKey: "k y", value: ["b": [true, "x y"], "a": 1])
-        #expect(components.map { [$0.0, $0.1] } == [
-            ["k%20y%5Ba%5D", "1"],
-            ["k%20y%5Bb%5D%5B0%5D", "true"],
-            ["k%20y%5Bb%5D%5B1%5D", "x%20y"],
-        ])
+        #expect(
+            components.map { [$0.0, $0.1] } == [
+                ["k%20y%5Ba%5D", "1"],
+                ["k%20y%5Bb%5D%5B0%5D", "true"],
+                ["k%20y%5Bb%5D%5B1%5D", "x%20y"],
+            ])
         #expect(encoding.queryComponents(fromKey: "n", value: NSNumber(value: 1)).map { [$0.0, $0.1] } == [["n", "1"]])
         #expect(encoding.queryComponents(fromKey: "b", value: false).map { [$0.0, $0.1] } == [["b", "false"]])
     }

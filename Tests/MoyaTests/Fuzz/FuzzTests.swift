@@ -1,9 +1,11 @@
 import Foundation
+import Testing
+
+@testable import Moya
+
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
-import Testing
-@testable import Moya
 
 /// Random inputs for the code that reads what users and servers hand it. Each test runs a
 /// fixed number of cases from a fixed seed, so CI runs are short and a failure can be replayed;
@@ -104,12 +106,16 @@ struct FuzzTests {
         var fuzz = Fuzz(1)
         let bases = ["https://api.example.com", "https://api.example.com/v1/", "http://127.0.0.1:8080/a%20b", "https://x.example/?q=1", "https://x.example/#f"]
         for _ in 0..<Fuzz.iterations {
-            let encoding: ParameterEncoding = [URLEncoding.default, URLEncoding.queryString, URLEncoding.httpBody, JSONEncoding.default, JSONEncoding.prettyPrinted].randomElement(using: &fuzz.generator)!
+            let encoding: ParameterEncoding = [
+                URLEncoding.default, URLEncoding.queryString, URLEncoding.httpBody, JSONEncoding.default, JSONEncoding.prettyPrinted,
+            ].randomElement(using: &fuzz.generator)!
             let target = FuzzTarget(
                 baseURL: URL(string: bases.randomElement(using: &fuzz.generator)!)!,
                 path: fuzz.string(),
                 method: fuzz.bool() ? .get : .post,
-                task: fuzz.bool() ? .requestParameters(parameters: fuzz.parameters(), encoding: encoding) : .requestCompositeParameters(bodyParameters: fuzz.parameters(), bodyEncoding: JSONEncoding.default, urlParameters: fuzz.parameters()),
+                task: fuzz.bool()
+                    ? .requestParameters(parameters: fuzz.parameters(), encoding: encoding)
+                    : .requestCompositeParameters(bodyParameters: fuzz.parameters(), bodyEncoding: JSONEncoding.default, urlParameters: fuzz.parameters()),
                 headers: [fuzz.string(maxPieces: 2): fuzz.string(maxPieces: 3)]
             )
             let endpoint = MoyaProvider<FuzzTarget>.defaultEndpointMapping(for: target)
@@ -180,7 +186,9 @@ struct FuzzTests {
                 data = (try? JSONSerialization.data(withJSONObject: document, options: [.fragmentsAllowed])) ?? Data()
             }
             let response = Response(statusCode: 200, data: data)
-            let keyPath = (0..<fuzz.int(0...3)).map { _ in ["data", "user", "items", "a", "b", "é", "", fuzz.string(maxPieces: 1)].randomElement(using: &fuzz.generator)! }.joined(separator: ".")
+            let keyPath = (0..<fuzz.int(0...3)).map { _ in
+                ["data", "user", "items", "a", "b", "é", "", fuzz.string(maxPieces: 1)].randomElement(using: &fuzz.generator)!
+            }.joined(separator: ".")
             do { _ = try response.mapString(atKeyPath: keyPath) } catch {}
             do { _ = try response.map(String.self, atKeyPath: keyPath) } catch {}
             do { _ = try response.map([Int].self, atKeyPath: keyPath, failsOnEmptyData: fuzz.bool()) } catch {}

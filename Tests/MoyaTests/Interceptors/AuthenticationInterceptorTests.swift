@@ -1,10 +1,12 @@
 import Foundation
+import MoyaTestServer
+import Testing
+
+@testable import Moya
+
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
-import MoyaTestServer
-import Testing
-@testable import Moya
 
 /// A bearer token, possibly already expired.
 struct TestCredential: AuthenticationCredential {
@@ -54,7 +56,9 @@ final class AuthenticationInterceptorTests {
         #expect(throws: Never.self) { try server.shutdown() }
     }
 
-    func sendConcurrently(_ count: Int, provider: MoyaProvider<ServerTarget>, path: String, validation: ValidationType = .none) async -> [Result<Moya.Response, MoyaError>] {
+    func sendConcurrently(_ count: Int, provider: MoyaProvider<ServerTarget>, path: String, validation: ValidationType = .none) async -> [Result<
+        Moya.Response, MoyaError
+    >] {
         let base = self.base
         return await withTaskGroup(of: UncheckedResult.self) { group in
             for _ in 0..<count {
@@ -90,7 +94,8 @@ final class AuthenticationInterceptorTests {
         #expect(results.count == 20)
         for result in results {
             guard case .underlying(let error, _)? = result.error, let authError = error as? AuthenticationError,
-                  case .refreshFailed(let cause) = authError else {
+                case .refreshFailed(let cause) = authError
+            else {
                 Issue.record("expected refreshFailed, got \(result)")
                 continue
             }

@@ -1,10 +1,12 @@
 import Foundation
+import MoyaTestServer
+import Testing
+
+@testable import Moya
+
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
-import MoyaTestServer
-import Testing
-@testable import Moya
 
 /// Appends `value` to the `X-Order` header.
 struct OrderInterceptor: RequestInterceptor {
@@ -106,7 +108,8 @@ final class InterceptorPipelineTests {
     @Test("Cancelling during a backoff wait ends the request at once with the cancellation error")
     func cancelDuringBackoff() async throws {
         let provider = MoyaProvider<ServerTarget>(interceptors: [RetryPolicy(retryLimit: 3, maximumDelay: 120)])
-        let target = ServerTarget(base, "/flaky/cancel", task: .requestParameters(parameters: ["failures": 5, "retryAfter": 60], encoding: URLEncoding.queryString))
+        let target = ServerTarget(
+            base, "/flaky/cancel", task: .requestParameters(parameters: ["failures": 5, "retryAfter": 60], encoding: URLEncoding.queryString))
         let start = Date()
         let result: Result<Moya.Response, MoyaError> = await withCheckedContinuation { continuation in
             let token = UncheckedSendable(provider.request(target, callbackQueue: .global()) { continuation.resume(returning: UncheckedResult($0)) })
@@ -142,7 +145,8 @@ final class InterceptorPipelineTests {
         let provider = MoyaProvider<ServerTarget>(interceptors: [interceptor])
         let start = Date()
         let result: Result<Moya.Response, MoyaError> = await withCheckedContinuation { continuation in
-            let token = UncheckedSendable(provider.request(ServerTarget(base, "/token/late"), callbackQueue: .global()) { continuation.resume(returning: UncheckedResult($0)) })
+            let token = UncheckedSendable(
+                provider.request(ServerTarget(base, "/token/late"), callbackQueue: .global()) { continuation.resume(returning: UncheckedResult($0)) })
             DispatchQueue.global().asyncAfter(deadline: .now() + 0.2) { token.value.cancel() }
         }.result
         guard case .underlying(let error as NSError, nil)? = result.error else {
@@ -168,7 +172,8 @@ final class InterceptorPipelineTests {
         let destinationURL = directory.url.appendingPathComponent("flaky.json")
         let destination: DownloadDestination = { _, _ in (destinationURL, []) }
         let provider = MoyaProvider<ServerTarget>(interceptors: [RetryPolicy(exponentialBackoffScale: 0.01)])
-        let target = ServerTarget(base, "/flaky/download", task: .downloadParameters(parameters: ["failures": 1], encoding: URLEncoding.queryString, destination: destination))
+        let target = ServerTarget(
+            base, "/flaky/download", task: .downloadParameters(parameters: ["failures": 1], encoding: URLEncoding.queryString, destination: destination))
         let result = await send(provider, target)
         #expect(result.response?.statusCode == 200)
         let body = try JSONSerialization.jsonObject(with: Data(contentsOf: destinationURL)) as? [String: Int]

@@ -1,10 +1,12 @@
 import Foundation
+import MoyaTestServer
+import Testing
+
+@testable import Moya
+
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
-import MoyaTestServer
-import Testing
-@testable import Moya
 
 @Suite("RetryPolicy against the in-process server")
 final class RetryPolicyTests {
@@ -38,18 +40,20 @@ final class RetryPolicyTests {
         #expect(response.statusCode == 200)
         #expect(try JSONSerialization.jsonObject(with: response.data) as? [String: Int] == ["attempt": 3])
         #expect(requests(for: "twice") == 3)
-        #expect(plugin.events == [
-            "plugin.prepare", "plugin.willSend",
-            "plugin.willRetry(2 after 503)", "plugin.willRetry(3 after 503)",
-            "plugin.didReceive", "plugin.process",
-        ])
+        #expect(
+            plugin.events == [
+                "plugin.prepare", "plugin.willSend",
+                "plugin.willRetry(2 after 503)", "plugin.willRetry(3 after 503)",
+                "plugin.didReceive", "plugin.process",
+            ])
     }
 
     @Test("The count limit: with retryLimit 2 a server failing 5 times is asked 3 times and its 503 is the result")
     func countLimit() async throws {
         let provider = MoyaProvider<ServerTarget>(interceptors: [Self.quickPolicy(retryLimit: 2)])
-        let target = ServerTarget(base, "/flaky/limit", task: .requestParameters(parameters: ["failures": 5], encoding: URLEncoding.queryString),
-                                  validationType: .successCodes)
+        let target = ServerTarget(
+            base, "/flaky/limit", task: .requestParameters(parameters: ["failures": 5], encoding: URLEncoding.queryString),
+            validationType: .successCodes)
         let result = await send(provider, target)
         guard case .statusCode(let response)? = result.error else {
             Issue.record("expected a status code error, got \(result)")
@@ -68,7 +72,8 @@ final class RetryPolicyTests {
         #expect(requests(for: "post") == 1)
 
         let lenient = MoyaProvider<ServerTarget>(interceptors: [Self.quickPolicy(methods: [.post])])
-        let retried = ServerTarget(base, "/flaky/post-allowed", method: .post, task: .requestCompositeData(bodyData: Data("x".utf8), urlParameters: ["failures": 1]))
+        let retried = ServerTarget(
+            base, "/flaky/post-allowed", method: .post, task: .requestCompositeData(bodyData: Data("x".utf8), urlParameters: ["failures": 1]))
         let second = await send(lenient, retried)
         #expect(second.response?.statusCode == 200)
         #expect(requests(for: "post-allowed") == 2)
@@ -78,7 +83,8 @@ final class RetryPolicyTests {
     @Test("Retry-After is honoured: the retry waits at least that long")
     func retryAfter() async throws {
         let provider = MoyaProvider<ServerTarget>(interceptors: [Self.quickPolicy()])
-        let target = ServerTarget(base, "/flaky/after", task: .requestParameters(parameters: ["failures": 1, "retryAfter": 1], encoding: URLEncoding.queryString))
+        let target = ServerTarget(
+            base, "/flaky/after", task: .requestParameters(parameters: ["failures": 1, "retryAfter": 1], encoding: URLEncoding.queryString))
         let start = Date()
         let result = await send(provider, target)
         let elapsed = Date().timeIntervalSince(start)
@@ -93,7 +99,8 @@ final class RetryPolicyTests {
     func retryAfterTooLong() async throws {
         let policy = RetryPolicy(retryLimit: 3, exponentialBackoffScale: 0.01, maximumDelay: 5)
         let provider = MoyaProvider<ServerTarget>(interceptors: [policy])
-        let target = ServerTarget(base, "/flaky/far", task: .requestParameters(parameters: ["failures": 1, "retryAfter": 3600], encoding: URLEncoding.queryString))
+        let target = ServerTarget(
+            base, "/flaky/far", task: .requestParameters(parameters: ["failures": 1, "retryAfter": 3600], encoding: URLEncoding.queryString))
         let result = await send(provider, target)
         #expect(result.response?.statusCode == 503)
         #expect(requests(for: "far") == 1)
@@ -102,7 +109,8 @@ final class RetryPolicyTests {
     @Test("Connection errors are retried")
     func connectionErrors() async throws {
         let provider = MoyaProvider<ServerTarget>(interceptors: [Self.quickPolicy()])
-        let target = ServerTarget(base, "/flaky/drop", task: .requestParameters(parameters: ["failures": 2, "failWith": "drop"], encoding: URLEncoding.queryString))
+        let target = ServerTarget(
+            base, "/flaky/drop", task: .requestParameters(parameters: ["failures": 2, "failWith": "drop"], encoding: URLEncoding.queryString))
         let result = await send(provider, target)
         #expect(result.response?.statusCode == 200)
         #expect(requests(for: "drop") == 3)
@@ -111,7 +119,8 @@ final class RetryPolicyTests {
     @Test("A status code outside the list, such as 404, is not retried")
     func notRetryableStatus() async throws {
         let provider = MoyaProvider<ServerTarget>(interceptors: [Self.quickPolicy()])
-        let target = ServerTarget(base, "/flaky/notfound", task: .requestParameters(parameters: ["failures": 1, "status": 404], encoding: URLEncoding.queryString))
+        let target = ServerTarget(
+            base, "/flaky/notfound", task: .requestParameters(parameters: ["failures": 1, "status": 404], encoding: URLEncoding.queryString))
         let result = await send(provider, target)
         #expect(result.response?.statusCode == 404)
         #expect(requests(for: "notfound") == 1)

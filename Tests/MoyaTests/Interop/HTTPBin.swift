@@ -1,9 +1,10 @@
 import Foundation
+import Moya
+import Testing
+
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
-import Moya
-import Testing
 
 /// Where the httpbin server for the interoperability suite runs, and whether the suite must run.
 ///
@@ -20,11 +21,12 @@ enum HTTPBin {
 
     static var isRequired: Bool { environment["MOYA_REQUIRE_HTTPBIN"] == "1" }
 
-    static let skipMessage = Comment(rawValue: """
-        httpbin is not running at \(baseURL.absoluteString), so the interoperability suite is skipped. \
-        Start it with `pip install httpbin gunicorn && gunicorn -b 127.0.0.1:8000 --threads 4 --keep-alive 120 httpbin:app`, or point \
-        MOYA_HTTPBIN_URL at one. Set MOYA_REQUIRE_HTTPBIN=1 to fail instead of skipping (CI does).
-        """)
+    static let skipMessage = Comment(
+        rawValue: """
+            httpbin is not running at \(baseURL.absoluteString), so the interoperability suite is skipped. \
+            Start it with `pip install httpbin gunicorn && gunicorn -b 127.0.0.1:8000 --threads 4 --keep-alive 120 httpbin:app`, or point \
+            MOYA_HTTPBIN_URL at one. Set MOYA_REQUIRE_HTTPBIN=1 to fail instead of skipping (CI does).
+            """)
 
     /// Whether httpbin answers `GET /get` with its JSON, within a few seconds.
     static func isReachable() async -> Bool {
@@ -52,8 +54,10 @@ struct HTTPBinTarget: TargetType, AccessTokenAuthorizable, CustomStringConvertib
     var validationType: ValidationType = .none
     var authorizationType: AuthorizationType? = nil
 
-    init(_ path: String, method: Moya.Method = .get, task: Task = .requestPlain, headers: [String: String]? = nil,
-         validationType: ValidationType = .none, authorizationType: AuthorizationType? = nil) {
+    init(
+        _ path: String, method: Moya.Method = .get, task: Task = .requestPlain, headers: [String: String]? = nil,
+        validationType: ValidationType = .none, authorizationType: AuthorizationType? = nil
+    ) {
         self.path = path
         self.method = method
         self.task = task

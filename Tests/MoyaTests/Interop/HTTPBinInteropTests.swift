@@ -1,9 +1,11 @@
 import Foundation
+import Testing
+
+@testable import Moya
+
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
-import Testing
-@testable import Moya
 
 /// Interoperability with a server nobody on this project wrote: httpbin (the PyPI package,
 /// served by gunicorn on 127.0.0.1). Skipped when it is not running, unless
@@ -20,13 +22,18 @@ struct HTTPBinInteropTests {
 
     // MARK: - The seeds' targets against /anything
 
-    @Test("MyService (seed) against /anything: method, path, query and JSON body as the docs promise", arguments: [
-        (MyService.createUser(firstName: "James", lastName: "Potter"), "POST", "/users", [:] as [String: String], ["first_name": "James", "last_name": "Potter"] as [String: String]?),
-        (.updateUser(id: 123, firstName: "Harry", lastName: "Potter"), "POST", "/users/123", ["first_name": "Harry", "last_name": "Potter"], nil),
-        (.showUser(id: 7), "GET", "/users/7", [:], nil),
-        (.zen, "GET", "/zen", [:], nil),
-        (.showAccounts, "GET", "/accounts", [:], nil),
-    ])
+    @Test(
+        "MyService (seed) against /anything: method, path, query and JSON body as the docs promise",
+        arguments: [
+            (
+                MyService.createUser(firstName: "James", lastName: "Potter"), "POST", "/users", [:] as [String: String],
+                ["first_name": "James", "last_name": "Potter"] as [String: String]?
+            ),
+            (.updateUser(id: 123, firstName: "Harry", lastName: "Potter"), "POST", "/users/123", ["first_name": "Harry", "last_name": "Potter"], nil),
+            (.showUser(id: 7), "GET", "/users/7", [:], nil),
+            (.zen, "GET", "/zen", [:], nil),
+            (.showAccounts, "GET", "/accounts", [:], nil),
+        ])
     func myService(target: MyService, method: String, path: String, args: [String: String], json: [String: String]?) async throws {
         let provider = MoyaProvider<MyService>(endpointClosure: rewritingEndpoints([("https://api.myservice.com", base + "/anything")]))
         let echo = try httpbinEcho(of: await send(provider, target))
@@ -86,14 +93,18 @@ struct HTTPBinInteropTests {
     @Test("The seeds' YourAPI: per-target credentials, access tokens and an async signing requestClosure")
     func seedAuthentication() async throws {
         let endpoints: (YourAPI) -> Endpoint = rewritingEndpoints([("https://api.yourapi.com", base)])
-        let credentials = MoyaProvider<YourAPI>(endpointClosure: endpoints, plugins: [CredentialsPlugin { target -> URLCredential? in
-            switch target {
-            case YourAPI.targetThatNeedsAuthentication:
-                return URLCredential(user: "user", password: "passwd", persistence: .none)
-            default:
-                return nil
-            }
-        }])
+        let credentials = MoyaProvider<YourAPI>(
+            endpointClosure: endpoints,
+            plugins: [
+                CredentialsPlugin { target -> URLCredential? in
+                    switch target {
+                    case YourAPI.targetThatNeedsAuthentication:
+                        return URLCredential(user: "user", password: "passwd", persistence: .none)
+                    default:
+                        return nil
+                    }
+                }
+            ])
         #expect(try await send(credentials, .targetThatNeedsAuthentication).get().statusCode == 200)
 
         let token = "eyeAm.AJsoN.weBTOKen"
@@ -103,9 +114,11 @@ struct HTTPBinInteropTests {
 
         let requestClosure = { (endpoint: Endpoint, done: @escaping MoyaProvider.RequestResultClosure) in
             let request = try! endpoint.urlRequest()
-            YourAwesomeOAuthProvider.signRequest(request, completion: { signedRequest in
-                done(.success(signedRequest))
-            })
+            YourAwesomeOAuthProvider.signRequest(
+                request,
+                completion: { signedRequest in
+                    done(.success(signedRequest))
+                })
         }
         let signing = MoyaProvider<YourAPI>(endpointClosure: endpoints, requestClosure: requestClosure)
         #expect(try httpbinEcho(of: await send(signing, .targetDoesNotNeedAuth)).headers["Authorization"] == #"OAuth oauth_signature="signed""#)
@@ -148,7 +161,10 @@ struct HTTPBinInteropTests {
 
     @Test("/json: mapped with Decodable and key paths")
     func json() async throws {
-        struct Slide: Decodable { let title: String; let type: String }
+        struct Slide: Decodable {
+            let title: String
+            let type: String
+        }
         let response = try await send(provider, HTTPBinTarget("/json")).get()
         #expect(try response.mapString(atKeyPath: "slideshow.author") == "Yours Truly")
         let slides = try response.map([Slide].self, atKeyPath: "slideshow.slides")
@@ -156,12 +172,14 @@ struct HTTPBinInteropTests {
         #expect(slides.count == 2)
     }
 
-    @Test("/post: JSON, form and raw bodies arrive as sent", arguments: [
-        (Task.requestParameters(parameters: ["name": "Ann", "n": "1"], encoding: JSONEncoding.default), "json"),
-        (.requestParameters(parameters: ["name": "Ann", "n": "1"], encoding: URLEncoding.httpBody), "form"),
-        (.requestJSONEncodable(["name": "Ann", "n": "1"]), "json"),
-        (.requestCompositeParameters(bodyParameters: ["name": "Ann", "n": "1"], bodyEncoding: JSONEncoding.default, urlParameters: ["q": "x y"]), "json"),
-    ])
+    @Test(
+        "/post: JSON, form and raw bodies arrive as sent",
+        arguments: [
+            (Task.requestParameters(parameters: ["name": "Ann", "n": "1"], encoding: JSONEncoding.default), "json"),
+            (.requestParameters(parameters: ["name": "Ann", "n": "1"], encoding: URLEncoding.httpBody), "form"),
+            (.requestJSONEncodable(["name": "Ann", "n": "1"]), "json"),
+            (.requestCompositeParameters(bodyParameters: ["name": "Ann", "n": "1"], bodyEncoding: JSONEncoding.default, urlParameters: ["q": "x y"]), "json"),
+        ])
     func post(task: Task, kind: String) async throws {
         let echo = try httpbinEcho(of: await send(provider, HTTPBinTarget("/post", method: .post, task: task)))
         if kind == "json" {
@@ -204,7 +222,8 @@ struct HTTPBinInteropTests {
     func cURLRoundTrip() async throws {
         let plugin = RecordingPlugin(credential: URLCredential(user: "user", password: "pa$s\"wd", persistence: .none))
         let body = #"{"quote":"\"","dollar":"$HOME","tick":"`id`","slash":"\\"}"#
-        let target = HTTPBinTarget("/anything/curl", method: .post, task: .requestData(Data(body.utf8)), headers: ["Content-Type": "application/json", "X-Tricky": "a \"b\" $c"])
+        let target = HTTPBinTarget(
+            "/anything/curl", method: .post, task: .requestData(Data(body.utf8)), headers: ["Content-Type": "application/json", "X-Tricky": "a \"b\" $c"])
         _ = try await send(MoyaProvider<HTTPBinTarget>(plugins: [plugin]), target).get()
         var command = ""
         _ = try #require(plugin.willSendRequests.first).cURLDescription { command = $0 }

@@ -1,10 +1,12 @@
 import Foundation
+import MoyaTestServer
+import Testing
+
+@testable import Moya
+
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
-import MoyaTestServer
-import Testing
-@testable import Moya
 
 @Suite("Uploads and downloads against httpbin", .enabled(HTTPBin.skipMessage, HTTPBin.condition))
 struct TransferInteropTests {
@@ -23,7 +25,8 @@ struct TransferInteropTests {
         let form: MultipartForm = [
             MultipartFormData(provider: .data(Data("Moya".utf8)), name: "name"),
             MultipartFormData(provider: .file(file), name: "notes"),
-            MultipartFormData(provider: .stream(InputStream(data: Data("streamed".utf8)), 8), name: "raw", fileName: "raw.bin", mimeType: "application/octet-stream"),
+            MultipartFormData(
+                provider: .stream(InputStream(data: Data("streamed".utf8)), 8), name: "raw", fileName: "raw.bin", mimeType: "application/octet-stream"),
         ]
         let result = await send(MoyaProvider<HTTPBinTarget>(), HTTPBinTarget("/post", method: .post, task: .uploadMultipartFormData(form)))
         let echo = try JSONDecoder().decode(FormEcho.self, from: try result.get().data)
@@ -38,7 +41,8 @@ struct TransferInteropTests {
         let directory = try TemporaryDirectory()
         let file = directory.file("body.json")
         try Data(#"{"uploaded":"yes"}"#.utf8).write(to: file)
-        let result = await send(MoyaProvider<HTTPBinTarget>(), HTTPBinTarget("/put", method: .put, task: .uploadFile(file), headers: ["Content-Type": "application/json"]))
+        let result = await send(
+            MoyaProvider<HTTPBinTarget>(), HTTPBinTarget("/put", method: .put, task: .uploadFile(file), headers: ["Content-Type": "application/json"]))
         let echo = try httpbinEcho(of: result)
         #expect(echo.json == ["uploaded": "yes"])
         #expect(echo.headers["Content-Length"] == "18")
@@ -48,8 +52,12 @@ struct TransferInteropTests {
     func download(path: String) async throws {
         let directory = try TemporaryDirectory()
         let destination = directory.file("download.bin")
-        let result = await send(MoyaProvider<HTTPBinTarget>(), HTTPBinTarget(path, task: .downloadParameters(
-            parameters: ["seed": 7], encoding: URLEncoding.queryString, destination: { _, _ in (destination, []) })))
+        let result = await send(
+            MoyaProvider<HTTPBinTarget>(),
+            HTTPBinTarget(
+                path,
+                task: .downloadParameters(
+                    parameters: ["seed": 7], encoding: URLEncoding.queryString, destination: { _, _ in (destination, []) })))
         #expect(try result.get().statusCode == 200)
         let size = try FileManager.default.attributesOfItem(atPath: destination.path)[.size] as? NSNumber
         #expect(size?.intValue == 50_000)
@@ -59,7 +67,9 @@ struct TransferInteropTests {
     func rejectedDownload() async throws {
         let directory = try TemporaryDirectory()
         let destination = directory.file("teapot.txt")
-        let result = await send(MoyaProvider<HTTPBinTarget>(), HTTPBinTarget("/status/418", task: .downloadDestination { _, _ in (destination, []) }, validationType: .successCodes))
+        let result = await send(
+            MoyaProvider<HTTPBinTarget>(), HTTPBinTarget("/status/418", task: .downloadDestination { _, _ in (destination, []) }, validationType: .successCodes)
+        )
         guard case .statusCode(let response)? = result.error else {
             Issue.record("expected statusCode, got \(result)")
             return

@@ -1,13 +1,17 @@
 import Foundation
+import Testing
+
+@testable import Moya
+
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
-import Testing
-@testable import Moya
 
 @Suite("Endpoint")
 struct EndpointTests {
-    func endpoint(_ task: Task, url: String = "https://api.example.com/things", method: Moya.Method = .post, headers: [String: String]? = ["Title": "Dominar"]) -> Endpoint {
+    func endpoint(_ task: Task, url: String = "https://api.example.com/things", method: Moya.Method = .post, headers: [String: String]? = ["Title": "Dominar"])
+        -> Endpoint
+    {
         Endpoint(url: url, sampleResponseClosure: { .networkResponse(200, Data()) }, method: method, task: task, httpHeaderFields: headers)
     }
 
@@ -29,7 +33,9 @@ struct EndpointTests {
     @Test("Four-argument init from the docs compiles, headers nil")
     func fourArgumentInit() throws {
         let target = MyService.zen
-        let endpoint = Endpoint(url: URL(target: target).absoluteString, sampleResponseClosure: { .networkResponse(200, target.sampleData) }, method: target.method, task: target.task)
+        let endpoint = Endpoint(
+            url: URL(target: target).absoluteString, sampleResponseClosure: { .networkResponse(200, target.sampleData) }, method: target.method,
+            task: target.task)
         #expect(endpoint.httpHeaderFields == nil)
         #expect(try endpoint.urlRequest().allHTTPHeaderFields?.isEmpty ?? true)
     }
@@ -44,7 +50,10 @@ struct EndpointTests {
 
         #expect(try endpoint(.requestData(Data("d".utf8))).urlRequest().httpBody == Data("d".utf8))
 
-        struct Issue: Encodable { let title: String; let createdAt: Date }
+        struct Issue: Encodable {
+            let title: String
+            let createdAt: Date
+        }
         let value = Issue(title: "T", createdAt: Date(timeIntervalSince1970: 0))
         let json = try endpoint(.requestJSONEncodable(value), headers: nil).urlRequest()
         #expect(json.value(forHTTPHeaderField: "Content-Type") == "application/json")
@@ -70,7 +79,9 @@ struct EndpointTests {
         #expect(composite.url?.query == "Nemesis=Harvey")
         #expect(composite.httpBody == Data("b".utf8))
 
-        let compositeParameters = try endpoint(.requestCompositeParameters(bodyParameters: ["k": "v"], bodyEncoding: URLEncoding.httpBody, urlParameters: ["q": "1"]), headers: nil).urlRequest()
+        let compositeParameters = try endpoint(
+            .requestCompositeParameters(bodyParameters: ["k": "v"], bodyEncoding: URLEncoding.httpBody, urlParameters: ["q": "1"]), headers: nil
+        ).urlRequest()
         #expect(compositeParameters.url?.query == "q=1")
         #expect(compositeParameters.httpBody == Data("k=v".utf8))
         #expect(compositeParameters.value(forHTTPHeaderField: "Content-Type") == "application/x-www-form-urlencoded; charset=utf-8")
@@ -117,7 +128,9 @@ struct EndpointTests {
         #expect(endpoint(.requestData(Data("a".utf8))) == endpoint(.requestData(Data("a".utf8))))
         #expect(endpoint(.requestData(Data("a".utf8))) != endpoint(.requestData(Data("b".utf8))))
         #expect(endpoint(.requestJSONEncodable(["a": 1])) != endpoint(.requestJSONEncodable(["a": 2])))
-        #expect(endpoint(.requestParameters(parameters: ["a": 1], encoding: URLEncoding.default)) != endpoint(.requestParameters(parameters: ["a": 2], encoding: URLEncoding.default)))
+        #expect(
+            endpoint(.requestParameters(parameters: ["a": 1], encoding: URLEncoding.default))
+                != endpoint(.requestParameters(parameters: ["a": 2], encoding: URLEncoding.default)))
         #expect(endpoint(.requestPlain, headers: ["A": "1"]) != endpoint(.requestPlain, headers: ["A": "2"]))
         #expect(endpoint(.requestPlain, method: .get) != endpoint(.requestPlain, method: .post))
         let snake = JSONEncoder()
@@ -128,7 +141,9 @@ struct EndpointTests {
         let partA = MultipartFormData(provider: .data(Data("a".utf8)), name: "a")
         let partB = MultipartFormData(provider: .data(Data("b".utf8)), name: "a")
         #expect(endpoint(.uploadMultipartFormData([partA])) != endpoint(.uploadMultipartFormData([partB])))
-        #expect(endpoint(.uploadCompositeMultipartFormData([partA], urlParameters: ["a": 1])) != endpoint(.uploadCompositeMultipartFormData([partA], urlParameters: ["a": 2])))
+        #expect(
+            endpoint(.uploadCompositeMultipartFormData([partA], urlParameters: ["a": 1]))
+                != endpoint(.uploadCompositeMultipartFormData([partA], urlParameters: ["a": 2])))
         #expect(endpoint(.downloadDestination(destinationA)) == endpoint(.downloadDestination(destinationB)))
         #expect(endpoint(.requestPlain, url: "bad url") == endpoint(.requestPlain, url: "bad url"))
         #expect(endpoint(.requestPlain, url: "bad url") != endpoint(.requestPlain))
@@ -149,7 +164,8 @@ struct EndpointTests {
         let custom = JSONEncoder()
         custom.dateEncodingStrategy = .iso8601
         for _ in 0..<200 {
-            let a = endpoint(.requestJSONEncodable(Profile())), b = endpoint(.requestJSONEncodable(Profile()))
+            let a = endpoint(.requestJSONEncodable(Profile()))
+            let b = endpoint(.requestJSONEncodable(Profile()))
             #expect(a == b)
             #expect(a.hashValue == b.hashValue)
             let c = endpoint(.requestCustomJSONEncodable(Profile(), encoder: custom))
@@ -184,8 +200,9 @@ struct ExtensionPointTests {
 
     @Test("A custom ParameterEncoding is used, and its errors become .parameterEncoding")
     func customEncoding() throws {
-        let ok = Endpoint(url: "http://a/b", sampleResponseClosure: { .networkResponse(200, Data()) }, method: .post,
-                          task: .requestParameters(parameters: ["b": 2, "a": 1], encoding: LinesEncoding()))
+        let ok = Endpoint(
+            url: "http://a/b", sampleResponseClosure: { .networkResponse(200, Data()) }, method: .post,
+            task: .requestParameters(parameters: ["b": 2, "a": 1], encoding: LinesEncoding()))
         let request = try ok.urlRequest()
         #expect(request.httpBody == Data("a:1\nb:2".utf8))
         #expect(request.value(forHTTPHeaderField: "Content-Type") == "text/plain")
@@ -200,9 +217,13 @@ struct ExtensionPointTests {
 
     final class CountingProvider: MoyaProvider<GitHub>, @unchecked Sendable {
         let stubCalls = Recorder<String>()
-        override func stubRequest(_ target: GitHub, request: URLRequest, callbackQueue: DispatchQueue?, completion: @escaping Moya.Completion, endpoint: Endpoint, stubBehavior: Moya.StubBehavior) -> CancellableToken {
+        override func stubRequest(
+            _ target: GitHub, request: URLRequest, callbackQueue: DispatchQueue?, completion: @escaping Moya.Completion, endpoint: Endpoint,
+            stubBehavior: Moya.StubBehavior
+        ) -> CancellableToken {
             stubCalls.append(request.url?.path ?? "")
-            return super.stubRequest(target, request: request, callbackQueue: callbackQueue, completion: completion, endpoint: endpoint, stubBehavior: stubBehavior)
+            return super.stubRequest(
+                target, request: request, callbackQueue: callbackQueue, completion: completion, endpoint: endpoint, stubBehavior: stubBehavior)
         }
         override func endpoint(_ token: GitHub) -> Endpoint {
             super.endpoint(token).adding(newHTTPHeaderFields: ["X-Overridden": "1"])

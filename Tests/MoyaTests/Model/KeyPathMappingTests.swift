@@ -33,13 +33,16 @@ struct KeyPathMappingTests {
     @Test func missingKey() {
         let data = body(#"{"data":{"a":1}}"#)
         for keyPath in ["missing", "data.missing", "data.a.b", "data.a.b.c", "", "data."] {
-            #expect(MappingOracle.expectSameMap(Int.self, data, atKeyPath: keyPath)
+            #expect(
+                MappingOracle.expectSameMap(Int.self, data, atKeyPath: keyPath)
                     == .error(#"jsonMapping, same response: true, Optional(Moya.MappingFailure.keyPathNotFound(keyPath: "\#(keyPath)"))"#))
-            #expect(MappingOracle.expectSameMapString(data, atKeyPath: keyPath)
+            #expect(
+                MappingOracle.expectSameMapString(data, atKeyPath: keyPath)
                     == .error(#"stringMapping, same response: true, Optional(Moya.MappingFailure.keyPathNotFound(keyPath: "\#(keyPath)"))"#))
         }
         // With failsOnEmptyData false, the whole body is decoded instead.
-        #expect(MappingOracle.expectSameMap([String: AnyJSON].self, data, atKeyPath: "missing", failsOnEmptyData: false)
+        #expect(
+            MappingOracle.expectSameMap([String: AnyJSON].self, data, atKeyPath: "missing", failsOnEmptyData: false)
                 == .value(["data": .object(["a": .number(1)])]))
     }
 
@@ -47,7 +50,8 @@ struct KeyPathMappingTests {
         for json in [#"[{"a":1}]"#, #""a""#, "1", "null", "true"] {
             MappingOracle.expectSameMap(Int.self, body(json), atKeyPath: "a")
             MappingOracle.expectSameMap(AnyJSON.self, body(json), atKeyPath: "a", failsOnEmptyData: false)
-            #expect(MappingOracle.expectSameMapString(body(json), atKeyPath: "a")
+            #expect(
+                MappingOracle.expectSameMapString(body(json), atKeyPath: "a")
                     == .error(#"stringMapping, same response: true, Optional(Moya.MappingFailure.notADictionary(keyPath: "a"))"#))
         }
     }
@@ -69,7 +73,8 @@ struct KeyPathMappingTests {
     // MARK: Values of every kind
 
     @Test func scalarsAtTheKeyPath() {
-        let data = body(#"{"v":{"int":-42,"big":18446744073709551615,"double":2.5e-3,"true":true,"false":false,"string":"s","one":1,"date":"2020-01-02T03:04:05Z"}}"#)
+        let data = body(
+            #"{"v":{"int":-42,"big":18446744073709551615,"double":2.5e-3,"true":true,"false":false,"string":"s","one":1,"date":"2020-01-02T03:04:05Z"}}"#)
         #expect(MappingOracle.expectSameMap(Int.self, data, atKeyPath: "v.int") == .value(-42))
         #expect(MappingOracle.expectSameMap(UInt64.self, data, atKeyPath: "v.big") == .value(UInt64.max))
         #expect(MappingOracle.expectSameMap(Double.self, data, atKeyPath: "v.double") == .value(0.0025))
@@ -79,7 +84,8 @@ struct KeyPathMappingTests {
         #expect(MappingOracle.expectSameMap(String.self, data, atKeyPath: "v.string") == .value("s"))
         #expect(MappingOracle.expectSameMapString(data, atKeyPath: "v.string") == .value("s"))
         // Numbers and booleans stay apart, as do numbers and strings.
-        for (type, keyPath) in [(Bool.self as any (Decodable & Equatable).Type, "v.one"), (Int.self, "v.true"), (Int.self, "v.string"), (String.self, "v.int")] {
+        for (type, keyPath) in [(Bool.self as any (Decodable & Equatable).Type, "v.one"), (Int.self, "v.true"), (Int.self, "v.string"), (String.self, "v.int")]
+        {
             guard case .error(let message) = Self.expectSameMap(type, data, atKeyPath: keyPath) else {
                 Issue.record("\(keyPath) decoded as \(type)")
                 continue
@@ -92,9 +98,11 @@ struct KeyPathMappingTests {
     }
 
     @Test func numbersInEveryForm() {
-        let numbers = ["0", "-0", "7.0", "1e3", "1E+2", "-2.5e-3", "0.1", "9223372036854775807", "-9223372036854775808",
-                       "18446744073709551616", "123456789.123456789", "1e250", "1e251", "1e-300", "1e400",
-                       "1\(String(repeating: "0", count: 40))", "01", "1.", "-", ".5", "+1"]
+        let numbers = [
+            "0", "-0", "7.0", "1e3", "1E+2", "-2.5e-3", "0.1", "9223372036854775807", "-9223372036854775808",
+            "18446744073709551616", "123456789.123456789", "1e250", "1e251", "1e-300", "1e400",
+            "1\(String(repeating: "0", count: 40))", "01", "1.", "-", ".5", "+1",
+        ]
         for number in numbers {
             let data = body(#"{"n":\#(number),"list":[\#(number)]}"#)
             MappingOracle.expectSameMap(Int.self, data, atKeyPath: "n")
@@ -170,7 +178,8 @@ struct KeyPathMappingTests {
         // Many keys (the duplicate check sorts them).
         let members = (0..<40).map { #""k\#($0)":\#($0)"# }.joined(separator: ",")
         MappingOracle.expectSameMap([String: Int].self, body(#"{"data":{\#(members),"k7":-1}}"#), atKeyPath: "data")
-        #expect(MappingOracle.expectSameMap([String: Int].self, body(#"{"data":{\#(members)}}"#), atKeyPath: "data")
+        #expect(
+            MappingOracle.expectSameMap([String: Int].self, body(#"{"data":{\#(members)}}"#), atKeyPath: "data")
                 == .value(Dictionary(uniqueKeysWithValues: (0..<40).map { ("k\($0)", $0) })))
     }
 
@@ -224,9 +233,11 @@ struct KeyPathMappingTests {
     }
 
     @Test func bytesThatAreNotUTF8() {
-        for bytes: [UInt8] in [[0x7B, 0x22, 0x61, 0x22, 0x3A, 0x22, 0xFF, 0x22, 0x7D], [0x7B, 0x22, 0xC0, 0x80, 0x22, 0x3A, 0x31, 0x7D],
-                               [0x7B, 0x22, 0x61, 0x22, 0x3A, 0x22, 0xED, 0xA0, 0x80, 0x22, 0x7D], [0x7B, 0x7D, 0x00],
-                               Array(#"{"a":1}"#.utf16).flatMap { [UInt8($0 & 0xFF), UInt8($0 >> 8)] }] {
+        for bytes: [UInt8] in [
+            [0x7B, 0x22, 0x61, 0x22, 0x3A, 0x22, 0xFF, 0x22, 0x7D], [0x7B, 0x22, 0xC0, 0x80, 0x22, 0x3A, 0x31, 0x7D],
+            [0x7B, 0x22, 0x61, 0x22, 0x3A, 0x22, 0xED, 0xA0, 0x80, 0x22, 0x7D], [0x7B, 0x7D, 0x00],
+            Array(#"{"a":1}"#.utf16).flatMap { [UInt8($0 & 0xFF), UInt8($0 >> 8)] },
+        ] {
             MappingOracle.expectSameMap(AnyJSON.self, Data(bytes), atKeyPath: "a")
             MappingOracle.expectSameMapString(Data(bytes), atKeyPath: "a")
         }
@@ -268,7 +279,9 @@ struct KeyPathMappingTests {
         let decoder = JSONDecoder()
         decoder.keyDecodingStrategy = .convertFromSnakeCase
         decoder.dateDecodingStrategy = .iso8601
-        let data = body(#"{"data":{"event":{"event_name":"launch","created_at":"2020-01-02T03:04:05Z"},"events":[{"event_name":"a","created_at":"2020-01-02T03:04:05Z"}]}}"#)
+        let data = body(
+            #"{"data":{"event":{"event_name":"launch","created_at":"2020-01-02T03:04:05Z"},"events":[{"event_name":"a","created_at":"2020-01-02T03:04:05Z"}]}}"#
+        )
         let date = Date(timeIntervalSince1970: 1_577_934_245)
         #expect(MappingOracle.expectSameMap(Event.self, data, atKeyPath: "data.event", using: decoder) == .value(Event(eventName: "launch", createdAt: date)))
         #expect(MappingOracle.expectSameMap([Event].self, data, atKeyPath: "data.events", using: decoder) == .value([Event(eventName: "a", createdAt: date)]))
@@ -336,8 +349,10 @@ struct KeyPathMappingTests {
 
     /// ``MappingOracle/expectSameMap(_:_:atKeyPath:using:failsOnEmptyData:sourceLocation:)`` for a
     /// type only known at run time; the value is dropped.
-    private static func expectSameMap(_ type: any (Decodable & Equatable).Type, _ data: Data, atKeyPath keyPath: String,
-                                      sourceLocation: SourceLocation = #_sourceLocation) -> MappingResult<Bool> {
+    private static func expectSameMap(
+        _ type: any (Decodable & Equatable).Type, _ data: Data, atKeyPath keyPath: String,
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) -> MappingResult<Bool> {
         func open<T: Decodable & Equatable>(_ type: T.Type) -> MappingResult<Bool> {
             switch MappingOracle.expectSameMap(type, data, atKeyPath: keyPath, sourceLocation: sourceLocation) {
             case .value: return .value(true)

@@ -79,8 +79,9 @@ struct KeyPathOracleTests {
                 // The bytes found parse to the value the walk finds.
                 let value = try JSONSerialization.jsonObject(with: data[range], options: .fragmentsAllowed)
                 let expected = try walked.map { try JSONSerialization.data(withJSONObject: [$0], options: .sortedKeys) }
-                #expect(try JSONSerialization.data(withJSONObject: [value], options: .sortedKeys) == expected,
-                        "\(keyPath.debugDescription) in \(MappingOracle.show(data)): \(value) against \(String(describing: walked))")
+                #expect(
+                    try JSONSerialization.data(withJSONObject: [value], options: .sortedKeys) == expected,
+                    "\(keyPath.debugDescription) in \(MappingOracle.show(data)): \(value) against \(String(describing: walked))")
             case .unsupported:
                 break
             }

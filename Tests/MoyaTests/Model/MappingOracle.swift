@@ -23,8 +23,9 @@ enum MappingOracle {
         let old = MappingResult(data: data) {
             try $0.mapUsingJSONSerialization(type, atKeyPath: keyPath, using: decoder, failsOnEmptyData: failsOnEmptyData)
         }
-        #expect(new == old, "map(\(type), atKeyPath: \(keyPath.debugDescription), failsOnEmptyData: \(failsOnEmptyData)) of \(Self.show(data))",
-                sourceLocation: sourceLocation)
+        #expect(
+            new == old, "map(\(type), atKeyPath: \(keyPath.debugDescription), failsOnEmptyData: \(failsOnEmptyData)) of \(Self.show(data))",
+            sourceLocation: sourceLocation)
         return new
     }
 

@@ -1,10 +1,12 @@
 import Foundation
+import MoyaTestServer
+import Testing
+
+@testable import Moya
+
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
-import MoyaTestServer
-import Testing
-@testable import Moya
 
 private struct User: Decodable {
     let name: String
@@ -17,8 +19,10 @@ private struct Inner: Error, LocalizedError {
 }
 
 /// A response from `url` with `body`, for a `method` request.
-private func response(_ body: String, status: Int = 200, url: String = "https://api.example.com/users/42",
-                      method: String = "GET", contentType: String = "application/json") -> Moya.Response {
+private func response(
+    _ body: String, status: Int = 200, url: String = "https://api.example.com/users/42",
+    method: String = "GET", contentType: String = "application/json"
+) -> Moya.Response {
     var request = URLRequest(url: URL(string: url)!)
     request.httpMethod = method
     let http = HTTPURLResponse(url: URL(string: url)!, statusCode: status, httpVersion: "HTTP/1.1", headerFields: ["Content-Type": contentType])
@@ -124,7 +128,8 @@ struct MoyaErrorDescriptionTests {
 
         let nested = try moyaError { try response(#"{"data": {"users": [{"name": "a", "id": 1}, {"name": "b"}]}}"#).map([User].self, atKeyPath: "data.users") }
         guard case .objectMapping(let underlying, _) = nested, let decodingError = underlying as? DecodingError,
-              case .keyNotFound(let key, let context) = decodingError else {
+            case .keyNotFound(let key, let context) = decodingError
+        else {
             Issue.record("expected objectMapping(keyNotFound), got \(nested)")
             return
         }
@@ -167,8 +172,12 @@ struct MoyaErrorDescriptionTests {
         #expect(withReason.errorDescription == "inner description")
         #expect("\(withReason)" == "inner description the inner reason")
 
-        let transport = URLError(.cannotConnectToHost, userInfo: [NSLocalizedDescriptionKey: "Could not connect.",
-                                                                  NSUnderlyingErrorKey: POSIXError(.ECONNREFUSED)])
+        let transport = URLError(
+            .cannotConnectToHost,
+            userInfo: [
+                NSLocalizedDescriptionKey: "Could not connect.",
+                NSUnderlyingErrorKey: POSIXError(.ECONNREFUSED),
+            ])
         let connection = MoyaError.underlying(transport, nil)
         #expect(connection.errorDescription == "Could not connect.")
         #expect("\(connection)".hasPrefix("Could not connect. Cause: "), "\(connection)")

@@ -32,28 +32,39 @@ private let response = Response(statusCode: 418, data: Data("teapot".utf8))
 private let wrapped = MoyaErrorTests.WrappedError(message: "Houston, we have a problem")
 
 private let allCases: [MoyaErrorTests.ErrorCase] = [
-    MoyaErrorTests.ErrorCase(name: "imageMapping", error: .imageMapping(response),
-                             description: "Failed to map data to an Image.", code: 0, response: response, underlying: nil),
-    MoyaErrorTests.ErrorCase(name: "jsonMapping", error: .jsonMapping(response),
-                             description: "Failed to map data to JSON.", code: 1, response: response, underlying: nil),
-    MoyaErrorTests.ErrorCase(name: "stringMapping", error: .stringMapping(response),
-                             description: "Failed to map data to a String.", code: 2, response: response, underlying: nil),
-    MoyaErrorTests.ErrorCase(name: "objectMapping", error: .objectMapping(wrapped, response),
-                             description: "Failed to map data to a Decodable object.", code: 3, response: response, underlying: wrapped),
-    MoyaErrorTests.ErrorCase(name: "encodableMapping", error: .encodableMapping(wrapped),
-                             description: "Failed to encode Encodable object into data.", code: 4, response: nil, underlying: wrapped),
-    MoyaErrorTests.ErrorCase(name: "statusCode", error: .statusCode(response),
-                             description: "Status code didn't fall within the given range.", code: 5, response: response, underlying: nil),
-    MoyaErrorTests.ErrorCase(name: "underlying with response", error: .underlying(wrapped, response),
-                             description: "Houston, we have a problem", code: 6, response: response, underlying: wrapped),
-    MoyaErrorTests.ErrorCase(name: "underlying without response", error: .underlying(wrapped, nil),
-                             description: "Houston, we have a problem", code: 6, response: nil, underlying: wrapped),
-    MoyaErrorTests.ErrorCase(name: "underlying, one argument", error: .underlying(wrapped),
-                             description: "Houston, we have a problem", code: 6, response: nil, underlying: wrapped),
-    MoyaErrorTests.ErrorCase(name: "requestMapping", error: .requestMapping("some invalid URL"),
-                             description: "Failed to map Endpoint to a URLRequest.", code: 7, response: nil, underlying: nil),
-    MoyaErrorTests.ErrorCase(name: "parameterEncoding", error: .parameterEncoding(wrapped),
-                             description: "Failed to encode parameters for URLRequest. Houston, we have a problem", code: 8, response: nil, underlying: wrapped),
+    MoyaErrorTests.ErrorCase(
+        name: "imageMapping", error: .imageMapping(response),
+        description: "Failed to map data to an Image.", code: 0, response: response, underlying: nil),
+    MoyaErrorTests.ErrorCase(
+        name: "jsonMapping", error: .jsonMapping(response),
+        description: "Failed to map data to JSON.", code: 1, response: response, underlying: nil),
+    MoyaErrorTests.ErrorCase(
+        name: "stringMapping", error: .stringMapping(response),
+        description: "Failed to map data to a String.", code: 2, response: response, underlying: nil),
+    MoyaErrorTests.ErrorCase(
+        name: "objectMapping", error: .objectMapping(wrapped, response),
+        description: "Failed to map data to a Decodable object.", code: 3, response: response, underlying: wrapped),
+    MoyaErrorTests.ErrorCase(
+        name: "encodableMapping", error: .encodableMapping(wrapped),
+        description: "Failed to encode Encodable object into data.", code: 4, response: nil, underlying: wrapped),
+    MoyaErrorTests.ErrorCase(
+        name: "statusCode", error: .statusCode(response),
+        description: "Status code didn't fall within the given range.", code: 5, response: response, underlying: nil),
+    MoyaErrorTests.ErrorCase(
+        name: "underlying with response", error: .underlying(wrapped, response),
+        description: "Houston, we have a problem", code: 6, response: response, underlying: wrapped),
+    MoyaErrorTests.ErrorCase(
+        name: "underlying without response", error: .underlying(wrapped, nil),
+        description: "Houston, we have a problem", code: 6, response: nil, underlying: wrapped),
+    MoyaErrorTests.ErrorCase(
+        name: "underlying, one argument", error: .underlying(wrapped),
+        description: "Houston, we have a problem", code: 6, response: nil, underlying: wrapped),
+    MoyaErrorTests.ErrorCase(
+        name: "requestMapping", error: .requestMapping("some invalid URL"),
+        description: "Failed to map Endpoint to a URLRequest.", code: 7, response: nil, underlying: nil),
+    MoyaErrorTests.ErrorCase(
+        name: "parameterEncoding", error: .parameterEncoding(wrapped),
+        description: "Failed to encode parameters for URLRequest. Houston, we have a problem", code: 8, response: nil, underlying: wrapped),
 ]
 
 @Suite("MoyaError")

@@ -1,9 +1,11 @@
 import Foundation
+import Testing
+
+@testable import Moya
+
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
-import Testing
-@testable import Moya
 
 @Suite("Targets, URLs, methods and validation")
 struct TargetTests {
@@ -15,15 +17,17 @@ struct TargetTests {
         var headers: [String: String]? { nil }
     }
 
-    @Test("URL(target:)", arguments: [
-        ("http://example.com/123/somepath?X-ABC-Asd=123", "", "http://example.com/123/somepath?X-ABC-Asd=123"),
-        ("https://api.github.com", "/zen", "https://api.github.com/zen"),
-        ("http://www.api.com/", "/x", "http://www.api.com/x"),
-        ("http://example.com/a?x=1", "b", "http://example.com/a/b?x=1"),
-        ("http://example.com", "/a?b", "http://example.com/a%3Fb"),
-        ("http://example.com", "/a b%", "http://example.com/a%20b%25"),
-        ("http://example.com", "/dir/", "http://example.com/dir/"),
-    ])
+    @Test(
+        "URL(target:)",
+        arguments: [
+            ("http://example.com/123/somepath?X-ABC-Asd=123", "", "http://example.com/123/somepath?X-ABC-Asd=123"),
+            ("https://api.github.com", "/zen", "https://api.github.com/zen"),
+            ("http://www.api.com/", "/x", "http://www.api.com/x"),
+            ("http://example.com/a?x=1", "b", "http://example.com/a/b?x=1"),
+            ("http://example.com", "/a?b", "http://example.com/a%3Fb"),
+            ("http://example.com", "/a b%", "http://example.com/a%20b%25"),
+            ("http://example.com", "/dir/", "http://example.com/dir/"),
+        ])
     func urlFromTarget(base: String, path: String, expected: String) throws {
         let target = Target(baseURL: try #require(URL(string: base)), path: path)
         #expect(URL(target: target).absoluteString == expected)

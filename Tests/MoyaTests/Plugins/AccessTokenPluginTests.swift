@@ -1,10 +1,12 @@
 import Foundation
+import MoyaTestServer
+import Testing
+
+@testable import Moya
+
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
-import MoyaTestServer
-import Testing
-@testable import Moya
 
 /// A target with a chosen authorization type.
 private struct AuthTarget: TargetType, AccessTokenAuthorizable, CustomStringConvertible {
@@ -19,12 +21,14 @@ private struct AuthTarget: TargetType, AccessTokenAuthorizable, CustomStringConv
 
 @Suite("AccessTokenPlugin")
 struct AccessTokenPluginTests {
-    @Test("Each authorization type writes its scheme before the token, verbatim", arguments: [
-        (AuthorizationType.bearer, "Bearer abc.def"),
-        (.basic, "Basic abc.def"),
-        (.custom("Token"), "Token abc.def"),
-        (.custom(""), " abc.def"),
-    ])
+    @Test(
+        "Each authorization type writes its scheme before the token, verbatim",
+        arguments: [
+            (AuthorizationType.bearer, "Bearer abc.def"),
+            (.basic, "Basic abc.def"),
+            (.custom("Token"), "Token abc.def"),
+            (.custom(""), " abc.def"),
+        ])
     func header(type: AuthorizationType, expected: String) async throws {
         let plugin = AccessTokenPlugin { _ in "abc.def" }
         let response = try await sendWithPlugins(AuthTarget(authorizationType: type), plugins: [plugin], stub: true).get()
@@ -44,7 +48,10 @@ struct AccessTokenPluginTests {
     @Test("A nil authorization type or a target that is not AccessTokenAuthorizable is left alone, and the token is not asked for")
     func untouched() async throws {
         let asked = Recorder<Int>()
-        let plugin = AccessTokenPlugin { _ in asked.append(1); return "abc" }
+        let plugin = AccessTokenPlugin { _ in
+            asked.append(1)
+            return "abc"
+        }
         let none = try await sendWithPlugins(AuthTarget(authorizationType: nil), plugins: [plugin], stub: true).get()
         #expect(none.request?.allHTTPHeaderFields?["Authorization"] == nil)
         let plain = try await sendWithPlugins(GitHub.zen, plugins: [plugin], stub: true).get()

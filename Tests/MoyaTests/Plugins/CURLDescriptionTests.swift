@@ -1,10 +1,12 @@
 import Foundation
+import MoyaTestServer
+import Testing
+
+@testable import Moya
+
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
-import MoyaTestServer
-import Testing
-@testable import Moya
 
 /// The cURL description a plugin gets in `willSend`.
 private func cURL(of request: RequestType) -> String {
@@ -18,8 +20,9 @@ struct CURLDescriptionTests {
     @Test("Stubbed requests: method, prepared headers, session headers, body and URL, one option per line")
     func stubbed() async throws {
         let plugin = RecordingPlugin(header: ("X-Prepared", "1"))
-        let target = ServerTarget(URL(string: "https://api.example.com")!, "/users", method: .post,
-                                  task: .requestJSONEncodable(["name": "Ann"]))
+        let target = ServerTarget(
+            URL(string: "https://api.example.com")!, "/users", method: .post,
+            task: .requestJSONEncodable(["name": "Ann"]))
         _ = await sendWithPlugins(target, plugins: [plugin], stub: true)
         let command = cURL(of: try #require(plugin.willSendRequests.first))
         let lines = command.components(separatedBy: " \\\n\t")
@@ -68,14 +71,15 @@ struct CURLDescriptionTests {
         let credential = URLCredential(user: "ann", password: "p\"a$s`s\\", persistence: .none)
         let command = CURLCommand.describe(request: request, sessionHeaders: ["User-Agent": "Moya"], credential: credential)
         let arguments = try shellArguments(ofCURL: command)
-        #expect(arguments == [
-            "-v",
-            "-X", "POST",
-            "-u", "ann:p\"a$s`s\\",
-            "-H", "User-Agent: Moya",
-            "-H", "X-Tricky: va\"lue $PATH `x`",
-            "-d", body,
-            try #require(request.url).absoluteString,
-        ])
+        #expect(
+            arguments == [
+                "-v",
+                "-X", "POST",
+                "-u", "ann:p\"a$s`s\\",
+                "-H", "User-Agent: Moya",
+                "-H", "X-Tricky: va\"lue $PATH `x`",
+                "-d", body,
+                try #require(request.url).absoluteString,
+            ])
     }
 }

@@ -1,10 +1,12 @@
 import Foundation
+import MoyaTestServer
+import Testing
+
+@testable import Moya
+
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
-import MoyaTestServer
-import Testing
-@testable import Moya
 
 /// A target that asks `AccessTokenPlugin` for a bearer token.
 private struct BearerTarget: TargetType, AccessTokenAuthorizable {
@@ -75,10 +77,12 @@ struct CredentialScopeTests {
 
         let headers = ["Cookie": "session=s3cret-cookie", "Proxy-Authorization": "Basic cHJveHk6czNjcmV0"]
         let target = Self.redirect(from: origin, to: other.baseURL.appendingPathComponent("basic-auth/user/passwd"), headers: headers)
-        let provider = MoyaProvider<BearerTarget>(session: session, plugins: [
-            CredentialsPlugin { _ in Self.credential },
-            AccessTokenPlugin { _ in "s3cret-token" },
-        ])
+        let provider = MoyaProvider<BearerTarget>(
+            session: session,
+            plugins: [
+                CredentialsPlugin { _ in Self.credential },
+                AccessTokenPlugin { _ in "s3cret-token" },
+            ])
         let result = await send(provider, target)
         try await session.shutdown()
 
@@ -104,9 +108,11 @@ struct CredentialScopeTests {
         defer { #expect(throws: Never.self) { try origin.shutdown() } }
         let session = try Self.session(trustManager: trustManager)
 
-        let target = ServerTarget(origin.baseURL, "/redirect-to", task: .requestParameters(
-            parameters: ["url": "/basic-auth/user/passwd", "status": 302], encoding: URLEncoding.queryString
-        ))
+        let target = ServerTarget(
+            origin.baseURL, "/redirect-to",
+            task: .requestParameters(
+                parameters: ["url": "/basic-auth/user/passwd", "status": 302], encoding: URLEncoding.queryString
+            ))
         let provider = MoyaProvider<ServerTarget>(session: session, plugins: [CredentialsPlugin { _ in Self.credential }])
         let result = await send(provider, target)
         try await session.shutdown()

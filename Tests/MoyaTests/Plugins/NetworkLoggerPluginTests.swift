@@ -1,12 +1,14 @@
 import Foundation
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
 import InMemoryLogging
 import Logging
 import MoyaTestServer
 import Testing
+
 @testable import Moya
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
 
 /// A request type of someone else's, to call the logger's hooks directly.
 private struct FakeRequest: RequestType {
@@ -56,11 +58,13 @@ struct NetworkLoggerPluginTests {
         #expect(capture.batches[1] == ["Response|Received empty network response for ServerTarget /users."])
     }
 
-    @Test("Each option alone adds exactly its entry", arguments: [
-        (.requestMethod, ["Request|https://api.example.com/users", "HTTP Request Method|POST"]),
-        (.requestBody, ["Request|https://api.example.com/users", #"Request Body|{"name":"Ann"}"#]),
-        ([], ["Request|https://api.example.com/users"]),
-    ] as [(NetworkLoggerPlugin.Configuration.LogOptions, [String])])
+    @Test(
+        "Each option alone adds exactly its entry",
+        arguments: [
+            (.requestMethod, ["Request|https://api.example.com/users", "HTTP Request Method|POST"]),
+            (.requestBody, ["Request|https://api.example.com/users", #"Request Body|{"name":"Ann"}"#]),
+            ([], ["Request|https://api.example.com/users"]),
+        ] as [(NetworkLoggerPlugin.Configuration.LogOptions, [String])])
     func singleRequestOption(option: NetworkLoggerPlugin.Configuration.LogOptions, expected: [String]) async {
         let capture = LogCapture()
         _ = await sendWithPlugins(stubTarget(), plugins: [NetworkLoggerPlugin(configuration: capturing(capture, option))], stub: true)
@@ -80,15 +84,17 @@ struct NetworkLoggerPluginTests {
         #expect(batch[1] == "Request Headers|[" + pairs.joined(separator: ", ") + "]")
     }
 
-    @Test("successResponseBody logs the body of successes only; errorResponseBody of failures only", arguments: [
-        (.successResponseBody, false, true),
-        (.successResponseBody, true, false),
-        (.errorResponseBody, false, false),
-        (.errorResponseBody, true, true),
-        (.verbose, false, true),
-        (.verbose, true, true),
-        ([], false, false),
-    ] as [(NetworkLoggerPlugin.Configuration.LogOptions, Bool, Bool)])
+    @Test(
+        "successResponseBody logs the body of successes only; errorResponseBody of failures only",
+        arguments: [
+            (.successResponseBody, false, true),
+            (.successResponseBody, true, false),
+            (.errorResponseBody, false, false),
+            (.errorResponseBody, true, true),
+            (.verbose, false, true),
+            (.verbose, true, true),
+            ([], false, false),
+        ] as [(NetworkLoggerPlugin.Configuration.LogOptions, Bool, Bool)])
     func responseBodyOptions(options: NetworkLoggerPlugin.Configuration.LogOptions, failing: Bool, logsBody: Bool) async throws {
         let capture = LogCapture()
         let target = stubTarget(validationType: failing ? .customCodes([201]) : .none, sampleData: "the body")
@@ -117,7 +123,10 @@ struct NetworkLoggerPluginTests {
     @Test("The option sets have Moya's raw values and members")
     func optionValues() {
         typealias Options = NetworkLoggerPlugin.Configuration.LogOptions
-        #expect([Options.requestMethod, .requestBody, .requestHeaders, .formatRequestAscURL, .successResponseBody, .errorResponseBody].map(\.rawValue) == [1, 2, 4, 8, 16, 32])
+        #expect(
+            [Options.requestMethod, .requestBody, .requestHeaders, .formatRequestAscURL, .successResponseBody, .errorResponseBody].map(\.rawValue) == [
+                1, 2, 4, 8, 16, 32,
+            ])
         #expect(Options.default == [.requestMethod, .requestHeaders])
         #expect(Options.verbose == [.requestMethod, .requestHeaders, .requestBody, .successResponseBody, .errorResponseBody])
         #expect(!Options.verbose.contains(.formatRequestAscURL))
@@ -141,7 +150,8 @@ struct NetworkLoggerPluginTests {
         let entry = NetworkLoggerPlugin.Configuration.Formatter.defaultEntryFormatter(identifier: "Request", message: "hello", target: GitHub.zen)
         let after = formatter.string(from: Date())
         #expect(entry == "Moya_Logger: [\(before)] Request: hello" || entry == "Moya_Logger: [\(after)] Request: hello")
-        #expect(NetworkLoggerPlugin.Configuration.Formatter.plainEntryFormatter(identifier: "Request", message: "hello", target: GitHub.zen) == "Request: hello")
+        #expect(
+            NetworkLoggerPlugin.Configuration.Formatter.plainEntryFormatter(identifier: "Request", message: "hello", target: GitHub.zen) == "Request: hello")
     }
 
     @Test("The default data formatter decodes UTF-8 and says so when it cannot")
@@ -161,12 +171,13 @@ struct NetworkLoggerPluginTests {
         )
         let configuration = NetworkLoggerPlugin.Configuration(formatter: formatter, output: capture.output, logOptions: [.requestBody, .successResponseBody])
         _ = await sendWithPlugins(stubTarget(body: "12345", sampleData: "123"), plugins: [NetworkLoggerPlugin(configuration: configuration)], stub: true)
-        #expect(capture.entries == [
-            "<POST /users> Request = https://api.example.com/users",
-            "<POST /users> Request Body = request of 5 bytes",
-            "<POST /users> Response = Received empty network response for ServerTarget /users.",
-            "<POST /users> Response Body = response of 3 bytes",
-        ])
+        #expect(
+            capture.entries == [
+                "<POST /users> Request = https://api.example.com/users",
+                "<POST /users> Request Body = request of 5 bytes",
+                "<POST /users> Response = Received empty network response for ServerTarget /users.",
+                "<POST /users> Response Body = response of 3 bytes",
+            ])
         #expect(capture.targets == ["POST /users", "POST /users"])
     }
 
@@ -203,9 +214,10 @@ struct NetworkLoggerPluginTests {
         let capture = LogCapture()
         let provider = MoyaProvider<GitHub>(
             endpointClosure: { target in
-                Endpoint(url: URL(target: target).absoluteString,
-                         sampleResponseClosure: { .networkError(NSError(domain: "Test", code: 7, userInfo: nil)) },
-                         method: target.method, task: target.task, httpHeaderFields: target.headers)
+                Endpoint(
+                    url: URL(target: target).absoluteString,
+                    sampleResponseClosure: { .networkError(NSError(domain: "Test", code: 7, userInfo: nil)) },
+                    method: target.method, task: target.task, httpHeaderFields: target.headers)
             },
             stubClosure: MoyaProvider.immediatelyStub,
             plugins: [NetworkLoggerPlugin(configuration: capturing(capture, .verbose))]
@@ -224,9 +236,13 @@ struct NetworkLoggerPluginTests {
         let capture = LogCapture()
         let provider = MoyaProvider<GitHub>(
             endpointClosure: { target in
-                Endpoint(url: URL(target: target).absoluteString,
-                         sampleResponseClosure: { .response(HTTPURLResponse(url: URL(target: target), statusCode: 200, httpVersion: nil, headerFields: ["X-Kind": "stub"])!, target.sampleData) },
-                         method: target.method, task: target.task, httpHeaderFields: target.headers)
+                Endpoint(
+                    url: URL(target: target).absoluteString,
+                    sampleResponseClosure: {
+                        .response(
+                            HTTPURLResponse(url: URL(target: target), statusCode: 200, httpVersion: nil, headerFields: ["X-Kind": "stub"])!, target.sampleData)
+                    },
+                    method: target.method, task: target.task, httpHeaderFields: target.headers)
             },
             stubClosure: MoyaProvider.immediatelyStub,
             plugins: [NetworkLoggerPlugin(configuration: capturing(capture, .default))]
@@ -285,11 +301,12 @@ struct NetworkLoggerPluginTests {
         logger.logLevel = .debug
         let plugin = NetworkLoggerPlugin(configuration: .init(logger: logger, level: .debug, logOptions: .requestMethod))
         _ = await sendWithPlugins(stubTarget(), plugins: [plugin], stub: true)
-        #expect(handler.entries.map { "\($0.message)" } == [
-            "Request: https://api.example.com/users",
-            "HTTP Request Method: POST",
-            "Response: Received empty network response for ServerTarget /users.",
-        ])
+        #expect(
+            handler.entries.map { "\($0.message)" } == [
+                "Request: https://api.example.com/users",
+                "HTTP Request Method: POST",
+                "Response: Received empty network response for ServerTarget /users.",
+            ])
         #expect(handler.entries.allSatisfy { $0.level == .debug })
         // By name: the type and path of a struct target (not its description).
         #expect(handler.entries.allSatisfy { $0.metadata["moya.target"] == "ServerTarget /users" })
@@ -305,10 +322,11 @@ struct NetworkLoggerPluginTests {
             logOptions: []
         )
         _ = await sendWithPlugins(stubTarget(), plugins: [NetworkLoggerPlugin(configuration: configuration)], stub: true)
-        #expect(handler.entries.map { "\($0.message)" } == [
-            "Request|https://api.example.com/users",
-            "Response|Received empty network response for ServerTarget /users.",
-        ])
+        #expect(
+            handler.entries.map { "\($0.message)" } == [
+                "Request|https://api.example.com/users",
+                "Response|Received empty network response for ServerTarget /users.",
+            ])
         #expect(handler.entries.allSatisfy { $0.level == .info })
     }
 }

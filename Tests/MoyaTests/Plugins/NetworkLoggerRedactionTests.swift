@@ -1,10 +1,12 @@
 import Foundation
+import MoyaTestServer
+import Testing
+
+@testable import Moya
+
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
-import MoyaTestServer
-import Testing
-@testable import Moya
 
 private func secretTarget(headers: [String: String]) -> ServerTarget {
     ServerTarget(URL(string: "https://api.example.com")!, "/me", headers: headers)
@@ -22,7 +24,8 @@ struct NetworkLoggerRedactionTests {
     @Test("By default credentials in request headers are hidden, keeping the authorization scheme")
     func requestHeaders() async throws {
         let capture = LogCapture()
-        _ = await sendWithPlugins(secretTarget(headers: secretHeaders), plugins: [NetworkLoggerPlugin(configuration: capturing(capture, .requestHeaders))], stub: true)
+        _ = await sendWithPlugins(
+            secretTarget(headers: secretHeaders), plugins: [NetworkLoggerPlugin(configuration: capturing(capture, .requestHeaders))], stub: true)
         let headers = try #require(capture.batches.first?.last)
         #expect(headers.contains(#""Authorization": "Bearer ***""#))
         #expect(headers.contains(#""Cookie": "***""#))
@@ -37,7 +40,9 @@ struct NetworkLoggerRedactionTests {
         let capture = LogCapture()
         var redaction = NetworkLoggerPlugin.Configuration.Redaction.default.redacting(headers: "x-api-key")
         redaction.replacement = "[hidden]"
-        _ = await sendWithPlugins(secretTarget(headers: secretHeaders), plugins: [NetworkLoggerPlugin(configuration: capturing(capture, .requestHeaders, redaction: redaction))], stub: true)
+        _ = await sendWithPlugins(
+            secretTarget(headers: secretHeaders), plugins: [NetworkLoggerPlugin(configuration: capturing(capture, .requestHeaders, redaction: redaction))],
+            stub: true)
         let headers = try #require(capture.batches.first?.last)
         #expect(headers.contains(#""X-Api-Key": "[hidden]""#))
         #expect(headers.contains(#""Authorization": "Bearer [hidden]""#))
@@ -47,7 +52,9 @@ struct NetworkLoggerRedactionTests {
     @Test("Redaction can be turned off, logging headers as Moya does")
     func disabled() async throws {
         let capture = LogCapture()
-        _ = await sendWithPlugins(secretTarget(headers: secretHeaders), plugins: [NetworkLoggerPlugin(configuration: capturing(capture, [.requestHeaders, .formatRequestAscURL], redaction: .disabled))], stub: true)
+        _ = await sendWithPlugins(
+            secretTarget(headers: secretHeaders),
+            plugins: [NetworkLoggerPlugin(configuration: capturing(capture, [.requestHeaders, .formatRequestAscURL], redaction: .disabled))], stub: true)
         let command = try #require(capture.entries.first)
         #expect(command.contains(#"-H "Authorization: Bearer s3cret-token""#))
         #expect(NetworkLoggerPlugin.Configuration.Redaction.disabled.headerNames.isEmpty)
@@ -88,12 +95,15 @@ struct NetworkLoggerRedactionTests {
         let capture = LogCapture()
         let provider = MoyaProvider<GitHub>(
             endpointClosure: { target in
-                Endpoint(url: URL(target: target).absoluteString,
-                         sampleResponseClosure: {
-                             .response(HTTPURLResponse(url: URL(target: target), statusCode: 200, httpVersion: nil,
-                                                       headerFields: ["Set-Cookie": "session=s3cret", "X-Kind": "stub"])!, Data())
-                         },
-                         method: target.method, task: target.task, httpHeaderFields: target.headers)
+                Endpoint(
+                    url: URL(target: target).absoluteString,
+                    sampleResponseClosure: {
+                        .response(
+                            HTTPURLResponse(
+                                url: URL(target: target), statusCode: 200, httpVersion: nil,
+                                headerFields: ["Set-Cookie": "session=s3cret", "X-Kind": "stub"])!, Data())
+                    },
+                    method: target.method, task: target.task, httpHeaderFields: target.headers)
             },
             stubClosure: MoyaProvider.immediatelyStub,
             plugins: [NetworkLoggerPlugin(configuration: capturing(capture, .default))]
@@ -168,7 +178,8 @@ struct CustomCURLRedactionTests {
     @Test("Without redaction the request type's text is logged as it is")
     func unredacted() throws {
         let capture = LogCapture()
-        NetworkLoggerPlugin(configuration: capturing(capture, [.formatRequestAscURL], redaction: .disabled)).willSend(ForeignRequest(command: command), target: GitHub.zen)
+        NetworkLoggerPlugin(configuration: capturing(capture, [.formatRequestAscURL], redaction: .disabled)).willSend(
+            ForeignRequest(command: command), target: GitHub.zen)
         #expect(capture.entries.first == "Request|" + command)
     }
 }

@@ -1,12 +1,14 @@
 import Foundation
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
 import InMemoryLogging
 import Logging
 import MoyaTestServer
 import Testing
+
 @testable import Moya
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
 
 /// An API whose targets carry secrets in their associated values.
 private enum AccountAPI: TargetType {
@@ -60,9 +62,10 @@ private enum TalkativeAPI: TargetType, CustomStringConvertible {
 private func failingProvider<T: TargetType>(_: T.Type, plugins: [PluginType]) -> MoyaProvider<T> {
     MoyaProvider<T>(
         endpointClosure: { target in
-            Endpoint(url: URL(target: target).absoluteString,
-                     sampleResponseClosure: { .networkError(NSError(domain: "Test", code: 7, userInfo: nil)) },
-                     method: target.method, task: target.task, httpHeaderFields: target.headers)
+            Endpoint(
+                url: URL(target: target).absoluteString,
+                sampleResponseClosure: { .networkError(NSError(domain: "Test", code: 7, userInfo: nil)) },
+                method: target.method, task: target.task, httpHeaderFields: target.headers)
         },
         stubClosure: MoyaProvider.immediatelyStub,
         plugins: plugins
@@ -121,7 +124,8 @@ struct NetworkLoggerSecretsTests {
 
     @Test("Query parameters named like credentials are hidden in the request entry and the cURL form")
     func queryParameters() async throws {
-        let target = ServerTarget(URL(string: "https://api.example.com")!, "/search", task: .requestParameters(parameters: Self.query, encoding: URLEncoding.queryString))
+        let target = ServerTarget(
+            URL(string: "https://api.example.com")!, "/search", task: .requestParameters(parameters: Self.query, encoding: URLEncoding.queryString))
         let capture = LogCapture()
         _ = await sendWithPlugins(target, plugins: [NetworkLoggerPlugin(configuration: capturing(capture, .verbose))], stub: true)
         #expect(capture.entries.first == "Request|https://api.example.com/search?Token=***&api_key=***&page=2&password=***")
@@ -139,7 +143,8 @@ struct NetworkLoggerSecretsTests {
         let server = try TestServer.start()
         defer { #expect(throws: Never.self) { try server.shutdown() } }
         let capture = LogCapture()
-        let target = ServerTarget(server.baseURL, "/echo", task: .requestParameters(parameters: ["access_token": "s3cret-token", "q": "moya"], encoding: URLEncoding.queryString))
+        let target = ServerTarget(
+            server.baseURL, "/echo", task: .requestParameters(parameters: ["access_token": "s3cret-token", "q": "moya"], encoding: URLEncoding.queryString))
         let result = await sendWithPlugins(target, plugins: [NetworkLoggerPlugin(configuration: capturing(capture, .verbose))])
         #expect(result.response?.statusCode == 200)
         #expect(server.receivedRequests.first?.query == "access_token=s3cret-token&q=moya")
@@ -163,13 +168,16 @@ struct NetworkLoggerSecretsTests {
     @Test("The error entry hides parameters of the URLs it shows")
     func errorEntry() async throws {
         let capture = LogCapture()
-        let failure = NSError(domain: "Test", code: 7, userInfo: [
-            NSLocalizedDescriptionKey: "Could not load https://api.example.com/a?api_key=s3cret-key&q=1 (as https://ann:s3cret-pw@api.example.com/a).",
-        ])
+        let failure = NSError(
+            domain: "Test", code: 7,
+            userInfo: [
+                NSLocalizedDescriptionKey: "Could not load https://api.example.com/a?api_key=s3cret-key&q=1 (as https://ann:s3cret-pw@api.example.com/a)."
+            ])
         let provider = MoyaProvider<ServerTarget>(
             endpointClosure: { target in
-                Endpoint(url: URL(target: target).absoluteString, sampleResponseClosure: { .networkError(failure) },
-                         method: target.method, task: target.task, httpHeaderFields: target.headers)
+                Endpoint(
+                    url: URL(target: target).absoluteString, sampleResponseClosure: { .networkError(failure) },
+                    method: target.method, task: target.task, httpHeaderFields: target.headers)
             },
             stubClosure: MoyaProvider.immediatelyStub,
             plugins: [NetworkLoggerPlugin(configuration: capturing(capture, .default))]
@@ -193,8 +201,9 @@ struct NetworkLoggerSecretsTests {
     @Test("JSON bodies: credential fields are hidden at any depth and the rest is left as it was written")
     func jsonBody() async throws {
         let capture = LogCapture()
-        let target = ServerTarget(URL(string: "https://api.example.com")!, "/users", method: .post,
-                                  task: .requestData(Data(Self.jsonBody.utf8)), headers: ["Content-Type": "application/json; charset=utf-8"])
+        let target = ServerTarget(
+            URL(string: "https://api.example.com")!, "/users", method: .post,
+            task: .requestData(Data(Self.jsonBody.utf8)), headers: ["Content-Type": "application/json; charset=utf-8"])
         _ = await sendWithPlugins(target, plugins: [NetworkLoggerPlugin(configuration: capturing(capture, [.requestBody, .formatRequestAscURL]))], stub: true)
         let expected = """
             {"user": {"name": "ann", "Password": "***", "pin": "***"},
@@ -214,8 +223,9 @@ struct NetworkLoggerSecretsTests {
     @Test("JSON bodies of targets (JSONEncoding) and of responses")
     func encodedJSONAndResponse() async throws {
         let capture = LogCapture()
-        _ = await send(MoyaProvider<AccountAPI>(stubClosure: MoyaProvider.immediatelyStub, plugins: [NetworkLoggerPlugin(configuration: capturing(capture, .verbose))]),
-                       .login(username: "alice", password: "s3cret-pw"))
+        _ = await send(
+            MoyaProvider<AccountAPI>(stubClosure: MoyaProvider.immediatelyStub, plugins: [NetworkLoggerPlugin(configuration: capturing(capture, .verbose))]),
+            .login(username: "alice", password: "s3cret-pw"))
         let text = capture.entries.joined(separator: "\n")
         #expect(text.contains(#""password":"***""#), "\(text)")
         #expect(text.contains(#""username":"alice""#))
@@ -226,8 +236,9 @@ struct NetworkLoggerSecretsTests {
     @Test("Form bodies, declared or not, hide credential fields")
     func formBody() async throws {
         let capture = LogCapture()
-        let encoded = ServerTarget(URL(string: "https://api.example.com")!, "/login", method: .post,
-                                   task: .requestParameters(parameters: ["username": "ann", "password": "s3cret pw", "client_secret": "s3cret-cs"], encoding: URLEncoding.httpBody))
+        let encoded = ServerTarget(
+            URL(string: "https://api.example.com")!, "/login", method: .post,
+            task: .requestParameters(parameters: ["username": "ann", "password": "s3cret pw", "client_secret": "s3cret-cs"], encoding: URLEncoding.httpBody))
         _ = await sendWithPlugins(encoded, plugins: [NetworkLoggerPlugin(configuration: capturing(capture, .requestBody))], stub: true)
         #expect(capture.entries.contains("Request Body|client_secret=***&password=***&username=ann"))
 
@@ -273,8 +284,9 @@ struct NetworkLoggerSecretsTests {
 
     @Test("Names can be added and removed; disabled logs everything")
     func configuration() async throws {
-        let target = ServerTarget(URL(string: "https://api.example.com")!, "/search",
-                                  task: .requestParameters(parameters: ["key": "k", "pass_phrase": "p", "token": "t"], encoding: URLEncoding.queryString))
+        let target = ServerTarget(
+            URL(string: "https://api.example.com")!, "/search",
+            task: .requestParameters(parameters: ["key": "k", "pass_phrase": "p", "token": "t"], encoding: URLEncoding.queryString))
         let custom = Redaction.default.revealing(parameters: "KEY").redacting(parameters: "passPhrase")
         #expect(!custom.parameterNames.contains("key"))
         let capture = LogCapture()

@@ -1,10 +1,12 @@
 import Foundation
+import MoyaTestServer
+import Testing
+
+@testable import Moya
+
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
-import MoyaTestServer
-import Testing
-@testable import Moya
 
 /// The seed documents' authentication examples, against the in-process server.
 @Suite("Seed authentication examples")
@@ -29,10 +31,13 @@ final class SeedAuthenticationTests {
     @Test("CredentialsPlugin for every request")
     func credentialsForEveryRequest() async throws {
         // As in the seed:
-        let provider = MoyaProvider<YourAPI>(endpointClosure: endpoints, plugins: [CredentialsPlugin { _ -> URLCredential? in
-                return URLCredential(user: "user", password: "passwd", persistence: .none)
-            }
-        ])
+        let provider = MoyaProvider<YourAPI>(
+            endpointClosure: endpoints,
+            plugins: [
+                CredentialsPlugin { _ -> URLCredential? in
+                    return URLCredential(user: "user", password: "passwd", persistence: .none)
+                }
+            ])
         let response = try await send(provider, .targetThatNeedsAuthentication).get()
         #expect(response.statusCode == 200)
     }
@@ -40,15 +45,18 @@ final class SeedAuthenticationTests {
     @Test("CredentialsPlugin per target")
     func credentialsPerTarget() async throws {
         // As in the seed:
-        let provider = MoyaProvider<YourAPI>(endpointClosure: endpoints, plugins: [CredentialsPlugin { target -> URLCredential? in
-                switch target {
-                case YourAPI.targetThatNeedsAuthentication:
-                    return URLCredential(user: "user", password: "passwd", persistence: .none)
-                default:
-                    return nil
+        let provider = MoyaProvider<YourAPI>(
+            endpointClosure: endpoints,
+            plugins: [
+                CredentialsPlugin { target -> URLCredential? in
+                    switch target {
+                    case YourAPI.targetThatNeedsAuthentication:
+                        return URLCredential(user: "user", password: "passwd", persistence: .none)
+                    default:
+                        return nil
+                    }
                 }
-            }
-        ])
+            ])
         #expect(try await send(provider, .targetThatNeedsAuthentication).get().statusCode == 200)
         let open = try await send(provider, .targetDoesNotNeedAuth).get()
         #expect(try echo(of: .success(open)).headers["authorization"] == nil)
@@ -76,13 +84,15 @@ final class SeedAuthenticationTests {
         // As in the seed, with Moya 15's `try endpoint.urlRequest()` (the seed reads a property
         // that is a throwing method) and `@escaping` (`done` is called later).
         let requestClosure = { (endpoint: Endpoint, done: @escaping MoyaProvider.RequestResultClosure) in
-            let request = try! endpoint.urlRequest() // This is the request Moya generates
-            YourAwesomeOAuthProvider.signRequest(request, completion: { signedRequest in
-                // The OAuth provider can make its own network calls to sign your request.
-                // However, you *must* call `done()` with the signed so that Moya can
-                // actually send it!
-                done(.success(signedRequest))
-            })
+            let request = try! endpoint.urlRequest()  // This is the request Moya generates
+            YourAwesomeOAuthProvider.signRequest(
+                request,
+                completion: { signedRequest in
+                    // The OAuth provider can make its own network calls to sign your request.
+                    // However, you *must* call `done()` with the signed so that Moya can
+                    // actually send it!
+                    done(.success(signedRequest))
+                })
         }
         let provider = MoyaProvider<YourAPI>(endpointClosure: endpoints, requestClosure: requestClosure)
         let signed = try echo(of: await send(provider, .targetDoesNotNeedAuth))

@@ -1,10 +1,12 @@
 import Foundation
+import MoyaTestServer
+import Testing
+
+@testable import Moya
+
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
-import MoyaTestServer
-import Testing
-@testable import Moya
 
 /// The common case that the provider sends through one `DirectRequest` (no plugins,
 /// interceptors, progress, stubs, in-flight tracking or trust manager) behaves as the general
@@ -79,10 +81,11 @@ final class DirectRequestTests {
         let calls = Recorder<Int>()
         let token = Recorder<any Cancellable>()
         let result: UncheckedResult = await withCheckedContinuation { continuation in
-            token.append(provider.request(ServerTarget(base, "/echo"), callbackQueue: .global()) { result in
-                calls.append(1)
-                continuation.resume(returning: UncheckedResult(result))
-            })
+            token.append(
+                provider.request(ServerTarget(base, "/echo"), callbackQueue: .global()) { result in
+                    calls.append(1)
+                    continuation.resume(returning: UncheckedResult(result))
+                })
         }
         #expect(try result.result.get().statusCode == 200)
         let cancellable = try #require(token.values.first)

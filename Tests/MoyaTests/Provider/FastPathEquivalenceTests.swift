@@ -1,9 +1,11 @@
 import Foundation
+import Testing
+
+@testable import Moya
+
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
-import Testing
-@testable import Moya
 
 /// The hot path writes URLs and queries as strings instead of going through Foundation's
 /// `appendingPathComponent` and `URLComponents`. These tests hold the fast code to exactly what
@@ -61,17 +63,21 @@ struct FastPathEquivalenceTests {
         }
     }
 
-    @Test("An endpoint with URL parameters parses its URL once and gets what URLEncoding.encode gives", arguments: [
-        "https://example.com/p", "https://example.com/p?a=1", "https://example.com/p#f", "https://example.com/p?a=1#f",
-    ])
+    @Test(
+        "An endpoint with URL parameters parses its URL once and gets what URLEncoding.encode gives",
+        arguments: [
+            "https://example.com/p", "https://example.com/p?a=1", "https://example.com/p#f", "https://example.com/p?a=1#f",
+        ])
     func endpointQuery(url: String) throws {
         let parameters: [String: Any] = ["q": "a b", "n": [1, 2]]
-        let endpoint = Endpoint(url: url, sampleResponseClosure: { .networkResponse(200, Data()) }, method: .get,
-                                task: .requestParameters(parameters: parameters, encoding: URLEncoding.default))
+        let endpoint = Endpoint(
+            url: url, sampleResponseClosure: { .networkResponse(200, Data()) }, method: .get,
+            task: .requestParameters(parameters: parameters, encoding: URLEncoding.default))
         let viaEncoder = try URLEncoding.default.encode(URLRequest(url: try #require(URL(string: url))), with: parameters)
         #expect(try endpoint.urlRequest().url == viaEncoder.url)
-        let invalid = Endpoint(url: "https://exa mple.com/p", sampleResponseClosure: { .networkResponse(200, Data()) }, method: .get,
-                               task: .requestParameters(parameters: parameters, encoding: URLEncoding.default))
+        let invalid = Endpoint(
+            url: "https://exa mple.com/p", sampleResponseClosure: { .networkResponse(200, Data()) }, method: .get,
+            task: .requestParameters(parameters: parameters, encoding: URLEncoding.default))
         #expect(throws: MoyaError.self) { try invalid.urlRequest() }
         do {
             _ = try invalid.urlRequest()
@@ -91,12 +97,14 @@ struct FastPathEquivalenceTests {
         return components.url
     }
 
-    @Test("Appending a query equals URLComponents", arguments: [
-        "https://example.com", "https://example.com/", "https://example.com/p", "https://example.com/p?",
-        "https://example.com/p?a=1", "https://example.com/p?a=1#f", "https://example.com/p#f", "https://example.com/p#",
-        "https://example.com/p?#", "https://u:p@example.com:81/p/q;r?s=t&u#v?w", "http://[::1]:8080/x?y",
-        "https://example.com/a%20b?c%20d=e#f%20g", "mailto:a@b.c", "urn:isbn:123",
-    ])
+    @Test(
+        "Appending a query equals URLComponents",
+        arguments: [
+            "https://example.com", "https://example.com/", "https://example.com/p", "https://example.com/p?",
+            "https://example.com/p?a=1", "https://example.com/p?a=1#f", "https://example.com/p#f", "https://example.com/p#",
+            "https://example.com/p?#", "https://u:p@example.com:81/p/q;r?s=t&u#v?w", "http://[::1]:8080/x?y",
+            "https://example.com/a%20b?c%20d=e#f%20g", "mailto:a@b.c", "urn:isbn:123",
+        ])
     func appendedQuery(url: String) throws {
         let base = try #require(URL(string: url))
         let parameters: [String: Any] = ["b": [1, 2], "a": "x y", "c": ["d": true, "e": "é"]]
@@ -107,12 +115,14 @@ struct FastPathEquivalenceTests {
         #expect(fast == expected)
     }
 
-    @Test("The query writer gives queryComponents' pairs, for every kind of value", arguments: [
-        URLEncoding.default,
-        URLEncoding(arrayEncoding: .noBrackets, boolEncoding: .literal),
-        URLEncoding(arrayEncoding: .indexInBrackets),
-        URLEncoding(arrayEncoding: .custom { "\($0).\($1)" }),
-    ])
+    @Test(
+        "The query writer gives queryComponents' pairs, for every kind of value",
+        arguments: [
+            URLEncoding.default,
+            URLEncoding(arrayEncoding: .noBrackets, boolEncoding: .literal),
+            URLEncoding(arrayEncoding: .indexInBrackets),
+            URLEncoding(arrayEncoding: .custom { "\($0).\($1)" }),
+        ])
     func queryWriter(encoding: URLEncoding) {
         let optional: String? = "wrapped"
         let values: [Any] = [

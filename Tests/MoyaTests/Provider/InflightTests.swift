@@ -1,10 +1,12 @@
 import Foundation
+import MoyaTestServer
+import Testing
+
+@testable import Moya
+
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
-import MoyaTestServer
-import Testing
-@testable import Moya
 
 @Suite("trackInflights")
 final class InflightTests {
@@ -99,10 +101,11 @@ final class InflightTests {
         var tokens: [Cancellable] = []
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             for name in ["first", "second", "third"] {
-                tokens.append(provider.request(target) { result in
-                    order.append("\(name):\(result.error?.isCancelled == true ? "cancelled" : "\(result.response?.statusCode ?? 0)")")
-                    if order.values.count == 3 { continuation.resume() }
-                })
+                tokens.append(
+                    provider.request(target) { result in
+                        order.append("\(name):\(result.error?.isCancelled == true ? "cancelled" : "\(result.response?.statusCode ?? 0)")")
+                        if order.values.count == 3 { continuation.resume() }
+                    })
             }
             tokens[0].cancel()
             tokens[0].cancel()  // a second cancel does nothing
@@ -121,14 +124,15 @@ final class InflightTests {
         var tokens: [Cancellable] = []
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             for _ in 0..<2 {
-                tokens.append(provider.request(target, callbackQueue: .global()) { result in
-                    results.append(UncheckedResult(result))
-                    if results.values.count == 2 { continuation.resume() }
-                })
+                tokens.append(
+                    provider.request(target, callbackQueue: .global()) { result in
+                        results.append(UncheckedResult(result))
+                        if results.values.count == 2 { continuation.resume() }
+                    })
             }
             #expect(provider.inflightRequests.count == 1)
             #expect(provider.inflightRequests.values.first?.count == 2)
-            tokens.forEach { $0.cancel() }
+            for token in tokens { token.cancel() }
         }
         #expect(results.values.allSatisfy { $0.result.error?.isCancelled == true })
         #expect(provider.inflightRequests.isEmpty)

@@ -1,10 +1,12 @@
 import Foundation
+import MoyaTestServer
+import Testing
+
+@testable import Moya
+
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
-import MoyaTestServer
-import Testing
-@testable import Moya
 
 /// A target that asks `AccessTokenPlugin` for a bearer token.
 private struct TokenTarget: TargetType, AccessTokenAuthorizable {
@@ -59,9 +61,13 @@ final class InvalidHeaderTests {
     /// the header and hides `secret`, and that the server saw nothing at all.
     /// (A secret pasted into the name itself stays in the case, and so in `debugPrint`'s text:
     /// `checksDebugText` is `false` then.)
-    func expectRefused(_ result: Result<Moya.Response, MoyaError>, header name: String, secret: String, checksDebugText: Bool = true, sourceLocation: SourceLocation = #_sourceLocation) {
+    func expectRefused(
+        _ result: Result<Moya.Response, MoyaError>, header name: String, secret: String, checksDebugText: Bool = true,
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) {
         guard case .underlying(let error, nil)? = result.error,
-              let validationError = error as? RequestValidationError else {
+            let validationError = error as? RequestValidationError
+        else {
             Issue.record("expected a RequestValidationError, got \(result)", sourceLocation: sourceLocation)
             return
         }
@@ -72,7 +78,9 @@ final class InvalidHeaderTests {
             texts.append(result.error.map { String(reflecting: $0) } ?? "")
         }
         for text in texts {
-            #expect(text.contains("header \(HTTPSyntax.isToken(name) ? "\"\(name)\"" : "name \(HeaderField.displayName(name))")"), "\(text)", sourceLocation: sourceLocation)
+            #expect(
+                text.contains("header \(HTTPSyntax.isToken(name) ? "\"\(name)\"" : "name \(HeaderField.displayName(name))")"), "\(text)",
+                sourceLocation: sourceLocation)
             #expect(!text.contains(secret), "\(text)", sourceLocation: sourceLocation)
         }
         #expect(server.receivedRequests.isEmpty, sourceLocation: sourceLocation)

@@ -1,10 +1,12 @@
 import Foundation
+import MoyaTestServer
+import Testing
+
+@testable import Moya
+
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
-import MoyaTestServer
-import Testing
-@testable import Moya
 
 @Suite("Real requests against the in-process server")
 final class ProviderNetworkTests {
@@ -43,8 +45,9 @@ final class ProviderNetworkTests {
 
     @Test("A GET reaches the server with the target's path, query, headers and the session headers")
     func echoGet() async throws {
-        let target = ServerTarget(base, "/echo/users", task: .requestParameters(parameters: ["sort": "pushed", "page": 2], encoding: URLEncoding.default),
-                                  headers: ["X-Custom": "yes"])
+        let target = ServerTarget(
+            base, "/echo/users", task: .requestParameters(parameters: ["sort": "pushed", "page": 2], encoding: URLEncoding.default),
+            headers: ["X-Custom": "yes"])
         let result = await send(provider, target)
         let echo = try echo(of: result)
         #expect(echo.method == "GET")
@@ -90,13 +93,18 @@ final class ProviderNetworkTests {
         try await session.shutdown()
     }
 
-    @Test("Bodies of every request task arrive as sent", arguments: [
-        (Task.requestData(Data("raw".utf8)), "raw", nil as String?),
-        (.requestJSONEncodable(["a": 1]), #"{"a":1}"#, "application/json"),
-        (.requestParameters(parameters: ["b": "c d"], encoding: URLEncoding.httpBody), "b=c%20d", "application/x-www-form-urlencoded; charset=utf-8"),
-        (.requestCompositeData(bodyData: Data("x".utf8), urlParameters: ["q": "1"]), "x", nil),
-        (.requestCompositeParameters(bodyParameters: ["k": "v"], bodyEncoding: JSONEncoding.default, urlParameters: ["q": "1"]), #"{"k":"v"}"#, "application/json"),
-    ])
+    @Test(
+        "Bodies of every request task arrive as sent",
+        arguments: [
+            (Task.requestData(Data("raw".utf8)), "raw", nil as String?),
+            (.requestJSONEncodable(["a": 1]), #"{"a":1}"#, "application/json"),
+            (.requestParameters(parameters: ["b": "c d"], encoding: URLEncoding.httpBody), "b=c%20d", "application/x-www-form-urlencoded; charset=utf-8"),
+            (.requestCompositeData(bodyData: Data("x".utf8), urlParameters: ["q": "1"]), "x", nil),
+            (
+                .requestCompositeParameters(bodyParameters: ["k": "v"], bodyEncoding: JSONEncoding.default, urlParameters: ["q": "1"]), #"{"k":"v"}"#,
+                "application/json"
+            ),
+        ])
     func bodies(task: Task, body: String, contentType: String?) async throws {
         let result = await send(provider, ServerTarget(base, "/echo", method: .post, task: task))
         let echo = try echo(of: result)
@@ -107,17 +115,24 @@ final class ProviderNetworkTests {
         if case .requestCompositeParameters = task { #expect(echo.query == "q=1") }
     }
 
-    @Test("The seed's MyService targets send what the docs promise", arguments: [
-        (MyService.createUser(firstName: "James", lastName: "Potter"), "POST", "/users", nil as String?, #"{"first_name":"James","last_name":"Potter"}"# as String?),
-        (.updateUser(id: 123, firstName: "Harry", lastName: "Potter"), "POST", "/users/123", "first_name=Harry&last_name=Potter", nil),
-        (.showUser(id: 7), "GET", "/users/7", nil, nil),
-    ])
+    @Test(
+        "The seed's MyService targets send what the docs promise",
+        arguments: [
+            (
+                MyService.createUser(firstName: "James", lastName: "Potter"), "POST", "/users", nil as String?,
+                #"{"first_name":"James","last_name":"Potter"}"# as String?
+            ),
+            (.updateUser(id: 123, firstName: "Harry", lastName: "Potter"), "POST", "/users/123", "first_name=Harry&last_name=Potter", nil),
+            (.showUser(id: 7), "GET", "/users/7", nil, nil),
+        ])
     func myService(target: MyService, method: String, path: String, query: String?, body: String?) async throws {
         let base = self.base
         let provider = MoyaProvider<MyService>(endpointClosure: { target in
             // The seed's targets name a public host; point them at the local server instead.
             let url = URL(target: target).absoluteString.replacingOccurrences(of: "https://api.myservice.com", with: base.absoluteString + "/echo")
-            return Endpoint(url: url, sampleResponseClosure: { .networkResponse(200, target.sampleData) }, method: target.method, task: target.task, httpHeaderFields: target.headers)
+            return Endpoint(
+                url: url, sampleResponseClosure: { .networkResponse(200, target.sampleData) }, method: target.method, task: target.task,
+                httpHeaderFields: target.headers)
         })
         let echo = try echo(of: await send(provider, target))
         #expect(echo.method == method)
@@ -163,8 +178,9 @@ final class ProviderNetworkTests {
         #expect((loop.error?.underlyingError as? URLError)?.code == .httpTooManyRedirects)
     }
 
-    @Test("Redirects change the method, body and credentials as browsers do, on the direct path and the general pipeline",
-          arguments: [false, true])
+    @Test(
+        "Redirects change the method, body and credentials as browsers do, on the direct path and the general pipeline",
+        arguments: [false, true])
     func redirectSemantics(general: Bool) async throws {
         let provider = MoyaProvider<ServerTarget>(plugins: general ? [RecordingPlugin()] : [])
         func redirect(to location: String, status: Int) throws -> URL {
@@ -192,7 +208,8 @@ final class ProviderNetworkTests {
         let withCredentials = Session(configuration: .init(headers: ["Authorization": "Bearer session", "Cookie": "a=b", "X-Other": "kept"]))
         let sessionProvider = MoyaProvider<ServerTarget>(session: withCredentials, plugins: general ? [RecordingPlugin()] : [])
         let backHome = try redirect(to: "\(base.absoluteString)/echo", status: 302).absoluteString
-        let viaOther = try redirect(to: "http://localhost:\(server.port)/redirect-to?url=\(backHome.addingPercentEncoding(withAllowedCharacters: .alphanumerics)!)", status: 302)
+        let viaOther = try redirect(
+            to: "http://localhost:\(server.port)/redirect-to?url=\(backHome.addingPercentEncoding(withAllowedCharacters: .alphanumerics)!)", status: 302)
         let sameOrigin = try echo(of: await send(sessionProvider, ServerTarget(try redirect(to: "/echo", status: 302), "")))
         #expect(sameOrigin.headers["authorization"] == "Bearer session")
         let leftAndBack = try echo(of: await send(sessionProvider, ServerTarget(viaOther, "")))
@@ -213,9 +230,11 @@ final class ProviderNetworkTests {
     func redirectProgress() async throws {
         let progress = Recorder<(Int64, Int64)>()
         let target = ServerTarget(try #require(URL(string: "\(base.absoluteString)/redirect-to?url=/bytes/1000")), "")
-        let result = await send(provider, target, progress: { event in
-            if let object = event.progressObject { progress.append((object.completedUnitCount, object.totalUnitCount)) }
-        })
+        let result = await send(
+            provider, target,
+            progress: { event in
+                if let object = event.progressObject { progress.append((object.completedUnitCount, object.totalUnitCount)) }
+            })
         #expect(try result.get().data.count == 1000)
         #expect(progress.values.allSatisfy { $0.1 == 1000 }, "\(progress.values)")
         #expect(progress.values.last?.0 == 1000)
@@ -250,7 +269,12 @@ final class ProviderNetworkTests {
     @Test("Chunked and fixed-length bodies arrive whole", arguments: [true, false])
     func largeBodies(withLength: Bool) async throws {
         let count = 1_000_000
-        let response = try await send(provider, ServerTarget(base, "/bytes/\(count)", task: .requestParameters(parameters: ["chunk": 65536, "length": withLength], encoding: URLEncoding(boolEncoding: .literal)))).get()
+        let response = try await send(
+            provider,
+            ServerTarget(
+                base, "/bytes/\(count)",
+                task: .requestParameters(parameters: ["chunk": 65536, "length": withLength], encoding: URLEncoding(boolEncoding: .literal)))
+        ).get()
         #expect(response.data.count == count)
         #expect(response.data.enumerated().allSatisfy { $0.element == UInt8($0.offset % 251) })
     }
@@ -258,7 +282,8 @@ final class ProviderNetworkTests {
     @Test("Progress: 4000 bytes in four chunks with a Content-Length")
     func progressKnownLength() async throws {
         let events = Recorder<ProgressResponse>()
-        let target = ServerTarget(base, "/bytes/4000", task: .requestParameters(parameters: ["chunk": 1000, "interval_ms": 100, "length": "true"], encoding: URLEncoding.default))
+        let target = ServerTarget(
+            base, "/bytes/4000", task: .requestParameters(parameters: ["chunk": 1000, "interval_ms": 100, "length": "true"], encoding: URLEncoding.default))
         let result = await send(provider, target, queue: DispatchQueue.global(), progress: { events.append($0) })
         #expect(result.response?.data.count == 4000)
         let values = events.values.map(\.progress)
@@ -280,7 +305,8 @@ final class ProviderNetworkTests {
     @Test("Progress: unknown length reports 0 until the end")
     func progressUnknownLength() async throws {
         let events = Recorder<ProgressResponse>()
-        let target = ServerTarget(base, "/bytes/4000", task: .requestParameters(parameters: ["chunk": 1000, "interval_ms": 100, "length": "false"], encoding: URLEncoding.default))
+        let target = ServerTarget(
+            base, "/bytes/4000", task: .requestParameters(parameters: ["chunk": 1000, "interval_ms": 100, "length": "false"], encoding: URLEncoding.default))
         _ = await send(provider, target, queue: DispatchQueue.global(), progress: { events.append($0) })
         let values = events.values.map(\.progress)
         #expect(values.count >= 3, "\(values)")
@@ -404,11 +430,13 @@ final class ProviderNetworkTests {
         #expect(calls.values.count == 1)
     }
 
-    @Test("Transport failures become URLErrors", arguments: [
-        ("/drop", URLError.Code.networkConnectionLost),
-        ("/truncate/1000", URLError.Code.networkConnectionLost),
-        ("/malformed", URLError.Code.badServerResponse),
-    ])
+    @Test(
+        "Transport failures become URLErrors",
+        arguments: [
+            ("/drop", URLError.Code.networkConnectionLost),
+            ("/truncate/1000", URLError.Code.networkConnectionLost),
+            ("/malformed", URLError.Code.badServerResponse),
+        ])
     func transportFailures(path: String, code: URLError.Code) async throws {
         let result = await send(provider, ServerTarget(base, path))
         let error = try #require(result.error)

@@ -1,9 +1,11 @@
 import Foundation
+import Testing
+
+@testable import Moya
+
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
-import Testing
-@testable import Moya
 
 @Suite("Stubbed requests")
 struct ProviderStubTests {
@@ -76,8 +78,9 @@ struct ProviderStubTests {
         let target = ServerTarget(base, "/x", validationType: .successCodes)
         let provider = MoyaProvider<ServerTarget>(
             endpointClosure: { target in
-                Endpoint(url: URL(target: target).absoluteString, sampleResponseClosure: { .networkResponse(404, Data("nope".utf8)) },
-                         method: target.method, task: target.task, httpHeaderFields: target.headers)
+                Endpoint(
+                    url: URL(target: target).absoluteString, sampleResponseClosure: { .networkResponse(404, Data("nope".utf8)) },
+                    method: target.method, task: target.task, httpHeaderFields: target.headers)
             },
             stubClosure: MoyaProvider.immediatelyStub
         )
@@ -218,8 +221,9 @@ struct ProviderStubTests {
         }
         let provider = MoyaProvider<Broken>(
             endpointClosure: { target in
-                Endpoint(url: target.path.isEmpty ? "http://exa mple.com/a b" : URL(target: target).absoluteString,
-                         sampleResponseClosure: { .networkResponse(200, Data()) }, method: target.method, task: target.task)
+                Endpoint(
+                    url: target.path.isEmpty ? "http://exa mple.com/a b" : URL(target: target).absoluteString,
+                    sampleResponseClosure: { .networkResponse(200, Data()) }, method: target.method, task: target.task)
             },
             stubClosure: MoyaProvider.immediatelyStub
         )

@@ -1,10 +1,12 @@
 import Foundation
+import MoyaTestServer
+import Testing
+
+@testable import Moya
+
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
-import MoyaTestServer
-import Testing
-@testable import Moya
 
 /// Requests that cannot be sent as they are fail with an error naming the cause, before anything
 /// is sent, through the provider's direct path and its general pipeline (a plugin takes part).

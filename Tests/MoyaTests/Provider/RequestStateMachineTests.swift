@@ -1,11 +1,13 @@
 import Dispatch
 import Foundation
+import MoyaTestServer
+import Testing
+
+@testable import Moya
+
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
-import MoyaTestServer
-import Testing
-@testable import Moya
 
 /// The request's state machine on its own, without a network: every transition, then the races
 /// that matter through the objects that own one.
@@ -28,17 +30,29 @@ struct RequestStateMachineTests {
         let sent = machine.requestBuilt()
         #expect(sent)
         #expect(machine.phase == .running)
-        guard case .proceed = machine.workStarted(1) else { Issue.record("work refused"); return }
-        guard case .deliver(let callers) = machine.finished() else { Issue.record("nothing delivered"); return }
+        guard case .proceed = machine.workStarted(1) else {
+            Issue.record("work refused")
+            return
+        }
+        guard case .deliver(let callers) = machine.finished() else {
+            Issue.record("nothing delivered")
+            return
+        }
         #expect(callers.map(\.id) == ids)
         #expect(machine.phase == .finished)
-        guard case .none = machine.finished() else { Issue.record("delivered twice"); return }
+        guard case .none = machine.finished() else {
+            Issue.record("delivered twice")
+            return
+        }
     }
 
     @Test("building → finished: the request closure failed")
     func requestClosureFailure() {
         var (machine, _) = Self.subscribed()
-        guard case .deliver(let callers) = machine.finished() else { Issue.record("nothing delivered"); return }
+        guard case .deliver(let callers) = machine.finished() else {
+            Issue.record("nothing delivered")
+            return
+        }
         #expect(Array(callers).count == 1)
         let sent = machine.requestBuilt()
         #expect(!sent)
@@ -57,7 +71,10 @@ struct RequestStateMachineTests {
     @Test("Cancelled while building: the caller gets the cancellation, nothing is sent")
     func cancelWhileBuilding() {
         var (machine, ids) = Self.subscribed()
-        guard case .stop(let caller, let work) = machine.cancelled(subscriber: ids[0]) else { Issue.record("not stopped"); return }
+        guard case .stop(let caller, let work) = machine.cancelled(subscriber: ids[0]) else {
+            Issue.record("not stopped")
+            return
+        }
         #expect(caller.id == ids[0])
         #expect(work == nil)
         let sent = machine.requestBuilt()
@@ -70,9 +87,15 @@ struct RequestStateMachineTests {
         var (machine, ids) = Self.subscribed()
         _ = machine.requestBuilt()
         _ = machine.workStarted(7)
-        guard case .stop(_, let work) = machine.cancelled(subscriber: ids[0]) else { Issue.record("not stopped"); return }
+        guard case .stop(_, let work) = machine.cancelled(subscriber: ids[0]) else {
+            Issue.record("not stopped")
+            return
+        }
         #expect(work == 7)
-        guard case .none = machine.finished() else { Issue.record("delivered after the cancel"); return }
+        guard case .none = machine.finished() else {
+            Issue.record("delivered after the cancel")
+            return
+        }
     }
 
     @Test("Work that starts after the end is stopped at once")
@@ -80,7 +103,10 @@ struct RequestStateMachineTests {
         var (machine, ids) = Self.subscribed()
         _ = machine.requestBuilt()
         _ = machine.cancelled(subscriber: ids[0])
-        guard case .stop(let work) = machine.workStarted(3) else { Issue.record("late work kept"); return }
+        guard case .stop(let work) = machine.workStarted(3) else {
+            Issue.record("late work kept")
+            return
+        }
         #expect(work == 3)
     }
 
@@ -91,7 +117,10 @@ struct RequestStateMachineTests {
         _ = machine.workStarted(1)
         #expect(machine.redirected())
         _ = machine.workStarted(2)
-        guard case .stop(_, let work) = machine.cancelled(subscriber: ids[0]) else { Issue.record("not stopped"); return }
+        guard case .stop(_, let work) = machine.cancelled(subscriber: ids[0]) else {
+            Issue.record("not stopped")
+            return
+        }
         #expect(work == 2)
         #expect(!machine.redirected())
     }
@@ -101,11 +130,23 @@ struct RequestStateMachineTests {
         var (machine, ids) = Self.subscribed(3)
         _ = machine.requestBuilt()
         _ = machine.workStarted(9)
-        guard case .detach(let first) = machine.cancelled(subscriber: ids[1]) else { Issue.record("not detached"); return }
+        guard case .detach(let first) = machine.cancelled(subscriber: ids[1]) else {
+            Issue.record("not detached")
+            return
+        }
         #expect(first.id == ids[1])
-        guard case .none = machine.cancelled(subscriber: ids[1]) else { Issue.record("cancelled twice"); return }
-        guard case .detach = machine.cancelled(subscriber: ids[0]) else { Issue.record("not detached"); return }
-        guard case .stop(let last, let work) = machine.cancelled(subscriber: ids[2]) else { Issue.record("not stopped"); return }
+        guard case .none = machine.cancelled(subscriber: ids[1]) else {
+            Issue.record("cancelled twice")
+            return
+        }
+        guard case .detach = machine.cancelled(subscriber: ids[0]) else {
+            Issue.record("not detached")
+            return
+        }
+        guard case .stop(let last, let work) = machine.cancelled(subscriber: ids[2]) else {
+            Issue.record("not stopped")
+            return
+        }
         #expect(last.id == ids[2])
         #expect(work == 9)
     }
@@ -118,7 +159,10 @@ struct RequestStateMachineTests {
         let joined = machine.subscribe({ _ in }, callbackQueue: nil)
         #expect(joined == nil)
         #expect(!machine.isCancelled(subscriber: ids[0]))
-        guard case .none = machine.cancelled(subscriber: ids[0]) else { Issue.record("cancelled after the result"); return }
+        guard case .none = machine.cancelled(subscriber: ids[0]) else {
+            Issue.record("cancelled after the result")
+            return
+        }
         #expect(machine.isCancelled(subscriber: ids[0]))
     }
 
@@ -131,7 +175,8 @@ struct RequestStateMachineTests {
         return (flight, RequestTicket(flight: flight, subscriberID: id))
     }
 
-    private static let endpoint = Endpoint(url: "https://example.com", sampleResponseClosure: { .networkResponse(200, Data()) }, method: .get, task: .requestPlain, httpHeaderFields: nil)
+    private static let endpoint = Endpoint(
+        url: "https://example.com", sampleResponseClosure: { .networkResponse(200, Data()) }, method: .get, task: .requestPlain, httpHeaderFields: nil)
 
     private static func response() -> Moya.Response {
         Moya.Response(statusCode: 200, data: Data())
@@ -319,8 +364,8 @@ private final class DelayingRetrier: RequestInterceptor, Sendable {
     }
 }
 
-private extension Result {
-    var error: Failure? {
+extension Result {
+    fileprivate var error: Failure? {
         if case .failure(let error) = self { return error }
         return nil
     }

@@ -1,12 +1,14 @@
 import Foundation
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
 import MoyaTestServer
 import NIOCore
 import NIOHTTP1
 import Testing
+
 @testable import Moya
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
 
 /// `Session.Configuration.maximumResponseBodySize`: a response body over the limit fails the
 /// request with one clear error, early, and is never held in memory.
@@ -36,7 +38,8 @@ final class ResponseBodyLimitTests {
 
     private func bodyTooLarge(_ result: Result<Moya.Response, MoyaError>) -> (limit: Int64, announced: Int64?)? {
         guard case .underlying(let error as SessionError, nil)? = result.error,
-              case let .responseBodyTooLarge(limit, announced) = error else {
+            case .responseBodyTooLarge(let limit, let announced) = error
+        else {
             return nil
         }
         return (limit, announced)
@@ -50,8 +53,9 @@ final class ResponseBodyLimitTests {
         #expect(Session.Configuration(URLSessionConfiguration.default).maximumResponseBodySize == Int64(100 * 1024 * 1024))
     }
 
-    @Test("A body streamed without Content-Length past the limit stops the transfer at once, keeping no more than the limit",
-          arguments: [false, true])
+    @Test(
+        "A body streamed without Content-Length past the limit stops the transfer at once, keeping no more than the limit",
+        arguments: [false, true])
     func streamedOverLimit(general: Bool) async throws {
         let session = limitedSession(Int64(Self.mebibyte))
         // 64 MiB in 64 KiB chunks, one every 10 ms: the whole body would take over 10 seconds.

@@ -1,10 +1,12 @@
 import Foundation
+import MoyaTestServer
+import Testing
+
+@testable import Moya
+
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
-import MoyaTestServer
-import Testing
-@testable import Moya
 
 @Suite("HTTPS: public-key (SPKI SHA-256) pinning against the in-process HTTPS server")
 final class PublicKeyPinningTests {
@@ -14,11 +16,11 @@ final class PublicKeyPinningTests {
     static let otherPin = "8UV33IG/e6rhRF9tRdyXyjCbWrxIp54v3HN4VYFNuYY="
     /// The test server's public key, from `openssl x509 -pubkey -noout`.
     static let serverPublicKeyPEM = """
-    -----BEGIN PUBLIC KEY-----
-    MFkwEwYHKoZIzj0CAQYIKoZIzj0DAQcDQgAEYmn0Q/G+kITuIJGZpu8Datn31/Nn
-    Nq0LvI3wfsrIHyf5M6pgTJXCLoHDSF6Buq2hzmlpzM/E0FtoX4DdYt4ABg==
-    -----END PUBLIC KEY-----
-    """
+        -----BEGIN PUBLIC KEY-----
+        MFkwEwYHKoZIzj0CAQYIKoZIzj0DAQcDQgAEYmn0Q/G+kITuIJGZpu8Datn31/Nn
+        Nq0LvI3wfsrIHyf5M6pgTJXCLoHDSF6Buq2hzmlpzM/E0FtoX4DdYt4ABg==
+        -----END PUBLIC KEY-----
+        """
 
     let server: TestServer
     var base: URL { server.baseURL }
@@ -32,17 +34,20 @@ final class PublicKeyPinningTests {
     }
 
     static func evaluator(_ pins: [String], performDefaultValidation: Bool = false, validateHost: Bool = true) throws -> PublicKeysTrustEvaluator {
-        PublicKeysTrustEvaluator(keys: try pins.map { try PublicKeyPin(base64: $0) }, performDefaultValidation: performDefaultValidation, validateHost: validateHost)
+        PublicKeysTrustEvaluator(
+            keys: try pins.map { try PublicKeyPin(base64: $0) }, performDefaultValidation: performDefaultValidation, validateHost: validateHost)
     }
 
     static func session(_ evaluators: [String: any ServerTrustEvaluating], tls: TLSSettings = TLSSettings(), allHostsMustBeEvaluated: Bool = true) -> Session {
-        Session(configuration: .init(tls: tls, serverTrustManager: ServerTrustManager(allHostsMustBeEvaluated: allHostsMustBeEvaluated, evaluators: evaluators)))
+        Session(
+            configuration: .init(tls: tls, serverTrustManager: ServerTrustManager(allHostsMustBeEvaluated: allHostsMustBeEvaluated, evaluators: evaluators)))
     }
 
     /// POSTs "secret" to /echo on the HTTPS server with `evaluator` for 127.0.0.1.
     func post(with evaluator: any ServerTrustEvaluating, tls: TLSSettings = TLSSettings()) async throws -> Result<Moya.Response, MoyaError> {
         let session = Self.session(["127.0.0.1": evaluator], tls: tls)
-        let result = await send(MoyaProvider<ServerTarget>(session: session), ServerTarget(base, "/echo", method: .post, task: .requestData(Data("secret".utf8))))
+        let result = await send(
+            MoyaProvider<ServerTarget>(session: session), ServerTarget(base, "/echo", method: .post, task: .requestData(Data("secret".utf8))))
         try await session.shutdown()
         return result
     }
@@ -71,8 +76,9 @@ final class PublicKeyPinningTests {
         #expect(try PublicKeyPin(certificate: ServerTrustTests.otherCertificate()).base64EncodedString == Self.otherPin)
         #expect(fromCertificate.description == "sha256/" + Self.serverPin)
         // SHA-256 test vector (FIPS 180-2, "abc").
-        #expect(SHA256Digest.hash(Array("abc".utf8)).map { String(format: "%02x", $0) }.joined()
-            == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")
+        #expect(
+            SHA256Digest.hash(Array("abc".utf8)).map { String(format: "%02x", $0) }.joined()
+                == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")
         #expect(SHA256Digest.hash(Array(repeating: 0x61, count: 1000)).count == 32)
     }
 
@@ -144,7 +150,7 @@ final class PublicKeyPinningTests {
         }
         let lenient = try await request(validateHost: false)
         if case .underlying(let error as URLError, _)? = lenient.error, error.code == .cannotConnectToHost {
-            return // No IPv6 on this machine: nothing to compare.
+            return  // No IPv6 on this machine: nothing to compare.
         }
         #expect(try echo(of: lenient).path == "/echo")
         server.resetRecordedRequests()
@@ -161,7 +167,9 @@ final class PublicKeyPinningTests {
     func redirectToPinnedHostStaysPinned() async throws {
         // localhost and 127.0.0.1 are different hosts for the manager; both reach the server.
         let target = base.appendingPathComponent("echo").absoluteString
-        let redirect = ServerTarget(URL(string: "https://localhost:\(server.port)")!, "/redirect-to", task: .requestParameters(parameters: ["url": target, "status": 307], encoding: URLEncoding.queryString))
+        let redirect = ServerTarget(
+            URL(string: "https://localhost:\(server.port)")!, "/redirect-to",
+            task: .requestParameters(parameters: ["url": target, "status": 307], encoding: URLEncoding.queryString))
 
         let wrong = Self.session(["localhost": DisabledTrustEvaluator(), "127.0.0.1": try Self.evaluator([Self.otherPin])])
         let rejected = await send(MoyaProvider<ServerTarget>(session: wrong), redirect)
@@ -275,7 +283,9 @@ final class PublicKeyPinningTests {
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
         var length = socklen_t(MemoryLayout<sockaddr_in>.size)
         let bound = withUnsafeMutablePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(listener, $0, length) == 0 && listen(listener, 8) == 0 && getsockname(listener, $0, &length) == 0 }
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(listener, $0, length) == 0 && listen(listener, 8) == 0 && getsockname(listener, $0, &length) == 0
+            }
         }
         try #require(bound)
         let port = Int(UInt16(bigEndian: address.sin_port))

@@ -1,10 +1,12 @@
 import Foundation
+import MoyaTestServer
+import Testing
+
+@testable import Moya
+
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
-import MoyaTestServer
-import Testing
-@testable import Moya
 
 @Suite("HTTPS: trust roots and certificate pinning against the in-process HTTPS server")
 final class ServerTrustTests {
@@ -29,7 +31,8 @@ final class ServerTrustTests {
 
     func request(with configuration: Session.Configuration) async throws -> Result<Moya.Response, MoyaError> {
         let session = Session(configuration: configuration)
-        let result = await send(MoyaProvider<ServerTarget>(session: session), ServerTarget(base, "/echo", method: .post, task: .requestData(Data("secret".utf8))))
+        let result = await send(
+            MoyaProvider<ServerTarget>(session: session), ServerTarget(base, "/echo", method: .post, task: .requestData(Data("secret".utf8))))
         try await session.shutdown()
         return result
     }
@@ -150,7 +153,8 @@ final class ClientCertificateTests {
 
     @Test("A client certificate without its key is a clear configuration error")
     func certificateWithoutKey() async throws {
-        let tls = TLSSettings(trustRoots: .certificates([try ServerTrustTests.serverCertificate()]), clientCertificateChain: [try ServerTrustTests.otherCertificate()])
+        let tls = TLSSettings(
+            trustRoots: .certificates([try ServerTrustTests.serverCertificate()]), clientCertificateChain: [try ServerTrustTests.otherCertificate()])
         let result = try await request(with: tls)
         guard case .underlying(let error, nil)? = result.error, case .invalidConfiguration? = error as? TLSError else {
             Issue.record("expected invalidConfiguration, got \(result)")

@@ -1,10 +1,12 @@
 import Foundation
+import MoyaTestServer
+import Testing
+
+@testable import Moya
+
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
-import MoyaTestServer
-import Testing
-@testable import Moya
 
 /// A session with a `ServerTrustManager` follows redirects itself, so that each hop is judged
 /// by its own host's evaluator. These tests check that it follows them as AsyncHTTPClient did.
@@ -21,7 +23,10 @@ final class TrustManagerRedirectTests {
         #expect(throws: Never.self) { try server.shutdown() }
     }
 
-    func request(_ target: ServerTarget, evaluators: [String: any ServerTrustEvaluating]? = nil, redirectPolicy: Session.Configuration.RedirectPolicy = .follow(max: 10, allowCycles: false)) async throws -> Result<Moya.Response, MoyaError> {
+    func request(
+        _ target: ServerTarget, evaluators: [String: any ServerTrustEvaluating]? = nil,
+        redirectPolicy: Session.Configuration.RedirectPolicy = .follow(max: 10, allowCycles: false)
+    ) async throws -> Result<Moya.Response, MoyaError> {
         let manager = ServerTrustManager(evaluators: evaluators ?? ["127.0.0.1": DisabledTrustEvaluator()])
         let session = Session(configuration: .init(redirectPolicy: redirectPolicy, serverTrustManager: manager))
         let result = await send(MoyaProvider<ServerTarget>(session: session), target)
@@ -31,7 +36,8 @@ final class TrustManagerRedirectTests {
 
     func redirectTo(_ url: String, status: Int, method: Moya.Method = .get, body: String? = nil) -> ServerTarget {
         let parameters: [String: Any] = ["url": url, "status": status]
-        let task: Moya.Task = body.map { .requestCompositeData(bodyData: Data($0.utf8), urlParameters: parameters) }
+        let task: Moya.Task =
+            body.map { .requestCompositeData(bodyData: Data($0.utf8), urlParameters: parameters) }
             ?? .requestParameters(parameters: parameters, encoding: URLEncoding.queryString)
         return ServerTarget(base, "/redirect-to", method: method, task: task)
     }

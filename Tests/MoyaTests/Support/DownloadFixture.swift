@@ -1,6 +1,7 @@
 import Foundation
 import MoyaTestServer
 import Testing
+
 @testable import Moya
 
 /// What the download suites share: a test server, a destination directory, a staging directory

@@ -1,8 +1,9 @@
 import Foundation
+import Moya
+
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
-import Moya
 
 /// Records every hook call, in order, and can change requests and results.
 final class RecordingPlugin: PluginType, @unchecked Sendable {

@@ -1,8 +1,9 @@
 import Foundation
+import Moya
+
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
-import Moya
 
 // The target of the seed documents' authentication chapter. The seed writes the cases inside
 // `extension YourAPI: TargetType, AccessTokenAuthorizable { ... }`, which Swift does not allow,
@@ -32,14 +33,14 @@ extension YourAPI: TargetType, AccessTokenAuthorizable {
 
     var authorizationType: AuthorizationType? {
         switch self {
-            case .targetThatNeedsBearerAuth:
-                return .bearer
-            case .targetThatNeedsBasicAuth:
-                return .basic
-            case .targetDoesNotNeedAuth, .targetThatNeedsAuthentication:
-                return .none
-            }
+        case .targetThatNeedsBearerAuth:
+            return .bearer
+        case .targetThatNeedsBasicAuth:
+            return .basic
+        case .targetDoesNotNeedAuth, .targetThatNeedsAuthentication:
+            return .none
         }
+    }
 }
 
 /// Stands in for the seed's `YourAwesomeOAuthProvider`: signs a request later, on another queue.
@@ -68,7 +69,8 @@ func rewritingEndpoints<T: TargetType>(_ replacements: [(String, String)]) -> (T
         for (prefix, replacement) in replacements where url.hasPrefix(prefix) {
             url = replacement + url.dropFirst(prefix.count)
         }
-        return Endpoint(url: url, sampleResponseClosure: { .networkResponse(200, target.sampleData) },
-                        method: target.method, task: target.task, httpHeaderFields: target.headers)
+        return Endpoint(
+            url: url, sampleResponseClosure: { .networkResponse(200, target.sampleData) },
+            method: target.method, task: target.task, httpHeaderFields: target.headers)
     }
 }

@@ -43,7 +43,7 @@ extension GitHub: TargetType {
             return "Half measures are as bad as nothing at all.".data(using: String.Encoding.utf8)!
         case .userProfile(let name):
             return "{\"login\": \"\(name)\", \"id\": 100}".data(using: String.Encoding.utf8)!
-        case .userRepositories(_): // the docs bind `name` here and leave it unused, a warning in Swift 6
+        case .userRepositories(_):  // the docs bind `name` here and leave it unused, a warning in Swift 6
             return "[{\"name\": \"Repo Name\"}]".data(using: String.Encoding.utf8)!
         case .branches:
             return "[{\"name\": \"master\"}]".data(using: String.Encoding.utf8)!
@@ -93,11 +93,11 @@ extension MyService: TargetType {
     }
     var task: Task {
         switch self {
-        case .zen, .showUser, .showAccounts: // Send no parameters
+        case .zen, .showUser, .showAccounts:  // Send no parameters
             return .requestPlain
-        case let .updateUser(_, firstName, lastName):  // Always sends parameters in URL, regardless of which HTTP method is used
+        case .updateUser(_, let firstName, let lastName):  // Always sends parameters in URL, regardless of which HTTP method is used
             return .requestParameters(parameters: ["first_name": firstName, "last_name": lastName], encoding: URLEncoding.queryString)
-        case let .createUser(firstName, lastName): // Always send parameters as JSON in request body
+        case .createUser(let firstName, let lastName):  // Always send parameters as JSON in request body
             return .requestParameters(parameters: ["first_name": firstName, "last_name": lastName], encoding: JSONEncoding.default)
         }
     }
@@ -114,8 +114,9 @@ extension MyService: TargetType {
         case .showAccounts:
             // Provided you have a file named accounts.json in your bundle.
             guard let url = Bundle.main.url(forResource: "accounts", withExtension: "json"),
-                let data = try? Data(contentsOf: url) else {
-                    return Data()
+                let data = try? Data(contentsOf: url)
+            else {
+                return Data()
             }
             return data
         }
@@ -125,8 +126,8 @@ extension MyService: TargetType {
     }
 }
 // MARK: - Helpers
-private extension String {
-    var utf8Encoded: Data {
+extension String {
+    fileprivate var utf8Encoded: Data {
         Data(self.utf8)
     }
 }

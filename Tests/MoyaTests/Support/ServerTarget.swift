@@ -11,8 +11,10 @@ struct ServerTarget: TargetType, CustomStringConvertible {
     var validationType: ValidationType = .none
     var sampleData: Data = Data("sample".utf8)
 
-    init(_ baseURL: URL, _ path: String, method: Moya.Method = .get, task: Task = .requestPlain,
-         headers: [String: String]? = nil, validationType: ValidationType = .none, sampleData: Data = Data("sample".utf8)) {
+    init(
+        _ baseURL: URL, _ path: String, method: Moya.Method = .get, task: Task = .requestPlain,
+        headers: [String: String]? = nil, validationType: ValidationType = .none, sampleData: Data = Data("sample".utf8)
+    ) {
         self.baseURL = baseURL
         self.path = path
         self.method = method

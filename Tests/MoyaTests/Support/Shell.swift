@@ -4,7 +4,8 @@ import Foundation
 /// a function that prints its arguments, and returns the arguments the shell parsed.
 func shellArguments(ofCURL command: String) throws -> [String] {
     guard command.hasPrefix("$ curl ") else { throw ShellError.notACURLCommand(command) }
-    let script = #"args() { for a in "$@"; do printf '%s\0' "$a"; done; }; args "#
+    let script =
+        #"args() { for a in "$@"; do printf '%s\0' "$a"; done; }; args "#
         + command.dropFirst("$ curl ".count)
     let output = try runShell(script)
     return output.split(separator: 0, omittingEmptySubsequences: false).dropLast().map { String(decoding: $0, as: UTF8.self) }

@@ -51,7 +51,7 @@ final class TemporaryDirectory: Sendable {
     private static let randomBlock: [UInt8] = {
         var state: UInt64 = 42
         return (0..<(1 << 20)).map { _ in
-            state = state &* 6364136223846793005 &+ 1442695040888963407
+            state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
             return UInt8(truncatingIfNeeded: state >> 33)
         }
     }()

@@ -1,9 +1,11 @@
 import Foundation
+import Testing
+
+@testable import Moya
+
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
-import Testing
-@testable import Moya
 
 /// One `Content-Disposition` header, the type it should parse to (`nil`: malformed) and the
 /// file name it should give (`nil`: none).
@@ -196,8 +198,10 @@ struct ContentDispositionTests {
 
         // A 300-byte name from the header is cut too.
         let header = "attachment; filename*=UTF-8''" + String(repeating: "%C3%A9", count: 150) + ".txt"
-        let response = try #require(HTTPURLResponse(url: URL(string: "https://example.com/x")!, statusCode: 200, httpVersion: nil,
-                                                    headerFields: ["Content-Disposition": header]))
+        let response = try #require(
+            HTTPURLResponse(
+                url: URL(string: "https://example.com/x")!, statusCode: 200, httpVersion: nil,
+                headerFields: ["Content-Disposition": header]))
         let suggested = DownloadFileName.suggested(for: response)
         #expect(suggested.utf8.count <= 255)
         #expect(suggested.hasSuffix("é.txt"))
@@ -242,9 +246,11 @@ struct ContentDispositionTests {
     @Test("Fuzzing: whatever the header, the chosen name stays in the directory")
     func fuzz() throws {
         var generator = SplitMix64(seed: 0x6d6f_7961)
-        let pieces = ["attachment", "inline", ";", " ", "=", "\"", "\\", "'", "%", "%2F", "%2E", "%00", "%C3%A4", "%ff",
-                      "filename", "filename*", "FILENAME", "UTF-8''", "iso-8859-1''", "..", ".", "/", "a", "b.txt",
-                      "\u{0}", "\u{7F}", "\u{202E}", "é", "日", ",", "\t"]
+        let pieces = [
+            "attachment", "inline", ";", " ", "=", "\"", "\\", "'", "%", "%2F", "%2E", "%00", "%C3%A4", "%ff",
+            "filename", "filename*", "FILENAME", "UTF-8''", "iso-8859-1''", "..", ".", "/", "a", "b.txt",
+            "\u{0}", "\u{7F}", "\u{202E}", "é", "日", ",", "\t",
+        ]
         let directory = URL(fileURLWithPath: "/downloads/here", isDirectory: true)
         for _ in 0..<5000 {
             var header = ""
@@ -256,16 +262,19 @@ struct ContentDispositionTests {
                 }
             }
             _ = ContentDisposition(header)
-            let response = try #require(HTTPURLResponse(url: URL(string: "https://example.com/f")!, statusCode: 200, httpVersion: nil,
-                                                        headerFields: ["Content-Disposition": header]))
+            let response = try #require(
+                HTTPURLResponse(
+                    url: URL(string: "https://example.com/f")!, statusCode: 200, httpVersion: nil,
+                    headerFields: ["Content-Disposition": header]))
             let name = DownloadFileName.suggested(for: response)
             #expect(DownloadFileName.sanitized(name) == name, "\(header.debugDescription) gave \(name.debugDescription)")
             #expect(!name.isEmpty && name != "." && name != ".." && !name.contains("/") && !name.contains("\\"))
             #expect(!name.unicodeScalars.contains { $0.value < 0x20 || (0x7F...0x9F).contains($0.value) })
             #expect(name.utf8.count <= 255)
             let url = directory.appendingPathComponent(name)
-            #expect(url.deletingLastPathComponent().standardizedFileURL.path == directory.standardizedFileURL.path,
-                    "\(header.debugDescription) escaped as \(url.path)")
+            #expect(
+                url.deletingLastPathComponent().standardizedFileURL.path == directory.standardizedFileURL.path,
+                "\(header.debugDescription) escaped as \(url.path)")
         }
     }
 }

@@ -1,4 +1,9 @@
 import Foundation
+import MoyaTestServer
+import Testing
+
+@testable import Moya
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -7,9 +12,6 @@ import Darwin
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
-import MoyaTestServer
-import Testing
-@testable import Moya
 
 @Suite("Download placement never removes more than the one file, and names the cause of a failure")
 final class DownloadPlacementTests {
@@ -40,12 +42,17 @@ final class DownloadPlacementTests {
         try Data("sibling".utf8).write(to: sibling)
 
         for target in [inner.appendingPathComponent(".."), inner, URL(fileURLWithPath: inner.path + "/")] {
-            let result = await send(provider, ServerTarget(base, "/bytes/100", task: .downloadDestination { _, _ in
-                (target, [.removePreviousFile, .createIntermediateDirectories])
-            }))
+            let result = await send(
+                provider,
+                ServerTarget(
+                    base, "/bytes/100",
+                    task: .downloadDestination { _, _ in
+                        (target, [.removePreviousFile, .createIntermediateDirectories])
+                    }))
             let error = try #require(result.error, "\(target.path) should fail")
             guard case .moveFailed(_, _, let underlying)? = error.underlyingError as? FileTransferError,
-                  case .isDirectory? = underlying as? FileTransferError else {
+                case .isDirectory? = underlying as? FileTransferError
+            else {
                 Issue.record("expected moveFailed(isDirectory), got \(error)")
                 continue
             }
@@ -74,9 +81,13 @@ final class DownloadPlacementTests {
         let blocker = directory.file("not-a-folder")
         try Data("file".utf8).write(to: blocker)
         let target = blocker.appendingPathComponent("sub/file.bin")
-        let result = await send(provider, ServerTarget(base, "/bytes/100", task: .downloadDestination { _, _ in
-            (target, [.createIntermediateDirectories])
-        }))
+        let result = await send(
+            provider,
+            ServerTarget(
+                base, "/bytes/100",
+                task: .downloadDestination { _, _ in
+                    (target, [.createIntermediateDirectories])
+                }))
         let error = try #require(result.error)
         guard case .moveFailed(_, let destination, _)? = error.underlyingError as? FileTransferError else {
             Issue.record("expected moveFailed, got \(error)")

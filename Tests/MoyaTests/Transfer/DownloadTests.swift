@@ -1,10 +1,12 @@
 import Foundation
+import MoyaTestServer
+import Testing
+
+@testable import Moya
+
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
-import MoyaTestServer
-import Testing
-@testable import Moya
 
 @Suite("Streamed downloads against the in-process server")
 final class DownloadTests {
@@ -29,8 +31,13 @@ final class DownloadTests {
     func downloadRoundTrip(withLength: Bool) async throws {
         let length = 24 << 20
         let target = directory.file("download.bin")
-        let result = await send(provider, ServerTarget(base, "/bytes/\(length)", task: .downloadParameters(
-            parameters: ["length": withLength ? "true" : "false", "chunk": 65_536], encoding: URLEncoding.queryString, destination: destination(target))))
+        let result = await send(
+            provider,
+            ServerTarget(
+                base, "/bytes/\(length)",
+                task: .downloadParameters(
+                    parameters: ["length": withLength ? "true" : "false", "chunk": 65_536], encoding: URLEncoding.queryString, destination: destination(target))
+            ))
         let response = try result.get()
         #expect(response.statusCode == 200)
         #expect(response.data.isEmpty, "a download's body is in the file, as in Moya")
@@ -62,9 +69,13 @@ final class DownloadTests {
         for withLength in [true, false] {
             let events = Recorder<ProgressResponse>()
             let target = directory.file("progress-\(withLength).bin")
-            let result = await send(provider, ServerTarget(base, "/bytes/4000", task: .downloadParameters(
-                parameters: ["chunk": 1000, "interval_ms": 20, "length": withLength ? "true" : "false"], encoding: URLEncoding.queryString,
-                destination: destination(target))), progress: { events.append($0) })
+            let result = await send(
+                provider,
+                ServerTarget(
+                    base, "/bytes/4000",
+                    task: .downloadParameters(
+                        parameters: ["chunk": 1000, "interval_ms": 20, "length": withLength ? "true" : "false"], encoding: URLEncoding.queryString,
+                        destination: destination(target))), progress: { events.append($0) })
             #expect(throws: Never.self) { try result.get() }
             let values = events.values
             #expect(values.last?.completed == true)
@@ -92,7 +103,8 @@ final class DownloadTests {
         #expect(!FileManager.default.fileExists(atPath: nested.path))
         #expect(staging.contents.isEmpty)
 
-        let created = await send(provider, ServerTarget(base, "/bytes/100", task: .downloadDestination(destination(nested, options: .createIntermediateDirectories))))
+        let created = await send(
+            provider, ServerTarget(base, "/bytes/100", task: .downloadDestination(destination(nested, options: .createIntermediateDirectories))))
         #expect(throws: Never.self) { try created.get() }
         #expect(try SHA256.hexDigest(ofFileAt: nested) == patternDigest(length: 100))
 
@@ -152,12 +164,17 @@ final class DownloadTests {
         let progressed = Recorder<Void>()
         let token = Protected<Cancellable?>(nil)
         let result: Result<Moya.Response, MoyaError> = await withCheckedContinuation { continuation in
-            let cancellable = provider.request(ServerTarget(base, "/bytes/50000000", task: .downloadParameters(
-                parameters: ["chunk": 65_536, "interval_ms": 5], encoding: URLEncoding.queryString, destination: destination(target))),
-                callbackQueue: .global(), progress: { _ in
+            let cancellable = provider.request(
+                ServerTarget(
+                    base, "/bytes/50000000",
+                    task: .downloadParameters(
+                        parameters: ["chunk": 65_536, "interval_ms": 5], encoding: URLEncoding.queryString, destination: destination(target))),
+                callbackQueue: .global(),
+                progress: { _ in
                     progressed.append(())
                     if progressed.values.count == 3 { token.current?.cancel() }
-                }) { result in
+                }
+            ) { result in
                 continuation.resume(returning: UncheckedResult(result))
             }
             token.withLock { $0 = cancellable }
@@ -172,7 +189,8 @@ final class DownloadTests {
         let shm = URL(fileURLWithPath: "/dev/shm")
         let onOtherDevice: Bool = {
             guard let shmDevice = try? FileManager.default.attributesOfItem(atPath: shm.path)[.systemNumber] as? NSNumber,
-                  let hereDevice = try? FileManager.default.attributesOfItem(atPath: directory.url.path)[.systemNumber] as? NSNumber else { return false }
+                let hereDevice = try? FileManager.default.attributesOfItem(atPath: directory.url.path)[.systemNumber] as? NSNumber
+            else { return false }
             return shmDevice != hereDevice
         }()
         guard onOtherDevice else { return }
@@ -200,8 +218,10 @@ final class DownloadTests {
     @Test("suggestedDownloadDestination uses the response's suggested file name")
     func suggestedDestination() throws {
         let destination = DownloadRequest.suggestedDownloadDestination(for: .cachesDirectory, options: .removePreviousFile)
-        let response = try #require(HTTPURLResponse(url: URL(string: "https://example.com/files/report.pdf")!, statusCode: 200, httpVersion: "HTTP/1.1",
-                                                    headerFields: ["Content-Disposition": "attachment; filename=\"annual.pdf\""]))
+        let response = try #require(
+            HTTPURLResponse(
+                url: URL(string: "https://example.com/files/report.pdf")!, statusCode: 200, httpVersion: "HTTP/1.1",
+                headerFields: ["Content-Disposition": "attachment; filename=\"annual.pdf\""]))
         let (url, options) = destination(URL(fileURLWithPath: "/tmp/x.tmp"), response)
         #expect(url.lastPathComponent == "annual.pdf")
         #expect(url.deletingLastPathComponent().path == FileManager.default.urls(for: .cachesDirectory, in: .userDomainMask).first?.path)

@@ -1,6 +1,7 @@
 import Foundation
 import MoyaTestServer
 import Testing
+
 @testable import Moya
 
 @Suite("RequestMultipartFormData: the multipart encoder")
@@ -10,7 +11,8 @@ struct MultipartEncoderTests {
         let form = RequestMultipartFormData(boundary: "b0und")
         form.append(Data("one".utf8), withName: "first")
         form.append(Data("two".utf8), withName: "second", fileName: "2.txt", mimeType: "text/plain")
-        let expected = "--b0und\r\n"
+        let expected =
+            "--b0und\r\n"
             + "Content-Disposition: form-data; name=\"first\"\r\n\r\n"
             + "one"
             + "\r\n--b0und\r\n"
@@ -38,10 +40,12 @@ struct MultipartEncoderTests {
     func moyaConversion() throws {
         let directory = try TemporaryDirectory()
         let file = try directory.makeFile("notes.txt", length: 5)
-        let form = MultipartForm(boundary: "x", parts: [
-            MultipartFormData(provider: .file(file), name: "a", fileName: "ignored.bin"),
-            MultipartFormData(provider: .stream(InputStream(data: Data("hey".utf8)), 3), name: "s"),
-        ])
+        let form = MultipartForm(
+            boundary: "x",
+            parts: [
+                MultipartFormData(provider: .file(file), name: "a", fileName: "ignored.bin"),
+                MultipartFormData(provider: .stream(InputStream(data: Data("hey".utf8)), 3), name: "s"),
+            ])
         let body = String(decoding: try RequestMultipartFormData(form).encode(), as: UTF8.self)
         #expect(body.contains("Content-Disposition: form-data; name=\"a\"; filename=\"notes.txt\"\r\nContent-Type: text/plain\r\n\r\n"))
         #expect(body.contains("Content-Disposition: form-data; name=\"s\"; filename=\"\"\r\nContent-Type: \r\n\r\nhey\r\n--x--\r\n"))
@@ -51,7 +55,8 @@ struct MultipartEncoderTests {
     func streamHeaders() throws {
         let form = RequestMultipartFormData(boundary: "z")
         form.append(InputStream(data: Data("abc".utf8)), withLength: 3, headers: ["Content-Disposition": "form-data; name=\"raw\"", "X-Extra": "1"])
-        #expect(String(decoding: try form.encode(), as: UTF8.self)
+        #expect(
+            String(decoding: try form.encode(), as: UTF8.self)
                 == "--z\r\nContent-Disposition: form-data; name=\"raw\"\r\nX-Extra: 1\r\n\r\nabc\r\n--z--\r\n")
     }
 

@@ -1,10 +1,12 @@
 import Foundation
+import MoyaTestServer
+import Testing
+
+@testable import Moya
+
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
-import MoyaTestServer
-import Testing
-@testable import Moya
 
 /// How many of this process's file descriptors are open on `file` (Linux only; 0 elsewhere).
 func openDescriptors(of file: URL) -> Int {
@@ -76,7 +78,8 @@ final class StalledUploadTests {
         let provider = MoyaProvider<ServerTarget>(session: session)
         // The limit is per chunk, not for the whole body.
         let steady = try makeSparseFile("steady.bin", length: 8 << 20)
-        let report = try JSONDecoder().decode(UploadReport.self, from: try await send(provider, ServerTarget(base, "/upload", method: .post, task: .uploadFile(steady))).get().data)
+        let report = try JSONDecoder().decode(
+            UploadReport.self, from: try await send(provider, ServerTarget(base, "/upload", method: .post, task: .uploadFile(steady))).get().data)
         #expect(report.length == 8 << 20)
 
         let file = try makeSparseFile("stalled.bin", length: Self.bodyLength)

@@ -1,10 +1,12 @@
 import Foundation
+import MoyaTestServer
+import Testing
+
+@testable import Moya
+
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
-import MoyaTestServer
-import Testing
-@testable import Moya
 
 /// A `Content-Disposition` the server sends, the path it is served at, and the name the file
 /// should get.
@@ -18,8 +20,9 @@ struct ServedName: Sendable, CustomTestStringConvertible {
 
 private let servedNames: [ServedName] = [
     ServedName(disposition: "attachment; filename=\"annual report.pdf\"", path: "/response-headers/x.bin", expected: "annual report.pdf"),
-    ServedName(disposition: "attachment; filename*=UTF-8''%E2%82%AC%20rates.pdf; filename=\"rates.pdf\"", path: "/response-headers/x.bin",
-               expected: "€ rates.pdf"),
+    ServedName(
+        disposition: "attachment; filename*=UTF-8''%E2%82%AC%20rates.pdf; filename=\"rates.pdf\"", path: "/response-headers/x.bin",
+        expected: "€ rates.pdf"),
     ServedName(disposition: "Inline; FileName=inline.txt", path: "/response-headers/x.bin", expected: "inline.txt"),
     ServedName(disposition: "attachment; filename*=iso-8859-1''caf%E9.txt", path: "/response-headers/x.bin", expected: "café.txt"),
     ServedName(disposition: nil, path: "/response-headers/files/report v2.pdf", expected: "report v2.pdf"),
@@ -54,8 +57,12 @@ final class SuggestedDownloadDestinationTests {
     /// Downloads from `/response-headers...` with `disposition` in the response.
     private func download(_ path: String, disposition: String?, destination: @escaping DownloadDestination) async -> Result<Moya.Response, MoyaError> {
         let parameters: [String: Any] = disposition.map { ["Content-Disposition": $0] } ?? [:]
-        return await send(provider, ServerTarget(base, path, task: .downloadParameters(
-            parameters: parameters, encoding: URLEncoding.queryString, destination: destination)))
+        return await send(
+            provider,
+            ServerTarget(
+                base, path,
+                task: .downloadParameters(
+                    parameters: parameters, encoding: URLEncoding.queryString, destination: destination)))
     }
 
     /// The names directly in `url`, sorted.
@@ -72,8 +79,9 @@ final class SuggestedDownloadDestinationTests {
     func suggestedName(_ served: ServedName) async throws {
         let downloads = directory.file("downloads")
         try FileManager.default.createDirectory(at: downloads, withIntermediateDirectories: true)
-        let result = await download(served.path, disposition: served.disposition,
-                                    destination: DownloadRequest.suggestedDownloadDestination(in: downloads))
+        let result = await download(
+            served.path, disposition: served.disposition,
+            destination: DownloadRequest.suggestedDownloadDestination(in: downloads))
         #expect(throws: Never.self) { try result.get() }
         let stored = names(in: downloads)
         #expect(stored.count == 1, "\(stored)")
@@ -117,8 +125,10 @@ final class SuggestedDownloadDestinationTests {
         let destination = DownloadRequest.suggestedDownloadDestination(for: .documentDirectory, in: .userDomainMask, options: [.removePreviousFile])
         let documents = try #require(FileManager.default.urls(for: .documentDirectory, in: .userDomainMask).first)
         for disposition in ["attachment; filename=\"..\"", "attachment; filename=\"../../etc/passwd\"", "attachment; filename*=UTF-8''%2E%2E"] {
-            let response = try #require(HTTPURLResponse(url: URL(string: "https://example.com/")!, statusCode: 200, httpVersion: "HTTP/1.1",
-                                                        headerFields: ["Content-Disposition": disposition]))
+            let response = try #require(
+                HTTPURLResponse(
+                    url: URL(string: "https://example.com/")!, statusCode: 200, httpVersion: "HTTP/1.1",
+                    headerFields: ["Content-Disposition": disposition]))
             let (url, options) = destination(URL(fileURLWithPath: "/tmp/x.tmp"), response)
             #expect(url.deletingLastPathComponent().standardizedFileURL.path == documents.standardizedFileURL.path, "\(disposition): \(url.path)")
             #expect(url.lastPathComponent != "..")

@@ -1,10 +1,12 @@
 import Foundation
+import MoyaTestServer
+import Testing
+
+@testable import Moya
+
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
-import MoyaTestServer
-import Testing
-@testable import Moya
 
 /// What the test server's `/upload` route reports about a streamed body.
 struct UploadReport: Decodable {
@@ -48,7 +50,8 @@ final class UploadTests {
     @Test("uploadFile streams a 24 MiB file with its Content-Length; both sides agree on its SHA-256")
     func uploadFileRoundTrip() async throws {
         let file = try directory.makeFile("big.bin", length: 24 << 20)
-        let result = await send(provider, ServerTarget(base, "/upload", method: .post, task: .uploadFile(file), headers: ["Content-Type": "application/octet-stream"]))
+        let result = await send(
+            provider, ServerTarget(base, "/upload", method: .post, task: .uploadFile(file), headers: ["Content-Type": "application/octet-stream"]))
         let report = try JSONDecoder().decode(UploadReport.self, from: try result.get().data)
         #expect(report.length == 24 << 20)
         #expect(report.sha256 == (try SHA256.hexDigest(ofFileAt: file)))
@@ -116,7 +119,8 @@ final class UploadTests {
             MultipartFormData(provider: .file(file), name: "renamed", fileName: "other.bin", mimeType: "application/x-custom"),
             MultipartFormData(provider: .stream(InputStream(data: streamBytes), UInt64(streamBytes.count)), name: "stream"),
         ]
-        let result = await send(provider, ServerTarget(base, "/multipart", method: .post, task: .uploadMultipart(form), headers: ["content-type": "text/plain"]))
+        let result = await send(
+            provider, ServerTarget(base, "/multipart", method: .post, task: .uploadMultipart(form), headers: ["content-type": "text/plain"]))
         let report = try JSONDecoder().decode(MultipartReport.self, from: try result.get().data)
         #expect(report.boundary.hasPrefix("alamofire.boundary."))
         #expect(!report.boundary.contains("-"))
@@ -148,11 +152,14 @@ final class UploadTests {
     @Test("A 20 MiB multipart upload streams byte for byte what the encoder produces")
     func largeMultipartMatchesEncoder() async throws {
         let file = try directory.makeFile("video.mp4", length: 20 << 20)
-        let form = MultipartForm(boundary: "moya.test.boundary", parts: [
-            MultipartFormData(provider: .data(Data("caption".utf8)), name: "caption"),
-            MultipartFormData(provider: .file(file), name: "video"),
-        ])
-        let result = await send(provider, ServerTarget(base, "/upload", method: .post, task: .uploadCompositeMultipartFormData(form, urlParameters: ["album": "summer"])))
+        let form = MultipartForm(
+            boundary: "moya.test.boundary",
+            parts: [
+                MultipartFormData(provider: .data(Data("caption".utf8)), name: "caption"),
+                MultipartFormData(provider: .file(file), name: "video"),
+            ])
+        let result = await send(
+            provider, ServerTarget(base, "/upload", method: .post, task: .uploadCompositeMultipartFormData(form, urlParameters: ["album": "summer"])))
         let report = try JSONDecoder().decode(UploadReport.self, from: try result.get().data)
 
         let expected = try RequestMultipartFormData(form).encode()
@@ -184,9 +191,14 @@ final class UploadTests {
         #expect(emptyForm.error?.underlyingError as? MultipartEncodingError == .emptyForm)
         let get = await send(provider, ServerTarget(base, "/multipart", method: .get, task: .uploadMultipartFormData([part])))
         #expect(get.error?.underlyingError as? MultipartEncodingError == .methodNotAllowed(.get))
-        let filename = await send(provider, ServerTarget(base, "/multipart", method: .post, task: .uploadMultipartFormData([MultipartFormData(provider: .file(noExtension), name: "f")])))
+        let filename = await send(
+            provider,
+            ServerTarget(base, "/multipart", method: .post, task: .uploadMultipartFormData([MultipartFormData(provider: .file(noExtension), name: "f")])))
         #expect(filename.error?.underlyingError as? MultipartEncodingError == .bodyPartFilenameInvalid(in: noExtension))
-        let missing = await send(provider, ServerTarget(base, "/multipart", method: .post, task: .uploadMultipartFormData([MultipartFormData(provider: .file(directory.file("gone.png")), name: "f")])))
+        let missing = await send(
+            provider,
+            ServerTarget(
+                base, "/multipart", method: .post, task: .uploadMultipartFormData([MultipartFormData(provider: .file(directory.file("gone.png")), name: "f")])))
         guard case .fileNotFound? = missing.error?.underlyingError as? FileTransferError else {
             Issue.record("expected fileNotFound, got \(missing)")
             return
@@ -211,10 +223,13 @@ final class UploadTests {
         let firstProgress = Recorder<Void>()
         let result: Result<Moya.Response, MoyaError> = await withCheckedContinuation { continuation in
             let token = Protected<Cancellable?>(nil)
-            let cancellable = provider.request(ServerTarget(base, "/upload", method: .post, task: .uploadFile(file)), callbackQueue: .global(), progress: { _ in
-                firstProgress.append(())
-                if firstProgress.values.count == 1 { token.current?.cancel() }
-            }) { result in
+            let cancellable = provider.request(
+                ServerTarget(base, "/upload", method: .post, task: .uploadFile(file)), callbackQueue: .global(),
+                progress: { _ in
+                    firstProgress.append(())
+                    if firstProgress.values.count == 1 { token.current?.cancel() }
+                }
+            ) { result in
                 continuation.resume(returning: UncheckedResult(result))
             }
             token.withLock { $0 = cancellable }

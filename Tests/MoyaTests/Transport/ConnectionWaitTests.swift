@@ -1,10 +1,12 @@
 import Foundation
+import MoyaTestServer
+import Testing
+
+@testable import Moya
+
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
-import MoyaTestServer
-import Testing
-@testable import Moya
 
 /// A result and how long it took, handed from a child task to the test.
 struct TimedResult: @unchecked Sendable {

@@ -1,10 +1,12 @@
 import Foundation
+import MoyaTestServer
+import Testing
+
+@testable import Moya
+
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
-import MoyaTestServer
-import Testing
-@testable import Moya
 
 /// What one request against a misbehaving server came to.
 struct FaultOutcome {
@@ -59,13 +61,14 @@ final class FaultInjectionTests {
     init() throws {
         server = try FaultServer.start()
         downloads = try TemporaryDirectory()
-        session = Session(configuration: .init(
-            timeoutIntervalForConnect: 2,
-            timeoutIntervalForRequest: Self.readTimeout,
-            timeoutIntervalForResource: Self.resourceTimeout,
-            redirectPolicy: .follow(max: 5, allowCycles: false),
-            temporaryDirectory: downloads.url.appendingPathComponent("partial", isDirectory: true)
-        ))
+        session = Session(
+            configuration: .init(
+                timeoutIntervalForConnect: 2,
+                timeoutIntervalForRequest: Self.readTimeout,
+                timeoutIntervalForResource: Self.resourceTimeout,
+                redirectPolicy: .follow(max: 5, allowCycles: false),
+                temporaryDirectory: downloads.url.appendingPathComponent("partial", isDirectory: true)
+            ))
         provider = MoyaProvider<ServerTarget>(session: session)
     }
 
@@ -182,7 +185,8 @@ final class FaultInjectionTests {
 
     @Test("An endless body stops at the body limit, with bounded memory")
     func endlessBody() async throws {
-        let limited = Session(configuration: .init(timeoutIntervalForRequest: Self.readTimeout, timeoutIntervalForResource: 60, maximumResponseBodySize: 8 << 20))
+        let limited = Session(
+            configuration: .init(timeoutIntervalForRequest: Self.readTimeout, timeoutIntervalForResource: 60, maximumResponseBodySize: 8 << 20))
         defer { #expect(throws: Never.self) { try limited.syncShutdown() } }
         let before = Self.residentBytes()
         let error = expectFailure(await outcome(MoyaProvider<ServerTarget>(session: limited), target(.endlessBody)), within: 60)
@@ -197,14 +201,17 @@ final class FaultInjectionTests {
     /// The process's resident memory now (`VmRSS`), in bytes.
     static func residentBytes() -> Int {
         guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
-              let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") }),
-              let kilobytes = line.split(separator: " ").dropFirst().first.flatMap({ Int($0) }) else { return 0 }
+            let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") }),
+            let kilobytes = line.split(separator: " ").dropFirst().first.flatMap({ Int($0) })
+        else { return 0 }
         return kilobytes * 1024
     }
 
-    @Test("Hostile file names from the server stay in the destination directory", arguments: [
-        "..", "../../escaped.txt", "/etc/passwd-copy", "a%00b.txt", "C:\\x\\y.txt", "", ".", "./..", "%2E%2E",
-    ])
+    @Test(
+        "Hostile file names from the server stay in the destination directory",
+        arguments: [
+            "..", "../../escaped.txt", "/etc/passwd-copy", "a%00b.txt", "C:\\x\\y.txt", "", ".", "./..", "%2E%2E",
+        ])
     func hostileFileName(name: String) async throws {
         let directory = downloads.url.appendingPathComponent("inbox-\(UUID().uuidString)", isDirectory: true)
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)

@@ -1,10 +1,12 @@
 import Foundation
+import MoyaTestServer
+import Testing
+
+@testable import Moya
+
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
-import MoyaTestServer
-import Testing
-@testable import Moya
 
 /// Sets `URLRequest.timeoutInterval` in `prepare`.
 struct TimeoutPlugin: PluginType {
@@ -81,12 +83,13 @@ final class TimeoutTests {
     @Test("Infinite and enormous intervals mean no practical limit, not a crash")
     func unboundedIntervals() async throws {
         for interval in [TimeInterval.infinity, .greatestFiniteMagnitude, 1e12] {
-            let session = Session(configuration: .init(
-                timeoutIntervalForConnect: interval,
-                timeoutIntervalForRequest: interval,
-                timeoutIntervalForResource: interval,
-                timeoutIntervalForWrite: interval
-            ))
+            let session = Session(
+                configuration: .init(
+                    timeoutIntervalForConnect: interval,
+                    timeoutIntervalForRequest: interval,
+                    timeoutIntervalForResource: interval,
+                    timeoutIntervalForWrite: interval
+                ))
             let provider = MoyaProvider<ServerTarget>(session: session)
             let result = await send(provider, ServerTarget(base, "/delay/10"))
             #expect(result.response?.statusCode == 200, "\(interval)")

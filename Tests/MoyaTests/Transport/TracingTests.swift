@@ -3,6 +3,7 @@ import InMemoryTracing
 import MoyaTestServer
 import Testing
 import Tracing
+
 @testable import Moya
 
 @Suite("Distributed tracing: a span per request under a tracer, no span work without one")

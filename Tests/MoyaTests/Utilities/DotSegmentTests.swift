@@ -1,10 +1,12 @@
 import Foundation
+import MoyaTestServer
+import Testing
+
+@testable import Moya
+
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
-import MoyaTestServer
-import Testing
-@testable import Moya
 
 /// Dot segments in a target's URL are resolved as RFC 3986, section 5.2.4 says, whichever way
 /// the URL is built.
@@ -81,8 +83,9 @@ struct DotSegmentTests {
         ("https://u:p@api.example.com:8443/v1", "/../x", "https://u:p@api.example.com:8443/x"),
     ]
 
-    @Test("URL(target:) and the default endpoint resolve dot segments, never above the root, and keep encoded dots",
-          arguments: cases.indices)
+    @Test(
+        "URL(target:) and the default endpoint resolve dot segments, never above the root, and keep encoded dots",
+        arguments: cases.indices)
     func resolved(index: Int) throws {
         let (base, path, expected) = Self.cases[index]
         let target = Target(baseURL: try #require(URL(string: base)), path: path)
