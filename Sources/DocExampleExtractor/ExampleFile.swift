@@ -2,12 +2,7 @@ import Foundation
 
 /// Adds `fileprivate` to a declaration that has no access level of its own.
 func fileprivateDeclaration(_ item: Item) -> Item {
-    guard
-        let index = item.lines.firstIndex(where: {
-            let trimmed = $0.text.trimmingCharacters(in: .whitespaces)
-            return !trimmed.isEmpty && !trimmed.hasPrefix("//") && !(trimmed.hasPrefix("@") && !trimmed.contains(" "))
-        })
-    else { return item }
+    guard let index = item.firstCodeLineIndex else { return item }
     let line = item.lines[index]
     let trimmed = line.text.trimmingCharacters(in: .whitespaces)
     let words = trimmed.split(separator: " ").map(String.init)
@@ -32,28 +27,19 @@ func fileprivateDeclaration(_ item: Item) -> Item {
 /// The name of the type a declaration item declares (`enum GitHub` gives `GitHub`), if any;
 /// extensions declare none.
 func declaredTypeName(_ item: Item) -> String? {
-    guard item.kind == .typeDeclaration else { return nil }
-    for line in item.lines {
-        let words = line.text.trimmingCharacters(in: .whitespaces)
-            .split(whereSeparator: { $0 == " " || $0 == ":" || $0 == "<" || $0 == "{" || $0 == "=" }).map(String.init)
-        guard let keyword = words.firstIndex(where: { ["enum", "struct", "class", "actor", "protocol", "typealias", "extension"].contains($0) }) else {
-            continue
-        }
-        guard words[keyword] != "extension", keyword + 1 < words.count else { return nil }
-        return words[keyword + 1]
-    }
-    return nil
+    guard item.kind == .typeDeclaration, let index = item.firstCodeLineIndex else { return nil }
+    let words = item.lines[index].text.trimmingCharacters(in: .whitespaces)
+        .split(whereSeparator: { $0 == " " || $0 == ":" || $0 == "<" || $0 == "{" || $0 == "=" }).map(String.init)
+    guard let keyword = words.firstIndex(where: { ["enum", "struct", "class", "actor", "protocol", "typealias", "extension"].contains($0) }),
+        words[keyword] != "extension", keyword + 1 < words.count
+    else { return nil }
+    return words[keyword + 1]
 }
 
 /// The names a `let` or `var` item declares, when it declares simple names.
 func declaredNames(_ item: Item) -> [String] {
-    guard
-        let first = item.lines.first(where: {
-            let trimmed = $0.text.trimmingCharacters(in: .whitespaces)
-            return !trimmed.isEmpty && !trimmed.hasPrefix("//")
-        })
-    else { return [] }
-    let words = first.text.trimmingCharacters(in: .whitespaces).split(separator: " ").map(String.init)
+    guard let index = item.firstCodeLineIndex else { return [] }
+    let words = item.lines[index].text.trimmingCharacters(in: .whitespaces).split(separator: " ").map(String.init)
     guard let keyword = words.firstIndex(where: { $0 == "let" || $0 == "var" }), keyword + 1 < words.count else { return [] }
     let name = words[keyword + 1].prefix { $0.isLetter || $0.isNumber || $0 == "_" }
     return name.isEmpty || name == "_" ? [] : [String(name)]
