@@ -14,7 +14,7 @@ struct RequestCall: Sendable {
     private struct State {
         var isCancelled = false
         /// The request's token. `Cancellable` is not `Sendable` (a subclass of `MoyaProvider` may
-        /// return its own); the provider's own, a `RequestTicket` or a `DirectRequest`, are safe
+        /// return its own); the provider's own, a `RequestTicket`, is safe
         /// to cancel from any thread, as Moya documents every token to be. It sits behind the
         /// lock only so that the hand-over between `start` and `cancel` is atomic.
         var token: UncheckedSendable<any Cancellable>?

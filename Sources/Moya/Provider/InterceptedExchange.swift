@@ -6,83 +6,50 @@ import FoundationNetworking
 
 /// Sends a request through its interceptors: adapt, send, ask whether to retry, wait, again.
 ///
-/// Runs in its own task. Cancelling stops whatever is under way (an adapt waiting for a token
-/// refresh, a backoff sleep, the transfer) and nothing is reported afterwards: the provider
-/// reports the cancellation itself.
+/// Runs in its own task, the flight's *driver*. It keeps no state of its own about
+/// cancellation: the flight's state machine holds the task and the current attempt, and a
+/// cancel stops both (an adapt waiting for a token refresh, a backoff sleep, the transfer);
+/// nothing is reported afterwards, since the flight reports the cancellation itself.
 final class InterceptedExchange: Sendable {
-    private struct State {
-        var handle: TransportHandle?
-        var task: _Concurrency.Task<Void, Never>?
-        var isCancelled = false
-    }
-
+    private let flight: RequestFlight
     private let session: Session
     private let request: URLRequest
     private let credential: ScopedCredential?
     private let body: StreamedBody?
-    private let makeDownload: @Sendable () -> DownloadSink?
-    private let progress: TransportProgressHandler?
     private let interceptors: [RequestInterceptor]
     private let validation: ValidationType
-    private let willRetry: @Sendable (URLRequest, Result<Moya.Response, MoyaError>, Int) -> Void
-    private let finish: @Sendable (Result<TransportResponse, any Error>, URLRequest) -> Void
-    private let fail: @Sendable (MoyaError) -> Void
-    private let state = Protected(State())
 
     /// - Parameters:
-    ///   - request:      The prepared request; every attempt adapts it afresh.
-    ///   - credential:   The credential plugins attached, for the prepared request's origin
-    ///                   (an attempt an interceptor sends elsewhere does not get it).
-    ///   - makeDownload: A new download sink per attempt, or `nil` for data requests.
-    ///   - willRetry:    Told about each attempt that is retried, with the next attempt's number.
-    ///   - finish:       Receives the final attempt's transport result and request.
-    ///   - fail:         Receives a failure that ends the request before or instead of `finish`.
+    ///   - flight:     The request's flight: its state, progress and delivery.
+    ///   - request:    The prepared request; every attempt adapts it afresh.
+    ///   - credential: The credential plugins attached, for the prepared request's origin (an
+    ///                 attempt an interceptor sends elsewhere does not get it).
+    ///   - validation: The target's validation, which tells Alamofire-style retriers whether an
+    ///                 attempt failed.
     init(
+        flight: RequestFlight,
         session: Session,
         request: URLRequest,
         credential: ScopedCredential?,
         body: StreamedBody?,
-        makeDownload: @escaping @Sendable () -> DownloadSink?,
-        progress: TransportProgressHandler?,
         interceptors: [RequestInterceptor],
-        validation: ValidationType,
-        willRetry: @escaping @Sendable (URLRequest, Result<Moya.Response, MoyaError>, Int) -> Void,
-        finish: @escaping @Sendable (Result<TransportResponse, any Error>, URLRequest) -> Void,
-        fail: @escaping @Sendable (MoyaError) -> Void
+        validation: ValidationType
     ) {
+        self.flight = flight
         self.session = session
         self.request = request
         self.credential = credential
         self.body = body
-        self.makeDownload = makeDownload
-        self.progress = progress
         self.interceptors = interceptors
         self.validation = validation
-        self.willRetry = willRetry
-        self.finish = finish
-        self.fail = fail
     }
 
     func start() {
-        let task = _Concurrency.Task { await self.run() }
-        let cancelledAlready: Bool = state.withLock { state in
-            state.task = task
-            return state.isCancelled
-        }
-        if cancelledAlready { task.cancel() }
-    }
-
-    func cancel() {
-        let (handle, task): (TransportHandle?, _Concurrency.Task<Void, Never>?) = state.withLock { state in
-            state.isCancelled = true
-            return (state.handle, state.task)
-        }
-        task?.cancel()
-        handle?.cancel()
+        flight.attachDriver(_Concurrency.Task { await self.run() })
     }
 
     private var isCancelled: Bool {
-        state.withLock { $0.isCancelled }
+        !flight.isActive
     }
 
     private func run() async {
@@ -92,13 +59,13 @@ final class InterceptedExchange: Sendable {
             do {
                 attemptRequest = try await adapt(retryCount: retryCount)
             } catch {
-                if !isCancelled { fail(MoyaProvider<MultiTarget>.wrapped(error)) }
+                flight.complete(.failure(MoyaProvider<MultiTarget>.wrapped(error)))
                 return
             }
             guard !isCancelled else { return }
 
             let transportResult = await send(attemptRequest)
-            let rawResult = RequestDelivery.result(of: transportResult, request: attemptRequest, validation: .none)
+            let rawResult = RequestFlight.result(of: transportResult, request: attemptRequest, validation: .none)
             let decision = await retryDecision(for: attemptRequest, result: rawResult, retryCount: retryCount)
             guard !isCancelled else {
                 Self.discardFile(of: transportResult)
@@ -106,16 +73,17 @@ final class InterceptedExchange: Sendable {
             }
             switch decision {
             case .doNotRetry:
-                finish(transportResult, attemptRequest)
+                flight.transportFinished(transportResult, request: attemptRequest)
                 return
             case .doNotRetryWithError(let error):
                 Self.discardFile(of: transportResult)
-                fail(.underlying(error, try? rawResult.get()))
+                flight.complete(.failure(.underlying(error, try? rawResult.get())))
                 return
             case .retry, .retryWithDelay:
                 Self.discardFile(of: transportResult)
+                guard flight.retryDecided() else { return }
                 retryCount += 1
-                willRetry(attemptRequest, rawResult, retryCount + 1)
+                flight.willRetry(attemptRequest, after: rawResult, attempt: retryCount + 1)
                 if let delay = decision.delay, delay > 0 {
                     try? await _Concurrency.Task.sleep(nanoseconds: UInt64(min(delay, 86_400) * 1_000_000_000))
                 }
@@ -169,19 +137,15 @@ final class InterceptedExchange: Sendable {
         return (attempt, error)
     }
 
-    /// One attempt on the transport; a cancel during it ends it with the cancellation error.
+    /// One attempt on the transport. A cancel during it stops it (the flight holds the attempt),
+    /// and it ends with the cancellation error.
     private func send(_ attemptRequest: URLRequest) async -> Result<TransportResponse, any Error> {
         await withCheckedContinuation { continuation in
-            let handle = session.send(
-                TransportRequest(urlRequest: attemptRequest, credential: credential, body: body, download: makeDownload()),
-                progress: progress,
-                completion: { continuation.resume(returning: $0) }
+            session.send(
+                TransportRequest(urlRequest: attemptRequest, credential: credential, body: body, download: flight.makeDownload()),
+                progress: flight.progressHandler,
+                owner: InterceptedAttempt(flight: flight, continuation: continuation)
             )
-            let cancelledAlready: Bool = state.withLock { state in
-                state.handle = handle
-                return state.isCancelled
-            }
-            if cancelledAlready { handle.cancel() }
         }
     }
 

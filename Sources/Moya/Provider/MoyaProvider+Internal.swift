@@ -19,11 +19,7 @@ extension MoyaProvider {
     {
         let endpoint = self.endpoint(target)
         let stubBehavior = self.stubClosure(target)
-        if sendsCommonRequestsDirectly, progress == nil, case .never = stubBehavior, endpoint.task.keepsBodyInMemory {
-            let request = DirectRequest(session: session, callbackQueue: callbackQueue, validation: target.validationType, completion: completion)
-            requestClosure(endpoint) { request.send($0) }
-            return request
-        }
+        let interceptors = self.interceptors(for: target)
         let plugins = self.plugins
         // Plugins take the target as `any TargetType`: box it once, and only when there are any.
         let pluginTarget: UncheckedSendable<any TargetType>? = plugins.isEmpty ? nil : UncheckedSendable(target)
@@ -39,7 +35,22 @@ extension MoyaProvider {
 
         // Join a flight already on its way, or start one.
         let (flight, subscriberID, isLeader) = register(
-            endpoint: endpoint, completion: subscriberCompletion, callbackQueue: callbackQueue, pluginTarget: pluginTarget)
+            endpoint: endpoint, completion: subscriberCompletion, callbackQueue: callbackQueue, pluginTarget: pluginTarget,
+            makeFlight: { identity, table in
+                RequestFlight(
+                    endpoint: endpoint,
+                    identity: identity,
+                    table: table,
+                    callbackQueue: callbackQueue,
+                    // Events and the completion keep their order, even on a concurrent queue.
+                    isSerialDeliveryNeeded: progress != nil || !interceptors.isEmpty,
+                    plugins: plugins,
+                    pluginTarget: pluginTarget?.value,
+                    validation: target.validationType,
+                    progress: progress,
+                    temporaryDirectory: session.configuration.temporaryDirectory
+                )
+            })
         let cancellableToken = RequestTicket(flight: flight, subscriberID: subscriberID)
         guard isLeader else { return cancellableToken }
 
@@ -55,7 +66,7 @@ extension MoyaProvider {
                     flight: flight,
                     endpoint: endpoint,
                     stubBehavior: stubBehavior,
-                    pluginTarget: pluginTarget?.value
+                    interceptors: interceptors
                 )
             case .failure(let error):
                 // As in Moya, plugins never saw this request, so they are not told of its end.
@@ -81,11 +92,17 @@ extension MoyaProvider {
 
     // MARK: - Flights
 
+    /// Joins a flight already on its way (`trackInflights`), or starts one with `makeFlight`
+    /// (given the flight's identity and the table, with `trackInflights`).
+    ///
+    /// - Returns: The flight, the caller's id in it, and whether the caller leads it (sends
+    ///   the request).
     private func register(
-        endpoint: Endpoint, completion: @escaping Moya.Completion, callbackQueue: DispatchQueue?, pluginTarget: UncheckedSendable<any TargetType>?
+        endpoint: Endpoint, completion: @escaping Moya.Completion, callbackQueue: DispatchQueue?, pluginTarget: UncheckedSendable<any TargetType>?,
+        makeFlight: (EndpointIdentity?, Protected<[EndpointIdentity: RequestFlight]>?) -> RequestFlight
     ) -> (RequestFlight, Int, Bool) {
         guard trackInflights else {
-            let flight = RequestFlight(endpoint: endpoint, callbackQueue: callbackQueue, plugins: plugins)
+            let flight = makeFlight(nil, nil)
             let id = flight.subscribe(completion, callbackQueue: callbackQueue, pluginTarget: pluginTarget) ?? 0
             return (flight, id, true)
         }
@@ -96,7 +113,7 @@ extension MoyaProvider {
             if let flight = flights[identity], let id = flight.subscribe(completion, callbackQueue: callbackQueue, pluginTarget: pluginTarget) {
                 return (flight, id, false)
             }
-            let flight = RequestFlight(endpoint: endpoint, identity: identity, table: table, callbackQueue: callbackQueue, plugins: plugins)
+            let flight = makeFlight(identity, table)
             let id = flight.subscribe(completion, callbackQueue: callbackQueue, pluginTarget: pluginTarget) ?? 0
             flights[identity] = flight
             return (flight, id, true)
@@ -113,7 +130,7 @@ extension MoyaProvider {
         flight: RequestFlight,
         endpoint: Endpoint,
         stubBehavior: Moya.StubBehavior,
-        pluginTarget: (any TargetType)?
+        interceptors: [RequestInterceptor]
     ) {
         switch stubBehavior {
         case .never:
@@ -133,7 +150,7 @@ extension MoyaProvider {
             return
         }
 
-        let send = SendContext(target: target, pluginTarget: pluginTarget, callbackQueue: callbackQueue, progress: progress, flight: flight)
+        let send = SendContext(target: target, flight: flight, interceptors: interceptors)
         switch endpoint.task {
         case .requestPlain, .requestData, .requestJSONEncodable, .requestCustomJSONEncodable, .requestParameters,
             .requestCompositeData, .requestCompositeParameters:
@@ -152,19 +169,18 @@ extension MoyaProvider {
                 encoder.applyMoyaMultipartFormData(parts)
                 return encoder
             }
-        case .downloadDestination(let destination), .downloadParameters(_, _, let destination):
-            sendRequest(request, send, destination: destination)
+        case .downloadDestination, .downloadParameters:
+            sendRequest(request, send)
         }
     }
 
     /// What the sending functions need to know of one request besides the request itself.
     struct SendContext {
         let target: Target
-        /// The target as plugins see it; `nil` when there are no plugins.
-        let pluginTarget: (any TargetType)?
-        let callbackQueue: DispatchQueue?
-        let progress: Moya.ProgressBlock?
+        /// The request's flight: its state, and where its outcome goes.
         let flight: RequestFlight
+        /// The provider's and the target's interceptors.
+        let interceptors: [RequestInterceptor]
     }
 
     /// Runs `prepare` and `willSend` on every plugin (none when `pluginTarget` is `nil`) and
@@ -181,77 +197,53 @@ extension MoyaProvider {
 
     /// Fails a request before sending it: plugins see `prepare`, `willSend` and `didReceive`.
     func fail(_ send: SendContext, error: MoyaError) {
-        let delivery = RequestDelivery(
-            flight: send.flight, callbackQueue: send.callbackQueue, isSerialDeliveryNeeded: false, plugins: plugins,
-            target: send.pluginTarget, validation: .none, progress: nil, destination: nil, temporaryDirectory: session.configuration.temporaryDirectory
-        )
-        delivery.deliver(.failure(error))
+        send.flight.complete(.failure(error), reportsProgress: false)
     }
 
     /// Prepares and sends a request: a data request, a streamed upload (`body`), or a download
-    /// to `destination`. Progress events and the completion go to the callback queue.
-    func sendRequest(_ request: URLRequest, _ send: SendContext, body: StreamedBody? = nil, destination: DownloadRequest.Destination? = nil) {
-        let (preparedRequest, credentials) = prepareAndAnnounce(applyingTimeout(of: send.target, to: request), pluginTarget: send.pluginTarget)
+    /// (the flight's destination). Progress events and the completion go to the flight's
+    /// delivery queue.
+    func sendRequest(_ request: URLRequest, _ send: SendContext, body: StreamedBody? = nil) {
+        let flight = send.flight
+        let (preparedRequest, credentials) = prepareAndAnnounce(applyingTimeout(of: send.target, to: request), pluginTarget: flight.pluginTarget)
 
         if let error = preparedRequest.bodyInGETRequestError {
             fail(send, error: error)
             return
         }
 
-        let interceptors = self.interceptors(for: send.target)
-        let delivery = RequestDelivery(
-            flight: send.flight,
-            callbackQueue: send.callbackQueue,
-            isSerialDeliveryNeeded: send.progress != nil || !interceptors.isEmpty,
-            plugins: plugins,
-            target: send.pluginTarget,
-            validation: send.target.validationType,
-            progress: send.progress,
-            destination: destination,
-            temporaryDirectory: session.configuration.temporaryDirectory
-        )
-
         // The credential goes only to the origin of the request the plugins attached it to.
         let credential = ScopedCredential(credentials?.credential, for: preparedRequest.url)
-        let handle: TransportHandle
-        if interceptors.isEmpty {
-            handle = session.send(
-                TransportRequest(urlRequest: preparedRequest, credential: credential, body: body, download: delivery.makeDownload()),
-                progress: delivery.progressHandler,
-                completion: { delivery.transportFinished($0, sentRequest: preparedRequest) }
+        if send.interceptors.isEmpty {
+            session.send(
+                TransportRequest(urlRequest: preparedRequest, credential: credential, body: body, download: flight.makeDownload()),
+                progress: flight.progressHandler,
+                owner: flight
             )
         } else {
-            let exchange = InterceptedExchange(
+            InterceptedExchange(
+                flight: flight,
                 session: session,
                 request: preparedRequest,
                 credential: credential,
                 body: body,
-                makeDownload: delivery.makeDownload,
-                progress: delivery.progressHandler,
-                interceptors: interceptors,
-                validation: send.target.validationType,
-                willRetry: delivery.willRetry,
-                finish: delivery.transportFinished,
-                fail: { delivery.deliver(.failure($0)) }
-            )
-            exchange.start()
-            handle = TransportHandle(cancel: exchange.cancel)
+                interceptors: send.interceptors,
+                validation: send.target.validationType
+            ).start()
         }
-        send.flight.attach(.transport(handle))
     }
 }
 
 extension Task {
-    /// Whether the request's body, if any, is built in memory: every task but the uploads and
-    /// downloads, which the transport streams.
-    var keepsBodyInMemory: Bool {
+    /// Where a download task's file goes; `nil` for every other task.
+    var downloadDestination: DownloadRequest.Destination? {
         switch self {
+        case .downloadDestination(let destination), .downloadParameters(_, _, let destination):
+            return destination
         case .requestPlain, .requestData, .requestJSONEncodable, .requestCustomJSONEncodable, .requestParameters,
-            .requestCompositeData, .requestCompositeParameters:
-            return true
-        case .uploadFile, .uploadMultipart, .uploadMultipartFormData, .uploadCompositeMultipart,
-            .uploadCompositeMultipartFormData, .downloadDestination, .downloadParameters:
-            return false
+            .requestCompositeData, .requestCompositeParameters, .uploadFile, .uploadMultipart, .uploadMultipartFormData,
+            .uploadCompositeMultipart, .uploadCompositeMultipartFormData:
+            return nil
         }
     }
 }

@@ -14,7 +14,7 @@ extension MoyaProvider {
         do {
             body = try makeBody(&request)
         } catch {
-            _ = prepareAndAnnounce(request, pluginTarget: send.pluginTarget)
+            _ = prepareAndAnnounce(request, pluginTarget: send.flight.pluginTarget)
             fail(send, error: MoyaError.underlying(error, nil))
             return
         }

@@ -102,12 +102,6 @@ open class MoyaProvider<Target: TargetType>: MoyaProviderType {
             || Target.self is TimeoutConfigurable.Type
     }
 
-    /// Whether a request without a progress block, whose target is not stubbed and whose task
-    /// keeps its body in memory, can go through one ``DirectRequest`` instead of the general
-    /// pipeline: true when nothing else takes part in requests (no plugins, interceptors,
-    /// in-flight tracking, per-target customisation or trust manager).
-    let sendsCommonRequestsDirectly: Bool
-
     /// The requests in flight (with `trackInflights`) and the completions waiting for each.
     open var inflightRequests: [Endpoint: [Moya.Completion]] {
         Dictionary(inflightFlights.current.values.map { ($0.endpoint, $0.completions) }, uniquingKeysWith: { first, _ in first })
@@ -145,10 +139,6 @@ open class MoyaProvider<Target: TargetType>: MoyaProviderType {
         let interceptors = (session.interceptor.map { [$0] } ?? []) + interceptors
         self.interceptors = interceptors
         self.callbackQueue = callbackQueue
-        self.sendsCommonRequestsDirectly =
-            plugins.isEmpty && !trackInflights && interceptors.isEmpty
-            && !MoyaProvider.targetTypeMayCustomize
-            && session.routesEveryRequestDirectly
     }
 
     /// Returns the endpoint of `token`, using the `endpointClosure`.

@@ -7,23 +7,34 @@ import FoundationNetworking
 /// One request on its way through the provider, and every caller waiting for its result: the
 /// request's whole state, in one ``RequestStateMachine`` behind one lock.
 ///
-/// Without `trackInflights` a flight has exactly one caller. With it, identical requests join the
-/// flight that is already running. The flight ends exactly once: by its result, or when its last
+/// Every request the provider sends, stubbed or real, common or with plugins, interceptors,
+/// progress, uploads or downloads, is one flight. It is what the transport runs for (its
+/// ``TransportOwner``, see `RequestFlight+Transport.swift`): attempts, response heads and body
+/// parts, redirects and retries reach its state machine, and so does a cancel. Without
+/// `trackInflights` a flight has exactly one caller; with it, identical requests join the flight
+/// that is already running. The flight ends exactly once: by its result, or when its last
 /// caller cancels. A caller who cancels while others still wait is detached alone. Each caller
 /// holds a ``RequestTicket`` (its id in the flight), which is what `request` returns.
-final class RequestFlight: Sendable {
+///
+/// Sendable: the state sits behind its lock; the other stored properties are immutable. The
+/// plugins and the plugins' target are the user's, and are only called on the delivery queue,
+/// as Moya documents.
+final class RequestFlight: @unchecked Sendable {
     /// What runs on the flight's behalf, so that a cancel can stop it.
     enum Work: Sendable {
         /// A scheduled stub, stopped through its token.
         case stub(CancellableToken)
-        /// A request on the transport, directly or through the interceptors.
-        case transport(TransportHandle)
+        /// An attempt on the transport.
+        case transport(any TransportAttempt)
+        /// The task that sends the request through its interceptors.
+        case driver(_Concurrency.Task<Void, Never>)
 
         /// Stops the work.
         func stop() {
             switch self {
             case .stub(let token): token.cancel()
-            case .transport(let handle): handle.cancel()
+            case .transport(let attempt): attempt.cancel()
+            case .driver(let task): task.cancel()
             }
         }
     }
@@ -34,31 +45,63 @@ final class RequestFlight: Sendable {
     let identity: EndpointIdentity?
     /// The first caller's callback queue: callers on the same queue get the result inline.
     let callbackQueue: DispatchQueue?
-    /// The provider's plugins, told when the flight ends by a cancellation.
-    private let plugins: UncheckedSendable<[any PluginType]>
+    /// Where plugins, progress and the completion run: the callback queue, or a serial queue in
+    /// front of it when events must keep their order (a progress block, interceptors).
+    let queue: DispatchQueue
+    /// The provider's plugins.
+    let plugins: [any PluginType]
+    /// The first caller's target as plugins see it; `nil` when there are no plugins.
+    let pluginTarget: (any TargetType)?
+    /// The target's validation.
+    let validation: ValidationType
+    /// Sends progress events, when the caller asked for them.
+    let reporter: ProgressReporter?
+    /// Where a download goes; `nil` for a data request.
+    let destination: DownloadRequest.Destination?
+    /// The session's directory for downloads in progress.
+    let temporaryDirectory: URL
     /// The provider's in-flight table, which the flight leaves when it ends (`trackInflights`).
     private let table: Protected<[EndpointIdentity: RequestFlight]>?
     private let state = Protected(RequestStateMachine<Work>())
 
-    /// A flight of its own, in no table.
-    init(endpoint: Endpoint, callbackQueue: DispatchQueue?, plugins: [any PluginType]) {
-        self.endpoint = endpoint
-        self.identity = nil
-        self.table = nil
-        self.callbackQueue = callbackQueue
-        self.plugins = UncheckedSendable(plugins)
-    }
-
-    /// A flight that other callers can join: the caller adds it to `table` under `identity`.
+    /// - Parameters:
+    ///   - endpoint:               The endpoint requested; a download's destination comes from
+    ///                             its task.
+    ///   - identity:               For a flight that other callers can join (`trackInflights`),
+    ///                             its key in `table`; the caller adds it there.
+    ///   - table:                  The provider's in-flight table, with `identity`.
+    ///   - callbackQueue:          The first caller's callback queue.
+    ///   - isSerialDeliveryNeeded: Whether events and the completion must keep their order
+    ///                             even on a concurrent callback queue.
+    ///   - plugins:                The provider's plugins.
+    ///   - pluginTarget:           The target as plugins see it; `nil` without plugins.
+    ///   - validation:             The target's validation.
+    ///   - progress:               The caller's progress block.
+    ///   - temporaryDirectory:     The session's directory for downloads in progress.
     init(
-        endpoint: Endpoint, identity: EndpointIdentity, table: Protected<[EndpointIdentity: RequestFlight]>, callbackQueue: DispatchQueue?,
-        plugins: [any PluginType]
+        endpoint: Endpoint,
+        identity: EndpointIdentity? = nil,
+        table: Protected<[EndpointIdentity: RequestFlight]>? = nil,
+        callbackQueue: DispatchQueue?,
+        isSerialDeliveryNeeded: Bool = false,
+        plugins: [any PluginType] = [],
+        pluginTarget: (any TargetType)? = nil,
+        validation: ValidationType = .none,
+        progress: Moya.ProgressBlock? = nil,
+        temporaryDirectory: URL = FileManager.default.temporaryDirectory
     ) {
+        let queue = isSerialDeliveryNeeded ? DispatchQueue(label: "org.moya.delivery", target: callbackQueue ?? .main) : (callbackQueue ?? .main)
         self.endpoint = endpoint
         self.identity = identity
         self.table = table
         self.callbackQueue = callbackQueue
-        self.plugins = UncheckedSendable(plugins)
+        self.queue = queue
+        self.plugins = plugins
+        self.pluginTarget = pluginTarget
+        self.validation = validation
+        self.reporter = progress.map { ProgressReporter(block: $0, queue: queue) }
+        self.destination = endpoint.task.downloadDestination
+        self.temporaryDirectory = temporaryDirectory
     }
 
     /// Adds a caller; `nil` when the flight has already ended.
@@ -75,10 +118,29 @@ final class RequestFlight: Sendable {
     }
 
     /// Records what runs for this flight, or stops it at once when the flight already ended.
-    func attach(_ work: Work) {
+    ///
+    /// - Returns: Whether the work may go on: `false` when it was stopped.
+    @discardableResult
+    func attach(_ work: Work) -> Bool {
         if case .stop(let work) = state.withLock({ $0.workStarted(work) }) {
             work.stop()
+            return false
         }
+        return true
+    }
+
+    /// Records the task that drives the request through its interceptors, or stops it at once
+    /// when the flight already ended.
+    func attachDriver(_ task: _Concurrency.Task<Void, Never>) {
+        if case .stop(let work) = state.withLock({ $0.driverStarted(.driver(task)) }) {
+            work.stop()
+        }
+    }
+
+    /// An interceptor decided to send the request again: whether to (see
+    /// ``RequestStateMachine/retryDecided()``).
+    func retryDecided() -> Bool {
+        state.withLock { $0.retryDecided() }
     }
 
     /// Whether the flight still waits for its result.
@@ -88,7 +150,9 @@ final class RequestFlight: Sendable {
 
     /// Ends the flight with its result: every caller still waiting gets it, inline when it shares
     /// the flight's callback queue (the current context), on its own queue otherwise. Does
-    /// nothing when the flight has already ended (cancelled).
+    /// nothing when the flight has already ended (cancelled). Stubs and a failed request
+    /// closure end this way: plugins hear of a stub from the stub itself, and never of a request
+    /// that could not be built.
     func end(with result: Result<Moya.Response, MoyaError>) {
         guard let subscribers = claim() else { return }
         deliver(result, to: subscribers)
@@ -124,12 +188,13 @@ final class RequestFlight: Sendable {
             return
         case .detach(let subscriber):
             (subscriber.callbackQueue ?? .main).moyaDeliver(.failure(.requestCancelled), to: subscriber.completion.value)
-        case .stop(let subscriber, let work):
+        case .stop(let subscriber, let work, let driver):
+            driver?.stop()
             work?.stop()
             leaveTable()
             let plugins = self.plugins
             (subscriber.callbackQueue ?? .main).moyaDeliver(MoyaError.requestCancelled) { error in
-                if let target = subscriber.pluginTarget { plugins.value.didReceive(.failure(error), anyTarget: target.value) }
+                if let target = subscriber.pluginTarget { plugins.didReceive(.failure(error), anyTarget: target.value) }
                 subscriber.completion.value(.failure(error))
             }
         }
@@ -138,6 +203,11 @@ final class RequestFlight: Sendable {
     /// Whether the caller `id` asked to cancel.
     func isCancelled(subscriber id: Int) -> Bool {
         state.withLock { $0.isCancelled(subscriber: id) }
+    }
+
+    /// Runs `body` on the state machine, under the flight's lock (for the transport's events).
+    func withMachine<Result>(_ body: (inout RequestStateMachine<Work>) -> Result) -> Result {
+        state.withLock(body)
     }
 
     /// Takes the flight out of the provider's table, unless another flight has its place.

@@ -1,33 +1,40 @@
 /// The life of one provider request, as a value: events go in, and each returns the action its
 /// owner must take.
 ///
-/// The owner (``RequestFlight`` for the provider's pipeline, ``DirectRequest`` for a common
-/// request sent straight to the transport) keeps the machine behind its one lock, feeds it the
-/// request's events under that lock, and runs the returned action after leaving it: a user's
-/// completion, a plugin or a transport cancel never runs with the lock held. This follows
-/// AsyncHTTPClient's `Transaction` and `Transaction.StateMachine`.
+/// The owner, ``RequestFlight``, keeps the machine behind its one lock, feeds it the request's
+/// events under that lock, and runs the returned action after leaving it: a user's completion, a
+/// plugin or a transport cancel never runs with the lock held. This follows AsyncHTTPClient's
+/// `Transaction` and `Transaction.StateMachine`.
 ///
 /// ```
-///            requestBuilt            finished / cancelled (last caller)
-///  building ─────────────▶ running ────────────────────────────────────▶ finished
-///      │                                                                    ▲
-///      └────────────── finished (the request closure failed) / cancelled ───┘
+///           requestBuilt           headReceived             finished / cancelled (last caller)
+/// building ─────────────▶ sending ─────────────▶ receiving ──────────────────────────────────▶ finished
+///                          ▲   ▲                  │  │ bodyReceived (stays)                      ▲
+///                          │   └ attemptStarting ─┘  │ (a redirect, a challenge answered)        │
+///                          │                         ▼                                           │
+///                          └ attemptStarting ─ waitingToRetry ◀── retryDecided                   │
+///   building, sending, receiving, waitingToRetry ── finished / cancelled (last caller) ──────────┘
 /// ```
 ///
 /// Once `finished`, every event is answered with "do nothing" (or "stop the work you just
-/// started"): whatever the order in which a result, a cancel and a timeout arrive, the callers
-/// are delivered to exactly once. An event that cannot happen in a phase (work started before
-/// the request was built) traps in debug builds.
+/// started", or "stop reading"): whatever the order in which a result, a cancel and a time limit
+/// arrive, the callers are delivered to exactly once. An event that cannot happen in a phase (a
+/// body part before its head, work before the request was built) traps in debug builds.
 ///
-/// `Work` is what runs on the request's behalf and what a cancel stops: a stub's token or a
-/// transport handle for a flight, AsyncHTTPClient's task for a direct request.
+/// `Work` is what runs on the request's behalf and what a cancel stops: a stub's token or an
+/// attempt on the transport. A request sent through interceptors also has a *driver*, the task
+/// that adapts, sends and retries; a cancel stops both.
 struct RequestStateMachine<Work: Sendable>: Sendable {
     /// Where the request is in its life.
     enum Phase: Sendable, Equatable {
         /// Waiting for the request closure to hand its request back.
         case building
-        /// Sent, or stubbed: the result is on its way.
-        case running
+        /// Built, and sent or stubbed: an attempt runs, and its response has not begun.
+        case sending
+        /// The current attempt's response head arrived; its body may be arriving.
+        case receiving
+        /// An interceptor decided to send the request again; the next attempt has not started.
+        case waitingToRetry
         /// Delivered, failed or cancelled: nothing more happens.
         case finished
     }
@@ -54,15 +61,21 @@ struct RequestStateMachine<Work: Sendable>: Sendable {
         case none
         /// Deliver the cancellation error to this caller alone; the others still wait.
         case detach(RequestSubscriber)
-        /// The last caller left: stop the work, if any, and deliver the cancellation error to it.
-        case stop(RequestSubscriber, Work?)
+        /// The last caller left: stop the work and the driver, if any, and deliver the
+        /// cancellation error to it.
+        case stop(RequestSubscriber, work: Work?, driver: Work?)
     }
 
     /// Where the request is.
     private(set) var phase: Phase = .building
+    /// Body bytes received by the current attempt.
+    private(set) var bodyBytesReceived: Int64 = 0
+    /// Attempts sent again by an interceptor's decision.
+    private(set) var retries = 0
     private var subscribers = RequestSubscriber.List()
     private var lastID = 0
     private var work: Work?
+    private var driver: Work?
     /// The callers whose cancel was asked for; usually none, so no storage.
     private var cancelledIDs: [Int] = []
 
@@ -101,18 +114,38 @@ struct RequestStateMachine<Work: Sendable>: Sendable {
     ///   closure ran, or when the closure calls back a second time.
     mutating func requestBuilt() -> Bool {
         guard phase == .building else { return false }
-        phase = .running
+        phase = .sending
         return true
     }
 
-    /// Work started on the request's behalf: the stub, the transport's exchange, or a new
-    /// attempt of it (a redirect or a request sent again replaces the previous one).
+    /// An attempt on the transport is about to start (the first, a redirect's, a challenge's
+    /// answer, one sent again after waiting for a connection, or an interceptor's retry): the
+    /// request is sending again, with nothing received. Fed before the attempt's work exists, so
+    /// that its first events cannot overtake it.
+    ///
+    /// - Returns: Whether to start it: `false` when the request ended meanwhile.
+    mutating func attemptStarting() -> Bool {
+        switch phase {
+        case .building:
+            assertionFailure("an attempt started before the request was built")
+            return false
+        case .sending, .receiving, .waitingToRetry:
+            phase = .sending
+            bodyBytesReceived = 0
+            return true
+        case .finished:
+            return false
+        }
+    }
+
+    /// Work started on the request's behalf: the stub, or an attempt on the transport. It
+    /// replaces the previous attempt's, which has ended.
     mutating func workStarted(_ work: Work) -> StartAction {
         switch phase {
         case .building:
             assertionFailure("work started before the request was built")
             return .stop(work)
-        case .running:
+        case .sending, .receiving, .waitingToRetry:
             self.work = work
             return .proceed
         case .finished:
@@ -120,19 +153,86 @@ struct RequestStateMachine<Work: Sendable>: Sendable {
         }
     }
 
-    /// The transport is about to follow a redirect.
-    ///
-    /// - Returns: Whether to follow it: `false` when the request ended meanwhile.
-    func redirected() -> Bool {
-        phase == .running
+    /// The driver (the interceptors' task) started.
+    mutating func driverStarted(_ driver: Work) -> StartAction {
+        switch phase {
+        case .building:
+            assertionFailure("driver started before the request was built")
+            return .stop(driver)
+        case .sending, .receiving, .waitingToRetry:
+            self.driver = driver
+            return .proceed
+        case .finished:
+            return .stop(driver)
+        }
     }
 
-    /// The result is there (a response, a transport failure, a stub, or the request closure's
-    /// error), or a time limit fired: the request ends.
+    /// The current attempt's response head arrived.
+    ///
+    /// - Returns: Whether to read on: `false` when the request ended meanwhile.
+    mutating func headReceived() -> Bool {
+        switch phase {
+        case .sending, .receiving:
+            phase = .receiving
+            bodyBytesReceived = 0
+            return true
+        case .building, .waitingToRetry:
+            assertionFailure("a response head arrived in phase \(phase)")
+            return false
+        case .finished:
+            return false
+        }
+    }
+
+    /// A part of the current attempt's body arrived.
+    ///
+    /// - Returns: Whether to read on: `false` when the request ended meanwhile.
+    mutating func bodyReceived(byteCount: Int) -> Bool {
+        switch phase {
+        case .receiving:
+            bodyBytesReceived += Int64(byteCount)
+            return true
+        case .building, .sending, .waitingToRetry:
+            assertionFailure("a body part arrived in phase \(phase)")
+            return false
+        case .finished:
+            return false
+        }
+    }
+
+    /// The transport is about to send a follow-up of the current attempt: a redirect, or the
+    /// answer to a challenge.
+    ///
+    /// - Returns: Whether to send it: `false` when the request ended meanwhile.
+    func redirected() -> Bool {
+        phase != .finished
+    }
+
+    /// An interceptor decided to send the request again after the current attempt.
+    ///
+    /// - Returns: Whether to: `false` when the request ended meanwhile.
+    mutating func retryDecided() -> Bool {
+        switch phase {
+        case .sending, .receiving:
+            phase = .waitingToRetry
+            work = nil
+            retries += 1
+            return true
+        case .building, .waitingToRetry:
+            assertionFailure("a retry decided in phase \(phase)")
+            return false
+        case .finished:
+            return false
+        }
+    }
+
+    /// The result is there (a response, a transport failure or a time limit, a stub, or the
+    /// request closure's error): the request ends.
     mutating func finished() -> FinishAction {
         guard phase != .finished else { return .none }
         phase = .finished
         work = nil
+        driver = nil
         defer { subscribers = RequestSubscriber.List() }
         return .deliver(subscribers)
     }
@@ -143,7 +243,10 @@ struct RequestStateMachine<Work: Sendable>: Sendable {
         guard phase != .finished, let subscriber = subscribers.remove(id: id) else { return .none }
         guard subscribers.isEmpty else { return .detach(subscriber) }
         phase = .finished
-        defer { work = nil }
-        return .stop(subscriber, work)
+        defer {
+            work = nil
+            driver = nil
+        }
+        return .stop(subscriber, work: work, driver: driver)
     }
 }

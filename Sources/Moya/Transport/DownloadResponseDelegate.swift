@@ -22,6 +22,8 @@ final class DownloadResponseDelegate: ResponseStartLimited, @unchecked Sendable 
 
     private let sink: DownloadSink
     private let progress: TransportProgressHandler?
+    /// The request's owner, told of the head and of each body part.
+    private let owner: any TransportOwner
     private let reportedURL: URL?
     private var url: URL?
     private var head: HTTPResponseHead?
@@ -39,13 +41,18 @@ final class DownloadResponseDelegate: ResponseStartLimited, @unchecked Sendable 
     /// - Parameters:
     ///   - sink:             Where the body goes.
     ///   - progress:         Reports progress.
+    ///   - owner:            The request's owner, told of the head and of each body part.
     ///   - reportedURL:      The URL the response names when AsyncHTTPClient connects
     ///                       elsewhere (through the ``TLSBridge``); `nil` reports the URL it
     ///                       visited.
     ///   - followsRedirects: Whether the session follows redirects: the body of a redirect it
     ///                       follows reports no progress.
     ///   - responseLimit:    How long the attempt may wait for its response to begin.
-    init(sink: DownloadSink, progress: TransportProgressHandler?, reportedURL: URL? = nil, followsRedirects: Bool, responseLimit: ResponseStartLimit) {
+    init(
+        sink: DownloadSink, progress: TransportProgressHandler?, owner: any TransportOwner, reportedURL: URL? = nil, followsRedirects: Bool,
+        responseLimit: ResponseStartLimit
+    ) {
+        self.owner = owner
         self.followsRedirects = followsRedirects
         self.reportedURL = reportedURL
         self.sink = sink
@@ -63,6 +70,9 @@ final class DownloadResponseDelegate: ResponseStartLimited, @unchecked Sendable 
     }
 
     func didReceiveHead(task: HTTPClient.Task<TransportResponse>, _ head: HTTPResponseHead) -> EventLoopFuture<Void> {
+        guard owner.transportReceivedHead() else {
+            return task.eventLoop.makeFailedFuture(HTTPClientError.cancelled)
+        }
         self.head = head
         expected = head.expectedBodyLength
         isRedirect = followsRedirects && head.isRedirect
@@ -90,6 +100,9 @@ final class DownloadResponseDelegate: ResponseStartLimited, @unchecked Sendable 
     }
 
     func didReceiveBodyPart(task: HTTPClient.Task<TransportResponse>, _ buffer: ByteBuffer) -> EventLoopFuture<Void> {
+        guard owner.transportReceivedBody(byteCount: buffer.readableBytes) else {
+            return task.eventLoop.makeFailedFuture(HTTPClientError.cancelled)
+        }
         received += Int64(buffer.readableBytes)
         if !isRedirect {
             progress?(received, expected)

@@ -5,8 +5,8 @@ import NIOFoundationCompat
 import NIOHTTP1
 
 /// A response collected in memory as AsyncHTTPClient delivers it: the visited URL, the head and
-/// the body parts. Used by the delegates that keep a data request's body (``DataResponseDelegate``
-/// and ``DirectRequest``), on the task's event loop.
+/// the body parts. Used by ``TransportExchange``, the delegate of a data request, on the task's
+/// event loop.
 ///
 /// The body may not grow beyond the session's ``Session/Configuration/maximumResponseBodySize``:
 /// a `Content-Length` over it fails the request when the head arrives, and a body that streams

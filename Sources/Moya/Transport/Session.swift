@@ -152,17 +152,11 @@ public final class Session: Sendable {
 
     // MARK: - Sending
 
-    /// Sends `request` and reports progress and the result. Session headers are added unless the
-    /// request sets the same header. A 401 with a Basic challenge is answered once with the
-    /// request's credential, if it has one.
-    func send(
-        _ request: TransportRequest,
-        progress: TransportProgressHandler?,
-        completion: @escaping TransportCompletionHandler
-    ) -> TransportHandle {
-        let exchange = TransportExchange(session: self, request: request, progress: progress, completion: completion)
-        exchange.start()
-        return TransportHandle(cancel: exchange.cancel)
+    /// Sends `request` for `owner`, which keeps the request's state and receives the result.
+    /// Session headers are added unless the request sets the same header. A 401 with a Basic
+    /// challenge is answered once with the request's credential, if it has one.
+    func send(_ request: TransportRequest, progress: TransportProgressHandler?, owner: any TransportOwner) {
+        TransportExchange(session: self, request: request, progress: progress, owner: owner).start()
     }
 
     /// Builds the AsyncHTTPClient request for `urlRequest`.

@@ -10,20 +10,25 @@ import FoundationNetworking
 /// One request/response exchange on a ``Session``, possibly in several attempts: when a Basic
 /// challenge is answered, and for every redirect the session follows
 /// (``Session/redirectStep(after:of:bodyIsReplayable:)``), so that each hop is checked, routed
-/// and evaluated for its own host. Owns cancellation: once cancelled, no further attempt starts
-/// and the completion gets `HTTPClientError.cancelled` (mapped by the caller).
+/// and evaluated for its own host. It is the one adapter between a request and AsyncHTTPClient,
+/// and the delegate that collects a data response (a download has a
+/// ``DownloadResponseDelegate``).
+///
+/// The request's state lives in its ``TransportOwner``: the exchange hands it every attempt
+/// (which a cancel then stops), tells it of each response head and body part, asks it before
+/// every follow-up whether the result is still wanted, and gives it the result, exactly once.
 ///
 /// Its deadline (``Session/deadline(for:)``) is set once, when it starts, and covers every
 /// attempt. An attempt that the connection pool gave up on while it waited for a connection
 /// waits again (``Session/waitsAgainForConnection(after:startedAt:deadline:)``).
-final class TransportExchange: Sendable {
-    private struct State {
-        var task: HTTPClient.Task<TransportResponse>?
-        var isCancelled = false
-        var answeredChallenge = false
-        /// The URLs visited so far, once a redirect was followed.
-        var visited: [String] = []
-    }
+///
+/// Sendable: the mutable fields are the current attempt's (touched by AsyncHTTPClient's
+/// delegate calls, which run on the attempt's event loop one at a time) and the exchange's
+/// follow-up bookkeeping (touched when an attempt has ended, before the next one starts).
+/// Attempts never overlap: the next one is sent from the previous one's completion, and
+/// AsyncHTTPClient's hand-over to an event loop orders those accesses.
+final class TransportExchange: ResponseStartLimited, @unchecked Sendable {
+    typealias Response = TransportResponse
 
     /// What one attempt sends.
     private struct Attempt {
@@ -43,29 +48,44 @@ final class TransportExchange: Sendable {
     private let session: Session
     private let request: TransportRequest
     private let progress: TransportProgressHandler?
-    private let completion: TransportCompletionHandler
-    private let state = Protected(State())
+    private let owner: any TransportOwner
     /// When the whole exchange, every attempt included, must be done by.
     private let deadline: NIODeadline?
 
-    init(session: Session, request: TransportRequest, progress: TransportProgressHandler?, completion: @escaping TransportCompletionHandler) {
+    // The exchange's bookkeeping, between attempts.
+    private var answeredChallenge = false
+    /// The URLs visited so far, once a redirect was followed.
+    private var visited: [String] = []
+
+    // The current data attempt, as its delegate.
+    private var collector: ResponseCollector
+    /// The length of a streamed upload whose progress is reported instead of the download's.
+    private var uploadLength: Int64?
+    private var sent: Int64 = 0
+    private var expected: Int64 = -1
+    /// Whether this response is a redirect the session will follow (it reports no progress).
+    private var isRedirect = false
+    /// The URL the response names when AsyncHTTPClient connects elsewhere (the ``TLSBridge``).
+    private var reportedURL: URL?
+    var responseLimit: ResponseStartLimit
+
+    /// - Parameters:
+    ///   - session:  The transport.
+    ///   - request:  What to send.
+    ///   - progress: Reports progress, if wanted.
+    ///   - owner:    Keeps the request's state, and receives the result.
+    init(session: Session, request: TransportRequest, progress: TransportProgressHandler?, owner: any TransportOwner) {
         self.session = session
         self.request = request
         self.progress = progress
-        self.completion = completion
+        self.owner = owner
         self.deadline = session.deadline(for: request.urlRequest)
+        self.collector = ResponseCollector(limit: session.configuration.maximumResponseBodySize)
+        self.responseLimit = ResponseStartLimit(startedAt: .uptimeNanoseconds(0), limit: session.requestTimeout, streamsBody: false)
     }
 
     func start() {
         send(Attempt(urlRequest: request.urlRequest, body: request.body, authorization: nil, startedAt: .now()))
-    }
-
-    func cancel() {
-        let task: HTTPClient.Task<TransportResponse>? = state.withLock { state in
-            state.isCancelled = true
-            return state.task
-        }
-        task?.cancel()
     }
 
     /// Routes `attempt`, waiting for the bridge's listener when its host is pinned by public key.
@@ -74,7 +94,7 @@ final class TransportExchange: Sendable {
         do {
             route = try session.route(for: attempt.urlRequest)
         } catch {
-            completion(.failure(error))
+            owner.transportFinished(.failure(error), request: request.urlRequest)
             return
         }
         guard case .bridged(let upstream) = route else {
@@ -87,7 +107,7 @@ final class TransportExchange: Sendable {
             case .success(let path):
                 send(attempt, route: route, socketPath: path, bridgeFailuresBefore: failuresBefore)
             case .failure(let error):
-                completion(.failure(error))
+                owner.transportFinished(.failure(error), request: request.urlRequest)
             }
         }
     }
@@ -108,7 +128,7 @@ final class TransportExchange: Sendable {
                 crossedOrigin: attempt.crossedOrigin
             )
         } catch {
-            completion(.failure(session.explainingFailure(error, of: attempt.urlRequest)))
+            owner.transportFinished(.failure(session.explainingFailure(error, of: attempt.urlRequest)), request: request.urlRequest)
             return
         }
         let context = AttemptContext(attempt: attempt, route: route, socketPath: socketPath, bridgeFailuresBefore: bridgeFailuresBefore, streamer: streamer)
@@ -117,19 +137,19 @@ final class TransportExchange: Sendable {
         let reportedURL: URL? = if case .bridged = route { attempt.urlRequest.url } else { nil }
         if let sink = request.download {
             let delegate = DownloadResponseDelegate(
-                sink: sink, progress: progress, reportedURL: reportedURL, followsRedirects: session.followsRedirects, responseLimit: limit
+                sink: sink, progress: progress, owner: owner, reportedURL: reportedURL, followsRedirects: session.followsRedirects, responseLimit: limit
             )
             run(clientRequest, context: context, delegate: delegate) { delegate.discard(on: $0) }
         } else {
-            let delegate = DataResponseDelegate(
-                progress: progress,
-                uploadLength: attempt.body.map { Int64($0.length) },
-                reportedURL: reportedURL,
-                maximumBodySize: session.configuration.maximumResponseBodySize,
-                followsRedirects: session.followsRedirects,
-                responseLimit: limit
-            )
-            run(clientRequest, context: context, delegate: delegate) { $0.makeSucceededVoidFuture() }
+            // This exchange collects the attempt's response itself.
+            collector = ResponseCollector(limit: session.configuration.maximumResponseBodySize)
+            uploadLength = attempt.body.map { Int64($0.length) }
+            sent = 0
+            expected = -1
+            isRedirect = false
+            self.reportedURL = reportedURL
+            responseLimit = limit
+            run(clientRequest, context: context, delegate: self) { $0.makeSucceededVoidFuture() }
         }
     }
 
@@ -154,14 +174,14 @@ final class TransportExchange: Sendable {
         delegate: Delegate,
         cleanUp: @escaping @Sendable (any EventLoop) -> EventLoopFuture<Void>
     ) {
-        let task = session.client.execute(request: clientRequest, delegate: delegate, eventLoop: .indifferent, deadline: deadline)
-        let startedAfterCancel: Bool = state.withLock { state in
-            state.task = task
-            return state.isCancelled
+        guard owner.transportWillStart() else {
+            context.streamer?.stop()
+            owner.transportFinished(.failure(HTTPClientError.cancelled), request: request.urlRequest)
+            return
         }
-        if startedAfterCancel {
-            task.cancel()
-        } else if context.attempt.waitedBefore {
+        let task = session.client.execute(request: clientRequest, delegate: delegate, eventLoop: .indifferent, deadline: deadline)
+        // The owner stops the task itself when the request ended meanwhile.
+        if owner.transportStarted(task), context.attempt.waitedBefore {
             task.eventLoop.execute { delegate.armResponseLimit(for: task) }
         }
         task.futureResult.whenComplete { [self] result in
@@ -178,7 +198,7 @@ final class TransportExchange: Sendable {
                     next = try followUp(after: response, of: context.attempt)
                 } catch {
                     discard(response)
-                    completion(.failure(error))
+                    owner.transportFinished(.failure(error), request: request.urlRequest)
                     return
                 }
                 if let next {
@@ -186,11 +206,11 @@ final class TransportExchange: Sendable {
                     send(next)
                     return
                 }
-                completion(.success(response))
+                owner.transportFinished(.success(response), request: request.urlRequest)
             case .failure(let error):
                 let error = failureError(error, of: context)
                 cleanUp(task.eventLoop).whenComplete { _ in
-                    self.completion(.failure(error))
+                    self.owner.transportFinished(.failure(error), request: self.request.urlRequest)
                 }
             }
         }
@@ -201,7 +221,7 @@ final class TransportExchange: Sendable {
     /// Called on the task's event loop, where the delegate lives.
     private func waitsAgainForConnection<Delegate: ResponseStartLimited>(after error: any Error, context: AttemptContext, delegate: Delegate) -> Bool {
         let limit = delegate.responseLimit
-        guard !limit.hasResponse, !limit.fired, !state.withLock({ $0.isCancelled }),
+        guard !limit.hasResponse, !limit.fired, owner.transportIsWanted,
             session.waitsAgainForConnection(after: error, startedAt: context.attempt.startedAt, deadline: deadline)
         else {
             return false
@@ -216,7 +236,7 @@ final class TransportExchange: Sendable {
     /// connection (a rejected key or certificate), when it did.
     private func failureError(_ error: any Error, of context: AttemptContext) -> any Error {
         if case .bridged(let upstream) = context.route,
-            !state.withLock({ $0.isCancelled }),
+            owner.transportIsWanted,
             let bridgeFailure = session.bridge.failure(for: upstream, after: context.bridgeFailuresBefore)
         {
             return bridgeFailure
@@ -264,12 +284,8 @@ final class TransportExchange: Sendable {
         else {
             return nil
         }
-        let shouldAnswer: Bool = state.withLock { state in
-            guard !state.answeredChallenge, !state.isCancelled else { return false }
-            state.answeredChallenge = true
-            return true
-        }
-        guard shouldAnswer else { return nil }
+        guard !answeredChallenge, owner.transportIsWanted else { return nil }
+        answeredChallenge = true
         return "Basic " + Data("\(user):\(password)".utf8).base64EncodedString()
     }
 
@@ -279,10 +295,8 @@ final class TransportExchange: Sendable {
         guard let step = session.redirectStep(after: response, of: attempt.urlRequest, bodyIsReplayable: attempt.body?.isReplayable ?? true) else {
             return nil
         }
-        try state.withLock { state in
-            if state.isCancelled { throw HTTPClientError.cancelled }
-            try session.recordRedirect(to: step.target, after: request.urlRequest.url, visited: &state.visited)
-        }
+        guard owner.transportIsWanted else { throw HTTPClientError.cancelled }
+        try session.recordRedirect(to: step.target, after: request.urlRequest.url, visited: &visited)
         var next = attempt
         next.startedAt = .now()
         next.waitedBefore = false
@@ -293,5 +307,53 @@ final class TransportExchange: Sendable {
             next.crossedOrigin = true
         }
         return next
+    }
+
+    // MARK: - HTTPClientResponseDelegate, for a data attempt
+
+    func didSendRequestHead(task: HTTPClient.Task<TransportResponse>, _ head: HTTPRequestHead) {
+        limitDidSendHead(task: task)
+    }
+
+    func didSendRequestPart(task: HTTPClient.Task<TransportResponse>, _ part: IOData) {
+        guard let uploadLength else { return }
+        sent += Int64(part.readableBytes)
+        progress?(sent, uploadLength)
+    }
+
+    func didVisitURL(task: HTTPClient.Task<TransportResponse>, _ request: HTTPClient.Request, _ head: HTTPResponseHead) {
+        responseLimit.didReceiveResponse()
+        collector.visited(reportedURL ?? request.url, method: request.method)
+    }
+
+    func didReceiveHead(task: HTTPClient.Task<TransportResponse>, _ head: HTTPResponseHead) -> EventLoopFuture<Void> {
+        guard owner.transportReceivedHead() else {
+            return task.eventLoop.makeFailedFuture(HTTPClientError.cancelled)
+        }
+        if let error = collector.receivedHead(head) {
+            return task.eventLoop.makeFailedFuture(error)
+        }
+        if progress != nil {
+            expected = head.expectedBodyLength
+            isRedirect = session.followsRedirects && head.isRedirect
+        }
+        return task.eventLoop.makeSucceededVoidFuture()
+    }
+
+    func didReceiveBodyPart(task: HTTPClient.Task<TransportResponse>, _ buffer: ByteBuffer) -> EventLoopFuture<Void> {
+        guard owner.transportReceivedBody(byteCount: buffer.readableBytes) else {
+            return task.eventLoop.makeFailedFuture(HTTPClientError.cancelled)
+        }
+        if let error = collector.receivedBodyPart(buffer) {
+            return task.eventLoop.makeFailedFuture(error)
+        }
+        if uploadLength == nil, !isRedirect {
+            progress?(collector.received, expected)
+        }
+        return task.eventLoop.makeSucceededVoidFuture()
+    }
+
+    func didFinishRequest(task: HTTPClient.Task<TransportResponse>) throws -> TransportResponse {
+        try collector.response()
     }
 }

@@ -66,10 +66,46 @@ final class TransportResponse: Sendable {
 /// Reports transfer progress: bytes done so far and the expected total (-1 when unknown).
 typealias TransportProgressHandler = @Sendable (_ completed: Int64, _ total: Int64) -> Void
 
-/// Reports the end of a transfer; called exactly once.
-typealias TransportCompletionHandler = @Sendable (Result<TransportResponse, any Error>) -> Void
+/// Something running on the transport that a cancel stops: one attempt of an exchange.
+protocol TransportAttempt: Sendable {
+    /// Stops the attempt; it then fails with `HTTPClientError.cancelled`. Does nothing once it
+    /// has ended.
+    func cancel()
+}
 
-/// Cancels one request in flight.
-struct TransportHandle: Sendable {
-    let cancel: @Sendable () -> Void
+/// The request a ``TransportExchange`` runs for: it keeps the request's state (whether the
+/// result is still wanted) and hears of every event of the exchange.
+///
+/// The exchange keeps no state of its own about cancellation: it asks its owner before every
+/// step that would send or read more, and hands each attempt to it, so that one cancel, made on
+/// the owner, stops whatever runs.
+protocol TransportOwner: AnyObject, Sendable {
+    /// An attempt is about to start (the first, a redirect's, a challenge's answer, or one sent
+    /// again after waiting for a connection). Its events may come before
+    /// ``transportStarted(_:)`` returns, never before this.
+    ///
+    /// - Returns: `false` when the request ended meanwhile: the exchange ends instead.
+    func transportWillStart() -> Bool
+
+    /// The attempt started.
+    ///
+    /// - Returns: `false` when the request ended meanwhile: the owner has stopped the attempt.
+    func transportStarted(_ attempt: any TransportAttempt) -> Bool
+
+    /// Whether the result is still wanted: `false` once the request ended (was cancelled).
+    var transportIsWanted: Bool { get }
+
+    /// The attempt's response head arrived. Called on the attempt's event loop.
+    ///
+    /// - Returns: Whether to read on: `false` stops the attempt.
+    func transportReceivedHead() -> Bool
+
+    /// A part of the attempt's response body arrived. Called on the attempt's event loop.
+    ///
+    /// - Returns: Whether to read on: `false` stops the attempt.
+    func transportReceivedBody(byteCount: Int) -> Bool
+
+    /// The exchange ended with `result`, the response to `request` (the request the exchange
+    /// was given, not a redirect's). Called exactly once.
+    func transportFinished(_ result: Result<TransportResponse, any Error>, request: URLRequest)
 }

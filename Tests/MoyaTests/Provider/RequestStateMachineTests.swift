@@ -21,15 +21,20 @@ struct RequestStateMachineTests {
         return (machine, ids)
     }
 
+    /// Feeds `machine` one event and returns its answer (`#expect` cannot take a mutating call).
+    private static func apply(_ machine: inout Machine, _ event: (inout Machine) -> Bool) -> Bool {
+        event(&machine)
+    }
+
     // MARK: - Transitions
 
-    @Test("building → running → finished: the callers get the result once")
+    @Test("building → sending → finished: the callers get the result once")
     func happyPath() {
         var (machine, ids) = Self.subscribed(2)
         #expect(machine.phase == .building)
         let sent = machine.requestBuilt()
         #expect(sent)
-        #expect(machine.phase == .running)
+        #expect(machine.phase == .sending)
         guard case .proceed = machine.workStarted(1) else {
             Issue.record("work refused")
             return
@@ -71,7 +76,7 @@ struct RequestStateMachineTests {
     @Test("Cancelled while building: the caller gets the cancellation, nothing is sent")
     func cancelWhileBuilding() {
         var (machine, ids) = Self.subscribed()
-        guard case .stop(let caller, let work) = machine.cancelled(subscriber: ids[0]) else {
+        guard case .stop(let caller, let work, _) = machine.cancelled(subscriber: ids[0]) else {
             Issue.record("not stopped")
             return
         }
@@ -87,7 +92,7 @@ struct RequestStateMachineTests {
         var (machine, ids) = Self.subscribed()
         _ = machine.requestBuilt()
         _ = machine.workStarted(7)
-        guard case .stop(_, let work) = machine.cancelled(subscriber: ids[0]) else {
+        guard case .stop(_, let work, _) = machine.cancelled(subscriber: ids[0]) else {
             Issue.record("not stopped")
             return
         }
@@ -117,7 +122,7 @@ struct RequestStateMachineTests {
         _ = machine.workStarted(1)
         #expect(machine.redirected())
         _ = machine.workStarted(2)
-        guard case .stop(_, let work) = machine.cancelled(subscriber: ids[0]) else {
+        guard case .stop(_, let work, _) = machine.cancelled(subscriber: ids[0]) else {
             Issue.record("not stopped")
             return
         }
@@ -143,7 +148,7 @@ struct RequestStateMachineTests {
             Issue.record("not detached")
             return
         }
-        guard case .stop(let last, let work) = machine.cancelled(subscriber: ids[2]) else {
+        guard case .stop(let last, let work, _) = machine.cancelled(subscriber: ids[2]) else {
             Issue.record("not stopped")
             return
         }
@@ -166,11 +171,114 @@ struct RequestStateMachineTests {
         #expect(machine.isCancelled(subscriber: ids[0]))
     }
 
+    @Test("sending → receiving: the head, then body parts are counted; a new attempt starts over")
+    func headAndBody() {
+        var (machine, _) = Self.subscribed()
+        _ = machine.requestBuilt()
+        _ = machine.workStarted(1)
+        #expect(Self.apply(&machine) { $0.headReceived() })
+        #expect(machine.phase == .receiving)
+        #expect(Self.apply(&machine) { $0.bodyReceived(byteCount: 10) })
+        #expect(Self.apply(&machine) { $0.bodyReceived(byteCount: 5) })
+        #expect(machine.bodyBytesReceived == 15)
+        // A redirect: the next attempt is sending again, with nothing received.
+        #expect(machine.redirected())
+        #expect(Self.apply(&machine) { $0.attemptStarting() })
+        #expect(machine.phase == .sending)
+        guard case .proceed = machine.workStarted(2) else {
+            Issue.record("redirect refused")
+            return
+        }
+        #expect(machine.bodyBytesReceived == 0)
+        #expect(Self.apply(&machine) { $0.headReceived() })
+        guard case .deliver = machine.finished() else {
+            Issue.record("nothing delivered")
+            return
+        }
+    }
+
+    @Test("A head or body part after the end says stop reading")
+    func eventsAfterEnd() {
+        var (machine, ids) = Self.subscribed()
+        _ = machine.requestBuilt()
+        _ = machine.workStarted(1)
+        #expect(Self.apply(&machine) { $0.headReceived() })
+        _ = machine.cancelled(subscriber: ids[0])
+        #expect(!Self.apply(&machine) { $0.bodyReceived(byteCount: 1) })
+        #expect(!Self.apply(&machine) { $0.headReceived() })
+        #expect(!Self.apply(&machine) { $0.retryDecided() })
+        #expect(!machine.redirected())
+        #expect(!Self.apply(&machine) { $0.attemptStarting() })
+    }
+
+    @Test("A retry decided: waiting, then the next attempt; a cancel stops the driver and the attempt")
+    func retryAndDriver() {
+        var (machine, ids) = Self.subscribed()
+        _ = machine.requestBuilt()
+        guard case .proceed = machine.driverStarted(100) else {
+            Issue.record("driver refused")
+            return
+        }
+        _ = machine.workStarted(1)
+        #expect(Self.apply(&machine) { $0.headReceived() })
+        #expect(Self.apply(&machine) { $0.retryDecided() })
+        #expect(machine.phase == .waitingToRetry)
+        #expect(machine.retries == 1)
+        // Cancelled while waiting: only the driver runs.
+        guard case .stop(_, let work, let driver) = machine.cancelled(subscriber: ids[0]) else {
+            Issue.record("not stopped")
+            return
+        }
+        #expect(work == nil)
+        #expect(driver == 100)
+        guard case .stop(let late) = machine.workStarted(2) else {
+            Issue.record("an attempt after the cancel was kept")
+            return
+        }
+        #expect(late == 2)
+    }
+
+    @Test("A driver that starts after the end is stopped at once")
+    func driverAfterEnd() {
+        var (machine, _) = Self.subscribed()
+        _ = machine.requestBuilt()
+        _ = machine.finished()
+        guard case .stop(let driver) = machine.driverStarted(5) else {
+            Issue.record("late driver kept")
+            return
+        }
+        #expect(driver == 5)
+    }
+
+    @Test("After a retry the next attempt sends; its head and result end the request once")
+    func retryThenResult() {
+        var (machine, _) = Self.subscribed()
+        _ = machine.requestBuilt()
+        _ = machine.workStarted(1)
+        #expect(Self.apply(&machine) { $0.headReceived() })
+        #expect(Self.apply(&machine) { $0.retryDecided() })
+        #expect(Self.apply(&machine) { $0.attemptStarting() })
+        #expect(machine.phase == .sending)
+        guard case .proceed = machine.workStarted(2) else {
+            Issue.record("retry refused")
+            return
+        }
+        #expect(Self.apply(&machine) { $0.headReceived() })
+        guard case .deliver = machine.finished() else {
+            Issue.record("nothing delivered")
+            return
+        }
+        guard case .none = machine.finished() else {
+            Issue.record("delivered twice")
+            return
+        }
+    }
+
     // MARK: - Races
 
     /// A flight of one caller on `queue`, with the completions it made counted in `calls`.
     private static func flight(_ calls: Recorder<Result<Moya.Response, MoyaError>>, queue: DispatchQueue?) -> (RequestFlight, RequestTicket) {
-        let flight = RequestFlight(endpoint: Self.endpoint, callbackQueue: queue, plugins: [])
+        let flight = RequestFlight(endpoint: Self.endpoint, callbackQueue: queue)
         let id = flight.subscribe({ calls.append($0) }, callbackQueue: queue, pluginTarget: nil)!
         return (flight, RequestTicket(flight: flight, subscriberID: id))
     }
@@ -202,16 +310,12 @@ struct RequestStateMachineTests {
             let calls = Recorder<Result<Moya.Response, MoyaError>>()
             let plugin = ReceiveCounter()
             let target: any TargetType = GitHub.zen
-            let flight = RequestFlight(endpoint: Self.endpoint, callbackQueue: .moyaInline, plugins: [plugin])
+            let flight = RequestFlight(endpoint: Self.endpoint, callbackQueue: .moyaInline, plugins: [plugin], pluginTarget: target)
             let id = flight.subscribe({ calls.append($0) }, callbackQueue: .moyaInline, pluginTarget: UncheckedSendable(target))!
             let ticket = RequestTicket(flight: flight, subscriberID: id)
             _ = flight.requestBuilt()
-            let delivery = RequestDelivery(
-                flight: flight, callbackQueue: .moyaInline, isSerialDeliveryNeeded: false, plugins: [plugin], target: target,
-                validation: .none, progress: nil, destination: nil, temporaryDirectory: FileManager.default.temporaryDirectory
-            )
             DispatchQueue.concurrentPerform(iterations: 2) { index in
-                if index == round % 2 { ticket.cancel() } else { delivery.deliver(.success(Self.response())) }
+                if index == round % 2 { ticket.cancel() } else { flight.complete(.success(Self.response())) }
             }
             #expect(calls.values.count == 1)
             #expect(plugin.received.values.count == 1)
@@ -246,7 +350,7 @@ struct RequestStateMachineTests {
                 if index == 0 {
                     ticket.cancel()
                 } else {
-                    flight.attach(.transport(TransportHandle(cancel: { stops.append(1) })))
+                    flight.attach(.transport(CountingAttempt(stops: stops)))
                 }
             }
             #expect(stops.values.count == 1)
@@ -369,4 +473,10 @@ extension Result {
         if case .failure(let error) = self { return error }
         return nil
     }
+}
+
+/// An attempt that counts how often it is stopped.
+private struct CountingAttempt: TransportAttempt {
+    let stops: Recorder<Int>
+    func cancel() { stops.append(1) }
 }

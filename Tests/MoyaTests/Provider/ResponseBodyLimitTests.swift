@@ -26,8 +26,8 @@ final class ResponseBodyLimitTests {
         #expect(throws: Never.self) { try server.shutdown() }
     }
 
-    /// A provider on `session`: sending through one `DirectRequest`, or through the general
-    /// pipeline (a plugin takes part).
+    /// A provider on `session`, with nothing else taking part, or with a plugin (whose `process`
+    /// and `didReceive` then see the failure too).
     private func provider(_ session: Session, general: Bool) -> MoyaProvider<ServerTarget> {
         MoyaProvider<ServerTarget>(session: session, plugins: general ? [RecordingPlugin()] : [])
     }

@@ -8,11 +8,10 @@ import Testing
 import FoundationNetworking
 #endif
 
-/// The common case that the provider sends through one `DirectRequest` (no plugins,
-/// interceptors, progress, stubs, in-flight tracking or trust manager) behaves as the general
-/// pipeline does.
-@Suite("Requests sent through one object when nothing else takes part")
-final class DirectRequestTests {
+/// The common case (no plugins, interceptors, progress, stubs, in-flight tracking or trust
+/// manager): the same request object as every other request, with nothing attached.
+@Suite("Common requests, with nothing else taking part")
+final class CommonRequestTests {
     let server: TestServer
     var base: URL { server.baseURL }
 
@@ -24,29 +23,27 @@ final class DirectRequestTests {
         #expect(throws: Never.self) { try server.shutdown() }
     }
 
-    @Test("Only a provider with nothing else taking part, and only for in-memory tasks without progress, uses it")
-    func whenItIsUsed() throws {
+    @Test("Every request, common or not, is one flight: the token is its ticket")
+    func onePipeline() throws {
         let plain = MoyaProvider<ServerTarget>(callbackQueue: .global())
         let target = ServerTarget(base, "/echo")
-        let direct = plain.request(target) { _ in }
-        #expect(direct is DirectRequest)
-        direct.cancel()
-        let withProgress = plain.request(target, progress: { _ in }, completion: { _ in })
-        #expect(!(withProgress is DirectRequest))
-        withProgress.cancel()
-        let file = FileManager.default.temporaryDirectory.appendingPathComponent("direct-\(UUID().uuidString)")
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("common-\(UUID().uuidString)")
         try Data("x".utf8).write(to: file)
         defer { try? FileManager.default.removeItem(at: file) }
-        let upload = plain.request(ServerTarget(base, "/echo", method: .post, task: .uploadFile(file))) { _ in }
-        #expect(!(upload is DirectRequest))
-        upload.cancel()
+        var tokens: [any Cancellable] = [
+            plain.request(target) { _ in },
+            plain.request(target, progress: { _ in }, completion: { _ in }),
+            plain.request(ServerTarget(base, "/echo", method: .post, task: .uploadFile(file))) { _ in },
+        ]
         for provider in [
             MoyaProvider<ServerTarget>(callbackQueue: .global(), plugins: [RecordingPlugin()]),
             MoyaProvider<ServerTarget>(callbackQueue: .global(), trackInflights: true),
             MoyaProvider<ServerTarget>(stubClosure: MoyaProvider.immediatelyStub, callbackQueue: .global()),
         ] {
-            let token = provider.request(target) { _ in }
-            #expect(!(token is DirectRequest))
+            tokens.append(provider.request(target) { _ in })
+        }
+        for token in tokens {
+            #expect(token is RequestTicket)
             token.cancel()
         }
     }

@@ -1,0 +1,107 @@
+import Foundation
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// The flight as the transport's owner, and the delivery of a sent request's outcome: the
+/// transport's result becomes Moya's (validated, a download moved to its destination), the
+/// plugins see it, and the callers get it, all on the delivery queue.
+extension RequestFlight: TransportOwner {
+    func transportWillStart() -> Bool {
+        withMachine { $0.attemptStarting() }
+    }
+
+    func transportStarted(_ attempt: any TransportAttempt) -> Bool {
+        attach(.transport(attempt))
+    }
+
+    var transportIsWanted: Bool {
+        isActive
+    }
+
+    func transportReceivedHead() -> Bool {
+        withMachine { $0.headReceived() }
+    }
+
+    func transportReceivedBody(byteCount: Int) -> Bool {
+        withMachine { $0.bodyReceived(byteCount: byteCount) }
+    }
+
+    /// Takes the transport's result for `request`, the request as it was sent.
+    func transportFinished(_ result: Result<TransportResponse, any Error>, request: URLRequest) {
+        guard let destination, case .success(let response) = result, let fileURL = response.fileURL else {
+            complete(Self.result(of: result, request: request, validation: validation))
+            return
+        }
+        // Moving a file may copy it between file systems: keep that off the event loop and off
+        // the callback queue.
+        DispatchQueue.global(qos: .utility).moyaDeliver(destination) { [self] destination in
+            guard isActive else {
+                PartialFile.discard(fileURL)
+                return
+            }
+            let placed = DownloadPlacement.place(response, from: fileURL, destination: destination)
+            complete(Self.result(of: placed, request: request, validation: validation))
+        }
+    }
+
+    // MARK: - Delivery
+
+    /// Progress for the transport, when a progress block wants it.
+    var progressHandler: TransportProgressHandler? {
+        guard let reporter else { return nil }
+        return { completed, total in reporter.report(completed: completed, total: total) }
+    }
+
+    /// A new sink for a download's body, or `nil` for a data request.
+    func makeDownload() -> DownloadSink? {
+        guard destination != nil else { return nil }
+        let validation = self.validation
+        return DownloadSink(directory: temporaryDirectory, accepts: { validation.accepts($0) })
+    }
+
+    /// Delivers `result` on the delivery queue: plugins, the final progress event (unless
+    /// `reportsProgress` is `false`: the request failed before it was sent), then the callers.
+    /// Nothing happens once the flight has ended (cancelled).
+    func complete(_ result: Result<Moya.Response, MoyaError>, reportsProgress: Bool = true) {
+        queue.moyaDeliver { [self] in
+            // The result claims the flight first: a cancel that comes while the plugins run
+            // finds it ended, so plugins and callers hear of the result alone.
+            guard let callers = claim() else { return }
+            if let pluginTarget { plugins.didReceive(result, anyTarget: pluginTarget) }
+            if reportsProgress { reporter?.reportCompletion(response: try? result.get()) }
+            deliver(result, to: callers)
+        }
+    }
+
+    /// Tells the plugins, on the delivery queue, that `request` is sent again after `result`.
+    func willRetry(_ request: URLRequest, after result: Result<Moya.Response, MoyaError>, attempt: Int) {
+        guard pluginTarget != nil else { return }
+        queue.moyaDeliver(result) { [self] result in
+            guard isActive, let pluginTarget else { return }
+            plugins.willRetry(request, after: result, attempt: attempt, anyTarget: pluginTarget)
+        }
+    }
+
+    /// Turns a transport result into Moya's result, validating the status code.
+    static func result(of transportResult: Result<TransportResponse, any Error>, request: URLRequest, validation: ValidationType) -> Result<
+        Moya.Response, MoyaError
+    > {
+        switch transportResult {
+        case .success(let transportResponse):
+            let response = Moya.Response(
+                statusCode: transportResponse.statusCode,
+                data: transportResponse.data,
+                request: request,
+                deferredResponse: transportResponse.response
+            )
+            guard validation.accepts(response.statusCode) else {
+                return .failure(.statusCode(response))
+            }
+            return .success(response)
+        case .failure(let error):
+            return .failure(.underlying(TransportError.translate(error), nil))
+        }
+    }
+}
