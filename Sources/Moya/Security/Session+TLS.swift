@@ -62,18 +62,8 @@ extension Session {
         else {
             return .direct
         }
-        var tls = base
-        switch evaluator.policy.kind {
-        case .default(let validateHost):
-            tls.certificateVerification = validateHost ? .fullVerification : .noHostnameVerification
-        case .pinnedCertificates(let certificates, let validateHost):
-            guard !certificates.isEmpty else {
-                throw TLSError.invalidConfiguration("no pinned certificate for \(host)")
-            }
-            tls.trustRoots = .certificates(try certificates.map { try $0.nioCertificate })
-            tls.additionalTrustRoots = []
-            tls.certificateVerification = validateHost ? .fullVerification : .noHostnameVerification
-        case .publicKeys(let keys, let performDefaultValidation, let validateHost):
+        let policy = evaluator.policy
+        if case .publicKeys(let keys, let performDefaultValidation, let validateHost) = policy.kind {
             guard !keys.isEmpty else {
                 throw TLSError.invalidConfiguration("no pinned public key for \(host)")
             }
@@ -82,6 +72,7 @@ extension Session {
             guard configuration.proxy == nil else {
                 throw TLSError.invalidConfiguration("\(host) is pinned by public key, which does not work through a proxy")
             }
+            var tls = base
             tls.certificateVerification = validateHost ? .fullVerification : .noHostnameVerification
             // The bridge forwards HTTP/1.1 bytes.
             tls.applicationProtocols = ["http/1.1"]
@@ -94,8 +85,26 @@ extension Session {
                     pins: Set(keys.map(\.sha256)),
                     performDefaultValidation: performDefaultValidation
                 ))
-        case .disabled:
-            tls.certificateVerification = .none
+        }
+        let tls = try trustConfigurations.configuration(for: policy) { () throws -> TLSConfiguration in
+            var tls = base
+            switch policy.kind {
+            case .default(let validateHost):
+                tls.certificateVerification = validateHost ? .fullVerification : .noHostnameVerification
+            case .pinnedCertificates(let certificates, let validateHost):
+                guard !certificates.isEmpty else {
+                    throw TLSError.invalidConfiguration("no pinned certificate for \(host)")
+                }
+                tls.trustRoots = .certificates(try certificates.map { try $0.nioCertificate })
+                tls.additionalTrustRoots = []
+                tls.certificateVerification = validateHost ? .fullVerification : .noHostnameVerification
+            case .disabled:
+                tls.certificateVerification = .none
+            case .publicKeys:
+                // Bridged above.
+                break
+            }
+            return tls
         }
         return .directWithTLS(tls)
     }

@@ -37,6 +37,8 @@ public final class Session: Sendable {
     let baseTLS: Result<TLSConfiguration, TLSError>
     /// Carries the requests to hosts pinned by public key; idle until the first one.
     let bridge: TLSBridge
+    /// The TLS configuration of each trust policy of the session's trust manager, built once.
+    let trustConfigurations = TrustConfigurationCache()
     /// ``Configuration/headers`` as AsyncHTTPClient takes them.
     let sessionHeaders: NIOHTTP1.HTTPHeaders
     /// Whether every request goes ``TransportRoute/direct``, whatever its URL: true without a
