@@ -4,6 +4,7 @@ import Moya
 import NIOCore
 import NIOHTTP1
 import NIOPosix
+import NIOSSL
 
 #if canImport(FoundationNetworking)
 import FoundationNetworking
@@ -70,11 +71,13 @@ final class RawAHCClient: AwaitingBenchClient {
     let client: HTTPClient
     let headers = HTTPHeaders(Session.defaultHTTPHeaders.map { ($0.key, $0.value) })
 
-    /// - Parameter traced: `false` gives the client no tracer instead of AsyncHTTPClient's
+    /// - Parameters:
+    ///   - traced: `false` gives the client no tracer instead of AsyncHTTPClient's
     ///   default (the bootstrapped one, here the no-op tracer, which still has every request's
     ///   span attributes worked out). A Moya session does that (`Session.clientTracer`); this is
     ///   the `ahc-notrace` control.
-    init(base: URL, connections: Int, traced: Bool = true) {
+    ///   - trustRoots: For HTTPS, the certificates to trust instead of the system's.
+    init(base: URL, connections: Int, traced: Bool = true, trustRoots: [NIOSSLCertificate]? = nil) {
         self.base = base
         self.name = traced ? "AsyncHTTPClient (raw)" : "AsyncHTTPClient (no tracer)"
         // What a default Moya session asks of its client: the same timeouts (the read timeout
@@ -90,6 +93,11 @@ final class RawAHCClient: AwaitingBenchClient {
         configuration.decompression = .enabled(limit: .ratio(100))
         if !traced {
             configuration.tracing.tracer = nil
+        }
+        if let trustRoots {
+            var tls = TLSConfiguration.makeClientConfiguration()
+            tls.trustRoots = .certificates(trustRoots)
+            configuration.tlsConfiguration = tls
         }
         client = HTTPClient(eventLoopGroup: MultiThreadedEventLoopGroup.singleton, configuration: configuration)
     }
@@ -285,14 +293,21 @@ struct BenchTarget: TargetType {
 /// the benchmark's task. (Awaiting every request through a continuation would measure a second
 /// thread hop, from the callback queue to the task's executor, that callback users don't have.)
 final class MoyaCallbackClient: BenchClient {
-    let name = "MoyaProvider (callbacks)"
+    let name: String
     let base: URL
     let session: Session
     let provider: MoyaProvider<BenchTarget>
 
-    init(base: URL, connections: Int) {
+    /// - Parameters:
+    ///   - configuration: The session's configuration; its connections per host are set to
+    ///     `connections`.
+    ///   - name: How the tables name the client.
+    init(base: URL, connections: Int, configuration: Session.Configuration = .init(), name: String = "MoyaProvider (callbacks)") {
         self.base = base
-        session = Session(configuration: .init(maximumConnectionsPerHost: connections))
+        self.name = name
+        var configuration = configuration
+        configuration.maximumConnectionsPerHost = connections
+        session = Session(configuration: configuration)
         provider = MoyaProvider<BenchTarget>(callbackQueue: .global(), session: session)
     }
 

@@ -23,6 +23,9 @@ struct Options {
     var blocks = 10
     var perRound = false
     var spreadsConnections = true
+    /// With `--only https --url https://...`: the PEM file of the certificate the server
+    /// presents (a self-signed one, or its CA), which every client trusts or pins.
+    var caPath: String?
 
     init(arguments: [String]) {
         var iterator = arguments.dropFirst().makeIterator()
@@ -34,6 +37,7 @@ struct Options {
             case "--connections": connections = iterator.next().flatMap(Int.init) ?? connections
             case "--url": url = iterator.next().flatMap(URL.init(string:))
             case "--only": only = iterator.next()
+            case "--ca": caPath = iterator.next()
             case "--clients": clients = iterator.next().map { Set($0.split(separator: ",").map(String.init)) }
             case "--memory-mib": memoryMiB = iterator.next().flatMap(Int.init) ?? memoryMiB
             case "--blocks": blocks = max(1, iterator.next().flatMap(Int.init) ?? blocks)
@@ -41,7 +45,7 @@ struct Options {
             case "--no-spread": spreadsConnections = false
             case "--help", "-h":
                 print(
-                    "usage: MoyaBench [--rounds N] [--requests N] [--blocks N] [--stubs N] [--connections N] [--url URL] [--only get|get1|get32|post|stubs|mapping|memory] [--memory-mib N] [--clients ahc,ahc-notrace,ahc-delegate,ahc-request,ahc-async,callbacks,async,urlsession] [--per-round] [--no-spread]"
+                    "usage: MoyaBench [--rounds N] [--requests N] [--blocks N] [--stubs N] [--connections N] [--url URL] [--only get|get1|get32|post|https|stubs|mapping|memory] [--ca PEM] [--memory-mib N] [--clients ahc,ahc-notrace,ahc-delegate,ahc-request,ahc-async,callbacks,async,urlsession] [--per-round] [--no-spread]"
                 )
                 exit(0)
             default:
@@ -109,101 +113,124 @@ print(
     "moya-bench: \(options.rounds) rounds of \(options.requests) requests per client, taking turns in \(options.blocks) blocks; \(options.connections) connections; server \(base.absoluteString)"
 )
 var failed = false
-for workload in workloads {
-    // Every round gives every client a new connection pool, warms it up, then measures, so that
-    // what a pool happened to do when it was made (see the warm-up below) is one round's
-    // luck, not a whole run's.
-    var measurements = Array(repeating: Measurement(), count: chosenFactories.count)
-    var names = Array(repeating: "", count: chosenFactories.count)
-    for round in 0..<options.rounds {
-        // All clients of a round are alive together, each with its own new pool, and take
-        // turns in short blocks (a few hundred requests each): this machine's speed drifts by
-        // ±15 % over seconds, and turns this short give every client the same share of fast and
-        // slow moments. Each round and each block starts with the next client, so that none
-        // always runs right after the same other one.
-        let clients = chosenFactories.map { $0.make() }
-        // Warm up in two steps. First `connections` requests at once to a route that answers
-        // after 20 ms: none can finish while the others start, so the pool opens one connection
-        // for each, on the event loop AsyncHTTPClient picked for that request, and those
-        // alternate. Every pool starts with its connections spread over both loops (4+4, at
-        // worst 5+3). Without this step the spread is whatever the pool's races make it: after
-        // an ordinary warm-up it was 8+0 or 7+1 in most rounds, and at concurrency 32 a round
-        // with 8+0 ran 15-30 % slower than one with 4+4, for raw AsyncHTTPClient and Moya
-        // alike, which drowned the difference being measured. (`--url` servers have no such
-        // route, so that step is skipped for them.) Then the workload itself at (at least) the
-        // pool's size, so that the first measured block does not pay for cold caches.
-        let warmUpConcurrency = max(workload.concurrency, options.connections)
-        var splits = Array(repeating: LoopSplit(sockets: [:]), count: clients.count)
-        var seen = LoopSplit.sample(serverPort: serverPort)
-        for (index, client) in clients.enumerated() {
-            names[index] = client.name
-            if server != nil, options.spreadsConnections {
-                _ = try await client.load(.get("/delay/20"), concurrency: options.connections, total: options.connections)
+
+/// Runs `workloads` with the clients `factories` make, against the server on `serverPort`,
+/// prints a table for each, and returns each workload's median ratio of every client to the
+/// first.
+///
+/// - Parameter spreads: Whether to open the pool's connections with slow requests first
+///   (see the warm-up below); only the in-process server has the slow route.
+func measure(_ workloads: [Workload], factories: [(key: String, make: () -> any BenchClient)], serverPort: Int, spreads: Bool) async throws -> [[Double]] {
+    var medians: [[Double]] = []
+    for workload in workloads {
+        // Every round gives every client a new connection pool, warms it up, then measures, so that
+        // what a pool happened to do when it was made (see the warm-up below) is one round's
+        // luck, not a whole run's.
+        var measurements = Array(repeating: Measurement(), count: factories.count)
+        var names = Array(repeating: "", count: factories.count)
+        for round in 0..<options.rounds {
+            // All clients of a round are alive together, each with its own new pool, and take
+            // turns in short blocks (a few hundred requests each): this machine's speed drifts by
+            // ±15 % over seconds, and turns this short give every client the same share of fast and
+            // slow moments. Each round and each block starts with the next client, so that none
+            // always runs right after the same other one.
+            let clients = factories.map { $0.make() }
+            // Warm up in two steps. First `connections` requests at once to a route that answers
+            // after 20 ms: none can finish while the others start, so the pool opens one connection
+            // for each, on the event loop AsyncHTTPClient picked for that request, and those
+            // alternate. Every pool starts with its connections spread over both loops (4+4, at
+            // worst 5+3). Without this step the spread is whatever the pool's races make it: after
+            // an ordinary warm-up it was 8+0 or 7+1 in most rounds, and at concurrency 32 a round
+            // with 8+0 ran 15-30 % slower than one with 4+4, for raw AsyncHTTPClient and Moya
+            // alike, which drowned the difference being measured. (`--url` servers have no such
+            // route, so that step is skipped for them.) Then the workload itself at (at least) the
+            // pool's size, so that the first measured block does not pay for cold caches.
+            let warmUpConcurrency = max(workload.concurrency, options.connections)
+            var splits = Array(repeating: LoopSplit(sockets: [:]), count: clients.count)
+            var seen = LoopSplit.sample(serverPort: serverPort)
+            for (index, client) in clients.enumerated() {
+                names[index] = client.name
+                if spreads {
+                    _ = try await client.load(.get("/delay/20"), concurrency: options.connections, total: options.connections)
+                }
+                _ = try await client.load(workload.kind, concurrency: warmUpConcurrency, total: max(warmUpConcurrency * 25, 200))
+                let now = LoopSplit.sample(serverPort: serverPort)
+                splits[index] = now.subtracting(seen)
+                seen = now
             }
-            _ = try await client.load(workload.kind, concurrency: warmUpConcurrency, total: max(warmUpConcurrency * 25, 200))
-            let now = LoopSplit.sample(serverPort: serverPort)
-            splits[index] = now.subtracting(seen)
-            seen = now
-        }
-        var elapsed = Array(repeating: 0.0, count: clients.count)
-        var latencies = Array(repeating: [Double](), count: clients.count)
-        var usage = Array(repeating: ThreadCPU.Usage(), count: clients.count)
-        let perBlock = max(workload.concurrency, options.requests / options.blocks)
-        for block in 0..<max(1, options.requests / perBlock) {
-            for step in 0..<clients.count {
-                let index = (round + block + step) % clients.count
-                let before = ThreadCPU.sample()
-                let (rate, blockLatencies) = try await clients[index].load(workload.kind, concurrency: workload.concurrency, total: perBlock)
-                usage[index] += ThreadCPU.sample().since(before)
-                elapsed[index] += Double(blockLatencies.count) / rate
-                latencies[index] += blockLatencies
+            var elapsed = Array(repeating: 0.0, count: clients.count)
+            var latencies = Array(repeating: [Double](), count: clients.count)
+            var usage = Array(repeating: ThreadCPU.Usage(), count: clients.count)
+            let perBlock = max(workload.concurrency, options.requests / options.blocks)
+            for block in 0..<max(1, options.requests / perBlock) {
+                for step in 0..<clients.count {
+                    let index = (round + block + step) % clients.count
+                    let before = ThreadCPU.sample()
+                    let (rate, blockLatencies) = try await clients[index].load(workload.kind, concurrency: workload.concurrency, total: perBlock)
+                    usage[index] += ThreadCPU.sample().since(before)
+                    elapsed[index] += Double(blockLatencies.count) / rate
+                    latencies[index] += blockLatencies
+                }
+            }
+            // A pool that replaced a connection during the round may have moved work between the
+            // loops: its split is marked with "!".
+            let atEnd = LoopSplit.sample(serverPort: serverPort)
+            for index in clients.indices where !splits[index].isStill(in: atEnd) {
+                splits[index].changed = true
+            }
+            for (index, client) in clients.enumerated() {
+                try await client.shutdown()
+                measurements[index].requestsPerSecond.append(Double(latencies[index].count) / elapsed[index])
+                measurements[index].latencies += latencies[index]
+                measurements[index].cpuPerRequest.append(usage[index].cpu / Double(latencies[index].count))
+                measurements[index].steal.append(usage[index].steal)
+                measurements[index].splits.append(splits[index].summary)
+            }
+            if options.perRound {
+                let baseline = Double(latencies[0].count) / elapsed[0]
+                print(
+                    "round \(round + 1): "
+                        + clients.indices.map { index in
+                            let rate = Double(latencies[index].count) / elapsed[index]
+                            return
+                                "\(factories[index].key) \(format(rate / baseline, 3))x, \(splits[index].summary), busiest loop \(format(usage[index].busiestLoopShare * 100))%"
+                        }.joined(separator: " | "))
             }
         }
-        // A pool that replaced a connection during the round may have moved work between the
-        // loops: its split is marked with "!".
-        let atEnd = LoopSplit.sample(serverPort: serverPort)
-        for index in clients.indices where !splits[index].isStill(in: atEnd) {
-            splits[index].changed = true
-        }
-        for (index, client) in clients.enumerated() {
-            try await client.shutdown()
-            measurements[index].requestsPerSecond.append(Double(latencies[index].count) / elapsed[index])
-            measurements[index].latencies += latencies[index]
-            measurements[index].cpuPerRequest.append(usage[index].cpu / Double(latencies[index].count))
-            measurements[index].steal.append(usage[index].steal)
-            measurements[index].splits.append(splits[index].summary)
-        }
-        if options.perRound {
-            let baseline = Double(latencies[0].count) / elapsed[0]
-            print(
-                "round \(round + 1): "
-                    + clients.indices.map { index in
-                        let rate = Double(latencies[index].count) / elapsed[index]
-                        return
-                            "\(chosenFactories[index].key) \(format(rate / baseline, 3))x, \(splits[index].summary), busiest loop \(format(usage[index].busiestLoopShare * 100))%"
-                    }.joined(separator: " | "))
-        }
-    }
-    print("")
-    print(workload.name)
-    print(
-        column("client", 28) + column("req/s", 10) + column("vs \(chosenFactories[0].key == "ahc" ? "AHC" : "1st")", 9) + column("range", 11)
-            + column("p50 ms", 9)
-            + column("p99 ms", 9) + column("CPU µs/req", 12) + column("steal", 7) + "connections per loop")
-    for (index, name) in names.enumerated() {
-        let measurement = measurements[index]
-        // Paired: each round's rate against the baseline's in the same round, so that the
-        // machine's drift between rounds cancels out; the median of those ratios.
-        let ratios = zip(measurement.requestsPerSecond, measurements[0].requestsPerSecond).map { $0 / $1 }
-        let ratio = Statistics.median(ratios)
+        print("")
+        print(workload.name)
         print(
-            column(name, 28) + column(format(measurement.medianRate), 10) + column(format(ratio, 3) + "x", 9)
-                + column(format(ratios.min() ?? .nan, 2) + "-" + format(ratios.max() ?? .nan, 2), 11)
-                + column(format(measurement.p50 * 1000, 3), 9) + column(format(measurement.p99 * 1000, 3), 9)
-                + column(format(Statistics.median(measurement.cpuPerRequest) * 1e6), 12)
-                + column(format((measurement.steal.max() ?? 0) * 100) + "%", 7)
-                + measurement.splits.joined(separator: " "))
+            column("client", 28) + column("req/s", 10) + column("vs \(factories[0].key == "ahc" ? "AHC" : "1st")", 9) + column("range", 11)
+                + column("p50 ms", 9)
+                + column("p99 ms", 9) + column("CPU µs/req", 12) + column("steal", 7) + "connections per loop")
+        for (index, name) in names.enumerated() {
+            let measurement = measurements[index]
+            // Paired: each round's rate against the baseline's in the same round, so that the
+            // machine's drift between rounds cancels out; the median of those ratios.
+            let ratios = zip(measurement.requestsPerSecond, measurements[0].requestsPerSecond).map { $0 / $1 }
+            let ratio = Statistics.median(ratios)
+            print(
+                column(name, 28) + column(format(measurement.medianRate), 10) + column(format(ratio, 3) + "x", 9)
+                    + column(format(ratios.min() ?? .nan, 2) + "-" + format(ratios.max() ?? .nan, 2), 11)
+                    + column(format(measurement.p50 * 1000, 3), 9) + column(format(measurement.p99 * 1000, 3), 9)
+                    + column(format(Statistics.median(measurement.cpuPerRequest) * 1e6), 12)
+                    + column(format((measurement.steal.max() ?? 0) * 100) + "%", 7)
+                    + measurement.splits.joined(separator: " "))
+        }
+        medians.append(
+            names.indices.map { index in
+                Statistics.median(zip(measurements[index].requestsPerSecond, measurements[0].requestsPerSecond).map { $0 / $1 })
+            })
     }
+    return medians
+}
+
+if !workloads.isEmpty, options.only != "https" {
+    _ = try await measure(workloads, factories: chosenFactories, serverPort: serverPort, spreads: server != nil && options.spreadsConnections)
+}
+
+if options.only == "https" {
+    try await HTTPSBenchmark.run(options: options)
 }
 
 if options.only == nil || options.only == "stubs" {
