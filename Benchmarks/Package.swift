@@ -4,6 +4,10 @@
 //
 //     cd Benchmarks && swift package benchmark
 //
+// and SSEBench, server-sent event parsing against another parser:
+//
+//     cd Benchmarks && swift run -c release SSEBench
+//
 // A package of its own, so that the benchmark dependency (and its tools, plugins and malloc
 // interposer) never enters the dependency graph of the library's users: they depend on the
 // root package, which does not know about this one.
