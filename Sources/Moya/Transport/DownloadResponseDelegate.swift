@@ -5,6 +5,14 @@ import NIOFoundationCompat
 import NIOHTTP1
 import NIOPosix
 
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
@@ -113,7 +121,7 @@ final class DownloadResponseDelegate: ResponseStartLimited, @unchecked Sendable 
         }
         let written = NIOThreadPool.singleton.runIfActive(eventLoop: task.eventLoop) {
             do {
-                try file.handle.value.write(contentsOf: buffer.readableBytesView)
+                try buffer.withUnsafeReadableBytes { try Self.writeAll($0, to: file.handle.value.fileDescriptor) }
             } catch {
                 throw FileTransferError.temporaryFileFailed(file.url, underlying: error)
             }
@@ -165,6 +173,23 @@ final class DownloadResponseDelegate: ResponseStartLimited, @unchecked Sendable 
             errorBody = slice
         } else {
             errorBody!.writeBuffer(&slice)
+        }
+    }
+
+    /// Writes all of `bytes` to the file descriptor `descriptor`, straight from the buffer.
+    ///
+    /// `FileHandle.write(contentsOf:)` takes a `DataProtocol` and, on Linux, copies a
+    /// `ByteBufferView` into an array first; this writes the network buffer's bytes as they are,
+    /// and goes on after a partial write or an interrupted call.
+    private static func writeAll(_ bytes: UnsafeRawBufferPointer, to descriptor: Int32) throws {
+        var offset = 0
+        while offset < bytes.count {
+            let written = write(descriptor, bytes.baseAddress! + offset, bytes.count - offset)
+            if written < 0 {
+                if errno == EINTR { continue }
+                throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO)
+            }
+            offset += written
         }
     }
 }
