@@ -26,6 +26,8 @@ struct Options {
     /// With `--only https --url https://...`: the PEM file of the certificate the server
     /// presents (a self-signed one, or its CA), which every client trusts or pins.
     var caPath: String?
+    /// With `--only transfer`: the sizes of the downloads and uploads, in MiB.
+    var transferSizesMiB = [512, 1024]
 
     init(arguments: [String]) {
         var iterator = arguments.dropFirst().makeIterator()
@@ -38,6 +40,7 @@ struct Options {
             case "--url": url = iterator.next().flatMap(URL.init(string:))
             case "--only": only = iterator.next()
             case "--ca": caPath = iterator.next()
+            case "--sizes": transferSizesMiB = iterator.next().map { $0.split(separator: ",").compactMap { Int($0) } } ?? transferSizesMiB
             case "--clients": clients = iterator.next().map { Set($0.split(separator: ",").map(String.init)) }
             case "--memory-mib": memoryMiB = iterator.next().flatMap(Int.init) ?? memoryMiB
             case "--blocks": blocks = max(1, iterator.next().flatMap(Int.init) ?? blocks)
@@ -45,7 +48,7 @@ struct Options {
             case "--no-spread": spreadsConnections = false
             case "--help", "-h":
                 print(
-                    "usage: MoyaBench [--rounds N] [--requests N] [--blocks N] [--stubs N] [--connections N] [--url URL] [--only get|get1|get32|post|https|stubs|mapping|memory] [--ca PEM] [--memory-mib N] [--clients ahc,ahc-notrace,ahc-delegate,ahc-request,ahc-async,callbacks,async,urlsession] [--per-round] [--no-spread]"
+                    "usage: MoyaBench [--rounds N] [--requests N] [--blocks N] [--stubs N] [--connections N] [--url URL] [--only get|get1|get32|post|https|transfer|stubs|mapping|memory] [--ca PEM] [--sizes 512,1024] [--memory-mib N] [--clients ahc,ahc-notrace,ahc-delegate,ahc-request,ahc-async,callbacks,async,urlsession] [--per-round] [--no-spread]"
                 )
                 exit(0)
             default:
@@ -231,6 +234,10 @@ if !workloads.isEmpty, options.only != "https" {
 
 if options.only == "https" {
     try await HTTPSBenchmark.run(options: options)
+}
+
+if options.only == "transfer" {
+    try await TransferBenchmark.run(options: options, base: base)
 }
 
 if options.only == nil || options.only == "stubs" {
