@@ -13,9 +13,9 @@ import FoundationNetworking
 /// (`FileDownloadDelegate` to a file; a file body streamed with `NonBlockingFileIO`).
 ///
 /// Each size runs `rounds` times, the two clients taking turns, and the median time ratio is
-/// printed. Writing hundreds of MiB makes the page cache's writeback part of every figure, and
-/// it comes in bursts: single runs of the same code differ by up to 2×, so only medians of
-/// alternating runs say anything. Peak memory is `MoyaMemoryBenchmark`'s business (a figure per
+/// printed. The files live in `/dev/shm` when it exists: on a disk, writing hundreds of MiB makes
+/// the page cache's writeback part of every figure, and it comes in bursts (single runs of the
+/// same code differed by up to 2×). Peak memory is `MoyaMemoryBenchmark`'s business (a figure per
 /// process).
 enum TransferBenchmark {
     /// A target for a transfer.
@@ -29,7 +29,11 @@ enum TransferBenchmark {
     }
 
     static func run(options: Options, base: URL) async throws {
-        let work = FileManager.default.temporaryDirectory.appendingPathComponent("moya-bench-transfer-\(UUID().uuidString)")
+        // Files go to memory (/dev/shm) where there is one: on a disk, the page cache's writeback
+        // comes in bursts that swamp the difference being measured.
+        let shm = URL(fileURLWithPath: "/dev/shm", isDirectory: true)
+        let parent = FileManager.default.isWritableFile(atPath: shm.path) ? shm : FileManager.default.temporaryDirectory
+        let work = parent.appendingPathComponent("moya-bench-transfer-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: work, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: work) }
         let session = Session(configuration: .init(timeoutIntervalForRequest: 300, temporaryDirectory: work.appendingPathComponent("staging")))
@@ -39,7 +43,7 @@ enum TransferBenchmark {
         let client = HTTPClient(eventLoopGroup: MultiThreadedEventLoopGroup.singleton, configuration: configuration)
         let rounds = max(3, options.rounds / 2)
         print("")
-        print("Transfers, \(rounds) alternating runs each, median time (goal: the provider at most 1.1x raw AsyncHTTPClient's time)")
+        print("Transfers, \(rounds) alternating runs each, files in \(parent.path), median time (goal: the provider at most 1.1x raw AsyncHTTPClient's time)")
         print(column("transfer", 30) + column("raw AHC", 10) + column("Moya", 10) + column("Moya / AHC", 12) + "range")
         for sizeMiB in options.transferSizesMiB {
             let size = sizeMiB << 20
