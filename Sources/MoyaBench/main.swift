@@ -26,6 +26,10 @@ struct Options {
     /// With `--only https --url https://...`: the PEM file of the certificate the server
     /// presents (a self-signed one, or its CA), which every client trusts or pins.
     var caPath: String?
+    /// Set in a child process of `--only rss`: the client it runs.
+    var rssChild: String?
+    /// With `--rss-child`: the path to GET.
+    var rssPath = "/"
     /// With `--only transfer`: the sizes of the downloads and uploads, in MiB.
     var transferSizesMiB = [512, 1024]
 
@@ -40,6 +44,8 @@ struct Options {
             case "--url": url = iterator.next().flatMap(URL.init(string:))
             case "--only": only = iterator.next()
             case "--ca": caPath = iterator.next()
+            case "--rss-child": rssChild = iterator.next()
+            case "--rss-path": rssPath = iterator.next() ?? rssPath
             case "--sizes": transferSizesMiB = iterator.next().map { $0.split(separator: ",").compactMap { Int($0) } } ?? transferSizesMiB
             case "--clients": clients = iterator.next().map { Set($0.split(separator: ",").map(String.init)) }
             case "--memory-mib": memoryMiB = iterator.next().flatMap(Int.init) ?? memoryMiB
@@ -48,7 +54,7 @@ struct Options {
             case "--no-spread": spreadsConnections = false
             case "--help", "-h":
                 print(
-                    "usage: MoyaBench [--rounds N] [--requests N] [--blocks N] [--stubs N] [--connections N] [--url URL] [--only get|get1|get32|post|https|transfer|stubs|mapping|memory] [--ca PEM] [--sizes 512,1024] [--memory-mib N] [--clients ahc,ahc-notrace,ahc-delegate,ahc-request,ahc-async,callbacks,async,urlsession] [--per-round] [--no-spread]"
+                    "usage: MoyaBench [--rounds N] [--requests N] [--blocks N] [--stubs N] [--connections N] [--url URL] [--only get|get1|get32|post|https|transfer|rss|stubs|mapping|memory] [--ca PEM] [--sizes 512,1024] [--memory-mib N] [--clients ahc,ahc-notrace,ahc-delegate,ahc-request,ahc-async,callbacks,async,urlsession] [--per-round] [--no-spread]"
                 )
                 exit(0)
             default:
@@ -60,6 +66,11 @@ struct Options {
 }
 
 let options = Options(arguments: CommandLine.arguments)
+if let client = options.rssChild, let url = options.url {
+    // A child of `--only rss`: nothing else runs in this process.
+    try await MemoryPerClient.child(client, base: url, path: options.rssPath)
+    exit(0)
+}
 let server: TestServer? = options.url == nil ? try TestServer.start() : nil
 let base = options.url ?? server!.baseURL
 let serverPort = base.port ?? (base.scheme == "https" ? 443 : 80)
@@ -234,6 +245,10 @@ if !workloads.isEmpty, options.only != "https" {
 
 if options.only == "https" {
     try await HTTPSBenchmark.run(options: options)
+}
+
+if options.only == "rss" {
+    try MemoryPerClient.run(base: base, path: getPath)
 }
 
 if options.only == "transfer" {
