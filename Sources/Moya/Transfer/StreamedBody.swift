@@ -1,5 +1,13 @@
 import Foundation
 
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// A request body that is streamed instead of held in memory: bytes, file regions and input
 /// streams, in order, with their total length known up front.
 ///
@@ -99,6 +107,18 @@ final class BodyReader: @unchecked Sendable {
 
     /// The next chunk of at most `maxLength` bytes, or `nil` at the end of the body.
     func read(maxLength: Int) throws -> Data? {
+        var chunk = Data(count: maxLength)
+        let count = try chunk.withUnsafeMutableBytes { try read(into: $0) }
+        guard count > 0 else { return nil }
+        chunk.count = count
+        return chunk
+    }
+
+    /// Reads the next bytes of the body straight into `buffer`, at most its size: the upload's
+    /// way, which fills the network buffer without an intermediate `Data`.
+    ///
+    /// - Returns: How many bytes were read; 0 only at the end of the body.
+    func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
         while index < segments.count {
             let segment = segments[index]
             if !isStarted {
@@ -108,30 +128,44 @@ final class BodyReader: @unchecked Sendable {
                 finishSegment()
                 continue
             }
-            let count = Int(min(UInt64(maxLength), remaining))
-            let chunk: Data
+            let count = Int(min(UInt64(buffer.count), remaining))
+            guard count > 0 else { return 0 }
+            let target = UnsafeMutableRawBufferPointer(rebasing: buffer[0..<count])
+            let read: Int
             switch segment {
             case .bytes(let data):
-                let start = data.count - Int(remaining)
-                chunk = data.subdata(in: (data.startIndex + start)..<(data.startIndex + start + count))
+                let start = data.startIndex + (data.count - Int(remaining))
+                read = data[start..<(start + count)].copyBytes(to: target)
             case .file(let url, let length):
-                let read: Data?
-                do {
-                    read = try file?.read(upToCount: count)
-                } catch {
-                    throw FileTransferError.readFailed(url, underlying: error)
-                }
-                guard let read, !read.isEmpty else {
+                guard let file else { throw FileTransferError.readFailed(url, underlying: nil) }
+                read = try Self.readFile(file.fileDescriptor, into: target, url: url)
+                if read == 0 {
                     throw FileTransferError.lengthMismatch(expected: length, actual: length - remaining)
                 }
-                chunk = read
             case .stream(_, let length):
-                chunk = try readStream(count: count, length: length)
+                guard let stream else { throw FileTransferError.readFailed(nil, underlying: nil) }
+                read = stream.read(target.bindMemory(to: UInt8.self).baseAddress!, maxLength: count)
+                if read < 0 {
+                    throw FileTransferError.readFailed(nil, underlying: stream.streamError)
+                }
+                if read == 0 {
+                    throw FileTransferError.lengthMismatch(expected: length, actual: length - remaining)
+                }
             }
-            remaining -= UInt64(chunk.count)
-            return chunk
+            remaining -= UInt64(read)
+            return read
         }
-        return nil
+        return 0
+    }
+
+    /// One `read(2)` of the file into `buffer`, again after an interrupted call.
+    private static func readFile(_ descriptor: Int32, into buffer: UnsafeMutableRawBufferPointer, url: URL) throws -> Int {
+        while true {
+            let read = systemRead(descriptor, buffer.baseAddress!, buffer.count)
+            if read >= 0 { return read }
+            if errno == EINTR { continue }
+            throw FileTransferError.readFailed(url, underlying: POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO))
+        }
     }
 
     /// Closes any open file or stream. Safe to call more than once.
@@ -168,20 +202,12 @@ final class BodyReader: @unchecked Sendable {
         index += 1
         isStarted = false
     }
-
-    private func readStream(count: Int, length: UInt64) throws -> Data {
-        guard let stream else { throw FileTransferError.readFailed(nil, underlying: nil) }
-        var data = Data(count: count)
-        let read = data.withUnsafeMutableBytes { buffer in
-            stream.read(buffer.bindMemory(to: UInt8.self).baseAddress!, maxLength: count)
-        }
-        if read < 0 {
-            throw FileTransferError.readFailed(nil, underlying: stream.streamError)
-        }
-        if read == 0 {
-            throw FileTransferError.lengthMismatch(expected: length, actual: length - remaining)
-        }
-        data.count = read
-        return data
-    }
 }
+
+#if canImport(Glibc)
+private let systemRead = Glibc.read
+#elseif canImport(Musl)
+private let systemRead = Musl.read
+#elseif canImport(Darwin)
+private let systemRead = Darwin.read
+#endif

@@ -102,8 +102,11 @@ private final class Upload {
         }
         isReading = true
         let reader = self.reader
-        NIOThreadPool.singleton.runIfActive(eventLoop: eventLoop) {
-            try reader.read(maxLength: BodyStreamer.chunkSize)
+        NIOThreadPool.singleton.runIfActive(eventLoop: eventLoop) { () throws -> ByteBuffer? in
+            // Read straight into the buffer that is sent.
+            var chunk = ByteBufferAllocator().buffer(capacity: BodyStreamer.chunkSize)
+            let read = try chunk.writeWithUnsafeMutableBytes(minimumWritableBytes: BodyStreamer.chunkSize) { try reader.read(into: $0) }
+            return read == 0 ? nil : chunk
         }.assumeIsolated().whenComplete { [self] result in
             isReading = false
             guard !isFinished else {
@@ -120,7 +123,7 @@ private final class Upload {
                 // without completing it when the request fails (its state machine forgets the
                 // promise), so a strong capture would keep this upload, its reader and its file
                 // alive forever after a stalled upload is cancelled or times out.
-                writer.write(.byteBuffer(ByteBuffer(data: chunk))).hop(to: eventLoop).assumeIsolated().whenComplete { [weak self] written in
+                writer.write(.byteBuffer(chunk)).hop(to: eventLoop).assumeIsolated().whenComplete { [weak self] written in
                     guard let self else { return }
                     switch written {
                     case .success: pump()
