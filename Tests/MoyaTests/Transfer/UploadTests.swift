@@ -77,7 +77,9 @@ final class UploadTests {
         let result = await send(provider, ServerTarget(base, "/upload", method: .post, task: .uploadFile(file)), progress: { events.append($0) })
         #expect(throws: Never.self) { try result.get() }
         let values = events.values
-        #expect(values.count > 2)
+        // At least one event while sending (events that come faster than the queue runs them
+        // are coalesced), then the final one.
+        #expect(values.count >= 2)
         #expect(values.dropLast().allSatisfy { !$0.completed && $0.response == nil })
         #expect(values.last?.completed == true)
         #expect(values.last?.progress == 1.0)
@@ -178,7 +180,7 @@ final class UploadTests {
         let result = await send(provider, ServerTarget(base, "/upload", method: .post, task: .uploadMultipartFormData(form)), progress: { events.append($0) })
         #expect(throws: Never.self) { try result.get() }
         let values = events.values
-        #expect(values.count > 2)
+        #expect(values.count >= 2)
         #expect(values.last?.completed == true)
         #expect(values.dropLast().allSatisfy { !$0.completed && ($0.progressObject?.totalUnitCount ?? 0) > 2 << 20 })
     }
