@@ -20,7 +20,9 @@ extension MoyaProvider {
         let endpoint = self.endpoint(target)
         let stubBehavior = self.stubClosure(target)
         if sendsCommonRequestsDirectly, progress == nil, case .never = stubBehavior, endpoint.task.keepsBodyInMemory {
-            let request = DirectRequest(session: session, callbackQueue: callbackQueue, validation: target.validationType, completion: completion)
+            let request = DirectRequest(
+                session: session, callbackQueue: callbackQueue, validation: target.validationType,
+                metricsTargetName: session.requestMetrics?.targetName(of: target), completion: completion)
             requestClosure(endpoint) { request.send($0) }
             return request
         }
@@ -120,16 +122,25 @@ extension MoyaProvider {
             break
         case .immediate, .delayed:
             // Stubs report one final progress event, with the response when there is one.
-            let stubCompletion: Moya.Completion =
+            var stubCompletion: Moya.Completion =
                 progress.map { progress in
                     { result in
                         progress(ProgressResponse(progress: ProgressReporter.snapshot(completed: 1, total: 1), response: try? result.get()))
                         flight.end(with: result)
                     }
                 } ?? flight.end(with:)
+            // Metrics hook (start): the request goes to a stub; it finishes with the stub's
+            // result, or as cancelled when a cancel stops the stub (`attach`).
+            let measurement = session.requestMetrics?.start(request, stubbed: true, target: target)
+            if let measurement {
+                stubCompletion = { [stubCompletion] result in
+                    measurement.finish(result)
+                    stubCompletion(result)
+                }
+            }
             let token = stubRequest(
                 target, request: request, callbackQueue: callbackQueue, completion: stubCompletion, endpoint: endpoint, stubBehavior: stubBehavior)
-            flight.attach(.stub(token))
+            flight.attach(.stub(token), measurement: measurement)
             return
         }
 
@@ -180,10 +191,14 @@ extension MoyaProvider {
     }
 
     /// Fails a request before sending it: plugins see `prepare`, `willSend` and `didReceive`.
-    func fail(_ send: SendContext, error: MoyaError) {
+    ///
+    /// - Parameter measurement: The request's metrics, which end with `error`; `nil` without
+    ///   metrics.
+    func fail(_ send: SendContext, error: MoyaError, measurement: RequestMeasurement?) {
         let delivery = RequestDelivery(
             flight: send.flight, callbackQueue: send.callbackQueue, isSerialDeliveryNeeded: false, plugins: plugins,
-            target: send.pluginTarget, validation: .none, progress: nil, destination: nil, temporaryDirectory: session.configuration.temporaryDirectory
+            target: send.pluginTarget, validation: .none, progress: nil, destination: nil, temporaryDirectory: session.configuration.temporaryDirectory,
+            measurement: measurement
         )
         delivery.deliver(.failure(error))
     }
@@ -192,9 +207,14 @@ extension MoyaProvider {
     /// to `destination`. Progress events and the completion go to the callback queue.
     func sendRequest(_ request: URLRequest, _ send: SendContext, body: StreamedBody? = nil, destination: DownloadRequest.Destination? = nil) {
         let (preparedRequest, credentials) = prepareAndAnnounce(applyingTimeout(of: send.target, to: request), pluginTarget: send.pluginTarget)
+        // Metrics hook (start): the request, as the plugins prepared it, goes to the transport
+        // (or fails just before). It finishes in `RequestDelivery.deliver`, or as cancelled when
+        // a cancel stops the transport (`attach`).
+        let measurement = session.requestMetrics?.start(
+            preparedRequest, requestBodyBytes: body.map { Int64(clamping: $0.length) }, stubbed: false, target: send.target)
 
         if let error = preparedRequest.bodyInGETRequestError {
-            fail(send, error: error)
+            fail(send, error: error, measurement: measurement)
             return
         }
 
@@ -208,7 +228,8 @@ extension MoyaProvider {
             validation: send.target.validationType,
             progress: send.progress,
             destination: destination,
-            temporaryDirectory: session.configuration.temporaryDirectory
+            temporaryDirectory: session.configuration.temporaryDirectory,
+            measurement: measurement
         )
 
         // The credential goes only to the origin of the request the plugins attached it to.
@@ -237,7 +258,7 @@ extension MoyaProvider {
             exchange.start()
             handle = TransportHandle(cancel: exchange.cancel)
         }
-        send.flight.attach(.transport(handle))
+        send.flight.attach(.transport(handle), measurement: measurement)
     }
 }
 

@@ -14,8 +14,10 @@ extension MoyaProvider {
         do {
             body = try makeBody(&request)
         } catch {
-            _ = prepareAndAnnounce(request, pluginTarget: send.pluginTarget)
-            fail(send, error: MoyaError.underlying(error, nil))
+            let (preparedRequest, _) = prepareAndAnnounce(request, pluginTarget: send.pluginTarget)
+            // Metrics hook (start): the request fails just before it would be sent.
+            let measurement = session.requestMetrics?.start(preparedRequest, stubbed: false, target: send.target)
+            fail(send, error: MoyaError.underlying(error, nil), measurement: measurement)
             return
         }
         sendRequest(request, send, body: body)

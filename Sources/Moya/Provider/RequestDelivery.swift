@@ -29,6 +29,8 @@ final class RequestDelivery: @unchecked Sendable {
     let destination: DownloadRequest.Destination?
     /// The session's directory for downloads in progress.
     let temporaryDirectory: URL
+    /// The request's metrics; `nil` without metrics.
+    let measurement: RequestMeasurement?
 
     init(
         flight: RequestFlight,
@@ -39,7 +41,8 @@ final class RequestDelivery: @unchecked Sendable {
         validation: ValidationType,
         progress: Moya.ProgressBlock?,
         destination: DownloadRequest.Destination?,
-        temporaryDirectory: URL
+        temporaryDirectory: URL,
+        measurement: RequestMeasurement? = nil
     ) {
         // With a progress block or interceptors, events and the completion go through one
         // serial queue, so they keep their order even when the callback queue is concurrent.
@@ -52,6 +55,7 @@ final class RequestDelivery: @unchecked Sendable {
         self.reporter = progress.map { ProgressReporter(block: $0, queue: queue) }
         self.destination = destination
         self.temporaryDirectory = temporaryDirectory
+        self.measurement = measurement
     }
 
     /// Progress for the transport, when a progress block wants it.
@@ -73,6 +77,12 @@ final class RequestDelivery: @unchecked Sendable {
             deliver(Self.result(of: transportResult, request: sentRequest, validation: validation))
             return
         }
+        // Metrics hook (finish): the download's response is complete; moving the file is not
+        // part of the request.
+        if let measurement {
+            let size = (try? FileManager.default.attributesOfItem(atPath: fileURL.path)[.size] as? NSNumber)?.int64Value
+            measurement.finish(Self.result(of: transportResult, request: sentRequest, validation: validation), responseBodyBytes: size)
+        }
         // Moving a file may copy it between file systems: keep that off the event loop and off
         // the callback queue.
         DispatchQueue.global(qos: .utility).moyaDeliver(destination) { [self] destination in
@@ -88,6 +98,9 @@ final class RequestDelivery: @unchecked Sendable {
     /// Delivers `result` on the delivery queue: plugins, the final progress event, then the
     /// flight's callers. Nothing happens once the flight has ended (cancelled).
     func deliver(_ result: Result<Moya.Response, MoyaError>) {
+        // Metrics hook (finish): the outcome is known; a cancel may still reach the callers first
+        // (then `RequestFlight.Work.measured` has ended the measurement already).
+        measurement?.finish(result)
         queue.moyaDeliver { [self] in
             // The result claims the flight first: a cancel that comes while the plugins run
             // finds it ended, so plugins and callers hear of the result alone.

@@ -18,12 +18,18 @@ final class RequestFlight: Sendable {
         case stub(CancellableToken)
         /// A request on the transport, directly or through the interceptors.
         case transport(TransportHandle)
+        /// Work whose request is measured: stopping it (a cancel) ends the measurement as
+        /// cancelled, unless its result ended it first.
+        indirect case measured(Work, RequestMeasurement)
 
         /// Stops the work.
         func stop() {
             switch self {
             case .stub(let token): token.cancel()
             case .transport(let handle): handle.cancel()
+            case .measured(let work, let measurement):
+                measurement.finish(.failure(.requestCancelled))
+                work.stop()
             }
         }
     }
@@ -75,7 +81,11 @@ final class RequestFlight: Sendable {
     }
 
     /// Records what runs for this flight, or stops it at once when the flight already ended.
-    func attach(_ work: Work) {
+    ///
+    /// - Parameter measurement: The request's metrics, ended as cancelled if a cancel stops the
+    ///   work; `nil` without metrics.
+    func attach(_ work: Work, measurement: RequestMeasurement? = nil) {
+        let work = measurement.map { Work.measured(work, $0) } ?? work
         if case .stop(let work) = state.withLock({ $0.workStarted(work) }) {
             work.stop()
         }

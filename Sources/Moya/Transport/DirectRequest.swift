@@ -40,6 +40,8 @@ final class DirectRequest: Cancellable, ResponseStartLimited, @unchecked Sendabl
         var machine = RequestStateMachine<HTTPClient.Task<TransportResponse>>()
         /// The URLs visited so far, once a redirect was followed.
         var visited: [String] = []
+        /// The request's metrics, from when it is built until it ends; `nil` without metrics.
+        var measurement: RequestMeasurement?
     }
 
     /// The caller's id in the state machine: the first and only subscriber.
@@ -49,6 +51,8 @@ final class DirectRequest: Cancellable, ResponseStartLimited, @unchecked Sendabl
     private let session: Session
     private let callbackQueue: DispatchQueue?
     private let validation: ValidationType
+    /// `moya.target` for the request's metrics, when they include it.
+    private let metricsTargetName: String?
     private var collector: ResponseCollector
     /// How long the request may wait for its response to begin; it starts in ``send(_:)``.
     var responseLimit: ResponseStartLimit
@@ -57,11 +61,13 @@ final class DirectRequest: Cancellable, ResponseStartLimited, @unchecked Sendabl
     ///   - session:       The transport.
     ///   - callbackQueue: Where the completion runs; `nil` for the main queue.
     ///   - validation:    The target's validation.
+    ///   - metricsTargetName: `moya.target` for the request's metrics, or `nil`.
     ///   - completion:    Called exactly once.
-    init(session: Session, callbackQueue: DispatchQueue?, validation: ValidationType, completion: @escaping Completion) {
+    init(session: Session, callbackQueue: DispatchQueue?, validation: ValidationType, metricsTargetName: String? = nil, completion: @escaping Completion) {
         self.session = session
         self.callbackQueue = callbackQueue
         self.validation = validation
+        self.metricsTargetName = metricsTargetName
         _ = state.withLock { $0.machine.subscribe(completion, callbackQueue: callbackQueue) }
         self.collector = ResponseCollector(limit: session.configuration.maximumResponseBodySize)
         self.responseLimit = ResponseStartLimit(startedAt: .uptimeNanoseconds(0), limit: session.requestTimeout, streamsBody: false)
@@ -74,7 +80,10 @@ final class DirectRequest: Cancellable, ResponseStartLimited, @unchecked Sendabl
     /// Cancels the request: the completion gets the cancellation error on its queue, unless it
     /// already has its result.
     func cancel() {
-        guard case .stop(let caller, let task) = state.withLock({ $0.machine.cancelled(subscriber: Self.caller) }) else { return }
+        let (action, measurement) = state.withLock { ($0.machine.cancelled(subscriber: Self.caller), $0.measurement) }
+        guard case .stop(let caller, let task) = action else { return }
+        // Metrics hook (finish): the cancel ends the request.
+        measurement?.finish(.failure(.requestCancelled))
         task?.cancel()
         (callbackQueue ?? .main).moyaDeliver(.failure(.requestCancelled), to: caller.completion.value)
     }
@@ -94,6 +103,12 @@ final class DirectRequest: Cancellable, ResponseStartLimited, @unchecked Sendabl
                 DispatchQueue.moyaDeliver(.failure(error), on: callbackQueue, to: caller.completion.value)
             }
             return
+        }
+        // Metrics hook (start): the request goes to the transport, or fails just before. A cancel
+        // that comes before the measurement is stored still ends in `finish`, through the task.
+        if let metrics = session.requestMetrics {
+            let measurement = metrics.start(request, stubbed: false, targetName: metricsTargetName)
+            state.withLock { $0.measurement = measurement }
         }
         if let error = request.bodyInGETRequestError {
             finish(.failure(error))
@@ -189,7 +204,10 @@ final class DirectRequest: Cancellable, ResponseStartLimited, @unchecked Sendabl
     /// Delivers `result` on the callback queue (the main queue when there is none), unless the
     /// request has already finished (cancelled).
     private func finish(_ result: Result<Moya.Response, MoyaError>) {
-        guard case .deliver(let callers) = state.withLock({ $0.machine.finished() }) else { return }
+        let (action, measurement) = state.withLock { ($0.machine.finished(), $0.measurement) }
+        // Metrics hook (finish): the result is known (a cancel may have ended the measurement first).
+        measurement?.finish(result)
+        guard case .deliver(let callers) = action else { return }
         for caller in callers {
             (callbackQueue ?? .main).moyaDeliver(result, to: caller.completion.value)
         }
