@@ -138,6 +138,24 @@ final class RequestMetricsTests {
         #expect(try metrics.expectMeter("http.client.active_requests", start).lastValue == 0)
     }
 
+    @Test("Retries by an interceptor are part of one measurement, which ends with the last attempt")
+    func retries() async throws {
+        let metrics = TestMetrics()
+        let session = session(metrics)
+        let policy = RetryPolicy(retryLimit: 3, exponentialBackoffScale: 0.01)
+        let provider = MoyaProvider<ServerTarget>(session: session, interceptors: [policy])
+        let target = ServerTarget(base, "/flaky/metrics", task: .requestParameters(parameters: ["failures": 2], encoding: URLEncoding.queryString))
+        let result = await send(provider, target)
+        await Self.shutDown(session)
+        #expect(result.response?.statusCode == 200)
+        #expect(server.receivedRequests.count == 3)
+
+        let dimensions = serverDimensions() + [("http.response.status_code", "200")]
+        #expect(try metrics.expectTimer("http.client.request.duration", dimensions).values.count == 1)
+        #expect(metrics.timers.count == 1)
+        #expect(try metrics.expectMeter("http.client.active_requests", serverDimensions()).values == [1, 0])
+    }
+
     @Test("A request that fails before it is sent is measured with its error", arguments: [Path.direct, .plugins])
     func failureBeforeSending(path: Path) async throws {
         let metrics = TestMetrics()
