@@ -202,17 +202,23 @@ final class RequestMetricsTests {
         let metrics = TestMetrics()
         let session = session(metrics)
         let provider = MoyaProvider<ServerTarget>(session: session)
-        let first = ServerTarget(base, "/delay/400")
-        let second = ServerTarget(base, "/delay/400")
-        async let firstResult = send(provider, first)
-        async let secondResult = send(provider, second)
-        try await _Concurrency.Task.sleep(nanoseconds: 150_000_000)
-        let meter = try metrics.expectMeter("http.client.active_requests", serverDimensions())
-        #expect(meter.lastValue == 2)
-        _ = await (firstResult, secondResult)
+        let target = ServerTarget(base, "/delay/1000")
+        let during = Box<Double>()
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let group = DispatchGroup()
+            for _ in 0..<2 {
+                group.enter()
+                // The default request closure hands the request back at once: it is counted
+                // before `request` returns.
+                provider.request(target, callbackQueue: .global()) { _ in group.leave() }
+            }
+            during.value = try? metrics.expectMeter("http.client.active_requests", serverDimensions()).lastValue
+            group.notify(queue: .global()) { continuation.resume() }
+        }
         await Self.shutDown(session)
-        #expect(meter.lastValue == 0)
-        #expect(meter.values.max() == 2)
+        #expect(during.value == 2)
+        let meter = try metrics.expectMeter("http.client.active_requests", serverDimensions())
+        #expect(meter.values == [1, 2, 1, 0])
     }
 
     @Test("A stubbed request is labelled moya.stubbed, without a server address")
