@@ -18,7 +18,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-distributed-tracing", from: "1.7.3"),
         // Request metrics go to whatever backend the program bootstraps.
         .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
-        // Only the documentation's Prometheus example (DocExamplesTests) uses it.
+        // Only tests use it: the documentation's Prometheus example and an end-to-end test.
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
         // Combine exists only on Apple platforms; elsewhere CombineMoya builds on OpenCombine.
         .package(url: "https://github.com/OpenCombine/OpenCombine", from: "0.14.0"),
@@ -104,6 +104,7 @@ let package = Package(
                 .product(name: "InMemoryTracing", package: "swift-distributed-tracing"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),
                 .product(name: "MetricsTestKit", package: "swift-metrics"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
             ]
         ),
         .testTarget(
