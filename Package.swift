@@ -16,6 +16,10 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.6"),
         // Already in the graph through AsyncHTTPClient; named to tell its no-op tracer apart.
         .package(url: "https://github.com/apple/swift-distributed-tracing", from: "1.7.3"),
+        // Request metrics go to whatever backend the program bootstraps.
+        .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
+        // Only tests use it: the documentation's Prometheus example and an end-to-end test.
+        .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
         // Combine exists only on Apple platforms; elsewhere CombineMoya builds on OpenCombine.
         .package(url: "https://github.com/OpenCombine/OpenCombine", from: "0.14.0"),
         // `swift package generate-documentation` builds the DocC catalogs; a plugin, so it is
@@ -36,6 +40,7 @@ let package = Package(
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Tracing", package: "swift-distributed-tracing"),
+                .product(name: "CoreMetrics", package: "swift-metrics"),
             ]
         ),
         .target(
@@ -99,6 +104,9 @@ let package = Package(
                 .product(name: "InMemoryLogging", package: "swift-log"),
                 .product(name: "Tracing", package: "swift-distributed-tracing"),
                 .product(name: "InMemoryTracing", package: "swift-distributed-tracing"),
+                .product(name: "CoreMetrics", package: "swift-metrics"),
+                .product(name: "MetricsTestKit", package: "swift-metrics"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
             ]
         ),
         .testTarget(
@@ -130,6 +138,9 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "OpenCombine", package: "OpenCombine", condition: .when(platforms: [.linux])),
                 .product(name: "Tracing", package: "swift-distributed-tracing"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "MetricsTestKit", package: "swift-metrics"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
             ],
             // Contexts/ holds code that examples assume; the plugin copies it into each document
             // that names it, so it is not compiled on its own.

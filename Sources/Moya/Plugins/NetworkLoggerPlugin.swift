@@ -169,13 +169,16 @@ extension NetworkLoggerPlugin {
     /// `.login(username: "ann", password: "…")`, read from the case's reflection rather than
     /// from a description that could show the values); for any other target, its type and
     /// path (`UserTarget /users/42`). A ``MultiTarget`` is named by the target it wraps.
-    static func caseName(of target: TargetType) -> String {
+    ///
+    /// The request metrics name targets with it too (`moya.target`), without the path
+    /// (`includingPath: false`), which could make a name per user.
+    static func caseName(of target: TargetType, includingPath: Bool = true) -> String {
         if let multiTarget = target as? MultiTarget {
-            return caseName(of: multiTarget.target)
+            return caseName(of: multiTarget.target, includingPath: includingPath)
         }
         let mirror = Mirror(reflecting: target)
         guard mirror.displayStyle == .enum else {
-            return "\(type(of: target)) \(target.path)"
+            return includingPath ? "\(type(of: target)) \(target.path)" : "\(type(of: target))"
         }
         // A case with associated values has one child, labelled with the case's name.
         if let label = mirror.children.first?.label {

@@ -144,6 +144,8 @@ extension MoyaProvider {
                         flight.end(with: result)
                     }
                 } ?? flight.end(with:)
+            // Metrics: the request goes to a stub.
+            flight.measure(session.requestMetrics?.start(request, stubbed: true, target: target))
             let token = stubRequest(
                 target, request: request, callbackQueue: callbackQueue, completion: stubCompletion, endpoint: endpoint, stubBehavior: stubBehavior)
             flight.attach(.stub(token))
@@ -206,6 +208,11 @@ extension MoyaProvider {
     func sendRequest(_ request: URLRequest, _ send: SendContext, body: StreamedBody? = nil) {
         let flight = send.flight
         let (preparedRequest, credentials) = prepareAndAnnounce(applyingTimeout(of: send.target, to: request), pluginTarget: flight.pluginTarget)
+        // Metrics: the request, as the plugins prepared it, goes to the transport (or fails just
+        // before).
+        if let metrics = session.requestMetrics {
+            flight.measure(metrics.start(preparedRequest, requestBodyBytes: body.map { Int64(clamping: $0.length) }, stubbed: false, target: send.target))
+        }
 
         if let error = preparedRequest.bodyInGETRequestError {
             fail(send, error: error)

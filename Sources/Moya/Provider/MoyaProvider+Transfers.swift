@@ -14,7 +14,9 @@ extension MoyaProvider {
         do {
             body = try makeBody(&request)
         } catch {
-            _ = prepareAndAnnounce(request, pluginTarget: send.flight.pluginTarget)
+            let (preparedRequest, _) = prepareAndAnnounce(request, pluginTarget: send.flight.pluginTarget)
+            // Metrics: the request fails just before it would be sent.
+            send.flight.measure(session.requestMetrics?.start(preparedRequest, stubbed: false, target: send.target))
             fail(send, error: MoyaError.underlying(error, nil))
             return
         }

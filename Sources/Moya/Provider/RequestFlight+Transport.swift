@@ -34,6 +34,12 @@ extension RequestFlight: TransportOwner {
             complete(Self.result(of: result, request: request, validation: validation))
             return
         }
+        // The download's response is complete: its metrics end here, with the file's size
+        // (placing the file is not part of the request).
+        if isMeasured {
+            let size = (try? FileManager.default.attributesOfItem(atPath: fileURL.path)[.size] as? NSNumber)?.int64Value
+            finishMeasurement(Self.result(of: result, request: request, validation: validation), responseBodyBytes: size)
+        }
         // Moving a file may copy it between file systems: keep that off the event loop and off
         // the callback queue.
         DispatchQueue.global(qos: .utility).moyaDeliver(destination) { [self] destination in
@@ -65,6 +71,9 @@ extension RequestFlight: TransportOwner {
     /// `reportsProgress` is `false`: the request failed before it was sent), then the callers.
     /// Nothing happens once the flight has ended (cancelled).
     func complete(_ result: Result<Moya.Response, MoyaError>, reportsProgress: Bool = true) {
+        // The outcome is known: the metrics end with it, before the hop to the callers (a
+        // cancel may still reach them first; the metrics keep the outcome that came first).
+        finishMeasurement(result)
         queue.moyaDeliver { [self] in
             // The result claims the flight first: a cancel that comes while the plugins run
             // finds it ended, so plugins and callers hear of the result alone.

@@ -62,7 +62,23 @@ final class RequestFlight: @unchecked Sendable {
     let temporaryDirectory: URL
     /// The provider's in-flight table, which the flight leaves when it ends (`trackInflights`).
     private let table: Protected<[EndpointIdentity: RequestFlight]>?
-    private let state = Protected(RequestStateMachine<Work>())
+    private let state = Protected(State())
+
+    /// The flight's mutable state, behind its one lock.
+    private struct State {
+        /// The request's life.
+        var machine = RequestStateMachine<Work>()
+        /// The request's metrics, from when it is sent until its outcome is known; `nil`
+        /// without metrics (``Session/requestMetrics``).
+        var measurement: RequestMeasurement?
+
+        /// The measurement, taken out once the request has ended (a cancel stopped it).
+        mutating func takeMeasurementIfEnded() -> RequestMeasurement? {
+            guard !machine.isActive else { return nil }
+            defer { measurement = nil }
+            return measurement
+        }
+    }
 
     /// - Parameters:
     ///   - endpoint:               The endpoint requested; a download's destination comes from
@@ -108,13 +124,13 @@ final class RequestFlight: @unchecked Sendable {
     ///
     /// - Parameter pluginTarget: The caller's target as plugins see it; `nil` without plugins.
     func subscribe(_ completion: @escaping Completion, callbackQueue: DispatchQueue?, pluginTarget: UncheckedSendable<any TargetType>?) -> Int? {
-        state.withLock { $0.subscribe(completion, callbackQueue: callbackQueue, pluginTarget: pluginTarget) }
+        state.withLock { $0.machine.subscribe(completion, callbackQueue: callbackQueue, pluginTarget: pluginTarget) }
     }
 
     /// The request closure handed the request back: whether to send it (see
     /// ``RequestStateMachine/requestBuilt()``).
     func requestBuilt() -> Bool {
-        state.withLock { $0.requestBuilt() }
+        state.withLock { $0.machine.requestBuilt() }
     }
 
     /// Records what runs for this flight, or stops it at once when the flight already ended.
@@ -122,7 +138,7 @@ final class RequestFlight: @unchecked Sendable {
     /// - Returns: Whether the work may go on: `false` when it was stopped.
     @discardableResult
     func attach(_ work: Work) -> Bool {
-        if case .stop(let work) = state.withLock({ $0.workStarted(work) }) {
+        if case .stop(let work) = state.withLock({ $0.machine.workStarted(work) }) {
             work.stop()
             return false
         }
@@ -132,7 +148,7 @@ final class RequestFlight: @unchecked Sendable {
     /// Records the task that drives the request through its interceptors, or stops it at once
     /// when the flight already ended.
     func attachDriver(_ task: _Concurrency.Task<Void, Never>) {
-        if case .stop(let work) = state.withLock({ $0.driverStarted(.driver(task)) }) {
+        if case .stop(let work) = state.withLock({ $0.machine.driverStarted(.driver(task)) }) {
             work.stop()
         }
     }
@@ -140,12 +156,12 @@ final class RequestFlight: @unchecked Sendable {
     /// An interceptor decided to send the request again: whether to (see
     /// ``RequestStateMachine/retryDecided()``).
     func retryDecided() -> Bool {
-        state.withLock { $0.retryDecided() }
+        state.withLock { $0.machine.retryDecided() }
     }
 
     /// Whether the flight still waits for its result.
     var isActive: Bool {
-        state.withLock { $0.isActive }
+        state.withLock { $0.machine.isActive }
     }
 
     /// Ends the flight with its result: every caller still waiting gets it, inline when it shares
@@ -154,6 +170,7 @@ final class RequestFlight: @unchecked Sendable {
     /// closure end this way: plugins hear of a stub from the stub itself, and never of a request
     /// that could not be built.
     func end(with result: Result<Moya.Response, MoyaError>) {
+        finishMeasurement(result)
         guard let subscribers = claim() else { return }
         deliver(result, to: subscribers)
     }
@@ -163,7 +180,7 @@ final class RequestFlight: @unchecked Sendable {
     /// the last progress event) runs for the result alone. `nil` when the flight has already
     /// ended (cancelled).
     func claim() -> RequestSubscriber.List? {
-        guard case .deliver(let subscribers) = state.withLock({ $0.finished() }) else { return nil }
+        guard case .deliver(let subscribers) = state.withLock({ $0.machine.finished() }) else { return nil }
         return subscribers
     }
 
@@ -183,12 +200,13 @@ final class RequestFlight: @unchecked Sendable {
     /// Cancels the caller `id`: it gets the cancellation error on its queue. When it was the
     /// last caller, the flight ends, its work stops, and the plugins hear of the cancellation.
     func cancel(subscriber id: Int) {
-        switch state.withLock({ $0.cancelled(subscriber: id) }) {
-        case .none:
+        switch state.withLock({ state in (state.machine.cancelled(subscriber: id), state.takeMeasurementIfEnded()) }) {
+        case (.none, _):
             return
-        case .detach(let subscriber):
+        case (.detach(let subscriber), _):
             (subscriber.callbackQueue ?? .main).moyaDeliver(.failure(.requestCancelled), to: subscriber.completion.value)
-        case .stop(let subscriber, let work, let driver):
+        case (.stop(let subscriber, let work, let driver), let measurement):
+            measurement?.finish(.failure(.requestCancelled))
             driver?.stop()
             work?.stop()
             leaveTable()
@@ -202,12 +220,45 @@ final class RequestFlight: @unchecked Sendable {
 
     /// Whether the caller `id` asked to cancel.
     func isCancelled(subscriber id: Int) -> Bool {
-        state.withLock { $0.isCancelled(subscriber: id) }
+        state.withLock { $0.machine.isCancelled(subscriber: id) }
     }
 
     /// Runs `body` on the state machine, under the flight's lock (for the transport's events).
     func withMachine<Result>(_ body: (inout RequestStateMachine<Work>) -> Result) -> Result {
-        state.withLock(body)
+        state.withLock { body(&$0.machine) }
+    }
+
+    // MARK: - Metrics
+
+    /// Keeps `measurement`, the request's metrics, until its outcome is known; ends it at once
+    /// as cancelled when the request has already ended.
+    func measure(_ measurement: RequestMeasurement?) {
+        guard let measurement else { return }
+        let ended: Bool = state.withLock { state in
+            guard state.machine.isActive else { return true }
+            state.measurement = measurement
+            return false
+        }
+        if ended { measurement.finish(.failure(.requestCancelled)) }
+    }
+
+    /// Ends the request's metrics, if any, with `result`: the first outcome counts.
+    ///
+    /// - Parameter responseBodyBytes: A download's size (its body is in a file); `nil` for the
+    ///   size of the response's data.
+    func finishMeasurement(_ result: Result<Moya.Response, MoyaError>, responseBodyBytes: Int64? = nil) {
+        guard
+            let measurement = state.withLock({ state in
+                defer { state.measurement = nil }
+                return state.measurement
+            })
+        else { return }
+        measurement.finish(result, responseBodyBytes: responseBodyBytes)
+    }
+
+    /// Whether the request's metrics are being taken.
+    var isMeasured: Bool {
+        state.withLock { $0.measurement != nil }
     }
 
     /// Takes the flight out of the provider's table, unless another flight has its place.
@@ -222,6 +273,6 @@ final class RequestFlight: @unchecked Sendable {
 
     /// The completions still waiting, for `MoyaProvider.inflightRequests`.
     var completions: [Completion] {
-        state.withLock { $0.completions }
+        state.withLock { $0.machine.completions }
     }
 }

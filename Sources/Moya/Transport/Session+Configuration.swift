@@ -156,6 +156,11 @@ extension Session {
         /// file system as your destinations and the final move is a rename, not a copy.
         public var temporaryDirectory: URL
 
+        /// Which request metrics the session reports through swift-metrics when a metrics
+        /// backend is in place (see ``MetricsOptions``). Default: ``MetricsOptions/default``,
+        /// metrics on without target names.
+        public var metrics: MetricsOptions
+
         /// Creates a configuration; every argument has the default described on its property.
         public init(
             timeoutIntervalForConnect: TimeInterval = 10,
@@ -173,8 +178,10 @@ extension Session {
             tls: TLSSettings = TLSSettings(),
             serverTrustManager: ServerTrustManager? = nil,
             retriesFailedConnections: Bool = false,
-            maximumResponseBodySize: Int64? = Configuration.defaultMaximumResponseBodySize
+            maximumResponseBodySize: Int64? = Configuration.defaultMaximumResponseBodySize,
+            metrics: MetricsOptions = .default
         ) {
+            self.metrics = metrics
             self.maximumResponseBodySize = maximumResponseBodySize
             self.retriesFailedConnections = retriesFailedConnections
             self.tls = tls

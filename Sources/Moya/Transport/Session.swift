@@ -55,6 +55,10 @@ public final class Session: Sendable {
     public let interceptor: (any RequestInterceptor)?
     /// A private copy of the `URLSessionConfiguration` this session was created from, if any.
     let urlSessionConfiguration: UncheckedSendable<URLSessionConfiguration>?
+    /// The request metrics, or `nil` when ``Configuration/metrics`` disables them or no metrics
+    /// backend was in place when the session was created: then a request does no work for
+    /// metrics but this one check.
+    let requestMetrics: RequestMetrics?
     private let isShared: Bool
     private let isShutDown = Protected(false)
 
@@ -75,6 +79,7 @@ public final class Session: Sendable {
         self.configuration = configuration
         self.isShared = isShared
         self.interceptor = interceptor
+        self.requestMetrics = RequestMetrics(options: configuration.metrics)
         // Sendable: the copy is made here and never handed out or mutated; readers copy it again.
         self.urlSessionConfiguration = urlSessionConfiguration.map { UncheckedSendable($0.copy() as! URLSessionConfiguration) }
         self.sessionHeaders = NIOHTTP1.HTTPHeaders(configuration.headers.map { ($0.key, $0.value) })

@@ -1,0 +1,70 @@
+import CoreMetrics
+import Foundation
+
+/// One request being measured, from ``RequestMetrics/start(_:requestBodyBytes:stubbed:targetName:)``
+/// to ``finish(_:responseBodyBytes:)``: it is counted in `http.client.active_requests` until it
+/// finishes, and then its duration and body sizes are recorded with its outcome.
+///
+/// Only the first ``finish(_:responseBodyBytes:)`` counts. The pipeline finishes a measurement
+/// where the request's outcome becomes known (the transport's or the stub's result, a failure
+/// before sending) and again where a cancel stops its work: whichever comes first is the outcome
+/// recorded, and the request leaves the active ones exactly once.
+final class RequestMeasurement: Sendable {
+    private let factory: any MetricsFactory
+    /// The dimensions known at the start: method, scheme, server address and port, stubbed.
+    private let dimensions: [(String, String)]
+    /// `moya.target`, added to the duration and body sizes only.
+    private let targetName: String?
+    private let requestBodyBytes: Int64
+    private let startedAt: UInt64
+    private let activeRequests: Meter
+    private let isFinished = Protected(false)
+
+    init(factory: any MetricsFactory, dimensions: [(String, String)], targetName: String?, requestBodyBytes: Int64) {
+        self.factory = factory
+        self.dimensions = dimensions
+        self.targetName = targetName
+        self.requestBodyBytes = requestBodyBytes
+        self.activeRequests = Meter(label: RequestMetrics.Label.activeRequests, dimensions: dimensions, factory: factory)
+        self.activeRequests.increment()
+        self.startedAt = DispatchTime.now().uptimeNanoseconds
+    }
+
+    /// Ends the measurement with the request's outcome, unless it has already ended.
+    ///
+    /// - Parameters:
+    ///   - result:            The result the provider delivers (or would deliver: a cancel may
+    ///                        still win the race to the callers).
+    ///   - responseBodyBytes: The size of the response body, for a download whose body is in a
+    ///                        file; `nil` for the size of the response's `data`.
+    func finish(_ result: Result<Moya.Response, MoyaError>, responseBodyBytes: Int64? = nil) {
+        let endedAt = DispatchTime.now().uptimeNanoseconds
+        let isFirst = isFinished.withLock { isFinished in
+            defer { isFinished = true }
+            return !isFinished
+        }
+        guard isFirst else { return }
+        activeRequests.decrement()
+
+        let outcome = RequestOutcome(result)
+        var dimensions = self.dimensions
+        dimensions.reserveCapacity(dimensions.count + 3)
+        if let statusCode = outcome.statusCode {
+            dimensions.append((RequestMetrics.Dimension.statusCode, String(statusCode)))
+        }
+        if let errorType = outcome.errorType {
+            dimensions.append((RequestMetrics.Dimension.errorType, errorType))
+        }
+        if let targetName {
+            dimensions.append((RequestMetrics.Dimension.target, targetName))
+        }
+
+        let duration = CoreMetrics.Timer(label: RequestMetrics.Label.duration, dimensions: dimensions, preferredDisplayUnit: .seconds, factory: factory)
+        duration.recordNanoseconds(endedAt >= startedAt ? endedAt - startedAt : 0)
+        Recorder(label: RequestMetrics.Label.requestBodySize, dimensions: dimensions, aggregate: true, factory: factory).record(requestBodyBytes)
+        if let response = outcome.response {
+            Recorder(label: RequestMetrics.Label.responseBodySize, dimensions: dimensions, aggregate: true, factory: factory)
+                .record(responseBodyBytes ?? Int64(response.data.count))
+        }
+    }
+}
