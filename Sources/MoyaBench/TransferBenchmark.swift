@@ -18,16 +18,6 @@ import FoundationNetworking
 /// same code differed by up to 2×). Peak memory is `MoyaMemoryBenchmark`'s business (a figure per
 /// process).
 enum TransferBenchmark {
-    /// A target for a transfer.
-    struct Target: TargetType {
-        let baseURL: URL
-        let path: String
-        let method: Moya.Method
-        let task: Moya.Task
-        var headers: [String: String]? { nil }
-        var validationType: ValidationType { .successCodes }
-    }
-
     static func run(options: Options, base: URL) async throws {
         // Files go to memory (/dev/shm) where there is one: on a disk, the page cache's writeback
         // comes in bursts that swamp the difference being measured.
@@ -37,7 +27,7 @@ enum TransferBenchmark {
         try FileManager.default.createDirectory(at: work, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: work) }
         let session = Session(configuration: .init(timeoutIntervalForRequest: 300, temporaryDirectory: work.appendingPathComponent("staging")))
-        let provider = MoyaProvider<Target>(callbackQueue: .global(), session: session)
+        let provider = MoyaProvider<BenchTarget>(callbackQueue: .global(), session: session)
         var configuration = HTTPClient.Configuration(timeout: .init(read: .seconds(300)))
         configuration.decompression = .enabled(limit: .ratio(100))
         let client = HTTPClient(eventLoopGroup: MultiThreadedEventLoopGroup.singleton, configuration: configuration)
@@ -111,7 +101,7 @@ enum TransferBenchmark {
     }
 
     /// Sends `target` with a progress block and waits for the result.
-    private static func send(_ provider: MoyaProvider<Target>, _ target: Target) async throws -> Moya.Response {
+    private static func send(_ provider: MoyaProvider<BenchTarget>, _ target: BenchTarget) async throws -> Moya.Response {
         let events = ProgressCounter()
         let result: UncheckedBox<Result<Moya.Response, MoyaError>> = await withCheckedContinuation { continuation in
             provider.request(target, progress: { _ in events.count += 1 }) { continuation.resume(returning: UncheckedBox($0)) }
@@ -120,8 +110,8 @@ enum TransferBenchmark {
         return try result.value.get()
     }
 
-    private static func moyaDownload(_ provider: MoyaProvider<Target>, base: URL, size: Int, to destination: URL) async throws {
-        let target = Target(
+    private static func moyaDownload(_ provider: MoyaProvider<BenchTarget>, base: URL, size: Int, to destination: URL) async throws {
+        let target = BenchTarget(
             baseURL: base, path: "/bytes/\(size)", method: .get,
             task: .downloadDestination { _, _ in (destination, [.removePreviousFile]) })
         _ = try await send(provider, target)
@@ -135,8 +125,8 @@ enum TransferBenchmark {
         guard progress.receivedBytes == size else { throw BenchFailure(description: "raw download: \(progress.receivedBytes) bytes") }
     }
 
-    private static func moyaUpload(_ provider: MoyaProvider<Target>, base: URL, file: URL, size: Int) async throws {
-        let response = try await send(provider, Target(baseURL: base, path: "/upload", method: .post, task: .uploadFile(file)))
+    private static func moyaUpload(_ provider: MoyaProvider<BenchTarget>, base: URL, file: URL, size: Int) async throws {
+        let response = try await send(provider, BenchTarget(baseURL: base, path: "/upload", method: .post, task: .uploadFile(file)))
         guard let report = try response.mapJSON() as? [String: Any], report["length"] as? Int == size else {
             throw BenchFailure(description: "Moya upload: bad report")
         }
