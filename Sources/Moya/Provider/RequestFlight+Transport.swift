@@ -30,7 +30,7 @@ extension RequestFlight: TransportOwner {
 
     /// Takes the transport's result for `request`, the request as it was sent.
     func transportFinished(_ result: Result<TransportResponse, any Error>, request: URLRequest) {
-        guard let destination, case .success(let response) = result, let fileURL = response.fileURL else {
+        guard isDownload, case .success(let response) = result, let fileURL = response.fileURL else {
             complete(Self.result(of: result, request: request, validation: validation))
             return
         }
@@ -42,8 +42,9 @@ extension RequestFlight: TransportOwner {
         }
         // Moving a file may copy it between file systems: keep that off the event loop and off
         // the callback queue.
-        DispatchQueue.global(qos: .utility).moyaDeliver(destination) { [self] destination in
-            guard isActive else {
+        DispatchQueue.global(qos: .utility).moyaDeliver(()) { [self] _ in
+            // No destination once the request ended (cancelled): the file has nowhere to go.
+            guard let destination else {
                 PartialFile.discard(fileURL)
                 return
             }
@@ -62,7 +63,7 @@ extension RequestFlight: TransportOwner {
 
     /// A new sink for a download's body, or `nil` for a data request.
     func makeDownload() -> DownloadSink? {
-        guard destination != nil else { return nil }
+        guard isDownload else { return nil }
         let validation = self.validation
         return DownloadSink(directory: temporaryDirectory, accepts: { validation.accepts($0) })
     }
@@ -77,7 +78,7 @@ extension RequestFlight: TransportOwner {
         queue.moyaDeliver { [self] in
             // The result claims the flight first: a cancel that comes while the plugins run
             // finds it ended, so plugins and callers hear of the result alone.
-            guard let callers = claim() else { return }
+            guard let (callers, reporter) = claimWithReporter() else { return }
             if let pluginTarget { plugins.didReceive(result, anyTarget: pluginTarget) }
             if reportsProgress { reporter?.reportCompletion(response: try? result.get()) }
             deliver(result, to: callers)

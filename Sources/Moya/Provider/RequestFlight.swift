@@ -54,12 +54,10 @@ final class RequestFlight: @unchecked Sendable {
     let pluginTarget: (any TargetType)?
     /// The target's validation.
     let validation: ValidationType
-    /// Sends progress events, when the caller asked for them.
-    let reporter: ProgressReporter?
-    /// Where a download goes; `nil` for a data request.
-    let destination: DownloadRequest.Destination?
     /// The session's directory for downloads in progress.
     let temporaryDirectory: URL
+    /// Whether the task is a download (its body goes to a file).
+    let isDownload: Bool
     /// The provider's in-flight table, which the flight leaves when it ends (`trackInflights`).
     private let table: Protected<[EndpointIdentity: RequestFlight]>?
     private let state = Protected(State())
@@ -71,10 +69,28 @@ final class RequestFlight: @unchecked Sendable {
         /// The request's metrics, from when it is sent until its outcome is known; `nil`
         /// without metrics (``Session/requestMetrics``).
         var measurement: RequestMeasurement?
+        /// The caller's progress block (in its reporter) and a download's destination closure:
+        /// the caller's own closures, which may capture the very token that holds this flight.
+        /// Released when the request ends, so that such a capture leaves no cycle.
+        var reporter: ProgressReporter?
+        var destination: DownloadRequest.Destination?
+
+        /// The machine's `finished` event; the caller's closures are released with it.
+        mutating func finish() -> (RequestStateMachine<Work>.FinishAction, ProgressReporter?) {
+            let action = machine.finished()
+            guard case .deliver = action else { return (action, nil) }
+            defer {
+                reporter = nil
+                destination = nil
+            }
+            return (action, reporter)
+        }
 
         /// The measurement, taken out once the request has ended (a cancel stopped it).
         mutating func takeMeasurementIfEnded() -> RequestMeasurement? {
             guard !machine.isActive else { return nil }
+            reporter = nil
+            destination = nil
             defer { measurement = nil }
             return measurement
         }
@@ -115,8 +131,13 @@ final class RequestFlight: @unchecked Sendable {
         self.plugins = plugins
         self.pluginTarget = pluginTarget
         self.validation = validation
-        self.reporter = progress.map { ProgressReporter(block: $0, queue: queue) }
-        self.destination = endpoint.task.downloadDestination
+        let reporter = progress.map { ProgressReporter(block: $0, queue: queue) }
+        let destination = endpoint.task.downloadDestination
+        self.isDownload = destination != nil
+        state.withLock { state in
+            state.reporter = reporter
+            state.destination = destination
+        }
         self.temporaryDirectory = temporaryDirectory
     }
 
@@ -180,8 +201,23 @@ final class RequestFlight: @unchecked Sendable {
     /// the last progress event) runs for the result alone. `nil` when the flight has already
     /// ended (cancelled).
     func claim() -> RequestSubscriber.List? {
-        guard case .deliver(let subscribers) = state.withLock({ $0.machine.finished() }) else { return nil }
-        return subscribers
+        claimWithReporter()?.subscribers
+    }
+
+    /// ``claim()``, with the progress reporter, which the flight lets go of as it ends.
+    func claimWithReporter() -> (subscribers: RequestSubscriber.List, reporter: ProgressReporter?)? {
+        guard case (.deliver(let subscribers), let reporter) = state.withLock({ $0.finish() }) else { return nil }
+        return (subscribers, reporter)
+    }
+
+    /// Sends progress events, when the caller asked for them; `nil` once the request ended.
+    var reporter: ProgressReporter? {
+        state.withLock { $0.reporter }
+    }
+
+    /// Where a download goes; `nil` for a data request, and once the request ended.
+    var destination: DownloadRequest.Destination? {
+        state.withLock { $0.destination }
     }
 
     /// Hands `result` to the callers ``claim()`` returned: inline for those that share the

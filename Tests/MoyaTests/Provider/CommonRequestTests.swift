@@ -152,4 +152,57 @@ final class CommonRequestTests {
         #expect(cancelledAtOnce.count == 20 && !cancelledAtOnce.contains(false))
         #expect(left.count == 40 && !left.contains(true))
     }
+
+    @Test("A progress block that holds the request's own token leaves nothing alive once the request ends", arguments: [false, true])
+    func closuresHoldingTheToken(cancels: Bool) async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("token-cycle-\(UUID().uuidString)", isDirectory: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let (result, flight) = await requestHoldingItsToken(cancels: cancels, directory: directory)
+        #expect((try? result.get()) != nil || cancels)
+        #expect(await eventually { flight.value == nil }, "the request is still alive")
+    }
+
+    /// Sends a download whose progress block captures the request's token, which only it holds;
+    /// returns the result and a weak reference to the request.
+    private func requestHoldingItsToken(cancels: Bool, directory: URL) async -> (Result<Moya.Response, MoyaError>, WeakFlight) {
+        let provider = MoyaProvider<ServerTarget>()
+        let box = TokenBox()
+        let flight = WeakFlight()
+        let destination: DownloadDestination = { _, _ in
+            (directory.appendingPathComponent("file.bin"), [.createIntermediateDirectories, .removePreviousFile])
+        }
+        let target = ServerTarget(
+            base, "/bytes/2000000",
+            task: .downloadParameters(parameters: ["chunk": 65_536, "interval_ms": 2], encoding: URLEncoding.queryString, destination: destination))
+        let result: UncheckedResult = await withCheckedContinuation { continuation in
+            let cancellable = provider.request(
+                target, callbackQueue: .global(),
+                progress: { [box] _ in
+                    if cancels { box.token?.cancel() } else { _ = box.token }
+                }
+            ) { result in
+                continuation.resume(returning: UncheckedResult(result))
+            }
+            flight.value = (cancellable as? RequestTicket)?.flight
+            box.token = cancellable
+        }
+        return (result.result, flight)
+    }
+}
+
+/// Holds a request's token for closures of that same request.
+private final class TokenBox: @unchecked Sendable {
+    // Sendable: the lock guards the token.
+    private let lock = NSLock()
+    private var stored: Cancellable?
+    var token: Cancellable? {
+        get { lock.withLock { stored } }
+        set { lock.withLock { stored = newValue } }
+    }
+}
+
+/// A weak reference to a request's flight, readable from any task.
+private final class WeakFlight: @unchecked Sendable {
+    // Sendable: set once before the test reads it, under the test's continuation.
+    weak var value: RequestFlight?
 }
