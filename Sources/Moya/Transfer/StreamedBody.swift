@@ -134,8 +134,13 @@ final class BodyReader: @unchecked Sendable {
             let read: Int
             switch segment {
             case .bytes(let data):
-                let start = data.startIndex + (data.count - Int(remaining))
-                read = data[start..<(start + count)].copyBytes(to: target)
+                // Copied through the bytes themselves: slicing the `Data` and copying the slice
+                // left its storage over-retained (LeakSanitizer saw every such segment leak).
+                let offset = data.count - Int(remaining)
+                data.withUnsafeBytes { bytes in
+                    target.copyMemory(from: UnsafeRawBufferPointer(rebasing: bytes[offset..<(offset + count)]))
+                }
+                read = count
             case .file(let url, let length):
                 guard let file else { throw FileTransferError.readFailed(url, underlying: nil) }
                 read = try Self.readFile(file.fileDescriptor, into: target, url: url)
