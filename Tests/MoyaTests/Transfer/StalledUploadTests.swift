@@ -63,6 +63,13 @@ final class StalledUploadTests {
         return TimedResult(result: result, elapsed: Date().timeIntervalSince(start))
     }
 
+    /// How long a stalled upload with a 1 s limit may take to fail. Far above the limit: under
+    /// the sanitizers, with the CPU-heavy suites running beside these tests, the event loops
+    /// were seen up to 17 s late. What tells a working limit from a broken one is the error:
+    /// an upload that never times out is cancelled after 30 s (`timedUpload`), which fails
+    /// with the cancellation error, not `timedOut`.
+    static let timeOutBound: TimeInterval = 25
+
     func expectTimedOut(_ timed: TimedResult, within seconds: TimeInterval, sourceLocation: SourceLocation = #_sourceLocation) {
         guard case .underlying(let error as URLError, nil)? = timed.result.error else {
             Issue.record("expected URLError(.timedOut), got \(timed.result)", sourceLocation: sourceLocation)
@@ -84,7 +91,7 @@ final class StalledUploadTests {
 
         let file = try makeSparseFile("stalled.bin", length: Self.bodyLength)
         let result = await timedUpload(provider, ServerTarget(base, "/stop-reading", method: .post, task: .uploadFile(file)))
-        expectTimedOut(result, within: 15)
+        expectTimedOut(result, within: Self.timeOutBound)
         #expect(server.receivedRequests.map(\.path) == ["/upload", "/stop-reading"])
         #expect(await eventually(within: 5) { openDescriptors(of: file) == 0 && openDescriptors(of: steady) == 0 })
         try await session.shutdown()
@@ -97,7 +104,7 @@ final class StalledUploadTests {
         #expect(session.configuration.timeoutIntervalForWrite == nil)
         let provider = MoyaProvider<ServerTarget>(session: session)
         let result = await timedUpload(provider, ServerTarget(base, "/stop-reading", method: .put, task: .uploadFile(file)))
-        expectTimedOut(result, within: 15)
+        expectTimedOut(result, within: Self.timeOutBound)
         #expect(await eventually(within: 5) { openDescriptors(of: file) == 0 })
         try await session.shutdown()
     }
@@ -113,7 +120,7 @@ final class StalledUploadTests {
         let session = Session(configuration: .init(timeoutIntervalForWrite: 1))
         let provider = MoyaProvider<ServerTarget>(session: session)
         let result = await timedUpload(provider, ServerTarget(base, "/stop-reading", method: .post, task: .uploadMultipart(form)))
-        expectTimedOut(result, within: 15)
+        expectTimedOut(result, within: Self.timeOutBound)
         #expect(await eventually(within: 5) { openDescriptors(of: file) == 0 })
         try await session.shutdown()
     }
@@ -124,7 +131,7 @@ final class StalledUploadTests {
         // The write timeout (60 s by default) is far away: the request's 1 s limit ends it.
         let provider = MoyaProvider<ServerTarget>(plugins: [TimeoutPlugin(interval: 1)])
         let result = await timedUpload(provider, ServerTarget(base, "/stop-reading", method: .post, task: .uploadFile(file)))
-        expectTimedOut(result, within: 15)
+        expectTimedOut(result, within: Self.timeOutBound)
         #expect(await eventually(within: 5) { openDescriptors(of: file) == 0 })
     }
 
