@@ -191,11 +191,12 @@ final class FaultInjectionTests {
         let before = Self.residentBytes()
         let error = expectFailure(await outcome(MoyaProvider<ServerTarget>(session: limited), target(.endlessBody)), within: 60)
         #expect(error?.underlyingError as? SessionError == .responseBodyTooLarge(limit: 8 << 20, announcedLength: nil))
-        // The limit is 8 MiB; an unbounded body would have grown by gigabytes in that time. The
-        // bound is wide because AddressSanitizer keeps freed memory in quarantine, which counts
-        // as resident.
+        // The limit is 8 MiB; an unbounded body would have grown by tens of gigabytes before the
+        // 60 s limit. The bound is wide because the figure is the whole process's (the other
+        // suites run meanwhile) and AddressSanitizer keeps freed memory in quarantine, which
+        // counts as resident: 1.1 GiB was seen there.
         let growth = Self.residentBytes() - before
-        #expect(growth < 1 << 30, "resident memory grew by \(growth >> 20) MiB")
+        #expect(growth < 2 << 30, "resident memory grew by \(growth >> 20) MiB")
     }
 
     /// The process's resident memory now (`VmRSS`), in bytes.
