@@ -162,8 +162,12 @@ public final class RequestMultipartFormData {
         let handle = try FileHandle(forWritingTo: fileURL)
         defer { try? handle.close() }
         let reader = BodyReader(body: body)
-        while let chunk = try reader.read(maxLength: 1 << 20) {
-            try handle.write(contentsOf: chunk)
+        // One buffer, filled and written again for each chunk.
+        var chunk = Data(count: 1 << 20)
+        while true {
+            let read = try chunk.withUnsafeMutableBytes { try reader.read(into: $0) }
+            guard read > 0 else { break }
+            try handle.write(contentsOf: chunk.prefix(read))
         }
     }
 

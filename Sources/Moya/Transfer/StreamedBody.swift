@@ -72,13 +72,17 @@ struct StreamedBody: Sendable {
         return size
     }
 
-    /// Reads the whole body into memory.
+    /// Reads the whole body into memory, straight into the returned buffer.
     func encodedData() throws -> Data {
-        var data = Data()
-        data.reserveCapacity(Int(clamping: length))
+        var data = Data(count: Int(clamping: length))
         let reader = BodyReader(body: self)
-        while let chunk = try reader.read(maxLength: 1 << 20) {
-            data.append(chunk)
+        try data.withUnsafeMutableBytes { buffer in
+            var filled = 0
+            while filled < buffer.count {
+                let read = try reader.read(into: UnsafeMutableRawBufferPointer(rebasing: buffer[filled...]))
+                guard read > 0 else { break }
+                filled += read
+            }
         }
         return data
     }
@@ -105,17 +109,8 @@ final class BodyReader: @unchecked Sendable {
         close()
     }
 
-    /// The next chunk of at most `maxLength` bytes, or `nil` at the end of the body.
-    func read(maxLength: Int) throws -> Data? {
-        var chunk = Data(count: maxLength)
-        let count = try chunk.withUnsafeMutableBytes { try read(into: $0) }
-        guard count > 0 else { return nil }
-        chunk.count = count
-        return chunk
-    }
-
-    /// Reads the next bytes of the body straight into `buffer`, at most its size: the upload's
-    /// way, which fills the network buffer without an intermediate `Data`.
+    /// Reads the next bytes of the body straight into `buffer`, at most its size (an upload's
+    /// network buffer, or the destination of an encoding).
     ///
     /// - Returns: How many bytes were read; 0 only at the end of the body.
     func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
