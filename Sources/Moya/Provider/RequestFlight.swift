@@ -79,20 +79,23 @@ final class RequestFlight: @unchecked Sendable {
         mutating func finish() -> (RequestStateMachine<Work>.FinishAction, ProgressReporter?) {
             let action = machine.finished()
             guard case .deliver = action else { return (action, nil) }
-            defer {
-                reporter = nil
-                destination = nil
-            }
+            defer { releaseCallerClosures() }
             return (action, reporter)
         }
 
-        /// The measurement, taken out once the request has ended (a cancel stopped it).
-        mutating func takeMeasurementIfEnded() -> RequestMeasurement? {
+        /// After a cancel: when it ended the request, the caller's closures are released and
+        /// the measurement is handed back to be ended.
+        mutating func endedByCancel() -> RequestMeasurement? {
             guard !machine.isActive else { return nil }
-            reporter = nil
-            destination = nil
+            releaseCallerClosures()
             defer { measurement = nil }
             return measurement
+        }
+
+        /// Lets go of the caller's closures: the request has ended.
+        private mutating func releaseCallerClosures() {
+            reporter = nil
+            destination = nil
         }
     }
 
@@ -236,7 +239,7 @@ final class RequestFlight: @unchecked Sendable {
     /// Cancels the caller `id`: it gets the cancellation error on its queue. When it was the
     /// last caller, the flight ends, its work stops, and the plugins hear of the cancellation.
     func cancel(subscriber id: Int) {
-        switch state.withLock({ state in (state.machine.cancelled(subscriber: id), state.takeMeasurementIfEnded()) }) {
+        switch state.withLock({ state in (state.machine.cancelled(subscriber: id), state.endedByCancel()) }) {
         case (.none, _):
             return
         case (.detach(let subscriber), _):
@@ -278,23 +281,21 @@ final class RequestFlight: @unchecked Sendable {
         if ended { measurement.finish(.failure(.requestCancelled)) }
     }
 
-    /// Ends the request's metrics, if any, with `result`: the first outcome counts.
+    /// Ends the request's metrics, if any, with `result`: the first outcome counts. Neither
+    /// argument is worked out without metrics.
     ///
     /// - Parameter responseBodyBytes: A download's size (its body is in a file); `nil` for the
     ///   size of the response's data.
-    func finishMeasurement(_ result: Result<Moya.Response, MoyaError>, responseBodyBytes: Int64? = nil) {
+    func finishMeasurement(
+        _ result: @autoclosure () -> Result<Moya.Response, MoyaError>, responseBodyBytes: @autoclosure () -> Int64? = nil
+    ) {
         guard
             let measurement = state.withLock({ state in
                 defer { state.measurement = nil }
                 return state.measurement
             })
         else { return }
-        measurement.finish(result, responseBodyBytes: responseBodyBytes)
-    }
-
-    /// Whether the request's metrics are being taken.
-    var isMeasured: Bool {
-        state.withLock { $0.measurement != nil }
+        measurement.finish(result(), responseBodyBytes: responseBodyBytes())
     }
 
     /// Takes the flight out of the provider's table, unless another flight has its place.
