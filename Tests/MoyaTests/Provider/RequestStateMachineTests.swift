@@ -425,8 +425,10 @@ struct RequestStateMachineTests {
         let provider = MoyaProvider<ServerTarget>(session: session, interceptors: [DelayingRetrier(attempts: attempts)])
         let results = Recorder<Result<Moya.Response, MoyaError>>()
         let token = provider.request(ServerTarget(server.baseURL, "/status/500"), callbackQueue: .moyaInline) { results.append($0) }
+        // Waits for the first attempt to reach the retrier: up to a minute, since a
+        // ThreadSanitizer run of the whole suite once took longer than 20 s to get there.
         let waitedFor = ContinuousClock.now
-        while attempts.values.isEmpty, ContinuousClock.now - waitedFor < .seconds(20) {
+        while attempts.values.isEmpty, ContinuousClock.now - waitedFor < .seconds(60) {
             try await _Concurrency.Task.sleep(nanoseconds: 5_000_000)
         }
         #expect(attempts.values.count == 1)
