@@ -6,7 +6,7 @@
 # EventSource 1.1.1 does not build on Linux as a package (one call, URLSession.bytes(for:delegate:),
 # is missing from FoundationNetworking), so this script assembles a small package of its own in
 # .build/sse-bench: EventSource's sources as published at its 1.1.1 tag, unchanged, plus
-# EventSourceLinuxShim.swift (that one call, failing at once); Moya's Sources/Moya/Streaming files
+# EventSourceLinuxShim.swift (that one call, failing at once); Moya's Sources/Moya/Streaming/Parsing files
 # as a module named Moya (they need nothing but Foundation, so AsyncHTTPClient is not built); and
 # SSEBench/. It builds that package in release mode and runs it with the arguments given.
 set -euo pipefail
@@ -23,7 +23,7 @@ rm -rf "$work/Sources"
 mkdir -p "$work/Sources/EventSource" "$work/Sources/Moya" "$work/Sources/SSEBench"
 cp "$work/eventsource-1.1.1/Sources/EventSource/"*.swift "$work/Sources/EventSource/"
 cp "$here/EventSourceLinuxShim.swift" "$work/Sources/EventSource/"
-cp "$root/Sources/Moya/Streaming/"*.swift "$work/Sources/Moya/"
+cp "$root/Sources/Moya/Streaming/Parsing/"*.swift "$work/Sources/Moya/"
 cp "$here/SSEBench/"*.swift "$work/Sources/SSEBench/"
 cat >"$work/Package.swift" <<'MANIFEST'
 // swift-tools-version:6.0
