@@ -7,11 +7,18 @@ import FoundationNetworking
 /// The owner of one attempt that ``InterceptedExchange`` sends: the attempt's events go to the
 /// request's flight, which keeps its state (so a cancel stops the attempt), and its result goes
 /// back to the interceptors' task, which decides whether it is the request's result.
+///
+/// A streamed response whose head was handed to the caller is the request's, whatever its end:
+/// the task is told so, and does not ask the interceptors whether to retry.
 final class InterceptedAttempt: TransportOwner {
-    private let flight: RequestFlight
-    private let continuation: CheckedContinuation<Result<TransportResponse, any Error>, Never>
+    /// What the attempt ends with: its result, and whether it streamed its body to the caller.
+    typealias Outcome = (result: Result<TransportResponse, any Error>, streamed: Bool)
 
-    init(flight: RequestFlight, continuation: CheckedContinuation<Result<TransportResponse, any Error>, Never>) {
+    private let flight: RequestFlight
+    private let continuation: CheckedContinuation<Outcome, Never>
+    private let streamed = Protected(false)
+
+    init(flight: RequestFlight, continuation: CheckedContinuation<Outcome, Never>) {
         self.flight = flight
         self.continuation = continuation
     }
@@ -36,8 +43,14 @@ final class InterceptedAttempt: TransportOwner {
         flight.transportReceivedBody(byteCount: byteCount)
     }
 
+    func transportStreamStarted(_ head: TransportResponse, request: URLRequest) -> Bool {
+        guard flight.transportStreamStarted(head, request: request) else { return false }
+        streamed.withLock { $0 = true }
+        return true
+    }
+
     /// Resumes the interceptors' task; the exchange calls this exactly once.
     func transportFinished(_ result: Result<TransportResponse, any Error>, request: URLRequest) {
-        continuation.resume(returning: result)
+        continuation.resume(returning: (result, streamed.current))
     }
 }

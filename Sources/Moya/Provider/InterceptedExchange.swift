@@ -64,7 +64,12 @@ final class InterceptedExchange: Sendable {
             }
             guard !isCancelled else { return }
 
-            let transportResult = await send(attemptRequest)
+            let (transportResult, streamed) = await send(attemptRequest)
+            if streamed {
+                // The caller has the stream's head: this is the result, whatever its end.
+                flight.transportFinished(transportResult, request: attemptRequest)
+                return
+            }
             let rawResult = RequestFlight.result(of: transportResult, request: attemptRequest, validation: .none)
             let decision = await retryDecision(for: attemptRequest, result: rawResult, retryCount: retryCount)
             guard !isCancelled else {
@@ -139,10 +144,11 @@ final class InterceptedExchange: Sendable {
 
     /// One attempt on the transport. A cancel during it stops it (the flight holds the attempt),
     /// and it ends with the cancellation error.
-    private func send(_ attemptRequest: URLRequest) async -> Result<TransportResponse, any Error> {
+    private func send(_ attemptRequest: URLRequest) async -> InterceptedAttempt.Outcome {
         await withCheckedContinuation { continuation in
             session.send(
-                TransportRequest(urlRequest: attemptRequest, credential: credential, body: body, download: flight.makeDownload()),
+                TransportRequest(
+                    urlRequest: attemptRequest, credential: credential, body: body, download: flight.makeDownload(), stream: flight.streamSink),
                 progress: flight.progressHandler,
                 owner: InterceptedAttempt(flight: flight, continuation: continuation)
             )

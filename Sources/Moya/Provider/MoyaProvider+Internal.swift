@@ -122,7 +122,7 @@ extension MoyaProvider {
 
     // MARK: - Sending
 
-    private func performRequest(
+    func performRequest(
         _ target: Target,
         request: URLRequest,
         callbackQueue: DispatchQueue?,
@@ -136,6 +136,10 @@ extension MoyaProvider {
         case .never:
             break
         case .immediate, .delayed:
+            if flight.streamSink != nil {
+                stubStream(target, request: request, flight: flight, endpoint: endpoint, stubBehavior: stubBehavior)
+                return
+            }
             // Stubs report one final progress event, with the response when there is one.
             let stubCompletion: Moya.Completion =
                 progress.map { progress in
@@ -223,7 +227,8 @@ extension MoyaProvider {
         let credential = ScopedCredential(credentials?.credential, for: preparedRequest.url)
         if send.interceptors.isEmpty {
             session.send(
-                TransportRequest(urlRequest: preparedRequest, credential: credential, body: body, download: flight.makeDownload()),
+                TransportRequest(
+                    urlRequest: preparedRequest, credential: credential, body: body, download: flight.makeDownload(), stream: flight.streamSink),
                 progress: flight.progressHandler,
                 owner: flight
             )

@@ -28,6 +28,10 @@ extension RequestFlight: TransportOwner {
         withMachine { $0.bodyReceived(byteCount: byteCount) }
     }
 
+    func transportStreamStarted(_ head: TransportResponse, request: URLRequest) -> Bool {
+        streamStarted(Moya.Response(statusCode: head.statusCode, data: Data(), request: request, deferredResponse: head.response))
+    }
+
     /// Takes the transport's result for `request`, the request as it was sent.
     func transportFinished(_ result: Result<TransportResponse, any Error>, request: URLRequest) {
         guard isDownload, case .success(let response) = result, let fileURL = response.fileURL else {
@@ -72,15 +76,27 @@ extension RequestFlight: TransportOwner {
     /// Nothing happens once the flight has ended (cancelled).
     func complete(_ result: Result<Moya.Response, MoyaError>, reportsProgress: Bool = true) {
         // The outcome is known: the metrics end with it, before the hop to the callers (a
-        // cancel may still reach them first; the metrics keep the outcome that came first).
-        finishMeasurement(result)
+        // cancel may still reach them first; the metrics keep the outcome that came first). A
+        // stream's response holds no body: its size is what was streamed.
+        if streamSink == nil {
+            finishMeasurement(result)
+        } else {
+            finishMeasurement(result, responseBodyBytes: bodyBytesReceived)
+        }
         queue.moyaDeliver { [self] in
             // The result claims the flight first: a cancel that comes while the plugins run
             // finds it ended, so plugins and callers hear of the result alone.
-            guard let (callers, reporter) = claimWithReporter() else { return }
-            if let pluginTarget { plugins.didReceive(result, anyTarget: pluginTarget) }
-            if reportsProgress { reporter?.reportCompletion(response: try? result.get()) }
-            deliver(result, to: callers)
+            switch claimOutcome() {
+            case (.deliver(let callers), let reporter):
+                if let pluginTarget { plugins.didReceive(result, anyTarget: pluginTarget) }
+                if reportsProgress { reporter?.reportCompletion(response: try? result.get()) }
+                deliver(result, to: callers)
+                releaseUnstartedStream(result)
+            case (.endStream, _):
+                endStream(with: result)
+            case (.none, _):
+                return
+            }
         }
     }
 

@@ -58,6 +58,9 @@ final class RequestFlight: @unchecked Sendable {
     let temporaryDirectory: URL
     /// Whether the task is a download (its body goes to a file).
     let isDownload: Bool
+    /// For a streamed response (``MoyaProvider/stream(_:options:)``), where its body goes;
+    /// `nil` for every other request.
+    let streamSink: StreamSink?
     /// The provider's in-flight table, which the flight leaves when it ends (`trackInflights`).
     private let table: Protected<[EndpointIdentity: RequestFlight]>?
     private let state = Protected(State())
@@ -113,6 +116,7 @@ final class RequestFlight: @unchecked Sendable {
     ///   - validation:             The target's validation.
     ///   - progress:               The caller's progress block.
     ///   - temporaryDirectory:     The session's directory for downloads in progress.
+    ///   - streamSink:             For a streamed response, where its body goes.
     init(
         endpoint: Endpoint,
         identity: EndpointIdentity? = nil,
@@ -123,7 +127,8 @@ final class RequestFlight: @unchecked Sendable {
         pluginTarget: (any TargetType)? = nil,
         validation: ValidationType = .none,
         progress: Moya.ProgressBlock? = nil,
-        temporaryDirectory: URL = FileManager.default.temporaryDirectory
+        temporaryDirectory: URL = FileManager.default.temporaryDirectory,
+        streamSink: StreamSink? = nil
     ) {
         let queue = isSerialDeliveryNeeded ? DispatchQueue(label: "org.moya.delivery", target: callbackQueue ?? .main) : (callbackQueue ?? .main)
         self.endpoint = endpoint
@@ -136,7 +141,9 @@ final class RequestFlight: @unchecked Sendable {
         self.validation = validation
         let reporter = progress.map { ProgressReporter(block: $0, queue: queue) }
         let destination = endpoint.task.downloadDestination
-        self.isDownload = destination != nil
+        self.streamSink = streamSink
+        // A stream reads its body as it arrives, whatever the task: it stores no file.
+        self.isDownload = destination != nil && streamSink == nil
         state.withLock { state in
             state.reporter = reporter
             state.destination = destination
@@ -197,6 +204,7 @@ final class RequestFlight: @unchecked Sendable {
         finishMeasurement(result)
         guard let subscribers = claim() else { return }
         deliver(result, to: subscribers)
+        releaseUnstartedStream(result)
     }
 
     /// Ends the flight and takes its callers, before the result is handed over: from here on a
@@ -204,13 +212,15 @@ final class RequestFlight: @unchecked Sendable {
     /// the last progress event) runs for the result alone. `nil` when the flight has already
     /// ended (cancelled).
     func claim() -> RequestSubscriber.List? {
-        claimWithReporter()?.subscribers
+        guard case .deliver(let subscribers) = claimOutcome().action else { return nil }
+        return subscribers
     }
 
-    /// ``claim()``, with the progress reporter, which the flight lets go of as it ends.
-    func claimWithReporter() -> (subscribers: RequestSubscriber.List, reporter: ProgressReporter?)? {
-        guard case (.deliver(let subscribers), let reporter) = state.withLock({ $0.finish() }) else { return nil }
-        return (subscribers, reporter)
+    /// ``claim()`` as the result of a sent request needs it: its callers to deliver to (with the
+    /// progress reporter, which the flight lets go of as it ends), or a stream to end (its head
+    /// was delivered), or nothing (it has ended).
+    func claimOutcome() -> (action: RequestStateMachine<Work>.FinishAction, reporter: ProgressReporter?) {
+        state.withLock { $0.finish() }
     }
 
     /// Sends progress events, when the caller asked for them; `nil` once the request ended.
@@ -246,6 +256,7 @@ final class RequestFlight: @unchecked Sendable {
             (subscriber.callbackQueue ?? .main).moyaDeliver(.failure(.requestCancelled), to: subscriber.completion.value)
         case (.stop(let subscriber, let work, let driver), let measurement):
             measurement?.finish(.failure(.requestCancelled))
+            releaseUnstartedStream(.failure(.requestCancelled))
             driver?.stop()
             work?.stop()
             leaveTable()
@@ -265,6 +276,70 @@ final class RequestFlight: @unchecked Sendable {
     /// Runs `body` on the state machine, under the flight's lock (for the transport's events).
     func withMachine<Result>(_ body: (inout RequestStateMachine<Work>) -> Result) -> Result {
         state.withLock { body(&$0.machine) }
+    }
+
+    // MARK: - Streams
+
+    /// A streamed response's head is accepted: the callers get it (and through it, the
+    /// stream's body), on the delivery queue.
+    ///
+    /// - Returns: Whether to read on: `false` when the request ended meanwhile.
+    func streamStarted(_ head: Moya.Response) -> Bool {
+        guard case .deliver(let callers) = withMachine({ $0.streamStarted() }) else { return false }
+        queue.moyaDeliver { [self] in
+            deliver(.success(head), to: callers)
+        }
+        return true
+    }
+
+    /// The stream's consumer stopped before the end: the work stops, and the plugins hear of
+    /// the cancellation. Does nothing when the stream has ended.
+    func cancelStream() {
+        let cancelled: (work: Work?, driver: Work?, measurement: RequestMeasurement?)? = state.withLock { state in
+            guard let (work, driver) = state.machine.streamCancelled() else { return nil }
+            return (work, driver, state.endedByCancel())
+        }
+        guard let cancelled else { return }
+        cancelled.measurement?.finish(.failure(.requestCancelled))
+        cancelled.driver?.stop()
+        cancelled.work?.stop()
+        guard pluginTarget != nil else { return }
+        queue.moyaDeliver { [self] in
+            if let pluginTarget { plugins.didReceive(.failure(.requestCancelled), anyTarget: pluginTarget) }
+        }
+    }
+
+    /// Ends a stream whose head was delivered, with `result`, on the delivery queue: the
+    /// plugins hear of it (`didReceive`, then `process`), and the consumer gets the end after
+    /// the last chunk, or the error `process` left.
+    func endStream(with result: Result<Moya.Response, MoyaError>) {
+        var outcome = result
+        if let pluginTarget {
+            plugins.didReceive(result, anyTarget: pluginTarget)
+            outcome = plugins.process(result, anyTarget: pluginTarget)
+        }
+        streamSink?.buffer.finish(outcome.map { _ in () })
+    }
+
+    /// A stream that ended before its head was handed over (failed, rejected, cancelled, or
+    /// answered by a response that was not streamed): its buffer ends too, with that response's
+    /// data, and lets go of its stop handler, which holds this flight. Called after the callers
+    /// got `result` (a `process` that turned it into a success has ended the buffer already).
+    func releaseUnstartedStream(_ result: Result<Moya.Response, MoyaError>) {
+        guard let buffer = streamSink?.buffer else { return }
+        switch result {
+        case .success(let response):
+            // A response that was not streamed (a redirect the session could not follow, say) is
+            // the stream's whole body.
+            buffer.finish(wholeBody: response.data)
+        case .failure(let error):
+            buffer.finish(.failure(error))
+        }
+    }
+
+    /// Body bytes the current attempt received: for a stream's metrics.
+    var bodyBytesReceived: Int64 {
+        withMachine { $0.bodyBytesReceived }
     }
 
     // MARK: - Metrics

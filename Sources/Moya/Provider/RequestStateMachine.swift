@@ -14,7 +14,14 @@
 ///                          │                         ▼                                           │
 ///                          └ attemptStarting ─ waitingToRetry ◀── retryDecided                   │
 ///   building, sending, receiving, waitingToRetry ── finished / cancelled (last caller) ──────────┘
+///
+///   receiving ── streamStarted ──▶ streaming ── finished / streamCancelled ──▶ finished
 /// ```
+///
+/// A streamed response (``MoyaProvider/stream(_:options:)``) hands its head to the callers when
+/// it arrives (`streamStarted`), and stays `streaming` while its body is read: the work stays
+/// attached, body parts still count, and the end (`finished`) or the consumer stopping
+/// (`streamCancelled`) ends it. A stream is never retried once its head was handed over.
 ///
 /// Once `finished`, every event is answered with "do nothing" (or "stop the work you just
 /// started", or "stop reading"): whatever the order in which a result, a cancel and a time limit
@@ -35,6 +42,9 @@ struct RequestStateMachine<Work: Sendable>: Sendable {
         case receiving
         /// An interceptor decided to send the request again; the next attempt has not started.
         case waitingToRetry
+        /// A streamed response's head was handed to the caller; its body is being read. The
+        /// work stays attached, so that the consumer stopping stops it.
+        case streaming
         /// Delivered, failed or cancelled: nothing more happens.
         case finished
     }
@@ -51,6 +61,8 @@ struct RequestStateMachine<Work: Sendable>: Sendable {
     enum FinishAction: Sendable {
         /// Deliver the result to these callers.
         case deliver(RequestSubscriber.List)
+        /// End the stream whose head was delivered with the result (the callers have gone).
+        case endStream
         /// Nothing: the request had already ended.
         case none
     }
@@ -133,6 +145,9 @@ struct RequestStateMachine<Work: Sendable>: Sendable {
             phase = .sending
             bodyBytesReceived = 0
             return true
+        case .streaming:
+            assertionFailure("an attempt started while a stream was read")
+            return false
         case .finished:
             return false
         }
@@ -145,7 +160,7 @@ struct RequestStateMachine<Work: Sendable>: Sendable {
         case .building:
             assertionFailure("work started before the request was built")
             return .stop(work)
-        case .sending, .receiving, .waitingToRetry:
+        case .sending, .receiving, .waitingToRetry, .streaming:
             self.work = work
             return .proceed
         case .finished:
@@ -159,7 +174,7 @@ struct RequestStateMachine<Work: Sendable>: Sendable {
         case .building:
             assertionFailure("driver started before the request was built")
             return .stop(driver)
-        case .sending, .receiving, .waitingToRetry:
+        case .sending, .receiving, .waitingToRetry, .streaming:
             self.driver = driver
             return .proceed
         case .finished:
@@ -176,7 +191,7 @@ struct RequestStateMachine<Work: Sendable>: Sendable {
             phase = .receiving
             bodyBytesReceived = 0
             return true
-        case .building, .waitingToRetry:
+        case .building, .waitingToRetry, .streaming:
             assertionFailure("a response head arrived in phase \(phase)")
             return false
         case .finished:
@@ -189,7 +204,7 @@ struct RequestStateMachine<Work: Sendable>: Sendable {
     /// - Returns: Whether to read on: `false` when the request ended meanwhile.
     mutating func bodyReceived(byteCount: Int) -> Bool {
         switch phase {
-        case .receiving:
+        case .receiving, .streaming:
             bodyBytesReceived += Int64(byteCount)
             return true
         case .building, .sending, .waitingToRetry:
@@ -221,18 +236,55 @@ struct RequestStateMachine<Work: Sendable>: Sendable {
         case .building, .waitingToRetry:
             assertionFailure("a retry decided in phase \(phase)")
             return false
-        case .finished:
+        case .streaming, .finished:
+            // A stream whose head was handed over is never sent again.
             return false
         }
+    }
+
+    /// A streamed response's head arrived and is accepted: it goes to the callers, and its body
+    /// to the consumer that the head gives them.
+    ///
+    /// - Returns: The callers to hand the head to (``FinishAction/deliver(_:)``), or
+    ///   ``FinishAction/none`` when the request ended meanwhile.
+    mutating func streamStarted() -> FinishAction {
+        switch phase {
+        case .receiving:
+            phase = .streaming
+            defer { subscribers = RequestSubscriber.List() }
+            return .deliver(subscribers)
+        case .building, .sending, .waitingToRetry, .streaming:
+            assertionFailure("a stream started in phase \(phase)")
+            return .none
+        case .finished:
+            return .none
+        }
+    }
+
+    /// The consumer of a stream stopped reading before its end.
+    ///
+    /// - Returns: The work and driver to stop when this ended the stream; `nil` when the
+    ///   request was not streaming (it has ended, or its head has not been handed over).
+    mutating func streamCancelled() -> (work: Work?, driver: Work?)? {
+        guard phase == .streaming else { return nil }
+        phase = .finished
+        defer {
+            work = nil
+            driver = nil
+        }
+        return (work, driver)
     }
 
     /// The result is there (a response, a transport failure or a time limit, a stub, or the
     /// request closure's error): the request ends.
     mutating func finished() -> FinishAction {
         guard phase != .finished else { return .none }
+        let wasStreaming = phase == .streaming
         phase = .finished
         work = nil
         driver = nil
+        // A stream's callers got its head and are gone already.
+        if wasStreaming { return .endStream }
         defer { subscribers = RequestSubscriber.List() }
         return .deliver(subscribers)
     }

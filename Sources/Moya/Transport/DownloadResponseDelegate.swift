@@ -37,7 +37,7 @@ final class DownloadResponseDelegate: ResponseStartLimited, @unchecked Sendable 
     private var head: HTTPResponseHead?
     private var file: (url: URL, handle: UncheckedSendable<FileHandle>)?
     private var pendingIO: EventLoopFuture<Void>?
-    private var errorBody: ByteBuffer?
+    private var errorBody = ErrorBody(limit: DownloadSink.errorBodyLimit)
     private var received: Int64 = 0
     private var expected: Int64 = -1
     /// Whether the session follows redirects, whose responses report no progress.
@@ -116,7 +116,7 @@ final class DownloadResponseDelegate: ResponseStartLimited, @unchecked Sendable 
             progress?(received, expected)
         }
         guard let file else {
-            keepErrorBody(buffer)
+            errorBody.append(buffer)
             return task.eventLoop.makeSucceededVoidFuture()
         }
         let written = NIOThreadPool.singleton.runIfActive(eventLoop: task.eventLoop) {
@@ -137,7 +137,7 @@ final class DownloadResponseDelegate: ResponseStartLimited, @unchecked Sendable 
         try ResponseCollector.checkFinal(head)
         let httpResponse = DeferredHTTPURLResponse(head: head, url: url)
         guard let file else {
-            let data = errorBody.map { Data(buffer: $0, byteTransferStrategy: .noCopy) } ?? Data()
+            let data = errorBody.buffer.map { Data(buffer: $0, byteTransferStrategy: .noCopy) } ?? Data()
             return TransportResponse(response: httpResponse, data: data, fileURL: nil)
         }
         do {
@@ -161,18 +161,6 @@ final class DownloadResponseDelegate: ResponseStartLimited, @unchecked Sendable 
                 try? file.handle.value.close()
                 PartialFile.discard(file.url)
             }.flatMapError { _ in eventLoop.makeSucceededVoidFuture() }
-        }
-    }
-
-    private func keepErrorBody(_ buffer: ByteBuffer) {
-        var buffer = buffer
-        let room = DownloadSink.errorBodyLimit - (errorBody?.readableBytes ?? 0)
-        guard room > 0 else { return }
-        guard var slice = buffer.readSlice(length: min(room, buffer.readableBytes)) else { return }
-        if errorBody == nil {
-            errorBody = slice
-        } else {
-            errorBody!.writeBuffer(&slice)
         }
     }
 

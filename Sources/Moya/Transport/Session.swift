@@ -61,6 +61,18 @@ public final class Session: Sendable {
     let requestMetrics: RequestMetrics?
     private let isShared: Bool
     private let isShutDown = Protected(false)
+    /// The client for streamed responses (``streamingClient``): none until the first stream,
+    /// and none to be made once the session is shut down.
+    private let streamingClientState = Protected(StreamingClientState.none)
+    /// The client configuration of ``streamingClient``: the session's, without a read timeout.
+    private let streamingClientConfiguration: HTTPClient.Configuration
+
+    /// Whether the session has a client for streamed responses.
+    private enum StreamingClientState: Sendable {
+        case none
+        case running(HTTPClient)
+        case shutDown
+    }
 
     /// Creates a session with its own connection pool.
     ///
@@ -95,6 +107,9 @@ public final class Session: Sendable {
         var clientConfiguration = Session.clientConfiguration(for: configuration)
         clientConfiguration.tlsConfiguration = try? baseTLS.get()
         clientConfiguration.tracing.tracer = Session.clientTracer(clientConfiguration.tracing.tracer)
+        var streamingClientConfiguration = clientConfiguration
+        streamingClientConfiguration.timeout.read = nil
+        self.streamingClientConfiguration = streamingClientConfiguration
         self.client = HTTPClient(
             eventLoopGroup: MultiThreadedEventLoopGroup.singleton,
             configuration: clientConfiguration
@@ -110,9 +125,42 @@ public final class Session: Sendable {
         // itself alive until that finishes. The shared session is never released.
         if !isShared, !isShutDown.current {
             let bridge = self.bridge
+            let streamingClient = takeStreamingClient()
             client.shutdown().whenComplete { _ in
                 bridge.shutdown().whenComplete { _ in }
             }
+            streamingClient?.shutdown().whenComplete { _ in }
+        }
+    }
+
+    /// The client that carries streamed responses (``MoyaProvider/stream(_:options:)``): the
+    /// session's configuration without AsyncHTTPClient's read timeout, which would fire while a
+    /// stream's reading is paused for a slow consumer; a stream has an idle timeout of its own
+    /// that does not count those pauses. Made on the first stream; its connections are pooled
+    /// apart from the session's other requests. After ``shutdown()`` it is the session's own
+    /// client, which fails every request.
+    var streamingClient: HTTPClient {
+        streamingClientState.withLock { state in
+            switch state {
+            case .running(let client):
+                return client
+            case .shutDown:
+                return client
+            case .none:
+                let streamingClient = HTTPClient(eventLoopGroup: MultiThreadedEventLoopGroup.singleton, configuration: streamingClientConfiguration)
+                state = .running(streamingClient)
+                return streamingClient
+            }
+        }
+    }
+
+    /// Takes the client for streamed responses, if there is one, to shut it down; none is made
+    /// afterwards.
+    private func takeStreamingClient() -> HTTPClient? {
+        streamingClientState.withLock { state in
+            defer { state = .shutDown }
+            if case .running(let client) = state { return client }
+            return nil
         }
     }
 
@@ -126,9 +174,12 @@ public final class Session: Sendable {
     /// Calling it more than once, or on the shared ``default`` session, does nothing.
     public func shutdown() async throws {
         guard markShutDown() else { return }
+        let streamingClient = takeStreamingClient()
         do {
             try await client.shutdown()
+            try await streamingClient?.shutdown()
         } catch {
+            try? await streamingClient?.shutdown()
             try? await bridge.shutdown().get()
             throw error
         }
@@ -140,9 +191,12 @@ public final class Session: Sendable {
     @available(*, noasync, message: "syncShutdown() blocks; use shutdown() in async code")
     public func syncShutdown() throws {
         guard markShutDown() else { return }
+        let streamingClient = takeStreamingClient()
         do {
             try client.syncShutdown()
+            try streamingClient?.syncShutdown()
         } catch {
+            try? streamingClient?.syncShutdown()
             try? bridge.shutdown().wait()
             throw error
         }

@@ -135,7 +135,17 @@ final class TransportExchange: ResponseStartLimited, @unchecked Sendable {
         let limit = ResponseStartLimit(startedAt: attempt.startedAt, limit: session.requestTimeout, streamsBody: attempt.body != nil)
         // A bridged request goes to a local socket; the response names the real URL.
         let reportedURL: URL? = if case .bridged = route { attempt.urlRequest.url } else { nil }
-        if let sink = request.download {
+        if let sink = request.stream {
+            let idleLimit = sink.idleTimeout ?? session.configuration.timeoutIntervalForRequest
+            let delegate = StreamResponseDelegate(
+                sink: sink, owner: owner, request: request.urlRequest, reportedURL: reportedURL, followsRedirects: session.followsRedirects,
+                answersChallenge: request.credential != nil,
+                idleTimeout: idleLimit > 0 && idleLimit.isFinite ? Session.timeAmount(idleLimit) : nil, responseLimit: limit
+            )
+            // A stream is read only as fast as its consumer takes it: on a client without a
+            // read timeout, which would otherwise fire while reading is paused.
+            run(clientRequest, context: context, delegate: delegate, client: session.streamingClient) { $0.makeSucceededVoidFuture() }
+        } else if let sink = request.download {
             let delegate = DownloadResponseDelegate(
                 sink: sink, progress: progress, owner: owner, reportedURL: reportedURL, followsRedirects: session.followsRedirects, responseLimit: limit
             )
@@ -166,12 +176,14 @@ final class TransportExchange: ResponseStartLimited, @unchecked Sendable {
         let streamer: BodyStreamer?
     }
 
-    /// Executes one attempt. `cleanUp` runs before a failure is reported (it removes a
-    /// download's partial file), so that nothing is left behind once the completion runs.
+    /// Executes one attempt on `client` (the session's own by default). `cleanUp` runs before a
+    /// failure is reported (it removes a download's partial file), so that nothing is left
+    /// behind once the completion runs.
     private func run<Delegate: ResponseStartLimited>(
         _ clientRequest: HTTPClient.Request,
         context: AttemptContext,
         delegate: Delegate,
+        client: HTTPClient? = nil,
         cleanUp: @escaping @Sendable (any EventLoop) -> EventLoopFuture<Void>
     ) {
         guard owner.transportWillStart() else {
@@ -179,7 +191,7 @@ final class TransportExchange: ResponseStartLimited, @unchecked Sendable {
             owner.transportFinished(.failure(HTTPClientError.cancelled), request: request.urlRequest)
             return
         }
-        let task = session.client.execute(request: clientRequest, delegate: delegate, eventLoop: .indifferent, deadline: deadline)
+        let task = (client ?? session.client).execute(request: clientRequest, delegate: delegate, eventLoop: .indifferent, deadline: deadline)
         // The owner stops the task itself when the request ended meanwhile.
         if owner.transportStarted(task), context.attempt.waitedBefore {
             task.eventLoop.execute { delegate.armResponseLimit(for: task) }

@@ -15,13 +15,38 @@ struct TransportRequest: Sendable {
     var body: StreamedBody?
     /// Where to store the response body; `nil` keeps it in memory.
     var download: DownloadSink?
+    /// Where to stream the response body to its consumer as it arrives; `nil` keeps it in
+    /// memory (or stores a download).
+    var stream: StreamSink?
 
-    init(urlRequest: URLRequest, credential: ScopedCredential? = nil, body: StreamedBody? = nil, download: DownloadSink? = nil) {
+    init(
+        urlRequest: URLRequest, credential: ScopedCredential? = nil, body: StreamedBody? = nil, download: DownloadSink? = nil,
+        stream: StreamSink? = nil
+    ) {
         self.urlRequest = urlRequest
         self.credential = credential
         self.body = body
         self.download = download
+        self.stream = stream
     }
+}
+
+/// Where a streamed response's body goes: its consumer's buffer, once a head arrives whose
+/// status is accepted; otherwise memory (the first ``errorBodyLimit`` bytes), so the error
+/// response can be read.
+struct StreamSink: Sendable {
+    /// The consumer's buffer.
+    let buffer: StreamBuffer
+    /// Whether a status code starts the stream (the target's validation).
+    let accepts: @Sendable (Int) -> Bool
+    /// How long the stream may wait for the network, in seconds; `nil` for the session's
+    /// request timeout.
+    let idleTimeout: TimeInterval?
+    /// For a stubbed stream, the size of the chunks its sample data is delivered in.
+    let stubChunkSize: Int
+
+    /// How much of a rejected response's body is kept.
+    static let errorBodyLimit = 1 << 20
 }
 
 /// Where a download's body goes: a new temporary file in `directory` when the status is
@@ -104,6 +129,16 @@ protocol TransportOwner: AnyObject, Sendable {
     ///
     /// - Returns: Whether to read on: `false` stops the attempt.
     func transportReceivedBody(byteCount: Int) -> Bool
+
+    /// A streamed response's head arrived and its body is about to stream (see
+    /// ``StreamSink``). Called on the attempt's event loop, after ``transportReceivedHead()``.
+    /// The exchange ends later, with ``transportFinished(_:request:)``, when the body has.
+    ///
+    /// - Parameters:
+    ///   - head:    The response, without a body.
+    ///   - request: The request the exchange was given.
+    /// - Returns: Whether to read on: `false` stops the attempt.
+    func transportStreamStarted(_ head: TransportResponse, request: URLRequest) -> Bool
 
     /// The exchange ended with `result`, the response to `request` (the request the exchange
     /// was given, not a redirect's). Called exactly once.

@@ -1,0 +1,227 @@
+import Foundation
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+extension MoyaProvider {
+    /// Sends a request for `target` and returns its response as soon as the head has arrived,
+    /// with the body to be read as it arrives.
+    ///
+    /// The request goes through the provider's pipeline: endpoint and request closures, stubs,
+    /// plugins' `prepare` and `willSend`, interceptors, the target's time limit, the session's
+    /// trust evaluation and tracing. The target's validation applies to the head: a rejected
+    /// status code throws ``MoyaError/statusCode(_:)`` with a response that holds the first
+    /// MiB of the error body. Interceptors may retry until the head of an accepted response
+    /// has been handed over, never after. The plugins' `didReceive` and `process` run once, at
+    /// the end of the body: with a response that holds the head and no body, or with the
+    /// error that ended the stream (the cancellation error when the consumer stopped). When
+    /// `process` turns a completed stream into a failure, the loop reading it throws that
+    /// failure after the last chunk.
+    ///
+    /// ```swift
+    /// let stream = try await provider.stream(.events)
+    /// for try await line in stream.lines {
+    ///     print(line)
+    /// }
+    /// ```
+    ///
+    /// Read the body once, through ``StreamedResponse/body``, ``StreamedResponse/lines`` or
+    /// ``StreamedResponse/events``. Reading is paced by the consumer: when it falls behind by
+    /// ``StreamOptions/bufferSize`` bytes, the connection is not read until it catches up. The
+    /// stream may stay silent for ``StreamOptions/idleTimeout`` at most. Leaving the loop,
+    /// cancelling the task or releasing the stream closes the connection. Each call sends its
+    /// own request: streams are never merged by `trackInflights`.
+    ///
+    /// A stubbed target streams its sample data in chunks of ``StreamOptions/stubChunkSize``
+    /// bytes; with `.delayed(seconds:)`, the head and then each chunk come after the delay.
+    ///
+    /// - Parameters:
+    ///   - target:  What to request.
+    ///   - options: The idle timeout, the buffer size, the stubs' chunk size and the parsers'
+    ///              limits.
+    /// - Returns: The response, its body still to read.
+    /// - Throws: The request's `MoyaError`, up to the head.
+    nonisolated(nonsending)
+        public func stream(_ target: Target, options: StreamOptions = .default) async throws(MoyaError) -> StreamedResponse
+    {
+        try await stream(target, options: options, headers: [:])
+    }
+
+    /// ``stream(_:options:)`` with header fields added to the endpoint's (a reconnection's
+    /// `Last-Event-ID`).
+    nonisolated(nonsending)
+        func stream(_ target: Target, options: StreamOptions, headers: [String: String]) async throws(MoyaError) -> StreamedResponse
+    {
+        let buffer = StreamBuffer(highWatermark: options.bufferSize)
+        // Without plugins nothing but the continuation runs on the callback queue.
+        let queue = plugins.isEmpty ? DispatchQueue.moyaInline : (self.callbackQueue ?? ConcurrencyQueue.shared)
+        let head = try await RequestCall.perform { completion in
+            self.requestStream(target, buffer: buffer, options: options, headers: headers, callbackQueue: queue, completion: completion)
+        }
+        let httpResponse =
+            head.response
+            ?? HTTPURLResponse(url: head.request?.url ?? URL(fileURLWithPath: "/"), statusCode: head.statusCode, httpVersion: "HTTP/1.1", headerFields: [:])!
+        return StreamedResponse(statusCode: head.statusCode, response: httpResponse, request: head.request, buffer: buffer, options: options)
+    }
+
+    /// The pipeline behind ``stream(_:options:)``: a flight of its own whose callers get the
+    /// head; its body goes to `buffer`.
+    private func requestStream(
+        _ target: Target, buffer: StreamBuffer, options: StreamOptions, headers: [String: String], callbackQueue: DispatchQueue,
+        completion: @escaping Moya.Completion
+    ) -> Cancellable {
+        var endpoint = self.endpoint(target)
+        if !headers.isEmpty {
+            endpoint = endpoint.adding(newHTTPHeaderFields: headers)
+        }
+        let stubBehavior = self.stubClosure(target)
+        let interceptors = self.interceptors(for: target)
+        let plugins = self.plugins
+        let pluginTarget: UncheckedSendable<any TargetType>? = plugins.isEmpty ? nil : UncheckedSendable(target)
+        let validation = target.validationType
+        let sink = StreamSink(
+            buffer: buffer, accepts: { validation.accepts($0) }, idleTimeout: options.idleTimeout, stubChunkSize: options.stubChunkSize)
+
+        // The head goes to the caller as it is; a failure before it is the request's result,
+        // which `process` sees now. Should `process` turn it into a success, that response's
+        // data is the whole body.
+        let subscriberCompletion: Moya.Completion = { result in
+            guard case .failure = result, let pluginTarget else {
+                completion(result)
+                return
+            }
+            let processed = plugins.process(result, anyTarget: pluginTarget.value)
+            if case .success(let response) = processed {
+                buffer.finish(wholeBody: response.data)
+            }
+            completion(processed)
+        }
+        let flight = RequestFlight(
+            endpoint: endpoint,
+            callbackQueue: callbackQueue,
+            isSerialDeliveryNeeded: !plugins.isEmpty || !interceptors.isEmpty,
+            plugins: plugins,
+            pluginTarget: pluginTarget?.value,
+            validation: validation,
+            temporaryDirectory: session.configuration.temporaryDirectory,
+            streamSink: sink
+        )
+        // The consumer stopping stops the request. The handler keeps the flight; the buffer lets
+        // go of it when the stream ends, and the flight lets go of the buffer's handler when it
+        // ends before its head was handed over.
+        buffer.setStopHandler { flight.cancelStream() }
+        let subscriberID = flight.subscribe(subscriberCompletion, callbackQueue: callbackQueue, pluginTarget: pluginTarget) ?? 0
+        let ticket = RequestTicket(flight: flight, subscriberID: subscriberID)
+
+        requestClosure(endpoint) { [self] requestResult in
+            switch requestResult {
+            case .success(let urlRequest):
+                guard flight.requestBuilt() else { return }
+                performRequest(
+                    target, request: urlRequest, callbackQueue: callbackQueue, progress: nil, flight: flight, endpoint: endpoint,
+                    stubBehavior: stubBehavior, interceptors: interceptors)
+            case .failure(let error):
+                DispatchQueue.moyaDeliver(.failure(error), on: callbackQueue, to: flight.end(with:))
+            }
+        }
+        return ticket
+    }
+
+    /// Streams `endpoint`'s sample response: the head, then the data in chunks of the stream's
+    /// ``StreamOptions/stubChunkSize`` bytes, each after the delay of `.delayed`, at the pace of
+    /// the consumer. The stub is the flight's work, so a cancel stops it.
+    func stubStream(_ target: Target, request: URLRequest, flight: RequestFlight, endpoint: Endpoint, stubBehavior: Moya.StubBehavior) {
+        let preparedRequest = notifyPluginsOfImpendingStub(for: request, target: target)
+        flight.measure(session.requestMetrics?.start(preparedRequest, stubbed: true, target: target))
+        let delay: TimeInterval = if case .delayed(let seconds) = stubBehavior { max(0, seconds) } else { 0 }
+        let validation = target.validationType
+        let sample = UncheckedSendable(endpoint.sampleResponseClosure)
+        let chunkSize = max(1, flight.streamSink?.stubChunkSize ?? 1)
+        let stub = _Concurrency.Task {
+            guard await Self.stubDelay(delay) else { return }
+            let (statusCode, data, httpResponse): (Int, Data, HTTPURLResponse?)
+            switch sample.value() {
+            case .networkResponse(let code, let sampleData):
+                (statusCode, data, httpResponse) = (code, sampleData, nil)
+            case .response(let response, let sampleData):
+                (statusCode, data, httpResponse) = (response.statusCode, sampleData, response)
+            case .networkError(let error):
+                flight.complete(.failure(.underlying(error, nil)))
+                return
+            }
+            guard validation.accepts(statusCode) else {
+                flight.complete(.failure(.statusCode(Moya.Response(statusCode: statusCode, data: data, request: preparedRequest, response: httpResponse))))
+                return
+            }
+            let head = Moya.Response(statusCode: statusCode, data: Data(), request: preparedRequest, response: httpResponse)
+            guard flight.transportReceivedHead(), flight.streamStarted(head), let buffer = flight.streamSink?.buffer else { return }
+            var offset = data.startIndex
+            while offset < data.endIndex {
+                guard await Self.stubDelay(delay) else { return }
+                let end = data.index(offset, offsetBy: chunkSize, limitedBy: data.endIndex) ?? data.endIndex
+                let chunk = Data(data[offset..<end])
+                offset = end
+                guard flight.transportReceivedBody(byteCount: chunk.count) else { return }
+                switch buffer.append(chunk) {
+                case .more:
+                    break
+                case .moreAndWake:
+                    buffer.wakeConsumer()
+                case .pause:
+                    await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                        buffer.waitForDemand { continuation.resume() }
+                    }
+                case .stopped:
+                    return
+                }
+            }
+            flight.complete(.success(head))
+        }
+        flight.attach(.driver(stub))
+    }
+
+    /// Waits `seconds` (none for zero); `false` when the task was cancelled.
+    private static func stubDelay(_ seconds: TimeInterval) async -> Bool {
+        if seconds > 0 {
+            try? await _Concurrency.Task.sleep(nanoseconds: UInt64(min(seconds, 86_400) * 1_000_000_000))
+        }
+        return !_Concurrency.Task.isCancelled
+    }
+}
+
+extension MoyaProvider {
+    /// The Server-Sent Events of `target`, reconnecting when the stream ends or fails.
+    ///
+    /// Every connection is a ``stream(_:options:)`` of `target` through the provider's whole
+    /// pipeline; a reconnection adds the `Last-Event-ID` header with the last event ID received.
+    /// When to reconnect, and when to give up, is `reconnection`'s to say; a 204 (No Content)
+    /// response ends the sequence, as the Server-Sent Events standard says.
+    ///
+    /// ```swift
+    /// for try await event in provider.events(.notifications) {
+    ///     print(event.event ?? "message", event.data)
+    /// }
+    /// ```
+    ///
+    /// Nothing is sent until the iteration starts; each iteration connects on its own.
+    ///
+    /// - Parameters:
+    ///   - target:       The event stream's target.
+    ///   - reconnection: When to reconnect; ``ReconnectionPolicy/never`` for one stream only.
+    ///   - options:      How each connection is read.
+    /// - Returns: The events, across reconnections.
+    public func events(
+        _ target: Target, reconnection: ReconnectionPolicy = .default, options: StreamOptions = .default
+    ) -> ServerSentEventStream {
+        // The target is only read when a connection is opened.
+        let target = UncheckedSendable(target)
+        return ServerSentEventStream(
+            connect: { headers async throws(MoyaError) -> StreamedResponse in
+                try await self.stream(target.value, options: options, headers: headers)
+            },
+            policy: reconnection,
+            options: options
+        )
+    }
+}
