@@ -23,6 +23,9 @@ enum Route: Sendable, Equatable {
     case flaky(key: String)
     case token(expected: String)
     case informational(code: Int?)
+    case replay
+    case endless
+    case events(total: Int?)
     case notFound
 
     /// Maps path segments (see ``RequestTarget/pathSegments``) to a route.
@@ -58,6 +61,9 @@ enum Route: Sendable, Equatable {
         case ("flaky", 2): self = .flaky(key: segments[1])
         case ("token", 2): self = .token(expected: segments[1])
         case ("informational", 2): self = .informational(code: number(1))
+        case ("replay", 1): self = .replay
+        case ("endless", 1): self = .endless
+        case ("events", 2): self = .events(total: number(1))
         default: self = .notFound
         }
     }

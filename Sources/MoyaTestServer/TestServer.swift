@@ -35,11 +35,28 @@ import NIOSSL
 /// - `/stop-reading`: records the request head, then stops reading from the connection and never
 ///   answers (a peer that stalls an upload: once the socket buffers fill, no more body bytes
 ///   can be sent).
+/// - `/replay[?chunk=N&interval_ms=0&framing=chunked&close_after=K&content_type=text/event-stream&status=200]`:
+///   the request's body sent back with that status and `Content-Type`, in flushed writes of
+///   `chunk` bytes (default: one write) `interval_ms` apart, framed by `Transfer-Encoding:
+///   chunked` or (`framing=length`) `Content-Length`. With `close_after=K` only the first `K`
+///   bytes are written, then the connection closes with the response unfinished (no final
+///   chunk, or short of the `Content-Length`).
+/// - `/endless[?chunk=16384]`: `200`, chunked, pattern bytes (`i % 251`) without end, one chunk
+///   in flight at a time: the next is written once the previous write completed and the channel
+///   is writable, so a client that stops reading stops the server. See ``endlessBytesWritten``
+///   and ``openEndlessResponses``.
+/// - `/events/<total>[?per_connection=2&retry_ms=R&interval_ms=0]`: server-sent events for
+///   reconnection tests. With a `Last-Event-ID: <last>` header (absent or not an integer: 0),
+///   `204` once `last >= total`; otherwise `200`, `text/event-stream`, `Cache-Control:
+///   no-cache`, chunked: `retry: R\n\n` when `retry_ms` is given, then the events `last + 1`
+///   through `min(last + per_connection, total)`, each `id: <n>\nevent: tick\ndata: event
+///   <n>\n\n` in a flushed write of its own, `interval_ms` apart, then the response ends.
 /// - anything else: 404 `{"error": "not found"}`.
 public final class TestServer: Sendable {
     private let group: MultiThreadedEventLoopGroup
     private let serverChannel: any Channel
     private let log: RequestLog
+    private let endlessCounters: EndlessResponseCounters
     private let isShutDown = LockedValue(false)
 
     /// The TCP port the server listens on.
@@ -72,12 +89,33 @@ public final class TestServer: Sendable {
         self.log.all
     }
 
-    private init(group: MultiThreadedEventLoopGroup, serverChannel: any Channel, log: RequestLog, host: String, port: Int, usesTLS: Bool) {
+    /// The body bytes of all `/endless` responses so far whose write completed (handed to the
+    /// kernel: a client that stops reading stops this count once the socket buffers are full).
+    public var endlessBytesWritten: Int {
+        self.endlessCounters.endlessBytesWritten
+    }
+
+    /// How many `/endless` responses are still open: started, and their connection not closed
+    /// yet (by the client, or by ``shutdown()``).
+    public var openEndlessResponses: Int {
+        self.endlessCounters.openEndlessResponses
+    }
+
+    private init(
+        group: MultiThreadedEventLoopGroup,
+        serverChannel: any Channel,
+        log: RequestLog,
+        endlessCounters: EndlessResponseCounters,
+        host: String,
+        port: Int,
+        usesTLS: Bool
+    ) {
         self.usesTLS = usesTLS
         self.host = host
         self.group = group
         self.serverChannel = serverChannel
         self.log = log
+        self.endlessCounters = endlessCounters
         self.port = port
     }
 
@@ -94,6 +132,7 @@ public final class TestServer: Sendable {
         let sslContext = try tls ? makeSSLContext(requireClientCertificate: requireClientCertificate) : nil
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         let log = RequestLog()
+        let endlessCounters = EndlessResponseCounters()
         let bootstrap = ServerBootstrap(group: group)
             .serverChannelOption(.backlog, value: 256)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
@@ -107,7 +146,7 @@ public final class TestServer: Sendable {
                         try sync.addHandler(NIOSSLServerHandler(context: sslContext))
                     }
                     try sync.configureHTTPServerPipeline(withPipeliningAssistance: true, withErrorHandling: true)
-                    try sync.addHandler(TestServerHandler(log: log))
+                    try sync.addHandler(TestServerHandler(log: log, endlessCounters: endlessCounters))
                 }
             }
         do {
@@ -116,7 +155,15 @@ public final class TestServer: Sendable {
                 try? channel.close().wait()
                 throw TestServerError.noLocalAddress
             }
-            return TestServer(group: group, serverChannel: channel, log: log, host: host, port: port, usesTLS: tls)
+            return TestServer(
+                group: group,
+                serverChannel: channel,
+                log: log,
+                endlessCounters: endlessCounters,
+                host: host,
+                port: port,
+                usesTLS: tls
+            )
         } catch {
             try? group.syncShutdownGracefully()
             throw error

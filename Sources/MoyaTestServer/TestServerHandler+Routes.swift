@@ -110,6 +110,12 @@ extension TestServerHandler {
                 text += "Connection: Upgrade\r\nUpgrade: moya-test\r\n"
             }
             self.writeRawAndClose(Array((text + "\r\n").utf8), context: context)
+        case .replay:
+            self.startReplay(request, context: context)
+        case .endless:
+            self.startEndless(target: target, head: head, context: context)
+        case .events(let total):
+            self.startEvents(total: total, target: target, head: head, context: context)
         case .notFound:
             self.send(.notFound, for: head, context: context)
         }

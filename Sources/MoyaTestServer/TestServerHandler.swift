@@ -52,18 +52,32 @@ final class TestServerHandler: ChannelInboundHandler, RemovableChannelHandler {
     }
 
     let log: RequestLog
+    /// The `/endless` counters shared by all connections of the server.
+    let endlessCounters: EndlessResponseCounters
     private var requestState: RequestState = .idle
     /// The `/bytes` stream currently being written, if any.
     var byteStream: ByteStream?
     /// Guards against re-entrant pumping (flushes can trigger writability changes).
     private var isPumping = false
+    /// The `/replay` or `/events` response currently being written, if any.
+    var scriptedResponse: ScriptedResponse?
+    /// Guards against re-entrant pumping of ``scriptedResponse`` (a write can complete inside
+    /// the flush that started it).
+    var isPumpingScriptedResponse = false
+    /// The `/endless` body currently being written, if any.
+    var endlessBody: EndlessBody?
+    /// Guards against re-entrant pumping of ``endlessBody``.
+    var isPumpingEndlessBody = false
+    /// This connection started an `/endless` response that ``endlessCounters`` counts as open.
+    var countsAsOpenEndlessResponse = false
     /// Pending timers (`/delay`, `/bytes` intervals), cancelled when the connection goes away.
     var scheduledTasks: [Scheduled<Void>] = []
     /// `false` once the channel went inactive or the handler was removed.
     var isActive = true
 
-    init(log: RequestLog) {
+    init(log: RequestLog, endlessCounters: EndlessResponseCounters) {
         self.log = log
+        self.endlessCounters = endlessCounters
     }
 
     // MARK: - Inbound events
@@ -125,6 +139,9 @@ final class TestServerHandler: ChannelInboundHandler, RemovableChannelHandler {
         if context.channel.isWritable && self.byteStream != nil {
             self.pumpByteStream(context: context)
         }
+        if context.channel.isWritable && self.endlessBody != nil {
+            self.pumpEndlessBody(context: context)
+        }
         context.fireChannelWritabilityChanged()
     }
 
@@ -146,6 +163,12 @@ final class TestServerHandler: ChannelInboundHandler, RemovableChannelHandler {
     private func tearDown() {
         self.isActive = false
         self.byteStream = nil
+        self.scriptedResponse = nil
+        self.endlessBody = nil
+        if self.countsAsOpenEndlessResponse {
+            self.countsAsOpenEndlessResponse = false
+            self.endlessCounters.responseClosed()
+        }
         for task in self.scheduledTasks {
             task.cancel()
         }
