@@ -71,7 +71,11 @@ final class RequestPublisherTests {
         #expect(progress.events.count == 1)
         progress.request(.max(1))
         #expect(await eventually { progress.values.count == 2 })
-        #expect(progress.events.count == 2)
+        // No value beyond the demand. On a loaded machine the progress events may have been
+        // merged into one, and then the second value is the completed one: the completion,
+        // which needs no demand, may follow it.
+        #expect(progress.values.count == 2)
+        #expect(progress.events.count == 2 || (progress.values.last?.completed == true && progress.isComplete), "\(progress.events)")
         progress.request(.unlimited)
         #expect(await eventually { progress.isComplete })
         #expect(progress.values.last?.completed == true)
