@@ -6,6 +6,10 @@ enum GitHub: TargetType {
     case zen
     case userProfile(String)
     case download
+    case events
+    case feed
+    case logs
+    case notifications
 
     var baseURL: URL { URL(string: "https://api.github.com")! }
 
@@ -14,6 +18,9 @@ enum GitHub: TargetType {
         case .zen: return "/zen"
         case .userProfile(let name): return "/users/\(name)"
         case .download: return "/archive.zip"
+        case .events, .notifications: return "/notifications/stream"
+        case .feed: return "/feed"
+        case .logs: return "/logs"
         }
     }
 

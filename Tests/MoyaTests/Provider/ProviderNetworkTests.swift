@@ -287,12 +287,15 @@ final class ProviderNetworkTests {
         let result = await send(provider, target, queue: DispatchQueue.global(), progress: { events.append($0) })
         #expect(result.response?.data.count == 4000)
         let values = events.values.map(\.progress)
-        // Usually [0.25, 0.5, 0.75, 1.0, 1.0]; TCP may merge chunks on a loaded machine, so check
-        // the shape: partial fractions that only grow, the last data event at 1.0, then the
-        // completed event.
-        #expect(values.count >= 3, "\(values)")
+        // Usually [0.25, 0.5, 0.75, 1.0, 1.0]; on a loaded machine TCP may merge chunks, and
+        // events that wait for a busy delivery queue are merged (down to [1.0, 1.0] when the
+        // queue was blocked for the whole transfer), so check the shape: partial fractions that
+        // only grow, the last data event at 1.0, then the completed event.
+        #expect(values.count >= 2, "\(values)")
         #expect(values.suffix(2) == [1.0, 1.0], "\(values)")
-        #expect(values.first.map { $0 > 0 && $0 < 1 } == true, "\(values)")
+        if values.count > 2 {
+            #expect(values.first.map { $0 > 0 && $0 < 1 } == true, "\(values)")
+        }
         #expect(zip(values, values.dropFirst()).allSatisfy { $0 <= $1 }, "\(values)")
         #expect(values.allSatisfy { ($0 * 4000).rounded() == $0 * 4000 })
         #expect(events.values.map(\.completed) == Array(repeating: false, count: values.count - 1) + [true])

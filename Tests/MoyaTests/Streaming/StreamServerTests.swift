@@ -1,0 +1,160 @@
+import Foundation
+import MoyaTestServer
+import Testing
+
+@testable import Moya
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+@Suite("streamed responses against the test server's streaming routes: drips, cuts, reconnection, back pressure, closing")
+final class StreamServerTests {
+    let server: TestServer
+    var base: URL { server.baseURL }
+    init() throws { server = try TestServer.start() }
+    deinit { #expect(throws: Never.self) { try server.shutdown() } }
+
+    /// `/replay`: the server streams `body` back with `parameters` (chunk, interval_ms,
+    /// framing, close_after).
+    func replay(_ body: String, _ parameters: [String: Any]) -> ServerTarget {
+        ServerTarget(base, "/replay", method: .post, task: .requestCompositeData(bodyData: Data(body.utf8), urlParameters: parameters))
+    }
+
+    static let eventStream = "retry: 50\n\nid: 1\nevent: a\ndata: one\n\n: comment\r\nid: 2\r\ndata: two\r\ndata: lines\r\n\r\ndata: three\r\r"
+    static let events = [
+        ServerSentEvent(event: "a", data: "one", id: "1"),
+        ServerSentEvent(data: "two\nlines", id: "2"),
+        ServerSentEvent(data: "three", id: "2"),
+    ]
+
+    @Test("Events dripped a few bytes at a time, chunked or length-delimited, parse whole", arguments: ["chunked", "length"])
+    func drippedEvents(framing: String) async throws {
+        let provider = MoyaProvider<ServerTarget>()
+        let stream = try await provider.stream(replay(Self.eventStream, ["chunk": 3, "interval_ms": 2, "framing": framing]))
+        var events: [ServerSentEvent] = []
+        for try await event in stream.events { events.append(event) }
+        #expect(events == Self.events)
+    }
+
+    @Test("A server that closes mid-event: the whole events arrive, the cut one does not, then the error")
+    func closedMidEvent() async throws {
+        let provider = MoyaProvider<ServerTarget>()
+        let cut = Self.eventStream.utf8.count - 8
+        let stream = try await provider.stream(replay(Self.eventStream, ["chunk": 7, "close_after": cut]))
+        var events: [ServerSentEvent] = []
+        do {
+            for try await event in stream.events { events.append(event) }
+            Issue.record("expected an error")
+        } catch {
+            #expect((error.underlyingError as? URLError)?.code == .networkConnectionLost, "\(error)")
+        }
+        #expect(events == Array(Self.events.prefix(2)))
+    }
+
+    @Test("Lines dripped one byte at a time, with every kind of line ending")
+    func drippedLines() async throws {
+        let provider = MoyaProvider<ServerTarget>()
+        let stream = try await provider.stream(replay("a\r\nbé\rc\n\nd", ["chunk": 1, "content_type": "text/plain"]))
+        var lines: [String] = []
+        for try await line in stream.lines { lines.append(line) }
+        #expect(lines == ["a", "bé", "c", "", "d"])
+    }
+
+    @Test("events(_:) reconnects with Last-Event-ID and the server's retry time, and stops at 204")
+    func reconnection() async throws {
+        let provider = MoyaProvider<ServerTarget>()
+        let target = ServerTarget(
+            base, "/events/5", task: .requestParameters(parameters: ["per_connection": 2, "retry_ms": 20], encoding: URLEncoding.queryString))
+        // A 30 s initial delay: only the server's retry time (20 ms) lets this end in time.
+        let policy = ReconnectionPolicy(initialDelay: 30, maximumDelay: 60)
+        var ids: [String] = []
+        for try await event in provider.events(target, reconnection: policy) {
+            #expect(event.event == "tick")
+            #expect(event.data == "event \(event.id ?? "")")
+            ids.append(event.id ?? "")
+        }
+        #expect(ids == ["1", "2", "3", "4", "5"])
+        let sent = server.receivedRequests.filter { $0.path == "/events/5" }.map { $0.header("Last-Event-ID") }
+        #expect(sent == [nil, "2", "4", "5"])
+    }
+
+    @Test("A consumer that stops reading stops the server: what it writes is bounded by the buffers")
+    func backPressure() async throws {
+        let provider = MoyaProvider<ServerTarget>()
+        let stream = try await provider.stream(ServerTarget(base, "/endless"))
+        var iterator = stream.body.makeAsyncIterator()
+        _ = try await iterator.next()
+        // Stop reading: the server can only fill the socket buffers and ours. Wait until it has
+        // written nothing for half a second, however long a loaded machine (a sanitizer run
+        // beside the CPU-heavy suites) takes to get there; without back pressure it never stops.
+        var stalled = server.endlessBytesWritten
+        var stopped = false
+        let deadline = Date().addingTimeInterval(60)
+        while !stopped, Date() < deadline, stalled < 32 << 20 {
+            try await _Concurrency.Task.sleep(nanoseconds: 500_000_000)
+            let written = server.endlessBytesWritten
+            stopped = written == stalled
+            stalled = written
+        }
+        #expect(stopped, "the server kept writing while nobody read: \(stalled) bytes")
+        #expect(stalled < 32 << 20, "\(stalled) bytes written while nobody read")
+        // Reading on lets it write on.
+        var read = 0
+        while read < 4 * stalled, let chunk = try await iterator.next() { read += chunk.count }
+        #expect(server.endlessBytesWritten > stalled)
+        stream.cancel()
+        #expect(await eventually { self.server.openEndlessResponses == 0 })
+    }
+
+    enum Stop: String, CaseIterable, CustomTestStringConvertible {
+        case leaveTheLoop, cancelTheTask, dropTheStream, callCancel
+        var testDescription: String { rawValue }
+    }
+
+    @Test("Stopping in any way closes the connection promptly", arguments: Stop.allCases)
+    func promptClose(stop: Stop) async throws {
+        let provider = MoyaProvider<ServerTarget>()
+        switch stop {
+        case .leaveTheLoop:
+            let stream = try await provider.stream(ServerTarget(base, "/endless"))
+            var count = 0
+            for try await _ in stream.body {
+                count += 1
+                if count == 3 { break }
+            }
+            #expect(await eventually { self.server.openEndlessResponses == 0 })
+            _ = stream
+        case .cancelTheTask:
+            let target = ServerTarget(base, "/endless")
+            let reader = _Concurrency.Task { () async throws(MoyaError) -> Int in
+                var received = 0
+                let stream = try await provider.stream(target)
+                for try await chunk in stream.body { received += chunk.count }
+                return received
+            }
+            #expect(await eventually { self.server.openEndlessResponses == 1 })
+            reader.cancel()
+            let result = await reader.result
+            #expect((result.moyaErrorOrNil)?.isCancelled == true)
+            #expect(await eventually { self.server.openEndlessResponses == 0 })
+        case .dropTheStream:
+            do {
+                let stream = try await provider.stream(ServerTarget(base, "/endless"))
+                #expect(stream.statusCode == 200)
+            }
+            #expect(await eventually { self.server.openEndlessResponses == 0 })
+        case .callCancel:
+            let stream = try await provider.stream(ServerTarget(base, "/endless"))
+            stream.cancel()
+            #expect(await eventually { self.server.openEndlessResponses == 0 })
+        }
+    }
+}
+
+extension Result where Failure == any Error {
+    fileprivate var moyaErrorOrNil: MoyaError? {
+        if case .failure(let error) = self { return error as? MoyaError }
+        return nil
+    }
+}

@@ -1,0 +1,377 @@
+import Foundation
+import MoyaTestServer
+import Testing
+
+@testable import Moya
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// The pattern bytes of the test server's `/bytes/<n>`.
+private func patternBytes(_ count: Int) -> Data {
+    Data((0..<count).map { UInt8($0 % 251) })
+}
+
+/// Reads a whole stream's body.
+private func collect(_ stream: StreamedResponse) async throws(MoyaError) -> (data: Data, chunks: Int) {
+    var data = Data()
+    var chunks = 0
+    for try await chunk in stream.body {
+        data.append(chunk)
+        chunks += 1
+    }
+    return (data, chunks)
+}
+
+@Suite("streamed responses")
+final class StreamTests {
+    let server: TestServer
+    var base: URL { server.baseURL }
+    init() throws { server = try TestServer.start() }
+    deinit { #expect(throws: Never.self) { try server.shutdown() } }
+
+    @Test("A chunked body arrives whole and in order, in several chunks", arguments: [false, true])
+    func chunkedAndLengthDelimited(lengthDelimited: Bool) async throws {
+        let provider = MoyaProvider<ServerTarget>()
+        let path = "/bytes/300000"
+        let parameters: [String: Any] = lengthDelimited ? ["chunk": 4096, "length": "true"] : ["chunk": 4096]
+        let stream = try await provider.stream(
+            ServerTarget(base, path, task: .requestParameters(parameters: parameters, encoding: URLEncoding.queryString)))
+        #expect(stream.statusCode == 200)
+        #expect(stream.response.statusCode == 200)
+        let (data, chunks) = try await collect(stream)
+        #expect(data == patternBytes(300_000))
+        #expect(chunks > 1)
+    }
+
+    @Test("The head comes as soon as it arrives, before any body")
+    func headBeforeBody() async throws {
+        let provider = MoyaProvider<ServerTarget>()
+        // The server sends the head and never a byte of the body.
+        let stream = try await provider.stream(ServerTarget(base, "/headers-only-then-hang"))
+        #expect(stream.statusCode == 200)
+        stream.cancel()
+        do {
+            for try await _ in stream.body {}
+            Issue.record("expected the cancellation")
+        } catch {
+            #expect(error.isCancelled)
+        }
+    }
+
+    @Test("A slow drip is read part by part, whole and in order")
+    func slowDrip() async throws {
+        let provider = MoyaProvider<ServerTarget>()
+        let stream = try await provider.stream(
+            ServerTarget(base, "/bytes/50", task: .requestParameters(parameters: ["chunk": 10, "interval_ms": 100], encoding: URLEncoding.queryString)))
+        let (data, chunks) = try await collect(stream)
+        #expect(data == patternBytes(50))
+        #expect(chunks >= 2)
+    }
+
+    @Test("A rejected status throws MoyaError.statusCode with the error body")
+    func rejectedStatus() async throws {
+        let provider = MoyaProvider<ServerTarget>()
+        do {
+            _ = try await provider.stream(ServerTarget(base, "/status/503", validationType: .successCodes))
+            Issue.record("expected an error")
+        } catch {
+            guard case .statusCode(let response) = error else {
+                Issue.record("unexpected \(error)")
+                return
+            }
+            #expect(response.statusCode == 503)
+            #expect(String(decoding: response.data, as: UTF8.self).contains("503"))
+        }
+    }
+
+    @Test("A rejected status keeps at most 1 MiB of the error body")
+    func rejectedStatusBodyBounded() async throws {
+        let provider = MoyaProvider<ServerTarget>()
+        let target = ServerTarget(base, "/bytes/3000000", validationType: .customCodes([201]))
+        do {
+            _ = try await provider.stream(target)
+            Issue.record("expected an error")
+        } catch {
+            guard case .statusCode(let response) = error else {
+                Issue.record("unexpected \(error)")
+                return
+            }
+            #expect(response.data.count == 1 << 20)
+            #expect(response.data == patternBytes(1 << 20))
+        }
+    }
+
+    @Test("A transport failure before the head throws MoyaError.underlying")
+    func transportFailure() async throws {
+        let provider = MoyaProvider<ServerTarget>()
+        do {
+            _ = try await provider.stream(ServerTarget(base, "/drop"))
+            Issue.record("expected an error")
+        } catch {
+            guard case .underlying = error else {
+                Issue.record("unexpected \(error)")
+                return
+            }
+        }
+    }
+
+    @Test("A body cut short ends the loop with an error after the bytes that came")
+    func truncated() async throws {
+        let provider = MoyaProvider<ServerTarget>()
+        let stream = try await provider.stream(ServerTarget(base, "/truncate/1000"))
+        var received = 0
+        do {
+            for try await chunk in stream.body { received += chunk.count }
+            Issue.record("expected an error")
+        } catch {
+            #expect((error.underlyingError as? URLError)?.code == .networkConnectionLost, "\(error)")
+        }
+        #expect(received < 1000)
+    }
+
+    @Test("Lines split at LF, CRLF and CR, with the last line unterminated")
+    func lines() async throws {
+        let provider = MoyaProvider<ServerTarget>(stubClosure: MoyaProvider.immediatelyStub)
+        let body = "first\nsecond\r\nthird\rfourth\r\n\r\nlast"
+        var options = StreamOptions()
+        options.stubChunkSize = 3
+        let stream = try await provider.stream(ServerTarget(base, "/x", sampleData: Data(body.utf8)), options: options)
+        var lines: [String] = []
+        for try await line in stream.lines { lines.append(line) }
+        #expect(lines == ["first", "second", "third", "fourth", "", "last"])
+    }
+
+    @Test("A stubbed target streams its sample data in chunks of the chosen size")
+    func stubChunks() async throws {
+        let provider = MoyaProvider<ServerTarget>(stubClosure: MoyaProvider.immediatelyStub)
+        var options = StreamOptions()
+        options.stubChunkSize = 7
+        let sample = patternBytes(100)
+        let stream = try await provider.stream(ServerTarget(base, "/x", sampleData: sample), options: options)
+        var sizes: [Int] = []
+        var data = Data()
+        for try await chunk in stream.body {
+            sizes.append(chunk.count)
+            data.append(chunk)
+        }
+        #expect(data == sample)
+        #expect(sizes == Array(repeating: 7, count: 14) + [2])
+    }
+
+    @Test("A delayed stub sends the head and each chunk after the delay")
+    func delayedStub() async throws {
+        let provider = MoyaProvider<ServerTarget>(stubClosure: MoyaProvider.delayedStub(0.1))
+        var options = StreamOptions()
+        options.stubChunkSize = 4
+        let started = Date()
+        let stream = try await provider.stream(ServerTarget(base, "/x", sampleData: Data("abcdefghijkl".utf8)), options: options)
+        #expect(Date().timeIntervalSince(started) >= 0.09)
+        let (data, chunks) = try await collect(stream)
+        #expect(data == Data("abcdefghijkl".utf8))
+        #expect(chunks == 3)
+        #expect(Date().timeIntervalSince(started) >= 0.39)
+    }
+
+    @Test("A stubbed server-sent event stream is parsed")
+    func stubbedEvents() async throws {
+        let provider = MoyaProvider<ServerTarget>(stubClosure: MoyaProvider.immediatelyStub)
+        let body = "\u{FEFF}: comment\nevent: greeting\ndata: hello\ndata: world\nid: 1\n\ndata: second\r\nretry: 1500\r\n\r\ndata: cut off"
+        var options = StreamOptions()
+        options.stubChunkSize = 5
+        let stream = try await provider.stream(ServerTarget(base, "/x", sampleData: Data(body.utf8)), options: options)
+        var events: [ServerSentEvent] = []
+        for try await event in stream.events { events.append(event) }
+        #expect(
+            events == [
+                ServerSentEvent(event: "greeting", data: "hello\nworld", id: "1"),
+                ServerSentEvent(data: "second", id: "1", retry: 1500),
+            ])
+    }
+
+    @Test("A stub with a rejected status throws, with the whole sample as the body")
+    func stubRejected() async throws {
+        let provider = MoyaProvider<ServerTarget>(
+            endpointClosure: { target in
+                Endpoint(
+                    url: target.baseURL.appendingPathComponent(target.path).absoluteString,
+                    sampleResponseClosure: { .networkResponse(500, Data("oops".utf8)) }, method: target.method, task: target.task,
+                    httpHeaderFields: nil)
+            }, stubClosure: MoyaProvider.immediatelyStub)
+        do {
+            _ = try await provider.stream(ServerTarget(base, "/x", validationType: .successCodes))
+            Issue.record("expected an error")
+        } catch {
+            guard case .statusCode(let response) = error else {
+                Issue.record("unexpected \(error)")
+                return
+            }
+            #expect(response.statusCode == 500)
+            #expect(response.data == Data("oops".utf8))
+        }
+    }
+
+    @Test("A second iteration throws StreamingError.alreadyConsumed; the first goes on")
+    func oneConsumer() async throws {
+        let provider = MoyaProvider<ServerTarget>(stubClosure: MoyaProvider.immediatelyStub)
+        let stream = try await provider.stream(ServerTarget(base, "/x", sampleData: Data("a\nb\n".utf8)))
+        var first = stream.lines.makeAsyncIterator()
+        #expect(try await first.next() == "a")
+        var second = stream.body.makeAsyncIterator()
+        do {
+            _ = try await second.next()
+            Issue.record("expected an error")
+        } catch {
+            guard case .underlying(let underlying, nil) = error, underlying as? StreamingError == .alreadyConsumed else {
+                Issue.record("unexpected \(error)")
+                return
+            }
+        }
+        #expect(try await first.next() == "b")
+        #expect(try await first.next() == nil)
+    }
+
+    @Test("Plugins see prepare and willSend before the head, didReceive and process at the end")
+    func pluginsOrder() async throws {
+        let plugin = RecordingPlugin(name: "p", header: ("X-Added", "yes"))
+        let provider = MoyaProvider<ServerTarget>(plugins: [plugin])
+        // A head without a body: nothing has ended yet.
+        let hanging = try await provider.stream(ServerTarget(base, "/headers-only-then-hang"))
+        #expect(plugin.events == ["p.prepare", "p.willSend"])
+        hanging.cancel()
+        #expect(await eventually { plugin.events == ["p.prepare", "p.willSend", "p.didReceive"] })
+        #expect(plugin.results.first?.moyaError?.isCancelled == true)
+
+        let plugin2 = RecordingPlugin(name: "p")
+        let provider2 = MoyaProvider<ServerTarget>(plugins: [plugin2])
+        let stream = try await provider2.stream(ServerTarget(base, "/bytes/1000"))
+        let (data, _) = try await collect(stream)
+        #expect(data.count == 1000)
+        #expect(await eventually { plugin2.events == ["p.prepare", "p.willSend", "p.didReceive", "p.process"] })
+        guard case .success(let response)? = plugin2.results.first else {
+            Issue.record("expected a success, got \(plugin2.results)")
+            return
+        }
+        #expect(response.statusCode == 200)
+        #expect(response.data.isEmpty)
+    }
+
+    @Test("A plugin's process can fail a completed stream: the loop throws after the last chunk")
+    func processFailsTheEnd() async throws {
+        struct Failing: PluginType {
+            func process(_ result: Result<Moya.Response, MoyaError>, target: TargetType) -> Result<Moya.Response, MoyaError> {
+                .failure(.requestMapping("rejected by the plugin"))
+            }
+        }
+        let provider = MoyaProvider<ServerTarget>(plugins: [Failing()])
+        let stream = try await provider.stream(ServerTarget(base, "/bytes/100"))
+        var received = 0
+        do {
+            for try await chunk in stream.body { received += chunk.count }
+            Issue.record("expected an error")
+        } catch {
+            guard case .requestMapping("rejected by the plugin") = error else {
+                Issue.record("unexpected \(error)")
+                return
+            }
+        }
+        #expect(received == 100)
+    }
+
+    @Test("Leaving the loop early closes the stream; plugins hear of the cancellation")
+    func leavingTheLoop() async throws {
+        let plugin = RecordingPlugin(name: "p")
+        let provider = MoyaProvider<ServerTarget>(plugins: [plugin])
+        let stream = try await provider.stream(
+            ServerTarget(base, "/bytes/100000", task: .requestParameters(parameters: ["chunk": 100, "interval_ms": 50], encoding: URLEncoding.queryString)))
+        for try await _ in stream.body { break }
+        #expect(await eventually { plugin.events.last == "p.didReceive" })
+        guard case .failure(let error)? = plugin.results.last else {
+            Issue.record("expected the cancellation, got \(plugin.results)")
+            return
+        }
+        #expect(error.isCancelled)
+    }
+
+    @Test("Cancelling the reading task throws the cancellation error")
+    func cancellingTheTask() async throws {
+        let provider = MoyaProvider<ServerTarget>()
+        let stream = try await provider.stream(
+            ServerTarget(base, "/bytes/100000", task: .requestParameters(parameters: ["chunk": 100, "interval_ms": 100], encoding: URLEncoding.queryString)))
+        let reader = _Concurrency.Task { () async throws(MoyaError) -> Int in
+            var received = 0
+            for try await chunk in stream.body { received += chunk.count }
+            return received
+        }
+        try await _Concurrency.Task.sleep(nanoseconds: 300_000_000)
+        reader.cancel()
+        let result = await reader.result
+        guard case .failure(let error) = result else {
+            Issue.record("expected the cancellation, got \(result)")
+            return
+        }
+        #expect((error as? MoyaError)?.isCancelled == true)
+    }
+
+    @Test("A silent stream fails after its idle timeout with URLError.timedOut")
+    func idleTimeout() async throws {
+        let provider = MoyaProvider<ServerTarget>()
+        var options = StreamOptions()
+        options.idleTimeout = 0.5
+        let started = Date()
+        let stream = try await provider.stream(
+            ServerTarget(base, "/bytes/30", task: .requestParameters(parameters: ["chunk": 10, "interval_ms": 60000], encoding: URLEncoding.queryString)),
+            options: options)
+        do {
+            for try await _ in stream.body {}
+            Issue.record("expected a timeout")
+        } catch {
+            #expect((error.underlyingError as? URLError)?.code == .timedOut, "\(error)")
+        }
+        // Without the idle timeout the body would take two minutes and end without an error.
+        // Half a second when the machine is idle; the bound is loose because a sanitizer run
+        // beside the CPU-heavy suites has been seen to fire timers 17 s late.
+        #expect(Date().timeIntervalSince(started) < 45)
+    }
+
+    @Test("A slow consumer is not an idle stream: pauses longer than the idle timeout are fine")
+    func slowConsumerIsNotIdle() async throws {
+        let provider = MoyaProvider<ServerTarget>()
+        var options = StreamOptions()
+        // Loose figures: a loaded machine (a sanitizer run) may pause the server for a while.
+        options.idleTimeout = 4
+        options.bufferSize = 1024
+        let stream = try await provider.stream(
+            ServerTarget(base, "/bytes/200000", task: .requestParameters(parameters: ["chunk": 16384], encoding: URLEncoding.queryString)),
+            options: options)
+        var data = Data()
+        var first = true
+        for try await chunk in stream.body {
+            data.append(chunk)
+            if first {
+                first = false
+                try await _Concurrency.Task.sleep(nanoseconds: 8_000_000_000)
+            }
+        }
+        #expect(data == patternBytes(200_000))
+    }
+}
+
+@Suite("streamed responses, kept by their readers")
+struct StreamLifetimeTests {
+    @Test("The body can be read without keeping the response it came from")
+    func readWithoutTheResponse() async throws {
+        let provider = MoyaProvider<ServerTarget>(stubClosure: MoyaProvider.immediatelyStub)
+        var options = StreamOptions()
+        options.stubChunkSize = 2
+        var lines: [String] = []
+        for try await line in try await provider.stream(
+            ServerTarget(URL(string: "http://localhost")!, "/x", sampleData: Data("a\nb\nc\n".utf8)), options: options
+        )
+        .lines {
+            lines.append(line)
+        }
+        #expect(lines == ["a", "b", "c"])
+    }
+}
