@@ -48,11 +48,11 @@ enum TransferBenchmark {
                 for step in 0..<2 {
                     if (round + step) % 2 == 0 {
                         moya.append(
-                            try await time {
+                            try await elapsedSeconds {
                                 try await moyaDownload(provider, base: base, size: size, to: destination)
                             })
                     } else {
-                        raw.append(try await time { try await rawDownload(client, url: downloadURL, size: size, to: destination) })
+                        raw.append(try await elapsedSeconds { try await rawDownload(client, url: downloadURL, size: size, to: destination) })
                     }
                     try? FileManager.default.removeItem(at: destination)
                 }
@@ -63,9 +63,9 @@ enum TransferBenchmark {
             for round in 0..<rounds {
                 for step in 0..<2 {
                     if (round + step) % 2 == 0 {
-                        moya.append(try await time { try await moyaUpload(provider, base: base, file: source, size: size) })
+                        moya.append(try await elapsedSeconds { try await moyaUpload(provider, base: base, file: source, size: size) })
                     } else {
-                        raw.append(try await time { try await rawUpload(client, base: base, file: source, size: size) })
+                        raw.append(try await elapsedSeconds { try await rawUpload(client, base: base, file: source, size: size) })
                     }
                 }
             }
@@ -82,14 +82,6 @@ enum TransferBenchmark {
             column(name, 30) + column(format(Statistics.median(raw), 2) + " s", 10) + column(format(Statistics.median(moya), 2) + " s", 10)
                 + column(format(Statistics.median(moya) / Statistics.median(raw), 3) + "x", 12)
                 + format(ratios.min() ?? .nan, 2) + "-" + format(ratios.max() ?? .nan, 2))
-    }
-
-    private static func time(_ body: () async throws -> Void) async throws -> Double {
-        let clock = ContinuousClock()
-        let start = clock.now
-        try await body()
-        let elapsed = clock.now - start
-        return Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
     }
 
     private static func writeFile(at url: URL, size: Int) throws {

@@ -54,7 +54,7 @@ struct Options {
             case "--no-spread": spreadsConnections = false
             case "--help", "-h":
                 print(
-                    "usage: MoyaBench [--rounds N] [--requests N] [--blocks N] [--stubs N] [--connections N] [--url URL] [--only get|get1|get32|post|https|transfer|rss|stubs|mapping|memory] [--ca PEM] [--sizes 512,1024] [--memory-mib N] [--clients ahc,ahc-notrace,ahc-delegate,ahc-request,ahc-async,callbacks,async,urlsession] [--per-round] [--no-spread]"
+                    "usage: MoyaBench [--rounds N] [--requests N] [--blocks N] [--stubs N] [--connections N] [--url URL] [--only get|get1|get32|post|https|transfer|stream|rss|stubs|mapping|memory] [--ca PEM] [--sizes 512,1024] [--memory-mib N] [--clients ahc,ahc-notrace,ahc-delegate,ahc-request,ahc-async,callbacks,async,urlsession] [--per-round] [--no-spread]"
                 )
                 exit(0)
             default:
@@ -122,6 +122,15 @@ let workloads = allWorkloads.filter { workload in
 
 func format(_ value: Double, _ digits: Int = 0) -> String { String(format: "%.\(digits)f", value) }
 func column(_ text: String, _ width: Int) -> String { text.padding(toLength: max(width, text.count + 1), withPad: " ", startingAt: 0) }
+
+/// How long `body` takes, in seconds.
+func elapsedSeconds(_ body: () async throws -> Void) async throws -> Double {
+    let clock = ContinuousClock()
+    let start = clock.now
+    try await body()
+    let elapsed = clock.now - start
+    return Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+}
 
 print(
     "moya-bench: \(options.rounds) rounds of \(options.requests) requests per client, taking turns in \(options.blocks) blocks; \(options.connections) connections; server \(base.absoluteString)"
@@ -251,6 +260,9 @@ if options.only == "rss" {
     try MemoryPerClient.run(base: base, path: getPath)
 }
 
+if options.only == "stream" {
+    try await StreamBenchmark.run(options: options, base: base)
+}
 if options.only == "transfer" {
     try await TransferBenchmark.run(options: options, base: base)
 }
