@@ -17,10 +17,11 @@ struct KeyPathOracleTests {
     }
 
     @Test("Well-formed documents")
-    func wellFormed() {
+    func wellFormed() async {
         var generator = JSONDocumentGenerator(salt: 11)
         var found = 0
-        for _ in 0..<Fuzz.iterations {
+        for iteration in 0..<Fuzz.iterations {
+            await yieldNow(every: 8, iteration)
             let data = generator.document(malformed: false)
             let keyPath = generator.keyPath()
             let failsOnEmptyData = generator.fuzz.bool()
@@ -43,9 +44,10 @@ struct KeyPathOracleTests {
     }
 
     @Test("Malformed documents")
-    func malformed() {
+    func malformed() async {
         var generator = JSONDocumentGenerator(salt: 12)
-        for _ in 0..<Fuzz.iterations {
+        for iteration in 0..<Fuzz.iterations {
+            await yieldNow(every: 8, iteration)
             let data = generator.document(malformed: true)
             let keyPath = generator.keyPath()
             MappingOracle.expectSameMap(AnyJSON.self, data, atKeyPath: keyPath, failsOnEmptyData: generator.fuzz.bool())
@@ -55,10 +57,11 @@ struct KeyPathOracleTests {
     }
 
     @Test("The scanner accepts only what JSONSerialization accepts, and finds what the key path walk finds")
-    func scannerAgreesWithJSONSerialization() throws {
+    func scannerAgreesWithJSONSerialization() async throws {
         var generator = JSONDocumentGenerator(salt: 13)
         var accepted = 0
         for iteration in 0..<(2 * Fuzz.iterations) {
+            await yieldNow(every: 16, iteration)
             let data = generator.document(malformed: iteration % 2 == 1)
             let keyPath = generator.keyPath()
             let outcome = data.withUnsafeBytes { JSONKeyPathScanner.lookUp(JSONKeyPath(keyPath), in: $0) }

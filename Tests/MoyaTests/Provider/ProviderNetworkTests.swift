@@ -312,8 +312,10 @@ final class ProviderNetworkTests {
             base, "/bytes/4000", task: .requestParameters(parameters: ["chunk": 1000, "interval_ms": 100, "length": "false"], encoding: URLEncoding.default))
         _ = await send(provider, target, queue: DispatchQueue.global(), progress: { events.append($0) })
         let values = events.values.map(\.progress)
-        #expect(values.count >= 3, "\(values)")
-        #expect(values == Array(repeating: 0, count: values.count - 1) + [1.0])
+        // Usually five events; on a loaded machine, events that wait for the delivery queue are
+        // merged, down to one data event and the completed one.
+        #expect(values.count >= 2, "\(values)")
+        #expect(values == Array(repeating: 0, count: values.count - 1) + [1.0], "\(values)")
     }
 
     @Test("Completions without a queue run on the main queue; with one, on that queue")

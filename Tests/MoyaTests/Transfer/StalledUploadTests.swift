@@ -93,7 +93,7 @@ final class StalledUploadTests {
         let result = await timedUpload(provider, ServerTarget(base, "/stop-reading", method: .post, task: .uploadFile(file)))
         expectTimedOut(result, within: Self.timeOutBound)
         #expect(server.receivedRequests.map(\.path) == ["/upload", "/stop-reading"])
-        #expect(await eventually(within: 5) { openDescriptors(of: file) == 0 && openDescriptors(of: steady) == 0 })
+        #expect(await eventually(within: 30) { openDescriptors(of: file) == 0 && openDescriptors(of: steady) == 0 })
         try await session.shutdown()
     }
 
@@ -105,7 +105,7 @@ final class StalledUploadTests {
         let provider = MoyaProvider<ServerTarget>(session: session)
         let result = await timedUpload(provider, ServerTarget(base, "/stop-reading", method: .put, task: .uploadFile(file)))
         expectTimedOut(result, within: Self.timeOutBound)
-        #expect(await eventually(within: 5) { openDescriptors(of: file) == 0 })
+        #expect(await eventually(within: 30) { openDescriptors(of: file) == 0 })
         try await session.shutdown()
     }
 
@@ -121,7 +121,7 @@ final class StalledUploadTests {
         let provider = MoyaProvider<ServerTarget>(session: session)
         let result = await timedUpload(provider, ServerTarget(base, "/stop-reading", method: .post, task: .uploadMultipart(form)))
         expectTimedOut(result, within: Self.timeOutBound)
-        #expect(await eventually(within: 5) { openDescriptors(of: file) == 0 })
+        #expect(await eventually(within: 30) { openDescriptors(of: file) == 0 })
         try await session.shutdown()
     }
 
@@ -132,7 +132,7 @@ final class StalledUploadTests {
         let provider = MoyaProvider<ServerTarget>(plugins: [TimeoutPlugin(interval: 1)])
         let result = await timedUpload(provider, ServerTarget(base, "/stop-reading", method: .post, task: .uploadFile(file)))
         expectTimedOut(result, within: Self.timeOutBound)
-        #expect(await eventually(within: 5) { openDescriptors(of: file) == 0 })
+        #expect(await eventually(within: 30) { openDescriptors(of: file) == 0 })
     }
 
     @Test("Cancelling a stalled upload closes its file")
@@ -141,6 +141,6 @@ final class StalledUploadTests {
         let provider = MoyaProvider<ServerTarget>()
         let result = await timedUpload(provider, ServerTarget(base, "/stop-reading", method: .post, task: .uploadFile(file)), cancelAfter: 1)
         #expect(result.result.error?.isCancelled == true)
-        #expect(await eventually(within: 5) { openDescriptors(of: file) == 0 })
+        #expect(await eventually(within: 30) { openDescriptors(of: file) == 0 })
     }
 }

@@ -95,7 +95,7 @@ struct DotSegmentTests {
     }
 
     @Test("The in-place removal is RFC 3986's remove_dot_segments")
-    func matchesReference() {
+    func matchesReference() async {
         let segments = ["", ".", "..", "a", "b", "...", ".a", "%2E"]
         var paths: [String] = []
         // Every absolute path of up to four of these segments.
@@ -107,7 +107,8 @@ struct DotSegmentTests {
             }
         }
         build("", depth: 0)
-        for path in paths {
+        for (index, path) in paths.enumerated() {
+            await yieldNow(every: 256, index)
             #expect(DotSegments.removing(from: path) == Self.reference(path), "\(path)")
             let hasDotSegment = path.split(separator: "/", omittingEmptySubsequences: false).contains { $0 == "." || $0 == ".." }
             #expect(DotSegments.contains(in: path) == hasDotSegment, "\(path)")
