@@ -138,13 +138,7 @@ struct ServerSentEventStreamTests {
             return count
         }
         try await _Concurrency.Task.sleep(nanoseconds: 200_000_000)
-        reader.cancel()
-        let result = await reader.result
-        guard case .failure(let error) = result else {
-            Issue.record("expected the cancellation, got \(result)")
-            return
-        }
-        #expect((error as? MoyaError)?.isCancelled == true)
+        await expectCancelled(reader)
     }
 
     @Test("The wait: the server's retry or the initial delay, times the multiplier per failure, capped")

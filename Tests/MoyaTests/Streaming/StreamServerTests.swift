@@ -134,9 +134,7 @@ final class StreamServerTests {
                 return received
             }
             #expect(await eventually { self.server.openEndlessResponses == 1 })
-            reader.cancel()
-            let result = await reader.result
-            #expect((result.moyaErrorOrNil)?.isCancelled == true)
+            await expectCancelled(reader)
             #expect(await eventually { self.server.openEndlessResponses == 0 })
         case .dropTheStream:
             do {
@@ -149,12 +147,5 @@ final class StreamServerTests {
             stream.cancel()
             #expect(await eventually { self.server.openEndlessResponses == 0 })
         }
-    }
-}
-
-extension Result where Failure == any Error {
-    fileprivate var moyaErrorOrNil: MoyaError? {
-        if case .failure(let error) = self { return error as? MoyaError }
-        return nil
     }
 }

@@ -305,13 +305,7 @@ final class StreamTests {
             return received
         }
         try await _Concurrency.Task.sleep(nanoseconds: 300_000_000)
-        reader.cancel()
-        let result = await reader.result
-        guard case .failure(let error) = result else {
-            Issue.record("expected the cancellation, got \(result)")
-            return
-        }
-        #expect((error as? MoyaError)?.isCancelled == true)
+        await expectCancelled(reader)
     }
 
     @Test("A silent stream fails after its idle timeout with URLError.timedOut")
