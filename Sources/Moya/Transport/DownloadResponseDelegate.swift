@@ -5,26 +5,23 @@ import NIOFoundationCompat
 import NIOHTTP1
 import NIOPosix
 
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#elseif canImport(Darwin)
-import Darwin
-#endif
-
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
 
-/// Streams a download's body into a new temporary file, one chunk at a time: the next chunk is
-/// read from the network only when the previous one is on disk. A response whose status the
-/// sink does not accept is kept in memory instead (up to ``DownloadSink/errorBodyLimit``).
+/// Streams a download's body into a new temporary file through a ``FileWriteQueue``: the
+/// network goes on while earlier parts are written, up to a bounded amount waiting. A response
+/// whose status the sink does not accept is kept in memory instead (up to
+/// ``DownloadSink/errorBodyLimit``).
+///
+/// AsyncHTTPClient's `didFinishRequest` cannot wait, so the response it returns names a file
+/// that may still be being written: the exchange calls ``settle(_:on:)`` before it uses the
+/// response, which waits for the last write and closes the file.
 ///
 /// Sendable: AsyncHTTPClient calls every delegate method on the task's event loop, one at a
-/// time, and ``discard()`` is called on that loop too, so the mutable fields are only touched
-/// from one thread. File writes run on NIO's thread pool, one at a time, on a handle that no
-/// other code uses meanwhile.
+/// time, and ``settle(_:on:)`` and ``discard(on:)`` are called on that loop too, so the mutable
+/// fields are only touched from one thread. File writes run on NIO's thread pool, one at a
+/// time, on a handle that no other code uses meanwhile.
 final class DownloadResponseDelegate: ResponseStartLimited, @unchecked Sendable {
     typealias Response = TransportResponse
 
@@ -36,7 +33,10 @@ final class DownloadResponseDelegate: ResponseStartLimited, @unchecked Sendable 
     private var url: URL?
     private var head: HTTPResponseHead?
     private var file: (url: URL, handle: UncheckedSendable<FileHandle>)?
-    private var pendingIO: EventLoopFuture<Void>?
+    /// Opening the file, until it is open.
+    private var opening: EventLoopFuture<Void>?
+    /// Writes the body parts to `file`.
+    private var writer: FileWriteQueue?
     private var errorBody = ErrorBody(limit: DownloadSink.errorBodyLimit)
     private var received: Int64 = 0
     private var expected: Int64 = -1
@@ -102,8 +102,9 @@ final class DownloadResponseDelegate: ResponseStartLimited, @unchecked Sendable 
             }
         }.map { handle in
             self.file = (fileURL, handle)
+            self.writer = FileWriteQueue(descriptor: handle.value.fileDescriptor, fileURL: fileURL, eventLoop: task.eventLoop)
         }
-        pendingIO = opened
+        opening = opened
         return opened
     }
 
@@ -115,19 +116,11 @@ final class DownloadResponseDelegate: ResponseStartLimited, @unchecked Sendable 
         if !isRedirect {
             progress?(received, expected)
         }
-        guard let file else {
+        guard let writer else {
             errorBody.append(buffer)
             return task.eventLoop.makeSucceededVoidFuture()
         }
-        let written = NIOThreadPool.singleton.runIfActive(eventLoop: task.eventLoop) {
-            do {
-                try buffer.withUnsafeReadableBytes { try Self.writeAll($0, to: file.handle.value.fileDescriptor) }
-            } catch {
-                throw FileTransferError.temporaryFileFailed(file.url, underlying: error)
-            }
-        }
-        pendingIO = written
-        return written
+        return writer.enqueue(buffer)
     }
 
     func didFinishRequest(task: HTTPClient.Task<TransportResponse>) throws -> TransportResponse {
@@ -140,44 +133,46 @@ final class DownloadResponseDelegate: ResponseStartLimited, @unchecked Sendable 
             let data = errorBody.buffer.map { Data(buffer: $0, byteTransferStrategy: .noCopy) } ?? Data()
             return TransportResponse(response: httpResponse, data: data, fileURL: nil)
         }
-        do {
-            try file.handle.value.close()
-        } catch {
-            throw FileTransferError.temporaryFileFailed(file.url, underlying: error)
-        }
-        // The file now belongs to the receiver of the response.
-        self.file = nil
+        // The last parts may still be on their way to the file: settle(_:on:) waits for them.
         return TransportResponse(response: httpResponse, data: Data(), fileURL: file.url)
+    }
+
+    /// Waits until the whole body of `response` is in its file, then closes the file, which now
+    /// belongs to the receiver of the response. If a write failed, deletes the file and fails
+    /// with ``FileTransferError/temporaryFileFailed(_:underlying:)``. Called on the task's event
+    /// loop with what ``didFinishRequest(task:)`` returned.
+    func settle(_ response: TransportResponse, on eventLoop: any EventLoop) -> EventLoopFuture<TransportResponse> {
+        guard let file, let writer else { return eventLoop.makeSucceededFuture(response) }
+        return writer.drain().flatMapThrowing { () -> TransportResponse in
+            self.file = nil
+            self.writer = nil
+            do {
+                try file.handle.value.close()
+            } catch {
+                PartialFile.discard(file.url)
+                throw FileTransferError.temporaryFileFailed(file.url, underlying: error)
+            }
+            return response
+        }.flatMapError { error in
+            // A failed write: the file is incomplete.
+            self.discard(on: eventLoop).flatMapThrowing { throw error }
+        }
     }
 
     /// Closes and deletes the temporary file, once any write in progress has finished. Called on
     /// the task's event loop when the exchange fails; the future completes when the file is gone.
     func discard(on eventLoop: any EventLoop) -> EventLoopFuture<Void> {
-        let pending = pendingIO ?? eventLoop.makeSucceededVoidFuture()
-        return pending.flatMapError { _ in eventLoop.makeSucceededVoidFuture() }.flatMap { () -> EventLoopFuture<Void> in
+        let opened = (opening ?? eventLoop.makeSucceededVoidFuture()).flatMapError { _ in eventLoop.makeSucceededVoidFuture() }
+        return opened.flatMap { () -> EventLoopFuture<Void> in
+            self.writer?.abandon() ?? eventLoop.makeSucceededVoidFuture()
+        }.flatMap { () -> EventLoopFuture<Void> in
+            self.writer = nil
             guard let file = self.file else { return eventLoop.makeSucceededVoidFuture() }
             self.file = nil
             return NIOThreadPool.singleton.runIfActive(eventLoop: eventLoop) {
                 try? file.handle.value.close()
                 PartialFile.discard(file.url)
             }.flatMapError { _ in eventLoop.makeSucceededVoidFuture() }
-        }
-    }
-
-    /// Writes all of `bytes` to the file descriptor `descriptor`, straight from the buffer.
-    ///
-    /// `FileHandle.write(contentsOf:)` takes a `DataProtocol` and, on Linux, copies a
-    /// `ByteBufferView` into an array first; this writes the network buffer's bytes as they are,
-    /// and goes on after a partial write or an interrupted call.
-    private static func writeAll(_ bytes: UnsafeRawBufferPointer, to descriptor: Int32) throws {
-        var offset = 0
-        while offset < bytes.count {
-            let written = write(descriptor, bytes.baseAddress! + offset, bytes.count - offset)
-            if written < 0 {
-                if errno == EINTR { continue }
-                throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO)
-            }
-            offset += written
         }
     }
 }

@@ -149,7 +149,9 @@ final class TransportExchange: ResponseStartLimited, @unchecked Sendable {
             let delegate = DownloadResponseDelegate(
                 sink: sink, progress: progress, owner: owner, reportedURL: reportedURL, followsRedirects: session.followsRedirects, responseLimit: limit
             )
-            run(clientRequest, context: context, delegate: delegate) { delegate.discard(on: $0) }
+            run(
+                clientRequest, context: context, delegate: delegate, settle: { delegate.settle($0, on: $1) },
+                cleanUp: { delegate.discard(on: $0) })
         } else {
             // This exchange collects the attempt's response itself.
             collector = ResponseCollector(limit: session.configuration.maximumResponseBodySize)
@@ -176,14 +178,16 @@ final class TransportExchange: ResponseStartLimited, @unchecked Sendable {
         let streamer: BodyStreamer?
     }
 
-    /// Executes one attempt on `client` (the session's own by default). `cleanUp` runs before a
-    /// failure is reported (it removes a download's partial file), so that nothing is left
-    /// behind once the completion runs.
+    /// Executes one attempt on `client` (the session's own by default). `settle`, when given,
+    /// runs on a response before it is used (a download waits there for its last writes).
+    /// `cleanUp` runs before a failure is reported (it removes a download's partial file), so
+    /// that nothing is left behind once the completion runs.
     private func run<Delegate: ResponseStartLimited>(
         _ clientRequest: HTTPClient.Request,
         context: AttemptContext,
         delegate: Delegate,
         client: HTTPClient? = nil,
+        settle: (@Sendable (TransportResponse, any EventLoop) -> EventLoopFuture<TransportResponse>)? = nil,
         cleanUp: @escaping @Sendable (any EventLoop) -> EventLoopFuture<Void>
     ) {
         guard owner.transportWillStart() else {
@@ -205,20 +209,18 @@ final class TransportExchange: ResponseStartLimited, @unchecked Sendable {
             }
             switch result {
             case .success(let response):
-                let next: Attempt?
-                do {
-                    next = try followUp(after: response, of: context.attempt)
-                } catch {
-                    discard(response)
-                    owner.transportFinished(.failure(error), request: request.urlRequest)
+                guard let settle else {
+                    deliver(response, of: context)
                     return
                 }
-                if let next {
-                    discard(response)
-                    send(next)
-                    return
+                settle(response, task.eventLoop).whenComplete { settled in
+                    switch settled {
+                    case .success(let response):
+                        self.deliver(response, of: context)
+                    case .failure(let error):
+                        self.owner.transportFinished(.failure(self.failureError(error, of: context)), request: self.request.urlRequest)
+                    }
                 }
-                owner.transportFinished(.success(response), request: request.urlRequest)
             case .failure(let error):
                 let error = failureError(error, of: context)
                 cleanUp(task.eventLoop).whenComplete { _ in
@@ -226,6 +228,25 @@ final class TransportExchange: ResponseStartLimited, @unchecked Sendable {
                 }
             }
         }
+    }
+
+    /// Reports `response` of the attempt, or sends the attempt that follows it up (a redirect,
+    /// the answer to a challenge).
+    private func deliver(_ response: TransportResponse, of context: AttemptContext) {
+        let next: Attempt?
+        do {
+            next = try followUp(after: response, of: context.attempt)
+        } catch {
+            discard(response)
+            owner.transportFinished(.failure(error), request: request.urlRequest)
+            return
+        }
+        if let next {
+            discard(response)
+            send(next)
+            return
+        }
+        owner.transportFinished(.success(response), request: request.urlRequest)
     }
 
     /// Sends the attempt again when the pool gave up on it while it waited for a connection and
