@@ -4,13 +4,13 @@ import NIOCore
 import NIOFoundationCompat
 import NIOPosix
 
-/// Streams a ``StreamedBody`` into an AsyncHTTPClient request: one chunk is read on NIO's
-/// thread pool, written, and only when the write completes is the next chunk read. Memory use is
-/// one chunk, whatever the size of the body.
+/// Streams a ``StreamedBody`` into an AsyncHTTPClient request: chunks are read on NIO's thread
+/// pool, the next one while the previous one is written. Memory use is at most three chunks
+/// (one being written, one waiting, one being read), whatever the size of the body.
 ///
-/// A chunk that cannot be read and handed to the connection within the write timeout fails the
-/// upload with `HTTPClientError.writeTimeout`: the server stopped reading, so the connection
-/// takes no more of the body. (AsyncHTTPClient's own write timeout cannot see that: it stops
+/// When no chunk starts being written within the write timeout, the upload fails with
+/// `HTTPClientError.writeTimeout`: the server stopped reading, so the connection takes no more
+/// of the body. (AsyncHTTPClient's own write timeout cannot see that: it stops
 /// while the connection is not writable.) ``stop()`` ends an upload that is still running when
 /// the request has ended some other way (a deadline, a cancellation, an early response):
 /// AsyncHTTPClient then leaves the write the upload waits for pending, and the files and streams
@@ -72,16 +72,25 @@ final class BodyStreamer: @unchecked Sendable {
 }
 
 /// One upload of a body: the chunk loop and its timer, on one event loop.
+///
+/// The next chunk is read on the thread pool while the previous one is being written, so that
+/// the file system and the network work at the same time; at most one chunk waits between them.
 private final class Upload {
     let reader: BodyReader
     let writer: HTTPClient.Body.StreamWriter
     let eventLoop: any EventLoop
     let writeTimeout: TimeAmount
     let promise: EventLoopPromise<Void>
-    /// Fails the upload when the chunk in progress takes longer than `writeTimeout`.
+    /// Fails the upload when no chunk starts being written for `writeTimeout`.
     private var timer: Scheduled<Void>?
     /// Whether a read runs on the thread pool (the reader is then closed when it returns).
     private var isReading = false
+    /// Whether a chunk is being written.
+    private var isWriting = false
+    /// A chunk read while the previous one was being written.
+    private var ready: ByteBuffer?
+    /// Whether the reader reached the end of the body.
+    private var reachedEnd = false
     private var isFinished = false
 
     init(reader: BodyReader, writer: HTTPClient.Body.StreamWriter, eventLoop: any EventLoop, writeTimeout: TimeAmount) {
@@ -92,14 +101,24 @@ private final class Upload {
         self.promise = eventLoop.makePromise(of: Void.self)
     }
 
-    /// Reads the next chunk and writes it; at the end of the body, succeeds. Call on `eventLoop`.
+    /// Starts the upload. Call on `eventLoop`.
     func pump() {
-        guard !isFinished else { return }
-        let loop = eventLoop.assumeIsolated()
+        armTimer()
+        read()
+    }
+
+    /// (Re)starts the timer: the next chunk must start being written within `writeTimeout`.
+    private func armTimer() {
         timer?.cancel()
-        timer = loop.scheduleTask(in: writeTimeout) { [self] in
+        timer = eventLoop.assumeIsolated().scheduleTask(in: writeTimeout) { [self] in
             finish(.failure(HTTPClientError.writeTimeout))
         }
+    }
+
+    /// Reads the next chunk on the thread pool, unless a read runs, a chunk waits or the body
+    /// is over.
+    private func read() {
+        guard !isFinished, !isReading, !reachedEnd, ready == nil else { return }
         isReading = true
         let reader = self.reader
         NIOThreadPool.singleton.runIfActive(eventLoop: eventLoop) { () throws -> ByteBuffer? in
@@ -117,18 +136,43 @@ private final class Upload {
             case .failure(let error):
                 finish(.failure(error))
             case .success(nil):
-                finish(.success(()))
+                reachedEnd = true
+                if !isWriting { finish(.success(())) }
             case .success(let chunk?):
-                // Weakly: AsyncHTTPClient drops the future of a write it paused for back pressure
-                // without completing it when the request fails (its state machine forgets the
-                // promise), so a strong capture would keep this upload, its reader and its file
-                // alive forever after a stalled upload is cancelled or times out.
-                writer.write(.byteBuffer(chunk)).hop(to: eventLoop).assumeIsolated().whenComplete { [weak self] written in
-                    guard let self else { return }
-                    switch written {
-                    case .success: pump()
-                    case .failure(let error): finish(.failure(error))
-                    }
+                if isWriting {
+                    ready = chunk
+                } else {
+                    write(chunk)
+                    read()
+                }
+            }
+        }
+    }
+
+    /// Hands `chunk` to the connection; when it is written, the waiting chunk follows.
+    private func write(_ chunk: ByteBuffer) {
+        isWriting = true
+        armTimer()
+        // Weakly: AsyncHTTPClient drops the future of a write it paused for back pressure
+        // without completing it when the request fails (its state machine forgets the promise),
+        // so a strong capture would keep this upload, its reader and its file alive forever
+        // after a stalled upload is cancelled or times out.
+        writer.write(.byteBuffer(chunk)).hop(to: eventLoop).assumeIsolated().whenComplete { [weak self] written in
+            guard let self else { return }
+            isWriting = false
+            guard !isFinished else { return }
+            switch written {
+            case .failure(let error):
+                finish(.failure(error))
+            case .success:
+                if let next = ready {
+                    ready = nil
+                    write(next)
+                    read()
+                } else if reachedEnd {
+                    finish(.success(()))
+                } else {
+                    read()
                 }
             }
         }
