@@ -10,23 +10,19 @@ import Foundation
 /// before sending) and again where a cancel stops its work: whichever comes first is the outcome
 /// recorded, and the request leaves the active ones exactly once.
 final class RequestMeasurement: Sendable {
-    private let factory: any MetricsFactory
-    /// The dimensions known at the start: method, scheme, server address and port, stubbed.
-    private let dimensions: [(String, String)]
+    /// The metric objects of the request's starting dimensions.
+    private let handles: MetricHandles
     /// `moya.target`, added to the duration and body sizes only.
     private let targetName: String?
     private let requestBodyBytes: Int64
     private let startedAt: UInt64
-    private let activeRequests: Meter
     private let isFinished = Protected(false)
 
-    init(factory: any MetricsFactory, dimensions: [(String, String)], targetName: String?, requestBodyBytes: Int64) {
-        self.factory = factory
-        self.dimensions = dimensions
+    init(handles: MetricHandles, targetName: String?, requestBodyBytes: Int64) {
+        self.handles = handles
         self.targetName = targetName
         self.requestBodyBytes = requestBodyBytes
-        self.activeRequests = Meter(label: RequestMetrics.Label.activeRequests, dimensions: dimensions, factory: factory)
-        self.activeRequests.increment()
+        handles.activeRequests.increment()
         self.startedAt = DispatchTime.now().uptimeNanoseconds
     }
 
@@ -44,27 +40,14 @@ final class RequestMeasurement: Sendable {
             return !isFinished
         }
         guard isFirst else { return }
-        activeRequests.decrement()
+        handles.activeRequests.decrement()
 
         let outcome = RequestOutcome(result)
-        var dimensions = self.dimensions
-        dimensions.reserveCapacity(dimensions.count + 3)
-        if let statusCode = outcome.statusCode {
-            dimensions.append((RequestMetrics.Dimension.statusCode, String(statusCode)))
-        }
-        if let errorType = outcome.errorType {
-            dimensions.append((RequestMetrics.Dimension.errorType, errorType))
-        }
-        if let targetName {
-            dimensions.append((RequestMetrics.Dimension.target, targetName))
-        }
-
-        let duration = CoreMetrics.Timer(label: RequestMetrics.Label.duration, dimensions: dimensions, preferredDisplayUnit: .seconds, factory: factory)
-        duration.recordNanoseconds(endedAt >= startedAt ? endedAt - startedAt : 0)
-        Recorder(label: RequestMetrics.Label.requestBodySize, dimensions: dimensions, aggregate: true, factory: factory).record(requestBodyBytes)
+        let metrics = handles.outcome(.init(statusCode: outcome.statusCode, errorType: outcome.errorType, targetName: targetName))
+        metrics.duration.recordNanoseconds(endedAt >= startedAt ? endedAt - startedAt : 0)
+        metrics.requestBodySize.record(requestBodyBytes)
         if let response = outcome.response {
-            Recorder(label: RequestMetrics.Label.responseBodySize, dimensions: dimensions, aggregate: true, factory: factory)
-                .record(responseBodyBytes ?? Int64(response.data.count))
+            metrics.responseBodySize?.record(responseBodyBytes ?? Int64(response.data.count))
         }
     }
 }

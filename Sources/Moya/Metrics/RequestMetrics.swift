@@ -40,10 +40,24 @@ struct RequestMetrics: Sendable {
         static let target = "moya.target"
     }
 
+    /// At most this many combinations of starting dimensions keep their metric objects.
+    static let maximumCachedStarts = 256
+
     /// Where the metrics go.
     let factory: any MetricsFactory
     /// What the session was asked to report.
     let options: Session.Configuration.MetricsOptions
+    /// The metric objects made so far, by starting dimensions (see ``MetricHandles``).
+    private let handles = Protected([StartKey: MetricHandles]())
+
+    /// A request's starting dimensions, as a key.
+    private struct StartKey: Hashable {
+        var method: String
+        var scheme: String?
+        var host: String?
+        var port: Int?
+        var stubbed: Bool
+    }
 
     /// The metrics of a session created now with `options`, or `nil` when they are disabled or
     /// no backend is in place: the task's (`withMetricsFactory(_:_:)`), or else the one
@@ -68,30 +82,55 @@ struct RequestMetrics: Sendable {
     ///                       no `server.address` or `server.port`, since no server is contacted.
     ///   - targetName:       `moya.target` (``targetName(of:)``), or `nil`.
     func start(_ request: URLRequest, requestBodyBytes: Int64? = nil, stubbed: Bool, targetName: String?) -> RequestMeasurement {
-        var dimensions: [(String, String)] = []
-        dimensions.reserveCapacity(8)
-        dimensions.append((Dimension.method, Self.methodName(request.httpMethod ?? "GET")))
+        var key = StartKey(method: Self.methodName(request.httpMethod ?? "GET"), stubbed: stubbed)
         if let url = request.url {
-            let scheme = url.scheme?.lowercased()
-            if let scheme {
-                dimensions.append((Dimension.scheme, scheme))
-            }
+            key.scheme = url.scheme?.lowercased()
             if !stubbed, let host = url.host, !host.isEmpty {
-                dimensions.append((Dimension.serverAddress, host))
-                if let port = url.port ?? Self.defaultPort(forScheme: scheme) {
-                    dimensions.append((Dimension.serverPort, String(port)))
-                }
+                key.host = host
+                key.port = url.port ?? Self.defaultPort(forScheme: key.scheme)
             }
-        }
-        if stubbed {
-            dimensions.append((Dimension.stubbed, "true"))
         }
         return RequestMeasurement(
-            factory: factory,
-            dimensions: dimensions,
+            handles: handles(for: key),
             targetName: targetName,
             requestBodyBytes: requestBodyBytes ?? Int64(request.httpBody?.count ?? 0)
         )
+    }
+
+    /// How many combinations of starting dimensions keep their metric objects; for tests.
+    var cachedStartCount: Int {
+        handles.withLock { $0.count }
+    }
+
+    /// The metric objects for `key`, made on first use.
+    private func handles(for key: StartKey) -> MetricHandles {
+        if let cached = handles.withLock({ $0[key] }) { return cached }
+        // Made outside the lock: the backend takes locks of its own.
+        let made = MetricHandles(dimensions: Self.dimensions(of: key), factory: factory)
+        return handles.withLock { handles in
+            if let cached = handles[key] { return cached }
+            if handles.count < Self.maximumCachedStarts { handles[key] = made }
+            return made
+        }
+    }
+
+    private static func dimensions(of key: StartKey) -> [(String, String)] {
+        var dimensions: [(String, String)] = []
+        dimensions.reserveCapacity(8)
+        dimensions.append((Dimension.method, key.method))
+        if let scheme = key.scheme {
+            dimensions.append((Dimension.scheme, scheme))
+        }
+        if let host = key.host {
+            dimensions.append((Dimension.serverAddress, host))
+            if let port = key.port {
+                dimensions.append((Dimension.serverPort, String(port)))
+            }
+        }
+        if key.stubbed {
+            dimensions.append((Dimension.stubbed, "true"))
+        }
+        return dimensions
     }
 
     /// ``start(_:requestBodyBytes:stubbed:targetName:)`` for a request to `target`.
