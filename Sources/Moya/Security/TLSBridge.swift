@@ -166,7 +166,10 @@ final class TLSBridge: Sendable {
     }
 
     private func bind(path: String, upstream: Upstream, context: NIOSSLContext, on eventLoop: any EventLoop) -> EventLoopFuture<any Channel> {
-        ServerBootstrap(group: eventLoop)
+        // Accepted connections (and their upstream connections, on the same loop) spread over
+        // every loop of the group: on the listener's loop alone, all of a host's bridged traffic
+        // would share one thread.
+        ServerBootstrap(group: eventLoop, childGroup: group)
             .serverChannelOption(.backlog, value: 256)
             // The request waits in the socket until the upstream connection is verified.
             .childChannelOption(.autoRead, value: false)
