@@ -67,7 +67,7 @@ enum HTTPSBenchmark {
             Workload(name: "HTTPS GET, concurrency 32", concurrency: 32, kind: .get(path)),
         ]
         var summary: [(String, [Double])] = []
-        for mode in modes {
+        for mode in modes where options.trustModes?.contains(where: { mode.name.contains($0) }) ?? true {
             let configuration = try mode.configuration(certificate, host)
             print("")
             print("== \(mode.name)")

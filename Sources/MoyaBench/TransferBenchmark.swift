@@ -57,7 +57,7 @@ enum TransferBenchmark {
                     try? FileManager.default.removeItem(at: destination)
                 }
             }
-            report("download \(sizeMiB) MiB", raw: raw, moya: moya)
+            report("download \(sizeMiB) MiB", raw: raw, moya: moya, perRound: options.perRound)
             moya = []
             raw = []
             for round in 0..<rounds {
@@ -69,15 +69,20 @@ enum TransferBenchmark {
                     }
                 }
             }
-            report("uploadFile \(sizeMiB) MiB", raw: raw, moya: moya)
+            report("uploadFile \(sizeMiB) MiB", raw: raw, moya: moya, perRound: options.perRound)
             try FileManager.default.removeItem(at: source)
         }
         try await client.shutdown()
         try await session.shutdown()
     }
 
-    private static func report(_ name: String, raw: [Double], moya: [Double]) {
+    private static func report(_ name: String, raw: [Double], moya: [Double], perRound: Bool) {
         let ratios = zip(moya, raw).map { $0 / $1 }
+        if perRound {
+            for (index, (moya, raw)) in zip(moya, raw).enumerated() {
+                print("  run \(index + 1): raw AHC \(format(raw, 2)) s, Moya \(format(moya, 2)) s")
+            }
+        }
         print(
             column(name, 30) + column(format(Statistics.median(raw), 2) + " s", 10) + column(format(Statistics.median(moya), 2) + " s", 10)
                 + column(format(Statistics.median(moya) / Statistics.median(raw), 3) + "x", 12)

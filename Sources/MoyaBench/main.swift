@@ -7,9 +7,11 @@
 //
 // Without --url it starts the project's in-process NIO test server on 127.0.0.1. With --url it
 // sends GET <url>/ and POST <url>/ instead (any server that answers 200 to both, e.g. nginx).
+import CoreMetrics
 import Foundation
 import Moya
 import MoyaTestServer
+import Prometheus
 
 struct Options {
     var rounds = 9
@@ -32,6 +34,11 @@ struct Options {
     var rssPath = "/"
     /// With `--only transfer`: the sizes of the downloads and uploads, in MiB.
     var transferSizesMiB = [512, 1024]
+    /// With `--metrics`: a Prometheus metrics backend is bootstrapped before any session is
+    /// made, so the provider records every request (raw AsyncHTTPClient records nothing).
+    var metrics = false
+    /// With `--only https`: the trust modes to run (by a word of their names, e.g. `keys`).
+    var trustModes: [String]?
 
     init(arguments: [String]) {
         var iterator = arguments.dropFirst().makeIterator()
@@ -52,9 +59,11 @@ struct Options {
             case "--blocks": blocks = max(1, iterator.next().flatMap(Int.init) ?? blocks)
             case "--per-round": perRound = true
             case "--no-spread": spreadsConnections = false
+            case "--metrics": metrics = true
+            case "--modes": trustModes = iterator.next().map { $0.split(separator: ",").map(String.init) }
             case "--help", "-h":
                 print(
-                    "usage: MoyaBench [--rounds N] [--requests N] [--blocks N] [--stubs N] [--connections N] [--url URL] [--only get|get1|get32|post|https|transfer|stream|rss|stubs|mapping|memory] [--ca PEM] [--sizes 512,1024] [--memory-mib N] [--clients ahc,ahc-notrace,ahc-delegate,ahc-request,ahc-async,callbacks,async,urlsession] [--per-round] [--no-spread]"
+                    "usage: MoyaBench [--rounds N] [--requests N] [--blocks N] [--stubs N] [--connections N] [--url URL] [--only get|get1|get32|post|https|transfer|stream|rss|stubs|mapping|memory] [--ca PEM] [--sizes 512,1024] [--memory-mib N] [--clients ahc,ahc-notrace,ahc-delegate,ahc-request,ahc-async,callbacks,async,urlsession] [--per-round] [--no-spread] [--metrics] [--modes roots,default,certificates,keys,disabled]"
                 )
                 exit(0)
             default:
@@ -66,6 +75,10 @@ struct Options {
 }
 
 let options = Options(arguments: CommandLine.arguments)
+if options.metrics {
+    // Before any session exists: a session reads the backend once, when it is made.
+    MetricsSystem.bootstrap(PrometheusMetricsFactory(registry: PrometheusCollectorRegistry()))
+}
 if let client = options.rssChild, let url = options.url {
     // A child of `--only rss`: nothing else runs in this process.
     try await MemoryPerClient.child(client, base: url, path: options.rssPath)
