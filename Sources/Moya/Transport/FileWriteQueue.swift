@@ -110,7 +110,7 @@ final class FileWriteQueue: @unchecked Sendable {
     /// Hands everything that waits to the thread pool as one write.
     private func startWrite() {
         guard !waiting.isEmpty else { return }
-        let buffers = Array(waiting)
+        let batch = WriteBatch(Array(waiting))
         waiting.removeAll(keepingCapacity: true)
         waitingBytes = 0
         isWriting = true
@@ -121,13 +121,15 @@ final class FileWriteQueue: @unchecked Sendable {
         let fileURL = fileURL
         threadPool.runIfActive(eventLoop: eventLoop) {
             do {
-                for buffer in buffers {
+                for buffer in batch.buffers {
                     try buffer.withUnsafeReadableBytes { try Self.writeAll($0, to: descriptor) }
                 }
             } catch {
                 throw FileTransferError.temporaryFileFailed(fileURL, underlying: error)
             }
         }.whenComplete { [self] result in
+            // The buffers are let go here, on the loop (see WriteBatch).
+            batch.buffers = []
             isWriting = false
             if case .failure(let error) = result {
                 // A write's own errors are wrapped already; the pool's (shut down) are not.
@@ -162,5 +164,23 @@ final class FileWriteQueue: @unchecked Sendable {
             }
             offset += written
         }
+    }
+}
+
+/// The buffers of one write, held until the write is over and then let go on the event loop.
+///
+/// A body part is usually a slice of the channel's receive buffer, which NIO reuses for the next
+/// read once nothing else holds it. If the thread pool let go of the last reference, the loop
+/// could reuse the storage with nothing ordering that after the pool's reads of it (a data race
+/// for ThreadSanitizer). Kept in this box, the parts are only let go by the loop, after the
+/// write's completion has reached it.
+///
+/// Sendable: the pool reads `buffers` during the write; the loop clears it only in the write's
+/// completion, which the pool's work happens before.
+private final class WriteBatch: @unchecked Sendable {
+    var buffers: [ByteBuffer]
+
+    init(_ buffers: [ByteBuffer]) {
+        self.buffers = buffers
     }
 }
