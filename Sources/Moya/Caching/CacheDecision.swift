@@ -1,0 +1,15 @@
+import Foundation
+
+/// What the transport does with a request, as the cache decides it before anything is sent.
+enum CacheDecision: Sendable {
+    /// Answer with the stored response; nothing goes to the network.
+    case useStored(CachedResponse)
+    /// Send the request with `conditionalHeaders` (`If-None-Match`, `If-Modified-Since`) added:
+    /// a 304 goes to `HTTPCache.notModifiedReceived`, anything else to `responseReceived`.
+    case validate(CachedResponse, conditionalHeaders: [(name: String, value: String)])
+    /// Send the request as it is.
+    case network
+    /// The policy (`.returnCacheDataDontLoad`) or the request (`only-if-cached`) forbids the
+    /// network and nothing usable is stored: the request fails without being sent.
+    case unavailable
+}

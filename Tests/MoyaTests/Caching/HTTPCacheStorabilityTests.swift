@@ -1,0 +1,99 @@
+import Foundation
+import Testing
+
+@testable import Moya
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// Which responses to `GET` the cache stores (RFC 9111 §3, private cache).
+struct HTTPCacheStorabilityTests {
+    /// A response, the request's headers, and whether it should be stored.
+    struct StoreCase: Sendable, CustomTestStringConvertible {
+        let name: String
+        let status: Int
+        let request: [String]
+        let response: [String]
+        let stored: Bool
+        var testDescription: String { name }
+    }
+
+    static let storeCases: [StoreCase] = [
+        StoreCase(name: "200 with max-age", status: 200, request: [], response: ["Cache-Control: max-age=60"], stored: true),
+        StoreCase(name: "200 with nothing (heuristically cacheable)", status: 200, request: [], response: [], stored: true),
+        StoreCase(name: "203", status: 203, request: [], response: [], stored: true),
+        StoreCase(name: "204", status: 204, request: [], response: [], stored: true),
+        StoreCase(name: "300", status: 300, request: [], response: [], stored: true),
+        StoreCase(name: "301", status: 301, request: [], response: [], stored: true),
+        StoreCase(name: "308", status: 308, request: [], response: [], stored: true),
+        StoreCase(name: "404", status: 404, request: [], response: [], stored: true),
+        StoreCase(name: "405", status: 405, request: [], response: [], stored: true),
+        StoreCase(name: "410", status: 410, request: [], response: [], stored: true),
+        StoreCase(name: "414", status: 414, request: [], response: [], stored: true),
+        StoreCase(name: "501", status: 501, request: [], response: [], stored: true),
+        StoreCase(name: "302 without freshness", status: 302, request: [], response: [], stored: false),
+        StoreCase(name: "302 with max-age", status: 302, request: [], response: ["Cache-Control: max-age=60"], stored: true),
+        StoreCase(name: "307 with Expires", status: 307, request: [], response: ["Expires: \(cacheHTTPDate(60))"], stored: true),
+        StoreCase(name: "500 without freshness", status: 500, request: [], response: [], stored: false),
+        StoreCase(name: "503 with public", status: 503, request: [], response: ["Cache-Control: public"], stored: true),
+        StoreCase(name: "206", status: 206, request: [], response: ["Cache-Control: max-age=60", "Content-Range: bytes 0-3/10"], stored: false),
+        StoreCase(
+            name: "200 with Content-Range", status: 200, request: [], response: ["Cache-Control: max-age=60", "Content-Range: bytes 0-3/10"], stored: false),
+        StoreCase(name: "response no-store", status: 200, request: [], response: ["Cache-Control: max-age=60, no-store"], stored: false),
+        StoreCase(name: "request no-store", status: 200, request: ["Cache-Control: no-store"], response: ["Cache-Control: max-age=60"], stored: false),
+        StoreCase(name: "private is fine in a private cache", status: 200, request: [], response: ["Cache-Control: private, max-age=60"], stored: true),
+        StoreCase(name: "response no-cache is stored", status: 200, request: [], response: ["Cache-Control: no-cache"], stored: true),
+        StoreCase(name: "Authorization is fine in a private cache", status: 200, request: ["Authorization: Basic eDp5"], response: [], stored: true),
+        StoreCase(name: "1xx", status: 101, request: [], response: ["Cache-Control: max-age=60"], stored: false),
+        StoreCase(
+            name: "more than 64 KiB of headers", status: 200, request: [],
+            response: ["Cache-Control: max-age=60", "X-Big: \(String(repeating: "a", count: 70_000))"], stored: false),
+    ]
+
+    @Test(arguments: storeCases)
+    func storability(_ testCase: StoreCase) {
+        let url = URL(string: "https://a.example/item")!
+        let cache = HTTPCache()
+        cache.storeGET(url, status: testCase.status, request: testCase.request, response: testCase.response)
+        #expect((cache.stored(url) != nil) == testCase.stored)
+        #expect((cache.currentMemoryUsage > 0) == testCase.stored)
+    }
+
+    @Test(arguments: ["POST", "PUT", "HEAD", "DELETE", "OPTIONS"])
+    func onlyGETIsStored(_ method: String) {
+        let url = URL(string: "https://a.example/item")!
+        let cache = HTTPCache()
+        cache.responseReceived(
+            method: method, url: url, requestHeaders: [], status: 200, responseHeaders: cacheFields(["Cache-Control: max-age=60"]), body: Data("x".utf8),
+            requestTime: cacheEpoch, responseTime: cacheEpoch)
+        #expect(cache.stored(url) == nil)
+        #expect(CacheDecisionKind(cache.decision(method: method, url: url, requestHeaders: [], policy: .useProtocolCachePolicy)) == .network)
+    }
+
+    @Test func theKeyIgnoresTheFragment() {
+        let cache = HTTPCache()
+        cache.storeGET(URL(string: "https://a.example/item#one")!, response: ["Cache-Control: max-age=60"])
+        #expect(CacheDecisionKind(cache.decide(URL(string: "https://a.example/item#two")!, at: 1)) == .useStored)
+        #expect(CacheDecisionKind(cache.decide(URL(string: "https://a.example/item?q")!, at: 1)) == .network)
+    }
+
+    @Test func connectionSpecificFieldsAreNotStored() throws {
+        let url = URL(string: "https://a.example/item")!
+        let cache = HTTPCache()
+        cache.storeGET(
+            url, response: ["Cache-Control: max-age=60", "Connection: close, X-Hop", "X-Hop: 1", "Transfer-Encoding: chunked", "Keep-Alive: 5", "X-Kept: yes"])
+        let names = try #require(cache.stored(url)).headers(now: cacheEpoch).map { $0.name.lowercased() }
+        #expect(names == ["cache-control", "x-kept", "age"])
+    }
+
+    @Test func aNewerUnstorableResponseRemovesTheStoredOne() {
+        let url = URL(string: "https://a.example/item")!
+        let cache = HTTPCache()
+        cache.storeGET(url, response: ["Cache-Control: max-age=60"])
+        cache.storeGET(url, status: 500, response: [], at: 1)
+        #expect(cache.stored(url) != nil, "a server error leaves the stored response")
+        cache.storeGET(url, response: ["Cache-Control: no-store"], at: 2)
+        #expect(cache.stored(url) == nil)
+    }
+}
