@@ -18,10 +18,9 @@ extension Session {
     /// ``Session/Configuration/default``.
     ///
     /// The configuration's request and resource timeouts, additional headers (on top of
-    /// ``Session/defaultHTTPHeaders``), connections per host and HTTP or SOCKS proxy are read
-    /// into a ``Session/Configuration`` (see ``Session/Configuration/init(_:)``). Settings this
-    /// transport cannot honour (cookie storage, a request cache policy) are logged once per
-    /// process under the `org.moya.session` label.
+    /// ``Session/defaultHTTPHeaders``), connections per host, HTTP or SOCKS proxy, cookie
+    /// storage and cache are read into a ``Session/Configuration`` (see
+    /// ``Session/Configuration/init(_:)``).
     ///
     /// - Parameters:
     ///   - configuration:            The settings to read; `URLSessionConfiguration.default`
@@ -71,6 +70,15 @@ extension Session {
         if let proxy = configuration.proxy {
             copy.connectionProxyDictionary = proxy.urlSessionProxyDictionary
         }
+        // Whether there are cookies and a cache; their storage is the session's own.
+        copy.httpShouldSetCookies = configuration.cookieJar != nil
+        if configuration.cookieJar == nil {
+            copy.httpCookieStorage = nil
+        }
+        if configuration.cache == nil {
+            copy.urlCache = nil
+        }
+        copy.requestCachePolicy = configuration.requestCachePolicy
         return copy
     }
 }
@@ -85,12 +93,18 @@ extension Session.Configuration {
     /// - `httpMaximumConnectionsPerHost`;
     /// - an HTTP, HTTPS or SOCKS proxy in `connectionProxyDictionary` (`HTTPSProxy` and
     ///   `HTTPSPort` win over `HTTPProxy` and `HTTPPort`; `SOCKSProxy` and `SOCKSPort` are used
-    ///   when neither is set).
+    ///   when neither is set; a dictionary that enables none means no proxy, and no dictionary
+    ///   means the proxy environment variables);
+    /// - `httpCookieStorage`, `httpShouldSetCookies` and `httpCookieAcceptPolicy`: with cookies
+    ///   on and a storage, the session's ``Session/Configuration/cookieJar`` stores its cookies
+    ///   in that `HTTPCookieStorage` (by default `HTTPCookieStorage.shared`, as on Apple
+    ///   platforms), so code that reads or writes the storage sees the cookies requests use;
+    /// - `urlCache` and `requestCachePolicy`: a `urlCache` gives the session an ``HTTPCache`` in
+    ///   memory, of the `URLCache`'s memory capacity (one per `URLCache` object, shared by the
+    ///   sessions made with it; for a cache on disk set ``Session/Configuration/cache``).
     ///
     /// Everything else keeps its default. What cannot be honoured is logged once per process:
-    /// cookie handling (no cookie storage is read or written: send cookies with a plugin or an
-    /// interceptor), a request cache policy other than `useProtocolCachePolicy` (there is no
-    /// response cache) and `waitsForConnectivity` (a request to an unreachable host fails at
+    /// `waitsForConnectivity` on Apple platforms (a request to an unreachable host fails at
     /// once; use ``RetryPolicy`` to retry).
     ///
     /// - Parameter configuration: The settings to read.
@@ -108,12 +122,18 @@ extension Session.Configuration {
         }
         headers = merged.dictionary
         proxy = Proxy(urlSessionProxyDictionary: configuration.connectionProxyDictionary)
+        if configuration.httpShouldSetCookies, let storage = configuration.httpCookieStorage {
+            cookieJar = CookieJar(storage: storage, acceptPolicy: configuration.httpCookieAcceptPolicy)
+        }
+        cache = configuration.urlCache.map(URLCacheRegistry.shared.cache(for:))
+        requestCachePolicy = configuration.requestCachePolicy
         UnsupportedSettingsLog.shared.report(configuration)
     }
 }
 
 extension Session.Configuration.Proxy {
-    /// The proxy a `URLSessionConfiguration.connectionProxyDictionary` names, if any.
+    /// The proxy a `URLSessionConfiguration.connectionProxyDictionary` names: `nil` for no
+    /// dictionary (the environment's proxies apply), ``direct`` for one that enables none.
     init?(urlSessionProxyDictionary dictionary: [AnyHashable: Any]?) {
         guard let dictionary else { return nil }
         func entry(_ kind: String) -> (host: String, port: Int)? {
@@ -127,7 +147,9 @@ extension Session.Configuration.Proxy {
         } else if let socks = entry("SOCKS") {
             self = .socks(host: socks.host, port: socks.port)
         } else {
-            return nil
+            // A dictionary that enables no proxy means none, as on Apple platforms (`nil` means
+            // the system's settings: here, the environment).
+            self = .direct
         }
     }
 
@@ -138,6 +160,8 @@ extension Session.Configuration.Proxy {
             return ["HTTPEnable": 1, "HTTPProxy": host, "HTTPPort": port, "HTTPSEnable": 1, "HTTPSProxy": host, "HTTPSPort": port]
         case .socks:
             return ["SOCKSEnable": 1, "SOCKSProxy": host, "SOCKSPort": port]
+        case .direct:
+            return [:]
         }
     }
 }
@@ -152,17 +176,12 @@ final class UnsupportedSettingsLog: Sendable {
     /// The settings of `configuration` that are ignored, by name, with why.
     static func unsupportedSettings(of configuration: URLSessionConfiguration) -> [(name: String, reason: String)] {
         var settings: [(name: String, reason: String)] = []
-        if configuration.httpShouldSetCookies, configuration.httpCookieStorage != nil {
-            settings.append(("httpCookieStorage", "cookies are neither stored nor sent automatically; send them with a plugin or an interceptor"))
-        }
-        if configuration.requestCachePolicy != .useProtocolCachePolicy {
-            settings.append(("requestCachePolicy", "there is no response cache; every request goes to the server"))
-        }
         #if !canImport(FoundationNetworking)
         if configuration.waitsForConnectivity {
             settings.append(("waitsForConnectivity", "a request to an unreachable host fails at once; retry it with RetryPolicy"))
         }
         #endif
+        _ = configuration
         return settings
     }
 
@@ -176,5 +195,42 @@ final class UnsupportedSettingsLog: Sendable {
         for setting in fresh {
             logger.notice("URLSessionConfiguration.\(setting.name) is not honoured by Moya's transport: \(setting.reason)")
         }
+    }
+}
+
+/// The ``HTTPCache`` of each `URLCache` that sessions were made with: sessions made from
+/// configurations that share a `URLCache` (usually `URLCache.shared`) share one cache, as
+/// `URLSession`s do.
+final class URLCacheRegistry: Sendable {
+    static let shared = URLCacheRegistry()
+
+    private let entries = Protected<[ObjectIdentifier: (urlCache: WeakURLCache, cache: HTTPCache)]>([:])
+
+    /// The cache for `urlCache`, made on first use with its memory capacity.
+    func cache(for urlCache: URLCache) -> HTTPCache {
+        entries.withLock { entries in
+            let id = ObjectIdentifier(urlCache)
+            if let entry = entries[id], entry.urlCache.value === urlCache {
+                return entry.cache
+            }
+            entries = entries.filter { $0.value.urlCache.value != nil }
+            let cache = HTTPCache(memoryCapacity: urlCache.memoryCapacity)
+            entries[id] = (WeakURLCache(urlCache), cache)
+            return cache
+        }
+    }
+}
+
+/// A `URLCache` held weakly, to tell whether the object a registry entry was made for is still
+/// the one at its address.
+///
+/// `@unchecked Sendable`: the reference is only read to compare identities, never to use the
+/// `URLCache`, and it is set once, at creation (a weak reference's loads are atomic).
+final class WeakURLCache: @unchecked Sendable {
+    /// The `URLCache`, while it exists.
+    private(set) weak var value: URLCache?
+
+    init(_ value: URLCache) {
+        self.value = value
     }
 }

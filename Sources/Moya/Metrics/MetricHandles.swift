@@ -30,6 +30,9 @@ final class MetricHandles: Sendable {
         var statusCode: Int?
         var errorType: String?
         var targetName: String?
+        /// `moya.cache`: `hit` or `revalidated` for a response from the HTTP cache; `nil`
+        /// otherwise.
+        var cacheStatus: String? = nil
     }
 
     /// The metric objects of one outcome.
@@ -61,7 +64,7 @@ final class MetricHandles: Sendable {
 
     private func makeOutcome(_ key: OutcomeKey) -> OutcomeHandles {
         var dimensions = self.dimensions
-        dimensions.reserveCapacity(dimensions.count + 3)
+        dimensions.reserveCapacity(dimensions.count + 4)
         if let statusCode = key.statusCode {
             dimensions.append((RequestMetrics.Dimension.statusCode, String(statusCode)))
         }
@@ -70,6 +73,9 @@ final class MetricHandles: Sendable {
         }
         if let targetName = key.targetName {
             dimensions.append((RequestMetrics.Dimension.target, targetName))
+        }
+        if let cacheStatus = key.cacheStatus {
+            dimensions.append((RequestMetrics.Dimension.cache, cacheStatus))
         }
         return OutcomeHandles(
             duration: CoreMetrics.Timer(

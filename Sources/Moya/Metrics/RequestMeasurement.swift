@@ -43,7 +43,9 @@ final class RequestMeasurement: Sendable {
         handles.activeRequests.decrement()
 
         let outcome = RequestOutcome(result)
-        let metrics = handles.outcome(.init(statusCode: outcome.statusCode, errorType: outcome.errorType, targetName: targetName))
+        let cacheStatus = outcome.response.flatMap { $0.cacheStatus == .network ? nil : $0.cacheStatus.description }
+        let metrics = handles.outcome(
+            .init(statusCode: outcome.statusCode, errorType: outcome.errorType, targetName: targetName, cacheStatus: cacheStatus))
         metrics.duration.recordNanoseconds(endedAt >= startedAt ? endedAt - startedAt : 0)
         metrics.requestBodySize.record(requestBodyBytes)
         if let response = outcome.response {

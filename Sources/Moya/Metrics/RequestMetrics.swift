@@ -38,6 +38,9 @@ struct RequestMetrics: Sendable {
         static let stubbed = "moya.stubbed"
         /// The target's name, when ``Session/Configuration/MetricsOptions/includesTargetName`` is set.
         static let target = "moya.target"
+        /// `"hit"` or `"revalidated"` on a response from the HTTP cache (``Response/cacheStatus``);
+        /// absent on the others.
+        static let cache = "moya.cache"
     }
 
     /// At most this many combinations of starting dimensions keep their metric objects.

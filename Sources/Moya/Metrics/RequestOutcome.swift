@@ -15,7 +15,8 @@ import FoundationNetworking
 /// - for a request that got no response, what went wrong: `timeout`, `host_not_found`,
 ///   `cannot_connect`, `connection_lost`, `not_connected`, `tls`, `bad_response`,
 ///   `decoding_failed`, `too_many_redirects`, `bad_url`, `unsupported_url`,
-///   `authentication_required`, `response_too_large`, `session_shut_down` or `invalid_request`
+///   `authentication_required`, `response_too_large`, `session_shut_down`, `not_cached` (a
+///   cache-only request found nothing in the cache) or `invalid_request`
 ///   (the request could not be sent as it was: a bad port, method or header, a body in a `GET`,
 ///   a missing upload file, an empty multipart form);
 /// - `_OTHER` for any other `URLError`, and the type name (`MyApp.TokenError`) of any other
@@ -57,6 +58,7 @@ struct RequestOutcome {
             case .responseBodyTooLarge: return "response_too_large"
             case .informationalResponse: return "bad_response"
             case .shutDown: return "session_shut_down"
+            case .notCached: return "not_cached"
             }
         case is TLSError:
             return "tls"

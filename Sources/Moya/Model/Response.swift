@@ -28,6 +28,34 @@ public final class Response: CustomDebugStringConvertible, Equatable, Sendable {
         deferredResponse?.value ?? builtResponse
     }
 
+    /// Whether the response came from the session's HTTP cache (see
+    /// ``Session/Configuration/cache``): ``CacheStatus/hit`` when it was answered from the cache
+    /// without asking the server, ``CacheStatus/revalidated`` when the server confirmed the
+    /// stored response with a `304 Not Modified`, and ``CacheStatus/network`` otherwise (stubbed
+    /// responses and responses you create included). Plugins can read it in
+    /// ``PluginType/didReceive(_:target:)``.
+    public let cacheStatus: CacheStatus
+
+    /// Where a ``Response`` came from, as far as the HTTP cache is concerned.
+    public enum CacheStatus: Sendable, Equatable, CustomStringConvertible {
+        /// From the server, not from the cache (or from a stub).
+        case network
+        /// From the cache, without a request to the server.
+        case hit
+        /// From the cache, after the server answered a conditional request with `304 Not
+        /// Modified`.
+        case revalidated
+
+        /// `"network"`, `"hit"` or `"revalidated"`.
+        public var description: String {
+            switch self {
+            case .network: return "network"
+            case .hit: return "hit"
+            case .revalidated: return "revalidated"
+            }
+        }
+    }
+
     private let builtResponse: HTTPURLResponse?
     private let deferredResponse: DeferredHTTPURLResponse?
 
@@ -44,15 +72,17 @@ public final class Response: CustomDebugStringConvertible, Equatable, Sendable {
         self.request = request
         self.builtResponse = response
         self.deferredResponse = nil
+        self.cacheStatus = .network
     }
 
     /// Creates a response whose `HTTPURLResponse` is built on first use.
-    init(statusCode: Int, data: Data, request: URLRequest?, deferredResponse: DeferredHTTPURLResponse) {
+    init(statusCode: Int, data: Data, request: URLRequest?, deferredResponse: DeferredHTTPURLResponse, cacheStatus: CacheStatus = .network) {
         self.statusCode = statusCode
         self.data = data
         self.request = request
         self.builtResponse = nil
         self.deferredResponse = deferredResponse
+        self.cacheStatus = cacheStatus
     }
 
     /// A short description: `"Status Code: <code>, Data Length: <count>"`.

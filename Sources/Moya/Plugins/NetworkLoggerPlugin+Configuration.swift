@@ -3,9 +3,13 @@ import Logging
 
 extension NetworkLoggerPlugin {
     /// What ``NetworkLoggerPlugin`` logs, how it writes it and where it sends it.
-    public struct Configuration {
-        /// Receives each batch of entries a hook produces, with the target they concern.
-        public typealias OutputType = (_ target: TargetType, _ items: [String]) -> Void
+    ///
+    /// `Sendable`: its closures are `@Sendable`, so a configuration (and the plugin holding it)
+    /// can be kept in a `static let` or shared between tasks.
+    public struct Configuration: Sendable {
+        /// Receives each batch of entries a hook produces, with the target they concern. It may
+        /// be called from any thread.
+        public typealias OutputType = @Sendable (_ target: TargetType, _ items: [String]) -> Void
 
         /// Writes entries and bodies.
         public var formatter: Formatter

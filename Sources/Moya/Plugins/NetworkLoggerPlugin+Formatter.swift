@@ -2,13 +2,13 @@ import Foundation
 
 extension NetworkLoggerPlugin.Configuration {
     /// Writes ``NetworkLoggerPlugin``'s entries and the bodies inside them.
-    public struct Formatter {
+    public struct Formatter: Sendable {
         /// Turns a body into text.
-        public typealias DataFormatterType = (Data) -> String
+        public typealias DataFormatterType = @Sendable (Data) -> String
 
         /// Writes one entry from its identifier (`"Request"`, `"Response Body"`...), its message
         /// and the target.
-        public typealias EntryFormatterType = (_ identifier: String, _ message: String, _ target: TargetType) -> String
+        public typealias EntryFormatterType = @Sendable (_ identifier: String, _ message: String, _ target: TargetType) -> String
 
         /// Writes each entry.
         public var entry: EntryFormatterType

@@ -22,16 +22,24 @@ import FoundationNetworking
 /// (authorization headers, cookies, passwords, and parameters and body fields named like
 /// `password`, `token` or `api_key`), and targets are named without their associated values:
 /// see ``Configuration/Redaction``.
-public final class NetworkLoggerPlugin: PluginType {
+///
+/// The plugin is `Sendable`: keep one in a `static let` and share it between providers. Its
+/// ``configuration`` may be changed while requests run; each hook reads it once.
+public final class NetworkLoggerPlugin: PluginType, Sendable {
     /// What is logged, how, and where.
-    public var configuration: Configuration
+    public var configuration: Configuration {
+        get { state.current }
+        set { state.withLock { $0 = newValue } }
+    }
+
+    private let state: Protected<Configuration>
 
     /// Creates a logger.
     ///
     /// - Parameter configuration: What is logged, how, and where; by default the request's
     ///   method and headers, printed.
     public init(configuration: Configuration = Configuration()) {
-        self.configuration = configuration
+        self.state = Protected(configuration)
     }
 
     /// Creates a logger the way older Moya releases did (`NetworkLoggerPlugin(verbose: true)`).

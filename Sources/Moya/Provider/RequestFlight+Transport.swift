@@ -119,7 +119,8 @@ extension RequestFlight: TransportOwner {
                 statusCode: transportResponse.statusCode,
                 data: transportResponse.data,
                 request: request,
-                deferredResponse: transportResponse.response
+                deferredResponse: transportResponse.response,
+                cacheStatus: transportResponse.cacheStatus
             )
             guard validation.accepts(response.statusCode) else {
                 return .failure(.statusCode(response))

@@ -69,8 +69,9 @@ extension Session {
             }
             // The bridge connects to the port itself; nothing may reach it out of range.
             try Session.checkPort(of: url)
-            guard configuration.proxy == nil else {
-                throw TLSError.invalidConfiguration("\(host) is pinned by public key, which does not work through a proxy")
+            guard try effectiveProxy(for: url) == nil else {
+                throw TLSError.invalidConfiguration(
+                    "\(host) is pinned by public key, which does not work through a proxy (list it in no_proxy, or use Proxy.direct)")
             }
             var tls = base
             tls.certificateVerification = validateHost ? .fullVerification : .noHostnameVerification

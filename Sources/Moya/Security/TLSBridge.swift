@@ -14,8 +14,11 @@ import NIOSSL
 /// passing bytes both ways (``TLSBridgeConnector``). A server that fails any check receives
 /// nothing: the bridge records why (``failure(for:after:)``) and closes the local connection.
 ///
-/// There is one listener per host and port, in a private (0700) temporary directory, both made
-/// on first use. ``shutdown()`` closes the listeners and every bridged connection and removes
+/// It also carries plain-`http` requests to an HTTP proxy (``ForwardProxy``), which it sends on
+/// in absolute form (``ProxyForwarder``).
+///
+/// There is one listener per host and port (and per proxy), in a private (0700) temporary
+/// directory, both made on first use. ``shutdown()`` closes the listeners and every bridged connection and removes
 /// the directory.
 final class TLSBridge: Sendable {
     /// A pinned server and how its connections are verified.
@@ -84,7 +87,11 @@ final class TLSBridge: Sendable {
                 let directory = try state.directory ?? TLSBridge.makePrivateDirectory()
                 state.directory = directory
                 let path = "\(directory)/\(state.listeners.count).sock"
-                let listener = Listener(path: path, channel: bind(path: path, upstream: upstream, context: context, on: eventLoop))
+                let listener = Listener(
+                    path: path,
+                    channel: bind(path: path, on: eventLoop) { bridge, channel in
+                        try channel.pipeline.syncOperations.addHandler(TLSBridgeConnector(bridge: bridge, upstream: upstream, sslContext: context))
+                    })
                 state.listeners[upstream.key] = listener
                 return .success(listener)
             } catch {
@@ -96,6 +103,56 @@ final class TLSBridge: Sendable {
             return eventLoop.makeFailedFuture(error)
         case .success(let listener):
             return listener.channel.map { _ in listener.path }
+        }
+    }
+
+    /// The socket path of the listener that forwards requests to `proxy`, made on first use.
+    func socketPath(for proxy: ForwardProxy) -> EventLoopFuture<String> {
+        let eventLoop = group.next()
+        let result = state.withLock { state -> Result<Listener, any Error> in
+            if state.isShutDown { return .failure(HTTPClientError.alreadyShutdown) }
+            if let listener = state.listeners[proxy.key] { return .success(listener) }
+            do {
+                let directory = try state.directory ?? TLSBridge.makePrivateDirectory()
+                state.directory = directory
+                let path = "\(directory)/\(state.listeners.count).sock"
+                let listener = Listener(
+                    path: path,
+                    channel: bind(path: path, on: eventLoop) { bridge, channel in
+                        try ProxyForwarder.configure(channel, bridge: bridge, proxy: proxy)
+                    })
+                state.listeners[proxy.key] = listener
+                return .success(listener)
+            } catch {
+                return .failure(error)
+            }
+        }
+        switch result {
+        case .failure(let error):
+            return eventLoop.makeFailedFuture(error)
+        case .success(let listener):
+            return listener.channel.map { _ in listener.path }
+        }
+    }
+
+    /// How many connections to `proxy` have failed so far.
+    func failureCount(for proxy: ForwardProxy) -> Int {
+        state.withLock { $0.failures[proxy.key]?.count ?? 0 }
+    }
+
+    /// Why a connection to `proxy` failed, when one failed after `count` were counted.
+    func failure(for proxy: ForwardProxy, after count: Int) -> (any Error)? {
+        state.withLock { state in
+            guard let failure = state.failures[proxy.key], failure.count > count else { return nil }
+            return failure.error
+        }
+    }
+
+    /// Records that a connection to `proxy` could not be opened.
+    func recordFailure(_ error: any Error, for proxy: ForwardProxy) {
+        state.withLock { state in
+            let count = state.failures[proxy.key]?.count ?? 0
+            state.failures[proxy.key] = (count + 1, error)
         }
     }
 
@@ -165,7 +222,10 @@ final class TLSBridge: Sendable {
         state.withLock { $0.directory }
     }
 
-    private func bind(path: String, upstream: Upstream, context: NIOSSLContext, on eventLoop: any EventLoop) -> EventLoopFuture<any Channel> {
+    /// Listens at `path`; `configure` sets up the pipeline of each accepted connection.
+    private func bind(
+        path: String, on eventLoop: any EventLoop, configure: @escaping @Sendable (TLSBridge, any Channel) throws -> Void
+    ) -> EventLoopFuture<any Channel> {
         // Accepted connections (and their upstream connections, on the same loop) spread over
         // every loop of the group: on the listener's loop alone, all of a host's bridged traffic
         // would share one thread.
@@ -176,8 +236,7 @@ final class TLSBridge: Sendable {
             .childChannelInitializer { [weak self] channel in
                 channel.eventLoop.makeCompletedFuture {
                     guard let self else { throw ChannelError.ioOnClosedChannel }
-                    let connector = TLSBridgeConnector(bridge: self, upstream: upstream, sslContext: context)
-                    try channel.pipeline.syncOperations.addHandler(connector)
+                    try configure(self, channel)
                 }
             }
             .bind(unixDomainSocketPath: path)
@@ -193,7 +252,7 @@ final class TLSBridge: Sendable {
 
     /// A new directory only this user can enter, under the temporary directory (or `/tmp` when
     /// that path is too long for socket paths).
-    private static func makePrivateDirectory() throws -> String {
+    static func makePrivateDirectory() throws -> String {
         var base = FileManager.default.temporaryDirectory.path
         if base.utf8.count > 60 { base = "/tmp" }
         if base.hasSuffix("/") { base.removeLast() }

@@ -21,6 +21,10 @@ final class DeferredHTTPURLResponse: Sendable {
 
     /// The HTTP status code.
     let statusCode: Int
+    /// The head the response was received with, headers as sent (repeated ones apart, which
+    /// `Set-Cookie` needs), for the cookie jar and the HTTP cache; `nil` for a response built
+    /// otherwise.
+    let head: HTTPResponseHead?
     private let state: Protected<State>
 
     /// - Parameters:
@@ -28,12 +32,14 @@ final class DeferredHTTPURLResponse: Sendable {
     ///   - make:       Builds the Foundation response; called at most once.
     init(statusCode: Int, make: @escaping @Sendable () -> HTTPURLResponse?) {
         self.statusCode = statusCode
+        self.head = nil
         self.state = Protected(.make(make))
     }
 
     /// The response to `head`, received from `url`; the Foundation response is built on demand.
     init(head: HTTPResponseHead, url: URL) {
         self.statusCode = Int(head.status.code)
+        self.head = head
         self.state = Protected(.head(head, url))
     }
 
@@ -65,6 +71,6 @@ extension HTTPURLResponse {
             }
         }
         let version = "HTTP/\(head.version.major).\(head.version.minor)"
-        return HTTPURLResponse(url: url, statusCode: Int(head.status.code), httpVersion: version, headerFields: fields)
+        return TransportHTTPURLResponse(url: url, statusCode: Int(head.status.code), httpVersion: version, headerFields: fields)
     }
 }

@@ -1,8 +1,12 @@
 import Foundation
 
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
 extension Session {
     /// How a ``Session`` sends requests: timeouts, redirects, decompression, default headers,
-    /// connection pooling, HTTP version, proxy, TLS and server trust.
+    /// connection pooling, HTTP version, proxy, TLS, server trust, cookies and caching.
     public struct Configuration: Sendable {
         /// What to do with a redirect response (`301`, `302`, `303`, `307` or `308` with a
         /// `Location`).
@@ -38,14 +42,22 @@ extension Session {
             case automatic
         }
 
-        /// A proxy every request goes through.
-        public struct Proxy: Sendable, Equatable {
+        /// A proxy requests go through, or ``direct`` for none.
+        ///
+        /// With an HTTP proxy, `https` requests are tunnelled with `CONNECT` and plain `http`
+        /// requests are sent to the proxy in absolute form (`GET http://host/path`), as curl and
+        /// browsers send them: many proxies only allow `CONNECT` to port 443. A proxy's password
+        /// is never logged, and ``description`` hides it.
+        public struct Proxy: Sendable, Hashable, CustomStringConvertible {
             /// The kind of proxy.
-            public enum Kind: Sendable, Equatable {
-                /// An HTTP proxy; every request is tunnelled through it with `CONNECT`.
+            public enum Kind: Sendable, Hashable {
+                /// An HTTP proxy.
                 case http
                 /// A SOCKS5 proxy (no authentication).
                 case socks
+                /// No proxy: every request goes straight to its server, whatever the environment
+                /// says (see ``direct``).
+                case direct
             }
 
             /// The kind of proxy.
@@ -59,8 +71,7 @@ extension Session {
             /// The password that goes with ``username``.
             public let password: String?
 
-            /// An HTTP proxy (requests are tunnelled with `CONNECT`), optionally with Basic
-            /// credentials sent as `Proxy-Authorization`.
+            /// An HTTP proxy, optionally with Basic credentials sent as `Proxy-Authorization`.
             public static func http(host: String, port: Int, username: String? = nil, password: String? = nil) -> Proxy {
                 Proxy(kind: .http, host: host, port: port, username: username, password: password)
             }
@@ -68,6 +79,24 @@ extension Session {
             /// A SOCKS5 proxy.
             public static func socks(host: String, port: Int = 1080) -> Proxy {
                 Proxy(kind: .socks, host: host, port: port, username: nil, password: nil)
+            }
+
+            /// No proxy, whatever the proxy environment variables say: set
+            /// ``Configuration/proxy`` to this to keep a session's requests direct.
+            public static let direct = Proxy(kind: .direct, host: "", port: 0, username: nil, password: nil)
+
+            /// The proxy as `http://user:***@host:port`, `socks5://host:port` or `direct`: the
+            /// password is never shown.
+            public var description: String {
+                switch kind {
+                case .direct:
+                    return "direct"
+                case .http, .socks:
+                    let scheme = kind == .http ? "http" : "socks5"
+                    let name = host.contains(":") && !host.hasPrefix("[") ? "[\(host)]" : host
+                    let credentials = username.map { "\($0):***@" } ?? ""
+                    return "\(scheme)://\(credentials)\(name):\(port)"
+                }
             }
         }
 
@@ -106,10 +135,46 @@ extension Session {
         /// The HTTP versions the session may use. Default: ``HTTPVersion/automatic``.
         public var httpVersion: HTTPVersion
 
-        /// The proxy requests go through, or `nil` for none (the default). Requests to a host
-        /// pinned by public key (``PublicKeysTrustEvaluator``) cannot use it and fail with
-        /// ``TLSError/invalidConfiguration(_:)``.
+        /// The proxy requests go through; `nil` (the default) to follow the proxy environment
+        /// variables as curl reads them (`http_proxy`, `https_proxy`, `all_proxy` and their
+        /// upper-case forms, and `no_proxy`), and ``Proxy/direct`` for no proxy at all.
+        ///
+        /// With the environment, each request chooses for its own URL, so hosts that `no_proxy`
+        /// lists go direct while the others go through the proxy. A malformed variable fails the
+        /// requests it applies to, rather than send them around the proxy. The "Cookies, Caching
+        /// and Proxies" article has the details.
+        ///
+        /// Requests to a host pinned by public key (``PublicKeysTrustEvaluator``) cannot go
+        /// through a proxy and fail with ``TLSError/invalidConfiguration(_:)``: list the host in
+        /// `no_proxy`, or set ``Proxy/direct``.
         public var proxy: Proxy?
+
+        /// The cookies the session stores and sends, or `nil` (the default) for none.
+        ///
+        /// With a jar, every response's `Set-Cookie` is stored (redirects included) and every
+        /// request carries the matching cookies in `Cookie`, as RFC 6265 says; a request with
+        /// `httpShouldHandleCookies` set to `false` neither sends nor stores any. No cookie goes
+        /// to a host it was not set for. The default is none because a server that calls one
+        /// upstream for many users must never send one user's cookie on another's request: give
+        /// each user (or tenant) a session with its own ``CookieJar``. A session made from a
+        /// `URLSessionConfiguration` uses its `httpCookieStorage`, as `URLSession` does.
+        public var cookieJar: CookieJar?
+
+        /// The HTTP cache the session answers from and stores in (RFC 9111, a private cache), or
+        /// `nil` (the default) for none. A session made from a `URLSessionConfiguration` uses a
+        /// cache of its `urlCache`'s capacities, as `URLSession` does.
+        ///
+        /// Stubbed requests, downloads to a file and streamed responses never use the cache.
+        public var cache: HTTPCache?
+
+        /// How requests use the ``cache`` when their own `cachePolicy` is Foundation's default,
+        /// `.useProtocolCachePolicy`, as `URLSessionConfiguration.requestCachePolicy`. Default:
+        /// `.useProtocolCachePolicy`, the rules of HTTP.
+        public var requestCachePolicy: URLRequest.CachePolicy
+
+        /// The proxy environment to follow when ``proxy`` is `nil`; `nil` for this process's
+        /// (tests set their own).
+        var proxyEnvironment: ProxyEnvironment?
 
         /// TLS: trusted roots, minimum version, client certificate. Default: the system's roots,
         /// TLS 1.2 or later, no client certificate.
@@ -179,8 +244,14 @@ extension Session {
             serverTrustManager: ServerTrustManager? = nil,
             retriesFailedConnections: Bool = false,
             maximumResponseBodySize: Int64? = Configuration.defaultMaximumResponseBodySize,
-            metrics: MetricsOptions = .default
+            metrics: MetricsOptions = .default,
+            cookieJar: CookieJar? = nil,
+            cache: HTTPCache? = nil,
+            requestCachePolicy: URLRequest.CachePolicy = .useProtocolCachePolicy
         ) {
+            self.cookieJar = cookieJar
+            self.cache = cache
+            self.requestCachePolicy = requestCachePolicy
             self.metrics = metrics
             self.maximumResponseBodySize = maximumResponseBodySize
             self.retriesFailedConnections = retriesFailedConnections

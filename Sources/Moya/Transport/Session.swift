@@ -65,7 +65,13 @@ public final class Session: Sendable {
     /// and none to be made once the session is shut down.
     private let streamingClientState = Protected(StreamingClientState.none)
     /// The client configuration of ``streamingClient``: the session's, without a read timeout.
-    private let streamingClientConfiguration: HTTPClient.Configuration
+    let streamingClientConfiguration: HTTPClient.Configuration
+    /// The client configuration of ``client``.
+    let baseClientConfiguration: HTTPClient.Configuration
+    /// The proxy variables followed when ``Configuration/proxy`` is `nil`.
+    let proxyEnvironment: ProxyEnvironment
+    /// The clients made for the proxies of ``proxyEnvironment``.
+    let proxiedClients = Protected(ProxiedClients())
 
     /// Whether the session has a client for streamed responses.
     private enum StreamingClientState: Sendable {
@@ -110,6 +116,8 @@ public final class Session: Sendable {
         var streamingClientConfiguration = clientConfiguration
         streamingClientConfiguration.timeout.read = nil
         self.streamingClientConfiguration = streamingClientConfiguration
+        self.baseClientConfiguration = clientConfiguration
+        self.proxyEnvironment = configuration.proxyEnvironment ?? .process
         self.client = HTTPClient(
             eventLoopGroup: MultiThreadedEventLoopGroup.singleton,
             configuration: clientConfiguration
@@ -130,6 +138,9 @@ public final class Session: Sendable {
                 bridge.shutdown().whenComplete { _ in }
             }
             streamingClient?.shutdown().whenComplete { _ in }
+            for proxied in takeProxiedClients() {
+                proxied.shutdown().whenComplete { _ in }
+            }
         }
     }
 
@@ -175,11 +186,18 @@ public final class Session: Sendable {
     public func shutdown() async throws {
         guard markShutDown() else { return }
         let streamingClient = takeStreamingClient()
+        let proxiedClients = takeProxiedClients()
         do {
             try await client.shutdown()
             try await streamingClient?.shutdown()
+            for proxied in proxiedClients {
+                try await proxied.shutdown()
+            }
         } catch {
             try? await streamingClient?.shutdown()
+            for proxied in proxiedClients {
+                try? await proxied.shutdown()
+            }
             try? await bridge.shutdown().get()
             throw error
         }
@@ -192,11 +210,18 @@ public final class Session: Sendable {
     public func syncShutdown() throws {
         guard markShutDown() else { return }
         let streamingClient = takeStreamingClient()
+        let proxiedClients = takeProxiedClients()
         do {
             try client.syncShutdown()
             try streamingClient?.syncShutdown()
+            for proxied in proxiedClients {
+                try proxied.syncShutdown()
+            }
         } catch {
             try? streamingClient?.syncShutdown()
+            for proxied in proxiedClients {
+                try? proxied.syncShutdown()
+            }
             try? bridge.shutdown().wait()
             throw error
         }
@@ -237,13 +262,19 @@ public final class Session: Sendable {
     ///   - crossedOrigin:   Whether a redirect led to another origin: the session's own
     ///                      credential headers are not sent either
     ///                      (``RedirectStep/credentialHeaders``).
+    ///   - additionalHeaders: Headers that replace the request's of the same names (the HTTP
+    ///                      cache's validators).
+    ///
+    /// With a ``Configuration/cookieJar``, the jar's cookies for the URL are added to the
+    /// request's `Cookie` header (see ``cookieHeader(for:adding:)``).
     func makeClientRequest(
         _ urlRequest: URLRequest,
         authorization: String?,
         body streamedBody: HTTPClient.Body? = nil,
         route: TransportRoute,
         socketPath: String? = nil,
-        crossedOrigin: Bool = false
+        crossedOrigin: Bool = false,
+        additionalHeaders: [(name: String, value: String)] = []
     ) throws -> HTTPClient.Request {
         guard let url = urlRequest.url else {
             throw URLError(.badURL)
@@ -270,6 +301,14 @@ public final class Session: Sendable {
         if let authorization = authorization {
             headers.replaceOrAdd(name: "Authorization", value: authorization)
         }
+        for header in additionalHeaders {
+            headers.replaceOrAdd(name: header.name, value: header.value)
+        }
+        if configuration.cookieJar != nil, urlRequest.httpShouldHandleCookies,
+            let cookie = cookieHeader(for: url, adding: headers.first(name: "Cookie"))
+        {
+            headers.replaceOrAdd(name: "Cookie", value: cookie)
+        }
         let method = HTTPMethod(rawValue: urlRequest.httpMethod ?? "GET")
         // The standard methods are recognised by NIO, and need no check.
         if case .RAW(let value) = method, !HTTPSyntax.isToken(value) {
@@ -295,6 +334,20 @@ public final class Session: Sendable {
             if !headers.contains(name: "Host") {
                 headers.add(name: "Host", value: upstream.hostHeader)
             }
+            return try HTTPClient.Request(url: bridgeURL, method: method, headers: headers, body: body)
+        case .forwarded:
+            // The bridge sends the request to the proxy with the target in absolute form, made
+            // of `http://`, the `Host` header and this path.
+            guard let socketPath, let components = URLComponents(url: url, resolvingAgainstBaseURL: true), let host = components.host else {
+                throw URLError(.badURL)
+            }
+            let path = components.percentEncodedPath.isEmpty ? "/" : components.percentEncodedPath
+            let uri = components.percentEncodedQuery.map { "\(path)?\($0)" } ?? path
+            guard let bridgeURL = URL(httpURLWithSocketPath: socketPath, uri: uri) else {
+                throw URLError(.badURL)
+            }
+            let name = host.contains(":") && !host.hasPrefix("[") ? "[\(host)]" : host
+            headers.replaceOrAdd(name: "Host", value: components.port.map { $0 == 80 ? name : "\(name):\($0)" } ?? name)
             return try HTTPClient.Request(url: bridgeURL, method: method, headers: headers, body: body)
         }
     }
@@ -434,13 +487,7 @@ public final class Session: Sendable {
         case .http1Only: clientConfiguration.httpVersion = .http1Only
         }
         if let proxy = configuration.proxy {
-            switch proxy.kind {
-            case .http:
-                let authorization = proxy.username.map { HTTPClient.Authorization.basic(username: $0, password: proxy.password ?? "") }
-                clientConfiguration.proxy = .server(host: proxy.host, port: proxy.port, authorization: authorization)
-            case .socks:
-                clientConfiguration.proxy = .socksServer(host: proxy.host, port: proxy.port)
-            }
+            clientConfiguration.proxy = clientProxy(proxy)
         }
         return clientConfiguration
     }

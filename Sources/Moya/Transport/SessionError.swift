@@ -23,6 +23,11 @@ public enum SessionError: Swift.Error, LocalizedError, CustomStringConvertible, 
     /// The session was shut down (``Session/shutdown()``) and sends no more requests.
     case shutDown
 
+    /// The request's cache policy is `.returnCacheDataDontLoad` (or its `Cache-Control` says
+    /// `only-if-cached`), and the session's ``Session/Configuration/cache`` holds no response
+    /// for `url`: nothing was sent.
+    case notCached(url: URL?)
+
     /// A description of the problem.
     public var errorDescription: String? {
         switch self {
@@ -37,6 +42,9 @@ public enum SessionError: Swift.Error, LocalizedError, CustomStringConvertible, 
             return "The server answered \(statusCode) (\(phrase)) as its final response, which ends no HTTP request."
         case .shutDown:
             return "The session was shut down, so it sends no more requests."
+        case .notCached(let url):
+            let name = url.map { CacheLog.describe($0) } ?? "the request"
+            return "The HTTP cache holds no response for \(name), and the request's cache policy does not allow the network."
         }
     }
 

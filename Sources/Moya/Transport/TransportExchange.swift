@@ -2,6 +2,7 @@ import AsyncHTTPClient
 import Foundation
 import NIOCore
 import NIOHTTP1
+import NIOPosix
 
 #if canImport(FoundationNetworking)
 import FoundationNetworking
@@ -31,7 +32,7 @@ final class TransportExchange: ResponseStartLimited, @unchecked Sendable {
     typealias Response = TransportResponse
 
     /// What one attempt sends.
-    private struct Attempt {
+    private struct Attempt: Sendable {
         var urlRequest: URLRequest
         var body: StreamedBody?
         /// An `Authorization` value that replaces the request's (a Basic challenge answer).
@@ -43,6 +44,11 @@ final class TransportExchange: ResponseStartLimited, @unchecked Sendable {
         /// Whether the attempt already waited for a connection once and was given up on by the
         /// pool: its ``ResponseStartLimit`` is then armed from the start.
         var waitedBefore = false
+        /// The stored response this attempt asks the server to confirm (a conditional request
+        /// of the session's HTTP cache), with the validators it sends.
+        var validation: (entry: CachedResponse, headers: [(name: String, value: String)])?
+        /// When the attempt was sent, for the HTTP cache's age calculations.
+        var sentAt = Date()
     }
 
     private let session: Session
@@ -88,31 +94,99 @@ final class TransportExchange: ResponseStartLimited, @unchecked Sendable {
         send(Attempt(urlRequest: request.urlRequest, body: request.body, authorization: nil, startedAt: .now()))
     }
 
-    /// Routes `attempt`, waiting for the bridge's listener when its host is pinned by public key.
+    /// The session's HTTP cache, when this exchange may use it: data requests only (downloads
+    /// to a file and streamed responses bypass it).
+    private var cache: HTTPCache? {
+        guard let cache = session.configuration.cache, request.download == nil, request.stream == nil else { return nil }
+        return cache
+    }
+
+    /// Answers `attempt` from the cache, or sends it (made conditional when the cache holds a
+    /// response to validate); then routes it, through the bridge when its host is pinned by
+    /// public key or when it is plain `http` through an HTTP proxy.
     private func send(_ attempt: Attempt) {
-        let route: TransportRoute
+        var attempt = attempt
+        attempt.sentAt = Date()
+        attempt.validation = nil
+        guard let cache else {
+            route(attempt)
+            return
+        }
+        withCacheIO(cache) { [self, attempt] in
+            var attempt = attempt
+            switch session.cacheDecision(for: attempt.urlRequest, cache: cache) {
+            case .useStored(let entry):
+                guard owner.transportIsWanted else {
+                    owner.transportFinished(.failure(HTTPClientError.cancelled), request: request.urlRequest)
+                    return
+                }
+                deliver(Session.transportResponse(for: entry, cacheStatus: .hit), of: attempt)
+                return
+            case .validate(let entry, let headers):
+                attempt.validation = (entry, headers)
+            case .network:
+                break
+            case .unavailable:
+                owner.transportFinished(.failure(SessionError.notCached(url: attempt.urlRequest.url)), request: request.urlRequest)
+                return
+            }
+            route(attempt)
+        }
+    }
+
+    /// Runs `body`, which reads or writes `cache`: at once for a cache in memory, on NIO's
+    /// thread pool for one on disk, whose file I/O must not hold up an event loop.
+    private func withCacheIO(_ cache: HTTPCache, _ body: @escaping @Sendable () -> Void) {
+        guard cache.directory != nil else {
+            body()
+            return
+        }
+        NIOThreadPool.singleton.submit { _ in body() }
+    }
+
+    /// Routes `attempt`: through the bridge when its host is pinned by public key or when it is
+    /// plain `http` through an HTTP proxy, with the client of the proxy it goes through.
+    private func route(_ attempt: Attempt) {
+        var route: TransportRoute
+        let client: HTTPClient
         do {
             route = try session.route(for: attempt.urlRequest)
+            switch try session.proxyRoute(for: attempt.urlRequest.url, streaming: request.stream != nil) {
+            case .client(let proxyClient):
+                client = proxyClient
+            case .forward(let proxy):
+                // Only plain `http` is forwarded, and such a request is always routed direct.
+                route = .forwarded(proxy)
+                client = request.stream != nil ? session.streamingClient : session.client
+            }
         } catch {
             owner.transportFinished(.failure(error), request: request.urlRequest)
             return
         }
-        guard case .bridged(let upstream) = route else {
-            send(attempt, route: route, socketPath: nil)
+        let socketPath: EventLoopFuture<String>
+        let failuresBefore: Int
+        switch route {
+        case .bridged(let upstream):
+            failuresBefore = session.bridge.failureCount(for: upstream)
+            socketPath = session.bridge.socketPath(for: upstream)
+        case .forwarded(let proxy):
+            failuresBefore = session.bridge.failureCount(for: proxy)
+            socketPath = session.bridge.socketPath(for: proxy)
+        case .direct, .directWithTLS:
+            send(attempt, route: route, client: client, socketPath: nil)
             return
         }
-        let failuresBefore = session.bridge.failureCount(for: upstream)
-        session.bridge.socketPath(for: upstream).whenComplete { [self] result in
+        socketPath.whenComplete { [self, attempt, route] result in
             switch result {
             case .success(let path):
-                send(attempt, route: route, socketPath: path, bridgeFailuresBefore: failuresBefore)
+                send(attempt, route: route, client: client, socketPath: path, bridgeFailuresBefore: failuresBefore)
             case .failure(let error):
                 owner.transportFinished(.failure(error), request: request.urlRequest)
             }
         }
     }
 
-    private func send(_ attempt: Attempt, route: TransportRoute, socketPath: String?, bridgeFailuresBefore: Int = 0) {
+    private func send(_ attempt: Attempt, route: TransportRoute, client: HTTPClient, socketPath: String?, bridgeFailuresBefore: Int = 0) {
         // Any loop will do for reading upload chunks on the thread pool; the exchange itself lets
         // AsyncHTTPClient choose (as its own `execute(request:)` does), which avoids hopping
         // between loops on every response part. Only ask for a loop when there is a body:
@@ -125,16 +199,21 @@ final class TransportExchange: ResponseStartLimited, @unchecked Sendable {
         do {
             clientRequest = try session.makeClientRequest(
                 attempt.urlRequest, authorization: attempt.authorization, body: streamer?.clientBody, route: route, socketPath: socketPath,
-                crossedOrigin: attempt.crossedOrigin
+                crossedOrigin: attempt.crossedOrigin, additionalHeaders: attempt.validation?.headers ?? []
             )
         } catch {
             owner.transportFinished(.failure(session.explainingFailure(error, of: attempt.urlRequest)), request: request.urlRequest)
             return
         }
-        let context = AttemptContext(attempt: attempt, route: route, socketPath: socketPath, bridgeFailuresBefore: bridgeFailuresBefore, streamer: streamer)
+        let context = AttemptContext(
+            attempt: attempt, route: route, client: client, socketPath: socketPath, bridgeFailuresBefore: bridgeFailuresBefore, streamer: streamer)
         let limit = ResponseStartLimit(startedAt: attempt.startedAt, limit: session.requestTimeout, streamsBody: attempt.body != nil)
         // A bridged request goes to a local socket; the response names the real URL.
-        let reportedURL: URL? = if case .bridged = route { attempt.urlRequest.url } else { nil }
+        let reportedURL: URL? =
+            switch route {
+            case .bridged, .forwarded: attempt.urlRequest.url
+            case .direct, .directWithTLS: nil
+            }
         if let sink = request.stream {
             let idleLimit = sink.idleTimeout ?? session.configuration.timeoutIntervalForRequest
             let delegate = StreamResponseDelegate(
@@ -144,13 +223,13 @@ final class TransportExchange: ResponseStartLimited, @unchecked Sendable {
             )
             // A stream is read only as fast as its consumer takes it: on a client without a
             // read timeout, which would otherwise fire while reading is paused.
-            run(clientRequest, context: context, delegate: delegate, client: session.streamingClient) { $0.makeSucceededVoidFuture() }
+            run(clientRequest, context: context, delegate: delegate, client: client) { $0.makeSucceededVoidFuture() }
         } else if let sink = request.download {
             let delegate = DownloadResponseDelegate(
                 sink: sink, progress: progress, owner: owner, reportedURL: reportedURL, followsRedirects: session.followsRedirects, responseLimit: limit
             )
             run(
-                clientRequest, context: context, delegate: delegate, settle: { delegate.settle($0, on: $1) },
+                clientRequest, context: context, delegate: delegate, client: client, settle: { delegate.settle($0, on: $1) },
                 cleanUp: { delegate.discard(on: $0) })
         } else {
             // This exchange collects the attempt's response itself.
@@ -161,7 +240,7 @@ final class TransportExchange: ResponseStartLimited, @unchecked Sendable {
             isRedirect = false
             self.reportedURL = reportedURL
             responseLimit = limit
-            run(clientRequest, context: context, delegate: self) { $0.makeSucceededVoidFuture() }
+            run(clientRequest, context: context, delegate: self, client: client) { $0.makeSucceededVoidFuture() }
         }
     }
 
@@ -169,6 +248,8 @@ final class TransportExchange: ResponseStartLimited, @unchecked Sendable {
     private struct AttemptContext {
         let attempt: Attempt
         let route: TransportRoute
+        /// The client that sends the attempt: the session's, or one for a proxy.
+        let client: HTTPClient
         /// For a bridged route, the bridge's socket for the host.
         let socketPath: String?
         /// The bridge's failure count for the host before this attempt (see
@@ -178,7 +259,7 @@ final class TransportExchange: ResponseStartLimited, @unchecked Sendable {
         let streamer: BodyStreamer?
     }
 
-    /// Executes one attempt on `client` (the session's own by default). `settle`, when given,
+    /// Executes one attempt on `client`. `settle`, when given,
     /// runs on a response before it is used (a download waits there for its last writes).
     /// `cleanUp` runs before a failure is reported (it removes a download's partial file), so
     /// that nothing is left behind once the completion runs.
@@ -186,7 +267,7 @@ final class TransportExchange: ResponseStartLimited, @unchecked Sendable {
         _ clientRequest: HTTPClient.Request,
         context: AttemptContext,
         delegate: Delegate,
-        client: HTTPClient? = nil,
+        client: HTTPClient,
         settle: (@Sendable (TransportResponse, any EventLoop) -> EventLoopFuture<TransportResponse>)? = nil,
         cleanUp: @escaping @Sendable (any EventLoop) -> EventLoopFuture<Void>
     ) {
@@ -195,7 +276,7 @@ final class TransportExchange: ResponseStartLimited, @unchecked Sendable {
             owner.transportFinished(.failure(HTTPClientError.cancelled), request: request.urlRequest)
             return
         }
-        let task = (client ?? session.client).execute(request: clientRequest, delegate: delegate, eventLoop: .indifferent, deadline: deadline)
+        let task = client.execute(request: clientRequest, delegate: delegate, eventLoop: .indifferent, deadline: deadline)
         // The owner stops the task itself when the request ended meanwhile.
         if owner.transportStarted(task), context.attempt.waitedBefore {
             task.eventLoop.execute { delegate.armResponseLimit(for: task) }
@@ -210,13 +291,13 @@ final class TransportExchange: ResponseStartLimited, @unchecked Sendable {
             switch result {
             case .success(let response):
                 guard let settle else {
-                    deliver(response, of: context)
+                    deliver(response, of: context.attempt)
                     return
                 }
                 settle(response, task.eventLoop).whenComplete { settled in
                     switch settled {
                     case .success(let response):
-                        self.deliver(response, of: context)
+                        self.deliver(response, of: context.attempt)
                     case .failure(let error):
                         self.owner.transportFinished(.failure(self.failureError(error, of: context)), request: self.request.urlRequest)
                     }
@@ -231,11 +312,31 @@ final class TransportExchange: ResponseStartLimited, @unchecked Sendable {
     }
 
     /// Reports `response` of the attempt, or sends the attempt that follows it up (a redirect,
-    /// the answer to a challenge).
-    private func deliver(_ response: TransportResponse, of context: AttemptContext) {
+    /// the answer to a challenge). A response from the network first gives its cookies to the
+    /// session's jar and goes through its cache (a `304` to a validation becomes the stored
+    /// response).
+    private func deliver(_ response: TransportResponse, of attempt: Attempt) {
+        guard response.cacheStatus == .network else {
+            finishDelivery(response, of: attempt)
+            return
+        }
+        session.storeCookies(from: response, of: attempt.urlRequest)
+        guard let cache else {
+            finishDelivery(response, of: attempt)
+            return
+        }
+        withCacheIO(cache) { [self] in
+            let response = session.cacheReceived(
+                response, of: attempt.urlRequest, validation: attempt.validation?.entry, sentAt: attempt.sentAt, cache: cache)
+            finishDelivery(response, of: attempt)
+        }
+    }
+
+    /// Reports `response`, or sends the attempt that follows it up.
+    private func finishDelivery(_ response: TransportResponse, of attempt: Attempt) {
         let next: Attempt?
         do {
-            next = try followUp(after: response, of: context.attempt)
+            next = try followUp(after: response, of: attempt)
         } catch {
             discard(response)
             owner.transportFinished(.failure(error), request: request.urlRequest)
@@ -261,7 +362,7 @@ final class TransportExchange: ResponseStartLimited, @unchecked Sendable {
         }
         var attempt = context.attempt
         attempt.waitedBefore = true
-        send(attempt, route: context.route, socketPath: context.socketPath, bridgeFailuresBefore: context.bridgeFailuresBefore)
+        send(attempt, route: context.route, client: context.client, socketPath: context.socketPath, bridgeFailuresBefore: context.bridgeFailuresBefore)
         return true
     }
 
@@ -273,6 +374,17 @@ final class TransportExchange: ResponseStartLimited, @unchecked Sendable {
             let bridgeFailure = session.bridge.failure(for: upstream, after: context.bridgeFailuresBefore)
         {
             return bridgeFailure
+        }
+        if case .forwarded(let proxy) = context.route,
+            owner.transportIsWanted,
+            let proxyFailure = session.bridge.failure(for: proxy, after: context.bridgeFailuresBefore)
+        {
+            return URLError(
+                .cannotConnectToHost,
+                userInfo: [
+                    NSLocalizedDescriptionKey: "Could not connect to the HTTP proxy \(proxy.host):\(proxy.port): \(proxyFailure)",
+                    NSUnderlyingErrorKey: proxyFailure as NSError,
+                ])
         }
         return session.explainingFailure(error, of: context.attempt.urlRequest)
     }

@@ -11,4 +11,7 @@ enum TransportRoute {
     indirect case directWithTLS(TLSConfiguration)
     /// Through the ``TLSBridge``, which verifies the server's public key.
     indirect case bridged(TLSBridge.Upstream)
+    /// Plain `http` through an HTTP proxy, in absolute form: through the ``TLSBridge``, which
+    /// rewrites the request and passes it to the proxy (``ForwardProxy``).
+    indirect case forwarded(ForwardProxy)
 }

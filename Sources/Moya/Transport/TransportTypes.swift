@@ -74,11 +74,14 @@ final class TransportResponse: Sendable {
     let data: Data
     /// The temporary file holding a download's body, which the receiver now owns.
     let fileURL: URL?
+    /// Whether the response came from the session's HTTP cache.
+    let cacheStatus: Response.CacheStatus
 
-    init(response: DeferredHTTPURLResponse, data: Data, fileURL: URL? = nil) {
+    init(response: DeferredHTTPURLResponse, data: Data, fileURL: URL? = nil, cacheStatus: Response.CacheStatus = .network) {
         self.response = response
         self.data = data
         self.fileURL = fileURL
+        self.cacheStatus = cacheStatus
     }
 
     /// The HTTP status code.

@@ -57,15 +57,39 @@ final class URLSessionConfigurationTests {
         #expect(Session.Configuration(socks).proxy == .socks(host: "127.0.0.1", port: 9050))
     }
 
-    @Test("Settings the transport cannot honour are named, so they can be logged")
-    func unsupported() {
-        let defaults = UnsupportedSettingsLog.unsupportedSettings(of: URLSessionConfiguration.default).map(\.name)
-        #expect(defaults == ["httpCookieStorage"])
-        let configuration = URLSessionConfiguration.default
-        configuration.httpShouldSetCookies = false
-        #expect(UnsupportedSettingsLog.unsupportedSettings(of: configuration).isEmpty)
+    @Test("Cookies, the cache and its policy are honoured, so nothing of them is logged as unsupported")
+    func honoured() {
+        #expect(UnsupportedSettingsLog.unsupportedSettings(of: URLSessionConfiguration.default).isEmpty)
+        let configuration = URLSessionConfiguration.ephemeral
         configuration.requestCachePolicy = .returnCacheDataElseLoad
-        #expect(UnsupportedSettingsLog.unsupportedSettings(of: configuration).map(\.name) == ["requestCachePolicy"])
+        configuration.httpCookieAcceptPolicy = .never
+        #expect(UnsupportedSettingsLog.unsupportedSettings(of: configuration).isEmpty)
+        let settings = Session.Configuration(configuration)
+        #expect(settings.requestCachePolicy == .returnCacheDataElseLoad)
+        #expect(settings.cookieJar?.acceptPolicy == .never)
+        #expect(settings.cache != nil)
+
+        configuration.httpShouldSetCookies = false
+        configuration.urlCache = nil
+        let without = Session.Configuration(configuration)
+        #expect(without.cookieJar == nil)
+        #expect(without.cache == nil)
+    }
+
+    @Test("Sessions made with the same URLCache share one HTTP cache, of its memory capacity")
+    func sharedURLCache() {
+        let urlCache = URLCache(memoryCapacity: 123_456, diskCapacity: 0, diskPath: nil)
+        let first = URLSessionConfiguration.ephemeral
+        first.urlCache = urlCache
+        let second = URLSessionConfiguration.default
+        second.urlCache = urlCache
+        let firstCache = Session.Configuration(first).cache
+        #expect(firstCache != nil)
+        #expect(firstCache === Session.Configuration(second).cache)
+        #expect(firstCache?.memoryCapacity == 123_456)
+        let other = URLSessionConfiguration.ephemeral
+        other.urlCache = URLCache(memoryCapacity: 1, diskCapacity: 0, diskPath: nil)
+        #expect(Session.Configuration(other).cache !== firstCache)
     }
 
     @Test("The configuration's headers and request timeout apply to real requests")

@@ -21,18 +21,32 @@ final class SessionConfigurationTests {
         #expect(throws: Never.self) { try server.shutdown() }
     }
 
-    @Test("An HTTP proxy is asked to CONNECT to the target host, with the proxy credentials")
+    @Test("An HTTP proxy is asked to CONNECT to an https target host, with the proxy credentials")
     func httpProxy() async throws {
         let session = Session(configuration: .init(proxy: .http(host: "127.0.0.1", port: server.port, username: "user", password: "secret")))
         let provider = MoyaProvider<ServerTarget>(session: session)
-        let target = ServerTarget(URL(string: "http://proxied.invalid")!, "/echo")
+        let target = ServerTarget(URL(string: "https://proxied.invalid")!, "/echo")
         let result = await send(provider, target)
         // The test server is no real proxy: it refuses the CONNECT, so the request fails, but it
         // did go to the proxy and not to the unresolvable host.
         #expect(result.error != nil)
         let received = try #require(server.receivedRequests.first)
         #expect(received.method == "CONNECT")
-        #expect(received.uri == "proxied.invalid:80")
+        #expect(received.uri == "proxied.invalid:443")
+        let authorization = received.headers.first { $0.name.lowercased() == "proxy-authorization" }?.value
+        #expect(authorization == "Basic " + Data("user:secret".utf8).base64EncodedString())
+        try await session.shutdown()
+    }
+
+    @Test("An HTTP proxy gets a plain-http request in absolute form, with the proxy credentials")
+    func httpProxyAbsoluteForm() async throws {
+        let session = Session(configuration: .init(proxy: .http(host: "127.0.0.1", port: server.port, username: "user", password: "secret")))
+        let provider = MoyaProvider<ServerTarget>(session: session)
+        let result = await send(provider, ServerTarget(URL(string: "http://proxied.invalid")!, "/echo"))
+        #expect(result.response != nil, "\(result)")
+        let received = try #require(server.receivedRequests.first)
+        #expect(received.method == "GET")
+        #expect(received.uri == "http://proxied.invalid/echo")
         let authorization = received.headers.first { $0.name.lowercased() == "proxy-authorization" }?.value
         #expect(authorization == "Basic " + Data("user:secret".utf8).base64EncodedString())
         try await session.shutdown()

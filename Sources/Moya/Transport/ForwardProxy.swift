@@ -1,0 +1,34 @@
+import Foundation
+
+/// An HTTP proxy that plain-`http` requests are sent to in absolute form
+/// (`GET http://host/path HTTP/1.1`), as curl and browsers send them, instead of through a
+/// `CONNECT` tunnel: proxies commonly allow `CONNECT` only to port 443.
+///
+/// AsyncHTTPClient only tunnels, so the session sends such a request over a Unix-domain socket of
+/// its ``TLSBridge``, whose ``ProxyForwarder`` rewrites each request's target into absolute form
+/// and passes it on to the proxy.
+struct ForwardProxy: Sendable, Hashable {
+    /// The proxy's host name or IP address (without brackets).
+    let host: String
+    /// The proxy's port.
+    let port: Int
+    /// The `Proxy-Authorization` value sent with every request, if the proxy wants credentials.
+    let authorization: String?
+
+    /// The proxy as the session was told of it.
+    init(_ proxy: Session.Configuration.Proxy) {
+        let host = proxy.host
+        self.host = host.hasPrefix("[") && host.hasSuffix("]") ? String(host.dropFirst().dropLast()) : host
+        self.port = proxy.port
+        self.authorization = proxy.username.map { username in
+            "Basic " + Data("\(username):\(proxy.password ?? "")".utf8).base64EncodedString()
+        }
+    }
+
+    /// The bridge's key for this proxy's listener: credentials are told apart by a digest, never
+    /// kept in the key as they are.
+    var key: String {
+        let credentials = authorization.map { SHA256Digest.hash(Array($0.utf8)).prefix(8).map { String(format: "%02x", $0) }.joined() } ?? "-"
+        return "proxy \(host.lowercased()):\(port) \(credentials)"
+    }
+}

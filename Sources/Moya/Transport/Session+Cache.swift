@@ -1,0 +1,88 @@
+import Foundation
+import Logging
+import NIOHTTP1
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+extension Session {
+    /// What the HTTP cache does with `urlRequest` before it is sent, under its effective cache
+    /// policy: its own `cachePolicy`, or ``Configuration/requestCachePolicy`` when it keeps
+    /// Foundation's default.
+    func cacheDecision(for urlRequest: URLRequest, cache: HTTPCache) -> CacheDecision {
+        guard let url = urlRequest.url else { return .network }
+        let policy = urlRequest.cachePolicy == .useProtocolCachePolicy ? configuration.requestCachePolicy : urlRequest.cachePolicy
+        let decision = cache.decision(
+            method: urlRequest.httpMethod ?? "GET", url: url, requestHeaders: cacheRequestHeaders(for: urlRequest), policy: policy)
+        if case .useStored = decision {
+            CacheLog.logger.debug("Answered from the HTTP cache", metadata: ["moya.url": "\(CacheLog.describe(url))"])
+        }
+        return decision
+    }
+
+    /// Hands a response from the network to the cache: a `304` to a validation of `validation`
+    /// becomes the stored response, updated, which is returned; any other response is stored
+    /// when it may be (and an unsafe method's success invalidates what it changed), and returned
+    /// as it is.
+    ///
+    /// - Parameters:
+    ///   - response:   The response, from the network.
+    ///   - urlRequest: The request it answers (this attempt's).
+    ///   - validation: The stored response the request asked the server to confirm, if any.
+    ///   - sentAt:     When the request was sent.
+    ///   - cache:      The session's cache.
+    func cacheReceived(
+        _ response: TransportResponse, of urlRequest: URLRequest, validation: CachedResponse?, sentAt: Date, cache: HTTPCache
+    ) -> TransportResponse {
+        guard let head = response.response.head, let url = urlRequest.url else { return response }
+        let responseHeaders = head.headers.map { (name: $0.name, value: $0.value) }
+        let now = Date()
+        if let validation, response.statusCode == 304 {
+            let updated = cache.notModifiedReceived(
+                validation, url: url, requestHeaders: cacheRequestHeaders(for: urlRequest), responseHeaders: responseHeaders, requestTime: sentAt,
+                responseTime: now)
+            CacheLog.logger.debug("Revalidated the HTTP cache's response", metadata: ["moya.url": "\(CacheLog.describe(url))"])
+            return Session.transportResponse(for: updated, cacheStatus: .revalidated, now: now)
+        }
+        cache.responseReceived(
+            method: urlRequest.httpMethod ?? "GET", url: url, requestHeaders: cacheRequestHeaders(for: urlRequest), status: response.statusCode,
+            responseHeaders: responseHeaders, body: response.data, requestTime: sentAt, responseTime: now)
+        return response
+    }
+
+    /// The request's headers as the session sends them, for the cache's `Vary` matching: the
+    /// session's ``Configuration/headers``, then the request's, which replace them.
+    func cacheRequestHeaders(for urlRequest: URLRequest) -> [(name: String, value: String)] {
+        let own = urlRequest.allHTTPHeaderFields ?? [:]
+        let ownNames = Set(own.keys.map { $0.lowercased() })
+        var headers = configuration.headers.filter { !ownNames.contains($0.key.lowercased()) }.map { (name: $0.key, value: $0.value) }
+        headers += own.map { (name: $0.key, value: $0.value) }
+        return headers
+    }
+
+    /// A response for `entry`, stored in the cache, with its current `Age`.
+    static func transportResponse(for entry: CachedResponse, cacheStatus: Response.CacheStatus, now: Date = Date()) -> TransportResponse {
+        var headers = NIOHTTP1.HTTPHeaders()
+        for field in entry.headers(now: now) {
+            headers.add(name: field.name, value: field.value)
+        }
+        let head = HTTPResponseHead(version: .http1_1, status: HTTPResponseStatus(statusCode: entry.status), headers: headers)
+        return TransportResponse(response: DeferredHTTPURLResponse(head: head, url: entry.url), data: entry.body, cacheStatus: cacheStatus)
+    }
+}
+
+/// The session's log lines about its HTTP cache, at `debug` level under `org.moya.session`.
+enum CacheLog {
+    static let logger = Logger(label: "org.moya.session")
+
+    /// `url` without its query and fragment, which may carry secrets.
+    static func describe(_ url: URL) -> String {
+        var components = URLComponents(url: url, resolvingAgainstBaseURL: true)
+        components?.query = nil
+        components?.fragment = nil
+        components?.user = nil
+        components?.password = nil
+        return components?.string ?? ""
+    }
+}
