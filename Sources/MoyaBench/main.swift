@@ -3,7 +3,8 @@
 //
 //     swift run -c release MoyaBench [--rounds N] [--requests N] [--url http://host:port] [--clients ahc,callbacks,...]
 //
-// It also times key-path mapping of a large body against JSONDecoder (`--only mapping`).
+// It also times key-path mapping of a large body against JSONDecoder (`--only mapping`), and
+// fresh hits of the HTTP cache against loopback requests (`--only cache`).
 //
 // Without --url it starts the project's in-process NIO test server on 127.0.0.1. With --url it
 // sends GET <url>/ and POST <url>/ instead (any server that answers 200 to both, e.g. nginx).
@@ -63,7 +64,7 @@ struct Options {
             case "--modes": trustModes = iterator.next().map { $0.split(separator: ",").map(String.init) }
             case "--help", "-h":
                 print(
-                    "usage: MoyaBench [--rounds N] [--requests N] [--blocks N] [--stubs N] [--connections N] [--url URL] [--only get|get1|get32|post|https|transfer|stream|rss|stubs|mapping|memory] [--ca PEM] [--sizes 512,1024] [--memory-mib N] [--clients ahc,ahc-notrace,ahc-delegate,ahc-request,ahc-async,callbacks,async,urlsession] [--per-round] [--no-spread] [--metrics] [--modes roots,default,certificates,keys,disabled]"
+                    "usage: MoyaBench [--rounds N] [--requests N] [--blocks N] [--stubs N] [--connections N] [--url URL] [--only get|get1|get32|post|https|transfer|stream|cache|rss|stubs|mapping|memory] [--ca PEM] [--sizes 512,1024] [--memory-mib N] [--clients ahc,ahc-notrace,ahc-delegate,ahc-request,ahc-async,callbacks,async,urlsession] [--per-round] [--no-spread] [--metrics] [--modes roots,default,certificates,keys,disabled]"
                 )
                 exit(0)
             default:
@@ -278,6 +279,9 @@ if options.only == "stream" {
 }
 if options.only == "transfer" {
     try await TransferBenchmark.run(options: options, base: base)
+}
+if options.only == "cache" {
+    try await CacheBenchmark.run(options: options, base: base)
 }
 
 if options.only == nil || options.only == "stubs" {

@@ -148,6 +148,12 @@ final class RequestCounter: PluginType, @unchecked Sendable {
     }
 }
 
+/// The app's logger, kept in a `static let` as apps keep it: in the Swift 6 language mode that
+/// compiles without a warning only because `NetworkLoggerPlugin` is `Sendable`.
+enum ShopLogging {
+    static let plugin = NetworkLoggerPlugin(configuration: .init(output: { _, items in _ = items }, logOptions: .verbose))
+}
+
 /// The app's provider: a subclass with its own session, built from a
 /// `URLSessionConfiguration` as Moya's documentation shows.
 final class ShopProvider: MoyaProvider<ShopAPI>, @unchecked Sendable {
@@ -160,7 +166,7 @@ final class ShopProvider: MoyaProvider<ShopAPI>, @unchecked Sendable {
         configuration.httpAdditionalHeaders?["X-Client"] = "shop-ios"
         let credentials = self.credentials
         let session = Session(configuration: configuration, startRequestsImmediately: false, interceptor: AuthInterceptor(credentials: credentials))
-        super.init(endpointClosure: { ShopEndpoint($0) }, session: session, plugins: [counter, NetworkLoggerPlugin()])
+        super.init(endpointClosure: { ShopEndpoint($0) }, session: session, plugins: [counter, ShopLogging.plugin])
     }
 }
 

@@ -30,7 +30,8 @@ struct CachedResponse: Sendable {
     let freshnessLifetime: TimeInterval
     /// The response's age when it arrived, in seconds (RFC 9111 §4.2.3).
     let correctedInitialAge: TimeInterval
-    /// The lowercased header names of `Vary`; `nil` for `Vary: *`, which no request matches.
+    /// The lowercased header names of `Vary`, and ``HTTPCache/credentialHeaderNames``; `nil` for
+    /// `Vary: *`, which no request matches.
     let varyNames: [String]?
 
     /// Makes an entry; `headers` are stored without the connection-specific fields.
@@ -55,7 +56,7 @@ struct CachedResponse: Sendable {
         self.freshnessLifetime = HTTPCache.freshnessLifetime(status: status, headers: stored, responseTime: responseTime)
         self.correctedInitialAge = HTTPCache.correctedInitialAge(headers: stored, requestTime: requestTime, responseTime: responseTime)
         let vary = CacheHeaderFields.listMembers("Vary", in: stored).map { $0.lowercased() }
-        self.varyNames = vary.contains("*") ? nil : vary
+        self.varyNames = vary.contains("*") ? nil : vary + HTTPCache.credentialHeaderNames.filter { !vary.contains($0) }
     }
 
     /// The stored headers with a current `Age` header computed for `now` (RFC 9111 §4.2.3).

@@ -229,11 +229,17 @@ public final class HTTPCache: Sendable {
         responseHeaders: [(name: String, value: String)], requestHeaders: [(name: String, value: String)]
     ) -> [String: String?] {
         var values: [String: String?] = [:]
-        for name in CacheHeaderFields.listMembers("Vary", in: responseHeaders).map({ $0.lowercased() }) where name != "*" {
+        for name in CacheHeaderFields.listMembers("Vary", in: responseHeaders).map({ $0.lowercased() }) + credentialHeaderNames where name != "*" {
             values[name] = .some(CacheHeaderFields.normalized(name, in: requestHeaders))
         }
         return values
     }
+
+    /// Request headers every stored response varies on, whatever its `Vary` says: a response to
+    /// one user's credentials or cookies is never served to a request with other ones (or none),
+    /// so a cache shared by the sessions of several users cannot hand one user's data to
+    /// another. A single user's requests, which carry the same credentials each time, still hit.
+    static let credentialHeaderNames = ["authorization", "cookie"]
 
     /// The cache key of `url`: its text without the fragment, the scheme and host lowercased
     /// and a default port left out, so that equivalent spellings share an entry.

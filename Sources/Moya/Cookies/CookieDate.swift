@@ -38,7 +38,7 @@ enum CookieDate {
         // A day the month does not have (30 February) fails the date, as the RFC's last step says.
         guard dayOfMonth <= daysIn(month: month, year: year) else { return nil }
 
-        let days = daysFromEpoch(year: year, month: month, day: dayOfMonth)
+        let days = CivilDate.daysSinceEpoch(year: year, month: month, day: dayOfMonth)
         let seconds = days * 86_400 + time.hour * 3_600 + time.minute * 60 + time.second
         return Date(timeIntervalSince1970: TimeInterval(seconds))
     }
@@ -135,16 +135,5 @@ enum CookieDate {
         default:
             return 31
         }
-    }
-
-    /// Days from 1970-01-01 to the given Gregorian date (negative before it), by Howard
-    /// Hinnant's `days_from_civil`, which needs no calendar object and no time zone.
-    private static func daysFromEpoch(year: Int, month: Int, day: Int) -> Int {
-        let shiftedYear = month <= 2 ? year - 1 : year
-        let era = (shiftedYear >= 0 ? shiftedYear : shiftedYear - 399) / 400
-        let yearOfEra = shiftedYear - era * 400
-        let dayOfYear = (153 * (month > 2 ? month - 3 : month + 9) + 2) / 5 + day - 1
-        let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
-        return era * 146_097 + dayOfEra - 719_468
     }
 }

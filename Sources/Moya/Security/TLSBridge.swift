@@ -68,9 +68,7 @@ final class TLSBridge: Sendable {
 
     /// The socket path of the listener for `upstream`, made on first use.
     func socketPath(for upstream: Upstream) -> EventLoopFuture<String> {
-        let eventLoop = group.next()
-        let existing = state.withLock { $0.listeners[upstream.key] }
-        if let existing {
+        if let existing = state.withLock({ $0.listeners[upstream.key] }) {
             return existing.channel.map { _ in existing.path }
         }
         // Outside the lock: building a context may read the system's trust store.
@@ -78,50 +76,33 @@ final class TLSBridge: Sendable {
         do {
             context = try TLSBridge.sslContext(for: upstream)
         } catch {
-            return eventLoop.makeFailedFuture(error)
+            return group.next().makeFailedFuture(error)
         }
-        let result = state.withLock { state -> Result<Listener, any Error> in
-            if state.isShutDown { return .failure(HTTPClientError.alreadyShutdown) }
-            if let listener = state.listeners[upstream.key] { return .success(listener) }
-            do {
-                let directory = try state.directory ?? TLSBridge.makePrivateDirectory()
-                state.directory = directory
-                let path = "\(directory)/\(state.listeners.count).sock"
-                let listener = Listener(
-                    path: path,
-                    channel: bind(path: path, on: eventLoop) { bridge, channel in
-                        try channel.pipeline.syncOperations.addHandler(TLSBridgeConnector(bridge: bridge, upstream: upstream, sslContext: context))
-                    })
-                state.listeners[upstream.key] = listener
-                return .success(listener)
-            } catch {
-                return .failure(error)
-            }
-        }
-        switch result {
-        case .failure(let error):
-            return eventLoop.makeFailedFuture(error)
-        case .success(let listener):
-            return listener.channel.map { _ in listener.path }
+        return socketPath(forKey: upstream.key) { bridge, channel in
+            try channel.pipeline.syncOperations.addHandler(TLSBridgeConnector(bridge: bridge, upstream: upstream, sslContext: context))
         }
     }
 
     /// The socket path of the listener that forwards requests to `proxy`, made on first use.
     func socketPath(for proxy: ForwardProxy) -> EventLoopFuture<String> {
+        socketPath(forKey: proxy.key) { bridge, channel in
+            try ProxyForwarder.configure(channel, bridge: bridge, proxy: proxy)
+        }
+    }
+
+    /// The socket path of the listener for `key`, made on first use with `configure` setting up
+    /// each connection it accepts.
+    private func socketPath(forKey key: String, configure: @escaping @Sendable (TLSBridge, any Channel) throws -> Void) -> EventLoopFuture<String> {
         let eventLoop = group.next()
         let result = state.withLock { state -> Result<Listener, any Error> in
             if state.isShutDown { return .failure(HTTPClientError.alreadyShutdown) }
-            if let listener = state.listeners[proxy.key] { return .success(listener) }
+            if let listener = state.listeners[key] { return .success(listener) }
             do {
                 let directory = try state.directory ?? TLSBridge.makePrivateDirectory()
                 state.directory = directory
                 let path = "\(directory)/\(state.listeners.count).sock"
-                let listener = Listener(
-                    path: path,
-                    channel: bind(path: path, on: eventLoop) { bridge, channel in
-                        try ProxyForwarder.configure(channel, bridge: bridge, proxy: proxy)
-                    })
-                state.listeners[proxy.key] = listener
+                let listener = Listener(path: path, channel: bind(path: path, on: eventLoop, configure: configure))
+                state.listeners[key] = listener
                 return .success(listener)
             } catch {
                 return .failure(error)
@@ -135,45 +116,51 @@ final class TLSBridge: Sendable {
         }
     }
 
-    /// How many connections to `proxy` have failed so far.
-    func failureCount(for proxy: ForwardProxy) -> Int {
-        state.withLock { $0.failures[proxy.key]?.count ?? 0 }
-    }
-
-    /// Why a connection to `proxy` failed, when one failed after `count` were counted.
-    func failure(for proxy: ForwardProxy, after count: Int) -> (any Error)? {
-        state.withLock { state in
-            guard let failure = state.failures[proxy.key], failure.count > count else { return nil }
-            return failure.error
-        }
-    }
-
-    /// Records that a connection to `proxy` could not be opened.
-    func recordFailure(_ error: any Error, for proxy: ForwardProxy) {
-        state.withLock { state in
-            let count = state.failures[proxy.key]?.count ?? 0
-            state.failures[proxy.key] = (count + 1, error)
-        }
-    }
-
     /// How many connections to `upstream` have failed so far.
     func failureCount(for upstream: Upstream) -> Int {
-        state.withLock { $0.failures[upstream.key]?.count ?? 0 }
+        failureCount(forKey: upstream.key)
+    }
+
+    /// How many connections to `proxy` have failed so far.
+    func failureCount(for proxy: ForwardProxy) -> Int {
+        failureCount(forKey: proxy.key)
     }
 
     /// Why a connection to `upstream` failed, when one failed after `count` were counted.
     func failure(for upstream: Upstream, after count: Int) -> (any Error)? {
+        failure(forKey: upstream.key, after: count)
+    }
+
+    /// Why a connection to `proxy` failed, when one failed after `count` were counted.
+    func failure(for proxy: ForwardProxy, after count: Int) -> (any Error)? {
+        failure(forKey: proxy.key, after: count)
+    }
+
+    /// Records why a connection to `upstream` failed (a rejected key or certificate).
+    func recordFailure(_ error: any Error, for upstream: Upstream) {
+        recordFailure(TLSBridge.describe(error, upstream: upstream), forKey: upstream.key)
+    }
+
+    /// Records that a connection to `proxy` could not be opened.
+    func recordFailure(_ error: any Error, for proxy: ForwardProxy) {
+        recordFailure(error, forKey: proxy.key)
+    }
+
+    private func failureCount(forKey key: String) -> Int {
+        state.withLock { $0.failures[key]?.count ?? 0 }
+    }
+
+    private func failure(forKey key: String, after count: Int) -> (any Error)? {
         state.withLock { state in
-            guard let failure = state.failures[upstream.key], failure.count > count else { return nil }
+            guard let failure = state.failures[key], failure.count > count else { return nil }
             return failure.error
         }
     }
 
-    func recordFailure(_ error: any Error, for upstream: Upstream) {
-        let error = TLSBridge.describe(error, upstream: upstream)
+    private func recordFailure(_ error: any Error, forKey key: String) {
         state.withLock { state in
-            let count = state.failures[upstream.key]?.count ?? 0
-            state.failures[upstream.key] = (count + 1, error)
+            let count = state.failures[key]?.count ?? 0
+            state.failures[key] = (count + 1, error)
         }
     }
 

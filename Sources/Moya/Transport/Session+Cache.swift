@@ -10,11 +10,12 @@ extension Session {
     /// What the HTTP cache does with `urlRequest` before it is sent, under its effective cache
     /// policy: its own `cachePolicy`, or ``Configuration/requestCachePolicy`` when it keeps
     /// Foundation's default.
-    func cacheDecision(for urlRequest: URLRequest, cache: HTTPCache) -> CacheDecision {
+    func cacheDecision(for urlRequest: URLRequest, authorization: String?, cache: HTTPCache) -> CacheDecision {
         guard let url = urlRequest.url else { return .network }
         let policy = urlRequest.cachePolicy == .useProtocolCachePolicy ? configuration.requestCachePolicy : urlRequest.cachePolicy
         let decision = cache.decision(
-            method: urlRequest.httpMethod ?? "GET", url: url, requestHeaders: cacheRequestHeaders(for: urlRequest), policy: policy)
+            method: urlRequest.httpMethod ?? "GET", url: url, requestHeaders: cacheRequestHeaders(for: urlRequest, authorization: authorization), policy: policy
+        )
         if case .useStored = decision {
             CacheLog.logger.debug("Answered from the HTTP cache", metadata: ["moya.url": "\(CacheLog.describe(url))"])
         }
@@ -29,35 +30,52 @@ extension Session {
     /// - Parameters:
     ///   - response:   The response, from the network.
     ///   - urlRequest: The request it answers (this attempt's).
+    ///   - authorization: The `Authorization` the transport sent instead of the request's (a
+    ///                 challenge's answer), if any.
     ///   - validation: The stored response the request asked the server to confirm, if any.
     ///   - sentAt:     When the request was sent.
     ///   - cache:      The session's cache.
     func cacheReceived(
-        _ response: TransportResponse, of urlRequest: URLRequest, validation: CachedResponse?, sentAt: Date, cache: HTTPCache
+        _ response: TransportResponse, of urlRequest: URLRequest, authorization: String?, validation: CachedResponse?, sentAt: Date, cache: HTTPCache
     ) -> TransportResponse {
+        let requestHeaders = cacheRequestHeaders(for: urlRequest, authorization: authorization)
         guard let head = response.response.head, let url = urlRequest.url else { return response }
         let responseHeaders = head.headers.map { (name: $0.name, value: $0.value) }
         let now = Date()
         if let validation, response.statusCode == 304 {
             let updated = cache.notModifiedReceived(
-                validation, url: url, requestHeaders: cacheRequestHeaders(for: urlRequest), responseHeaders: responseHeaders, requestTime: sentAt,
+                validation, url: url, requestHeaders: requestHeaders, responseHeaders: responseHeaders, requestTime: sentAt,
                 responseTime: now)
             CacheLog.logger.debug("Revalidated the HTTP cache's response", metadata: ["moya.url": "\(CacheLog.describe(url))"])
             return Session.transportResponse(for: updated, cacheStatus: .revalidated, now: now)
         }
         cache.responseReceived(
-            method: urlRequest.httpMethod ?? "GET", url: url, requestHeaders: cacheRequestHeaders(for: urlRequest), status: response.statusCode,
+            method: urlRequest.httpMethod ?? "GET", url: url, requestHeaders: requestHeaders, status: response.statusCode,
             responseHeaders: responseHeaders, body: response.data, requestTime: sentAt, responseTime: now)
         return response
     }
 
-    /// The request's headers as the session sends them, for the cache's `Vary` matching: the
-    /// session's ``Configuration/headers``, then the request's, which replace them.
-    func cacheRequestHeaders(for urlRequest: URLRequest) -> [(name: String, value: String)] {
+    /// The request's headers as the session sends them, for the cache's `Vary` matching (which
+    /// always includes `Authorization` and `Cookie`): the session's ``Configuration/headers``,
+    /// then the request's, which replace them, with `authorization` (a challenge's answer) and the
+    /// jar's cookies as ``makeClientRequest(_:authorization:body:route:socketPath:crossedOrigin:additionalHeaders:)``
+    /// adds them.
+    func cacheRequestHeaders(for urlRequest: URLRequest, authorization: String?) -> [(name: String, value: String)] {
         let own = urlRequest.allHTTPHeaderFields ?? [:]
         let ownNames = Set(own.keys.map { $0.lowercased() })
         var headers = configuration.headers.filter { !ownNames.contains($0.key.lowercased()) }.map { (name: $0.key, value: $0.value) }
         headers += own.map { (name: $0.key, value: $0.value) }
+        if let authorization {
+            headers.removeAll { $0.name.lowercased() == "authorization" }
+            headers.append((name: "Authorization", value: authorization))
+        }
+        if configuration.cookieJar != nil, urlRequest.httpShouldHandleCookies, let url = urlRequest.url {
+            let existing = headers.first { $0.name.lowercased() == "cookie" }?.value
+            if let cookie = cookieHeader(for: url, adding: existing) {
+                headers.removeAll { $0.name.lowercased() == "cookie" }
+                headers.append((name: "Cookie", value: cookie))
+            }
+        }
         return headers
     }
 

@@ -114,7 +114,7 @@ final class TransportExchange: ResponseStartLimited, @unchecked Sendable {
         }
         withCacheIO(cache) { [self, attempt] in
             var attempt = attempt
-            switch session.cacheDecision(for: attempt.urlRequest, cache: cache) {
+            switch session.cacheDecision(for: attempt.urlRequest, authorization: attempt.authorization, cache: cache) {
             case .useStored(let entry):
                 guard owner.transportIsWanted else {
                     owner.transportFinished(.failure(HTTPClientError.cancelled), request: request.urlRequest)
@@ -327,7 +327,8 @@ final class TransportExchange: ResponseStartLimited, @unchecked Sendable {
         }
         withCacheIO(cache) { [self] in
             let response = session.cacheReceived(
-                response, of: attempt.urlRequest, validation: attempt.validation?.entry, sentAt: attempt.sentAt, cache: cache)
+                response, of: attempt.urlRequest, authorization: attempt.authorization, validation: attempt.validation?.entry, sentAt: attempt.sentAt,
+                cache: cache)
             finishDelivery(response, of: attempt)
         }
     }

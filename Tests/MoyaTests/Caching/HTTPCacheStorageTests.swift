@@ -17,14 +17,17 @@ struct HTTPCacheStorageTests {
     static func fileSize(index: Int, bodySize: Int) -> Int {
         let entry = CachedResponse(
             key: HTTPCache.key(for: url(index)), url: url(index), status: 200, headers: cacheFields(fresh), body: Data(count: bodySize),
-            requestTime: cacheEpoch, responseTime: cacheEpoch, varyValues: [:])
+            requestTime: cacheEpoch, responseTime: cacheEpoch, varyValues: withoutCredentials)
         return CacheEntryCodec.encode(entry).count
     }
+
+    /// The vary values the cache keeps for a request without `Authorization` or `Cookie`.
+    static let withoutCredentials = Dictionary(uniqueKeysWithValues: HTTPCache.credentialHeaderNames.map { ($0, String?.none) })
 
     static func memoryCost(index: Int, bodySize: Int) -> Int {
         CachedResponse(
             key: HTTPCache.key(for: url(index)), url: url(index), status: 200, headers: cacheFields(fresh), body: Data(count: bodySize),
-            requestTime: cacheEpoch, responseTime: cacheEpoch, varyValues: [:]
+            requestTime: cacheEpoch, responseTime: cacheEpoch, varyValues: withoutCredentials
         ).cost
     }
 

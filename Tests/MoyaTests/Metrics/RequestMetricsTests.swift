@@ -119,6 +119,23 @@ final class RequestMetricsTests {
         }
     }
 
+    @Test("A response from the HTTP cache carries moya.cache: hit; one from the network does not")
+    func cacheDimension() async throws {
+        let metrics = TestMetrics()
+        let session = withMetricsFactory(metrics) {
+            Session(configuration: .init(timeoutIntervalForConnect: 1, cache: HTTPCache()))
+        }
+        let provider = MoyaProvider<ServerTarget>(session: session)
+        let target = ServerTarget(
+            base, "/response-headers", task: .requestParameters(parameters: ["Cache-Control": "max-age=60"], encoding: URLEncoding.queryString))
+        _ = try await provider.request(target)
+        _ = try await provider.request(target)
+        await Self.shutDown(session)
+        let fromNetwork = serverDimensions() + [("http.response.status_code", "200")]
+        #expect(try metrics.expectTimer("http.client.request.duration", fromNetwork).values.count == 1)
+        #expect(try metrics.expectTimer("http.client.request.duration", fromNetwork + [("moya.cache", "hit")]).values.count == 1)
+    }
+
     @Test("A refused connection: error.type cannot_connect, no status, no response size", arguments: [Path.direct, .plugins])
     func connectionRefused(path: Path) async throws {
         let gone = try TestServer.start()

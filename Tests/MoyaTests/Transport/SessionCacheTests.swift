@@ -83,6 +83,36 @@ final class SessionCacheTests {
         #expect(served == 1)
     }
 
+    @Test("A response stored for one user's Authorization or cookies is never served to another user, or to none")
+    func credentialsVary() async throws {
+        let cache = HTTPCache()
+        // Two tenants' sessions share one cache (which the documentation advises against).
+        let alice = Session(configuration: .init(cookieJar: CookieJar(), cache: cache))
+        let bob = Session(configuration: .init(cookieJar: CookieJar(), cache: cache))
+        func target(_ authorization: String?) -> ServerTarget {
+            ServerTarget(
+                base, "/response-headers", task: .requestParameters(parameters: ["Cache-Control": "max-age=60"], encoding: URLEncoding.queryString),
+                headers: authorization.map { ["Authorization": $0] })
+        }
+        let aliceProvider = MoyaProvider<ServerTarget>(session: alice)
+        let bobProvider = MoyaProvider<ServerTarget>(session: bob)
+        _ = try await aliceProvider.request(target("Bearer alice"))
+        #expect(try await aliceProvider.request(target("Bearer alice")).cacheStatus == .hit)
+        #expect(try await bobProvider.request(target("Bearer bob")).cacheStatus == .network)
+        #expect(try await bobProvider.request(target(nil)).cacheStatus == .network)
+
+        // Cookies from each jar count the same way.
+        let cookieTarget = ServerTarget(
+            base, "/response-headers", task: .requestParameters(parameters: ["Cache-Control": "max-age=60", "X-Page": "2"], encoding: URLEncoding.queryString))
+        _ = try await aliceProvider.request(
+            ServerTarget(base, "/response-headers", task: .requestParameters(parameters: ["Set-Cookie": "session=alice"], encoding: URLEncoding.queryString)))
+        _ = try await aliceProvider.request(cookieTarget)
+        #expect(try await aliceProvider.request(cookieTarget).cacheStatus == .hit)
+        #expect(try await bobProvider.request(cookieTarget).cacheStatus == .network)
+        try await alice.shutdown()
+        try await bob.shutdown()
+    }
+
     @Test("Without a cache (the default) every request goes to the server")
     func noCacheByDefault() async throws {
         let session = Session(configuration: .init())
