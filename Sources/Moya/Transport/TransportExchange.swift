@@ -134,10 +134,12 @@ final class TransportExchange: ResponseStartLimited, @unchecked Sendable {
         }
     }
 
-    /// Runs `body`, which reads or writes `cache`: at once for a cache in memory, on NIO's
-    /// thread pool for one on disk, whose file I/O must not hold up an event loop.
+    /// Runs `body`, which reads or writes `cache`: at once for a cache in memory or when not on
+    /// an event loop (the caller's thread, for a request's first hop), on NIO's thread pool for
+    /// one on disk on an event loop, whose file I/O must not hold up the loop's other
+    /// connections.
     private func withCacheIO(_ cache: HTTPCache, _ body: @escaping @Sendable () -> Void) {
-        guard cache.directory != nil else {
+        guard cache.directory != nil, MultiThreadedEventLoopGroup.currentEventLoop != nil else {
             body()
             return
         }
