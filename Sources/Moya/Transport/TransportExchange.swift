@@ -44,11 +44,23 @@ final class TransportExchange: ResponseStartLimited, @unchecked Sendable {
         /// Whether the attempt already waited for a connection once and was given up on by the
         /// pool: its ``ResponseStartLimit`` is then armed from the start.
         var waitedBefore = false
-        /// The stored response this attempt asks the server to confirm (a conditional request
-        /// of the session's HTTP cache), with the validators it sends.
-        var validation: (entry: CachedResponse, headers: [(name: String, value: String)])?
-        /// When the attempt was sent, for the HTTP cache's age calculations.
-        var sentAt = Date()
+        /// What the session's HTTP cache knows of this attempt; `nil` without a cache.
+        var cacheState: CacheState?
+    }
+
+    /// What the session's HTTP cache knows of one attempt. A class, so that an attempt without a
+    /// cache carries one empty reference rather than a large struct it copies at every step.
+    private final class CacheState: Sendable {
+        /// When the attempt was sent, for the cache's age calculations.
+        let sentAt: Date
+        /// The stored response the attempt asks the server to confirm (a conditional request),
+        /// with the validators it sends.
+        let validation: (entry: CachedResponse, headers: [(name: String, value: String)])?
+
+        init(sentAt: Date, validation: (entry: CachedResponse, headers: [(name: String, value: String)])?) {
+            self.sentAt = sentAt
+            self.validation = validation
+        }
     }
 
     private let session: Session
@@ -105,13 +117,12 @@ final class TransportExchange: ResponseStartLimited, @unchecked Sendable {
     /// response to validate); then routes it, through the bridge when its host is pinned by
     /// public key or when it is plain `http` through an HTTP proxy.
     private func send(_ attempt: Attempt) {
-        var attempt = attempt
-        attempt.sentAt = Date()
-        attempt.validation = nil
         guard let cache else {
             route(attempt)
             return
         }
+        var attempt = attempt
+        attempt.cacheState = CacheState(sentAt: Date(), validation: nil)
         withCacheIO(cache) { [self, attempt] in
             var attempt = attempt
             switch session.cacheDecision(for: attempt.urlRequest, authorization: attempt.authorization, cache: cache) {
@@ -123,7 +134,7 @@ final class TransportExchange: ResponseStartLimited, @unchecked Sendable {
                 deliver(Session.transportResponse(for: entry, cacheStatus: .hit), of: attempt)
                 return
             case .validate(let entry, let headers):
-                attempt.validation = (entry, headers)
+                attempt.cacheState = CacheState(sentAt: Date(), validation: (entry, headers))
             case .network:
                 break
             case .unavailable:
@@ -201,7 +212,7 @@ final class TransportExchange: ResponseStartLimited, @unchecked Sendable {
         do {
             clientRequest = try session.makeClientRequest(
                 attempt.urlRequest, authorization: attempt.authorization, body: streamer?.clientBody, route: route, socketPath: socketPath,
-                crossedOrigin: attempt.crossedOrigin, additionalHeaders: attempt.validation?.headers ?? []
+                crossedOrigin: attempt.crossedOrigin, additionalHeaders: attempt.cacheState?.validation?.headers ?? []
             )
         } catch {
             owner.transportFinished(.failure(session.explainingFailure(error, of: attempt.urlRequest)), request: request.urlRequest)
@@ -329,7 +340,8 @@ final class TransportExchange: ResponseStartLimited, @unchecked Sendable {
         }
         withCacheIO(cache) { [self] in
             let response = session.cacheReceived(
-                response, of: attempt.urlRequest, authorization: attempt.authorization, validation: attempt.validation?.entry, sentAt: attempt.sentAt,
+                response, of: attempt.urlRequest, authorization: attempt.authorization, validation: attempt.cacheState?.validation?.entry,
+                sentAt: attempt.cacheState?.sentAt ?? Date(),
                 cache: cache)
             finishDelivery(response, of: attempt)
         }
