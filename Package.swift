@@ -84,6 +84,11 @@ let package = Package(
                 .product(name: "Prometheus", package: "swift-prometheus"),
             ]
         ),
+        // Fills an HTTP cache on disk until killed, for the test that kills it mid-write.
+        .executableTarget(
+            name: "MoyaCacheWriter",
+            dependencies: ["Moya"]
+        ),
         .executableTarget(
             name: "MoyaMemoryBenchmark",
             dependencies: [

@@ -15,7 +15,8 @@ import NIOSSL
 /// - `/echo`, `/echo/...`: JSON description of the request.
 /// - `/status/<code>[?retryAfter=N]`: that status code with body `{"status": code}`.
 /// - `/delay/<ms>`: waits, then `delayed`.
-/// - `/bytes/<n>[?chunk=16384&interval_ms=0&length=true]`: `n` pattern bytes (`i % 251`), streamed.
+/// - `/bytes/<n>[?chunk=16384&interval_ms=0&length=true&cache_control=...]`: `n` pattern bytes
+///   (`i % 251`), streamed, with `Cache-Control` when `cache_control` is given.
 /// - `/upload`: streams the body, answers its length and SHA-256.
 /// - `/multipart`: parses `multipart/form-data`.
 /// - `/redirect/<n>`, `/redirect-to?url=...&status=302`, `/redirect-loop`.

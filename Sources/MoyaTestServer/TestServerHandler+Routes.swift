@@ -270,6 +270,9 @@ extension TestServerHandler {
         if sendLength {
             headers.add(name: "Content-Length", value: String(count))
         }
+        if let cacheControl = target.value("cache_control") {
+            headers.add(name: "Cache-Control", value: cacheControl)
+        }
         self.applyConnectionHeaders(&headers, for: head, keepAlive: keepAlive)
         let responseHead = HTTPResponseHead(version: head.version, status: .ok, headers: headers)
         context.write(self.wrapOutboundOut(.head(responseHead)), promise: nil)

@@ -58,7 +58,8 @@ public final class CookieJar: Sendable {
     ///
     /// On Linux, `HTTPCookieStorage.shared` writes persistent cookies to a file under
     /// `~/.local/share`; `URLSessionConfiguration.ephemeral.httpCookieStorage` stays in memory.
-    /// ``FoundationCookieStore`` lists what Linux's storage does differently.
+    /// The jar keeps the cookies' creation times itself, since Foundation's `HTTPCookie` does not
+    /// let them be set; a cookie other code stores counts as the oldest.
     public init(storage: HTTPCookieStorage, acceptPolicy: HTTPCookie.AcceptPolicy = .always) {
         acceptPolicyRawValue = acceptPolicy.rawValue
         cookieStore = Protected(FoundationCookieStore(storage: storage))

@@ -14,9 +14,15 @@ struct ForwardProxy: Sendable, Hashable {
     let port: Int
     /// The `Proxy-Authorization` value sent with every request, if the proxy wants credentials.
     let authorization: String?
+    /// The server the requests go to, `host:port`: each server gets a listener of its own, so
+    /// that AsyncHTTPClient pools connections (and applies
+    /// ``Session/Configuration/maximumConnectionsPerHost``) per server, as it does without a
+    /// proxy, rather than for every server behind the proxy at once.
+    let target: String
 
-    /// The proxy as the session was told of it.
-    init(_ proxy: Session.Configuration.Proxy) {
+    /// `proxy`, as the session was told of it, for requests to `url`.
+    init(_ proxy: Session.Configuration.Proxy, for url: URL) {
+        self.target = "\(url.host?.lowercased() ?? ""):\(url.port ?? 80)"
         let host = proxy.host
         self.host = host.hasPrefix("[") && host.hasSuffix("]") ? String(host.dropFirst().dropLast()) : host
         self.port = proxy.port
@@ -25,10 +31,10 @@ struct ForwardProxy: Sendable, Hashable {
         }
     }
 
-    /// The bridge's key for this proxy's listener: credentials are told apart by a digest, never
-    /// kept in the key as they are.
+    /// The bridge's key for this proxy's listener for ``target``: credentials are told apart by a
+    /// digest, never kept in the key as they are.
     var key: String {
         let credentials = authorization.map { SHA256Digest.hash(Array($0.utf8)).prefix(8).map { String(format: "%02x", $0) }.joined() } ?? "-"
-        return "proxy \(host.lowercased()):\(port) \(credentials)"
+        return "proxy \(host.lowercased()):\(port) \(credentials) \(target)"
     }
 }

@@ -46,6 +46,18 @@ final class ProxyForwarder: ChannelDuplexHandler, RemovableChannelHandler {
     private var pendingRead = false
     /// Whether a request was forwarded whose response has not ended.
     private var exchangeOpen = false
+    /// Whether the proxy has begun to answer the request being forwarded.
+    private var responseStarted = false
+    /// The parts of the request being forwarded, kept until the proxy begins to answer so that
+    /// it can be sent again on a new connection (see ``proxyClosed(_:)``); `nil` once they are
+    /// more than ``replayLimit`` bytes.
+    private var replayParts: [HTTPClientRequestPart]?
+    private var replayBytes = 0
+    /// How many requests were sent on the current proxy connection.
+    private var requestsOnUpstream = 0
+
+    /// The most bytes of a request kept to send it again.
+    static let replayLimit = 1 << 20
     /// Whether the request being answered is a `HEAD`, whose response has no body.
     private var answeringHead = false
     /// Whether the response being forwarded ends with its connection.
@@ -101,12 +113,25 @@ final class ProxyForwarder: ChannelDuplexHandler, RemovableChannelHandler {
                 head.headers.replaceOrAdd(name: "Proxy-Authorization", value: authorization)
             }
             exchangeOpen = true
+            responseStarted = false
             answeringHead = head.method == .HEAD
             part = .head(head)
+            replayParts = [part]
+            replayBytes = 0
         case .body(let buffer):
             part = .body(.byteBuffer(buffer))
+            replayBytes += buffer.readableBytes
+            if replayBytes > Self.replayLimit {
+                replayParts = nil
+            } else {
+                replayParts?.append(part)
+            }
         case .end(let trailers):
             part = .end(trailers)
+            replayParts?.append(part)
+        }
+        if case .head = part {
+            requestsOnUpstream += 1
         }
         switch upstream {
         case .connected(let channel):
@@ -120,7 +145,7 @@ final class ProxyForwarder: ChannelDuplexHandler, RemovableChannelHandler {
                 context.close(promise: nil)
                 return
             }
-            connect(sending: part, context: context)
+            connect(sending: [part], context: context)
         }
     }
 
@@ -142,9 +167,11 @@ final class ProxyForwarder: ChannelDuplexHandler, RemovableChannelHandler {
         }
     }
 
-    /// Opens a proxy connection and sends `first` (a request head) and what follows it.
-    private func connect(sending first: HTTPClientRequestPart, context: ChannelHandlerContext) {
-        upstream = .connecting([first])
+    /// Opens a proxy connection and sends `parts` (a request's head, and what of it has arrived)
+    /// and what follows them.
+    private func connect(sending parts: [HTTPClientRequestPart], context: ChannelHandlerContext) {
+        upstream = .connecting(parts)
+        requestsOnUpstream = 1
         let proxy = self.proxy
         ClientBootstrap(group: context.eventLoop)
             .connectTimeout(bridge.connectTimeout)
@@ -205,6 +232,8 @@ final class ProxyForwarder: ChannelDuplexHandler, RemovableChannelHandler {
         guard let context else { return }
         switch part {
         case .head(var head):
+            responseStarted = true
+            replayParts = nil
             let status = head.status.code
             guard status >= 200 || status == 101 else {
                 // An interim response: passed on, the final one follows.
@@ -249,15 +278,22 @@ final class ProxyForwarder: ChannelDuplexHandler, RemovableChannelHandler {
         }
     }
 
-    /// The proxy connection closed: the next request opens another; a response cut short closes
-    /// the local connection, so the request fails.
+    /// The proxy connection closed: the next request opens another.
+    ///
+    /// A request sent on a connection that had carried earlier requests and that closed before
+    /// any answer is sent again on a new one: the proxy closed an idle connection just as the
+    /// request went out (tinyproxy closes every connection after its response, unannounced), and
+    /// it never saw the request. Browsers and curl do the same. Any other loss, or one of a request
+    /// too large to keep, closes the local connection, so the request fails.
     func proxyClosed(_ channel: any Channel) {
-        if case .connected(let current) = upstream, current === channel {
-            upstream = .none
-            relay = nil
-        }
-        if exchangeOpen {
-            context?.close(promise: nil)
+        guard case .connected(let current) = upstream, current === channel else { return }
+        upstream = .none
+        relay = nil
+        guard exchangeOpen, let context else { return }
+        if !responseStarted, requestsOnUpstream > 1, let parts = replayParts {
+            connect(sending: parts, context: context)
+        } else {
+            context.close(promise: nil)
         }
     }
 }

@@ -62,8 +62,8 @@ extension Session {
         guard let proxy = try effectiveProxy(for: url) else {
             return .client(ownClient)
         }
-        if proxy.kind == .http, url?.scheme?.lowercased() == "http" {
-            return .forward(ForwardProxy(proxy))
+        if proxy.kind == .http, let url, url.scheme?.lowercased() == "http" {
+            return .forward(ForwardProxy(proxy, for: url))
         }
         if proxy == configuration.proxy {
             return .client(ownClient)

@@ -54,6 +54,24 @@ final class SessionProxyTests {
         #expect(authorization == "Basic " + Data("us@er:p:ss".utf8).base64EncodedString())
     }
 
+    @Test("Through an HTTP proxy, each server gets its own pool of connections, as without one")
+    func poolPerServer() async throws {
+        var configuration = Session.Configuration(timeoutIntervalForConnect: 5, timeoutIntervalForRequest: 10)
+        configuration.proxyEnvironment = ProxyEnvironment(environment: ["http_proxy": proxyAddress])
+        let session = Session(configuration: configuration)
+        let provider = MoyaProvider<ServerTarget>(session: session)
+        for host in ["first.invalid", "second.invalid", "first.invalid", "second.invalid"] {
+            _ = await MoyaTests.send(provider, ServerTarget(URL(string: "http://\(host)")!, "/echo"))
+        }
+        try await session.shutdown()
+        #expect(
+            server.receivedRequests.map(\.uri) == [
+                "http://first.invalid/echo", "http://second.invalid/echo", "http://first.invalid/echo", "http://second.invalid/echo",
+            ])
+        // One kept-alive connection per server, each used twice.
+        #expect(server.acceptedConnections == 2)
+    }
+
     @Test("A proxy set in code wins over the environment; Proxy.direct ignores it")
     func codeWins() async throws {
         // The environment names a proxy nobody listens on; the code's proxy is the server.

@@ -1,0 +1,97 @@
+import Foundation
+import MoyaTestServer
+import Testing
+
+@testable import Moya
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// The HTTP cache on disk after the process writing it is killed: `MoyaCacheWriter` (a program
+/// of this package) fills a cache with responses of the test server, replacing and evicting
+/// entries without pause, and is killed with `SIGKILL` while it writes, several times. A cache
+/// opened on the folder afterwards must serve only whole entries, byte for byte what the server
+/// sent, and leave no temporary file behind.
+@Suite("HTTP cache: killed while writing")
+struct CacheKillTests {
+    /// `MoyaCacheWriter`, built beside the test bundle.
+    static func writer() throws -> URL {
+        let buildDirectory = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+        let candidates = [buildDirectory, buildDirectory.deletingLastPathComponent()].map { $0.appendingPathComponent("MoyaCacheWriter") }
+        guard let found = candidates.first(where: { FileManager.default.isExecutableFile(atPath: $0.path) }) else {
+            throw WriterMissing(searched: candidates.map(\.path))
+        }
+        return found
+    }
+
+    struct WriterMissing: Error, CustomStringConvertible {
+        let searched: [String]
+        var description: String {
+            "MoyaCacheWriter is not built (looked at \(searched.joined(separator: ", "))); `swift build --build-tests` builds it"
+        }
+    }
+
+    /// The body the test server sends for `/bytes/<size>`: byte `i` is `i % 251`.
+    static func pattern(_ size: Int) -> Data {
+        Data((0..<size).map { UInt8($0 % 251) })
+    }
+
+    /// The entry files (`.cache`) and temporary files (`.tmp`) in `directory`.
+    static func files(in directory: URL) -> (entries: Int, temporary: Int) {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []
+        return (names.filter { $0.hasSuffix(".cache") }.count, names.filter { $0.hasSuffix(".tmp") }.count)
+    }
+
+    @Test("Killed mid-write five times: every entry served afterwards is whole, and no temporary file is left")
+    func killedWhileWriting() async throws {
+        let server = try TestServer.start()
+        defer { #expect(throws: Never.self) { try server.shutdown() } }
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("moya-cache-kill-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let writer = try Self.writer()
+        var generator = SplitMix64(seed: 0x4B11_1ED5)
+        for _ in 0..<5 {
+            let process = Process()
+            process.executableURL = writer
+            process.arguments = [directory.path, server.baseURL.absoluteString]
+            try process.run()
+            // Until the writer has stored something (its start-up takes longer under the
+            // sanitizers), then a little more, so that the kill lands at any point of its loop.
+            let stored = await eventually { Self.files(in: directory).entries > 0 || !process.isRunning }
+            #expect(stored && process.isRunning, "the writer stored nothing (exit status \(process.isRunning ? 0 : process.terminationStatus))")
+            try await _Concurrency.Task.sleep(for: .milliseconds(20 + Int(generator.next() % 400)))
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+            #expect(process.terminationReason == .uncaughtSignal)
+        }
+
+        let leftOver = Self.files(in: directory).temporary
+        let cache = HTTPCache(memoryCapacity: 0, diskCapacity: 16 << 20, directory: directory)
+        #expect(Self.files(in: directory).temporary == 0, "opening the cache removes the \(leftOver) files of writes that never finished")
+        let session = Session(configuration: .init(cache: cache, requestCachePolicy: .returnCacheDataDontLoad))
+        let provider = MoyaProvider<ServerTarget>(session: session)
+        var served = 0
+        for key in 0..<20 {
+            // MoyaCacheWriter's sizes.
+            let size = 200_000 + (key * 370_123) % 2_800_000
+            let target = ServerTarget(
+                server.baseURL, "/bytes/\(size)",
+                task: .requestParameters(parameters: ["cache_control": "max-age=600", "k": key], encoding: URLEncoding.queryString))
+            switch await send(provider, target) {
+            case .success(let response):
+                #expect(response.cacheStatus == .hit)
+                #expect(response.data == Self.pattern(size), "key \(key): a stored body differs from what the server sent")
+                served += 1
+            case .failure(.underlying(SessionError.notCached, nil)):
+                break
+            case .failure(let error):
+                Issue.record("key \(key): \(error)")
+            }
+        }
+        try await session.shutdown()
+        #expect(served > 0, "no entry survived at all")
+        // Nothing was sent: the server saw only the writers' requests.
+        #expect(server.receivedRequests.allSatisfy { $0.query?.contains("k=") == true })
+    }
+}
