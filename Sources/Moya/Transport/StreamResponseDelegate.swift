@@ -40,6 +40,7 @@ final class StreamResponseDelegate: ResponseStartLimited, @unchecked Sendable {
     private let answersChallenge: Bool
     /// How long the stream may wait for the network; `nil` for no limit.
     private let idleTimeout: TimeAmount?
+    private let streamStarting: @Sendable (TransportResponse) -> Void
     private var url: URL?
     private var head: HTTPResponseHead?
     private var isStreaming = false
@@ -62,10 +63,14 @@ final class StreamResponseDelegate: ResponseStartLimited, @unchecked Sendable {
     ///                       credential).
     ///   - idleTimeout:      How long the stream may wait for the network; `nil` for no limit.
     ///   - responseLimit:    How long the attempt may wait for its response to begin.
+    ///   - streamStarting:   Runs when the head of the streamed response has arrived, before the
+    ///                       owner hears of it (the session stores its cookies at once, rather than
+    ///                       when the stream ends).
     init(
         sink: StreamSink, owner: any TransportOwner, request: URLRequest, reportedURL: URL?, followsRedirects: Bool, answersChallenge: Bool,
-        idleTimeout: TimeAmount?, responseLimit: ResponseStartLimit
+        idleTimeout: TimeAmount?, responseLimit: ResponseStartLimit, streamStarting: @escaping @Sendable (TransportResponse) -> Void = { _ in }
     ) {
+        self.streamStarting = streamStarting
         self.idleTimeout = idleTimeout
         self.sink = sink
         self.owner = owner
@@ -102,6 +107,7 @@ final class StreamResponseDelegate: ResponseStartLimited, @unchecked Sendable {
         }
         isStreaming = true
         let response = TransportResponse(response: DeferredHTTPURLResponse(head: head, url: url), data: Data())
+        streamStarting(response)
         guard owner.transportStreamStarted(response, request: request) else {
             return task.eventLoop.makeFailedFuture(HTTPClientError.cancelled)
         }

@@ -232,7 +232,8 @@ final class TransportExchange: ResponseStartLimited, @unchecked Sendable {
             let delegate = StreamResponseDelegate(
                 sink: sink, owner: owner, request: request.urlRequest, reportedURL: reportedURL, followsRedirects: session.followsRedirects,
                 answersChallenge: request.credential != nil,
-                idleTimeout: idleLimit > 0 && idleLimit.isFinite ? Session.timeAmount(idleLimit) : nil, responseLimit: limit
+                idleTimeout: idleLimit > 0 && idleLimit.isFinite ? Session.timeAmount(idleLimit) : nil, responseLimit: limit,
+                streamStarting: { [session] response in session.storeCookies(from: response, of: attempt.urlRequest) }
             )
             // A stream is read only as fast as its consumer takes it: on a client without a
             // read timeout, which would otherwise fire while reading is paused.

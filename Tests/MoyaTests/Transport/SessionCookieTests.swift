@@ -125,6 +125,17 @@ final class SessionCookieTests {
         #expect(cookieHeaders(to: "/echo") == ["hop=1"])
     }
 
+    @Test("A streamed response's cookies are stored when its head arrives, before its body is read")
+    func streamedResponse() async throws {
+        let jar = CookieJar()
+        let session = Session(configuration: .init(cookieJar: jar))
+        let provider = MoyaProvider<ServerTarget>(session: session)
+        let stream = try await provider.stream(setting("streamed=1"))
+        #expect(jar.cookies.map(\.name) == ["streamed"])
+        for try await _ in stream.body {}
+        try await session.shutdown()
+    }
+
     @Test("Each tenant's session has its own jar: one tenant's cookie never reaches another's request")
     func perTenantJars() async throws {
         let alice = Session(configuration: .init(cookieJar: CookieJar()))
