@@ -57,10 +57,15 @@ struct CacheKillTests {
             process.arguments = [directory.path, server.baseURL.absoluteString]
             try process.run()
             // Until the writer has stored something (its start-up takes longer under the
-            // sanitizers), then a little more, so that the kill lands at any point of its loop.
+            // sanitizers), then a little more, then until it is writing a file, so that the kill
+            // lands in the middle of a write.
             let stored = await eventually { Self.files(in: directory).entries > 0 || !process.isRunning }
             #expect(stored && process.isRunning, "the writer stored nothing (exit status \(process.isRunning ? 0 : process.terminationStatus))")
-            try await _Concurrency.Task.sleep(for: .milliseconds(20 + Int(generator.next() % 400)))
+            try await _Concurrency.Task.sleep(for: .milliseconds(Int(generator.next() % 200)))
+            let writing = ContinuousClock.now + .seconds(5)
+            while Self.files(in: directory).temporary == 0, ContinuousClock.now < writing, process.isRunning {
+                try await _Concurrency.Task.sleep(for: .milliseconds(1))
+            }
             kill(process.processIdentifier, SIGKILL)
             process.waitUntilExit()
             #expect(process.terminationReason == .uncaughtSignal)
