@@ -24,6 +24,15 @@ enum DownloadFileName {
     /// - Parameter response: The download's response.
     /// - Returns: A name safe to append to a directory URL.
     static func suggested(for response: HTTPURLResponse) -> String {
+        serverName(for: response) ?? unique()
+    }
+
+    /// The name the response itself gives, from sources 1 and 2 above, sanitized; `nil` when
+    /// neither gives a usable one. `HTTPURLResponse.suggestedFilename` of a session's responses
+    /// (``TransportHTTPURLResponse``) is this, or `"Unknown"`.
+    ///
+    /// - Parameter response: The response.
+    static func serverName(for response: HTTPURLResponse) -> String? {
         if let header = response.value(forHTTPHeaderField: "Content-Disposition"),
             let disposition = ContentDisposition(header)
         {
@@ -33,10 +42,7 @@ enum DownloadFileName {
                 }
             }
         }
-        if let name = response.url.flatMap(lastPathComponent(of:)).flatMap(sanitized) {
-            return name
-        }
-        return unique()
+        return response.url.flatMap(lastPathComponent(of:)).flatMap(sanitized)
     }
 
     /// A name that no server chose: `download-` and a UUID.
