@@ -181,7 +181,6 @@ final class UnsupportedSettingsLog: Sendable {
             settings.append(("waitsForConnectivity", "a request to an unreachable host fails at once; retry it with RetryPolicy"))
         }
         #endif
-        _ = configuration
         return settings
     }
 

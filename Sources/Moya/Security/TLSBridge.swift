@@ -37,9 +37,15 @@ final class TLSBridge: Sendable {
 
         /// The `Host` header for a request to this server.
         var hostHeader: String {
-            let name = host.contains(":") ? "[\(host)]" : host
-            return port == 443 ? name : "\(name):\(port)"
+            TLSBridge.hostHeader(host: host, port: port, defaultPort: 443)
         }
+    }
+
+    /// The `Host` header for a server: its name (an IPv6 address in brackets), and its port
+    /// unless it is `defaultPort`.
+    static func hostHeader(host: String, port: Int, defaultPort: Int) -> String {
+        let name = host.contains(":") ? "[\(host)]" : host
+        return port == defaultPort ? name : "\(name):\(port)"
     }
 
     private struct Listener {

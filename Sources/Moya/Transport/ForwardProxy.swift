@@ -14,27 +14,38 @@ struct ForwardProxy: Sendable, Hashable {
     let port: Int
     /// The `Proxy-Authorization` value sent with every request, if the proxy wants credentials.
     let authorization: String?
-    /// The server the requests go to, `host:port`: each server gets a listener of its own, so
-    /// that AsyncHTTPClient pools connections (and applies
+    /// The server the requests go to (without brackets, lowercased) and its port: each server
+    /// gets a listener of its own, so that AsyncHTTPClient pools connections (and applies
     /// ``Session/Configuration/maximumConnectionsPerHost``) per server, as it does without a
     /// proxy, rather than for every server behind the proxy at once.
-    let target: String
+    let targetHost: String
+    let targetPort: Int
 
     /// `proxy`, as the session was told of it, for requests to `url`.
     init(_ proxy: Session.Configuration.Proxy, for url: URL) {
-        self.target = "\(url.host?.lowercased() ?? ""):\(url.port ?? 80)"
-        let host = proxy.host
-        self.host = host.hasPrefix("[") && host.hasSuffix("]") ? String(host.dropFirst().dropLast()) : host
+        self.targetHost = Self.bare(url.host ?? "").lowercased()
+        self.targetPort = url.port ?? 80
+        self.host = Self.bare(proxy.host)
         self.port = proxy.port
         self.authorization = proxy.username.map { username in
             "Basic " + Data("\(username):\(proxy.password ?? "")".utf8).base64EncodedString()
         }
     }
 
-    /// The bridge's key for this proxy's listener for ``target``: credentials are told apart by a
-    /// digest, never kept in the key as they are.
+    /// The `Host` header, from which the forwarder makes the request's absolute target.
+    var targetHostHeader: String {
+        TLSBridge.hostHeader(host: targetHost, port: targetPort, defaultPort: 80)
+    }
+
+    /// The bridge's key for this proxy's listener for the target: credentials are told apart by
+    /// a digest, never kept in the key as they are.
     var key: String {
         let credentials = authorization.map { SHA256Digest.hash(Array($0.utf8)).prefix(8).map { String(format: "%02x", $0) }.joined() } ?? "-"
-        return "proxy \(host.lowercased()):\(port) \(credentials) \(target)"
+        return "proxy \(host.lowercased()):\(port) \(credentials) \(targetHost):\(targetPort)"
+    }
+
+    /// `host` without the brackets of an IPv6 address.
+    private static func bare(_ host: String) -> String {
+        host.hasPrefix("[") && host.hasSuffix("]") ? String(host.dropFirst().dropLast()) : host
     }
 }

@@ -7,15 +7,14 @@ import FoundationNetworking
 #endif
 
 extension Session {
-    /// What the HTTP cache does with `urlRequest` before it is sent, under its effective cache
-    /// policy: its own `cachePolicy`, or ``Configuration/requestCachePolicy`` when it keeps
-    /// Foundation's default.
-    func cacheDecision(for urlRequest: URLRequest, authorization: String?, cache: HTTPCache) -> CacheDecision {
+    /// What the HTTP cache does with `urlRequest`, whose headers as the cache compares them are
+    /// `requestHeaders` (``cacheRequestHeaders(for:authorization:)``), before it is sent, under its
+    /// effective cache policy: its own `cachePolicy`, or ``Configuration/requestCachePolicy`` when
+    /// it keeps Foundation's default.
+    func cacheDecision(for urlRequest: URLRequest, requestHeaders: [(name: String, value: String)], cache: HTTPCache) -> CacheDecision {
         guard let url = urlRequest.url else { return .network }
         let policy = urlRequest.cachePolicy == .useProtocolCachePolicy ? configuration.requestCachePolicy : urlRequest.cachePolicy
-        let decision = cache.decision(
-            method: urlRequest.httpMethod ?? "GET", url: url, requestHeaders: cacheRequestHeaders(for: urlRequest, authorization: authorization), policy: policy
-        )
+        let decision = cache.decision(method: urlRequest.httpMethod ?? "GET", url: url, requestHeaders: requestHeaders, policy: policy)
         if case .useStored = decision {
             CacheLog.logger.debug("Answered from the HTTP cache", metadata: ["moya.url": "\(CacheLog.describe(url))"])
         }
@@ -29,16 +28,16 @@ extension Session {
     ///
     /// - Parameters:
     ///   - response:   The response, from the network.
-    ///   - urlRequest: The request it answers (this attempt's).
-    ///   - authorization: The `Authorization` the transport sent instead of the request's (a
-    ///                 challenge's answer), if any.
-    ///   - validation: The stored response the request asked the server to confirm, if any.
-    ///   - sentAt:     When the request was sent.
-    ///   - cache:      The session's cache.
+    ///   - urlRequest:     The request it answers (this attempt's).
+    ///   - requestHeaders: The request's headers as the cache compares them, as they were for
+    ///                     the decision before it was sent.
+    ///   - validation:     The stored response the request asked the server to confirm, if any.
+    ///   - sentAt:         When the request was sent.
+    ///   - cache:          The session's cache.
     func cacheReceived(
-        _ response: TransportResponse, of urlRequest: URLRequest, authorization: String?, validation: CachedResponse?, sentAt: Date, cache: HTTPCache
+        _ response: TransportResponse, of urlRequest: URLRequest, requestHeaders: [(name: String, value: String)], validation: CachedResponse?,
+        sentAt: Date, cache: HTTPCache
     ) -> TransportResponse {
-        let requestHeaders = cacheRequestHeaders(for: urlRequest, authorization: authorization)
         guard let head = response.response.head, let url = urlRequest.url else { return response }
         let responseHeaders = head.headers.map { (name: $0.name, value: $0.value) }
         let now = Date()

@@ -10,8 +10,9 @@ enum ProxyRoute {
     /// or speaks SOCKS.
     case client(HTTPClient)
     /// A plain-`http` URL through an HTTP proxy: sent in absolute form through the bridge
-    /// (``ForwardProxy``).
-    case forward(ForwardProxy)
+    /// (``ForwardProxy``), with `client`, the session's own (AsyncHTTPClient's proxy setting
+    /// never applies to the bridge's sockets).
+    case forward(ForwardProxy, client: HTTPClient)
 }
 
 /// The clients a session made for the proxies its environment names, one per proxy and kind of
@@ -63,9 +64,10 @@ extension Session {
             return .client(ownClient)
         }
         if proxy.kind == .http, let url, url.scheme?.lowercased() == "http" {
-            return .forward(ForwardProxy(proxy, for: url))
+            return .forward(ForwardProxy(proxy, for: url), client: ownClient)
         }
-        if proxy == configuration.proxy {
+        // The session's own proxy: its client was made with it.
+        if configuration.proxy != nil {
             return .client(ownClient)
         }
         return .client(try proxiedClient(for: proxy, streaming: streaming))

@@ -133,13 +133,11 @@ public final class Session: Sendable {
         // itself alive until that finishes. The shared session is never released.
         if !isShared, !isShutDown.current {
             let bridge = self.bridge
-            let streamingClient = takeStreamingClient()
             client.shutdown().whenComplete { _ in
                 bridge.shutdown().whenComplete { _ in }
             }
-            streamingClient?.shutdown().whenComplete { _ in }
-            for proxied in takeProxiedClients() {
-                proxied.shutdown().whenComplete { _ in }
+            for other in takeOtherClients() {
+                other.shutdown().whenComplete { _ in }
             }
         }
     }
@@ -185,18 +183,16 @@ public final class Session: Sendable {
     /// Calling it more than once, or on the shared ``default`` session, does nothing.
     public func shutdown() async throws {
         guard markShutDown() else { return }
-        let streamingClient = takeStreamingClient()
-        let proxiedClients = takeProxiedClients()
+        let others = takeOtherClients()
         do {
             try await client.shutdown()
-            try await streamingClient?.shutdown()
-            for proxied in proxiedClients {
-                try await proxied.shutdown()
+            for other in others {
+                try await other.shutdown()
             }
         } catch {
-            try? await streamingClient?.shutdown()
-            for proxied in proxiedClients {
-                try? await proxied.shutdown()
+            // The clients already shut down refuse a second time, which is ignored here.
+            for other in others {
+                try? await other.shutdown()
             }
             try? await bridge.shutdown().get()
             throw error
@@ -209,23 +205,27 @@ public final class Session: Sendable {
     @available(*, noasync, message: "syncShutdown() blocks; use shutdown() in async code")
     public func syncShutdown() throws {
         guard markShutDown() else { return }
-        let streamingClient = takeStreamingClient()
-        let proxiedClients = takeProxiedClients()
+        let others = takeOtherClients()
         do {
             try client.syncShutdown()
-            try streamingClient?.syncShutdown()
-            for proxied in proxiedClients {
-                try proxied.syncShutdown()
+            for other in others {
+                try other.syncShutdown()
             }
         } catch {
-            try? streamingClient?.syncShutdown()
-            for proxied in proxiedClients {
-                try? proxied.syncShutdown()
+            // The clients already shut down refuse a second time, which is ignored here.
+            for other in others {
+                try? other.syncShutdown()
             }
             try? bridge.shutdown().wait()
             throw error
         }
         try bridge.shutdown().wait()
+    }
+
+    /// Takes the session's clients other than ``client`` (the one for streamed responses and
+    /// those made for proxies), to shut them down; none is made afterwards.
+    private func takeOtherClients() -> [HTTPClient] {
+        (takeStreamingClient().map { [$0] } ?? []) + takeProxiedClients()
     }
 
     private func markShutDown() -> Bool {
@@ -321,35 +321,32 @@ public final class Session: Sendable {
         case .directWithTLS(let tlsConfiguration):
             return try HTTPClient.Request(url: url, method: method, headers: headers, body: body, tlsConfiguration: tlsConfiguration)
         case .bridged(let upstream):
-            guard let socketPath, let components = URLComponents(url: url, resolvingAgainstBaseURL: true) else {
-                throw URLError(.badURL)
-            }
-            let path = components.percentEncodedPath.isEmpty ? "/" : components.percentEncodedPath
-            let uri = components.percentEncodedQuery.map { "\(path)?\($0)" } ?? path
-            guard let bridgeURL = URL(httpURLWithSocketPath: socketPath, uri: uri) else {
-                throw URLError(.badURL)
-            }
             // The server must see its own name, not the socket's (a Host set by the request wins,
             // as it does on a direct connection).
             if !headers.contains(name: "Host") {
                 headers.add(name: "Host", value: upstream.hostHeader)
             }
-            return try HTTPClient.Request(url: bridgeURL, method: method, headers: headers, body: body)
-        case .forwarded:
+            return try HTTPClient.Request(url: Session.bridgeURL(for: url, socketPath: socketPath), method: method, headers: headers, body: body)
+        case .forwarded(let proxy):
             // The bridge sends the request to the proxy with the target in absolute form, made
             // of `http://`, the `Host` header and this path.
-            guard let socketPath, let components = URLComponents(url: url, resolvingAgainstBaseURL: true), let host = components.host else {
-                throw URLError(.badURL)
-            }
-            let path = components.percentEncodedPath.isEmpty ? "/" : components.percentEncodedPath
-            let uri = components.percentEncodedQuery.map { "\(path)?\($0)" } ?? path
-            guard let bridgeURL = URL(httpURLWithSocketPath: socketPath, uri: uri) else {
-                throw URLError(.badURL)
-            }
-            let name = host.contains(":") && !host.hasPrefix("[") ? "[\(host)]" : host
-            headers.replaceOrAdd(name: "Host", value: components.port.map { $0 == 80 ? name : "\(name):\($0)" } ?? name)
-            return try HTTPClient.Request(url: bridgeURL, method: method, headers: headers, body: body)
+            headers.replaceOrAdd(name: "Host", value: proxy.targetHostHeader)
+            return try HTTPClient.Request(url: Session.bridgeURL(for: url, socketPath: socketPath), method: method, headers: headers, body: body)
         }
+    }
+
+    /// The URL that sends a request for `url` to the bridge's socket at `socketPath`: `url`'s
+    /// path and query, on the socket.
+    private static func bridgeURL(for url: URL, socketPath: String?) throws -> URL {
+        guard let socketPath, let components = URLComponents(url: url, resolvingAgainstBaseURL: true) else {
+            throw URLError(.badURL)
+        }
+        let path = components.percentEncodedPath.isEmpty ? "/" : components.percentEncodedPath
+        let uri = components.percentEncodedQuery.map { "\(path)?\($0)" } ?? path
+        guard let bridgeURL = URL(httpURLWithSocketPath: socketPath, uri: uri) else {
+            throw URLError(.badURL)
+        }
+        return bridgeURL
     }
 
     /// Throws ``RequestValidationError/invalidPort(_:)`` when `url` names a port outside

@@ -53,12 +53,19 @@ final class TransportExchange: ResponseStartLimited, @unchecked Sendable {
     private final class CacheState: Sendable {
         /// When the attempt was sent, for the cache's age calculations.
         let sentAt: Date
+        /// The attempt's headers as the cache compares them (``Session/cacheRequestHeaders(for:authorization:)``),
+        /// worked out once for the decision before it and the storing after it.
+        let requestHeaders: [(name: String, value: String)]
         /// The stored response the attempt asks the server to confirm (a conditional request),
         /// with the validators it sends.
         let validation: (entry: CachedResponse, headers: [(name: String, value: String)])?
 
-        init(sentAt: Date, validation: (entry: CachedResponse, headers: [(name: String, value: String)])?) {
+        init(
+            sentAt: Date, requestHeaders: [(name: String, value: String)],
+            validation: (entry: CachedResponse, headers: [(name: String, value: String)])?
+        ) {
             self.sentAt = sentAt
+            self.requestHeaders = requestHeaders
             self.validation = validation
         }
     }
@@ -121,11 +128,10 @@ final class TransportExchange: ResponseStartLimited, @unchecked Sendable {
             route(attempt)
             return
         }
-        var attempt = attempt
-        attempt.cacheState = CacheState(sentAt: Date(), validation: nil)
-        withCacheIO(cache) { [self, attempt] in
-            var attempt = attempt
-            switch session.cacheDecision(for: attempt.urlRequest, authorization: attempt.authorization, cache: cache) {
+        withCacheIO(cache) { [self] in
+            let requestHeaders = session.cacheRequestHeaders(for: attempt.urlRequest, authorization: attempt.authorization)
+            var validation: (entry: CachedResponse, headers: [(name: String, value: String)])?
+            switch session.cacheDecision(for: attempt.urlRequest, requestHeaders: requestHeaders, cache: cache) {
             case .useStored(let entry):
                 guard owner.transportIsWanted else {
                     owner.transportFinished(.failure(HTTPClientError.cancelled), request: request.urlRequest)
@@ -134,13 +140,15 @@ final class TransportExchange: ResponseStartLimited, @unchecked Sendable {
                 deliver(Session.transportResponse(for: entry, cacheStatus: .hit), of: attempt)
                 return
             case .validate(let entry, let headers):
-                attempt.cacheState = CacheState(sentAt: Date(), validation: (entry, headers))
+                validation = (entry, headers)
             case .network:
                 break
             case .unavailable:
                 owner.transportFinished(.failure(SessionError.notCached(url: attempt.urlRequest.url)), request: request.urlRequest)
                 return
             }
+            var attempt = attempt
+            attempt.cacheState = CacheState(sentAt: Date(), requestHeaders: requestHeaders, validation: validation)
             route(attempt)
         }
     }
@@ -167,10 +175,10 @@ final class TransportExchange: ResponseStartLimited, @unchecked Sendable {
             switch try session.proxyRoute(for: attempt.urlRequest.url, streaming: request.stream != nil) {
             case .client(let proxyClient):
                 client = proxyClient
-            case .forward(let proxy):
+            case .forward(let proxy, let ownClient):
                 // Only plain `http` is forwarded, and such a request is always routed direct.
                 route = .forwarded(proxy)
-                client = request.stream != nil ? session.streamingClient : session.client
+                client = ownClient
             }
         } catch {
             owner.transportFinished(.failure(error), request: request.urlRequest)
@@ -335,14 +343,14 @@ final class TransportExchange: ResponseStartLimited, @unchecked Sendable {
             return
         }
         session.storeCookies(from: response, of: attempt.urlRequest)
-        guard let cache else {
+        // Every attempt sent with a cache has its state (``send(_:)``).
+        guard let cache, let state = attempt.cacheState else {
             finishDelivery(response, of: attempt)
             return
         }
         withCacheIO(cache) { [self] in
             let response = session.cacheReceived(
-                response, of: attempt.urlRequest, authorization: attempt.authorization, validation: attempt.cacheState?.validation?.entry,
-                sentAt: attempt.cacheState?.sentAt ?? Date(),
+                response, of: attempt.urlRequest, requestHeaders: state.requestHeaders, validation: state.validation?.entry, sentAt: state.sentAt,
                 cache: cache)
             finishDelivery(response, of: attempt)
         }
