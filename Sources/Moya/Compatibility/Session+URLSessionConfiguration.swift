@@ -1,5 +1,4 @@
 import Foundation
-import Logging
 
 extension Session {
     /// Creates a session from a `URLSessionConfiguration`, the way Moya 15 code creates
@@ -127,7 +126,10 @@ extension Session.Configuration {
         }
         cache = configuration.urlCache.map(URLCacheRegistry.shared.cache(for:))
         requestCachePolicy = configuration.requestCachePolicy
-        UnsupportedSettingsLog.shared.report(configuration)
+        for setting in UnsupportedSettingsLog.unsupportedSettings(of: configuration) {
+            SessionLog.noticeOnce(
+                "URLSessionConfiguration.\(setting.name)", "URLSessionConfiguration.\(setting.name) is not honoured by Moya's transport: \(setting.reason)")
+        }
     }
 }
 
@@ -166,13 +168,9 @@ extension Session.Configuration.Proxy {
     }
 }
 
-/// Logs, once per process each, the `URLSessionConfiguration` settings a session cannot honour.
-final class UnsupportedSettingsLog: Sendable {
-    static let shared = UnsupportedSettingsLog()
-
-    private let reported = Protected<Set<String>>([])
-    private let logger = Logger(label: "org.moya.session")
-
+/// The `URLSessionConfiguration` settings a session cannot honour, which ``SessionLog`` notes
+/// once per process each.
+enum UnsupportedSettingsLog {
     /// The settings of `configuration` that are ignored, by name, with why.
     static func unsupportedSettings(of configuration: URLSessionConfiguration) -> [(name: String, reason: String)] {
         var settings: [(name: String, reason: String)] = []
@@ -182,18 +180,6 @@ final class UnsupportedSettingsLog: Sendable {
         }
         #endif
         return settings
-    }
-
-    /// Logs each unsupported setting of `configuration` that has not been logged before.
-    func report(_ configuration: URLSessionConfiguration) {
-        let settings = Self.unsupportedSettings(of: configuration)
-        guard !settings.isEmpty else { return }
-        let fresh = reported.withLock { reported in
-            settings.filter { reported.insert($0.name).inserted }
-        }
-        for setting in fresh {
-            logger.notice("URLSessionConfiguration.\(setting.name) is not honoured by Moya's transport: \(setting.reason)")
-        }
     }
 }
 

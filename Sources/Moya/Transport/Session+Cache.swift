@@ -1,5 +1,4 @@
 import Foundation
-import Logging
 import NIOHTTP1
 
 #if canImport(FoundationNetworking)
@@ -16,7 +15,7 @@ extension Session {
         let policy = urlRequest.cachePolicy == .useProtocolCachePolicy ? configuration.requestCachePolicy : urlRequest.cachePolicy
         let decision = cache.decision(method: urlRequest.httpMethod ?? "GET", url: url, requestHeaders: requestHeaders, policy: policy)
         if case .useStored = decision {
-            CacheLog.logger.debug("Answered from the HTTP cache", metadata: ["moya.url": "\(CacheLog.describe(url))"])
+            SessionLog.logger.debug("Answered from the HTTP cache", metadata: ["moya.url": "\(SessionLog.describe(url))"])
         }
         return decision
     }
@@ -45,7 +44,7 @@ extension Session {
             let updated = cache.notModifiedReceived(
                 validation, url: url, requestHeaders: requestHeaders, responseHeaders: responseHeaders, requestTime: sentAt,
                 responseTime: now)
-            CacheLog.logger.debug("Revalidated the HTTP cache's response", metadata: ["moya.url": "\(CacheLog.describe(url))"])
+            SessionLog.logger.debug("Revalidated the HTTP cache's response", metadata: ["moya.url": "\(SessionLog.describe(url))"])
             return Session.transportResponse(for: updated, cacheStatus: .revalidated, now: now)
         }
         cache.responseReceived(
@@ -86,20 +85,5 @@ extension Session {
         }
         let head = HTTPResponseHead(version: .http1_1, status: HTTPResponseStatus(statusCode: entry.status), headers: headers)
         return TransportResponse(response: DeferredHTTPURLResponse(head: head, url: entry.url), data: entry.body, cacheStatus: cacheStatus)
-    }
-}
-
-/// The session's log lines about its HTTP cache, at `debug` level under `org.moya.session`.
-enum CacheLog {
-    static let logger = Logger(label: "org.moya.session")
-
-    /// `url` without its query and fragment, which may carry secrets.
-    static func describe(_ url: URL) -> String {
-        var components = URLComponents(url: url, resolvingAgainstBaseURL: true)
-        components?.query = nil
-        components?.fragment = nil
-        components?.user = nil
-        components?.password = nil
-        return components?.string ?? ""
     }
 }

@@ -1,5 +1,4 @@
 import Foundation
-import Logging
 import NIOHTTP1
 
 #if canImport(FoundationNetworking)
@@ -34,32 +33,15 @@ extension Session {
     func storeCookies(from response: TransportResponse, of urlRequest: URLRequest) {
         guard let head = response.response.head, head.headers.contains(name: "Set-Cookie"), let url = urlRequest.url else { return }
         guard let jar = configuration.cookieJar else {
-            CookieNotice.shared.reportUnstored(host: url.host ?? "")
+            SessionLog.noticeOnce(
+                "unstored cookie",
+                """
+                A response from \(url.host ?? "") set a cookie, but the session has no cookie jar, so it is not sent back \
+                (set Session.Configuration.cookieJar to keep cookies; this notice is logged once)
+                """)
             return
         }
         guard urlRequest.httpShouldHandleCookies else { return }
         jar.storeCookies(fromSetCookieHeaders: head.headers["Set-Cookie"], for: url, mainDocumentURL: urlRequest.mainDocumentURL)
-    }
-}
-
-/// Logs, once per process, that a response set a cookie that no jar stored.
-final class CookieNotice: Sendable {
-    static let shared = CookieNotice()
-
-    private let reported = Protected(false)
-    private let logger = Logger(label: "org.moya.session")
-
-    /// Logs the notice, the first time only; never the cookie itself.
-    func reportUnstored(host: String) {
-        let first = reported.withLock { reported in
-            defer { reported = true }
-            return !reported
-        }
-        guard first else { return }
-        logger.notice(
-            """
-            A response from \(host) set a cookie, but the session has no cookie jar, so it is not sent back \
-            (set Session.Configuration.cookieJar to keep cookies; this notice is logged once)
-            """)
     }
 }

@@ -43,7 +43,7 @@ public enum SessionError: Swift.Error, LocalizedError, CustomStringConvertible, 
         case .shutDown:
             return "The session was shut down, so it sends no more requests."
         case .notCached(let url):
-            let name = url.map { CacheLog.describe($0) } ?? "the request"
+            let name = url.map { SessionLog.describe($0) } ?? "the request"
             return "The HTTP cache holds no response for \(name), and the request's cache policy does not allow the network."
         }
     }
