@@ -82,7 +82,7 @@ final class RequestPublisherTests {
         #expect(progress.values.dropLast().allSatisfy { !$0.completed })
     }
 
-    @Test("Cancelling the subscription cancels the request and delivers nothing", .timeLimit(.minutes(1)))
+    @Test("Cancelling the subscription cancels the request and delivers nothing", .timeLimit(.minutes(3)))
     func cancellation() async throws {
         let plugin = ResultsPlugin()
         let provider = MoyaProvider<Remote>(plugins: [plugin])

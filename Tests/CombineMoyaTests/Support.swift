@@ -157,8 +157,10 @@ extension MoyaError {
 }
 
 /// Polls `condition` until it holds, for at most about `seconds`; returns whether it held.
-/// For waiting on another thread, never for measuring time.
-func eventually(within seconds: Double = 30, _ condition: () -> Bool) async -> Bool {
+/// For waiting on another thread, never for measuring time: the bound only matters when
+/// something hangs. It is wide because these tests share the process with every other suite,
+/// and under ThreadSanitizer on CI a 100 KB stream took 60 s to arrive.
+func eventually(within seconds: Double = 120, _ condition: () -> Bool) async -> Bool {
     let deadline = Date().addingTimeInterval(seconds)
     while Date() < deadline {
         if condition() { return true }

@@ -180,7 +180,7 @@ final class AsyncRequestTests {
             for try await response in group { all.append(response) }
             return all
         }
-        #expect(await eventually(within: 30) { provider.inflightRequests.values.first?.count == 5 })
+        #expect(await eventually { provider.inflightRequests.values.first?.count == 5 })
         #expect(held.count == 1)
         held.releaseAll()
         let all = try await responses
@@ -189,7 +189,7 @@ final class AsyncRequestTests {
         #expect(server.receivedRequests.count == 1)
         // As in Moya, the entry goes once every caller has been called back; a resumed task
         // can run before that.
-        #expect(await eventually(within: 5) { provider.inflightRequests.isEmpty })
+        #expect(await eventually { provider.inflightRequests.isEmpty })
     }
 
     @Test("trackInflights: cancelling one joined task detaches only that task")
@@ -204,9 +204,9 @@ final class AsyncRequestTests {
         )
         let base = self.base
         let kept = _Concurrency.Task { await attempt { () async throws(MoyaError) in try await provider.request(ServerTarget(base, "/echo")) } }
-        #expect(await eventually(within: 30) { provider.inflightRequests.values.first?.count == 1 })
+        #expect(await eventually { provider.inflightRequests.values.first?.count == 1 })
         let cancelled = _Concurrency.Task { await attempt { () async throws(MoyaError) in try await provider.request(ServerTarget(base, "/echo")) } }
-        #expect(await eventually(within: 30) { provider.inflightRequests.values.first?.count == 2 })
+        #expect(await eventually { provider.inflightRequests.values.first?.count == 2 })
         cancelled.cancel()
         #expect(await cancelled.value.error?.isCancelled == true)
         #expect(provider.inflightRequests.values.first?.count == 1)

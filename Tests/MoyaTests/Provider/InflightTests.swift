@@ -90,7 +90,7 @@ final class InflightTests {
         #expect(cancelled.values.first?.result.error?.isCancelled == true)
         #expect(kept.values.first?.result.response?.statusCode == 200)
         #expect(server.receivedRequests.count == 1)
-        #expect(provider.inflightRequests.isEmpty)
+        #expect(await eventually { provider.inflightRequests.isEmpty })
     }
 
     @Test("Cancelling the first of three joined callers leaves the other two their result, in order")
@@ -135,7 +135,7 @@ final class InflightTests {
             for token in tokens { token.cancel() }
         }
         #expect(results.values.allSatisfy { $0.result.error?.isCancelled == true })
-        #expect(provider.inflightRequests.isEmpty)
+        #expect(await eventually { provider.inflightRequests.isEmpty })
     }
 
     @Test("A failing requestClosure leaves no entry behind")
@@ -143,6 +143,6 @@ final class InflightTests {
         let provider = MoyaProvider<ServerTarget>(requestClosure: { _, done in done(.failure(.requestMapping("x"))) }, trackInflights: true)
         let result = await send(provider, ServerTarget(server.baseURL, "/echo"))
         #expect(result.error != nil)
-        #expect(provider.inflightRequests.isEmpty)
+        #expect(await eventually { provider.inflightRequests.isEmpty })
     }
 }

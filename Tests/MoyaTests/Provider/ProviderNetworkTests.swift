@@ -466,7 +466,7 @@ final class ProviderNetworkTests {
         #expect((result.error?.underlyingError as? URLError)?.code == .cannotConnectToHost)
     }
 
-    @Test("A read timeout fires", .timeLimit(.minutes(1)))
+    @Test("A read timeout fires", .timeLimit(.minutes(3)))
     func readTimeout() async throws {
         let session = Session(configuration: .init(timeoutIntervalForRequest: 0.3))
         let provider = MoyaProvider<ServerTarget>(session: session)

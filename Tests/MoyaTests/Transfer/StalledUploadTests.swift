@@ -51,7 +51,7 @@ final class StalledUploadTests {
 
     /// Sends `target`; cancels it after `seconds`, so that an upload that never
     /// times out fails the test instead of hanging it.
-    func timedUpload<T: TargetType>(_ provider: MoyaProvider<T>, _ target: T, cancelAfter seconds: TimeInterval = 30) async -> TimedResult {
+    func timedUpload<T: TargetType>(_ provider: MoyaProvider<T>, _ target: T, cancelAfter seconds: TimeInterval = 300) async -> TimedResult {
         let start = Date()
         let result: Result<Moya.Response, MoyaError> = await withCheckedContinuation { continuation in
             let cancellable = provider.request(target, callbackQueue: .global(), progress: nil) { result in
@@ -65,10 +65,10 @@ final class StalledUploadTests {
 
     /// How long a stalled upload with a 1 s limit may take to fail. Far above the limit: under
     /// the sanitizers, with the CPU-heavy suites running beside these tests, the event loops
-    /// were seen up to 17 s late. What tells a working limit from a broken one is the error:
-    /// an upload that never times out is cancelled after 30 s (`timedUpload`), which fails
+    /// were seen up to 25 s late. What tells a working limit from a broken one is the error:
+    /// an upload that never times out is cancelled after 300 s (`timedUpload`), which fails
     /// with the cancellation error, not `timedOut`.
-    static let timeOutBound: TimeInterval = 25
+    static let timeOutBound: TimeInterval = 150
 
     func expectTimedOut(_ timed: TimedResult, within seconds: TimeInterval, sourceLocation: SourceLocation = #_sourceLocation) {
         guard case .underlying(let error as URLError, nil)? = timed.result.error else {
@@ -81,7 +81,7 @@ final class StalledUploadTests {
 
     @Test("A stalled file upload fails with timedOut after timeoutIntervalForWrite and closes the file; a moving one is not cut")
     func stalledFileUpload() async throws {
-        let session = Session(configuration: .init(timeoutIntervalForWrite: 1))
+        let session = Session(configuration: .init(timeoutIntervalForRequest: 600, timeoutIntervalForWrite: 1))
         let provider = MoyaProvider<ServerTarget>(session: session)
         // The limit is per chunk, not for the whole body.
         let steady = try makeSparseFile("steady.bin", length: 8 << 20)
@@ -93,7 +93,7 @@ final class StalledUploadTests {
         let result = await timedUpload(provider, ServerTarget(base, "/stop-reading", method: .post, task: .uploadFile(file)))
         expectTimedOut(result, within: Self.timeOutBound)
         #expect(server.receivedRequests.map(\.path) == ["/upload", "/stop-reading"])
-        #expect(await eventually(within: 30) { openDescriptors(of: file) == 0 && openDescriptors(of: steady) == 0 })
+        #expect(await eventually { openDescriptors(of: file) == 0 && openDescriptors(of: steady) == 0 })
         try await session.shutdown()
     }
 
@@ -105,7 +105,7 @@ final class StalledUploadTests {
         let provider = MoyaProvider<ServerTarget>(session: session)
         let result = await timedUpload(provider, ServerTarget(base, "/stop-reading", method: .put, task: .uploadFile(file)))
         expectTimedOut(result, within: Self.timeOutBound)
-        #expect(await eventually(within: 30) { openDescriptors(of: file) == 0 })
+        #expect(await eventually { openDescriptors(of: file) == 0 })
         try await session.shutdown()
     }
 
@@ -117,22 +117,24 @@ final class StalledUploadTests {
             MultipartFormData(provider: .data(Data("Moya".utf8)), name: "name"),
             MultipartFormData(provider: .stream(stream, UInt64(Self.bodyLength)), name: "stream", fileName: "stream.bin", mimeType: "application/octet-stream"),
         ]
-        let session = Session(configuration: .init(timeoutIntervalForWrite: 1))
+        let session = Session(configuration: .init(timeoutIntervalForRequest: 600, timeoutIntervalForWrite: 1))
         let provider = MoyaProvider<ServerTarget>(session: session)
         let result = await timedUpload(provider, ServerTarget(base, "/stop-reading", method: .post, task: .uploadMultipart(form)))
         expectTimedOut(result, within: Self.timeOutBound)
-        #expect(await eventually(within: 30) { openDescriptors(of: file) == 0 })
+        #expect(await eventually { openDescriptors(of: file) == 0 })
         try await session.shutdown()
     }
 
     @Test("A request's own limit ends a stalled upload and closes its file")
     func ownLimitEndsStalledUpload() async throws {
         let file = try makeSparseFile("stalled.bin", length: Self.bodyLength)
-        // The write timeout (60 s by default) is far away: the request's 1 s limit ends it.
-        let provider = MoyaProvider<ServerTarget>(plugins: [TimeoutPlugin(interval: 1)])
+        // The session's write and read timeouts are far away: the request's 1 s limit ends it.
+        let session = Session(configuration: .init(timeoutIntervalForRequest: 600, timeoutIntervalForWrite: 600))
+        let provider = MoyaProvider<ServerTarget>(session: session, plugins: [TimeoutPlugin(interval: 1)])
         let result = await timedUpload(provider, ServerTarget(base, "/stop-reading", method: .post, task: .uploadFile(file)))
         expectTimedOut(result, within: Self.timeOutBound)
-        #expect(await eventually(within: 30) { openDescriptors(of: file) == 0 })
+        #expect(await eventually { openDescriptors(of: file) == 0 })
+        try await session.shutdown()
     }
 
     @Test("Cancelling a stalled upload closes its file")
@@ -141,6 +143,6 @@ final class StalledUploadTests {
         let provider = MoyaProvider<ServerTarget>()
         let result = await timedUpload(provider, ServerTarget(base, "/stop-reading", method: .post, task: .uploadFile(file)), cancelAfter: 1)
         #expect(result.result.error?.isCancelled == true)
-        #expect(await eventually(within: 30) { openDescriptors(of: file) == 0 })
+        #expect(await eventually { openDescriptors(of: file) == 0 })
     }
 }

@@ -56,7 +56,7 @@ final class ConnectionWaitTests {
         let provider = MoyaProvider<ServerTarget>(session: session)
         let target = ServerTarget(base, "/bytes/40", task: .requestParameters(parameters: ["chunk": 1, "interval_ms": 750], encoding: URLEncoding.queryString))
         let blocker = _Concurrency.Task { UncheckedResult(await send(provider, target)) }
-        #expect(await eventually(within: 30) { self.server.receivedRequests.contains { $0.path == "/bytes/40" } })
+        #expect(await eventually { self.server.receivedRequests.contains { $0.path == "/bytes/40" } })
         return _Concurrency.Task { await blocker.value.result }
     }
 
@@ -138,7 +138,7 @@ final class ConnectionWaitTests {
         let plain = MoyaProvider<ServerTarget>(session: session)
         let base = self.base
         let blocker = _Concurrency.Task { UncheckedResult(await send(plain, ServerTarget(base, "/delay/3000"))) }
-        #expect(await eventually(within: 30) { self.server.receivedRequests.contains { $0.path == "/delay/3000" } })
+        #expect(await eventually { self.server.receivedRequests.contains { $0.path == "/delay/3000" } })
         let provider: MoyaProvider<ServerTarget> = provider(session, throughPipeline: throughPipeline)
         let result = await timed(provider, ServerTarget(base, "/delay/30000"))
         expectTimedOut(result)
