@@ -34,8 +34,10 @@ struct DocExamples: BuildToolPlugin {
             )
         }
         // The examples in the libraries' documentation comments, which DocC shows on each
-        // symbol's page. They share the context `SourceComments`.
-        for library in ["Sources/Moya", "Sources/CombineMoya"] {
+        // symbol's page. They share the context `SourceComments`. Those of RxMoya and
+        // ReactiveMoya are compiled only with their trait enabled.
+        let libraries = ["Sources/Moya": nil, "Sources/CombineMoya": nil, "Sources/RxMoya": "RxMoya", "Sources/ReactiveMoya": "ReactiveMoya"]
+        for (library, trait) in libraries.sorted(by: { $0.key < $1.key }) {
             let directory = root.appending(path: library)
             guard let walker = FileManager.default.enumerator(atPath: directory.path) else { continue }
             for case let path as String in walker where path.hasSuffix(".swift") {
@@ -46,7 +48,8 @@ struct DocExamples: BuildToolPlugin {
                     .buildCommand(
                         displayName: "Extracting the Swift examples of \(path)",
                         executable: extractor.url,
-                        arguments: [file.path, contexts.path, output.path, "--default-context", "SourceComments"],
+                        arguments: [file.path, contexts.path, output.path, "--default-context", "SourceComments"]
+                            + (trait.map { ["--trait", $0] } ?? []),
                         inputFiles: [file] + contextFiles,
                         outputFiles: [output]
                     ))

@@ -2,14 +2,29 @@ import Foundation
 
 /// Reads the Swift blocks and hidden contexts of a Markdown document, in document order. A
 /// one-line `<!-- example-context: Name -->` names a shared context, the file `Name.swift` in
-/// `sharedContexts`.
+/// `sharedContexts`. A one-line `<!-- example-trait: Name -->` marks the next block (or hidden
+/// context) as needing the package trait `Name`.
 func codeBlocks(in text: String, sharedContexts: URL) throws -> [CodeBlock] {
     let lines = text.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
     var blocks: [CodeBlock] = []
     var index = 0
+    var pendingTrait: String?
+    // The block appended last takes the pending trait.
+    func append(_ block: CodeBlock) {
+        var block = block
+        block.trait = pendingTrait
+        pendingTrait = nil
+        blocks.append(block)
+    }
     while index < lines.count {
         let line = lines[index]
         let trimmed = line.trimmingCharacters(in: .whitespaces)
+        if trimmed.hasPrefix("<!-- example-trait:"), trimmed.hasSuffix("-->") {
+            let name = trimmed.dropFirst("<!-- example-trait:".count).dropLast(3).trimmingCharacters(in: .whitespaces)
+            pendingTrait = name.isEmpty ? nil : name
+            index += 1
+            continue
+        }
         if trimmed.hasPrefix("<!-- example-context:"), trimmed.hasSuffix("-->") {
             let names = trimmed.dropFirst("<!-- example-context:".count).dropLast(3).split(separator: " ")
             for name in names {
@@ -17,7 +32,7 @@ func codeBlocks(in text: String, sharedContexts: URL) throws -> [CodeBlock] {
                 let contents = try String(contentsOf: file, encoding: .utf8)
                 let lines = contents.split(separator: "\n", omittingEmptySubsequences: false).enumerated()
                     .map { SourceLine(number: $0.offset + 1, text: String($0.element)) }
-                blocks.append(CodeBlock(lines: lines, isContext: true, file: file.path))
+                append(CodeBlock(lines: lines, isContext: true, file: file.path))
             }
             index += 1
             continue
@@ -41,7 +56,7 @@ func codeBlocks(in text: String, sharedContexts: URL) throws -> [CodeBlock] {
                 guard cursor < lines.count else { break }
                 rest = lines[cursor]
             }
-            blocks.append(CodeBlock(lines: dedented(body), isContext: true, file: nil))
+            append(CodeBlock(lines: dedented(body), isContext: true, file: nil))
             index = cursor + 1
             continue
         }
@@ -64,7 +79,7 @@ func codeBlocks(in text: String, sharedContexts: URL) throws -> [CodeBlock] {
                 cursor += 1
             }
             if fence.language == "swift", !isManifestFragment(body) {
-                blocks.append(CodeBlock(lines: dedented(body), isContext: false, file: nil))
+                append(CodeBlock(lines: dedented(body), isContext: false, file: nil))
             }
             index = cursor + 1
             continue

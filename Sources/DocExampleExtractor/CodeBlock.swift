@@ -6,4 +6,7 @@ struct CodeBlock {
     let isContext: Bool
     /// The file the lines come from, when it is not the document (a shared context).
     let file: String?
+    /// The package trait the block needs (`RxMoya`), if any: it is compiled only when that
+    /// trait is enabled.
+    var trait: String? = nil
 }

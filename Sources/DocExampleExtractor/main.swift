@@ -22,18 +22,30 @@
 // - `--default-context Name` adds a shared context to every input that has an example; the
 //   plugin uses it for the library's documentation comments. A type the input declares itself
 //   replaces a context's type of the same name.
+// - A block that needs a package trait (RxMoya, ReactiveMoya) is compiled only with that trait
+//   enabled, inside `#if Trait`, with its modules imported: a one-line
+//   `<!-- example-trait: Name -->` marks the next block of a Markdown document, and
+//   `--trait Name` marks every block of the input (the plugin uses it for the trait-gated
+//   libraries' documentation comments).
 // - `#sourceLocation` points every line back to the document, so a compiler error names the
 //   Markdown file and line.
 
 import Foundation
 
 let arguments = CommandLine.arguments
-guard arguments.count == 4 || (arguments.count == 6 && arguments[4] == "--default-context") else {
+// The three paths, then options: `--default-context <name>` and `--trait <name>`.
+var options: [String: String] = [:]
+var optionIndex = 4
+while optionIndex + 1 < arguments.count, ["--default-context", "--trait"].contains(arguments[optionIndex]) {
+    options[arguments[optionIndex]] = arguments[optionIndex + 1]
+    optionIndex += 2
+}
+guard arguments.count >= 4, optionIndex == arguments.count else {
     FileHandle.standardError.write(
         Data(
             """
             usage: DocExampleExtractor <document.md or file.swift> <shared contexts directory> <output.swift> \
-                   [--default-context <name>]
+                   [--default-context <name>] [--trait <name>]
 
             """.utf8))
     exit(2)
@@ -47,10 +59,10 @@ do {
     let contexts = URL(fileURLWithPath: arguments[2], isDirectory: true)
     var blocks = try codeBlocks(in: text, sharedContexts: contexts)
     // A default context applies only where there is an example to compile.
-    if arguments.count == 6, blocks.contains(where: { !$0.isContext }) {
-        blocks = try codeBlocks(in: "<!-- example-context: \(arguments[5]) -->", sharedContexts: contexts) + blocks
+    if let name = options["--default-context"], blocks.contains(where: { !$0.isContext }) {
+        blocks = try codeBlocks(in: "<!-- example-context: \(name) -->", sharedContexts: contexts) + blocks
     }
-    let generated = swiftFile(for: blocks, documentPath: input.path)
+    let generated = swiftFile(for: blocks, documentPath: input.path, trait: options["--trait"])
     let output = URL(fileURLWithPath: arguments[3])
     if (try? String(contentsOf: output, encoding: .utf8)) != generated {
         try generated.write(to: output, atomically: true, encoding: .utf8)

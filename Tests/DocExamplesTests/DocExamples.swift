@@ -19,5 +19,9 @@
 //   or names a shared one in Contexts/: `<!-- example-context: GitHub -->`. Examples in
 //   documentation comments get Contexts/SourceComments.swift. A type the document declares
 //   itself replaces a context's type of the same name.
+// - An example that needs RxMoya or ReactiveMoya is compiled only with that package trait
+//   enabled (`swift build --build-tests --traits RxMoya,ReactiveMoya`): put
+//   `<!-- example-trait: RxMoya -->` on the line before its block. The modules of the trait
+//   are imported for it. The examples in Sources/RxMoya and Sources/ReactiveMoya are marked so.
 // - SwiftPM plans the plugin's work when the package changes shape: after adding a document,
 //   touch Package.swift (CI always starts from a fresh clone).
