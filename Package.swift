@@ -7,6 +7,17 @@ let package = Package(
     products: [
         .library(name: "Moya", targets: ["Moya"]),
         .library(name: "CombineMoya", targets: ["CombineMoya"]),
+        // Empty modules unless their trait is enabled: see `traits` below.
+        .library(name: "RxMoya", targets: ["RxMoya"]),
+        .library(name: "ReactiveMoya", targets: ["ReactiveMoya"]),
+    ],
+    // RxMoya and ReactiveMoya are opt-in: a package that enables neither trait never resolves,
+    // fetches or builds RxSwift or ReactiveSwift. Enable one from a dependent package with
+    // `.package(url: ..., from: ..., traits: ["RxMoya"])`, or here with `--traits RxMoya`.
+    traits: [
+        .trait(name: "RxMoya", description: "Builds the RxMoya product: MoyaProvider.rx and its operators, on RxSwift 6."),
+        .trait(name: "ReactiveMoya", description: "Builds the ReactiveMoya product: MoyaProvider.reactive and its operators, on ReactiveSwift 7."),
+        .default(enabledTraits: []),
     ],
     dependencies: [
         .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
@@ -22,6 +33,9 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
         // Combine exists only on Apple platforms; elsewhere CombineMoya builds on OpenCombine.
         .package(url: "https://github.com/OpenCombine/OpenCombine", from: "0.14.0"),
+        // Resolved only when the trait of the same name is enabled.
+        .package(url: "https://github.com/ReactiveX/RxSwift", from: "6.5.0"),
+        .package(url: "https://github.com/ReactiveCocoa/ReactiveSwift", from: "7.0.0"),
         // `swift package generate-documentation` builds the DocC catalogs; a plugin, so it is
         // never linked into the library.
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
@@ -49,6 +63,22 @@ let package = Package(
                 "Moya",
                 .product(name: "OpenCombine", package: "OpenCombine", condition: .when(platforms: [.linux])),
             ]
+        ),
+        .target(
+            name: "RxMoya",
+            dependencies: [
+                "Moya",
+                .product(name: "RxSwift", package: "RxSwift", condition: .when(traits: ["RxMoya"])),
+            ],
+            exclude: ["README.md"]
+        ),
+        .target(
+            name: "ReactiveMoya",
+            dependencies: [
+                "Moya",
+                .product(name: "ReactiveSwift", package: "ReactiveSwift", condition: .when(traits: ["ReactiveMoya"])),
+            ],
+            exclude: ["README.md"]
         ),
         .target(
             name: "MoyaTestServer",
@@ -126,6 +156,26 @@ let package = Package(
                 .product(name: "OpenCombine", package: "OpenCombine", condition: .when(platforms: [.linux])),
             ]
         ),
+        // Compiled (and not empty) only with the RxMoya trait: `swift test --traits RxMoya`.
+        .testTarget(
+            name: "RxMoyaTests",
+            dependencies: [
+                "RxMoya",
+                "Moya",
+                "MoyaTestServer",
+                .product(name: "RxSwift", package: "RxSwift", condition: .when(traits: ["RxMoya"])),
+            ]
+        ),
+        // Compiled (and not empty) only with the ReactiveMoya trait.
+        .testTarget(
+            name: "ReactiveMoyaTests",
+            dependencies: [
+                "ReactiveMoya",
+                "Moya",
+                "MoyaTestServer",
+                .product(name: "ReactiveSwift", package: "ReactiveSwift", condition: .when(traits: ["ReactiveMoya"])),
+            ]
+        ),
         // A client written for Moya, compiled in the Swift 5 language mode: it must keep compiling.
         .testTarget(
             name: "Swift5ClientTests",
@@ -143,6 +193,10 @@ let package = Package(
             dependencies: [
                 "CombineMoya",
                 "Moya",
+                "RxMoya",
+                "ReactiveMoya",
+                .product(name: "RxSwift", package: "RxSwift", condition: .when(traits: ["RxMoya"])),
+                .product(name: "ReactiveSwift", package: "ReactiveSwift", condition: .when(traits: ["ReactiveMoya"])),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "OpenCombine", package: "OpenCombine", condition: .when(platforms: [.linux])),
                 .product(name: "Tracing", package: "swift-distributed-tracing"),

@@ -1,0 +1,38 @@
+#if RxMoya
+import Foundation
+import Moya
+import RxSwift
+
+extension Observable {
+    /// An `Observable` whose every subscription runs `body` in a task of its own: each element
+    /// `body` passes to `emit` is emitted at once, on the task's thread; returning completes the
+    /// sequence, throwing fails it. Disposing of the subscription cancels the task.
+    ///
+    /// There is no demand in Rx: `emit` returns when the observer has handled the element, so a
+    /// `for await` loop around it reads the next element only then.
+    static func running(_ body: @escaping @Sendable (_ emit: (Element) -> Void) async throws(MoyaError) -> Void) -> Observable<Element> {
+        Observable.create { observer in
+            let box = ObserverBox(observer: observer)
+            let task = _Concurrency.Task {
+                do throws(MoyaError) {
+                    try await body { box.observer.onNext($0) }
+                    box.observer.onCompleted()
+                } catch {
+                    box.observer.onError(error)
+                }
+            }
+            return Disposables.create { task.cancel() }
+        }
+    }
+}
+
+/// The observer of one subscription, handed to the task that feeds it.
+///
+/// Sendable: only that task calls the observer, one call after another (elements, then one
+/// terminal event), as the observer contract asks; disposal, from any thread, goes through the
+/// subscription's disposable, never through the observer, and RxSwift's sink drops what the
+/// task sends after it.
+struct ObserverBox<Element>: @unchecked Sendable {
+    let observer: AnyObserver<Element>
+}
+#endif
