@@ -34,7 +34,7 @@ let package = Package(
         // Combine exists only on Apple platforms; elsewhere CombineMoya builds on OpenCombine.
         .package(url: "https://github.com/OpenCombine/OpenCombine", from: "0.14.0"),
         // Resolved only when the trait of the same name is enabled.
-        .package(url: "https://github.com/ReactiveX/RxSwift", from: "6.5.0"),
+        .package(url: "https://github.com/ReactiveX/RxSwift", from: "6.10.0"),
         .package(url: "https://github.com/ReactiveCocoa/ReactiveSwift", from: "7.0.0"),
         // `swift package generate-documentation` builds the DocC catalogs; a plugin, so it is
         // never linked into the library.

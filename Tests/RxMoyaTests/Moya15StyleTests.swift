@@ -10,6 +10,46 @@ import Testing
 // and behaves unchanged. Only the providers are set up for the tests (the test server's routes,
 // a callback queue, since the main queue is not serviced here).
 
+/// A target as Moya 15's guides write one.
+enum GitHub: TargetType {
+    case zen
+    case userProfile(String)
+    case download
+    case events
+    case feed
+    case logs
+    case notifications
+
+    var baseURL: URL { URL(string: "https://api.github.com")! }
+
+    var path: String {
+        switch self {
+        case .zen: return "/zen"
+        case .userProfile(let name): return "/users/\(name)"
+        case .download: return "/archive.zip"
+        case .events, .notifications: return "/notifications/stream"
+        case .feed: return "/feed"
+        case .logs: return "/logs"
+        }
+    }
+
+    var method: Moya.Method { .get }
+    var task: Moya.Task { .requestPlain }
+    var headers: [String: String]? { nil }
+
+    var sampleData: Data {
+        switch self {
+        case .userProfile(let name): return Data(#"{"login": "\#(name)"}"#.utf8)
+        default: return Data("Half measures are as bad as nothing at all.".utf8)
+        }
+    }
+}
+
+/// The user the guides decode.
+struct User: Decodable {
+    let login: String
+}
+
 @Suite("Code written for Moya 15's RxMoya")
 final class Moya15StyleTests {
     let server: TestServer

@@ -132,18 +132,19 @@ final class ConnectionWaitTests {
 
     @Test("Time spent waiting for a connection counts against timeoutIntervalForRequest while the response is awaited", arguments: [false, true])
     func requestTimeoutCountsTheWait(throughPipeline: Bool) async throws {
-        // The only connection is busy for 3 s; the next request then waits for a response that
-        // never comes. It has waited 4 s in all at about 4 s, not at 3 + 4 = 7 s.
-        let session = Session(configuration: .init(timeoutIntervalForRequest: 4, maximumConnectionsPerHost: 1))
-        let plain = MoyaProvider<ServerTarget>(session: session)
-        let base = self.base
-        let blocker = _Concurrency.Task { UncheckedResult(await send(plain, ServerTarget(base, "/delay/3000"))) }
-        #expect(await eventually { self.server.receivedRequests.contains { $0.path == "/delay/3000" } })
+        // The only connection is busy for about 30 s with a body that drips (so the blocker's
+        // own read timeout never fires); the next request then waits for a response that never
+        // comes. It has waited 24 s in all at about 24 s, not at 30 + 24 = 54 s. The spans are
+        // long so that a loaded machine (timers seconds late under the sanitizers) cannot blur
+        // the two.
+        let session = Session(configuration: .init(timeoutIntervalForRequest: 24, maximumConnectionsPerHost: 1))
+        let blocker = try await occupyConnection(session)
         let provider: MoyaProvider<ServerTarget> = provider(session, throughPipeline: throughPipeline)
-        let result = await timed(provider, ServerTarget(base, "/delay/30000"))
+        let result = await timed(provider, ServerTarget(base, "/delay/120000"))
         expectTimedOut(result)
-        #expect(result.elapsed < 6)
-        #expect(await blocker.value.result.response?.statusCode == 200)
+        #expect(result.elapsed < 39)
         try await session.shutdown()
+        // The blocker held the connection all along; the shutdown ends it.
+        _ = await blocker.value
     }
 }
