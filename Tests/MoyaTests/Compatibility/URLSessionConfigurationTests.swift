@@ -97,18 +97,21 @@ final class URLSessionConfigurationTests {
         let configuration = URLSessionConfiguration.default
         configuration.headers = .default
         configuration.httpAdditionalHeaders?["X-Team"] = "moya"
-        configuration.timeoutIntervalForRequest = 0.5
         let session = Session(configuration: configuration, startRequestsImmediately: false)
-        defer { #expect(throws: Never.self) { try session.syncShutdown() } }
         let provider = MoyaProvider<ServerTarget>(session: session)
-
         let echo = try JSONDecoder().decode(EchoHeaders.self, from: try await provider.request(ServerTarget(base, "/echo")).data)
         #expect(echo.headers["x-team"] == "moya")
         #expect(echo.headers["user-agent"] == HTTPHeader.defaultUserAgent.value)
+        try await session.shutdown()
 
-        // The server would answer after 5 s: a timeout shows the configuration's limit fired.
-        let result = await send(provider, ServerTarget(base, "/delay/5000"))
+        // A session of its own for the short limit: a request that must succeed is not held to
+        // it, since a loaded machine can take longer than 0.5 s to answer. The server would
+        // answer after 600 s: a timeout shows the configuration's limit fired.
+        configuration.timeoutIntervalForRequest = 0.5
+        let limited = Session(configuration: configuration, startRequestsImmediately: false)
+        let result = await send(MoyaProvider<ServerTarget>(session: limited), ServerTarget(base, "/delay/600000"))
         #expect((result.error?.underlyingError as? URLError)?.code == .timedOut)
+        try await limited.shutdown()
     }
 
     @Test("Session(configuration: .default) and Session() still mean Moya's configuration; sessionConfiguration reflects it")

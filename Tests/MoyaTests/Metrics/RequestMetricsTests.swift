@@ -197,7 +197,7 @@ final class RequestMetricsTests {
         let token = Box<any Cancellable>()
         let calls = Box<UncheckedResult>()
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            token.value = provider.request(ServerTarget(base, "/delay/5000"), callbackQueue: .global()) { result in
+            token.value = provider.request(ServerTarget(base, "/delay/600000"), callbackQueue: .global()) { result in
                 calls.value = UncheckedResult(result)
                 continuation.resume()
             }

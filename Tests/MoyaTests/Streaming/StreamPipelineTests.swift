@@ -128,8 +128,9 @@ final class StreamPipelineTests {
             #expect((error.underlyingError as? URLError)?.code == .timedOut, "\(error)")
         }
         // A second when the machine is idle; the bound leaves room for sanitizer runs beside
-        // CPU-heavy suites, and is still far below the body's minute.
-        #expect(Date().timeIntervalSince(started) < 30)
+        // CPU-heavy suites (timers 25 s late have been seen), and is still below the body's
+        // minute.
+        #expect(Date().timeIntervalSince(started) < 50)
     }
 
     @Test("Streams go through the trust manager: a pinned certificate, a pinned public key (the bridge)", arguments: ["certificate", "key"])
