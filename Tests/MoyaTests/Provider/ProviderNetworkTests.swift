@@ -426,8 +426,9 @@ final class ProviderNetworkTests {
             let box = UncheckedSendable(token)
             DispatchQueue.global().asyncAfter(deadline: .now() + 0.3) { box.value.cancel() }
         }
-        // The route never finishes and the read timeout is 60 s: ending at all means the cancel worked.
-        #expect(Date().timeIntervalSince(start) < 30)
+        // The route never finishes and the read timeout is 60 s: the cancellation error below
+        // tells the cancel from that timeout, and ending before it means the cancel worked.
+        #expect(Date().timeIntervalSince(start) < 58)
         let error = try #require(result.result.error)
         #expect(error.isCancelled)
         #expect((error.underlyingError as NSError?)?.code == NSURLErrorCancelled)
