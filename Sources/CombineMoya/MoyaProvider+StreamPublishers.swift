@@ -7,12 +7,6 @@ import Combine
 import OpenCombine
 #endif
 
-/// A value carried into a `@Sendable` closure that only reads it, once, when a subscription
-/// starts: a provider's target (`TargetType` is not `Sendable`, as in Moya).
-private struct TargetBox<Target>: @unchecked Sendable {
-    let value: Target
-}
-
 extension MoyaProvider {
     /// A publisher of a streamed response's body: its chunks of `Data` as they arrive.
     ///
@@ -32,7 +26,9 @@ extension MoyaProvider {
     ///   - options: How the stream is read.
     /// - Returns: A publisher of the body's chunks.
     public func streamPublisher(_ target: Target, options: StreamOptions = .default) -> AnyPublisher<Data, MoyaError> {
-        let target = TargetBox(value: target)
+        // Unchecked: the closure only reads the target, once, when a subscription starts
+        // (`TargetType` is not `Sendable`, as in Moya).
+        let target = UncheckedSendable(target)
         return StreamPublisher<Data> { emitter async throws(MoyaError) in
             let stream = try await self.stream(target.value, options: options)
             for try await chunk in stream.body {

@@ -75,10 +75,11 @@ extension Reactive where Base: MoyaProviderType {
         return SignalProducer { observer, lifetime in
             let run = ProducerRun(observer: observer, lifetime: lifetime)
             guard !run.isInterrupted else { return }
+            let latest = LatestProgress()
             // The provider's own completed event is held back: the completion brings the
             // response after the plugins' `process`, and that is the one sent.
             let progress: ProgressBlock = { event in
-                run.remember(event.progressObject)
+                latest.update(event.progressObject)
                 if !event.completed {
                     run.send(event)
                 }
@@ -86,7 +87,7 @@ extension Reactive where Base: MoyaProviderType {
             let cancellable = provider.request(token, callbackQueue: callbackQueue, progress: progress) { result in
                 switch result {
                 case .success(let response):
-                    run.complete(with: ProgressResponse(progress: run.latestProgress, response: response))
+                    run.complete(with: ProgressResponse(progress: latest.value, response: response))
                 case .failure(let error):
                     run.fail(error)
                 }

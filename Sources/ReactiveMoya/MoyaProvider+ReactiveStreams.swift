@@ -3,14 +3,6 @@ import Foundation
 import Moya
 import ReactiveSwift
 
-/// A target carried into the task that opens a stream, which only reads it.
-private struct SendableTarget<Target>: @unchecked Sendable {
-    // Sendable: the target is a value the caller handed over; the task only reads it, once
-    // per start, and nothing else ever sees this copy. (`TargetType` is not `Sendable`, as in
-    // Moya.)
-    let value: Target
-}
-
 extension Reactive {
     /// A producer of a streamed response's body: its chunks of `Data` as they arrive.
     ///
@@ -37,7 +29,9 @@ extension Reactive {
     public func stream<Target: TargetType>(_ target: Target, options: StreamOptions = .default) -> SignalProducer<Data, MoyaError>
     where Base: MoyaProvider<Target> {
         let provider = base
-        let target = SendableTarget(value: target)
+        // Unchecked: the task only reads the target, once per start, to open its stream
+        // (`TargetType` is not `Sendable`, as in Moya).
+        let target = UncheckedSendable(target)
         return SignalProducer { observer, lifetime in
             let run = ProducerRun(observer: observer, lifetime: lifetime)
             guard !run.isInterrupted else { return }

@@ -26,8 +26,6 @@ final class ProducerRun<Value>: @unchecked Sendable {
         var phase = Phase.running
         /// Cancels the work; set once the work has started, dropped when either side ends.
         var cancel: (() -> Void)?
-        /// The latest progress snapshot of a request with progress.
-        var progress: Progress?
     }
 
     private let lock = NSLock()
@@ -86,17 +84,6 @@ final class ProducerRun<Value>: @unchecked Sendable {
     func fail(_ error: MoyaError) {
         guard finish() else { return }
         observer.send(error: error)
-    }
-
-    /// Remembers the latest progress snapshot, unless `progress` is `nil`.
-    func remember(_ progress: Progress?) {
-        guard let progress else { return }
-        lock.withLock { state.progress = progress }
-    }
-
-    /// The latest progress snapshot, if any.
-    var latestProgress: Progress? {
-        lock.withLock { state.progress }
     }
 
     /// Marks the work as ended; `false` when the run was already over.

@@ -78,7 +78,7 @@ extension Reactive where Base: MoyaProviderType {
             let subscription = RequestDisposable()
             let latest = LatestProgress()
             let progress: ProgressBlock = { event in
-                latest.record(event.progressObject)
+                latest.update(event.progressObject)
                 // The provider's own completed event is left out: the one emitted at the end
                 // carries the response as the completion delivers it, after `process`.
                 guard !event.completed else { return }
@@ -90,7 +90,7 @@ extension Reactive where Base: MoyaProviderType {
                 guard subscription.finish() else { return }
                 switch result {
                 case .success(let response):
-                    observer.onNext(ProgressResponse(progress: latest.progress, response: response))
+                    observer.onNext(ProgressResponse(progress: latest.value, response: response))
                     observer.onCompleted()
                 case .failure(let error):
                     observer.onError(error)

@@ -3,13 +3,6 @@ import Foundation
 import Moya
 import RxSwift
 
-/// A target carried into the task of each subscription, which only reads it, to open its stream
-/// (`TargetType` is not `Sendable`, as in Moya; targets are values the provider reads from any
-/// thread).
-private struct TargetBox<Target>: @unchecked Sendable {
-    let value: Target
-}
-
 extension Reactive {
     /// An `Observable` of a streamed response's body: its chunks of `Data` as they arrive.
     ///
@@ -31,7 +24,9 @@ extension Reactive {
     /// - Returns: An `Observable` of the body's chunks.
     public func stream<Target: TargetType>(_ target: Target, options: StreamOptions = .default) -> Observable<Data> where Base: MoyaProvider<Target> {
         let provider = base
-        let target = TargetBox(value: target)
+        // Unchecked: the task of each subscription only reads the target, to open its stream
+        // (`TargetType` is not `Sendable`, as in Moya).
+        let target = UncheckedSendable(target)
         return Observable.running { emit async throws(MoyaError) in
             let stream = try await provider.stream(target.value, options: options)
             for try await chunk in stream.body {

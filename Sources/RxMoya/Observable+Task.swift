@@ -12,13 +12,17 @@ extension Observable {
     /// `for await` loop around it reads the next element only then.
     static func running(_ body: @escaping @Sendable (_ emit: (Element) -> Void) async throws(MoyaError) -> Void) -> Observable<Element> {
         Observable.create { observer in
-            let box = ObserverBox(observer: observer)
+            // Unchecked: only the task calls the observer, one call after another (elements,
+            // then one terminal event), as the observer contract asks; disposal, from any
+            // thread, goes through the subscription's disposable, never through the observer,
+            // and RxSwift's sink drops what the task sends after it.
+            let box = UncheckedSendable(observer)
             let task = _Concurrency.Task {
                 do throws(MoyaError) {
-                    try await body { box.observer.onNext($0) }
-                    box.observer.onCompleted()
+                    try await body { box.value.onNext($0) }
+                    box.value.onCompleted()
                 } catch {
-                    box.observer.onError(error)
+                    box.value.onError(error)
                 }
             }
             return Disposables.create { task.cancel() }
@@ -26,13 +30,4 @@ extension Observable {
     }
 }
 
-/// The observer of one subscription, handed to the task that feeds it.
-///
-/// Sendable: only that task calls the observer, one call after another (elements, then one
-/// terminal event), as the observer contract asks; disposal, from any thread, goes through the
-/// subscription's disposable, never through the observer, and RxSwift's sink drops what the
-/// task sends after it.
-struct ObserverBox<Element>: @unchecked Sendable {
-    let observer: AnyObserver<Element>
-}
 #endif
