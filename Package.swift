@@ -7,6 +7,8 @@ let package = Package(
     products: [
         .library(name: "Moya", targets: ["Moya"]),
         .library(name: "CombineMoya", targets: ["CombineMoya"]),
+        // For test targets only: a mock server, cassettes and expectations (see the Testing article).
+        .library(name: "MoyaTesting", targets: ["MoyaTesting"]),
         // Empty modules unless their trait is enabled: see `traits` below.
         .library(name: "RxMoya", targets: ["RxMoya"]),
         .library(name: "ReactiveMoya", targets: ["ReactiveMoya"]),
@@ -25,6 +27,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio-extras", from: "1.35.2"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.6"),
+        // Already in the graph through AsyncHTTPClient; MoyaTesting's mock server speaks HTTP/2.
+        .package(url: "https://github.com/apple/swift-nio-http2", from: "1.46.0"),
         // Already in the graph through AsyncHTTPClient; named to tell its no-op tracer apart.
         .package(url: "https://github.com/apple/swift-distributed-tracing", from: "1.7.3"),
         // Request metrics go to whatever backend the program bootstraps.
@@ -80,9 +84,23 @@ let package = Package(
             ],
             exclude: ["README.md"]
         ),
+        // The test kit users add to their test targets; never linked into Moya.
+        .target(
+            name: "MoyaTesting",
+            dependencies: [
+                "Moya",
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "NIOHTTP2", package: "swift-nio-http2"),
+            ]
+        ),
         .target(
             name: "MoyaTestServer",
             dependencies: [
+                "MoyaTesting",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -175,6 +193,10 @@ let package = Package(
                 "MoyaTestServer",
                 .product(name: "ReactiveSwift", package: "ReactiveSwift", condition: .when(traits: ["ReactiveMoya"])),
             ]
+        ),
+        .testTarget(
+            name: "MoyaTestingTests",
+            dependencies: ["MoyaTesting", "Moya", "MoyaTestServer"]
         ),
         // A client written for Moya, compiled in the Swift 5 language mode: it must keep compiling.
         .testTarget(

@@ -54,7 +54,7 @@ enum HTTPSBenchmark {
             base = url
         } else {
             pem = Data(TestCertificates.serverCertificatePEM.utf8)
-            server = try TestServer.start(tls: true)
+            server = try await TestServer.start(tls: true)
             base = server!.baseURL
         }
         let certificate = try TLSCertificate(pem: pem)
@@ -87,6 +87,6 @@ enum HTTPSBenchmark {
         for (name, ratios) in summary {
             print(column(name, 22) + column(format(ratios[0], 3) + "x", 15) + format(ratios[1], 3) + "x")
         }
-        try server?.shutdown()
+        await server?.shutdown()
     }
 }

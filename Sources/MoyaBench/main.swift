@@ -85,7 +85,7 @@ if let client = options.rssChild, let url = options.url {
     try await MemoryPerClient.child(client, base: url, path: options.rssPath)
     exit(0)
 }
-let server: TestServer? = options.url == nil ? try TestServer.start() : nil
+let server: TestServer? = options.url == nil ? try await TestServer.start() : nil
 let base = options.url ?? server!.baseURL
 let serverPort = base.port ?? (base.scheme == "https" ? 443 : 80)
 let getPath = options.url == nil ? "/bytes/128" : "/"
@@ -297,7 +297,7 @@ if options.only == nil || options.only == "mapping" {
     try MappingBenchmark.run(rounds: options.rounds)
 }
 
-try server?.shutdown()
+await server?.shutdown()
 
 // The 1 GiB memory runs go in a process of their own, MoyaMemoryBenchmark (built beside this
 // one): peak RSS is a per-process figure, and this process's own history would blur it.

@@ -15,7 +15,7 @@ enum DemoAPI: TargetType {
 
     static let server: TestServer = {
         do {
-            return try TestServer.start()
+            return try TestServer.startBlocking()
         } catch {
             print("Could not start the local server: \(error)")
             exit(1)
@@ -149,11 +149,7 @@ stubbingProvider.request(.zen) { result in
     }
 }
 
-do {
-    try DemoAPI.server.shutdown()
-} catch {
-    failures.record("shutting the local server down: \(error)")
-}
+DemoAPI.server.shutdownBlocking()
 if failures.total == 0 {
     print("\nAll steps passed. For a client to copy (plugins, task groups, a download with a progress bar, retry), see Examples/HTTPBinClient.")
     exit(0)

@@ -97,7 +97,7 @@ let sizeMiB = CommandLine.arguments.dropFirst().first.flatMap(Int.init) ?? 1024
 let size = sizeMiB << 20
 let goal = 32 << 20
 
-let server = try TestServer.start()
+let server = try TestServer.startBlocking()
 let work = FileManager.default.temporaryDirectory.appendingPathComponent("moya-memory-\(UUID().uuidString)")
 try FileManager.default.createDirectory(at: work, withIntermediateDirectories: true)
 defer { try? FileManager.default.removeItem(at: work) }
@@ -272,5 +272,5 @@ for (name, transfer) in [
 try client.syncShutdown()
 
 try session.syncShutdown()
-try server.shutdown()
+server.shutdownBlocking()
 exit(failures == 0 ? 0 : 1)

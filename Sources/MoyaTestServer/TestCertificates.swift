@@ -1,3 +1,5 @@
+import MoyaTesting
+
 /// A self-signed certificate and key pair for the HTTPS test server, and a second unrelated
 /// pair for "wrong pin" tests.
 ///
@@ -10,30 +12,12 @@
 ///   -addext "subjectAltName=IP:127.0.0.1,DNS:localhost" -addext "basicConstraints=critical,CA:TRUE"
 /// ```
 public enum TestCertificates {
-    /// The certificate the HTTPS test server presents (PEM).
-    public static let serverCertificatePEM = """
-        -----BEGIN CERTIFICATE-----
-        MIIBtzCCAV2gAwIBAgIUdmfDGalzhmZAdNotR4bbTYMxYlAwCgYIKoZIzj0EAwIw
-        IjEgMB4GA1UEAwwXTW95YSBUZXN0IFNlcnZlciBzZXJ2ZXIwIBcNMjYxMTIyMDEy
-        OTE4WhgPMjEyNjEwMjkwMTI5MThaMCIxIDAeBgNVBAMMF01veWEgVGVzdCBTZXJ2
-        ZXIgc2VydmVyMFkwEwYHKoZIzj0CAQYIKoZIzj0DAQcDQgAEYmn0Q/G+kITuIJGZ
-        pu8Datn31/NnNq0LvI3wfsrIHyf5M6pgTJXCLoHDSF6Buq2hzmlpzM/E0FtoX4Dd
-        Yt4ABqNvMG0wHQYDVR0OBBYEFKjpPjubZ4AMW+T2nCd1sR9QE5YmMB8GA1UdIwQY
-        MBaAFKjpPjubZ4AMW+T2nCd1sR9QE5YmMBoGA1UdEQQTMBGHBH8AAAGCCWxvY2Fs
-        aG9zdDAPBgNVHRMBAf8EBTADAQH/MAoGCCqGSM49BAMCA0gAMEUCIHDP1yGBbcfR
-        glT4/I2f4oh9+Sk4xWc+Dr78GU9xYQnfAiEA+5/mRPAKwBafFm8UX45dIfkfuE1T
-        s4UNyMxVP2RXNFQ=
-        -----END CERTIFICATE-----
-        """
+    /// The certificate the HTTPS test server presents (PEM): MoyaTesting's
+    /// `MockServer.certificatePEM`.
+    public static let serverCertificatePEM = MockServer.certificatePEM
 
     /// The private key of ``serverCertificatePEM`` (PEM).
-    public static let serverPrivateKeyPEM = """
-        -----BEGIN PRIVATE KEY-----
-        MIGHAgEAMBMGByqGSM49AgEGCCqGSM49AwEHBG0wawIBAQQgmQE/dtU0s2m/vVTA
-        7YZ/tIuw8cVoro+wfg/EFZOaFumhRANCAARiafRD8b6QhO4gkZmm7wNq2ffX82c2
-        rQu8jfB+ysgfJ/kzqmBMlcIugcNIXoG6raHOaWnMz8TQW2hfgN1i3gAG
-        -----END PRIVATE KEY-----
-        """
+    public static let serverPrivateKeyPEM = MockServer.privateKeyPEM
 
     /// An unrelated self-signed certificate (PEM), for pins that must not match.
     public static let otherCertificatePEM = """

@@ -1,15 +1,15 @@
 import Foundation
-import NIOCore
-import NIOHTTP1
-import NIOPosix
-import NIOSSL
+import MoyaTesting
 
-/// An in-process HTTP/1.1 server with a fixed set of test routes (echo, status codes, delays,
+/// The project's own test server: a `MockServer` of MoyaTesting (HTTP/1.1) whose requests, when
+/// nothing was scripted for them, go to a fixed set of test routes (echo, status codes, delays,
 /// streaming downloads and uploads, multipart parsing, redirects, compression, auth and
 /// deliberately broken responses).
 ///
-/// Each server owns a dedicated single-threaded event loop group, so many servers can run in
-/// parallel inside one process. Always call ``shutdown()`` when done.
+/// Starting and stopping are `async` and never block a thread; the servers of a process share
+/// MockServer's event loops. A server released without ``shutdown()`` closes its socket and
+/// connections on its own. ``mock`` scripts answers in front of the routes and records requests
+/// with their bodies.
 ///
 /// Routes (any method is accepted on every route):
 /// - `/echo`, `/echo/...`: JSON description of the request.
@@ -54,35 +54,33 @@ import NIOSSL
 ///   <n>\n\n` in a flushed write of its own, `interval_ms` apart, then the response ends.
 /// - anything else: 404 `{"error": "not found"}`.
 public final class TestServer: Sendable {
-    private let group: MultiThreadedEventLoopGroup
-    private let serverChannel: any Channel
+    /// The server underneath: script it to answer some requests before the fixed routes see
+    /// them, or wait on its ``MockServer/waitForRequests(count:timeout:)``.
+    public let mock: MockServer
     private let log: RequestLog
     private let endlessCounters: EndlessResponseCounters
-    private let isShutDown = LockedValue(false)
 
     /// The TCP port the server listens on.
-    public let port: Int
+    public var port: Int { self.mock.port }
 
     /// The address the server listens on: `127.0.0.1` unless ``start(tls:requireClientCertificate:host:)``
     /// was given another (such as `127.0.0.2`, a second loopback host).
-    public let host: String
+    public var host: String { self.mock.host }
 
-    /// Whether the server speaks HTTPS (see ``start(tls:)``).
-    public let usesTLS: Bool
+    /// Whether the server speaks HTTPS (see ``start(tls:requireClientCertificate:host:)``).
+    public var usesTLS: Bool { self.mock.configuration.tls != nil }
 
     /// The base URL of the server, `http://127.0.0.1:<port>` (or `https://` with TLS, and the
     /// server's ``host``).
-    public var baseURL: URL {
-        URL(string: "\(self.usesTLS ? "https" : "http")://\(self.host):\(self.port)")!
-    }
+    public var baseURL: URL { self.mock.baseURL }
 
     /// How many connections the server has accepted so far (a TLS connection counts even when
     /// its handshake fails).
     public var acceptedConnections: Int {
-        self.log.connectionCount
+        self.mock.acceptedConnections
     }
 
-    /// Every request received so far, in arrival order.
+    /// Every request the fixed routes received so far, in arrival order.
     ///
     /// A request is recorded when its end arrives; `/drop`, `/malformed` and `/stop-reading`
     /// are recorded when their head arrives. See ``RecordedRequest``.
@@ -102,25 +100,14 @@ public final class TestServer: Sendable {
         self.endlessCounters.openEndlessResponses
     }
 
-    private init(
-        group: MultiThreadedEventLoopGroup,
-        serverChannel: any Channel,
-        log: RequestLog,
-        endlessCounters: EndlessResponseCounters,
-        host: String,
-        port: Int,
-        usesTLS: Bool
-    ) {
-        self.usesTLS = usesTLS
-        self.host = host
-        self.group = group
-        self.serverChannel = serverChannel
+    private init(mock: MockServer, log: RequestLog, endlessCounters: EndlessResponseCounters) {
+        self.mock = mock
         self.log = log
         self.endlessCounters = endlessCounters
-        self.port = port
     }
 
-    /// Starts a server on `127.0.0.1` (or `host`) with an ephemeral port (HTTP/1.1, keep-alive).
+    /// Starts a server on `127.0.0.1` (or `host`) with an ephemeral port (HTTP/1.1, keep-alive),
+    /// and returns once it listens.
     ///
     /// - Parameters:
     ///   - tls:                      Serve HTTPS with ``TestCertificates/serverCertificatePEM``.
@@ -129,58 +116,41 @@ public final class TestServer: Sendable {
     ///   - host:                     The IPv4 address to listen on; another loopback address
     ///                               such as `127.0.0.2` makes a server of another origin.
     /// - Throws: If the listening socket cannot be bound.
-    public static func start(tls: Bool = false, requireClientCertificate: Bool = false, host: String = "127.0.0.1") throws -> TestServer {
-        let sslContext = try tls ? makeSSLContext(requireClientCertificate: requireClientCertificate) : nil
-        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+    public static func start(tls: Bool = false, requireClientCertificate: Bool = false, host: String = "127.0.0.1") async throws -> TestServer {
         let log = RequestLog()
         let endlessCounters = EndlessResponseCounters()
-        let bootstrap = ServerBootstrap(group: group)
-            .serverChannelOption(.backlog, value: 256)
-            .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
-            .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
-            .childChannelOption(.socketOption(.so_reuseaddr), value: 1)
-            .childChannelInitializer { channel in
-                log.countConnection()
-                return channel.eventLoop.makeCompletedFuture {
-                    let sync = channel.pipeline.syncOperations
-                    if let sslContext {
-                        try sync.addHandler(NIOSSLServerHandler(context: sslContext))
-                    }
-                    try sync.configureHTTPServerPipeline(withPipeliningAssistance: true, withErrorHandling: true)
-                    try sync.addHandler(TestServerHandler(log: log, endlessCounters: endlessCounters))
-                }
+        var tlsSettings: MockServer.TLS?
+        if tls {
+            tlsSettings = .localhost
+            if requireClientCertificate {
+                tlsSettings?.trustedClientCertificatesPEM = [TestCertificates.otherCertificatePEM]
             }
-        do {
-            let channel = try bootstrap.bind(host: host, port: 0).wait()
-            guard let port = channel.localAddress?.port else {
-                try? channel.close().wait()
-                throw TestServerError.noLocalAddress
-            }
-            return TestServer(
-                group: group,
-                serverChannel: channel,
-                log: log,
-                endlessCounters: endlessCounters,
-                host: host,
-                port: port,
-                usesTLS: tls
-            )
-        } catch {
-            try? group.syncShutdownGracefully()
-            throw error
         }
+        let configuration = MockServer.Configuration(host: host, tls: tlsSettings, offersHTTP2: false)
+        let mock = try await MockServer.start(
+            configuration,
+            connections: .forwardingUnscripted { pipeline in
+                try pipeline.addHandler(TestServerHandler(log: log, endlessCounters: endlessCounters))
+            }
+        )
+        return TestServer(mock: mock, log: log, endlessCounters: endlessCounters)
     }
 
-    private static func makeSSLContext(requireClientCertificate: Bool) throws -> NIOSSLContext {
-        let certificate = try NIOSSLCertificate(bytes: Array(TestCertificates.serverCertificatePEM.utf8), format: .pem)
-        let key = try NIOSSLPrivateKey(bytes: Array(TestCertificates.serverPrivateKeyPEM.utf8), format: .pem)
-        var configuration = TLSConfiguration.makeServerConfiguration(certificateChain: [.certificate(certificate)], privateKey: .privateKey(key))
-        if requireClientCertificate {
-            let clientRoot = try NIOSSLCertificate(bytes: Array(TestCertificates.otherCertificatePEM.utf8), format: .pem)
-            configuration.certificateVerification = .noHostnameVerification
-            configuration.trustRoots = .certificates([clientRoot])
-        }
-        return try NIOSSLContext(configuration: configuration)
+    /// Starts a server as ``start(tls:requireClientCertificate:host:)`` does, blocking the
+    /// calling thread until it listens: for the demo and the benchmarks' top-level code, never
+    /// for a task.
+    @available(*, noasync, message: "blocks the calling thread; use start() in async code")
+    public static func startBlocking(tls: Bool = false) throws -> TestServer {
+        try BlockingBridge.run { try await TestServer.start(tls: tls) }
+    }
+
+    /// Waits until the fixed routes have recorded `count` requests (see ``receivedRequests``)
+    /// and returns the first `count`: the signal that replaces sleeping until a request arrived.
+    ///
+    /// - Throws: `MockServerError.timedOut` after `timeout`, `CancellationError` when cancelled.
+    @discardableResult
+    public func waitForRequests(count: Int, timeout: Duration = .seconds(120)) async throws -> [RecordedRequest] {
+        try await self.log.wait(for: count, timeout: timeout)
     }
 
     /// Forgets all requests recorded so far.
@@ -188,24 +158,16 @@ public final class TestServer: Sendable {
         self.log.removeAll()
     }
 
-    /// Stops the server: closes the listening socket and every open connection, then shuts down
-    /// the server's event loop. Calling it again is a no-op. Must not be called on the server's
-    /// own event loop.
-    public func shutdown() throws {
-        let alreadyShutDown = self.isShutDown.withLock { (flag: inout Bool) -> Bool in
-            defer { flag = true }
-            return flag
-        }
-        if alreadyShutDown { return }
-        try? self.serverChannel.close().wait()
-        // Shutting down the group closes all child channels that are still registered.
-        try self.group.syncShutdownGracefully()
+    /// Stops the server: closes the listening socket and every open connection, and returns
+    /// once they are closed. Calling it again does nothing.
+    public func shutdown() async {
+        await self.mock.shutdown()
     }
 
-    deinit {
-        // Best effort: avoid leaking the event loop thread if the owner forgot to call shutdown().
-        if !self.isShutDown.withLock({ $0 }) {
-            self.group.shutdownGracefully { _ in }
-        }
+    /// Stops the server as ``shutdown()`` does, blocking the calling thread: the counterpart of
+    /// ``startBlocking(tls:)``.
+    @available(*, noasync, message: "blocks the calling thread; use shutdown() in async code")
+    public func shutdownBlocking() {
+        try? BlockingBridge.run { await self.shutdown() }
     }
 }

@@ -1,0 +1,67 @@
+extension MockServer {
+    /// Adds responses to the end of the queue. Each request that no route answers takes the
+    /// next one, in order.
+    public func enqueue(_ responses: MockResponse...) {
+        self.script.enqueue(responses)
+    }
+
+    /// Adds responses to the end of the queue (see ``enqueue(_:)``).
+    public func enqueue(contentsOf responses: [MockResponse]) {
+        self.script.enqueue(responses)
+    }
+
+    /// How many queued responses have not been sent yet.
+    public var queuedResponseCount: Int {
+        self.script.queuedCount
+    }
+
+    /// Answers every request to `path` (and `method`, when given) by calling `respond`.
+    ///
+    /// `path` matches the request path exactly (without the query), or every path that starts
+    /// with it when it ends in `*` (`"/files/*"`). A later route wins over an earlier one that
+    /// matches the same request. An error thrown by `respond` becomes a `500` whose body is the
+    /// error's description.
+    ///
+    /// ```swift
+    /// server.route("POST", "/users") { request in
+    ///     let user = try request.decodeBody(NewUser.self)
+    ///     return try .json(encoding: User(id: 7, name: user.name), status: 201)
+    /// }
+    /// ```
+    public func route(
+        _ method: String? = nil,
+        _ path: String,
+        respond: @escaping @Sendable (MockRequest) async throws -> MockResponse
+    ) {
+        self.script.addRoute(.init(method: method, path: path, responder: .handler(respond)))
+    }
+
+    /// Answers every request to `path` (and `method`, when given) with `response`; `path`
+    /// matches as for ``route(_:_:respond:)``.
+    public func route(_ method: String? = nil, _ path: String, response: MockResponse) {
+        self.script.addRoute(.init(method: method, path: path, responder: .fixed(response)))
+    }
+
+    /// Makes `path` the start of a chain of `hops` redirects (`path/1`, `path/2`, ... with
+    /// `status`) that ends in `final` at `path/<hops>`.
+    public func routeRedirectChain(from path: String, hops: Int, status: Int = 302, final: MockResponse = .text("done")) {
+        let base = path.hasSuffix("/") ? String(path.dropLast()) : path
+        for hop in 0..<max(hops, 0) {
+            let from = hop == 0 ? base : "\(base)/\(hop)"
+            self.route(nil, from, response: .redirect(to: "\(base)/\(hop + 1)", status: status))
+        }
+        self.route(nil, hops <= 0 ? base : "\(base)/\(hops)", response: final)
+    }
+
+    /// Removes every route (the queue and the default response stay).
+    public func removeRoutes() {
+        self.script.removeRoutes()
+    }
+
+    /// The response for requests that neither a route nor the queue answers; `nil` (the
+    /// default) answers them with a `404` saying that nothing was scripted.
+    public var defaultResponse: MockResponse? {
+        get { self.script.defaultResponse }
+        set { self.script.defaultResponse = newValue }
+    }
+}
