@@ -121,7 +121,8 @@ final class MockServerHandler: ChannelInboundHandler, RemovableChannelHandler {
         let decision = self.settings.script.decide(method: request.method, path: request.path)
         guard case .respond(let responder) = decision else {
             self.settings.journal.record(request, answered: false)
-            let text = "MockServer: nothing was scripted for \(request.method) \(request.path) (no route matched, the queue is empty and there is no default response)\n"
+            let text =
+                "MockServer: nothing was scripted for \(request.method) \(request.path) (no route matched, the queue is empty and there is no default response)\n"
             self.write(.text(text, status: 404), for: head, context: context)
             return
         }
