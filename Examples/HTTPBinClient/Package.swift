@@ -10,13 +10,30 @@ let package = Package(
         .package(name: "Moya", path: "../..")
     ],
     targets: [
+        // The API (the targets, the retry policy, the plugins), so that the tests can use it too.
+        .target(
+            name: "HTTPBinKit",
+            dependencies: [
+                .product(name: "Moya", package: "Moya")
+            ]
+        ),
+        // The program: `swift run HTTPBinClient [base URL]`.
         .executableTarget(
             name: "HTTPBinClient",
             dependencies: [
-                .product(name: "Moya", package: "Moya")
-            ],
-            path: "Sources"
-        )
+                "HTTPBinKit",
+                .product(name: "Moya", package: "Moya"),
+            ]
+        ),
+        // `swift test`: the API against MoyaTesting's mock server, no httpbin needed.
+        .testTarget(
+            name: "HTTPBinClientTests",
+            dependencies: [
+                "HTTPBinKit",
+                .product(name: "Moya", package: "Moya"),
+                .product(name: "MoyaTesting", package: "Moya"),
+            ]
+        ),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -2,10 +2,13 @@
 //
 //     swift run HTTPBinClient [base URL]      (default: $HTTPBIN_URL, else https://httpbin.org)
 //
-// Four steps, each a function below; the API itself is in HTTPBinAPI.swift, the two small
-// plugins in Plugins.swift and the progress bar in ProgressBar.swift.
+// Four steps, each a function below. The API itself (the targets and the retry policy) is in
+// Sources/HTTPBinKit/HTTPBinAPI.swift and the two small plugins in Sources/HTTPBinKit/Plugins.swift,
+// a library that the tests (Tests/HTTPBinClientTests) use too; the progress bar is in
+// ProgressBar.swift, next to this file.
 
 import Foundation
+import HTTPBinKit
 import Moya
 
 /// A step did not see what it expected; the program exits with status 1.
@@ -15,7 +18,7 @@ struct StepFailure: Error, CustomStringConvertible {
 }
 
 /// Prints a step's title and where its code is.
-func announce(_ number: Int, _ title: String, function: String, file: String = "Sources/main.swift") {
+func announce(_ number: Int, _ title: String, function: String, file: String = "Sources/HTTPBinClient/main.swift") {
     print("\nStep \(number): \(title) (\(file), func \(function))")
 }
 
@@ -32,14 +35,17 @@ func send(_ target: HTTPBin, with provider: MoyaProvider<HTTPBin>) async -> Resu
 
 /// `NetworkLoggerPlugin` logs each request; `AccessTokenPlugin` adds `Authorization: Bearer`
 /// to the targets that ask for it. The logger hides the token by default.
-func pluginsDemo() async throws {
+func pluginsDemo(baseURL: URL) async throws {
     announce(1, "plugins: NetworkLoggerPlugin and AccessTokenPlugin", function: "pluginsDemo")
     let token = "demo-token-\(UUID().uuidString.prefix(8))"
     let log = LogCollector()
-    let provider = MoyaProvider<HTTPBin>(plugins: [
-        NetworkLoggerPlugin(configuration: .init(output: log.output, logOptions: .default)),
-        AccessTokenPlugin { _ in token },
-    ])
+    let provider = MoyaProvider<HTTPBin>(
+        endpointClosure: HTTPBin.endpoints(at: baseURL),
+        plugins: [
+            NetworkLoggerPlugin(configuration: .init(output: log.output, logOptions: .default)),
+            AccessTokenPlugin { _ in token },
+        ]
+    )
 
     print("  GET /bearer with the token \"\(token)\"; the logger writes:")
     let response: Response
@@ -76,9 +82,9 @@ func pluginsDemo() async throws {
 /// Five requests at once from a task group; they finish in any order and are printed in the
 /// order they were started. Two of them wait a second on the server, yet the whole group takes
 /// about one second, not two.
-func concurrencyDemo() async throws {
+func concurrencyDemo(baseURL: URL) async throws {
     announce(2, "async/await, several requests at once in a task group", function: "concurrencyDemo")
-    let provider = MoyaProvider<HTTPBin>()  // shared safely by all the tasks
+    let provider = MoyaProvider<HTTPBin>(endpointClosure: HTTPBin.endpoints(at: baseURL))  // shared safely by all the tasks
     let targets: [HTTPBin] = [.echo(name: "alpha"), .delay(seconds: 1), .post(message: "hello"), .delay(seconds: 1), .echo(name: "omega")]
     let start = ContinuousClock.now
 
@@ -134,12 +140,12 @@ func summarize(_ response: Response, of target: HTTPBin) throws -> String {
 
 /// A download streamed to a file, with a live progress bar fed by `requestWithProgress`, an
 /// `AsyncSequence` of progress events that ends with the response.
-func downloadDemo() async throws {
+func downloadDemo(baseURL: URL) async throws {
     announce(3, "a download with a progress bar", function: "downloadDemo")
     let directory = FileManager.default.temporaryDirectory.appendingPathComponent("HTTPBinClient-\(UUID().uuidString)")
     let destination = directory.appendingPathComponent("drip.bin")
     let bytes = 4096
-    let provider = MoyaProvider<HTTPBin>()
+    let provider = MoyaProvider<HTTPBin>(endpointClosure: HTTPBin.endpoints(at: baseURL))
     print("  GET /drip: \(bytes) bytes sent slowly over 2 seconds")
 
     var bar = ProgressBar()
@@ -168,13 +174,14 @@ func downloadDemo() async throws {
 // MARK: - Step 4
 
 /// `RetryPolicy` sends a request that got 503 again, with exponential backoff. httpbin's
-/// /status/503 never recovers, so after `retryLimit` retries the 503 is the result.
-func retryDemo() async throws {
+/// /status/503 never recovers, so after `retryLimit` retries the 503 is the result. The policy
+/// is `HTTPBin.retryPolicy` (Sources/HTTPBinKit/HTTPBinAPI.swift).
+func retryDemo(baseURL: URL) async throws {
     announce(4, "retry with backoff, the RetryPolicy interceptor", function: "retryDemo")
-    let retryLimit = 3
-    let policy = RetryPolicy(retryLimit: retryLimit, exponentialBackoffBase: 2, exponentialBackoffScale: 0.1, jitter: 0)
+    let policy = HTTPBin.retryPolicy
+    let retryLimit = policy.retryLimit
     let reporter = RetryReporter()
-    let provider = MoyaProvider<HTTPBin>(plugins: [reporter], interceptors: [policy])
+    let provider = MoyaProvider<HTTPBin>(endpointClosure: HTTPBin.endpoints(at: baseURL), plugins: [reporter], interceptors: [policy])
     print("  GET /status/503 with RetryPolicy(retryLimit: \(retryLimit)); waits 0.1 s, 0.2 s, 0.4 s:")
 
     switch await send(.unavailable, with: provider) {
@@ -193,12 +200,25 @@ func retryDemo() async throws {
 
 // MARK: - Main
 
-print("HTTPBinClient: Moya against \(Server.baseURL.absoluteString)")
+/// The server: the first command-line argument, else `$HTTPBIN_URL`, else https://httpbin.org.
+/// Exits with status 2 when that is not an http(s) URL.
+func baseURLFromCommandLine() -> URL {
+    let arguments = CommandLine.arguments.dropFirst()
+    let text = arguments.first ?? ProcessInfo.processInfo.environment["HTTPBIN_URL"] ?? HTTPBin.defaultBaseURL.absoluteString
+    guard let url = URL(string: text), let scheme = url.scheme, ["http", "https"].contains(scheme), url.host != nil else {
+        FileHandle.standardError.write(Data("error: '\(text)' is not an http(s) URL\nusage: HTTPBinClient [base URL]\n".utf8))
+        exit(2)
+    }
+    return url
+}
+
+let baseURL = baseURLFromCommandLine()
+print("HTTPBinClient: Moya against \(baseURL.absoluteString)")
 do {
-    try await pluginsDemo()
-    try await concurrencyDemo()
-    try await downloadDemo()
-    try await retryDemo()
+    try await pluginsDemo(baseURL: baseURL)
+    try await concurrencyDemo(baseURL: baseURL)
+    try await downloadDemo(baseURL: baseURL)
+    try await retryDemo(baseURL: baseURL)
     print("\nAll steps passed.")
 } catch {
     FileHandle.standardError.write(Data("\nerror: \(error)\n".utf8))

@@ -8,20 +8,22 @@ import FoundationNetworking
 /// A plugin that prints each attempt: `willRetry` runs when an interceptor (here `RetryPolicy`)
 /// decides to send a request again, before the backoff wait, with the outcome of the attempt
 /// that failed; `willSend` and `didReceive` run once, around all attempts.
-final class RetryReporter: PluginType, @unchecked Sendable {
+public final class RetryReporter: PluginType, @unchecked Sendable {
     // @unchecked Sendable: `retries` is only touched under `lock`.
     private let lock = NSLock()
     private var retries = 0
     private let start = ContinuousClock.now
 
-    /// How many times the request was sent again.
-    var retryCount: Int { lock.withLock { retries } }
+    public init() {}
 
-    func willSend(_ request: RequestType, target: TargetType) {
+    /// How many times the request was sent again.
+    public var retryCount: Int { lock.withLock { retries } }
+
+    public func willSend(_ request: RequestType, target: TargetType) {
         print("    attempt 1: \(request.request?.httpMethod ?? "?") \(request.request?.url?.path ?? "?")  (t = \(elapsed))")
     }
 
-    func willRetry(_ request: URLRequest, after result: Result<Moya.Response, MoyaError>, attempt: Int, target: TargetType) {
+    public func willRetry(_ request: URLRequest, after result: Result<Moya.Response, MoyaError>, attempt: Int, target: TargetType) {
         lock.withLock { retries += 1 }
         let outcome: String
         switch result {
@@ -31,7 +33,7 @@ final class RetryReporter: PluginType, @unchecked Sendable {
         print("    attempt \(attempt - 1) got \(outcome): RetryPolicy asks for attempt \(attempt) after its backoff  (t = \(elapsed))")
     }
 
-    func didReceive(_ result: Result<Moya.Response, MoyaError>, target: TargetType) {
+    public func didReceive(_ result: Result<Moya.Response, MoyaError>, target: TargetType) {
         let outcome: String
         switch result {
         case .success(let response): outcome = "HTTP \(response.statusCode)"
@@ -44,13 +46,15 @@ final class RetryReporter: PluginType, @unchecked Sendable {
 }
 
 /// Collects what `NetworkLoggerPlugin` writes, so the program can print it and check it.
-final class LogCollector: @unchecked Sendable {
+public final class LogCollector: @unchecked Sendable {
     // @unchecked Sendable: `lines` is only touched under `lock`.
     private let lock = NSLock()
     private var lines: [String] = []
 
+    public init() {}
+
     /// Pass this as the logger's `output`: prints each entry, indented, and keeps it.
-    func output(target: TargetType, items: [String]) {
+    public func output(target: TargetType, items: [String]) {
         lock.withLock { lines.append(contentsOf: items) }
         for item in items {
             print("    | " + item.replacingOccurrences(of: "\n", with: "\n    | "))
@@ -58,11 +62,11 @@ final class LogCollector: @unchecked Sendable {
     }
 
     /// Everything logged so far, one string.
-    var text: String { lock.withLock { lines.joined(separator: "\n") } }
+    public var text: String { lock.withLock { lines.joined(separator: "\n") } }
 }
 
 /// A duration as seconds with two decimals, e.g. "1.02 s".
-func formatSeconds(_ duration: Duration) -> String {
+public func formatSeconds(_ duration: Duration) -> String {
     let (seconds, attoseconds) = duration.components
     return String(format: "%.2f s", Double(seconds) + Double(attoseconds) / 1e18)
 }

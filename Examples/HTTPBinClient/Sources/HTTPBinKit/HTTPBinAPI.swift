@@ -5,7 +5,11 @@ import Moya
 ///
 /// Each case is one endpoint; the `TargetType` conformance below says how it becomes an HTTP
 /// request. `HTTPTask` is Moya's `Task` enum (the alias avoids a clash with Swift's `Task`).
-enum HTTPBin {
+///
+/// The server is the provider's choice, not the target's: a provider made with
+/// `MoyaProvider<HTTPBin>(endpointClosure: HTTPBin.endpoints(at: url))` sends every target to
+/// `url` (a local httpbin, or a test's mock server), one made without it to https://httpbin.org.
+public enum HTTPBin: Sendable {
     /// `GET /get?name=...`: echoes the query back as JSON.
     case echo(name: String)
     /// `POST /post` with a JSON body: echoes the body back.
@@ -23,9 +27,10 @@ enum HTTPBin {
 }
 
 extension HTTPBin: TargetType {
-    var baseURL: URL { Server.baseURL }
+    /// https://httpbin.org; ``endpoints(at:)`` puts the targets under another server.
+    public var baseURL: URL { HTTPBin.defaultBaseURL }
 
-    var path: String {
+    public var path: String {
         switch self {
         case .echo: return "/get"
         case .post: return "/post"
@@ -36,14 +41,14 @@ extension HTTPBin: TargetType {
         }
     }
 
-    var method: Moya.Method {
+    public var method: Moya.Method {
         switch self {
         case .post: return .post
         default: return .get
         }
     }
 
-    var task: HTTPTask {
+    public var task: HTTPTask {
         switch self {
         case .echo(let name):
             return .requestParameters(parameters: ["name": name], encoding: URLEncoding.queryString)
@@ -62,15 +67,15 @@ extension HTTPBin: TargetType {
         }
     }
 
-    var headers: [String: String]? { ["Accept": "application/json"] }
+    public var headers: [String: String]? { ["Accept": "application/json"] }
 
     /// Anything but 2xx becomes `MoyaError.statusCode(response)`.
-    var validationType: ValidationType { .successCodes }
+    public var validationType: ValidationType { .successCodes }
 }
 
 extension HTTPBin: AccessTokenAuthorizable {
     /// Only `.bearer` gets `Authorization: Bearer <token>` from `AccessTokenPlugin`.
-    var authorizationType: AuthorizationType? {
+    public var authorizationType: AuthorizationType? {
         switch self {
         case .bearer: return .bearer
         default: return nil
@@ -78,15 +83,30 @@ extension HTTPBin: AccessTokenAuthorizable {
     }
 }
 
-/// The server: the first command-line argument, else `$HTTPBIN_URL`, else https://httpbin.org.
-enum Server {
-    static let baseURL: URL = {
-        let arguments = CommandLine.arguments.dropFirst()
-        let text = arguments.first ?? ProcessInfo.processInfo.environment["HTTPBIN_URL"] ?? "https://httpbin.org"
-        guard let url = URL(string: text), let scheme = url.scheme, ["http", "https"].contains(scheme), url.host != nil else {
-            FileHandle.standardError.write(Data("error: '\(text)' is not an http(s) URL\nusage: HTTPBinClient [base URL]\n".utf8))
-            exit(2)
+extension HTTPBin {
+    /// The public httpbin, where a provider made without ``endpoints(at:)`` sends its requests.
+    public static let defaultBaseURL = URL(string: "https://httpbin.org")!
+
+    /// An endpoint closure that sends every target to `baseURL` instead of ``defaultBaseURL``:
+    /// `MoyaProvider<HTTPBin>(endpointClosure: HTTPBin.endpoints(at: url))`.
+    ///
+    /// The server is a property of the provider, not global state: a test makes a provider for
+    /// its own mock server, and tests that run in parallel never see each other's requests.
+    public static func endpoints(at baseURL: URL) -> (HTTPBin) -> Endpoint {
+        { target in
+            // What `MoyaProvider.defaultEndpointMapping` does, under another base URL.
+            Endpoint(
+                url: (target.path.isEmpty ? baseURL : baseURL.appendingPathComponent(target.path)).absoluteString,
+                sampleResponseClosure: { .networkResponse(200, target.sampleData) },
+                method: target.method,
+                task: target.task,
+                httpHeaderFields: target.headers
+            )
         }
-        return url
-    }()
+    }
+
+    /// The retry policy of step 4: on a 503 (or a lost connection), up to 3 retries of an
+    /// idempotent request, 0.1 s, 0.2 s and 0.4 s apart (no jitter), unless the response's
+    /// `Retry-After` asks for another wait.
+    public static let retryPolicy = RetryPolicy(retryLimit: 3, exponentialBackoffBase: 2, exponentialBackoffScale: 0.1, jitter: 0)
 }
