@@ -216,6 +216,7 @@ let package = Package(
             dependencies: [
                 "CombineMoya",
                 "Moya",
+                "MoyaTesting",
                 "RxMoya",
                 "ReactiveMoya",
                 .product(name: "RxSwift", package: "RxSwift", condition: .when(traits: ["RxMoya"])),

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Builds the DocC archives of Moya and CombineMoya, treating DocC warnings (unresolved symbol
+# Builds the DocC archives of Moya, CombineMoya and MoyaTesting, treating DocC warnings (unresolved symbol
 # links included) as errors:
 #
 #     bash scripts/build-documentation.sh [-Xswiftc FLAG ...]
@@ -17,6 +17,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 swift build --target CombineMoya "$@"
+swift build --target MoyaTesting "$@"
 bin="$(swift build --show-bin-path "$@")"
 triple="$(basename "$(dirname "$bin")")"
 out=.build/documentation
@@ -38,7 +39,7 @@ while IFS= read -r include; do
     fi
 done < <(find .build/checkouts -path '*/Sources/*/include' -type d 2>/dev/null)
 
-for module in Moya CombineMoya; do
+for module in Moya CombineMoya MoyaTesting; do
     graphs="$out/symbol-graphs/$module"
     mkdir -p "$graphs"
     swift-symbolgraph-extract -module-name "$module" -target "$triple" "${args[@]}" \

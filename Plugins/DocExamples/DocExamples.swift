@@ -12,7 +12,7 @@ struct DocExamples: BuildToolPlugin {
         let extractor = try context.tool(named: "DocExampleExtractor")
         let root = context.package.directoryURL
         var documents = ["README.md", "MIGRATION.md", "Examples/HTTPBinClient/README.md"].map { root.appending(path: $0) }
-        for catalog in ["Sources/Moya/Moya.docc", "Sources/CombineMoya/CombineMoya.docc"] {
+        for catalog in ["Sources/Moya/Moya.docc", "Sources/CombineMoya/CombineMoya.docc", "Sources/MoyaTesting/MoyaTesting.docc"] {
             let directory = root.appending(path: catalog)
             let names = try FileManager.default.contentsOfDirectory(atPath: directory.path)
             documents += names.filter { $0.hasSuffix(".md") }.sorted().map { directory.appending(path: $0) }
@@ -36,7 +36,9 @@ struct DocExamples: BuildToolPlugin {
         // The examples in the libraries' documentation comments, which DocC shows on each
         // symbol's page. They share the context `SourceComments`. Those of RxMoya and
         // ReactiveMoya are compiled only with their trait enabled.
-        let libraries = ["Sources/Moya": nil, "Sources/CombineMoya": nil, "Sources/RxMoya": "RxMoya", "Sources/ReactiveMoya": "ReactiveMoya"]
+        let libraries = [
+            "Sources/Moya": nil, "Sources/CombineMoya": nil, "Sources/MoyaTesting": nil, "Sources/RxMoya": "RxMoya", "Sources/ReactiveMoya": "ReactiveMoya",
+        ]
         for (library, trait) in libraries.sorted(by: { $0.key < $1.key }) {
             let directory = root.appending(path: library)
             guard let walker = FileManager.default.enumerator(atPath: directory.path) else { continue }

@@ -103,6 +103,10 @@ func swiftFile(for blocks: [CodeBlock], documentPath: String, trait: String? = n
         sections[""]!.imports.insert("import CombineMoya")
         sections[""]!.fileScope += "#if canImport(Combine)\nimport Combine\n#else\nimport OpenCombine\n#endif\n"
     }
+    // The test kit's examples use it and Swift Testing without saying so.
+    if documentPath.contains("/Sources/MoyaTesting/") {
+        sections[""]!.imports.formUnion(["import MoyaTesting", "import Testing"])
+    }
     // A name the document declares itself wins over a context's declaration of it.
     let ownNames = Set(blocks.filter { !$0.isContext }.flatMap(items(of:)).compactMap(declaredTypeName))
     for (number, block) in blocks.enumerated() {

@@ -50,7 +50,7 @@ func items(of block: CodeBlock) -> [Item] {
             }
             continue
         }
-        if trimmed.isEmpty || trimmed.hasPrefix("//") || (trimmed.hasPrefix("@") && !trimmed.contains(" ") && scanner.depth == 0) {
+        if trimmed.isEmpty || trimmed.hasPrefix("//") || (isAttributeLine(trimmed) && scanner.depth == 0) {
             pending.append(line)
             continue
         }
@@ -65,6 +65,27 @@ func items(of block: CodeBlock) -> [Item] {
         }
     }
     return result
+}
+
+/// Whether a line holds nothing but an attribute, arguments included: `@MainActor`,
+/// `@Suite(.mockServer(setup: { server in ... }))`.
+func isAttributeLine(_ trimmed: String) -> Bool {
+    guard trimmed.hasPrefix("@") else { return false }
+    var depth = 0
+    var index = trimmed.index(after: trimmed.startIndex)
+    while index < trimmed.endIndex {
+        let character = trimmed[index]
+        if character == "(" {
+            depth += 1
+        } else if character == ")" {
+            depth -= 1
+            if depth == 0 { return trimmed[trimmed.index(after: index)...].trimmingCharacters(in: .whitespaces).isEmpty }
+        } else if depth == 0 && !(character.isLetter || character.isNumber || character == "_" || character == ".") {
+            return false
+        }
+        index = trimmed.index(after: index)
+    }
+    return depth == 0
 }
 
 /// What the line that starts an item declares.

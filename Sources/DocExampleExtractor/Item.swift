@@ -10,7 +10,7 @@ extension Item {
     var firstCodeLineIndex: Int? {
         lines.firstIndex {
             let trimmed = $0.text.trimmingCharacters(in: .whitespaces)
-            return !trimmed.isEmpty && !trimmed.hasPrefix("//") && !(trimmed.hasPrefix("@") && !trimmed.contains(" "))
+            return !trimmed.isEmpty && !trimmed.hasPrefix("//") && !isAttributeLine(trimmed)
         }
     }
 }

@@ -4,6 +4,7 @@ import Foundation
 /// in timed pieces, or a deliberate fault.
 ///
 /// ```swift
+/// let server = try await MockServer.start()
 /// server.enqueue(
 ///     .json(#"{"id": 1}"#),
 ///     .status(503, headers: [("Retry-After", "1")]),

@@ -11,9 +11,14 @@ extension MockServer {
     /// sends in the background, ``waitForRequests(count:timeout:)`` first.
     ///
     /// ```swift
-    /// server.expectRequest("POST", "/users",
-    ///                      headers: ["Authorization": "Bearer t0k3n"],
-    ///                      body: .json(#"{"name": "Ann"}"#))
+    /// let server = try await MockServer.start()
+    /// server.enqueue(.json(#"{"id": 7, "name": "Ann"}"#, status: 201))
+    /// _ = try await MoyaProvider<UserAPI>().request(.create(NewUser(name: "Ann"), baseURL: server.baseURL))
+    /// server.expectRequest(
+    ///     "POST", "/users",
+    ///     headers: ["Authorization": "Bearer t0k3n"],
+    ///     body: .json(#"{"name": "Ann"}"#)
+    /// )
     /// ```
     ///
     /// A failure reads, for example:

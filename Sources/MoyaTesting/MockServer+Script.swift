@@ -15,7 +15,7 @@ extension MockServer {
         self.script.queuedCount
     }
 
-    /// Answers every request to `path` (and `method`, when given) by calling `respond`.
+    /// Answers every request to `path` with any method by calling `respond`.
     ///
     /// `path` matches the request path exactly (without the query), or every path that starts
     /// with it when it ends in `*` (`"/files/*"`). A later route wins over an earlier one that
@@ -23,22 +23,38 @@ extension MockServer {
     /// error's description.
     ///
     /// ```swift
-    /// server.route("POST", "/users") { request in
-    ///     let user = try request.decodeBody(NewUser.self)
-    ///     return try .json(encoding: User(id: 7, name: user.name), status: 201)
+    /// let server = try await MockServer.start()
+    /// server.route("/users/*") { request in
+    ///     .text("user \(request.path.split(separator: "/").last ?? "")")
     /// }
     /// ```
-    public func route(
-        _ method: String? = nil,
-        _ path: String,
-        respond: @escaping @Sendable (MockRequest) async throws -> MockResponse
-    ) {
+    public func route(_ path: String, respond: @escaping @Sendable (MockRequest) async throws -> MockResponse) {
+        self.script.addRoute(.init(method: nil, path: path, responder: .handler(respond)))
+    }
+
+    /// Answers every `method` request to `path` by calling `respond`; `path` matches as for
+    /// ``route(_:respond:)``.
+    ///
+    /// ```swift
+    /// let server = try await MockServer.start()
+    /// server.route("POST", "/users") { request in
+    ///     let user = try request.decodeBody(NewUser.self)
+    ///     return try .json(encoding: CreatedUser(id: 7, name: user.name), status: 201)
+    /// }
+    /// ```
+    public func route(_ method: String, _ path: String, respond: @escaping @Sendable (MockRequest) async throws -> MockResponse) {
         self.script.addRoute(.init(method: method, path: path, responder: .handler(respond)))
     }
 
-    /// Answers every request to `path` (and `method`, when given) with `response`; `path`
-    /// matches as for ``route(_:_:respond:)``.
-    public func route(_ method: String? = nil, _ path: String, response: MockResponse) {
+    /// Answers every request to `path` with any method with `response`; `path` matches as for
+    /// ``route(_:respond:)``.
+    public func route(_ path: String, response: MockResponse) {
+        self.script.addRoute(.init(method: nil, path: path, responder: .fixed(response)))
+    }
+
+    /// Answers every `method` request to `path` with `response`; `path` matches as for
+    /// ``route(_:respond:)``.
+    public func route(_ method: String, _ path: String, response: MockResponse) {
         self.script.addRoute(.init(method: method, path: path, responder: .fixed(response)))
     }
 
@@ -48,9 +64,9 @@ extension MockServer {
         let base = path.hasSuffix("/") ? String(path.dropLast()) : path
         for hop in 0..<max(hops, 0) {
             let from = hop == 0 ? base : "\(base)/\(hop)"
-            self.route(nil, from, response: .redirect(to: "\(base)/\(hop + 1)", status: status))
+            self.route(from, response: .redirect(to: "\(base)/\(hop + 1)", status: status))
         }
-        self.route(nil, hops <= 0 ? base : "\(base)/\(hops)", response: final)
+        self.route(hops <= 0 ? base : "\(base)/\(hops)", response: final)
     }
 
     /// Removes every route (the queue and the default response stay).

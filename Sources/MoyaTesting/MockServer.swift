@@ -7,14 +7,15 @@ import NIOPosix
 ///
 /// Start one with ``start(_:)`` (or let the ``Testing/Trait/mockServer(_:setup:)`` trait start one for
 /// each test), point a provider's `baseURL` at ``baseURL``, script its answers with
-/// ``enqueue(_:)`` or ``route(_:_:respond:)``, then check what arrived with ``requests``,
+/// ``enqueue(_:)`` or ``route(_:respond:)``, then check what arrived with ``requests``,
 /// ``waitForRequests(count:timeout:)`` or ``expectRequest(_:_:query:headers:body:count:sourceLocation:)``.
 ///
 /// ```swift
 /// let server = try await MockServer.start()
 /// server.enqueue(.json(#"{"id": 1, "name": "Ann"}"#, status: 201))
 /// let provider = MoyaProvider<UserAPI>()
-/// let response = try await provider.request(.create(name: "Ann", baseURL: server.baseURL))
+/// let response = try await provider.request(.create(NewUser(name: "Ann"), baseURL: server.baseURL))
+/// #expect(response.statusCode == 201)
 /// server.expectRequest("POST", "/users", body: .json(#"{"name": "Ann"}"#))
 /// await server.shutdown()
 /// ```
@@ -23,7 +24,7 @@ import NIOPosix
 /// share one small event loop group, so a server per test costs a listening socket, not a
 /// thread. A server nobody shut down closes its socket and connections when it is released.
 ///
-/// Each request is answered by the first ``route(_:_:respond:)`` whose method and path match;
+/// Each request is answered by the latest ``route(_:respond:)`` whose method and path match;
 /// failing that by the next response of the queue (``enqueue(_:)``); failing that by the
 /// ``defaultResponse``, or a `404` whose body says that nothing was scripted (such requests are
 /// also listed in ``unansweredRequests``).

@@ -7,8 +7,10 @@ import Testing
 /// @Test(.mockServer())
 /// func createsAUser() async throws {
 ///     let server = try #require(MockServer.current)
-///     server.enqueue(.json(#"{"id": 1}"#, status: 201))
-///     // ... send the request to server.baseURL ...
+///     server.enqueue(.json(#"{"id": 1, "name": "Ann"}"#, status: 201))
+///     let provider = MoyaProvider<UserAPI>()
+///     let response = try await provider.request(.create(NewUser(name: "Ann"), baseURL: server.baseURL))
+///     #expect(response.statusCode == 201)
 /// }
 /// ```
 ///

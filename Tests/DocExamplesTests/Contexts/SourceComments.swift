@@ -86,3 +86,43 @@ struct OAuthAuthenticator: Authenticator {
     func apply(_ credential: OAuthCredential, to request: inout URLRequest) {}
     func refresh(_ credential: OAuthCredential) async throws -> OAuthCredential { credential }
 }
+
+// For MoyaTesting's examples: a target whose base URL is a mock server's.
+struct NewUser: Codable {
+    let name: String
+}
+
+struct CreatedUser: Codable {
+    let id: Int
+    let name: String
+}
+
+enum UserAPI: TargetType {
+    case create(NewUser, baseURL: URL)
+    case user(id: Int, baseURL: URL)
+
+    var baseURL: URL {
+        switch self {
+        case .create(_, let url), .user(_, let url): return url
+        }
+    }
+    var path: String {
+        switch self {
+        case .create: return "/users"
+        case .user(let id, _): return "/users/\(id)"
+        }
+    }
+    var method: Moya.Method {
+        switch self {
+        case .create: return .post
+        case .user: return .get
+        }
+    }
+    var task: Task {
+        switch self {
+        case .create(let user, _): return .requestJSONEncodable(user)
+        case .user: return .requestPlain
+        }
+    }
+    var headers: [String: String]? { ["Authorization": "Bearer t0k3n"] }
+}

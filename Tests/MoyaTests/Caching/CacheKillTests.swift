@@ -45,8 +45,7 @@ struct CacheKillTests {
 
     @Test("Killed mid-write five times: every entry served afterwards is whole, and no temporary file is left")
     func killedWhileWriting() async throws {
-        let server = try TestServer.start()
-        defer { #expect(throws: Never.self) { try server.shutdown() } }
+        let server = try await TestServer.start()
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("moya-cache-kill-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: directory) }
         let writer = try Self.writer()
@@ -98,5 +97,6 @@ struct CacheKillTests {
         #expect(served > 0, "no entry survived at all")
         // Nothing was sent: the server saw only the writers' requests.
         #expect(server.receivedRequests.allSatisfy { $0.query?.contains("k=") == true })
+        await server.shutdown()
     }
 }

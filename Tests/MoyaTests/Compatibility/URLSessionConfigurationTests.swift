@@ -14,16 +14,12 @@ private struct EchoHeaders: Decodable {
 }
 
 @Suite("Session from a URLSessionConfiguration, as Moya 15 code creates it")
-final class URLSessionConfigurationTests {
+struct URLSessionConfigurationTests {
     let server: TestServer
     var base: URL { server.baseURL }
 
-    init() throws {
-        server = try TestServer.start()
-    }
-
-    deinit {
-        #expect(throws: Never.self) { try server.shutdown() }
+    init() async throws {
+        server = try await TestServer.start()
     }
 
     @Test("Timeouts, connections per host, headers and proxy are read into the configuration")
@@ -115,9 +111,8 @@ final class URLSessionConfigurationTests {
     }
 
     @Test("Session(configuration: .default) and Session() still mean Moya's configuration; sessionConfiguration reflects it")
-    func overloads() throws {
+    func overloads() async throws {
         let session = Session(configuration: .default)
-        defer { #expect(throws: Never.self) { try session.syncShutdown() } }
         #expect(session.configuration.headers == Session.defaultHTTPHeaders)
         let copy = session.sessionConfiguration
         #expect(copy.timeoutIntervalForRequest == 60)
@@ -127,10 +122,11 @@ final class URLSessionConfigurationTests {
         let original = URLSessionConfiguration.default
         original.timeoutIntervalForRequest = 7
         let fromURLSession = Session(configuration: original)
-        defer { #expect(throws: Never.self) { try fromURLSession.syncShutdown() } }
         original.timeoutIntervalForRequest = 99
         #expect(fromURLSession.sessionConfiguration.timeoutIntervalForRequest == 7)
         #expect(fromURLSession.configuration.timeoutIntervalForRequest == 7)
+        try await session.shutdown()
+        try await fromURLSession.shutdown()
     }
 
     @Test("Session(interceptor:) adapts the requests of every provider on it, before the provider's own")
@@ -145,10 +141,10 @@ final class URLSessionConfigurationTests {
             }
         }
         let session = Session(interceptor: Header(name: "X-Order", value: "session"))
-        defer { #expect(throws: Never.self) { try session.syncShutdown() } }
         let provider = MoyaProvider<ServerTarget>(session: session, interceptors: [Header(name: "X-Order", value: "provider")])
         #expect(provider.interceptors.count == 2)
         let echo = try JSONDecoder().decode(EchoHeaders.self, from: try await provider.request(ServerTarget(base, "/echo")).data)
         #expect(echo.headers["x-order"] == "session,provider")
+        try await session.shutdown()
     }
 }

@@ -5,11 +5,10 @@ import Testing
 @testable import Moya
 
 @Suite("async cancellation")
-final class AsyncCancellationTests {
+struct AsyncCancellationTests {
     let server: TestServer
     var base: URL { server.baseURL }
-    init() throws { server = try TestServer.start() }
-    deinit { #expect(throws: Never.self) { try server.shutdown() } }
+    init() async throws { server = try await TestServer.start() }
 
     @Test("A task cancelled before the request throws the cancellation error and sends nothing")
     func cancelledBefore() async {

@@ -9,11 +9,10 @@ import FoundationNetworking
 #endif
 
 @Suite("async request")
-final class AsyncRequestTests {
+struct AsyncRequestTests {
     let server: TestServer
     var base: URL { server.baseURL }
-    init() throws { server = try TestServer.start() }
-    deinit { #expect(throws: Never.self) { try server.shutdown() } }
+    init() async throws { server = try await TestServer.start() }
 
     @Test("Returns the response, after every plugin hook in order")
     func success() async throws {

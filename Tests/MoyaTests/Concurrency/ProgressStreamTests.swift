@@ -9,11 +9,10 @@ import FoundationNetworking
 #endif
 
 @Suite("requestWithProgress")
-final class ProgressStreamTests {
+struct ProgressStreamTests {
     let server: TestServer
     var base: URL { server.baseURL }
-    init() throws { server = try TestServer.start() }
-    deinit { #expect(throws: Never.self) { try server.shutdown() } }
+    init() async throws { server = try await TestServer.start() }
 
     func bytes(_ count: Int, chunk: Int, intervalMs: Int = 20, length: Bool = true) -> ServerTarget {
         ServerTarget(

@@ -44,16 +44,12 @@ final class Counter: @unchecked Sendable {
 }
 
 @Suite("AuthenticationInterceptor against the in-process server")
-final class AuthenticationInterceptorTests {
+struct AuthenticationInterceptorTests {
     let server: TestServer
     var base: URL { server.baseURL }
 
-    init() throws {
-        server = try TestServer.start()
-    }
-
-    deinit {
-        #expect(throws: Never.self) { try server.shutdown() }
+    init() async throws {
+        server = try await TestServer.start()
     }
 
     func sendConcurrently(_ count: Int, provider: MoyaProvider<ServerTarget>, path: String, validation: ValidationType = .none) async -> [Result<

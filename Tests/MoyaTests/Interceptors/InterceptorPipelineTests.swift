@@ -39,16 +39,12 @@ struct CapableTarget: TargetType, RequestInterceptable, TimeoutConfigurable {
 }
 
 @Suite("The interceptor stage of the provider")
-final class InterceptorPipelineTests {
+struct InterceptorPipelineTests {
     let server: TestServer
     var base: URL { server.baseURL }
 
-    init() throws {
-        server = try TestServer.start()
-    }
-
-    deinit {
-        #expect(throws: Never.self) { try server.shutdown() }
+    init() async throws {
+        server = try await TestServer.start()
     }
 
     @Test("Interceptors adapt after prepare and willSend; the server and the response see the adapted request")

@@ -9,16 +9,12 @@ import FoundationNetworking
 #endif
 
 @Suite("RetryPolicy against the in-process server")
-final class RetryPolicyTests {
+struct RetryPolicyTests {
     let server: TestServer
     var base: URL { server.baseURL }
 
-    init() throws {
-        server = try TestServer.start()
-    }
-
-    deinit {
-        #expect(throws: Never.self) { try server.shutdown() }
+    init() async throws {
+        server = try await TestServer.start()
     }
 
     /// A policy that retries quickly, so tests stay fast.

@@ -136,8 +136,7 @@ struct ProxyInteropTests {
 
     @Test("https_proxy: https goes through a CONNECT tunnel, TLS end to end")
     func httpsThroughConnect() async throws {
-        let server = try TestServer.start(tls: true)
-        defer { #expect(throws: Never.self) { try server.shutdown() } }
+        let server = try await TestServer.start(tls: true)
         let root = try TLSCertificate(pem: Data(TestCertificates.serverCertificatePEM.utf8))
         let session = session(["https_proxy": try proxyURL()], tls: TLSSettings(trustRoots: .certificates([root])))
         let response = try await MoyaProvider<AnyHostTarget>(session: session).request(AnyHostTarget(baseURL: server.baseURL, path: "/echo"))
@@ -147,6 +146,7 @@ struct ProxyInteropTests {
         let received = try #require(server.receivedRequests.first)
         #expect(received.uri == "/echo")
         #expect(!received.headers.contains { $0.name.lowercased() == "via" })
+        await server.shutdown()
     }
 
     @Test("Proxy credentials from the variable are used; without them the proxy answers 407")
@@ -170,8 +170,7 @@ struct ProxyInteropTests {
     @Test("https through a proxy that wants credentials, without them: a clear error, no password anywhere")
     func httpsWithoutCredentials() async throws {
         let authURL = try #require(RealProxy.authURL, "MOYA_AUTH_PROXY_URL is not set; .ci/run starts tinyproxy and sets it")
-        let server = try TestServer.start(tls: true)
-        defer { #expect(throws: Never.self) { try server.shutdown() } }
+        let server = try await TestServer.start(tls: true)
         let root = try TLSCertificate(pem: Data(TestCertificates.serverCertificatePEM.utf8))
         let session = session(["https_proxy": "http://" + RealProxy.address(of: authURL)], tls: TLSSettings(trustRoots: .certificates([root])))
         let result = await send(MoyaProvider<AnyHostTarget>(session: session), AnyHostTarget(baseURL: server.baseURL, path: "/echo"))
@@ -180,5 +179,6 @@ struct ProxyInteropTests {
         #expect(server.receivedRequests.isEmpty)
         let password = URLComponents(string: authURL)?.password ?? "unused"
         #expect(!"\(error) \(error.localizedDescription)".contains(password))
+        await server.shutdown()
     }
 }

@@ -9,16 +9,12 @@ import Testing
 /// The request metrics as Prometheus exports them through swift-prometheus, set up as the
 /// Metrics article shows.
 @Suite("Request metrics exported to Prometheus")
-final class PrometheusExportTests {
+struct PrometheusExportTests {
     let server: TestServer
     var base: URL { server.baseURL }
 
-    init() throws {
-        server = try TestServer.start()
-    }
-
-    deinit {
-        #expect(throws: Never.self) { try server.shutdown() }
+    init() async throws {
+        server = try await TestServer.start()
     }
 
     @Test("Dots become underscores, series with different dimensions live side by side, the gauge returns to 0")

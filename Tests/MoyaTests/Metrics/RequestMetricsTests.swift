@@ -35,17 +35,13 @@ private enum MetricsAPI: TargetType {
 /// `TestMetrics` and the process's global metrics system stays the no-op one for every other
 /// suite.
 @Suite("Request metrics")
-final class RequestMetricsTests {
+struct RequestMetricsTests {
     let server: TestServer
     var base: URL { server.baseURL }
     var port: String { String(server.baseURL.port!) }
 
-    init() throws {
-        server = try TestServer.start()
-    }
-
-    deinit {
-        #expect(throws: Never.self) { try server.shutdown() }
+    init() async throws {
+        server = try await TestServer.start()
     }
 
     /// A session whose metrics go to `metrics`.
@@ -138,9 +134,9 @@ final class RequestMetricsTests {
 
     @Test("A refused connection: error.type cannot_connect, no status, no response size", arguments: [Path.direct, .plugins])
     func connectionRefused(path: Path) async throws {
-        let gone = try TestServer.start()
+        let gone = try await TestServer.start()
         let url = gone.baseURL
-        try gone.shutdown()
+        await gone.shutdown()
         let metrics = TestMetrics()
         let session = session(metrics)
         let result = await send(path.provider(session), ServerTarget(url, "/echo"))

@@ -192,8 +192,7 @@ struct MoyaErrorDescriptionTests {
 
     @Test("A rejected status from the server shows the code, method and URL")
     func statusCodeFromServer() async throws {
-        let server = try TestServer.start()
-        defer { #expect(throws: Never.self) { try server.shutdown() } }
+        let server = try await TestServer.start()
         let provider = MoyaProvider<ServerTarget>()
         let result = await send(provider, ServerTarget(server.baseURL, "/status/404", validationType: .successCodes))
         let error = try #require(result.error)
@@ -202,5 +201,6 @@ struct MoyaErrorDescriptionTests {
         #expect(text.contains("404"), "\(text)")
         #expect(text.contains("GET \(server.baseURL.absoluteString)/status/404"), "\(text)")
         #expect(error.errorDescription == "Status code didn't fall within the given range.")
+        await server.shutdown()
     }
 }

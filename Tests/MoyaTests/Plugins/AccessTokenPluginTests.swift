@@ -101,8 +101,7 @@ struct AccessTokenPluginTests {
 
     @Test("Real requests carry the header to the server")
     func real() async throws {
-        let server = try TestServer.start()
-        defer { #expect(throws: Never.self) { try server.shutdown() } }
+        let server = try await TestServer.start()
         let plugin = AccessTokenPlugin { _ in "s3cret" }
         let target = AuthTarget(baseURL: server.baseURL, path: "/bearer", authorizationType: .bearer)
         let response = try await sendWithPlugins(target, plugins: [plugin]).get()
@@ -113,5 +112,6 @@ struct AccessTokenPluginTests {
         #expect(server.receivedRequests.first?.header("Authorization") == "Bearer s3cret")
         let missing = try await sendWithPlugins(AuthTarget(baseURL: server.baseURL, path: "/bearer", authorizationType: nil), plugins: [plugin]).get()
         #expect(missing.statusCode == 401)
+        await server.shutdown()
     }
 }

@@ -37,8 +37,7 @@ struct CURLDescriptionTests {
 
     @Test("Real requests: the credential is written as -u, headers sorted by name, Cookie left out")
     func real() async throws {
-        let server = try TestServer.start()
-        defer { #expect(throws: Never.self) { try server.shutdown() } }
+        let server = try await TestServer.start()
         let plugin = RecordingPlugin(credential: URLCredential(user: "user", password: "passwd", persistence: .none))
         let target = ServerTarget(server.baseURL, "/basic-auth/user/passwd", headers: ["Cookie": "a=b", "X-B": "2", "x-a": "1"])
         let result = await sendWithPlugins(target, plugins: [plugin])
@@ -51,6 +50,7 @@ struct CURLDescriptionTests {
         #expect(headerLines.contains(#"-H "x-a: 1""#))
         #expect(!command.contains("Cookie"))
         #expect(lines.last == "\"\(server.baseURL.absoluteString)/basic-auth/user/passwd\"")
+        await server.shutdown()
     }
 
     @Test("A request without a URL host or method cannot be described")

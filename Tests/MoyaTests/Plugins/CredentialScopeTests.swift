@@ -69,10 +69,8 @@ struct CredentialScopeTests {
 
     @Test("A Basic challenge after a redirect to another origin is not answered; the 401 is the result", arguments: RedirectHop.allCases, [true, false])
     func foreignChallenge(hop: RedirectHop, trustManager: Bool) async throws {
-        let origin = try TestServer.start(tls: hop.startsWithTLS)
-        defer { #expect(throws: Never.self) { try origin.shutdown() } }
-        let other = try TestServer.start(host: hop.targetHost)
-        defer { #expect(throws: Never.self) { try other.shutdown() } }
+        let origin = try await TestServer.start(tls: hop.startsWithTLS)
+        let other = try await TestServer.start(host: hop.targetHost)
         let session = try Self.session(trustManager: trustManager)
 
         let headers = ["Cookie": "session=s3cret-cookie", "Proxy-Authorization": "Basic cHJveHk6czNjcmV0"]
@@ -100,12 +98,13 @@ struct CredentialScopeTests {
         #expect(atOrigin.map(\.path) == ["/redirect-to"])
         #expect(atOrigin.first?.header("Authorization") == "Bearer s3cret-token")
         #expect(atOrigin.first?.header("Cookie") == "session=s3cret-cookie")
+        await origin.shutdown()
+        await other.shutdown()
     }
 
     @Test("A Basic challenge after a redirect within the origin is still answered", arguments: [false, true], [true, false])
     func sameOriginChallenge(tls: Bool, trustManager: Bool) async throws {
-        let origin = try TestServer.start(tls: tls)
-        defer { #expect(throws: Never.self) { try origin.shutdown() } }
+        let origin = try await TestServer.start(tls: tls)
         let session = try Self.session(trustManager: trustManager)
 
         let target = ServerTarget(
@@ -124,14 +123,13 @@ struct CredentialScopeTests {
         let challenged = origin.receivedRequests.filter { $0.path == "/basic-auth/user/passwd" }
         #expect(challenged.first?.header("Authorization") == nil)
         #expect(challenged.last?.header("Authorization") == Self.basicAnswer)
+        await origin.shutdown()
     }
 
     @Test("A credential is not answered to a host an interceptor sends the request to")
     func interceptorMovesRequest() async throws {
-        let origin = try TestServer.start()
-        defer { #expect(throws: Never.self) { try origin.shutdown() } }
-        let other = try TestServer.start(host: "127.0.0.2")
-        defer { #expect(throws: Never.self) { try other.shutdown() } }
+        let origin = try await TestServer.start()
+        let other = try await TestServer.start(host: "127.0.0.2")
 
         struct MoveTo: RequestInterceptor {
             let url: URL
@@ -151,6 +149,8 @@ struct CredentialScopeTests {
         #expect(other.receivedRequests.count == 1)
         #expect(other.receivedRequests.allSatisfy { $0.header("Authorization") == nil })
         #expect(origin.receivedRequests.isEmpty)
+        await origin.shutdown()
+        await other.shutdown()
     }
 
     @Test("Origins compare scheme, host and port, with default ports and any case")

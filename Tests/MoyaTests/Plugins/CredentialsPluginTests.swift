@@ -9,15 +9,11 @@ import FoundationNetworking
 #endif
 
 @Suite("CredentialsPlugin")
-final class CredentialsPluginTests {
+struct CredentialsPluginTests {
     let server: TestServer
 
-    init() throws {
-        server = try TestServer.start()
-    }
-
-    deinit {
-        #expect(throws: Never.self) { try server.shutdown() }
+    init() async throws {
+        server = try await TestServer.start()
     }
 
     private func plugin(_ credential: URLCredential?, calls: Recorder<String>? = nil) -> CredentialsPlugin {

@@ -25,12 +25,12 @@ struct NetworkActivityPluginTests {
 
     @Test("Real requests report began then ended, failures included")
     func real() async throws {
-        let server = try TestServer.start()
-        defer { #expect(throws: Never.self) { try server.shutdown() } }
+        let server = try await TestServer.start()
         let changes = Recorder<String>()
         _ = await sendWithPlugins(ServerTarget(server.baseURL, "/echo"), plugins: [recordingPlugin(changes)])
         _ = await sendWithPlugins(ServerTarget(server.baseURL, "/status/500", validationType: .successCodes), plugins: [recordingPlugin(changes)])
         #expect(changes.values == ["began GET /echo", "ended GET /echo", "began GET /status/500", "ended GET /status/500"])
+        await server.shutdown()
     }
 
     @Test("A requestClosure failure reports nothing; a cancel before sending reports only ended")

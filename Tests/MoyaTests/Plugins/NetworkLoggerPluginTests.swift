@@ -258,8 +258,7 @@ struct NetworkLoggerPluginTests {
 
     @Test("Real requests are logged: request entries, the response's description and its body")
     func realRequest() async throws {
-        let server = try TestServer.start()
-        defer { #expect(throws: Never.self) { try server.shutdown() } }
+        let server = try await TestServer.start()
         let capture = LogCapture()
         let target = ServerTarget(server.baseURL, "/echo", method: .post, task: .requestJSONEncodable(["a": 1]))
         let result = await sendWithPlugins(target, plugins: [NetworkLoggerPlugin(configuration: capturing(capture, .verbose))])
@@ -274,12 +273,12 @@ struct NetworkLoggerPluginTests {
         #expect(response[0].contains("200"))
         #expect(response[1].hasPrefix(#"Response Body|{"#))
         #expect(response[1].contains(#""method":"POST""#))
+        await server.shutdown()
     }
 
     @Test("Real requests in cURL form carry the session headers and reproduce the request")
     func realCURL() async throws {
-        let server = try TestServer.start()
-        defer { #expect(throws: Never.self) { try server.shutdown() } }
+        let server = try await TestServer.start()
         let capture = LogCapture()
         let target = ServerTarget(server.baseURL, "/echo", method: .put, task: .requestData(Data("x=1".utf8)), headers: ["X-Custom": "yes"])
         _ = await sendWithPlugins(target, plugins: [NetworkLoggerPlugin(configuration: capturing(capture, .formatRequestAscURL))])
@@ -290,6 +289,7 @@ struct NetworkLoggerPluginTests {
         #expect(command.contains(#"-H "Accept-Encoding: "#))
         #expect(command.contains(#"-d "x=1""#))
         #expect(command.hasSuffix("\"\(server.baseURL.absoluteString)/echo\""))
+        await server.shutdown()
     }
 
     // MARK: - swift-log

@@ -118,8 +118,7 @@ struct NetworkLoggerRedactionTests {
 
     @Test("Real requests: the credential answering a challenge never reaches the log")
     func realChallenge() async throws {
-        let server = try TestServer.start()
-        defer { #expect(throws: Never.self) { try server.shutdown() } }
+        let server = try await TestServer.start()
         let capture = LogCapture()
         let plugins: [PluginType] = [
             CredentialsPlugin { _ in URLCredential(user: "user", password: "passwd", persistence: .none) },
@@ -129,6 +128,7 @@ struct NetworkLoggerRedactionTests {
         #expect(result.response?.statusCode == 200)
         #expect(capture.entries.first?.contains(#"-u "user:***""#) == true)
         #expect(!capture.entries.joined().contains("user:passwd"))
+        await server.shutdown()
     }
 }
 

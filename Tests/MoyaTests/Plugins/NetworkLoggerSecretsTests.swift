@@ -140,8 +140,7 @@ struct NetworkLoggerSecretsTests {
 
     @Test("Real requests: the response entry's URL hides them too")
     func responseURL() async throws {
-        let server = try TestServer.start()
-        defer { #expect(throws: Never.self) { try server.shutdown() } }
+        let server = try await TestServer.start()
         let capture = LogCapture()
         let target = ServerTarget(
             server.baseURL, "/echo", task: .requestParameters(parameters: ["access_token": "s3cret-token", "q": "moya"], encoding: URLEncoding.queryString))
@@ -155,6 +154,7 @@ struct NetworkLoggerSecretsTests {
         let body = try #require(capture.batches.last?.last)
         #expect(body.contains(#""uri":"/echo?access_token=***&q=moya""#), "\(body)")
         #expect(!capture.entries.joined().contains("s3cret-token"))
+        await server.shutdown()
     }
 
     @Test("A fragment of parameters, a bracketed form name and any spelling are matched")

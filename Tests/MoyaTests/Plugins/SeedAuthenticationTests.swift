@@ -10,15 +10,11 @@ import FoundationNetworking
 
 /// The seed documents' authentication examples, against the in-process server.
 @Suite("Seed authentication examples")
-final class SeedAuthenticationTests {
+struct SeedAuthenticationTests {
     let server: TestServer
 
-    init() throws {
-        server = try TestServer.start()
-    }
-
-    deinit {
-        #expect(throws: Never.self) { try server.shutdown() }
+    init() async throws {
+        server = try await TestServer.start()
     }
 
     private var endpoints: (YourAPI) -> Endpoint {

@@ -11,16 +11,12 @@ import FoundationNetworking
 /// The common case (no plugins, interceptors, progress, stubs, in-flight tracking or trust
 /// manager): the same request object as every other request, with nothing attached.
 @Suite("Common requests, with nothing else taking part")
-final class CommonRequestTests {
+struct CommonRequestTests {
     let server: TestServer
     var base: URL { server.baseURL }
 
-    init() throws {
-        server = try TestServer.start()
-    }
-
-    deinit {
-        #expect(throws: Never.self) { try server.shutdown() }
+    init() async throws {
+        server = try await TestServer.start()
     }
 
     @Test("Every request, common or not, is one flight: the token is its ticket")

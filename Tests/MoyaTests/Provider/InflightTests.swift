@@ -9,10 +9,9 @@ import FoundationNetworking
 #endif
 
 @Suite("trackInflights")
-final class InflightTests {
+struct InflightTests {
     let server: TestServer
-    init() throws { server = try TestServer.start() }
-    deinit { #expect(throws: Never.self) { try server.shutdown() } }
+    init() async throws { server = try await TestServer.start() }
 
     @Test("Identical concurrent requests are sent once and every caller gets the result")
     func merging() async throws {

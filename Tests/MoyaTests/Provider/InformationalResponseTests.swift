@@ -11,16 +11,12 @@ import FoundationNetworking
 /// A final response with an informational status (`1xx`) fails the request: it ends no HTTP
 /// exchange.
 @Suite("Informational statuses as final responses")
-final class InformationalResponseTests {
+struct InformationalResponseTests {
     let server: TestServer
     var base: URL { server.baseURL }
 
-    init() throws {
-        server = try TestServer.start()
-    }
-
-    deinit {
-        #expect(throws: Never.self) { try server.shutdown() }
+    init() async throws {
+        server = try await TestServer.start()
     }
 
     private func provider(general: Bool) -> MoyaProvider<ServerTarget> {

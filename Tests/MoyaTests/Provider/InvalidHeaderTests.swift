@@ -46,15 +46,11 @@ private struct HeaderInterceptor: RequestInterceptor {
 /// before anything is sent, and the
 /// error names the header without showing its value.
 @Suite("Headers with CR, LF or NUL are refused before sending")
-final class InvalidHeaderTests {
+struct InvalidHeaderTests {
     let server: TestServer
 
-    init() throws {
-        server = try TestServer.start()
-    }
-
-    deinit {
-        #expect(throws: Never.self) { try server.shutdown() }
+    init() async throws {
+        server = try await TestServer.start()
     }
 
     /// Checks that `result` is the refusal of the header `name`, that its description names

@@ -9,17 +9,13 @@ import FoundationNetworking
 #endif
 
 @Suite("Real requests against the in-process server")
-final class ProviderNetworkTests {
+struct ProviderNetworkTests {
     let server: TestServer
     let provider = MoyaProvider<ServerTarget>()
     var base: URL { server.baseURL }
 
-    init() throws {
-        server = try TestServer.start()
-    }
-
-    deinit {
-        #expect(throws: Never.self) { try server.shutdown() }
+    init() async throws {
+        server = try await TestServer.start()
     }
 
     @Test("A request whose provider is released while it runs still completes, with the response", arguments: [false, true])
@@ -456,9 +452,9 @@ final class ProviderNetworkTests {
     @Test("An unreachable host fails with cannotConnectToHost")
     func unreachable() async throws {
         // Bind a server, note its port, shut it down: nothing listens there any more.
-        let gone = try TestServer.start()
+        let gone = try await TestServer.start()
         let url = gone.baseURL
-        try gone.shutdown()
+        await gone.shutdown()
         // The transport keeps retrying a refused connection until the connect timeout.
         let session = Session(configuration: .init(timeoutIntervalForConnect: 1))
         let provider = MoyaProvider<ServerTarget>(session: session)

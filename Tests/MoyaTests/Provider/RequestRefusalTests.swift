@@ -11,16 +11,12 @@ import FoundationNetworking
 /// Requests that cannot be sent as they are fail with an error naming the cause, before anything
 /// is sent, through the provider's direct path and its general pipeline (a plugin takes part).
 @Suite("Refused requests")
-final class RequestRefusalTests {
+struct RequestRefusalTests {
     let server: TestServer
     var base: URL { server.baseURL }
 
-    init() throws {
-        server = try TestServer.start()
-    }
-
-    deinit {
-        #expect(throws: Never.self) { try server.shutdown() }
+    init() async throws {
+        server = try await TestServer.start()
     }
 
     private func provider(general: Bool, session: Session = .default) -> MoyaProvider<ServerTarget> {

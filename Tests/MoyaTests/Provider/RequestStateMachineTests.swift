@@ -418,8 +418,7 @@ struct RequestStateMachineTests {
 
     @Test("Cancel during a retry's delay: the cancellation at once, and no further attempt")
     func cancelDuringRetryDelay() async throws {
-        let server = try TestServer.start()
-        defer { #expect(throws: Never.self) { try server.shutdown() } }
+        let server = try await TestServer.start()
         let session = Session()
         let attempts = Recorder<Int>()
         let provider = MoyaProvider<ServerTarget>(session: session, interceptors: [DelayingRetrier(attempts: attempts)])
@@ -440,6 +439,7 @@ struct RequestStateMachineTests {
         #expect(results.values.count == 1)
         #expect(server.receivedRequests.count == 1)
         try await session.shutdown()
+        await server.shutdown()
     }
 }
 

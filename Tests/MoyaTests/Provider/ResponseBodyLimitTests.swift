@@ -13,17 +13,13 @@ import FoundationNetworking
 /// `Session.Configuration.maximumResponseBodySize`: a response body over the limit fails the
 /// request with one clear error, early, and is never held in memory.
 @Suite("The maximum response body size")
-final class ResponseBodyLimitTests {
+struct ResponseBodyLimitTests {
     let server: TestServer
     var base: URL { server.baseURL }
     static let mebibyte = 1 << 20
 
-    init() throws {
-        server = try TestServer.start()
-    }
-
-    deinit {
-        #expect(throws: Never.self) { try server.shutdown() }
+    init() async throws {
+        server = try await TestServer.start()
     }
 
     /// A provider on `session`, with nothing else taking part, or with a plugin (whose `process`

@@ -9,7 +9,7 @@ import FoundationNetworking
 #endif
 
 @Suite("HTTPS: public-key (SPKI SHA-256) pinning against the in-process HTTPS server")
-final class PublicKeyPinningTests {
+struct PublicKeyPinningTests {
     /// The test server's pin and an unrelated one, computed independently with
     /// `openssl x509 -pubkey -noout | openssl pkey -pubin -outform der | openssl dgst -sha256 -binary | base64`.
     static let serverPin = "HUVZZ1R0kWg10mH4stkdM5212zVOQBGWjEuFRB0LH50="
@@ -25,12 +25,8 @@ final class PublicKeyPinningTests {
     let server: TestServer
     var base: URL { server.baseURL }
 
-    init() throws {
-        server = try TestServer.start(tls: true)
-    }
-
-    deinit {
-        #expect(throws: Never.self) { try server.shutdown() }
+    init() async throws {
+        server = try await TestServer.start(tls: true)
     }
 
     static func evaluator(_ pins: [String], performDefaultValidation: Bool = false, validateHost: Bool = true) throws -> PublicKeysTrustEvaluator {
@@ -324,15 +320,11 @@ final class PublicKeyPinningTests {
 }
 
 @Suite("HTTPS: public-key pinning with a client certificate")
-final class PublicKeyPinningClientCertificateTests {
+struct PublicKeyPinningClientCertificateTests {
     let server: TestServer
 
-    init() throws {
-        server = try TestServer.start(tls: true, requireClientCertificate: true)
-    }
-
-    deinit {
-        #expect(throws: Never.self) { try server.shutdown() }
+    init() async throws {
+        server = try await TestServer.start(tls: true, requireClientCertificate: true)
     }
 
     @Test("The session's client certificate is presented on the bridged connection")

@@ -9,16 +9,12 @@ import FoundationNetworking
 #endif
 
 @Suite("HTTPS: trust roots and certificate pinning against the in-process HTTPS server")
-final class ServerTrustTests {
+struct ServerTrustTests {
     let server: TestServer
     var base: URL { server.baseURL }
 
-    init() throws {
-        server = try TestServer.start(tls: true)
-    }
-
-    deinit {
-        #expect(throws: Never.self) { try server.shutdown() }
+    init() async throws {
+        server = try await TestServer.start(tls: true)
     }
 
     static func serverCertificate() throws -> TLSCertificate {
@@ -118,15 +114,11 @@ final class ServerTrustTests {
 }
 
 @Suite("HTTPS: client certificates against a server that requires one")
-final class ClientCertificateTests {
+struct ClientCertificateTests {
     let server: TestServer
 
-    init() throws {
-        server = try TestServer.start(tls: true, requireClientCertificate: true)
-    }
-
-    deinit {
-        #expect(throws: Never.self) { try server.shutdown() }
+    init() async throws {
+        server = try await TestServer.start(tls: true, requireClientCertificate: true)
     }
 
     func request(with tls: TLSSettings) async throws -> Result<Moya.Response, MoyaError> {

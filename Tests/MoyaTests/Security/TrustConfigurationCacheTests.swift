@@ -12,16 +12,12 @@ import FoundationNetworking
 /// A session builds the TLS configuration of each trust policy once, and pinning still decides
 /// every request.
 @Suite("HTTPS: one TLS configuration per trust policy")
-final class TrustConfigurationCacheTests {
+struct TrustConfigurationCacheTests {
     let server: TestServer
     var base: URL { server.baseURL }
 
-    init() throws {
-        server = try TestServer.start(tls: true)
-    }
-
-    deinit {
-        #expect(throws: Never.self) { try server.shutdown() }
+    init() async throws {
+        server = try await TestServer.start(tls: true)
     }
 
     @Test("Many requests to a pinned host share one configuration and one connection pool")
@@ -29,7 +25,6 @@ final class TrustConfigurationCacheTests {
         let certificate = try ServerTrustTests.serverCertificate()
         let manager = ServerTrustManager(evaluators: ["127.0.0.1": PinnedCertificatesTrustEvaluator(certificates: [certificate])])
         let session = Session(configuration: .init(maximumConnectionsPerHost: 2, serverTrustManager: manager))
-        defer { #expect(throws: Never.self) { try session.syncShutdown() } }
         let provider = MoyaProvider<ServerTarget>(session: session)
         let connectionsBefore = server.acceptedConnections
         for _ in 0..<20 {
@@ -40,6 +35,7 @@ final class TrustConfigurationCacheTests {
         // Requests one after another reuse their pool's connection: an equal configuration
         // finds the same pool.
         #expect(server.acceptedConnections - connectionsBefore <= 2)
+        try await session.shutdown()
     }
 
     @Test("Each policy gets its own configuration: a wrong pin still rejects after a right one")
@@ -51,7 +47,6 @@ final class TrustConfigurationCacheTests {
             "localhost": PinnedCertificatesTrustEvaluator(certificates: [wrong], validateHost: false),
         ])
         let session = Session(configuration: .init(serverTrustManager: manager))
-        defer { #expect(throws: Never.self) { try session.syncShutdown() } }
         let provider = MoyaProvider<ServerTarget>(session: session)
         let accepted = await send(provider, ServerTarget(base, "/echo"))
         #expect(accepted.response?.statusCode == 200)
@@ -59,12 +54,13 @@ final class TrustConfigurationCacheTests {
         var components = URLComponents(url: base, resolvingAgainstBaseURL: false)!
         components.host = "localhost"
         let rejected = await send(provider, ServerTarget(components.url!, "/echo"))
-        guard case .underlying(let error, nil)? = rejected.error, error is TLSError else {
+        if case .underlying(let error, nil)? = rejected.error, error is TLSError {
+            #expect(server.receivedRequests.isEmpty)
+            #expect(session.trustConfigurations.count == 2)
+        } else {
             Issue.record("expected a trust failure, got \(rejected)")
-            return
         }
-        #expect(server.receivedRequests.isEmpty)
-        #expect(session.trustConfigurations.count == 2)
+        try await session.shutdown()
     }
 
     /// A policy of its own for `index`: a public-key pin made of that byte.

@@ -11,16 +11,12 @@ import FoundationNetworking
 /// A session with a `ServerTrustManager` follows redirects itself, so that each hop is judged
 /// by its own host's evaluator. These tests check that it follows them as AsyncHTTPClient did.
 @Suite("HTTPS: redirects on a session with a ServerTrustManager")
-final class TrustManagerRedirectTests {
+struct TrustManagerRedirectTests {
     let server: TestServer
     var base: URL { server.baseURL }
 
-    init() throws {
-        server = try TestServer.start(tls: true)
-    }
-
-    deinit {
-        #expect(throws: Never.self) { try server.shutdown() }
+    init() async throws {
+        server = try await TestServer.start(tls: true)
     }
 
     func request(

@@ -45,11 +45,10 @@ private struct TimedTarget: TargetType, TimeoutConfigurable {
 }
 
 @Suite("streamed responses through the pipeline: interceptors, time limits, trust, metrics, tracing")
-final class StreamPipelineTests {
+struct StreamPipelineTests {
     let server: TestServer
     var base: URL { server.baseURL }
-    init() throws { server = try TestServer.start() }
-    deinit { #expect(throws: Never.self) { try server.shutdown() } }
+    init() async throws { server = try await TestServer.start() }
 
     @Test("Interceptors adapt the request and retry it until the head is accepted")
     func retryBeforeTheHead() async throws {
@@ -135,8 +134,7 @@ final class StreamPipelineTests {
 
     @Test("Streams go through the trust manager: a pinned certificate, a pinned public key (the bridge)", arguments: ["certificate", "key"])
     func trust(mode: String) async throws {
-        let tlsServer = try TestServer.start(tls: true)
-        defer { #expect(throws: Never.self) { try tlsServer.shutdown() } }
+        let tlsServer = try await TestServer.start(tls: true)
         let evaluator: any ServerTrustEvaluating =
             mode == "certificate"
             ? PinnedCertificatesTrustEvaluator(certificates: [try ServerTrustTests.serverCertificate()])
@@ -149,12 +147,12 @@ final class StreamPipelineTests {
         let data = try await drain(stream)
         #expect(data == Data((0..<200_000).map { UInt8($0 % 251) }))
         try await session.shutdown()
+        await tlsServer.shutdown()
     }
 
     @Test("A wrong pin rejects the stream before anything is sent")
     func wrongPin() async throws {
-        let tlsServer = try TestServer.start(tls: true)
-        defer { #expect(throws: Never.self) { try tlsServer.shutdown() } }
+        let tlsServer = try await TestServer.start(tls: true)
         let session = Session(
             configuration: .init(
                 serverTrustManager: ServerTrustManager(evaluators: [
@@ -172,6 +170,7 @@ final class StreamPipelineTests {
         }
         #expect(tlsServer.receivedRequests.isEmpty)
         try await session.shutdown()
+        await tlsServer.shutdown()
     }
 
     @Test("A stream is measured once, with the bytes it streamed")

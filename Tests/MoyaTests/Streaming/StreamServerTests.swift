@@ -9,11 +9,10 @@ import FoundationNetworking
 #endif
 
 @Suite("streamed responses against the test server's streaming routes: drips, cuts, reconnection, back pressure, closing")
-final class StreamServerTests {
+struct StreamServerTests {
     let server: TestServer
     var base: URL { server.baseURL }
-    init() throws { server = try TestServer.start() }
-    deinit { #expect(throws: Never.self) { try server.shutdown() } }
+    init() async throws { server = try await TestServer.start() }
 
     /// `/replay`: the server streams `body` back with `parameters` (chunk, interval_ms,
     /// framing, close_after).

@@ -25,11 +25,10 @@ private func collect(_ stream: StreamedResponse) async throws(MoyaError) -> (dat
 }
 
 @Suite("streamed responses")
-final class StreamTests {
+struct StreamTests {
     let server: TestServer
     var base: URL { server.baseURL }
-    init() throws { server = try TestServer.start() }
-    deinit { #expect(throws: Never.self) { try server.shutdown() } }
+    init() async throws { server = try await TestServer.start() }
 
     @Test("A chunked body arrives whole and in order, in several chunks", arguments: [false, true])
     func chunkedAndLengthDelimited(lengthDelimited: Bool) async throws {

@@ -6,7 +6,8 @@ import Testing
 
 /// What the download suites share: a test server, a destination directory, a staging directory
 /// where the provider's session keeps partial downloads (checked to be empty after a test), and
-/// that provider. The session and the server are shut down when the fixture is released.
+/// that provider. The session and the server close themselves, without blocking, when the
+/// fixture is released (their `deinit`s).
 final class DownloadFixture: Sendable {
     let server: TestServer
     let directory: TemporaryDirectory
@@ -14,16 +15,11 @@ final class DownloadFixture: Sendable {
     let session: Session
     let provider: MoyaProvider<ServerTarget>
 
-    init() throws {
-        server = try TestServer.start()
+    init() async throws {
+        server = try await TestServer.start()
         directory = try TemporaryDirectory()
         staging = try TemporaryDirectory()
         session = Session(configuration: .init(temporaryDirectory: staging.url))
         provider = MoyaProvider<ServerTarget>(session: session)
-    }
-
-    deinit {
-        #expect(throws: Never.self) { try session.syncShutdown() }
-        #expect(throws: Never.self) { try server.shutdown() }
     }
 }

@@ -14,7 +14,7 @@ import FoundationNetworking
 #endif
 
 @Suite("Download placement never removes more than the one file, and names the cause of a failure")
-final class DownloadPlacementTests {
+struct DownloadPlacementTests {
     let fixture: DownloadFixture
     var server: TestServer { fixture.server }
     var directory: TemporaryDirectory { fixture.directory }
@@ -24,8 +24,8 @@ final class DownloadPlacementTests {
     var provider: MoyaProvider<ServerTarget> { fixture.provider }
     var base: URL { server.baseURL }
 
-    init() throws {
-        fixture = try DownloadFixture()
+    init() async throws {
+        fixture = try await DownloadFixture()
     }
 
     private func isDirectory(_ url: URL) -> Bool {

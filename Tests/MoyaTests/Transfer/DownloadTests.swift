@@ -9,7 +9,7 @@ import FoundationNetworking
 #endif
 
 @Suite("Streamed downloads against the in-process server")
-final class DownloadTests {
+struct DownloadTests {
     let fixture: DownloadFixture
     var server: TestServer { fixture.server }
     var directory: TemporaryDirectory { fixture.directory }
@@ -19,8 +19,8 @@ final class DownloadTests {
     var provider: MoyaProvider<ServerTarget> { fixture.provider }
     var base: URL { server.baseURL }
 
-    init() throws {
-        fixture = try DownloadFixture()
+    init() async throws {
+        fixture = try await DownloadFixture()
     }
 
     private func destination(_ url: URL, options: DownloadRequest.Options = []) -> DownloadDestination {

@@ -21,7 +21,7 @@ func openDescriptors(of file: URL) -> Int {
 }
 
 @Suite("Uploads to a server that stops reading time out and close their files")
-final class StalledUploadTests {
+struct StalledUploadTests {
     let server: TestServer
     let directory: TemporaryDirectory
     var base: URL { server.baseURL }
@@ -40,13 +40,9 @@ final class StalledUploadTests {
         return url
     }
 
-    init() throws {
-        server = try TestServer.start()
+    init() async throws {
+        server = try await TestServer.start()
         directory = try TemporaryDirectory()
-    }
-
-    deinit {
-        #expect(throws: Never.self) { try server.shutdown() }
     }
 
     /// Sends `target`; cancels it after `seconds`, so that an upload that never

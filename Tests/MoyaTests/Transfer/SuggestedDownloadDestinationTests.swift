@@ -40,7 +40,7 @@ private let servedNames: [ServedName] = [
 ]
 
 @Suite("Suggested download destinations against the in-process server")
-final class SuggestedDownloadDestinationTests {
+struct SuggestedDownloadDestinationTests {
     let fixture: DownloadFixture
     var server: TestServer { fixture.server }
     var directory: TemporaryDirectory { fixture.directory }
@@ -50,8 +50,8 @@ final class SuggestedDownloadDestinationTests {
     var provider: MoyaProvider<ServerTarget> { fixture.provider }
     var base: URL { server.baseURL }
 
-    init() throws {
-        fixture = try DownloadFixture()
+    init() async throws {
+        fixture = try await DownloadFixture()
     }
 
     /// Downloads from `/response-headers...` with `disposition` in the response.

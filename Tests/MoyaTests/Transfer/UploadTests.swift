@@ -32,19 +32,15 @@ struct MultipartReport: Decodable {
 }
 
 @Suite("Streamed uploads against the in-process server")
-final class UploadTests {
+struct UploadTests {
     let server: TestServer
     let provider = MoyaProvider<ServerTarget>()
     let directory: TemporaryDirectory
     var base: URL { server.baseURL }
 
-    init() throws {
-        server = try TestServer.start()
+    init() async throws {
+        server = try await TestServer.start()
         directory = try TemporaryDirectory()
-    }
-
-    deinit {
-        #expect(throws: Never.self) { try server.shutdown() }
     }
 
     @Test("uploadFile streams a 24 MiB file with its Content-Length; both sides agree on its SHA-256")

@@ -16,16 +16,12 @@ struct TimedResult: @unchecked Sendable {
 }
 
 @Suite("Waiting for a pooled connection counts against the request's limits, not the connect timeout")
-final class ConnectionWaitTests {
+struct ConnectionWaitTests {
     let server: TestServer
     var base: URL { server.baseURL }
 
-    init() throws {
-        server = try TestServer.start()
-    }
-
-    deinit {
-        #expect(throws: Never.self) { try server.shutdown() }
+    init() async throws {
+        server = try await TestServer.start()
     }
 
     /// A provider on `session`: the direct path, or with a plugin, the general pipeline.

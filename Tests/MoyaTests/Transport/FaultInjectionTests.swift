@@ -48,7 +48,7 @@ func contents(of directory: URL) -> [String] {
 /// Each misbehaviour of `FaultServer` ends a request in exactly one completion with a clear
 /// error, on time, without a crash and without files left behind.
 @Suite("Fault injection: servers that misbehave on purpose")
-final class FaultInjectionTests {
+struct FaultInjectionTests {
     let server: FaultServer
     let session: Session
     let provider: MoyaProvider<ServerTarget>
@@ -58,8 +58,8 @@ final class FaultInjectionTests {
     static let readTimeout: TimeInterval = 1
     static let resourceTimeout: TimeInterval = 3
 
-    init() throws {
-        server = try FaultServer.start()
+    init() async throws {
+        server = try await FaultServer.start()
         downloads = try TemporaryDirectory()
         session = Session(
             configuration: .init(
@@ -70,11 +70,6 @@ final class FaultInjectionTests {
                 temporaryDirectory: downloads.url.appendingPathComponent("partial", isDirectory: true)
             ))
         provider = MoyaProvider<ServerTarget>(session: session)
-    }
-
-    deinit {
-        #expect(throws: Never.self) { try session.syncShutdown() }
-        #expect(throws: Never.self) { try server.shutdown() }
     }
 
     func target(_ fault: Fault, task: Task = .requestPlain, method: Moya.Method = .get) -> ServerTarget {
@@ -189,7 +184,6 @@ final class FaultInjectionTests {
             // The read timeout is not what this test is about: a long one, so that a loaded
             // machine pausing the server (a sanitizer run) cannot end the body first.
             configuration: .init(timeoutIntervalForRequest: 30, timeoutIntervalForResource: 60, maximumResponseBodySize: 8 << 20))
-        defer { #expect(throws: Never.self) { try limited.syncShutdown() } }
         let before = Self.residentBytes()
         let error = expectFailure(await outcome(MoyaProvider<ServerTarget>(session: limited), target(.endlessBody)), within: 60)
         #expect(error?.underlyingError as? SessionError == .responseBodyTooLarge(limit: 8 << 20, announcedLength: nil), "\(String(describing: error))")
@@ -199,6 +193,7 @@ final class FaultInjectionTests {
         // counts as resident: 1.1 GiB was seen there.
         let growth = Self.residentBytes() - before
         #expect(growth < 2 << 30, "resident memory grew by \(growth >> 20) MiB")
+        try await limited.shutdown()
     }
 
     /// The process's resident memory now (`VmRSS`), in bytes.

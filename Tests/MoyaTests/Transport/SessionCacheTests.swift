@@ -12,16 +12,12 @@ import FoundationNetworking
 /// reaches the server, and what the response says about where it came from.
 /// `CookieCacheInteropTests` covers validation with `304` against httpbin.
 @Suite("Session: HTTP cache")
-final class SessionCacheTests {
+struct SessionCacheTests {
     let server: TestServer
     var base: URL { server.baseURL }
 
-    init() throws {
-        server = try TestServer.start()
-    }
-
-    deinit {
-        #expect(throws: Never.self) { try server.shutdown() }
+    init() async throws {
+        server = try await TestServer.start()
     }
 
     /// A target whose response carries `headers`.

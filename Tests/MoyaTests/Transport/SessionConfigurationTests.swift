@@ -9,16 +9,12 @@ import FoundationNetworking
 #endif
 
 @Suite("Session.Configuration: proxy, HTTP version, decompression limits")
-final class SessionConfigurationTests {
+struct SessionConfigurationTests {
     let server: TestServer
     var base: URL { server.baseURL }
 
-    init() throws {
-        server = try TestServer.start()
-    }
-
-    deinit {
-        #expect(throws: Never.self) { try server.shutdown() }
+    init() async throws {
+        server = try await TestServer.start()
     }
 
     @Test("An HTTP proxy is asked to CONNECT to an https target host, with the proxy credentials")

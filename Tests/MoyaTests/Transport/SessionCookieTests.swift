@@ -11,16 +11,12 @@ import FoundationNetworking
 /// A session's cookie jar on real exchanges with the in-process test server: what is stored,
 /// what is sent, and where it may not go. `CookieCacheInteropTests` does the same against httpbin.
 @Suite("Session: cookies")
-final class SessionCookieTests {
+struct SessionCookieTests {
     let server: TestServer
     var base: URL { server.baseURL }
 
-    init() throws {
-        server = try TestServer.start()
-    }
-
-    deinit {
-        #expect(throws: Never.self) { try server.shutdown() }
+    init() async throws {
+        server = try await TestServer.start()
     }
 
     /// A target that makes the server answer with `Set-Cookie: <cookie>`.

@@ -12,16 +12,12 @@ import FoundationNetworking
 /// environment variables. The in-process test server stands in for the proxy and records what
 /// reached it; `ProxyInteropTests` goes through a real proxy.
 @Suite("Session: proxies from the environment, per request")
-final class SessionProxyTests {
+struct SessionProxyTests {
     let server: TestServer
     var base: URL { server.baseURL }
 
-    init() throws {
-        server = try TestServer.start()
-    }
-
-    deinit {
-        #expect(throws: Never.self) { try server.shutdown() }
+    init() async throws {
+        server = try await TestServer.start()
     }
 
     /// Sends `target` on a session that follows `environment` (or the given proxy).
@@ -152,11 +148,11 @@ final class SessionProxyTests {
     }
 
     @Test("Session.default and sessions without a proxy follow this process's environment")
-    func processEnvironment() throws {
+    func processEnvironment() async throws {
         #expect(Session.default.proxyEnvironment == ProxyEnvironment.process)
         let session = Session(configuration: .init())
         #expect(session.proxyEnvironment == ProxyEnvironment.process)
-        try session.syncShutdown()
+        try await session.shutdown()
     }
 
     @Test("A URLSessionConfiguration proxy dictionary that enables nothing means no proxy; none means the environment")

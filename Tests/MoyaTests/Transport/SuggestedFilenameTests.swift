@@ -11,16 +11,12 @@ import FoundationNetworking
 /// `HTTPURLResponse.suggestedFilename` of a session's responses is what Apple platforms give,
 /// not Linux Foundation's `"Unknown"`, and is always one harmless path component.
 @Suite("suggestedFilename, as on Apple platforms")
-final class SuggestedFilenameTests {
+struct SuggestedFilenameTests {
     let server: TestServer
     var base: URL { server.baseURL }
 
-    init() throws {
-        server = try TestServer.start()
-    }
-
-    deinit {
-        #expect(throws: Never.self) { try server.shutdown() }
+    init() async throws {
+        server = try await TestServer.start()
     }
 
     @Test(

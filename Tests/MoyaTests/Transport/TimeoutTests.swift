@@ -19,16 +19,12 @@ struct TimeoutPlugin: PluginType {
 }
 
 @Suite("Timeouts: session limits, per-target limits and URLRequest.timeoutInterval")
-final class TimeoutTests {
+struct TimeoutTests {
     let server: TestServer
     var base: URL { server.baseURL }
 
-    init() throws {
-        server = try TestServer.start()
-    }
-
-    deinit {
-        #expect(throws: Never.self) { try server.shutdown() }
+    init() async throws {
+        server = try await TestServer.start()
     }
 
     /// Checks that `result` is a timeout that came well before the server would have answered.

@@ -7,16 +7,12 @@ import Tracing
 @testable import Moya
 
 @Suite("Distributed tracing: a span per request under a tracer, no span work without one")
-final class TracingTests {
+struct TracingTests {
     let server: TestServer
     var base: URL { server.baseURL }
 
-    init() throws {
-        server = try TestServer.start()
-    }
-
-    deinit {
-        #expect(throws: Never.self) { try server.shutdown() }
+    init() async throws {
+        server = try await TestServer.start()
     }
 
     @Test("A session created under a tracer reports a client span for each request, with its attributes")

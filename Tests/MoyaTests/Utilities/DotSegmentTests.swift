@@ -117,12 +117,12 @@ struct DotSegmentTests {
 
     @Test("The server receives the resolved path")
     func sentResolved() async throws {
-        let server = try TestServer.start()
-        defer { #expect(throws: Never.self) { try server.shutdown() } }
+        let server = try await TestServer.start()
         let provider = MoyaProvider<ServerTarget>()
         let base = server.baseURL.appendingPathComponent("v1")
         let result = await send(provider, ServerTarget(base, "/users/../../echo/admin"))
         #expect(try echo(of: result).path == "/echo/admin")
         #expect(server.receivedRequests.map(\.uri) == ["/echo/admin"])
+        await server.shutdown()
     }
 }
