@@ -100,6 +100,7 @@ let package = Package(
         .target(
             name: "MoyaTestServer",
             dependencies: [
+                "Moya",
                 "MoyaTesting",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),

@@ -11,17 +11,18 @@ import OpenCombine
 #endif
 
 @Suite("Publishers under concurrency")
-final class ConcurrentSubscriptionTests {
+struct ConcurrentSubscriptionTests {
     let server: TestServer
     var base: URL { server.baseURL }
-    init() throws { server = try TestServer.start() }
-    deinit { #expect(throws: Never.self) { try server.shutdown() } }
+    init() async throws { server = try await TestServer.start() }
 
     @Test("Many subscriptions at once, on one provider, each get their own response")
     func many() async throws {
         let provider = MoyaProvider<Remote>()
         let subscribers = (0..<20).map { _ in TestSubscriber<String>(demand: .unlimited) }
         let base = self.base
+        // Subscribing from many threads at once is the point. concurrentPerform holds the test's
+        // thread only while the iterations run, and they never wait: each merely subscribes.
         DispatchQueue.concurrentPerform(iterations: subscribers.count) { index in
             let target = Remote(base, "/echo", task: .requestParameters(parameters: ["i": index], encoding: URLEncoding.default))
             provider.requestPublisher(target, callbackQueue: .global())
@@ -44,6 +45,7 @@ final class ConcurrentSubscriptionTests {
         // Twenty chunks: far more events than the four that are asked for.
         provider.requestWithProgressPublisher(Remote.bytes(base, 20_000, chunk: 1000, intervalMs: 10), callbackQueue: .global())
             .subscribe(subscriber)
+        // Demand from several threads at once is the point; the iterations never wait (see above).
         DispatchQueue.concurrentPerform(iterations: 4) { _ in subscriber.request(.max(1)) }
         // Once the request is over, every event is waiting in the subscription; wait until the
         // demand is used up (or, if there were fewer events, the completed one has arrived).
@@ -56,9 +58,4 @@ final class ConcurrentSubscriptionTests {
         #expect(delivered == min(4, subscriber.values.count), "\(delivered) of \(subscriber.values.count)")
         #expect(subscriber.values.last?.response?.data.count == 20_000)
     }
-}
-
-/// The test server's /echo body.
-struct Echo: Decodable {
-    let query: String?
 }

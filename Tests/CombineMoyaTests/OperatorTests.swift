@@ -11,23 +11,14 @@ import OpenCombine
 #endif
 
 @Suite("Publisher operators")
-final class OperatorTests {
+struct OperatorTests {
     let server: TestServer
     var base: URL { server.baseURL }
-    init() throws { server = try TestServer.start() }
-    deinit { #expect(throws: Never.self) { try server.shutdown() } }
+    init() async throws { server = try await TestServer.start() }
 
-    /// A provider whose stubs complete inside `request`, so publishers deliver synchronously.
+    /// A publisher of a stub that completes inside `request`, so that it delivers synchronously.
     func stubbed(_ json: String, statusCode: Int = 200) -> AnyPublisher<Moya.Response, MoyaError> {
-        let provider = MoyaProvider<Remote>(
-            endpointClosure: { target in
-                Endpoint(
-                    url: URL(target: target).absoluteString, sampleResponseClosure: { .networkResponse(statusCode, target.sampleData) },
-                    method: target.method, task: target.task, httpHeaderFields: target.headers)
-            },
-            stubClosure: MoyaProvider.immediatelyStub
-        )
-        return provider.requestPublisher(Remote(base, "/echo", sampleData: Data(json.utf8)))
+        stubbingProvider(statusCode: statusCode).requestPublisher(Remote(base, "/echo", sampleData: Data(json.utf8)))
     }
 
     func collect<Value>(_ publisher: AnyPublisher<Value, MoyaError>) -> [Event<Value>] {
@@ -39,7 +30,7 @@ final class OperatorTests {
     @Test("Status filters pass accepted codes and fail others with .statusCode")
     func filters() {
         #expect(collect(stubbed("{}", statusCode: 204).filterSuccessfulStatusCodes()).first?.value?.statusCode == 204)
-        #expect(collect(stubbed("{}", statusCode: 304).filterSuccessfulStatusCodes()).first?.error?.isStatusCode == true)
+        #expect(collect(stubbed("{}", statusCode: 304).filterSuccessfulStatusCodes()).first?.error?.isStatusCodeError == true)
         #expect(collect(stubbed("{}", statusCode: 304).filterSuccessfulStatusAndRedirectCodes()).first?.value?.statusCode == 304)
         #expect(collect(stubbed("{}", statusCode: 404).filter(statusCode: 404)).first?.value?.statusCode == 404)
         #expect(collect(stubbed("{}", statusCode: 404).filter(statusCodes: 200..<300)).first?.error?.response?.statusCode == 404)

@@ -11,11 +11,10 @@ import OpenCombine
 #endif
 
 @Suite("requestPublisher")
-final class RequestPublisherTests {
+struct RequestPublisherTests {
     let server: TestServer
     var base: URL { server.baseURL }
-    init() throws { server = try TestServer.start() }
-    deinit { #expect(throws: Never.self) { try server.shutdown() } }
+    init() async throws { server = try await TestServer.start() }
 
     @Test("Publishes one response, then finishes")
     func valueThenFinished() async throws {
@@ -40,7 +39,7 @@ final class RequestPublisherTests {
         #expect(await eventually { subscriber.isComplete })
         #expect(subscriber.values.isEmpty)
         #expect(subscriber.events.last?.error?.response?.statusCode == 503)
-        #expect(subscriber.events.last?.error?.isStatusCode == true)
+        #expect(subscriber.events.last?.error?.isStatusCodeError == true)
     }
 
     @Test("Nothing is sent before the first demand; the value waits for demand")
@@ -88,7 +87,7 @@ final class RequestPublisherTests {
         let provider = MoyaProvider<Remote>(plugins: [plugin])
         let subscriber = TestSubscriber<Moya.Response>(demand: .unlimited)
         provider.requestPublisher(Remote(base, "/headers-only-then-hang"), callbackQueue: .global()).subscribe(subscriber)
-        #expect(await eventually { server.receivedRequests.count == 1 })
+        try await server.waitForRequests(count: 1)
         subscriber.cancel()
         #expect(await eventually { !plugin.results.isEmpty })
         #expect(plugin.results.first?.error?.isCancelled == true)

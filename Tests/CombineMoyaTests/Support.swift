@@ -6,37 +6,6 @@ import Combine
 #else
 import OpenCombine
 #endif
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
-
-/// A target on the test server.
-struct Remote: TargetType {
-    var baseURL: URL
-    var path: String
-    var method: Moya.Method = .get
-    var task: Moya.Task = .requestPlain
-    var headers: [String: String]? = nil
-    var validationType: ValidationType = .none
-    var sampleData: Data = Data("sample".utf8)
-
-    init(_ baseURL: URL, _ path: String, task: Moya.Task = .requestPlain, validationType: ValidationType = .none, sampleData: Data = Data("sample".utf8)) {
-        self.baseURL = baseURL
-        self.path = path
-        self.task = task
-        self.validationType = validationType
-        self.sampleData = sampleData
-    }
-
-    static func bytes(_ base: URL, _ count: Int, chunk: Int, intervalMs: Int = 20) -> Remote {
-        Remote(
-            base, "/bytes/\(count)",
-            task: .requestParameters(
-                parameters: ["chunk": chunk, "interval_ms": intervalMs, "length": "true"],
-                encoding: URLEncoding.default
-            ))
-    }
-}
 
 /// What a subscriber saw, in order.
 enum Event<Value>: CustomStringConvertible {
@@ -78,9 +47,13 @@ final class TestSubscriber<Value>: Subscriber, @unchecked Sendable {
     private var _events: [Event<Value>] = []
     private var subscription: (any Subscription)?
     private let initialDemand: Subscribers.Demand
+    private let cancelAfter: Int?
 
-    init(demand: Subscribers.Demand) {
+    /// A subscriber that asks for `demand` when it subscribes, and with a `cancelAfter`, cancels
+    /// its subscription from inside `receive(_:)` once it has that many values.
+    init(demand: Subscribers.Demand, cancelAfter: Int? = nil) {
         initialDemand = demand
+        self.cancelAfter = cancelAfter
     }
 
     var events: [Event<Value>] { lock.withLock { _events } }
@@ -93,7 +66,11 @@ final class TestSubscriber<Value>: Subscriber, @unchecked Sendable {
     }
 
     func receive(_ input: Value) -> Subscribers.Demand {
-        lock.withLock { _events.append(.value(input)) }
+        let count = lock.withLock {
+            _events.append(.value(input))
+            return _events.count
+        }
+        if count == cancelAfter { cancel() }
         return .none
     }
 
@@ -120,61 +97,4 @@ final class TestSubscriber<Value>: Subscriber, @unchecked Sendable {
         }
         subscription?.cancel()
     }
-}
-
-/// Records a plugin's `didReceive` results.
-final class ResultsPlugin: PluginType, @unchecked Sendable {
-    // Sendable: all state behind `lock`.
-    private let lock = NSLock()
-    private var _results: [Result<Moya.Response, MoyaError>] = []
-    private var _prepared = 0
-
-    var results: [Result<Moya.Response, MoyaError>] { lock.withLock { _results } }
-    var prepared: Int { lock.withLock { _prepared } }
-
-    func prepare(_ request: URLRequest, target: TargetType) -> URLRequest {
-        lock.withLock { _prepared += 1 }
-        return request
-    }
-
-    func didReceive(_ result: Result<Moya.Response, MoyaError>, target: TargetType) {
-        lock.withLock { _results.append(result) }
-    }
-}
-
-extension Result where Failure == MoyaError {
-    var error: MoyaError? {
-        if case .failure(let error) = self { return error }
-        return nil
-    }
-}
-
-extension MoyaError {
-    var isStatusCode: Bool {
-        if case .statusCode = self { return true }
-        return false
-    }
-}
-
-/// Polls `condition` until it holds, for at most about `seconds`; returns whether it held.
-/// For waiting on another thread, never for measuring time: the bound only matters when
-/// something hangs. It is wide because these tests share the process with every other suite,
-/// and under ThreadSanitizer on CI a 100 KB stream took 60 s to arrive.
-func eventually(within seconds: Double = 120, _ condition: () -> Bool) async -> Bool {
-    let deadline = Date().addingTimeInterval(seconds)
-    while Date() < deadline {
-        if condition() { return true }
-        try? await _Concurrency.Task.sleep(nanoseconds: 5_000_000)
-    }
-    return condition()
-}
-
-/// A value shared between threads.
-final class Locked<Value>: @unchecked Sendable {
-    // Sendable: `_value` is only touched with `lock` held.
-    private let lock = NSLock()
-    private var _value: Value
-    init(_ value: Value) { _value = value }
-    var value: Value { lock.withLock { _value } }
-    func update(_ change: (inout Value) -> Void) { lock.withLock { change(&_value) } }
 }

@@ -51,12 +51,12 @@ struct EchoedUser: Decodable {
 }
 
 @Suite("Moya 15 style")
-final class Moya15StyleTests {
+struct Moya15StyleTests {
     let server: TestServer
     let provider: MoyaProvider<LegacyService>
 
-    init() throws {
-        let server = try TestServer.start()
+    init() async throws {
+        let server = try await TestServer.start()
         self.server = server
         provider = MoyaProvider<LegacyService>(
             endpointClosure: { (target: LegacyService) -> Endpoint in
@@ -71,8 +71,6 @@ final class Moya15StyleTests {
             callbackQueue: DispatchQueue.global(qos: .utility)
         )
     }
-
-    deinit { #expect(throws: Never.self) { try server.shutdown() } }
 
     @Test("provider.reactive.request(_:).start { event in switch event { ... } }")
     func startWithEvents() async throws {
@@ -197,7 +195,7 @@ final class Moya15StyleTests {
         )
         let values = Locked(0)
         let disposable = provider.reactive.request(.zen).startWithResult { _ in values.update { $0 += 1 } }
-        #expect(await eventually { server.receivedRequests.count == 1 })
+        try await server.waitForRequests(count: 1)
         disposable.dispose()
         #expect(await eventually { !plugin.results.isEmpty })
         #expect(plugin.results.first?.isCancelled == true)

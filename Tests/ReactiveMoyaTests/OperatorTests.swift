@@ -7,23 +7,14 @@ import ReactiveSwift
 import Testing
 
 @Suite("SignalProducer operators")
-final class OperatorTests {
+struct OperatorTests {
     let server: TestServer
     var base: URL { server.baseURL }
-    init() throws { server = try TestServer.start() }
-    deinit { #expect(throws: Never.self) { try server.shutdown() } }
+    init() async throws { server = try await TestServer.start() }
 
     /// A producer of a stubbed response: its events are all sent inside `start`.
     func stubbed(_ body: String, statusCode: Int = 200) -> SignalProducer<Moya.Response, MoyaError> {
-        let provider = MoyaProvider<Remote>(
-            endpointClosure: { target in
-                Endpoint(
-                    url: URL(target: target).absoluteString, sampleResponseClosure: { .networkResponse(statusCode, target.sampleData) },
-                    method: target.method, task: target.task, httpHeaderFields: target.headers)
-            },
-            stubClosure: MoyaProvider.immediatelyStub
-        )
-        return provider.reactive.request(Remote(base, "/echo", sampleData: Data(body.utf8)))
+        stubbingProvider(statusCode: statusCode).reactive.request(Remote(base, "/echo", sampleData: Data(body.utf8)))
     }
 
     /// What `producer` sends, all of it sent inside `start`.
@@ -36,11 +27,11 @@ final class OperatorTests {
     @Test("Status filters pass accepted codes and fail others with .statusCode")
     func filters() {
         #expect(collect(stubbed("{}", statusCode: 204).filterSuccessfulStatusCodes()).first?.value?.statusCode == 204)
-        #expect(collect(stubbed("{}", statusCode: 304).filterSuccessfulStatusCodes()).first?.error?.isStatusCode == true)
+        #expect(collect(stubbed("{}", statusCode: 304).filterSuccessfulStatusCodes()).first?.error?.isStatusCodeError == true)
         #expect(collect(stubbed("{}", statusCode: 304).filterSuccessfulStatusAndRedirectCodes()).first?.value?.statusCode == 304)
         #expect(collect(stubbed("{}", statusCode: 404).filterSuccessfulStatusAndRedirectCodes()).first?.error?.response?.statusCode == 404)
         #expect(collect(stubbed("{}", statusCode: 404).filter(statusCode: 404)).first?.value?.statusCode == 404)
-        #expect(collect(stubbed("{}", statusCode: 200).filter(statusCode: 404)).first?.error?.isStatusCode == true)
+        #expect(collect(stubbed("{}", statusCode: 200).filter(statusCode: 404)).first?.error?.isStatusCodeError == true)
         #expect(collect(stubbed("{}", statusCode: 404).filter(statusCodes: 200..<300)).first?.error?.response?.statusCode == 404)
         #expect(collect(stubbed("{}", statusCode: 250).filter(statusCodes: 200...)).first?.value?.statusCode == 250)
         let completed = collect(stubbed("{}", statusCode: 200).filterSuccessfulStatusCodes())
@@ -93,7 +84,7 @@ final class OperatorTests {
                 .filterSuccessfulStatusCodes()
                 .mapJSON())
         #expect(await eventually { recorder.isTerminated })
-        #expect(recorder.error?.isStatusCode == true)
+        #expect(recorder.error?.isStatusCodeError == true)
         #expect(recorder.error?.response?.statusCode == 503)
     }
 

@@ -7,11 +7,10 @@ import ReactiveSwift
 import Testing
 
 @Suite("reactive.request")
-final class RequestProducerTests {
+struct RequestProducerTests {
     let server: TestServer
     var base: URL { server.baseURL }
-    init() throws { server = try TestServer.start() }
-    deinit { #expect(throws: Never.self) { try server.shutdown() } }
+    init() async throws { server = try await TestServer.start() }
 
     @Test("Sends one response, then completes")
     func valueThenCompleted() async throws {
@@ -31,7 +30,7 @@ final class RequestProducerTests {
         let recorder = Recorder(provider.reactive.request(Remote(base, "/status/503", validationType: .successCodes), callbackQueue: .global()))
         #expect(await eventually { recorder.isTerminated })
         #expect(recorder.values.isEmpty)
-        #expect(recorder.error?.isStatusCode == true)
+        #expect(recorder.error?.isStatusCodeError == true)
         #expect(recorder.error?.response?.statusCode == 503)
     }
 
@@ -77,13 +76,20 @@ final class RequestProducerTests {
     @Test("Disposing before the response cancels the request exactly once, and sends nothing", .timeLimit(.minutes(3)))
     func disposalCancels() async throws {
         let plugin = ResultsPlugin()
-        let provider = MoyaProvider<Remote>(plugins: [plugin])
-        let recorder = Recorder(provider.reactive.request(Remote(base, "/headers-only-then-hang"), callbackQueue: .global()))
-        #expect(await eventually { server.receivedRequests.count == 1 })
+        // A session of its own and a serial queue, for the barrier below.
+        let queue = DispatchQueue(label: "reactive-moya-tests.disposal")
+        let provider = MoyaProvider<Remote>(session: Session(), plugins: [plugin])
+        let recorder = Recorder(provider.reactive.request(Remote(base, "/headers-only-then-hang"), callbackQueue: queue))
+        try await server.waitForRequests(count: 1)
         recorder.dispose()
         #expect(await eventually { !plugin.results.isEmpty })
-        // The plugin saw the cancellation, once; the producer was interrupted and nothing else.
-        try await _Concurrency.Task.sleep(nanoseconds: 200_000_000)
+        // The barrier: once the session is shut down its transport has nothing left to report
+        // (a late failure of the cancelled request included), and once the queue is drained
+        // everything sent to it has run. A second result would be here by now.
+        try await provider.session.shutdown()
+        await drain(queue)
+        // The plugin saw the cancellation, once; the producer was interrupted (inside dispose(),
+        // nothing else was sending), and ReactiveSwift sends nothing after that.
         #expect(plugin.results.count == 1)
         #expect(plugin.results.first?.isCancelled == true)
         #expect(recorder.values.isEmpty)
@@ -97,7 +103,7 @@ final class RequestProducerTests {
         let provider = MoyaProvider<Remote>(plugins: [plugin])
         let (stop, stopObserver) = Signal<(), Never>.pipe()
         let recorder = Recorder(provider.reactive.request(Remote(base, "/headers-only-then-hang"), callbackQueue: .global()).take(until: stop))
-        #expect(await eventually { server.receivedRequests.count == 1 })
+        try await server.waitForRequests(count: 1)
         stopObserver.send(value: ())
         #expect(await eventually { !plugin.results.isEmpty })
         #expect(plugin.results.count == 1)
@@ -108,11 +114,14 @@ final class RequestProducerTests {
     @Test("The end of the lifetime after the response cancels nothing: plugins see the one success")
     func completionCancelsNothing() async throws {
         let plugin = ResultsPlugin()
+        let queue = DispatchQueue(label: "reactive-moya-tests.completion")
         let provider = MoyaProvider<Remote>(plugins: [plugin])
-        let recorder = Recorder(provider.reactive.request(Remote(base, "/echo"), callbackQueue: .global()))
+        let recorder = Recorder(provider.reactive.request(Remote(base, "/echo"), callbackQueue: queue))
         #expect(await eventually { recorder.isTerminated })
         recorder.dispose()
-        try await _Concurrency.Task.sleep(nanoseconds: 200_000_000)
+        // The barrier: a cancel would have queued the plugins' cancellation result on the
+        // producer's serial queue inside dispose(); once the queue is drained it would be here.
+        await drain(queue)
         #expect(recorder.isCompleted)
         #expect(plugin.results.count == 1)
         #expect((try? plugin.results.first?.get())?.statusCode == 200)
@@ -134,14 +143,14 @@ final class RequestProducerTests {
     @Test("A delayed stub sends its response later; disposing before cancels it")
     func delayedStub() async throws {
         let plugin = ResultsPlugin()
-        let provider = stubbedProvider("late", delay: 0.05, plugins: [plugin])
+        let provider = stubbingProvider(body: Data("late".utf8), delay: 0.05, callbackQueue: .global(), plugins: [plugin])
         let recorder = Recorder(provider.reactive.request(Remote(base, "/echo")))
         #expect(await eventually { recorder.isTerminated })
         #expect(recorder.values.map { String(decoding: $0.data, as: UTF8.self) } == ["late"])
         #expect(recorder.isCompleted)
 
         let cancelledPlugin = ResultsPlugin()
-        let slow = stubbedProvider("never", delay: 60, plugins: [cancelledPlugin])
+        let slow = stubbingProvider(body: Data("never".utf8), delay: 60, callbackQueue: .global(), plugins: [cancelledPlugin])
         let cancelled = Recorder(slow.reactive.request(Remote(base, "/echo")))
         cancelled.dispose()
         #expect(await eventually { !cancelledPlugin.results.isEmpty })
@@ -170,6 +179,8 @@ final class RequestProducerTests {
         let provider = MoyaProvider<Remote>()
         let base = self.base
         let recorders = Locked<[Int: Recorder<String>]>([:])
+        // Starting from many threads at once is the point. concurrentPerform holds the test's
+        // thread only while the iterations run, and they never wait: each merely starts.
         DispatchQueue.concurrentPerform(iterations: 20) { index in
             let target = Remote(base, "/echo", task: .requestParameters(parameters: ["i": index], encoding: URLEncoding.default))
             let recorder = Recorder(provider.reactive.request(target, callbackQueue: .global()).map(Echo.self).map { $0.query ?? "" })

@@ -7,11 +7,10 @@ import ReactiveSwift
 import Testing
 
 @Suite("reactive.stream and reactive.events")
-final class StreamProducerTests {
+struct StreamProducerTests {
     let server: TestServer
     var base: URL { server.baseURL }
-    init() throws { server = try TestServer.start() }
-    deinit { #expect(throws: Never.self) { try server.shutdown() } }
+    init() async throws { server = try await TestServer.start() }
 
     @Test("stream sends the body's chunks, whole and in order, then completes")
     func chunks() async throws {
@@ -66,15 +65,22 @@ final class StreamProducerTests {
     @Test("Disposing closes the stream: the plugin sees the cancellation once; no value follows", .timeLimit(.minutes(3)))
     func disposal() async throws {
         let plugin = ResultsPlugin()
-        let provider = MoyaProvider<Remote>(plugins: [plugin])
+        // A session of its own and a serial queue for the plugins, for the barrier below.
+        let queue = DispatchQueue(label: "reactive-moya-tests.stream-disposal")
+        let provider = MoyaProvider<Remote>(callbackQueue: queue, session: Session(), plugins: [plugin])
         let recorder = Recorder(provider.reactive.stream(Remote.bytes(base, 1_000_000, chunk: 100, intervalMs: 20)))
         #expect(await eventually { !recorder.values.isEmpty })
         recorder.dispose()
+        // Interrupted (after the chunk being sent, if any): ReactiveSwift sends nothing after a
+        // terminating event, so no value can follow.
+        #expect(await eventually { recorder.isTerminated })
         #expect(await eventually { plugin.results.count == 1 })
         #expect(plugin.results.first?.isCancelled == true)
-        let count = recorder.events.count
-        try await _Concurrency.Task.sleep(nanoseconds: 200_000_000)
-        #expect(recorder.events.count == count)
+        // The barrier: once the session is shut down its transport has nothing left to report,
+        // and once the queue is drained everything sent to it has run. A second result would be
+        // here by now.
+        try await provider.session.shutdown()
+        await drain(queue)
         #expect(plugin.results.count == 1)
         #expect(recorder.events.last?.isTerminating == true && recorder.error == nil && !recorder.isCompleted)
     }
@@ -84,7 +90,7 @@ final class StreamProducerTests {
         let plugin = ResultsPlugin()
         let provider = MoyaProvider<Remote>(plugins: [plugin])
         let recorder = Recorder(provider.reactive.stream(Remote(base, "/headers-only-then-hang")))
-        #expect(await eventually { server.receivedRequests.count == 1 })
+        try await server.waitForRequests(count: 1)
         recorder.dispose()
         #expect(await eventually { plugin.results.count == 1 })
         #expect(plugin.results.first?.isCancelled == true)
@@ -157,10 +163,10 @@ final class StreamProducerTests {
         recorder.dispose()
         #expect(await eventually { plugin.results.count == 1 })
         #expect(plugin.results.first?.isCancelled == true)
-        let count = recorder.values.count
-        try await _Concurrency.Task.sleep(nanoseconds: 200_000_000)
-        #expect(recorder.values.count == count)
-        #expect(count < 1000)
+        // The barrier: the producer was interrupted (after the event being sent, if any), and
+        // ReactiveSwift sends nothing after a terminating event, so the values are final.
+        #expect(await eventually { recorder.isTerminated })
+        #expect(recorder.values.count < 1000)
         #expect(!recorder.isCompleted)
     }
 

@@ -51,11 +51,10 @@ struct User: Decodable {
 }
 
 @Suite("Code written for Moya 15's RxMoya")
-final class Moya15StyleTests {
+struct Moya15StyleTests {
     let server: TestServer
     let disposeBag = DisposeBag()
-    init() throws { server = try TestServer.start() }
-    deinit { #expect(throws: Never.self) { try server.shutdown() } }
+    init() async throws { server = try await TestServer.start() }
 
     /// A provider that sends the `GitHub` targets to routes of the test server.
     func serverProvider() -> MoyaProvider<GitHub> {

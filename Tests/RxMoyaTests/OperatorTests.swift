@@ -13,11 +13,10 @@ private struct Person: Decodable, Equatable {
 }
 
 @Suite("Single and Observable operators")
-final class OperatorTests {
+struct OperatorTests {
     let server: TestServer
     var base: URL { server.baseURL }
-    init() throws { server = try TestServer.start() }
-    deinit { #expect(throws: Never.self) { try server.shutdown() } }
+    init() async throws { server = try await TestServer.start() }
 
     static let json = #"{"user": {"name": "moya", "id": 7}}"#
 

@@ -7,11 +7,10 @@ import RxSwift
 import Testing
 
 @Suite("rx.requestWithProgress")
-final class ProgressTests {
+struct ProgressTests {
     let server: TestServer
     var base: URL { server.baseURL }
-    init() throws { server = try TestServer.start() }
-    deinit { #expect(throws: Never.self) { try server.shutdown() } }
+    init() async throws { server = try await TestServer.start() }
 
     @Test("Progress events, then one completed event with the response, then completion")
     func events() async throws {
@@ -23,7 +22,7 @@ final class ProgressTests {
         let values = recorder.values
         #expect(values.count >= 2)
         #expect(values.map(\.completed) == Array(repeating: false, count: values.count - 1) + [true])
-        #expect(values.last?.response?.data == bytesBody(4000))
+        #expect(values.last?.response?.data == Remote.bytesBody(4000))
         #expect(values.last?.progress == 1)
         #expect(values.allSatisfy { $0.progressObject != nil })
     }
@@ -41,7 +40,7 @@ final class ProgressTests {
         let provider = MoyaProvider<Remote>(callbackQueue: .global())
         let target = Remote.bytes(base, 4000, chunk: 1000)
         let responses = try await provider.rx.requestWithProgress(target).filterCompleted().toArray().value
-        #expect(responses.map(\.data) == [bytesBody(4000)])
+        #expect(responses.map(\.data) == [Remote.bytesBody(4000)])
         let fractions = try await provider.rx.requestWithProgress(target).filterProgress().toArray().value
         #expect(!fractions.isEmpty)
         #expect(fractions.allSatisfy { $0 > 0 && $0 <= 1 }, "\(fractions)")
@@ -65,12 +64,12 @@ final class ProgressTests {
         let provider = CountingProvider(MoyaProvider<Remote>(plugins: [plugin]))
         let recorder = Recorder<ProgressResponse>()
         let disposable = provider.rx.requestWithProgress(Remote(base, "/headers-only-then-hang"), callbackQueue: .global()).subscribe(recorder)
-        #expect(await eventually { server.receivedRequests.count == 1 })
+        try await server.waitForRequests(count: 1)
         disposable.dispose()
         #expect(provider.cancels == 1)
         #expect(await eventually { !plugin.results.isEmpty })
         #expect(plugin.results.count == 1)
-        #expect(plugin.results.first?.isCancellation == true)
+        #expect(plugin.results.first?.isCancelled == true)
         #expect(!recorder.isTerminated)
         #expect(recorder.values.allSatisfy { !$0.completed })
     }

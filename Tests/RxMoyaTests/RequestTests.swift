@@ -7,11 +7,10 @@ import RxSwift
 import Testing
 
 @Suite("rx.request")
-final class RequestTests {
+struct RequestTests {
     let server: TestServer
     var base: URL { server.baseURL }
-    init() throws { server = try TestServer.start() }
-    deinit { #expect(throws: Never.self) { try server.shutdown() } }
+    init() async throws { server = try await TestServer.start() }
 
     @Test("Emits one response, then completes")
     func valueThenCompletion() async throws {
@@ -81,13 +80,13 @@ final class RequestTests {
         let provider = CountingProvider(MoyaProvider<Remote>(plugins: [plugin]))
         let recorder = Recorder<Moya.Response>()
         let disposable = provider.rx.request(Remote(base, "/headers-only-then-hang"), callbackQueue: .global()).asObservable().subscribe(recorder)
-        #expect(await eventually { server.receivedRequests.count == 1 })
+        try await server.waitForRequests(count: 1)
         disposable.dispose()
         disposable.dispose()
         #expect(provider.cancels == 1)
         #expect(await eventually { !plugin.results.isEmpty })
         #expect(plugin.results.count == 1)
-        #expect(plugin.results.first?.isCancellation == true, "\(plugin.results)")
+        #expect(plugin.results.first?.isCancelled == true, "\(plugin.results)")
         #expect(recorder.events.isEmpty, "\(recorder.events)")
     }
 
@@ -141,7 +140,7 @@ final class RequestTests {
         disposable.dispose()
         #expect(slow.cancels == 1)
         #expect(await eventually { plugin.results.count == 2 })
-        #expect(plugin.results.last?.isCancellation == true, "\(plugin.results)")
+        #expect(plugin.results.last?.isCancelled == true, "\(plugin.results)")
         #expect(recorder.events.isEmpty)
     }
 
@@ -171,11 +170,11 @@ final class RequestTests {
             weakProvider = provider
             disposable = provider.rx.request(Remote(base, "/headers-only-then-hang"), callbackQueue: .global()).subscribe { _ in }
         }
-        #expect(await eventually { server.receivedRequests.count == 1 })
+        try await server.waitForRequests(count: 1)
         #expect(weakProvider != nil)
         disposable?.dispose()
         #expect(await eventually { plugin.results.count == 1 })
-        #expect(plugin.results.first?.isCancellation == true)
+        #expect(plugin.results.first?.isCancelled == true)
         #expect(await eventually { weakProvider == nil })
     }
 

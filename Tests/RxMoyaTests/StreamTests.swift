@@ -7,11 +7,10 @@ import RxSwift
 import Testing
 
 @Suite("rx.stream and rx.events")
-final class StreamTests {
+struct StreamTests {
     let server: TestServer
     var base: URL { server.baseURL }
-    init() throws { server = try TestServer.start() }
-    deinit { #expect(throws: Never.self) { try server.shutdown() } }
+    init() async throws { server = try await TestServer.start() }
 
     @Test("stream emits the body's chunks, whole and in order, then completes")
     func chunks() async throws {
@@ -22,7 +21,7 @@ final class StreamTests {
             data.append(chunk)
             count += 1
         }
-        #expect(data == bytesBody(100_000))
+        #expect(data == Remote.bytesBody(100_000))
         #expect(count > 1)
     }
 
@@ -35,8 +34,8 @@ final class StreamTests {
         _ = body.subscribe(first)
         _ = body.subscribe(second)
         #expect(await eventually { first.isTerminated && second.isTerminated })
-        #expect(first.values == [bytesBody(3000)])
-        #expect(second.values == [bytesBody(3000)])
+        #expect(first.values == [Remote.bytesBody(3000)])
+        #expect(second.values == [Remote.bytesBody(3000)])
         #expect(server.receivedRequests.count == 2)
     }
 
@@ -91,7 +90,7 @@ final class StreamTests {
                 onError: { _ in received.update { $0.afterDisposal += 1 } },
                 onCompleted: { received.update { $0.afterDisposal += 1 } }))
         #expect(await eventually { plugin.results.count == 1 })
-        #expect(plugin.results.first?.isCancellation == true, "\(plugin.results)")
+        #expect(plugin.results.first?.isCancelled == true, "\(plugin.results)")
         #expect(received.value.count == 2)
         #expect(received.value.afterDisposal == 0)
     }
@@ -102,10 +101,10 @@ final class StreamTests {
         let provider = MoyaProvider<Remote>(plugins: [plugin])
         let recorder = Recorder<Data>()
         let disposable = provider.rx.stream(Remote(base, "/headers-only-then-hang")).subscribe(recorder)
-        #expect(await eventually { server.receivedRequests.count == 1 })
+        try await server.waitForRequests(count: 1)
         disposable.dispose()
         #expect(await eventually { plugin.results.count == 1 })
-        #expect(plugin.results.first?.isCancellation == true, "\(plugin.results)")
+        #expect(plugin.results.first?.isCancelled == true, "\(plugin.results)")
         #expect(recorder.events.isEmpty)
     }
 
@@ -148,7 +147,7 @@ final class StreamTests {
                 onError: { error in received.update { $0.append("error \(error)") } },
                 onCompleted: { received.update { $0.append("completed") } }))
         #expect(await eventually { plugin.results.count == 1 })
-        #expect(plugin.results.first?.isCancellation == true, "\(plugin.results)")
+        #expect(plugin.results.first?.isCancelled == true, "\(plugin.results)")
         #expect(received.value == ["event 1", "event 2"])
     }
 }

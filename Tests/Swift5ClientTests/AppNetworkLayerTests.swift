@@ -23,7 +23,7 @@ struct FormReport: Decodable {
 struct AppNetworkLayerTests {
     @Test("The provider subclass sends the configuration's headers and the interceptor's token")
     func providerSubclass() async throws {
-        _ = try #require(sharedServer)
+        _ = try await sharedServer.value
         let provider = AppProvider()
         let echo = try decodeEcho(try await provider.request(.profile(id: 3)))
         #expect(echo.uri == "/echo?id=3")
@@ -35,7 +35,7 @@ struct AppNetworkLayerTests {
 
     @Test("An Alamofire-style interceptor refreshes the token on a 401 and retries once")
     func alamofireInterceptor() async throws {
-        _ = try #require(sharedServer)
+        _ = try await sharedServer.value
         let provider = AppProvider()
         let response = try await provider.request(.secret)
         #expect(response.statusCode == 200)
@@ -45,7 +45,7 @@ struct AppNetworkLayerTests {
 
     @Test("Multipart parts in Moya 15.0.x's shape arrive with their names, file names and types, in order")
     func multipart() async throws {
-        _ = try #require(sharedServer)
+        let server = try await sharedServer.value
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("moya-app-\(UUID().uuidString).txt")
         try Data("notes".utf8).write(to: file)
         defer { try? FileManager.default.removeItem(at: file) }
@@ -63,7 +63,7 @@ struct AppNetworkLayerTests {
         let composite = try await provider.request(.avatarWithQuery(imageData: Data("JPG".utf8), userID: 9))
         let compositeReport = try JSONDecoder().decode(FormReport.self, from: composite.data)
         #expect(compositeReport.parts.map(\.filename) == ["a.jpg"])
-        #expect(sharedServer?.receivedRequests.contains { $0.uri == "/multipart?user=9" } == true)
+        #expect(server.receivedRequests.contains { $0.uri == "/multipart?user=9" })
     }
 
     @Test("A pinned session from the documentation's recipe keeps its trust manager")

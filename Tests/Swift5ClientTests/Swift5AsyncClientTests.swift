@@ -17,7 +17,7 @@ import OpenCombine
 struct Swift5AsyncClientTests {
     @Test("async/await and publishers from Swift 5 code")
     func asyncAndCombine() async throws {
-        _ = try #require(sharedServer)
+        _ = try await sharedServer.value
         let provider = MoyaProvider<MyService>(stubClosure: MoyaProvider.immediatelyStub)
 
         let response = try await provider.request(.zen)

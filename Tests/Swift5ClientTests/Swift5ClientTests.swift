@@ -14,13 +14,15 @@ import FoundationNetworking
 /// Where the targets point; a mutable global, as Swift 5 code may have.
 var serviceBaseURL = URL(string: "http://127.0.0.1")!
 
-/// One server for this module's tests, started on first use. It also points the mutable global
-/// above at itself, exactly once: tests run in parallel, so setting the global per test raced.
-let sharedServer: TestServer? = {
-    guard let server = try? TestServer.start() else { return nil }
+/// One server for this module's tests, started by the first test that awaits it (a global is
+/// made on first use). It also points the mutable global above at itself, exactly once, before
+/// any test that awaited it reads the global: tests run in parallel, so setting the global per
+/// test raced. It runs until the process ends.
+let sharedServer = _Concurrency.Task { () throws -> TestServer in
+    let server = try await TestServer.start()
     serviceBaseURL = server.baseURL
     return server
-}()
+}
 
 enum MyService {
     case zen
@@ -94,7 +96,7 @@ class ViewModel {
 struct Swift5ClientTests {
     @Test("The callback API, as Moya's documentation uses it")
     func callbacks() async throws {
-        _ = try #require(sharedServer)
+        _ = try await sharedServer.value
 
         var log: [Bool] = []
         let counter = ActivityCounter { began, _ in log.append(began) }
@@ -140,6 +142,9 @@ struct Swift5ClientTests {
 
     @Test("Cancelling through the returned Cancellable")
     func cancellable() async throws {
+        // The stub builds its URL from the global the server's start writes: waiting for the
+        // server orders that read after the write.
+        _ = try await sharedServer.value
         let provider = MoyaProvider<MyService>(stubClosure: MoyaProvider.delayedStub(3600))
         // The completion hands its finding to the task through the continuation: a variable
         // captured by both would be written on the callback queue and read in the task.

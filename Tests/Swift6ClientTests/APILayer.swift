@@ -5,7 +5,8 @@
 // lock), it does what the migration guide says.
 import Moya
 
-/// The base URL the targets use; set once by the tests before any request.
+/// The base URL the targets use; set once, by the start of the tests' shared server, before
+/// any request.
 nonisolated(unsafe) var apiBaseURL = URL(string: "http://127.0.0.1")!
 
 enum ShopAPI {

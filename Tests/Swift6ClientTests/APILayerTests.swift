@@ -4,12 +4,14 @@ import Moya
 import MoyaTestServer
 import Testing
 
-/// One server for this module, started on first use; it points `apiBaseURL` at itself once.
-let server: TestServer? = {
-    guard let server = try? TestServer.start() else { return nil }
+/// One server for this module, started by the first test that awaits it (a global is made on
+/// first use); it points `apiBaseURL` at itself once, before any test that awaited it reads
+/// `apiBaseURL`. It runs until the process ends.
+let sharedServer = _Concurrency.Task { () throws -> TestServer in
+    let server = try await TestServer.start()
     apiBaseURL = server.baseURL
     return server
-}()
+}
 
 struct FormPart: Decodable {
     let name: String?
@@ -26,7 +28,7 @@ struct FormReply: Decodable {
 struct APILayerTests {
     @Test("Parameters, headers from the URLSessionConfiguration, plugins and the interceptor")
     func request() async throws {
-        _ = try #require(server)
+        _ = try await sharedServer.value
         let provider = ShopProvider()
         let echo = try await provider.request(.products(page: 2, tags: ["a", "b"])).map(Echo.self)
         #expect(echo.uri == "/echo?page=2&tags=a&tags=b")
@@ -42,7 +44,7 @@ struct APILayerTests {
 
     @Test("A 401 is refreshed and retried by the Alamofire-style interceptor")
     func tokenRefresh() async throws {
-        _ = try #require(server)
+        _ = try await sharedServer.value
         let provider = ShopProvider()
         let response = try await provider.request(.protected)
         #expect(response.statusCode == 200)
@@ -51,14 +53,14 @@ struct APILayerTests {
 
     @Test("Multipart uploads in Moya 15.0.x's shape")
     func multipart() async throws {
-        _ = try #require(server)
+        let server = try await sharedServer.value
         let provider = ShopProvider()
         let reply = try await provider.request(.uploadPhoto(productID: 7, photo: Data("JPEG".utf8))).map(FormReply.self)
         #expect(reply.parts.map(\.name) == ["photo", "product"])
         #expect(reply.parts[0].filename == "photo.jpg")
         #expect(reply.parts[0].headers["content-type"] == "image/jpeg")
         #expect(reply.parts[1].body == "7")
-        #expect(server?.receivedRequests.contains { $0.uri == "/multipart?draft=1" } == true)
+        #expect(server.receivedRequests.contains { $0.uri == "/multipart?draft=1" })
 
         let manual = FileManager.default.temporaryDirectory.appendingPathComponent("manual-\(UUID().uuidString).bin")
         try Data("PDF".utf8).write(to: manual)

@@ -13,7 +13,7 @@ func shouldRefresh(_ request: InterceptedRequest) -> Bool {
 @Suite("Alamofire names as the migration guide replaces them")
 struct AlamofireNamesTests {
     @Test("Qualified and unqualified replacements compile and behave as Alamofire's")
-    func replacements() throws {
+    func replacements() async throws {
         var headers: Moya.HTTPHeaders = ["Accept": "application/json"]
         headers.add(Moya.HTTPHeader.authorization(username: "ann", password: "secret"))
         headers["x-trace"] = "1"
@@ -24,8 +24,8 @@ struct AlamofireNamesTests {
         let configuration: URLSessionConfiguration = .af.default
         #expect(configuration.headers.value(for: "User-Agent") == HTTPHeader.defaultUserAgent.value)
         let session: Moya.Session = Moya.Session(configuration: configuration, serverTrustManager: Moya.ServerTrustManager(evaluators: [:]))
-        defer { #expect(throws: Never.self) { try session.syncShutdown() } }
         #expect(session.configuration.serverTrustManager?.allHostsMustBeEvaluated == true)
+        try await session.shutdown()
 
         var request = URLRequest(url: URL(string: "https://example.com")!)
         request.method = .post
