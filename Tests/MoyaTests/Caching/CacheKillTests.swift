@@ -54,19 +54,24 @@ struct CacheKillTests {
             let process = Process()
             process.executableURL = writer
             process.arguments = [directory.path, server.baseURL.absoluteString]
+            let exited = Signal()
+            process.terminationHandler = { _ in exited.fire() }
             try process.run()
             // Until the writer has stored something (its start-up takes longer under the
             // sanitizers), then a little more, then until it is writing a file, so that the kill
             // lands in the middle of a write.
             let stored = await eventually { Self.files(in: directory).entries > 0 || !process.isRunning }
             #expect(stored && process.isRunning, "the writer stored nothing (exit status \(process.isRunning ? 0 : process.terminationStatus))")
+            // The behaviour under test: a kill at a random moment of the writer's work.
             try await _Concurrency.Task.sleep(for: .milliseconds(Int(generator.next() % 200)))
+            // Aims the kill at a write: polled every millisecond (not with `eventually`, every
+            // 20 ms), since a write's temporary file may exist for only a few milliseconds.
             let writing = ContinuousClock.now + .seconds(5)
             while Self.files(in: directory).temporary == 0, ContinuousClock.now < writing, process.isRunning {
                 try await _Concurrency.Task.sleep(for: .milliseconds(1))
             }
             kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
+            try #require(await exited.wait(), "the killed writer did not exit")
             #expect(process.terminationReason == .uncaughtSignal)
         }
 

@@ -103,7 +103,11 @@ struct InterceptorPipelineTests {
 
     @Test("Cancelling during a backoff wait ends the request at once with the cancellation error")
     func cancelDuringBackoff() async throws {
-        let provider = MoyaProvider<ServerTarget>(interceptors: [RetryPolicy(retryLimit: 3, maximumDelay: 1200)])
+        // willRetry comes once the first attempt's answer has reached the policy and the wait
+        // begins: the moment to cancel.
+        let retrying = Signal()
+        let provider = MoyaProvider<ServerTarget>(
+            plugins: [WillRetryPlugin { _ in retrying.fire() }], interceptors: [RetryPolicy(retryLimit: 3, maximumDelay: 1200)])
         // The server asks for a 600 s wait: however late a loaded machine runs, only the cancel
         // can end the request within the bound below.
         let target = ServerTarget(
@@ -111,11 +115,8 @@ struct InterceptorPipelineTests {
         let start = Date()
         let result: Result<Moya.Response, MoyaError> = await withCheckedContinuation { continuation in
             let token = UncheckedSendable(provider.request(target, callbackQueue: .global()) { continuation.resume(returning: UncheckedResult($0)) })
-            let server = self.server
-            DispatchQueue.global().async {
-                // Wait until the first attempt has been answered, then cancel during the wait.
-                while server.receivedRequests.isEmpty { usleep(10_000) }
-                usleep(100_000)
+            _Concurrency.Task {
+                #expect(await retrying.wait(), "no retry was announced")
                 token.value.cancel()
             }
         }.result
@@ -131,21 +132,30 @@ struct InterceptorPipelineTests {
     @Test("Cancelling while an adapt waits for a refresh ends the request with the cancellation error")
     func cancelDuringRefresh() async throws {
         struct SlowAuthenticator: Authenticator {
+            let refreshing: Signal
             func apply(_ credential: TestCredential, to request: inout URLRequest) {
                 request.setValue("Bearer \(credential.token)", forHTTPHeaderField: "Authorization")
             }
             func refresh(_ credential: TestCredential) async throws -> TestCredential {
+                refreshing.fire()
+                // The behaviour under test: a refresh that takes far longer than the test.
                 try await _Concurrency.Task.sleep(nanoseconds: 600_000_000_000)
                 return TestCredential(token: "late")
             }
         }
-        let interceptor = AuthenticationInterceptor(authenticator: SlowAuthenticator(), credential: TestCredential(token: "old", requiresRefresh: true))
+        let refreshing = Signal()
+        let interceptor = AuthenticationInterceptor(
+            authenticator: SlowAuthenticator(refreshing: refreshing), credential: TestCredential(token: "old", requiresRefresh: true))
         let provider = MoyaProvider<ServerTarget>(interceptors: [interceptor])
         let start = Date()
         let result: Result<Moya.Response, MoyaError> = await withCheckedContinuation { continuation in
             let token = UncheckedSendable(
                 provider.request(ServerTarget(base, "/token/late"), callbackQueue: .global()) { continuation.resume(returning: UncheckedResult($0)) })
-            DispatchQueue.global().asyncAfter(deadline: .now() + 0.2) { token.value.cancel() }
+            // Cancels once the adapt waits for the refresh.
+            _Concurrency.Task {
+                #expect(await refreshing.wait(), "the refresh never started")
+                token.value.cancel()
+            }
         }.result
         guard case .underlying(let error as NSError, nil)? = result.error else {
             Issue.record("expected a cancellation, got \(result)")

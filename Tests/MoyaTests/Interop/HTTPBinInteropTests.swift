@@ -227,7 +227,7 @@ struct HTTPBinInteropTests {
         _ = try await send(MoyaProvider<HTTPBinTarget>(plugins: [plugin]), target).get()
         var command = ""
         _ = try #require(plugin.willSendRequests.first).cURLDescription { command = $0 }
-        let output = try runShell("curl -s" + command.dropFirst("$ curl -v".count))
+        let output = try await runShell("curl -s" + command.dropFirst("$ curl -v".count))
         let echo = try JSONDecoder().decode(HTTPBinEcho.self, from: output)
         #expect(echo.method == "POST")
         #expect(echo.data == body)

@@ -62,7 +62,7 @@ struct CURLDescriptionTests {
     }
 
     @Test("A POSIX shell reads back exactly the arguments: quotes, dollars, backticks, backslashes, newlines")
-    func shellQuoting() throws {
+    func shellQuoting() async throws {
         let body = "{\"q\": \"$HOME `id` \\\\ it's\"}\nline 2 $(whoami) !"
         var request = URLRequest(url: try #require(URL(string: "https://api.example.com/a%20b?x=$y&z=1")))
         request.httpMethod = "POST"
@@ -70,7 +70,7 @@ struct CURLDescriptionTests {
         request.setValue("va\"lue $PATH `x`", forHTTPHeaderField: "X-Tricky")
         let credential = URLCredential(user: "ann", password: "p\"a$s`s\\", persistence: .none)
         let command = CURLCommand.describe(request: request, sessionHeaders: ["User-Agent": "Moya"], credential: credential)
-        let arguments = try shellArguments(ofCURL: command)
+        let arguments = try await shellArguments(ofCURL: command)
         #expect(
             arguments == [
                 "-v",

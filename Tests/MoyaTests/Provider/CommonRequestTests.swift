@@ -62,6 +62,9 @@ struct CommonRequestTests {
         }
         #expect(result.result.error?.isCancelled == true)
         #expect(token.values.first?.isCancelled == true)
+        // Kept as a sleep: a session's shutdown, the one barrier, would also stop a late request
+        // that was wrongly sent, hiding what the test looks for; a slow machine can only make the
+        // wait miss it, not fail the test.
         pending.values.first?(.success(URLRequest(url: base.appendingPathComponent("echo"))))
         try await _Concurrency.Task.sleep(nanoseconds: 200_000_000)
         #expect(calls.values.count == 1)
@@ -70,12 +73,14 @@ struct CommonRequestTests {
 
     @Test("A cancel after the result changes nothing but isCancelled")
     func cancelAfterResult() async throws {
-        let provider = MoyaProvider<ServerTarget>()
+        let session = Session()
+        let provider = MoyaProvider<ServerTarget>(session: session)
+        let queue = DispatchQueue(label: "cancel-after-result")
         let calls = Recorder<Int>()
         let token = Recorder<any Cancellable>()
         let result: UncheckedResult = await withCheckedContinuation { continuation in
             token.append(
-                provider.request(ServerTarget(base, "/echo"), callbackQueue: .global()) { result in
+                provider.request(ServerTarget(base, "/echo"), callbackQueue: queue) { result in
                     calls.append(1)
                     continuation.resume(returning: UncheckedResult(result))
                 })
@@ -85,7 +90,10 @@ struct CommonRequestTests {
         #expect(!cancellable.isCancelled)
         cancellable.cancel()
         #expect(cancellable.isCancelled)
-        try await _Concurrency.Task.sleep(nanoseconds: 100_000_000)
+        // The shutdown ends all the session's work, then the queue runs what it was handed: a
+        // second completion would have come by now.
+        try await session.shutdown()
+        await drain(queue)
         #expect(calls.values.count == 1)
     }
 
@@ -120,7 +128,9 @@ struct CommonRequestTests {
 
     @Test("60 concurrent requests, every third cancelled at once: each completion runs exactly once")
     func concurrentWithCancellations() async throws {
-        let provider = MoyaProvider<ServerTarget>(callbackQueue: .global())
+        let session = Session()
+        let queue = DispatchQueue(label: "concurrent-with-cancellations")
+        let provider = MoyaProvider<ServerTarget>(callbackQueue: queue, session: session)
         let outcomes = Recorder<(Int, Bool)>()
         await withTaskGroup(of: Void.self) { group in
             for index in 0..<60 {
@@ -138,7 +148,10 @@ struct CommonRequestTests {
                 }
             }
         }
-        try await _Concurrency.Task.sleep(nanoseconds: 100_000_000)
+        // The shutdown ends all the session's work (the cancelled requests' included), then the
+        // queue runs what it was handed: a second completion would have come by now.
+        try await session.shutdown()
+        await drain(queue)
         let values = outcomes.values
         #expect(values.count == 60)
         #expect(Set(values.map(\.0)).count == 60)

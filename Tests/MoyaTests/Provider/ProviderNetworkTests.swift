@@ -402,7 +402,9 @@ struct ProviderNetworkTests {
             token.cancel()
         }
         #expect(result.result.error?.isCancelled == true)
-        // The late request is ignored.
+        // The late request is ignored. Kept as a sleep: a session's shutdown, the one barrier,
+        // would also stop a late request that was wrongly sent, hiding what the test looks for;
+        // a slow machine can only make the wait miss it, not fail the test.
         pending.values.first?(.success(URLRequest(url: base.appendingPathComponent("echo"))))
         try await _Concurrency.Task.sleep(nanoseconds: 200_000_000)
         #expect(calls.values.count == 1)
@@ -412,15 +414,22 @@ struct ProviderNetworkTests {
 
     @Test("Cancelling during a request stops it promptly with NSURLErrorCancelled")
     func cancelDuringRequest() async throws {
+        let session = Session()
+        let provider = MoyaProvider<ServerTarget>(session: session)
+        let queue = DispatchQueue(label: "cancel-during-request")
         let calls = Recorder<Int>()
         let start = Date()
         let result: UncheckedResult = await withCheckedContinuation { continuation in
-            let token = provider.request(ServerTarget(base, "/headers-only-then-hang"), callbackQueue: .global()) { result in
+            let token = provider.request(ServerTarget(base, "/headers-only-then-hang"), callbackQueue: queue) { result in
                 calls.append(1)
                 continuation.resume(returning: UncheckedResult(result))
             }
             let box = UncheckedSendable(token)
-            DispatchQueue.global().asyncAfter(deadline: .now() + 0.3) { box.value.cancel() }
+            // Cancels once the request has reached the server.
+            _Concurrency.Task { [server] in
+                await #expect(throws: Never.self) { try await server.waitForRequests(count: 1) }
+                box.value.cancel()
+            }
         }
         // The route never finishes and the read timeout is 60 s: the cancellation error below
         // tells the cancel from that timeout, and ending before it means the cancel worked.
@@ -428,7 +437,10 @@ struct ProviderNetworkTests {
         let error = try #require(result.result.error)
         #expect(error.isCancelled)
         #expect((error.underlyingError as NSError?)?.code == NSURLErrorCancelled)
-        try await _Concurrency.Task.sleep(nanoseconds: 200_000_000)
+        // The shutdown ends all the session's work, then the queue runs what it was handed: a
+        // second completion would have come by now.
+        try await session.shutdown()
+        await drain(queue)
         #expect(calls.values.count == 1)
     }
 

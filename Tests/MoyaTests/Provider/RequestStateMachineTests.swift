@@ -411,6 +411,9 @@ struct RequestStateMachineTests {
             }
             provider = nil
         }
+        // Shows that no fourth completion follows. Kept as a sleep: there is no session to shut
+        // down (the requests are stubs) and the provider is gone, and a completion caused by its
+        // release could come at any time; a slow machine can only make the wait miss one.
         try? await _Concurrency.Task.sleep(nanoseconds: 100_000_000)
         #expect(results.values.count == 3)
         #expect(results.values.allSatisfy { (try? $0.get())?.statusCode == 200 })
@@ -421,24 +424,23 @@ struct RequestStateMachineTests {
         let server = try await TestServer.start()
         let session = Session()
         let attempts = Recorder<Int>()
-        let provider = MoyaProvider<ServerTarget>(session: session, interceptors: [DelayingRetrier(attempts: attempts)])
+        let retrying = Signal()
+        let provider = MoyaProvider<ServerTarget>(session: session, interceptors: [DelayingRetrier(attempts: attempts, retrying: retrying)])
         let results = Recorder<Result<Moya.Response, MoyaError>>()
         let token = provider.request(ServerTarget(server.baseURL, "/status/500"), callbackQueue: .moyaInline) { results.append($0) }
-        // Waits for the first attempt to reach the retrier: up to a minute, since a
-        // ThreadSanitizer run of the whole suite once took longer than 20 s to get there.
-        let waitedFor = ContinuousClock.now
-        while attempts.values.isEmpty, ContinuousClock.now - waitedFor < .seconds(60) {
-            try await _Concurrency.Task.sleep(nanoseconds: 5_000_000)
-        }
+        // Waits for the first attempt to reach the retrier (a ThreadSanitizer run of the whole
+        // suite once took longer than 20 s to get there).
+        #expect(await retrying.wait(), "the first attempt never reached the retrier")
         #expect(attempts.values.count == 1)
         token.cancel()
         #expect(results.values.count == 1)
         #expect(results.values.first?.error?.isCancelled == true)
-        try await _Concurrency.Task.sleep(nanoseconds: 200_000_000)
+        // The shutdown ends all the session's work: whatever the cancelled attempt left behind
+        // has run by now.
+        try await session.shutdown()
         #expect(attempts.values.count == 1)
         #expect(results.values.count == 1)
         #expect(server.receivedRequests.count == 1)
-        try await session.shutdown()
         await server.shutdown()
     }
 }
@@ -462,10 +464,16 @@ private final class ReceiveCounter: PluginType, Sendable {
 /// Retries every attempt after a long delay, counting the attempts it saw.
 private final class DelayingRetrier: RequestInterceptor, Sendable {
     let attempts: Recorder<Int>
-    init(attempts: Recorder<Int>) { self.attempts = attempts }
+    /// Fired when an attempt first reaches the retrier.
+    let retrying: Signal
+    init(attempts: Recorder<Int>, retrying: Signal) {
+        self.attempts = attempts
+        self.retrying = retrying
+    }
 
     func retry(_ request: URLRequest, dueTo result: Result<Moya.Response, MoyaError>, retryCount: Int) async -> RetryDecision {
         attempts.append(retryCount)
+        retrying.fire()
         return .retryWithDelay(5)
     }
 }

@@ -132,11 +132,20 @@ struct ServerSentEventStreamTests {
     func cancelDuringWait() async throws {
         let provider = stubbing({ .networkResponse(200, Data("data: a\n\n".utf8)) })
         let slow = ReconnectionPolicy(initialDelay: 30)
+        let received = Signal()
         let reader = _Concurrency.Task { () async throws(MoyaError) -> Int in
             var count = 0
-            for try await _ in provider.events(target, reconnection: slow) { count += 1 }
+            for try await _ in provider.events(target, reconnection: slow) {
+                count += 1
+                received.fire()
+            }
             return count
         }
+        // The first stream's one event came; its end follows at once, then the 30 s wait.
+        #expect(await received.wait())
+        // Nothing marks the start of the wait, so a short sleep lets the reader get there. A
+        // cancel that comes earlier ends the reader with the cancellation error too: a slow
+        // machine can only make the test miss the wait, not fail it.
         try await _Concurrency.Task.sleep(nanoseconds: 200_000_000)
         await expectCancelled(reader)
     }

@@ -68,7 +68,8 @@ struct StreamBufferTests {
     func largeChunkToWaitingConsumer() async throws {
         let buffer = StreamBuffer(highWatermark: 4)
         let reader = consumer(buffer)
-        // Let the consumer wait first.
+        // Let the consumer wait first. Kept as a sleep: StreamBuffer shows no sign that a consumer
+        // waits (its state is private), so no signal can replace it without a change in Moya.
         try await _Concurrency.Task.sleep(nanoseconds: 50_000_000)
         let result = buffer.append(Data(count: 100))
         #expect(result == .more || result == .moreAndWake)
@@ -80,6 +81,7 @@ struct StreamBufferTests {
     func wakeThenFinish() async throws {
         let buffer = StreamBuffer(highWatermark: 100)
         let reader = consumer(buffer)
+        // Let the consumer wait first: a sleep, as above, for want of a sign that it waits.
         try await _Concurrency.Task.sleep(nanoseconds: 50_000_000)
         #expect(buffer.append(Data("x".utf8)) == .moreAndWake)
         #expect(buffer.append(Data("y".utf8)) == .more)
@@ -136,6 +138,9 @@ struct StreamBufferTests {
         let stopped = Flag()
         buffer.setStopHandler { stopped.raise() }
         let reader = consumer(buffer)
+        // Let the consumer wait first: a sleep, as above, for want of a sign that it waits. A
+        // cancel that comes before the wait stops the stream too, so a slow machine cannot fail
+        // this test.
         try await _Concurrency.Task.sleep(nanoseconds: 50_000_000)
         reader.cancel()
         await #expect(throws: MoyaError.self) { try await reader.value }
@@ -159,6 +164,7 @@ struct StreamBufferTests {
                 case .more: break
                 case .moreAndWake: buffer.wakeConsumer()
                 case .pause:
+                    // Blocks the producer thread this test made, not a cooperative one.
                     let semaphore = DispatchSemaphore(value: 0)
                     buffer.waitForDemand { semaphore.signal() }
                     semaphore.wait()
@@ -172,6 +178,7 @@ struct StreamBufferTests {
         while case .success(let chunk?) = await buffer.next() {
             #expect(chunk == Data(repeating: UInt8(index % 251), count: 16))
             index += 1
+            // The behaviour under test: a slow consumer, so that the producer has to pause.
             if index % 100 == 0 { try await _Concurrency.Task.sleep(nanoseconds: 1_000_000) }
         }
         #expect(index == 2000)

@@ -80,6 +80,9 @@ struct StreamPipelineTests {
         } catch {
             #expect((error.underlyingError as? URLError)?.code == .networkConnectionLost, "\(error)")
         }
+        // Shows that no retry follows. Kept as a sleep: a session's shutdown, the one barrier,
+        // would cut a late retry off before it reached the server, hiding what the test looks
+        // for; a slow machine can only make the wait miss a retry, not fail the test.
         try await _Concurrency.Task.sleep(nanoseconds: 200_000_000)
         #expect(server.receivedRequests.filter { $0.path == "/truncate/1000" }.count == 1)
     }
@@ -179,8 +182,9 @@ struct StreamPipelineTests {
         let session = withMetricsFactory(metrics) { Session() }
         let provider = MoyaProvider<ServerTarget>(session: session)
         let stream = try await provider.stream(ServerTarget(base, "/bytes/5000"))
+        // The stream's end reaches the reader after its metrics were recorded, and the shutdown
+        // ends whatever else the session had under way.
         _ = try await drain(stream)
-        try await _Concurrency.Task.sleep(nanoseconds: 100_000_000)
         try await session.shutdown()
         let dimensions = [
             ("http.request.method", "GET"), ("url.scheme", "http"), ("server.address", "127.0.0.1"), ("server.port", String(server.port)),

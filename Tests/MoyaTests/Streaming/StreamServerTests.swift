@@ -87,6 +87,9 @@ struct StreamServerTests {
         // Stop reading: the server can only fill the socket buffers and ours. Wait until it has
         // written nothing for half a second, however long a loaded machine (a sanitizer run
         // beside the CPU-heavy suites) takes to get there; without back pressure it never stops.
+        // The behaviour under test is that the writes stop, which no event marks: the sleep
+        // tells it (a pause of the server can only make it look stopped early, and the bound
+        // below holds still).
         var stalled = server.endlessBytesWritten
         var stopped = false
         let deadline = Date().addingTimeInterval(60)

@@ -298,12 +298,17 @@ struct StreamTests {
         let provider = MoyaProvider<ServerTarget>()
         let stream = try await provider.stream(
             ServerTarget(base, "/bytes/100000", task: .requestParameters(parameters: ["chunk": 100, "interval_ms": 100], encoding: URLEncoding.queryString)))
+        let reading = Signal()
         let reader = _Concurrency.Task { () async throws(MoyaError) -> Int in
             var received = 0
-            for try await chunk in stream.body { received += chunk.count }
+            for try await chunk in stream.body {
+                received += chunk.count
+                reading.fire()
+            }
             return received
         }
-        try await _Concurrency.Task.sleep(nanoseconds: 300_000_000)
+        // Cancels once the body is being read (its 1,000 chunks come 100 ms apart).
+        #expect(await reading.wait())
         await expectCancelled(reader)
     }
 
@@ -344,6 +349,7 @@ struct StreamTests {
             data.append(chunk)
             if first {
                 first = false
+                // The behaviour under test: a consumer that pauses for twice the idle timeout.
                 try await _Concurrency.Task.sleep(nanoseconds: 8_000_000_000)
             }
         }

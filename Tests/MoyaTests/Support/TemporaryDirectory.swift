@@ -81,6 +81,7 @@ func eventually(within seconds: Double = 120, _ condition: () -> Bool) async -> 
     let deadline = Date().addingTimeInterval(seconds)
     while Date() < deadline {
         if condition() { return true }
+        // The polling interval: the signal for conditions that nothing announces.
         try? await _Concurrency.Task.sleep(nanoseconds: 20_000_000)
     }
     return condition()

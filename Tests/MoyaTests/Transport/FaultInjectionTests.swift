@@ -13,16 +13,20 @@ struct FaultOutcome {
     let result: Result<Moya.Response, MoyaError>
     /// Seconds from the request to its completion.
     let elapsed: TimeInterval
-    /// How many times the completion ran, counted a while after the first.
-    let completions: Int
+    /// How many times the completion ran so far: counted again behind a barrier by
+    /// ``FaultInjectionTests/expectOneCompletion(_:session:sourceLocation:)``.
+    let count: Protected<Int>
+    /// The serial queue the completions run on.
+    let callbackQueue: DispatchQueue
 }
 
-/// Sends `target` and waits for its completion, then a little longer, to count completions.
+/// Sends `target` and waits for its completion; later completions are counted on.
 func outcome<T: TargetType>(_ provider: MoyaProvider<T>, _ target: T) async -> FaultOutcome {
     let count = Protected(0)
+    let callbackQueue = DispatchQueue(label: "fault-outcome")
     let started = Date()
     let result: Result<Moya.Response, MoyaError> = await withCheckedContinuation { continuation in
-        provider.request(target, callbackQueue: .global()) { result in
+        provider.request(target, callbackQueue: callbackQueue) { result in
             let first = count.withLock { count in
                 count += 1
                 return count == 1
@@ -31,8 +35,7 @@ func outcome<T: TargetType>(_ provider: MoyaProvider<T>, _ target: T) async -> F
         }
     }.result
     let elapsed = Date().timeIntervalSince(started)
-    try? await _Concurrency.Task.sleep(nanoseconds: 200_000_000)
-    return FaultOutcome(result: result, elapsed: elapsed, completions: count.current)
+    return FaultOutcome(result: result, elapsed: elapsed, count: count, callbackQueue: callbackQueue)
 }
 
 /// The entries of a directory, recursively, relative to it.
@@ -76,10 +79,29 @@ struct FaultInjectionTests {
         ServerTarget(server.baseURL, "/\(fault.rawValue)", method: method, task: task)
     }
 
-    /// Checks the common promises and returns the error.
+    /// Checks that each request completed exactly once: shuts `session` (the suite's by default)
+    /// down, which ends all its work, then lets each callback queue run what it was handed, so
+    /// that a second completion would have come by then. Called at the end of a test, after its
+    /// other checks, which the shutdown must not help (files closed, partial files removed).
+    func expectOneCompletion(_ outcome: FaultOutcome, session: Session? = nil, sourceLocation: SourceLocation = #_sourceLocation) async {
+        await expectOneCompletion([outcome], session: session, sourceLocation: sourceLocation)
+    }
+
+    /// Checks that each of `outcomes`' requests completed exactly once, as
+    /// ``expectOneCompletion(_:session:sourceLocation:)`` does for one.
+    func expectOneCompletion(_ outcomes: [FaultOutcome], session: Session? = nil, sourceLocation: SourceLocation = #_sourceLocation) async {
+        await #expect(throws: Never.self, sourceLocation: sourceLocation) { try await (session ?? self.session).shutdown() }
+        for outcome in outcomes {
+            await drain(outcome.callbackQueue)
+            let completions = outcome.count.current
+            #expect(completions == 1, "completion ran \(completions) times", sourceLocation: sourceLocation)
+        }
+    }
+
+    /// Checks the promises common to the failures (but the one completion: see
+    /// ``expectOneCompletion(_:session:sourceLocation:)``) and returns the error.
     @discardableResult
     func expectFailure(_ outcome: FaultOutcome, within limit: TimeInterval = resourceTimeout, sourceLocation: SourceLocation = #_sourceLocation) -> MoyaError? {
-        #expect(outcome.completions == 1, "completion ran \(outcome.completions) times", sourceLocation: sourceLocation)
         // The limit plus a wide margin for a loaded or sanitized build: the point is that it
         // ends, where without a limit it would wait forever.
         #expect(outcome.elapsed < limit + 120, "took \(outcome.elapsed) s", sourceLocation: sourceLocation)
@@ -96,20 +118,26 @@ struct FaultInjectionTests {
 
     @Test("A reset in the middle of the body fails the request")
     func resetMidBody() async {
-        let error = expectFailure(await outcome(provider, target(.resetMidBody)))
+        let outcome = await outcome(provider, target(.resetMidBody))
+        let error = expectFailure(outcome)
         #expect(urlErrorCode(error) == .networkConnectionLost)
+        await expectOneCompletion(outcome)
     }
 
     @Test("A connection closed before the response fails the request")
     func closeBeforeResponse() async {
-        let error = expectFailure(await outcome(provider, target(.closeBeforeResponse)))
+        let outcome = await outcome(provider, target(.closeBeforeResponse))
+        let error = expectFailure(outcome)
         #expect(urlErrorCode(error) == .networkConnectionLost)
+        await expectOneCompletion(outcome)
     }
 
     @Test("A body that drips one byte at a time ends at the resource limit")
     func slowDrip() async {
-        let error = expectFailure(await outcome(provider, target(.slowDrip)))
+        let outcome = await outcome(provider, target(.slowDrip))
+        let error = expectFailure(outcome)
         #expect(urlErrorCode(error) == .timedOut)
+        await expectOneCompletion(outcome)
     }
 
     @Test("A server that never answers ends at the read limit")
@@ -117,59 +145,74 @@ struct FaultInjectionTests {
         let outcome = await outcome(provider, target(.silence))
         let error = expectFailure(outcome, within: Self.readTimeout)
         #expect(urlErrorCode(error) == .timedOut)
+        await expectOneCompletion(outcome)
     }
 
     @Test("A body shorter than its Content-Length fails the request")
     func shortContentLength() async {
-        let error = expectFailure(await outcome(provider, target(.shortContentLength)))
+        let outcome = await outcome(provider, target(.shortContentLength))
+        let error = expectFailure(outcome)
         #expect(urlErrorCode(error) == .networkConnectionLost)
+        await expectOneCompletion(outcome)
     }
 
     @Test("Bytes past the Content-Length are not part of the body")
     func longContentLength() async throws {
         let outcome = await outcome(provider, target(.longContentLength))
-        #expect(outcome.completions == 1)
         #expect(try outcome.result.get().data == Data("xxxxx".utf8))
+        await expectOneCompletion(outcome)
     }
 
     @Test("A status line that is not HTTP fails the request")
     func malformedStatusLine() async {
-        let error = expectFailure(await outcome(provider, target(.malformedStatusLine)))
+        let outcome = await outcome(provider, target(.malformedStatusLine))
+        let error = expectFailure(outcome)
         #expect(urlErrorCode(error) == .badServerResponse)
+        await expectOneCompletion(outcome)
     }
 
     @Test("A chunk size that is not hexadecimal fails the request")
     func badChunking() async {
-        let error = expectFailure(await outcome(provider, target(.badChunking)))
+        let outcome = await outcome(provider, target(.badChunking))
+        let error = expectFailure(outcome)
         #expect(urlErrorCode(error) == .badServerResponse)
+        await expectOneCompletion(outcome)
     }
 
     @Test("A gzip bomb stops at the decompression limit")
     func gzipBomb() async {
-        let error = expectFailure(await outcome(provider, target(.gzipBomb)))
+        let outcome = await outcome(provider, target(.gzipBomb))
+        let error = expectFailure(outcome)
         #expect(urlErrorCode(error) == .cannotDecodeContentData)
+        await expectOneCompletion(outcome)
     }
 
     @Test("A flood of response headers ends in one completion")
     func headerFlood() async {
-        let error = expectFailure(await outcome(provider, target(.headerFlood)))
+        let outcome = await outcome(provider, target(.headerFlood))
+        let error = expectFailure(outcome)
         #expect(urlErrorCode(error) == .badServerResponse)
+        await expectOneCompletion(outcome)
     }
 
     @Test("A redirect loop stops at the redirect limit")
     func redirectLoop() async {
-        let error = expectFailure(await outcome(provider, target(.redirectLoop)))
+        let outcome = await outcome(provider, target(.redirectLoop))
+        let error = expectFailure(outcome)
         #expect(urlErrorCode(error) == .httpTooManyRedirects)
         #expect(server.acceptedConnections >= 1)
+        await expectOneCompletion(outcome)
     }
 
     @Test("An upload to a server that stops reading fails at the write limit and closes its file")
     func stalledUpload() async throws {
         let file = try downloads.makeFile("upload.bin", length: 32 << 20)
-        let error = expectFailure(await outcome(provider, target(.stalledUpload, task: .uploadFile(file), method: .post)))
+        let outcome = await outcome(provider, target(.stalledUpload, task: .uploadFile(file), method: .post))
+        let error = expectFailure(outcome)
         #expect(urlErrorCode(error) == .timedOut)
         // No descriptor of the process still points at the file.
         #expect(await eventually { !Self.openFiles().contains(file.resolvingSymlinksInPath().path) })
+        await expectOneCompletion(outcome)
     }
 
     /// The paths of the files this process has open.
@@ -185,7 +228,8 @@ struct FaultInjectionTests {
             // machine pausing the server (a sanitizer run) cannot end the body first.
             configuration: .init(timeoutIntervalForRequest: 30, timeoutIntervalForResource: 60, maximumResponseBodySize: 8 << 20))
         let before = Self.residentBytes()
-        let error = expectFailure(await outcome(MoyaProvider<ServerTarget>(session: limited), target(.endlessBody)), within: 60)
+        let outcome = await outcome(MoyaProvider<ServerTarget>(session: limited), target(.endlessBody))
+        let error = expectFailure(outcome, within: 60)
         #expect(error?.underlyingError as? SessionError == .responseBodyTooLarge(limit: 8 << 20, announcedLength: nil), "\(String(describing: error))")
         // The limit is 8 MiB; an unbounded body would have grown by tens of gigabytes before the
         // 60 s limit. The bound is wide because the figure is the whole process's (the other
@@ -193,7 +237,7 @@ struct FaultInjectionTests {
         // counts as resident: 1.1 GiB was seen there.
         let growth = Self.residentBytes() - before
         #expect(growth < 2 << 30, "resident memory grew by \(growth >> 20) MiB")
-        try await limited.shutdown()
+        await expectOneCompletion(outcome, session: limited)
     }
 
     /// The process's resident memory now (`VmRSS`), in bytes.
@@ -219,7 +263,6 @@ struct FaultInjectionTests {
         var components = URLComponents(url: server.url(for: .hostileFileName), resolvingAgainstBaseURL: false)!
         components.percentEncodedQuery = "name=" + name.addingPercentEncoding(withAllowedCharacters: .alphanumerics)!
         let outcome = await outcome(provider, ServerTarget(try #require(components.url), "", task: .downloadDestination(destination)))
-        #expect(outcome.completions == 1)
         _ = try outcome.result.get()
         let files = contents(of: directory)
         #expect(files.count == 1, "\(files)")
@@ -229,16 +272,21 @@ struct FaultInjectionTests {
         #expect(try Data(contentsOf: sibling) == Data("keep".utf8))
         #expect(!FileManager.default.fileExists(atPath: downloads.url.appendingPathComponent("escaped.txt").path))
         #expect(contents(of: downloads.url.appendingPathComponent("partial")).isEmpty)
+        await expectOneCompletion(outcome)
     }
 
     @Test("Failed downloads leave no file behind")
     func failedDownloadLeavesNothing() async throws {
         let directory = downloads.url.appendingPathComponent("failed-\(UUID().uuidString)", isDirectory: true)
         let destination: DownloadDestination = { _, _ in (directory.appendingPathComponent("file.bin"), [.createIntermediateDirectories]) }
+        var outcomes: [FaultOutcome] = []
         for fault in [Fault.resetMidBody, .shortContentLength, .badChunking, .slowDrip] {
-            expectFailure(await outcome(provider, target(fault, task: .downloadDestination(destination))))
+            let outcome = await outcome(provider, target(fault, task: .downloadDestination(destination)))
+            expectFailure(outcome)
+            outcomes.append(outcome)
         }
         #expect(contents(of: directory).isEmpty)
         #expect(contents(of: downloads.url.appendingPathComponent("partial")).isEmpty)
+        await expectOneCompletion(outcomes)
     }
 }

@@ -28,6 +28,7 @@ struct FileWriteQueueTests {
     ) async throws {
         let pool = NIOThreadPool(numberOfThreads: 1)
         pool.start()
+        // The behaviour under test: the gate blocks the pool's own thread, not a cooperative one.
         let gate = DispatchSemaphore(value: 0)
         let blocked = pool.runIfActive(eventLoop: loop) { gate.wait() }
         let released = LoopFlag()
