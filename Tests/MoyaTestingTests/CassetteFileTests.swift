@@ -9,6 +9,7 @@ struct CassetteFileTests {
     @Test("The file is pretty-printed JSON with sorted keys, a version, text bodies as text and binary bodies as base64")
     func format() async throws {
         let url = temporaryCassetteURL()
+        defer { removeCassette(url) }
         let server = try await TestServer.start()
         let provider = try MoyaProvider<CassetteTarget>(cassette: url, mode: .record)
         let text = try await provider.request(CassetteTarget.post(server.baseURL, "/echo", body: "line one\nline two", contentType: "text/plain"))
@@ -46,6 +47,7 @@ struct CassetteFileTests {
         var files: [Data] = []
         for _ in 0..<2 {
             let url = temporaryCassetteURL()
+            defer { removeCassette(url) }
             let recorder = CassetteRecorder(fileURL: url, recordsDates: false)
             let provider = MoyaProvider<CassetteTarget>(plugins: [recorder])
             _ = try await provider.request(CassetteTarget(server.baseURL, "/json"))
@@ -63,6 +65,7 @@ struct CassetteFileTests {
     @Test("The file is complete after every exchange, written without leftovers")
     func writtenAfterEachExchange() async throws {
         let url = temporaryCassetteURL()
+        defer { removeCassette(url) }
         let server = try await MockServer.start()
         server.enqueue(.text("one"), .text("two"))
         let recorder = CassetteRecorder(fileURL: url)
@@ -81,6 +84,7 @@ struct CassetteFileTests {
     @Test("Concurrent exchanges are all recorded")
     func concurrent() async throws {
         let url = temporaryCassetteURL()
+        defer { removeCassette(url) }
         let server = try await TestServer.start()
         let provider = try MoyaProvider<CassetteTarget>(cassette: url, mode: .record)
         try await withThrowingTaskGroup(of: Void.self) { group in
@@ -117,6 +121,7 @@ struct CassetteFileTests {
     )
     func malformed(contents: String, reason: String) throws {
         let url = temporaryCassetteURL()
+        defer { removeCassette(url) }
         try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
         try Data(contents.utf8).write(to: url)
         do {
@@ -157,6 +162,7 @@ struct CassetteFileTests {
             )
         ])
         let url = temporaryCassetteURL()
+        defer { removeCassette(url) }
         try cassette.write(to: url)
         #expect(try Cassette(contentsOf: url) == cassette)
         #expect(cassette.interactions[0].request.body?.encoding == .base64)
@@ -173,6 +179,7 @@ struct CassetteFileTests {
             try CassetteMode.fromEnvironment(environment: ["MOYA_CASSETTE_MODE": "recrod"])
         }
         let missing = temporaryCassetteURL()
+        defer { removeCassette(missing) }
         #expect(CassetteMode.recordIfMissing.records(missing))
         #expect(!CassetteMode.replay.records(missing))
         #expect(CassetteMode.record.records(missing))

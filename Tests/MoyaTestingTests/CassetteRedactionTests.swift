@@ -9,6 +9,7 @@ struct CassetteRedactionTests {
     @Test("An Authorization header and a token query item are hidden, also where the server echoes them")
     func headerAndQuery() async throws {
         let url = temporaryCassetteURL()
+        defer { removeCassette(url) }
         let server = try await TestServer.start()
         let target = CassetteTarget.query(
             server.baseURL, "/echo", ["token": "query-secret-4711", "page": 3],
@@ -48,11 +49,12 @@ struct CassetteRedactionTests {
     @Test("Password fields of JSON and form bodies, cookies and custom names are hidden")
     func bodiesAndCookies() async throws {
         let url = temporaryCassetteURL()
+        defer { removeCassette(url) }
         let server = try await MockServer.start()
         server.enqueue(
             .json(#"{"user": {"name": "ann", "access_token": "response-secret-1234"}, "next": "/page?api_key=key-secret-5678&n=2"}"#),
             .text("ok", headers: [("Set-Cookie", "session=cookie-secret-9999; Path=/; HttpOnly")]),
-            .text("fine")
+            .text("fine", headers: [("Link", #"<https://api.test/items?page=2&access_token=link-secret-3333>; rel="next""#)])
         )
         let redaction = NetworkLoggerPlugin.Configuration.Redaction.default.redacting(headers: "X-Api-Key").redacting(parameters: "pass_phrase")
         let provider = try MoyaProvider<CassetteTarget>(cassette: url, mode: .record, redaction: redaction)
@@ -64,7 +66,9 @@ struct CassetteRedactionTests {
         #expect(server.requests.map(\.path) == ["/login", "/form", "/custom"])
 
         let text = try cassetteText(url)
-        for secret in ["json-password-42", "response-secret-1234", "key-secret-5678", "cookie-secret-9999", "form-phrase-77", "custom-header-secret"] {
+        for secret in [
+            "json-password-42", "response-secret-1234", "key-secret-5678", "cookie-secret-9999", "form-phrase-77", "custom-header-secret", "link-secret-3333",
+        ] {
             #expect(!text.contains(secret), "\(secret) is in the cassette")
         }
         let cassette = try Cassette(contentsOf: url)
@@ -74,6 +78,7 @@ struct CassetteRedactionTests {
         #expect(cassette.interactions[1].request.body?.content == "user=ann&pass_phrase=***")
         #expect(cassette.interactions[1].response.headers["Set-Cookie"] == "***")
         #expect(cassette.interactions[2].request.headers["X-Api-Key"] == "***")
+        #expect(cassette.interactions[2].response.headers["Link"] == #"<https://api.test/items?page=2&access_token=***>; rel="next""#)
         // The announced length follows the hidden body.
         let length = try #require(login.response.headers.first { $0.key.lowercased() == "content-length" }?.value)
         #expect(Int(length) == login.response.body?.data.count)

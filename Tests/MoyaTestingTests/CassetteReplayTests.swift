@@ -13,6 +13,7 @@ struct CassetteReplayTests {
     @Test("Replaying with the server shut down gives the recorded status, headers and body, through plugins and validation")
     func recordThenReplay() async throws {
         let url = temporaryCassetteURL()
+        defer { removeCassette(url) }
         let server = try await TestServer.start()
         let base = server.baseURL
         let targets = [
@@ -79,6 +80,7 @@ struct CassetteReplayTests {
     @Test("recordIfMissing records when there is no file, and replays once there is")
     func recordIfMissing() async throws {
         let url = temporaryCassetteURL()
+        defer { removeCassette(url) }
         let server = try await MockServer.start()
         server.enqueue(.json(#"{"first": true}"#))
         let target = CassetteTarget(server.baseURL, "/thing")
@@ -97,6 +99,7 @@ struct CassetteReplayTests {
     @Test("Identical requests get the recorded responses in order; one more fails, unless interactions may be reused")
     func repeatedRequestsInOrder() async throws {
         let url = temporaryCassetteURL()
+        defer { removeCassette(url) }
         let server = try await MockServer.start()
         server.enqueue(.json(#"{"state": "pending"}"#), .json(#"{"state": "done"}"#))
         let target = CassetteTarget(server.baseURL, "/job/7")
@@ -121,6 +124,7 @@ struct CassetteReplayTests {
     @Test("An unmatched request fails with a CassetteError naming the request, the closest interaction and the difference")
     func unmatchedRequest() async throws {
         let url = temporaryCassetteURL()
+        defer { removeCassette(url) }
         let server = try await TestServer.start()
         let base = server.baseURL
         let recording = try MoyaProvider<CassetteTarget>(cassette: url, mode: .record)
@@ -156,6 +160,7 @@ struct CassetteReplayTests {
     @Test("Replaying a missing cassette fails clearly, before any request")
     func missingCassette() throws {
         let url = temporaryCassetteURL()
+        defer { removeCassette(url) }
         #expect(throws: CassetteError.missingFile(url.path)) {
             try MoyaProvider<CassetteTarget>(cassette: url, mode: .replay)
         }
@@ -165,6 +170,7 @@ struct CassetteReplayTests {
     @Test("A player built by hand works with the provider's own plugins, which may add headers")
     func playerByHand() async throws {
         let url = temporaryCassetteURL()
+        defer { removeCassette(url) }
         let server = try await TestServer.start()
         let target = CassetteTarget(server.baseURL, "/echo")
         let token = HeaderPlugin(name: "Authorization", value: "Bearer first-token-123456")

@@ -103,6 +103,11 @@ func temporaryCassetteURL(_ name: String = "cassette.json") -> URL {
         .appendingPathComponent(name)
 }
 
+/// Removes the temporary directory of a cassette made by ``temporaryCassetteURL(_:)``.
+func removeCassette(_ url: URL) {
+    try? FileManager.default.removeItem(at: url.deletingLastPathComponent())
+}
+
 /// The cassette file's text.
 func cassetteText(_ url: URL) throws -> String {
     String(decoding: try Data(contentsOf: url), as: UTF8.self)

@@ -66,11 +66,11 @@ public struct Cassette: Codable, Sendable, Equatable {
     ///
     /// - Parameters:
     ///   - data: The file's contents.
-    ///   - name: How errors name the file; `"the cassette"` by default.
+    ///   - name: How errors name the file; `"the data"` by default.
     /// - Throws: ``CassetteError/malformed(file:reason:)`` when `data` is not a cassette,
     ///   ``CassetteError/unsupportedVersion(file:found:supported:)`` when its version is newer
     ///   than ``currentVersion``.
-    public init(data: Data, name: String = "the cassette") throws {
+    public init(data: Data, name: String = "the data") throws {
         struct VersionProbe: Decodable {
             var version: Int?
         }

@@ -34,7 +34,8 @@ import FoundationNetworking
 /// How it works: the endpoint closure adds a header, `X-MoyaTesting-Cassette-Request`, that
 /// the player's `prepare` reads and removes, to find the request again when the stub is due.
 /// Plugins before the player see it in their `prepare`; nothing after it does. Without the
-/// player among the plugins, requests are matched as the endpoint built them.
+/// player among the plugins, requests are matched as the endpoint built them. Since each
+/// endpoint carries its own number, `trackInflights` merges no requests while replaying.
 ///
 /// Limitations: a download's file and a streamed body were never recorded (see
 /// ``CassetteRecorder``), so a replayed download places no file and a replayed

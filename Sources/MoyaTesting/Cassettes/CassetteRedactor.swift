@@ -160,7 +160,8 @@ struct CassetteRedactor: Sendable {
     }
 
     /// `text` with the values of hidden `name=value` pairs replaced. A pair starts the text or
-    /// follows `?`, `&`, `#`, `;`, white space or a quote; its value ends at one of those. The
+    /// follows `?`, `&`, `#`, `;`, `,`, `<`, `>`, white space or a quote; its value ends at one of
+    /// those (a `Link` header's `<…?access_token=…>` keeps its `>`). The
     /// values hidden go to `secrets`, also percent-decoded.
     func pairs(in text: String, replacement: String, secrets: inout [String]) -> String {
         guard !self.parameterNames.isEmpty, text.contains("=") else { return text }
@@ -274,7 +275,7 @@ struct CassetteRedactor: Sendable {
 
     private static func endsValue(_ scalar: Unicode.Scalar) -> Bool {
         switch scalar {
-        case "?", "&", "#", ";", "\"", "'", " ", "\t", "\n", "\r": return true
+        case "?", "&", "#", ";", ",", "<", ">", "\"", "'", " ", "\t", "\n", "\r": return true
         default: return false
         }
     }
