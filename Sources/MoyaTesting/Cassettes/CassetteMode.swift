@@ -5,7 +5,7 @@ import Foundation
 ///
 /// ```swift
 /// // replay unless MOYA_CASSETTE_MODE says otherwise:
-/// let provider = try MoyaProvider<GitHub>(cassette: url, mode: .fromEnvironment())
+/// let provider = try MoyaProvider<GitHub>(cassette: cassetteURL, mode: .fromEnvironment())
 /// ```
 ///
 /// Record on your machine once (`MOYA_CASSETTE_MODE=record swift test`), commit the cassette,

@@ -10,7 +10,7 @@ extension MoyaProvider {
     /// stub closures, and the player after `plugins`), and nothing goes to the network.
     ///
     /// ```swift
-    /// let provider = try MoyaProvider<GitHub>(cassette: url, mode: .fromEnvironment())
+    /// let provider = try MoyaProvider<GitHub>(cassette: cassetteURL, mode: .fromEnvironment())
     /// ```
     ///
     /// The recorder or player is the provider's last plugin: `provider.plugins.last as?

@@ -126,3 +126,6 @@ enum UserAPI: TargetType {
     }
     var headers: [String: String]? { ["Authorization": "Bearer t0k3n"] }
 }
+
+/// Where MoyaTesting's examples keep a cassette.
+let cassetteURL = URL(fileURLWithPath: "Tests/Cassettes/github.json")
