@@ -18,6 +18,17 @@ guard arguments.count == 3, let base = URL(string: arguments[2]) else {
 }
 let directory = URL(fileURLWithPath: arguments[1], isDirectory: true)
 
+// When the test process dies without killing us (a sanitizer stops it at its first report), stop
+// too: an orphaned writer would keep the test runner's output pipe open, and `swift test` would
+// wait for it until CI's time limit.
+let parent = getppid()
+Thread.detachNewThread {
+    while getppid() == parent {
+        usleep(100_000)
+    }
+    exit(3)
+}
+
 /// A `/bytes` target of the test server whose response may be stored.
 struct BytesTarget: TargetType {
     let baseURL: URL
