@@ -5,97 +5,10 @@ import Moya
 import FoundationNetworking
 #endif
 
-// What the reactive test targets (CombineMoyaTests, RxMoyaTests, ReactiveMoyaTests) share: a
-// target on the test server, recording plugins and providers, and ways to wait. Plain Swift and
-// Moya only: each target keeps what needs its reactive library (or Testing) to itself.
-
-/// A target on a ``TestServer``: a base URL and a path, with the task, validation and sample
-/// data the test gives it.
-public struct Remote: TargetType {
-    /// The server's base URL.
-    public var baseURL: URL
-    /// The route, such as `/echo`.
-    public var path: String
-    /// Always `GET`.
-    public var method: Moya.Method = .get
-    /// How the request is built; `.requestPlain` unless given.
-    public var task: Moya.Task = .requestPlain
-    /// No header fields of its own.
-    public var headers: [String: String]?
-    /// Which status codes are accepted; all unless given.
-    public var validationType: ValidationType = .none
-    /// What a stub answers with: `sample` unless given.
-    public var sampleData = Data("sample".utf8)
-
-    /// A target for `path` on the server at `baseURL`.
-    ///
-    /// - Parameters:
-    ///   - baseURL:        The server's base URL (``TestServer/baseURL``).
-    ///   - path:           The route.
-    ///   - task:           How the request is built.
-    ///   - validationType: Which status codes are accepted.
-    ///   - sampleData:     What a stub answers with.
-    public init(
-        _ baseURL: URL, _ path: String, task: Moya.Task = .requestPlain, validationType: ValidationType = .none,
-        sampleData: Data = Data("sample".utf8)
-    ) {
-        self.baseURL = baseURL
-        self.path = path
-        self.task = task
-        self.validationType = validationType
-        self.sampleData = sampleData
-    }
-
-    /// `/bytes/<count>`: `count` bytes (see ``bytesBody(_:)``) written in chunks of `chunk`
-    /// bytes, `intervalMs` milliseconds apart, with a `Content-Length`.
-    ///
-    /// - Parameters:
-    ///   - base:       The server's base URL.
-    ///   - count:      How many bytes the body has.
-    ///   - chunk:      How many bytes each write has.
-    ///   - intervalMs: The pause between two writes.
-    /// - Returns: The target.
-    public static func bytes(_ base: URL, _ count: Int, chunk: Int, intervalMs: Int = 20) -> Remote {
-        Remote(
-            base, "/bytes/\(count)",
-            task: .requestParameters(
-                parameters: ["chunk": chunk, "interval_ms": intervalMs, "length": "true"],
-                encoding: URLEncoding.default
-            ))
-    }
-
-    /// `/events/<total>`: `total` Server-Sent Events, `perConnection` of them per connection,
-    /// `intervalMs` milliseconds apart, after a `retry: <retryMs>` field when given.
-    ///
-    /// - Parameters:
-    ///   - base:          The server's base URL.
-    ///   - total:         How many events there are, across connections.
-    ///   - perConnection: How many events one connection sends before it ends.
-    ///   - retryMs:       The reconnection time the server announces, if any.
-    ///   - intervalMs:    The pause between two events.
-    /// - Returns: The target.
-    public static func events(_ base: URL, _ total: Int, perConnection: Int, retryMs: Int? = nil, intervalMs: Int = 0) -> Remote {
-        var parameters: [String: Any] = ["per_connection": perConnection, "interval_ms": intervalMs]
-        if let retryMs { parameters["retry_ms"] = retryMs }
-        return Remote(base, "/events/\(total)", task: .requestParameters(parameters: parameters, encoding: URLEncoding.queryString))
-    }
-
-    /// The body `/bytes/<count>` sends: the byte at offset `i` is `i % 251`.
-    ///
-    /// - Parameter count: The body's length.
-    /// - Returns: The body.
-    public static func bytesBody(_ count: Int) -> Data {
-        Data((0..<count).map { UInt8($0 % 251) })
-    }
-}
-
-/// What `/echo` answers, as far as these tests read it.
-public struct Echo: Decodable, Sendable {
-    /// The request's method.
-    public let method: String?
-    /// The request's query, without the `?`.
-    public let query: String?
-}
+// Helpers every test target shares (MoyaTests, CombineMoyaTests, RxMoyaTests, ReactiveMoyaTests,
+// MoyaTestingTests): recording plugins and providers for ``Remote`` targets, a lock box, and ways
+// to wait. Plain Swift and Moya only: each target keeps what needs its reactive library (or
+// Testing) to itself. ``Remote`` and ``Echo`` have files of their own.
 
 /// A provider of ``Remote`` targets whose stubs answer every target with `statusCode` and
 /// `body`.
@@ -233,9 +146,12 @@ public final class Locked<Value>: @unchecked Sendable {
 /// Polls `condition` every 5 ms until it holds, for at most about `seconds`; returns whether it
 /// held.
 ///
-/// For waiting on another thread when nothing signals it, never for measuring time: the bound
-/// only matters when something hangs. It is wide because the tests share the process with
-/// every other suite, and under ThreadSanitizer on CI a 100 KB stream took 60 s to arrive.
+/// For waiting on another thread when nothing signals it (a count a callback raises, a file
+/// removed just after a cancellation), never for measuring time: it returns as soon as the
+/// condition holds, so the bound only matters when something hangs. It is wide because the
+/// tests share the process with every other suite: under the sanitizers, with the CPU-heavy
+/// suites beside them, the whole test process has been seen to make no progress for 25 s, and
+/// under ThreadSanitizer on CI a 100 KB stream took 60 s to arrive.
 ///
 /// - Parameters:
 ///   - seconds:   How long to poll before giving up.
@@ -252,8 +168,8 @@ public func eventually(within seconds: Double = 120, _ condition: () -> Bool) as
 
 /// Returns once every block submitted to `queue` before the call has run: on a serial queue
 /// (or with a barrier on a concurrent one of one's own), a barrier after which nothing that was
-/// queued is still pending. Waits without blocking a thread. Global queues ignore barriers, so
-/// do not pass one.
+/// queued is still pending, such as what a session's shutdown handed its callback queue. Waits
+/// without blocking a thread. Global queues ignore barriers, so do not pass one.
 ///
 /// - Parameter queue: A serial queue, or a concurrent queue created by the caller.
 public func drain(_ queue: DispatchQueue) async {

@@ -1,34 +1,27 @@
 import Foundation
 import Moya
+import MoyaTestServer
 import MoyaTesting
 
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
 
-/// A target for the cassette tests: any path of any server.
-struct CassetteTarget: TargetType {
-    var baseURL: URL
-    var path: String
-    var method: Moya.Method = .get
-    var task: Moya.Task = .requestPlain
-    var headers: [String: String]?
-    var validationType: ValidationType = .none
+/// A target for the cassette tests, any path of any server: MoyaTestServer's ``Remote`` (as is
+/// ``Call``), with the helpers below.
+typealias CassetteTarget = Remote
 
+extension CassetteTarget {
+    /// A target for `path` that accepts only the status codes of `validation`.
     init(
         _ baseURL: URL,
         _ path: String,
         method: Moya.Method = .get,
         task: Moya.Task = .requestPlain,
         headers: [String: String]? = nil,
-        validation: ValidationType = .none
+        validation: ValidationType
     ) {
-        self.baseURL = baseURL
-        self.path = path
-        self.method = method
-        self.task = task
-        self.headers = headers
-        self.validationType = validation
+        self.init(baseURL, path, method: method, task: task, headers: headers, validationType: validation)
     }
 
     /// A request with a query, its items in the order given.
@@ -113,13 +106,10 @@ func cassetteText(_ url: URL) throws -> String {
     String(decoding: try Data(contentsOf: url), as: UTF8.self)
 }
 
-/// The result of a request, success or failure.
+/// The result of a request, success or failure: ``send(_:_:)`` under the name the cassette
+/// tests use.
 func outcome(_ provider: MoyaProvider<CassetteTarget>, _ target: CassetteTarget) async -> Result<Moya.Response, MoyaError> {
-    do {
-        return .success(try await provider.request(target))
-    } catch {
-        return .failure(error)
-    }
+    await send(provider, target)
 }
 
 /// The `CassetteError` inside a failed request's `MoyaError`, if that is why it failed.

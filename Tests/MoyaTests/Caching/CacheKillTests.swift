@@ -79,12 +79,12 @@ struct CacheKillTests {
         let cache = HTTPCache(memoryCapacity: 0, diskCapacity: 16 << 20, directory: directory)
         #expect(Self.files(in: directory).temporary == 0, "opening the cache removes the \(leftOver) files of writes that never finished")
         let session = Session(configuration: .init(cache: cache, requestCachePolicy: .returnCacheDataDontLoad))
-        let provider = MoyaProvider<ServerTarget>(session: session)
+        let provider = MoyaProvider<Remote>(session: session)
         var served = 0
         for key in 0..<20 {
             // MoyaCacheWriter's sizes.
             let size = 200_000 + (key * 370_123) % 2_800_000
-            let target = ServerTarget(
+            let target = Remote(
                 server.baseURL, "/bytes/\(size)",
                 task: .requestParameters(parameters: ["cache_control": "max-age=600", "k": key], encoding: URLEncoding.queryString))
             switch await send(provider, target) {

@@ -94,8 +94,8 @@ struct URLSessionConfigurationTests {
         configuration.headers = .default
         configuration.httpAdditionalHeaders?["X-Team"] = "moya"
         let session = Session(configuration: configuration, startRequestsImmediately: false)
-        let provider = MoyaProvider<ServerTarget>(session: session)
-        let echo = try JSONDecoder().decode(EchoHeaders.self, from: try await provider.request(ServerTarget(base, "/echo")).data)
+        let provider = MoyaProvider<Remote>(session: session)
+        let echo = try JSONDecoder().decode(EchoHeaders.self, from: try await provider.request(Remote(base, "/echo")).data)
         #expect(echo.headers["x-team"] == "moya")
         #expect(echo.headers["user-agent"] == HTTPHeader.defaultUserAgent.value)
         try await session.shutdown()
@@ -105,7 +105,7 @@ struct URLSessionConfigurationTests {
         // answer after 600 s: a timeout shows the configuration's limit fired.
         configuration.timeoutIntervalForRequest = 0.5
         let limited = Session(configuration: configuration, startRequestsImmediately: false)
-        let result = await send(MoyaProvider<ServerTarget>(session: limited), ServerTarget(base, "/delay/600000"))
+        let result = await send(MoyaProvider<Remote>(session: limited), Remote(base, "/delay/600000"))
         #expect((result.error?.underlyingError as? URLError)?.code == .timedOut)
         try await limited.shutdown()
     }
@@ -141,9 +141,9 @@ struct URLSessionConfigurationTests {
             }
         }
         let session = Session(interceptor: Header(name: "X-Order", value: "session"))
-        let provider = MoyaProvider<ServerTarget>(session: session, interceptors: [Header(name: "X-Order", value: "provider")])
+        let provider = MoyaProvider<Remote>(session: session, interceptors: [Header(name: "X-Order", value: "provider")])
         #expect(provider.interceptors.count == 2)
-        let echo = try JSONDecoder().decode(EchoHeaders.self, from: try await provider.request(ServerTarget(base, "/echo")).data)
+        let echo = try JSONDecoder().decode(EchoHeaders.self, from: try await provider.request(Remote(base, "/echo")).data)
         #expect(echo.headers["x-order"] == "session,provider")
         try await session.shutdown()
     }

@@ -13,11 +13,11 @@ struct AsyncCancellationTests {
     @Test("A task cancelled before the request throws the cancellation error and sends nothing")
     func cancelledBefore() async {
         let plugin = RecordingPlugin()
-        let provider = MoyaProvider<ServerTarget>(plugins: [plugin])
+        let provider = MoyaProvider<Remote>(plugins: [plugin])
         let base = self.base
         let task = _Concurrency.Task {
             withUnsafeCurrentTask { $0?.cancel() }
-            return await attempt { () async throws(MoyaError) in try await provider.request(ServerTarget(base, "/echo")) }
+            return await attempt { () async throws(MoyaError) in try await provider.request(Remote(base, "/echo")) }
         }
         let result = await task.value
         guard case .failure(.underlying(let underlying, nil)) = result else {
@@ -33,11 +33,11 @@ struct AsyncCancellationTests {
     @Test("Cancelling the task during the request cancels the HTTP request", .timeLimit(.minutes(3)))
     func cancelledDuring() async throws {
         let plugin = RecordingPlugin()
-        let provider = MoyaProvider<ServerTarget>(plugins: [plugin])
+        let provider = MoyaProvider<Remote>(plugins: [plugin])
         let base = self.base
         // The server sends the head and then nothing: only a cancel ends this request.
         let task = _Concurrency.Task {
-            await attempt { () async throws(MoyaError) in try await provider.request(ServerTarget(base, "/headers-only-then-hang")) }
+            await attempt { () async throws(MoyaError) in try await provider.request(Remote(base, "/headers-only-then-hang")) }
         }
         #expect(await eventually { server.receivedRequests.count == 1 })
         task.cancel()
@@ -50,10 +50,10 @@ struct AsyncCancellationTests {
 
     @Test("Cancelling a task waiting for a delayed stub cancels the stub", .timeLimit(.minutes(3)))
     func cancelledStub() async {
-        let provider = MoyaProvider<ServerTarget>(stubClosure: MoyaProvider.delayedStub(3600))
+        let provider = MoyaProvider<Remote>(stubClosure: MoyaProvider.delayedStub(3600))
         let base = self.base
         let task = _Concurrency.Task {
-            await attempt { () async throws(MoyaError) in try await provider.request(ServerTarget(base, "/echo")) }
+            await attempt { () async throws(MoyaError) in try await provider.request(Remote(base, "/echo")) }
         }
         task.cancel()
         #expect(await task.value.error?.isCancelled == true)
@@ -61,10 +61,10 @@ struct AsyncCancellationTests {
 
     @Test("Cancelling a task whose request already finished changes nothing")
     func cancelledAfter() async throws {
-        let provider = MoyaProvider<ServerTarget>()
+        let provider = MoyaProvider<Remote>()
         let base = self.base
         let task = _Concurrency.Task {
-            await attempt { () async throws(MoyaError) in try await provider.request(ServerTarget(base, "/echo")) }
+            await attempt { () async throws(MoyaError) in try await provider.request(Remote(base, "/echo")) }
         }
         let result = await task.value
         task.cancel()
@@ -73,7 +73,7 @@ struct AsyncCancellationTests {
 
     @Test("Cancelling a task group cancels every request in it", .timeLimit(.minutes(3)))
     func groupCancel() async {
-        let provider = MoyaProvider<ServerTarget>()
+        let provider = MoyaProvider<Remote>()
         let base = self.base
         // Fewer than the session's connections per host, so every request reaches the server.
         let count = 6
@@ -83,7 +83,7 @@ struct AsyncCancellationTests {
                     group.addTask {
                         await attempt { () async throws(MoyaError) in
                             try await provider.request(
-                                ServerTarget(base, "/headers-only-then-hang", task: .requestParameters(parameters: ["i": index], encoding: URLEncoding.default))
+                                Remote(base, "/headers-only-then-hang", task: .requestParameters(parameters: ["i": index], encoding: URLEncoding.default))
                             )
                         }
                     }

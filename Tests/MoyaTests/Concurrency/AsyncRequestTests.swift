@@ -17,8 +17,8 @@ struct AsyncRequestTests {
     @Test("Returns the response, after every plugin hook in order")
     func success() async throws {
         let plugin = RecordingPlugin(name: "p", header: ("X-Added", "yes"))
-        let provider = MoyaProvider<ServerTarget>(plugins: [plugin])
-        let response = try await provider.request(ServerTarget(base, "/echo", task: .requestParameters(parameters: ["a": "1"], encoding: URLEncoding.default)))
+        let provider = MoyaProvider<Remote>(plugins: [plugin])
+        let response = try await provider.request(Remote(base, "/echo", task: .requestParameters(parameters: ["a": "1"], encoding: URLEncoding.default)))
         #expect(response.statusCode == 200)
         let echo = try JSONDecoder().decode(Echo.self, from: response.data)
         #expect(echo.query == "a=1")
@@ -28,9 +28,9 @@ struct AsyncRequestTests {
 
     @Test("A rejected status code throws MoyaError.statusCode with the response")
     func validationFailure() async {
-        let provider = MoyaProvider<ServerTarget>()
+        let provider = MoyaProvider<Remote>()
         do {
-            _ = try await provider.request(ServerTarget(base, "/status/404", validationType: .successCodes))
+            _ = try await provider.request(Remote(base, "/status/404", validationType: .successCodes))
             Issue.record("expected an error")
         } catch {
             // `error` is a MoyaError: the API throws no other type.
@@ -44,8 +44,8 @@ struct AsyncRequestTests {
 
     @Test("Transport errors are MoyaError.underlying")
     func transportFailure() async {
-        let provider = MoyaProvider<ServerTarget>()
-        let result = await attempt { () async throws(MoyaError) in try await provider.request(ServerTarget(base, "/drop")) }
+        let provider = MoyaProvider<Remote>()
+        let result = await attempt { () async throws(MoyaError) in try await provider.request(Remote(base, "/drop")) }
         guard case .failure(.underlying(_, nil)) = result else {
             Issue.record("unexpected \(result)")
             return
@@ -59,8 +59,8 @@ struct AsyncRequestTests {
                 .success(Response(statusCode: 299, data: Data("replaced".utf8)))
             }
         }
-        let provider = MoyaProvider<ServerTarget>(plugins: [Replacing()])
-        let response = try await provider.request(ServerTarget(base, "/status/500", validationType: .successCodes))
+        let provider = MoyaProvider<Remote>(plugins: [Replacing()])
+        let response = try await provider.request(Remote(base, "/status/500", validationType: .successCodes))
         #expect(response.statusCode == 299)
         #expect(try response.mapString() == "replaced")
     }
@@ -75,8 +75,8 @@ struct AsyncRequestTests {
                 onMain.append(MainQueueMarker.isCurrent)
             }
         }
-        let provider = MoyaProvider<ServerTarget>(stubClosure: { _ in behavior }, plugins: [QueueProbe(onMain: onMain)])
-        let response = try await provider.request(ServerTarget(base, "/echo", sampleData: Data("stubbed".utf8)))
+        let provider = MoyaProvider<Remote>(stubClosure: { _ in behavior }, plugins: [QueueProbe(onMain: onMain)])
+        let response = try await provider.request(Remote(base, "/echo", sampleData: Data("stubbed".utf8)))
         #expect(try response.mapString() == "stubbed")
         #expect(onMain.values == [false])
         #expect(server.receivedRequests.isEmpty)
@@ -93,8 +93,8 @@ struct AsyncRequestTests {
                 onQueue.append(queue.isCurrent)
             }
         }
-        let provider = MoyaProvider<ServerTarget>(callbackQueue: queue.queue, plugins: [QueueProbe(queue: queue, onQueue: onQueue)])
-        _ = try await provider.request(ServerTarget(base, "/echo"))
+        let provider = MoyaProvider<Remote>(callbackQueue: queue.queue, plugins: [QueueProbe(queue: queue, onQueue: onQueue)])
+        _ = try await provider.request(Remote(base, "/echo"))
         #expect(onQueue.values == [true])
     }
 
@@ -105,8 +105,8 @@ struct AsyncRequestTests {
             let author: String
             let slides: [Slide]
         }
-        let provider = MoyaProvider<ServerTarget>()
-        let target = ServerTarget(base, "/json")
+        let provider = MoyaProvider<Remote>()
+        let target = Remote(base, "/json")
         let slideshow = try await provider.request(target, as: Slideshow.self, atKeyPath: "slideshow")
         #expect(slideshow.author == "Yours Truly")
         #expect(slideshow.slides.map(\.title).first == "Wake up to WonderWidgets!")
@@ -129,8 +129,8 @@ struct AsyncRequestTests {
     @Test("Decoding an empty body: an error by default, an empty value when allowed")
     func decodingEmpty() async throws {
         struct Optionals: Decodable { let name: String? }
-        let provider = MoyaProvider<ServerTarget>(stubClosure: MoyaProvider.immediatelyStub)
-        let target = ServerTarget(base, "/echo", sampleData: Data())
+        let provider = MoyaProvider<Remote>(stubClosure: MoyaProvider.immediatelyStub)
+        let target = Remote(base, "/echo", sampleData: Data())
         let value = try await provider.request(target, as: Optionals.self, failsOnEmptyData: false)
         #expect(value.name == nil)
         await #expect(throws: MoyaError.self) {
@@ -140,12 +140,12 @@ struct AsyncRequestTests {
 
     @Test("Many concurrent requests from a task group each get their own response")
     func taskGroup() async throws {
-        let provider = MoyaProvider<ServerTarget>()
+        let provider = MoyaProvider<Remote>()
         let base = self.base
         let queries = try await withThrowingTaskGroup(of: (Int, String?).self) { group in
             for index in 0..<40 {
                 group.addTask {
-                    let target = ServerTarget(base, "/echo", task: .requestParameters(parameters: ["i": index], encoding: URLEncoding.default))
+                    let target = Remote(base, "/echo", task: .requestParameters(parameters: ["i": index], encoding: URLEncoding.default))
                     let response = try await provider.request(target)
                     return (index, try JSONDecoder().decode(Echo.self, from: response.data).query)
                 }
@@ -163,7 +163,7 @@ struct AsyncRequestTests {
     func inflightMerging() async throws {
         let held = HeldRequests()
         // The one real request waits in the request closure until every caller has joined it.
-        let provider = MoyaProvider<ServerTarget>(
+        let provider = MoyaProvider<Remote>(
             requestClosure: { endpoint, done in
                 let request = Result<URLRequest, any Error> { try endpoint.urlRequest() }.mapError { MoyaError.underlying($0, nil) }
                 held.hold { done(request) }
@@ -173,7 +173,7 @@ struct AsyncRequestTests {
         let base = self.base
         async let responses = withThrowingTaskGroup(of: Moya.Response.self) { group in
             for _ in 0..<5 {
-                group.addTask { try await provider.request(ServerTarget(base, "/echo")) }
+                group.addTask { try await provider.request(Remote(base, "/echo")) }
             }
             var all: [Moya.Response] = []
             for try await response in group { all.append(response) }
@@ -194,7 +194,7 @@ struct AsyncRequestTests {
     @Test("trackInflights: cancelling one joined task detaches only that task")
     func inflightCancelOne() async throws {
         let held = HeldRequests()
-        let provider = MoyaProvider<ServerTarget>(
+        let provider = MoyaProvider<Remote>(
             requestClosure: { endpoint, done in
                 let request = Result<URLRequest, any Error> { try endpoint.urlRequest() }.mapError { MoyaError.underlying($0, nil) }
                 held.hold { done(request) }
@@ -202,9 +202,9 @@ struct AsyncRequestTests {
             trackInflights: true
         )
         let base = self.base
-        let kept = _Concurrency.Task { await attempt { () async throws(MoyaError) in try await provider.request(ServerTarget(base, "/echo")) } }
+        let kept = _Concurrency.Task { await attempt { () async throws(MoyaError) in try await provider.request(Remote(base, "/echo")) } }
         #expect(await eventually { provider.inflightRequests.values.first?.count == 1 })
-        let cancelled = _Concurrency.Task { await attempt { () async throws(MoyaError) in try await provider.request(ServerTarget(base, "/echo")) } }
+        let cancelled = _Concurrency.Task { await attempt { () async throws(MoyaError) in try await provider.request(Remote(base, "/echo")) } }
         #expect(await eventually { provider.inflightRequests.values.first?.count == 2 })
         cancelled.cancel()
         #expect(await cancelled.value.error?.isCancelled == true)

@@ -14,8 +14,8 @@ struct ProgressStreamTests {
     var base: URL { server.baseURL }
     init() async throws { server = try await TestServer.start() }
 
-    func bytes(_ count: Int, chunk: Int, intervalMs: Int = 20, length: Bool = true) -> ServerTarget {
-        ServerTarget(
+    func bytes(_ count: Int, chunk: Int, intervalMs: Int = 20, length: Bool = true) -> Remote {
+        Remote(
             base, "/bytes/\(count)",
             task: .requestParameters(
                 parameters: ["chunk": chunk, "interval_ms": intervalMs, "length": length ? "true" : "false"],
@@ -25,7 +25,7 @@ struct ProgressStreamTests {
 
     @Test("Progress events, then one completed event with the response, then the end")
     func sequence() async throws {
-        let provider = MoyaProvider<ServerTarget>()
+        let provider = MoyaProvider<Remote>()
         var events: [ProgressResponse] = []
         for try await event in provider.requestWithProgress(bytes(4000, chunk: 1000)) {
             events.append(event)
@@ -43,9 +43,9 @@ struct ProgressStreamTests {
 
     @Test("A stubbed request yields just the completed event")
     func stubbed() async throws {
-        let provider = MoyaProvider<ServerTarget>(stubClosure: MoyaProvider.immediatelyStub)
+        let provider = MoyaProvider<Remote>(stubClosure: MoyaProvider.immediatelyStub)
         var events: [ProgressResponse] = []
-        for try await event in provider.requestWithProgress(ServerTarget(base, "/echo", sampleData: Data("stub".utf8))) {
+        for try await event in provider.requestWithProgress(Remote(base, "/echo", sampleData: Data("stub".utf8))) {
             events.append(event)
         }
         #expect(events.count == 1)
@@ -56,10 +56,10 @@ struct ProgressStreamTests {
 
     @Test("A failed request ends the loop with its MoyaError")
     func failure() async {
-        let provider = MoyaProvider<ServerTarget>()
+        let provider = MoyaProvider<Remote>()
         var events: [ProgressResponse] = []
         do {
-            for try await event in provider.requestWithProgress(ServerTarget(base, "/status/500", validationType: .successCodes)) {
+            for try await event in provider.requestWithProgress(Remote(base, "/status/500", validationType: .successCodes)) {
                 events.append(event)
             }
             Issue.record("expected an error")
@@ -76,8 +76,8 @@ struct ProgressStreamTests {
 
     @Test("Nothing is sent until iteration starts; each iterator sends its own request")
     func lazy() async throws {
-        let provider = MoyaProvider<ServerTarget>()
-        let stream = provider.requestWithProgress(ServerTarget(base, "/echo"))
+        let provider = MoyaProvider<Remote>()
+        let stream = provider.requestWithProgress(Remote(base, "/echo"))
         var first = stream.makeAsyncIterator()
         var second = stream.makeAsyncIterator()
         #expect(server.receivedRequests.isEmpty)
@@ -94,7 +94,7 @@ struct ProgressStreamTests {
     @Test("Breaking out of the loop cancels the request", .timeLimit(.minutes(3)))
     func breakCancels() async throws {
         let plugin = RecordingPlugin()
-        let provider = MoyaProvider<ServerTarget>(plugins: [plugin])
+        let provider = MoyaProvider<Remote>(plugins: [plugin])
         // The second chunk comes ten minutes after the first: only a cancel ends this request
         // within the test's time limit, however slowly the machine delivers the first event.
         for try await event in provider.requestWithProgress(bytes(2000, chunk: 1000, intervalMs: 600_000)) {
@@ -107,25 +107,25 @@ struct ProgressStreamTests {
 
     @Test("Cancelling the task ends the loop with the cancellation error", .timeLimit(.minutes(3)))
     func taskCancel() async throws {
-        let provider = MoyaProvider<ServerTarget>()
+        let provider = MoyaProvider<Remote>()
         let base = self.base
         let task = _Concurrency.Task {
-            await drainProgress(provider.requestWithProgress(ServerTarget(base, "/headers-only-then-hang")))
+            await drainProgress(provider.requestWithProgress(Remote(base, "/headers-only-then-hang")))
         }
         #expect(await eventually { server.receivedRequests.count == 1 })
         task.cancel()
-        #expect(await task.value.moyaError?.isCancelled == true)
+        #expect(await task.value.error?.isCancelled == true)
     }
 
     @Test("A task cancelled before iteration throws at once and sends nothing")
     func cancelledBefore() async {
-        let provider = MoyaProvider<ServerTarget>()
+        let provider = MoyaProvider<Remote>()
         let base = self.base
         let task = _Concurrency.Task {
             withUnsafeCurrentTask { $0?.cancel() }
-            return await drainProgress(provider.requestWithProgress(ServerTarget(base, "/echo")))
+            return await drainProgress(provider.requestWithProgress(Remote(base, "/echo")))
         }
-        #expect(await task.value.moyaError?.isCancelled == true)
+        #expect(await task.value.error?.isCancelled == true)
         #expect(server.receivedRequests.isEmpty)
     }
 
@@ -136,7 +136,7 @@ struct ProgressStreamTests {
                 .success(Response(statusCode: 299, data: Data("replaced".utf8)))
             }
         }
-        let provider = MoyaProvider<ServerTarget>(plugins: [Replacing()])
+        let provider = MoyaProvider<Remote>(plugins: [Replacing()])
         let events = try await drainProgress(provider.requestWithProgress(bytes(2000, chunk: 1000))).get()
         #expect(events.filter(\.completed).count == 1)
         #expect(events.last?.response?.statusCode == 299)
@@ -145,7 +145,7 @@ struct ProgressStreamTests {
     @Test("trackInflights: a joined sequence still ends with the completed event")
     func joined() async throws {
         let held = HeldRequests()
-        let provider = MoyaProvider<ServerTarget>(
+        let provider = MoyaProvider<Remote>(
             requestClosure: { endpoint, done in
                 let request = Result<URLRequest, any Error> { try endpoint.urlRequest() }.mapError { MoyaError.underlying($0, nil) }
                 held.hold { done(request) }
@@ -153,9 +153,9 @@ struct ProgressStreamTests {
             trackInflights: true
         )
         let base = self.base
-        let leader = _Concurrency.Task { await drainProgress(provider.requestWithProgress(ServerTarget(base, "/echo"))) }
+        let leader = _Concurrency.Task { await drainProgress(provider.requestWithProgress(Remote(base, "/echo"))) }
         #expect(await eventually { provider.inflightRequests.values.first?.count == 1 })
-        let joiner = _Concurrency.Task { await drainProgress(provider.requestWithProgress(ServerTarget(base, "/echo"))) }
+        let joiner = _Concurrency.Task { await drainProgress(provider.requestWithProgress(Remote(base, "/echo"))) }
         #expect(await eventually { provider.inflightRequests.values.first?.count == 2 })
         held.releaseAll()
         for events in [try await leader.value.get(), try await joiner.value.get()] {

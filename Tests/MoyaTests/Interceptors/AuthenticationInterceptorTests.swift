@@ -19,29 +19,20 @@ struct TestAuthenticator: Authenticator {
     struct RefreshFailure: Error {}
 
     let newToken: String?
-    let refreshes = Counter()
+    let refreshes = Locked(0)
 
     func apply(_ credential: TestCredential, to request: inout URLRequest) {
         request.setValue("Bearer \(credential.token)", forHTTPHeaderField: "Authorization")
     }
 
     func refresh(_ credential: TestCredential) async throws -> TestCredential {
-        refreshes.increment()
+        refreshes.update { $0 += 1 }
         // The behaviour under test: a slow refresh, long enough for concurrent requests to pile
         // up behind it.
         try await _Concurrency.Task.sleep(nanoseconds: 200_000_000)
         guard let newToken else { throw RefreshFailure() }
         return TestCredential(token: newToken)
     }
-}
-
-/// A thread-safe counter.
-final class Counter: @unchecked Sendable {
-    // Sendable: `count` is only touched under `lock`.
-    private let lock = NSLock()
-    private var count = 0
-    func increment() { lock.withLock { count += 1 } }
-    var value: Int { lock.withLock { count } }
 }
 
 @Suite("AuthenticationInterceptor against the in-process server")
@@ -53,13 +44,13 @@ struct AuthenticationInterceptorTests {
         server = try await TestServer.start()
     }
 
-    func sendConcurrently(_ count: Int, provider: MoyaProvider<ServerTarget>, path: String, validation: ValidationType = .none) async -> [Result<
+    func sendConcurrently(_ count: Int, provider: MoyaProvider<Remote>, path: String, validation: ValidationType = .none) async -> [Result<
         Moya.Response, MoyaError
     >] {
         let base = self.base
         return await withTaskGroup(of: UncheckedResult.self) { group in
             for _ in 0..<count {
-                group.addTask { UncheckedResult(await send(provider, ServerTarget(base, path, validationType: validation))) }
+                group.addTask { UncheckedResult(await send(provider, Remote(base, path, validationType: validation))) }
             }
             var results: [Result<Moya.Response, MoyaError>] = []
             for await result in group { results.append(result.result) }
@@ -71,7 +62,7 @@ struct AuthenticationInterceptorTests {
     func concurrentRefresh() async throws {
         let authenticator = TestAuthenticator(newToken: "fresh")
         let interceptor = AuthenticationInterceptor(authenticator: authenticator, credential: TestCredential(token: "stale"))
-        let provider = MoyaProvider<ServerTarget>(interceptors: [interceptor])
+        let provider = MoyaProvider<Remote>(interceptors: [interceptor])
         let results = await sendConcurrently(20, provider: provider, path: "/token/fresh", validation: .successCodes)
         #expect(results.count == 20)
         for result in results {
@@ -86,7 +77,7 @@ struct AuthenticationInterceptorTests {
     func failingRefresh() async throws {
         let authenticator = TestAuthenticator(newToken: nil)
         let interceptor = AuthenticationInterceptor(authenticator: authenticator, credential: TestCredential(token: "stale"))
-        let provider = MoyaProvider<ServerTarget>(interceptors: [interceptor])
+        let provider = MoyaProvider<Remote>(interceptors: [interceptor])
         let results = await sendConcurrently(20, provider: provider, path: "/token/fresh")
         #expect(results.count == 20)
         for result in results {
@@ -103,7 +94,7 @@ struct AuthenticationInterceptorTests {
 
         // Setting a new credential clears the failure.
         interceptor.credential = TestCredential(token: "fresh")
-        let recovered = await send(provider, ServerTarget(base, "/token/fresh"))
+        let recovered = await send(provider, Remote(base, "/token/fresh"))
         #expect(recovered.response?.statusCode == 200)
     }
 
@@ -111,8 +102,8 @@ struct AuthenticationInterceptorTests {
     func expiredCredential() async throws {
         let authenticator = TestAuthenticator(newToken: "fresh")
         let interceptor = AuthenticationInterceptor(authenticator: authenticator, credential: TestCredential(token: "stale", requiresRefresh: true))
-        let provider = MoyaProvider<ServerTarget>(interceptors: [interceptor])
-        let result = await send(provider, ServerTarget(base, "/token/fresh"))
+        let provider = MoyaProvider<Remote>(interceptors: [interceptor])
+        let result = await send(provider, Remote(base, "/token/fresh"))
         #expect(result.response?.statusCode == 200)
         #expect(authenticator.refreshes.value == 1)
         #expect(server.receivedRequests.count == 1)
@@ -122,8 +113,8 @@ struct AuthenticationInterceptorTests {
     func keepsFailing() async throws {
         let authenticator = TestAuthenticator(newToken: "still-wrong")
         let interceptor = AuthenticationInterceptor(authenticator: authenticator, credential: TestCredential(token: "stale"))
-        let provider = MoyaProvider<ServerTarget>(interceptors: [interceptor])
-        let result = await send(provider, ServerTarget(base, "/token/fresh"))
+        let provider = MoyaProvider<Remote>(interceptors: [interceptor])
+        let result = await send(provider, Remote(base, "/token/fresh"))
         guard case .underlying(let error, let response)? = result.error, case .excessiveRefresh? = error as? AuthenticationError else {
             Issue.record("expected excessiveRefresh, got \(result)")
             return
@@ -137,8 +128,8 @@ struct AuthenticationInterceptorTests {
     @Test("Without a credential the request fails with missingCredential and is not sent")
     func missingCredential() async throws {
         let interceptor = AuthenticationInterceptor(authenticator: TestAuthenticator(newToken: "fresh"))
-        let provider = MoyaProvider<ServerTarget>(interceptors: [interceptor])
-        let result = await send(provider, ServerTarget(base, "/token/fresh"))
+        let provider = MoyaProvider<Remote>(interceptors: [interceptor])
+        let result = await send(provider, Remote(base, "/token/fresh"))
         guard case .underlying(let error, nil)? = result.error, case .missingCredential? = error as? AuthenticationError else {
             Issue.record("expected missingCredential, got \(result)")
             return

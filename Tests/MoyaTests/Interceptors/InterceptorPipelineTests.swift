@@ -50,8 +50,8 @@ struct InterceptorPipelineTests {
     @Test("Interceptors adapt after prepare and willSend; the server and the response see the adapted request")
     func adaptsAfterPlugins() async throws {
         let plugin = RecordingPlugin(header: ("X-Plugin", "1"))
-        let provider = MoyaProvider<ServerTarget>(plugins: [plugin], interceptors: [OrderInterceptor(value: "a"), OrderInterceptor(value: "b")])
-        let result = await send(provider, ServerTarget(base, "/echo"))
+        let provider = MoyaProvider<Remote>(plugins: [plugin], interceptors: [OrderInterceptor(value: "a"), OrderInterceptor(value: "b")])
+        let result = await send(provider, Remote(base, "/echo"))
         let echo = try echo(of: result)
         #expect(echo.headers["x-plugin"] == "1")
         #expect(echo.headers["x-order"] == "a,b")
@@ -64,8 +64,8 @@ struct InterceptorPipelineTests {
     @Test("A failing adapt fails the request with its error, nothing is sent, plugins see the failure")
     func adaptFailure() async throws {
         let plugin = RecordingPlugin()
-        let provider = MoyaProvider<ServerTarget>(plugins: [plugin], interceptors: [FailingInterceptor()])
-        let result = await send(provider, ServerTarget(base, "/echo"))
+        let provider = MoyaProvider<Remote>(plugins: [plugin], interceptors: [FailingInterceptor()])
+        let result = await send(provider, Remote(base, "/echo"))
         guard case .underlying(let error, nil)? = result.error else {
             Issue.record("expected an underlying error, got \(result)")
             return
@@ -87,11 +87,11 @@ struct InterceptorPipelineTests {
 
     @Test("Retries adapt the prepared request afresh, with the retry count")
     func retryCountInAdapt() async throws {
-        let provider = MoyaProvider<ServerTarget>(interceptors: [
+        let provider = MoyaProvider<Remote>(interceptors: [
             OrderInterceptor(value: "a"),
             RetryPolicy(retryLimit: 2, exponentialBackoffScale: 0.01),
         ])
-        let target = ServerTarget(base, "/flaky/count", task: .requestParameters(parameters: ["failures": 2], encoding: URLEncoding.queryString))
+        let target = Remote(base, "/flaky/count", task: .requestParameters(parameters: ["failures": 2], encoding: URLEncoding.queryString))
         let result = await send(provider, target)
         #expect(result.response?.statusCode == 200)
         let headers = server.receivedRequests.map { request in
@@ -106,11 +106,11 @@ struct InterceptorPipelineTests {
         // willRetry comes once the first attempt's answer has reached the policy and the wait
         // begins: the moment to cancel.
         let retrying = Signal()
-        let provider = MoyaProvider<ServerTarget>(
+        let provider = MoyaProvider<Remote>(
             plugins: [WillRetryPlugin { _ in retrying.fire() }], interceptors: [RetryPolicy(retryLimit: 3, maximumDelay: 1200)])
         // The server asks for a 600 s wait: however late a loaded machine runs, only the cancel
         // can end the request within the bound below.
-        let target = ServerTarget(
+        let target = Remote(
             base, "/flaky/cancel", task: .requestParameters(parameters: ["failures": 5, "retryAfter": 600], encoding: URLEncoding.queryString))
         let start = Date()
         let result: Result<Moya.Response, MoyaError> = await withCheckedContinuation { continuation in
@@ -146,11 +146,11 @@ struct InterceptorPipelineTests {
         let refreshing = Signal()
         let interceptor = AuthenticationInterceptor(
             authenticator: SlowAuthenticator(refreshing: refreshing), credential: TestCredential(token: "old", requiresRefresh: true))
-        let provider = MoyaProvider<ServerTarget>(interceptors: [interceptor])
+        let provider = MoyaProvider<Remote>(interceptors: [interceptor])
         let start = Date()
         let result: Result<Moya.Response, MoyaError> = await withCheckedContinuation { continuation in
             let token = UncheckedSendable(
-                provider.request(ServerTarget(base, "/token/late"), callbackQueue: .global()) { continuation.resume(returning: UncheckedResult($0)) })
+                provider.request(Remote(base, "/token/late"), callbackQueue: .global()) { continuation.resume(returning: UncheckedResult($0)) })
             // Cancels once the adapt waits for the refresh.
             _Concurrency.Task {
                 #expect(await refreshing.wait(), "the refresh never started")
@@ -169,8 +169,8 @@ struct InterceptorPipelineTests {
 
     @Test("Stubbed requests do not go through interceptors")
     func stubsSkipInterceptors() async throws {
-        let provider = MoyaProvider<ServerTarget>(stubClosure: MoyaProvider.immediatelyStub, interceptors: [FailingInterceptor()])
-        let result = await send(provider, ServerTarget(base, "/echo", sampleData: Data("stub".utf8)))
+        let provider = MoyaProvider<Remote>(stubClosure: MoyaProvider.immediatelyStub, interceptors: [FailingInterceptor()])
+        let result = await send(provider, Remote(base, "/echo", sampleData: Data("stub".utf8)))
         #expect(result.response?.data == Data("stub".utf8))
     }
 
@@ -179,8 +179,8 @@ struct InterceptorPipelineTests {
         let directory = try TemporaryDirectory()
         let destinationURL = directory.url.appendingPathComponent("flaky.json")
         let destination: DownloadDestination = { _, _ in (destinationURL, []) }
-        let provider = MoyaProvider<ServerTarget>(interceptors: [RetryPolicy(exponentialBackoffScale: 0.01)])
-        let target = ServerTarget(
+        let provider = MoyaProvider<Remote>(interceptors: [RetryPolicy(exponentialBackoffScale: 0.01)])
+        let target = Remote(
             base, "/flaky/download", task: .downloadParameters(parameters: ["failures": 1], encoding: URLEncoding.queryString, destination: destination))
         let result = await send(provider, target)
         #expect(result.response?.statusCode == 200)

@@ -29,8 +29,8 @@ struct RetryPolicyTests {
     @Test("A server that fails twice, then succeeds: three attempts, success, plugins see every attempt")
     func failsThenSucceeds() async throws {
         let plugin = RecordingPlugin()
-        let provider = MoyaProvider<ServerTarget>(plugins: [plugin], interceptors: [Self.quickPolicy()])
-        let target = ServerTarget(base, "/flaky/twice", task: .requestParameters(parameters: ["failures": 2], encoding: URLEncoding.queryString))
+        let provider = MoyaProvider<Remote>(plugins: [plugin], interceptors: [Self.quickPolicy()])
+        let target = Remote(base, "/flaky/twice", task: .requestParameters(parameters: ["failures": 2], encoding: URLEncoding.queryString))
         let result = await send(provider, target)
         let response = try result.get()
         #expect(response.statusCode == 200)
@@ -46,8 +46,8 @@ struct RetryPolicyTests {
 
     @Test("The count limit: with retryLimit 2 a server failing 5 times is asked 3 times and its 503 is the result")
     func countLimit() async throws {
-        let provider = MoyaProvider<ServerTarget>(interceptors: [Self.quickPolicy(retryLimit: 2)])
-        let target = ServerTarget(
+        let provider = MoyaProvider<Remote>(interceptors: [Self.quickPolicy(retryLimit: 2)])
+        let target = Remote(
             base, "/flaky/limit", task: .requestParameters(parameters: ["failures": 5], encoding: URLEncoding.queryString),
             validationType: .successCodes)
         let result = await send(provider, target)
@@ -61,14 +61,14 @@ struct RetryPolicyTests {
 
     @Test("POST is not retried by default, and is when the policy allows it")
     func nonIdempotent() async throws {
-        let provider = MoyaProvider<ServerTarget>(interceptors: [Self.quickPolicy()])
-        let post = ServerTarget(base, "/flaky/post", method: .post, task: .requestCompositeData(bodyData: Data("x".utf8), urlParameters: ["failures": 1]))
+        let provider = MoyaProvider<Remote>(interceptors: [Self.quickPolicy()])
+        let post = Remote(base, "/flaky/post", method: .post, task: .requestCompositeData(bodyData: Data("x".utf8), urlParameters: ["failures": 1]))
         let first = await send(provider, post)
         #expect(first.response?.statusCode == 503)
         #expect(requests(for: "post") == 1)
 
-        let lenient = MoyaProvider<ServerTarget>(interceptors: [Self.quickPolicy(methods: [.post])])
-        let retried = ServerTarget(
+        let lenient = MoyaProvider<Remote>(interceptors: [Self.quickPolicy(methods: [.post])])
+        let retried = Remote(
             base, "/flaky/post-allowed", method: .post, task: .requestCompositeData(bodyData: Data("x".utf8), urlParameters: ["failures": 1]))
         let second = await send(lenient, retried)
         #expect(second.response?.statusCode == 200)
@@ -78,8 +78,8 @@ struct RetryPolicyTests {
 
     @Test("Retry-After is honoured: the retry waits at least that long")
     func retryAfter() async throws {
-        let provider = MoyaProvider<ServerTarget>(interceptors: [Self.quickPolicy()])
-        let target = ServerTarget(
+        let provider = MoyaProvider<Remote>(interceptors: [Self.quickPolicy()])
+        let target = Remote(
             base, "/flaky/after", task: .requestParameters(parameters: ["failures": 1, "retryAfter": 1], encoding: URLEncoding.queryString))
         let start = Date()
         let result = await send(provider, target)
@@ -94,8 +94,8 @@ struct RetryPolicyTests {
     @Test("A Retry-After beyond maximumDelay gives up at once with the response")
     func retryAfterTooLong() async throws {
         let policy = RetryPolicy(retryLimit: 3, exponentialBackoffScale: 0.01, maximumDelay: 5)
-        let provider = MoyaProvider<ServerTarget>(interceptors: [policy])
-        let target = ServerTarget(
+        let provider = MoyaProvider<Remote>(interceptors: [policy])
+        let target = Remote(
             base, "/flaky/far", task: .requestParameters(parameters: ["failures": 1, "retryAfter": 3600], encoding: URLEncoding.queryString))
         let result = await send(provider, target)
         #expect(result.response?.statusCode == 503)
@@ -104,8 +104,8 @@ struct RetryPolicyTests {
 
     @Test("Connection errors are retried")
     func connectionErrors() async throws {
-        let provider = MoyaProvider<ServerTarget>(interceptors: [Self.quickPolicy()])
-        let target = ServerTarget(
+        let provider = MoyaProvider<Remote>(interceptors: [Self.quickPolicy()])
+        let target = Remote(
             base, "/flaky/drop", task: .requestParameters(parameters: ["failures": 2, "failWith": "drop"], encoding: URLEncoding.queryString))
         let result = await send(provider, target)
         #expect(result.response?.statusCode == 200)
@@ -114,8 +114,8 @@ struct RetryPolicyTests {
 
     @Test("A status code outside the list, such as 404, is not retried")
     func notRetryableStatus() async throws {
-        let provider = MoyaProvider<ServerTarget>(interceptors: [Self.quickPolicy()])
-        let target = ServerTarget(
+        let provider = MoyaProvider<Remote>(interceptors: [Self.quickPolicy()])
+        let target = Remote(
             base, "/flaky/notfound", task: .requestParameters(parameters: ["failures": 1, "status": 404], encoding: URLEncoding.queryString))
         let result = await send(provider, target)
         #expect(result.response?.statusCode == 404)

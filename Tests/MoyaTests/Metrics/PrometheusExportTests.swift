@@ -25,11 +25,11 @@ struct PrometheusExportTests {
             name == "http.client.request.duration" ? ("http_client_request_duration_seconds", labels) : (name, labels)
         }
         let session = withMetricsFactory(factory) { Session() }
-        let provider = MoyaProvider<ServerTarget>(session: session)
-        let stubbed = MoyaProvider<ServerTarget>(stubClosure: MoyaProvider.immediatelyStub, session: session)
-        _ = await send(provider, ServerTarget(base, "/echo"))
-        _ = await send(provider, ServerTarget(base, "/status/404", validationType: .successCodes))
-        _ = await send(stubbed, ServerTarget(base, "/echo"))
+        let provider = MoyaProvider<Remote>(session: session)
+        let stubbed = MoyaProvider<Remote>(stubClosure: MoyaProvider.immediatelyStub, session: session)
+        _ = await send(provider, Remote(base, "/echo"))
+        _ = await send(provider, Remote(base, "/status/404", validationType: .successCodes))
+        _ = await send(stubbed, Remote(base, "/echo"))
         await #expect(throws: Never.self) { try await session.shutdown() }
 
         let page = registry.emitToString()

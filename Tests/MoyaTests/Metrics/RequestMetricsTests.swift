@@ -66,11 +66,11 @@ struct RequestMetricsTests {
         case direct, plugins, inflights
         var testDescription: String { rawValue }
 
-        func provider(_ session: Session) -> MoyaProvider<ServerTarget> {
+        func provider(_ session: Session) -> MoyaProvider<Remote> {
             switch self {
-            case .direct: return MoyaProvider<ServerTarget>(session: session)
-            case .plugins: return MoyaProvider<ServerTarget>(session: session, plugins: [RecordingPlugin()])
-            case .inflights: return MoyaProvider<ServerTarget>(session: session, trackInflights: true)
+            case .direct: return MoyaProvider<Remote>(session: session)
+            case .plugins: return MoyaProvider<Remote>(session: session, plugins: [RecordingPlugin()])
+            case .inflights: return MoyaProvider<Remote>(session: session, trackInflights: true)
             }
         }
     }
@@ -80,7 +80,7 @@ struct RequestMetricsTests {
         let metrics = TestMetrics()
         let session = session(metrics)
         let body = Data(repeating: 7, count: 300)
-        let result = await send(path.provider(session), ServerTarget(base, "/echo", method: .post, task: .requestData(body)))
+        let result = await send(path.provider(session), Remote(base, "/echo", method: .post, task: .requestData(body)))
         await Self.shutDown(session)
         let response = try result.get()
 
@@ -99,10 +99,10 @@ struct RequestMetricsTests {
     func statusErrors() async throws {
         let metrics = TestMetrics()
         let session = session(metrics)
-        let provider = MoyaProvider<ServerTarget>(session: session)
-        let rejected = await send(provider, ServerTarget(base, "/status/404", validationType: .successCodes))
-        let accepted = await send(provider, ServerTarget(base, "/status/503"))
-        let redirectRejected = await send(provider, ServerTarget(base, "/status/304", validationType: .successCodes))
+        let provider = MoyaProvider<Remote>(session: session)
+        let rejected = await send(provider, Remote(base, "/status/404", validationType: .successCodes))
+        let accepted = await send(provider, Remote(base, "/status/503"))
+        let redirectRejected = await send(provider, Remote(base, "/status/304", validationType: .successCodes))
         await Self.shutDown(session)
         #expect(rejected.error?.response?.statusCode == 404)
         #expect(accepted.response?.statusCode == 503)
@@ -121,8 +121,8 @@ struct RequestMetricsTests {
         let session = withMetricsFactory(metrics) {
             Session(configuration: .init(timeoutIntervalForConnect: 1, cache: HTTPCache()))
         }
-        let provider = MoyaProvider<ServerTarget>(session: session)
-        let target = ServerTarget(
+        let provider = MoyaProvider<Remote>(session: session)
+        let target = Remote(
             base, "/response-headers", task: .requestParameters(parameters: ["Cache-Control": "max-age=60"], encoding: URLEncoding.queryString))
         _ = try await provider.request(target)
         _ = try await provider.request(target)
@@ -139,7 +139,7 @@ struct RequestMetricsTests {
         await gone.shutdown()
         let metrics = TestMetrics()
         let session = session(metrics)
-        let result = await send(path.provider(session), ServerTarget(url, "/echo"))
+        let result = await send(path.provider(session), Remote(url, "/echo"))
         await Self.shutDown(session)
         #expect((result.error?.underlyingError as? URLError)?.code == .cannotConnectToHost)
 
@@ -156,8 +156,8 @@ struct RequestMetricsTests {
         let metrics = TestMetrics()
         let session = session(metrics)
         let policy = RetryPolicy(retryLimit: 3, exponentialBackoffScale: 0.01)
-        let provider = MoyaProvider<ServerTarget>(session: session, interceptors: [policy])
-        let target = ServerTarget(base, "/flaky/metrics", task: .requestParameters(parameters: ["failures": 2], encoding: URLEncoding.queryString))
+        let provider = MoyaProvider<Remote>(session: session, interceptors: [policy])
+        let target = Remote(base, "/flaky/metrics", task: .requestParameters(parameters: ["failures": 2], encoding: URLEncoding.queryString))
         let result = await send(provider, target)
         await Self.shutDown(session)
         #expect(result.response?.statusCode == 200)
@@ -173,7 +173,7 @@ struct RequestMetricsTests {
     func failureBeforeSending(path: Path) async throws {
         let metrics = TestMetrics()
         let session = session(metrics)
-        let result = await send(path.provider(session), ServerTarget(base, "/echo", task: .requestData(Data("x".utf8))))
+        let result = await send(path.provider(session), Remote(base, "/echo", task: .requestData(Data("x".utf8))))
         await Self.shutDown(session)
         guard case .underlying(RequestValidationError.bodyDataInGETRequest, _)? = result.error else {
             Issue.record("expected bodyDataInGETRequest, got \(result)")
@@ -190,13 +190,14 @@ struct RequestMetricsTests {
         let metrics = TestMetrics()
         let session = session(metrics)
         let provider = path.provider(session)
-        let token = Box<any Cancellable>()
-        let calls = Box<UncheckedResult>()
+        let token = Locked<(any Cancellable)?>(nil)
+        let calls = Locked<UncheckedResult?>(nil)
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            token.value = provider.request(ServerTarget(base, "/delay/600000"), callbackQueue: .global()) { result in
-                calls.value = UncheckedResult(result)
+            let request = provider.request(Remote(base, "/delay/600000"), callbackQueue: .global()) { result in
+                calls.update { $0 = UncheckedResult(result) }
                 continuation.resume()
             }
+            token.update { $0 = request }
             DispatchQueue.global().asyncAfter(deadline: .now() + 0.2) { token.value?.cancel() }
         }
         // A late transport result must not record a second outcome: the shutdown ends all the
@@ -214,9 +215,9 @@ struct RequestMetricsTests {
     func activeRequests() async throws {
         let metrics = TestMetrics()
         let session = session(metrics)
-        let provider = MoyaProvider<ServerTarget>(session: session)
-        let target = ServerTarget(base, "/delay/1000")
-        let during = Box<Double>()
+        let provider = MoyaProvider<Remote>(session: session)
+        let target = Remote(base, "/delay/1000")
+        let during = Locked<Double?>(nil)
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             let group = DispatchGroup()
             for _ in 0..<2 {
@@ -225,7 +226,8 @@ struct RequestMetricsTests {
                 // before `request` returns.
                 provider.request(target, callbackQueue: .global()) { _ in group.leave() }
             }
-            during.value = try? metrics.expectMeter("http.client.active_requests", serverDimensions()).lastValue
+            let active = try? metrics.expectMeter("http.client.active_requests", serverDimensions()).lastValue
+            during.update { $0 = active }
             group.notify(queue: .global()) { continuation.resume() }
         }
         await Self.shutDown(session)
@@ -238,8 +240,8 @@ struct RequestMetricsTests {
     func stubbed() async throws {
         let metrics = TestMetrics()
         let session = session(metrics)
-        let provider = MoyaProvider<ServerTarget>(stubClosure: MoyaProvider.immediatelyStub, session: session)
-        let result = await send(provider, ServerTarget(base, "/echo", sampleData: Data("stub".utf8)))
+        let provider = MoyaProvider<Remote>(stubClosure: MoyaProvider.immediatelyStub, session: session)
+        let result = await send(provider, Remote(base, "/echo", sampleData: Data("stub".utf8)))
         await Self.shutDown(session)
         #expect(result.response?.data == Data("stub".utf8))
         #expect(server.receivedRequests.isEmpty)
@@ -255,11 +257,11 @@ struct RequestMetricsTests {
     func cancelledStub() async throws {
         let metrics = TestMetrics()
         let session = session(metrics)
-        let provider = MoyaProvider<ServerTarget>(stubClosure: MoyaProvider.delayedStub(5), session: session)
-        let calls = Box<UncheckedResult>()
+        let provider = MoyaProvider<Remote>(stubClosure: MoyaProvider.delayedStub(5), session: session)
+        let calls = Locked<UncheckedResult?>(nil)
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let token = provider.request(ServerTarget(base, "/echo"), callbackQueue: .global()) { result in
-                calls.value = UncheckedResult(result)
+            let token = provider.request(Remote(base, "/echo"), callbackQueue: .global()) { result in
+                calls.update { $0 = UncheckedResult(result) }
                 continuation.resume()
             }
             token.cancel()
@@ -299,8 +301,8 @@ struct RequestMetricsTests {
         #expect(disabled.requestMetrics == nil)
         #expect(withoutBackend.requestMetrics == nil)
         for session in [disabled, withoutBackend] {
-            _ = try await send(MoyaProvider<ServerTarget>(session: session), ServerTarget(base, "/echo")).get()
-            _ = try await send(MoyaProvider<ServerTarget>(session: session, plugins: [RecordingPlugin()]), ServerTarget(base, "/echo")).get()
+            _ = try await send(MoyaProvider<Remote>(session: session), Remote(base, "/echo")).get()
+            _ = try await send(MoyaProvider<Remote>(session: session, plugins: [RecordingPlugin()]), Remote(base, "/echo")).get()
             await Self.shutDown(session)
         }
         #expect(metrics.timers.isEmpty)
@@ -317,21 +319,10 @@ struct RequestMetricsTests {
         let destination: DownloadDestination = { _, response in
             (directory.appendingPathComponent(response.suggestedFilename ?? "file"), [.createIntermediateDirectories])
         }
-        let result = await send(MoyaProvider<ServerTarget>(session: session), ServerTarget(base, "/bytes/5000", task: .downloadDestination(destination)))
+        let result = await send(MoyaProvider<Remote>(session: session), Remote(base, "/bytes/5000", task: .downloadDestination(destination)))
         await Self.shutDown(session)
         #expect(result.response?.statusCode == 200)
         let dimensions = serverDimensions() + [("http.response.status_code", "200")]
         #expect(try metrics.expectRecorder("http.client.response.body.size", dimensions).values == [5000])
-    }
-}
-
-/// One value, set and read from any thread.
-private final class Box<Value>: @unchecked Sendable {
-    // Sendable: the value sits behind `lock`.
-    private let lock = NSLock()
-    private var _value: Value?
-    var value: Value? {
-        get { lock.withLock { _value } }
-        set { lock.withLock { _value = newValue } }
     }
 }

@@ -193,8 +193,8 @@ struct MoyaErrorDescriptionTests {
     @Test("A rejected status from the server shows the code, method and URL")
     func statusCodeFromServer() async throws {
         let server = try await TestServer.start()
-        let provider = MoyaProvider<ServerTarget>()
-        let result = await send(provider, ServerTarget(server.baseURL, "/status/404", validationType: .successCodes))
+        let provider = MoyaProvider<Remote>()
+        let result = await send(provider, Remote(server.baseURL, "/status/404", validationType: .successCodes))
         let error = try #require(result.error)
         #expect(error.isStatusCodeError)
         let text = "\(error)"

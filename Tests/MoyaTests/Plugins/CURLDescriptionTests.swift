@@ -20,7 +20,7 @@ struct CURLDescriptionTests {
     @Test("Stubbed requests: method, prepared headers, session headers, body and URL, one option per line")
     func stubbed() async throws {
         let plugin = RecordingPlugin(header: ("X-Prepared", "1"))
-        let target = ServerTarget(
+        let target = Remote(
             URL(string: "https://api.example.com")!, "/users", method: .post,
             task: .requestJSONEncodable(["name": "Ann"]))
         _ = await sendWithPlugins(target, plugins: [plugin], stub: true)
@@ -39,7 +39,7 @@ struct CURLDescriptionTests {
     func real() async throws {
         let server = try await TestServer.start()
         let plugin = RecordingPlugin(credential: URLCredential(user: "user", password: "passwd", persistence: .none))
-        let target = ServerTarget(server.baseURL, "/basic-auth/user/passwd", headers: ["Cookie": "a=b", "X-B": "2", "x-a": "1"])
+        let target = Remote(server.baseURL, "/basic-auth/user/passwd", headers: ["Cookie": "a=b", "X-B": "2", "x-a": "1"])
         let result = await sendWithPlugins(target, plugins: [plugin])
         #expect(result.response?.statusCode == 200)
         let command = cURL(of: try #require(plugin.willSendRequests.first))

@@ -107,12 +107,12 @@ struct CredentialScopeTests {
         let origin = try await TestServer.start(tls: tls)
         let session = try Self.session(trustManager: trustManager)
 
-        let target = ServerTarget(
+        let target = Remote(
             origin.baseURL, "/redirect-to",
             task: .requestParameters(
                 parameters: ["url": "/basic-auth/user/passwd", "status": 302], encoding: URLEncoding.queryString
             ))
-        let provider = MoyaProvider<ServerTarget>(session: session, plugins: [CredentialsPlugin { _ in Self.credential }])
+        let provider = MoyaProvider<Remote>(session: session, plugins: [CredentialsPlugin { _ in Self.credential }])
         let result = await send(provider, target)
         try await session.shutdown()
         let response = try result.get()
@@ -139,11 +139,11 @@ struct CredentialScopeTests {
                 return moved
             }
         }
-        let provider = MoyaProvider<ServerTarget>(
+        let provider = MoyaProvider<Remote>(
             plugins: [CredentialsPlugin { _ in Self.credential }],
             interceptors: [MoveTo(url: other.baseURL.appendingPathComponent("basic-auth/user/passwd"))]
         )
-        let result = await send(provider, ServerTarget(origin.baseURL, "/basic-auth/user/passwd"))
+        let result = await send(provider, Remote(origin.baseURL, "/basic-auth/user/passwd"))
 
         #expect(result.response?.statusCode == 401)
         #expect(other.receivedRequests.count == 1)

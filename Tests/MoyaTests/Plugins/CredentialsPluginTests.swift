@@ -27,7 +27,7 @@ struct CredentialsPluginTests {
     func answersChallenge() async throws {
         let calls = Recorder<String>()
         let credential = URLCredential(user: "user", password: "passwd", persistence: .none)
-        let target = ServerTarget(server.baseURL, "/basic-auth/user/passwd")
+        let target = Remote(server.baseURL, "/basic-auth/user/passwd")
         let response = try await sendWithPlugins(target, plugins: [plugin(credential, calls: calls)]).get()
         #expect(response.statusCode == 200)
         let json = try #require(try response.mapJSON() as? [String: Any])
@@ -42,7 +42,7 @@ struct CredentialsPluginTests {
 
     @Test("Wrong credentials: the challenge is answered once and the second 401 is the result")
     func wrongCredentials() async throws {
-        let target = ServerTarget(server.baseURL, "/basic-auth/user/passwd", validationType: .successCodes)
+        let target = Remote(server.baseURL, "/basic-auth/user/passwd", validationType: .successCodes)
         let result = await sendWithPlugins(target, plugins: [plugin(URLCredential(user: "user", password: "wrong", persistence: .forSession))])
         #expect(result.error?.response?.statusCode == 401)
         #expect(server.receivedRequests.count == 2)
@@ -50,7 +50,7 @@ struct CredentialsPluginTests {
 
     @Test("No credential: the 401 is the result after one attempt")
     func noCredential() async throws {
-        let response = try await sendWithPlugins(ServerTarget(server.baseURL, "/basic-auth/user/passwd"), plugins: [plugin(nil)]).get()
+        let response = try await sendWithPlugins(Remote(server.baseURL, "/basic-auth/user/passwd"), plugins: [plugin(nil)]).get()
         #expect(response.statusCode == 401)
         #expect(server.receivedRequests.count == 1)
     }
@@ -58,7 +58,7 @@ struct CredentialsPluginTests {
     @Test("Challenges of other schemes are not answered")
     func otherScheme() async throws {
         let credential = URLCredential(user: "user", password: "passwd", persistence: .none)
-        let response = try await sendWithPlugins(ServerTarget(server.baseURL, "/bearer"), plugins: [plugin(credential)]).get()
+        let response = try await sendWithPlugins(Remote(server.baseURL, "/bearer"), plugins: [plugin(credential)]).get()
         #expect(response.statusCode == 401)
         #expect(server.receivedRequests.count == 1)
     }
@@ -66,7 +66,7 @@ struct CredentialsPluginTests {
     @Test("Without a challenge the credential is never sent")
     func notPreemptive() async throws {
         let credential = URLCredential(user: "user", password: "passwd", persistence: .none)
-        let response = try await sendWithPlugins(ServerTarget(server.baseURL, "/echo"), plugins: [plugin(credential)]).get()
+        let response = try await sendWithPlugins(Remote(server.baseURL, "/echo"), plugins: [plugin(credential)]).get()
         #expect(response.statusCode == 200)
         #expect(server.receivedRequests.count == 1)
         #expect(server.receivedRequests.first?.header("Authorization") == nil)
@@ -89,7 +89,7 @@ struct CredentialsPluginTests {
             seen.append(target is MultiTarget)
             return URLCredential(user: "user", password: "passwd", persistence: .none)
         }
-        let response = try await sendWithPlugins(MultiTarget(ServerTarget(server.baseURL, "/basic-auth/user/passwd")), plugins: [plugin]).get()
+        let response = try await sendWithPlugins(MultiTarget(Remote(server.baseURL, "/basic-auth/user/passwd")), plugins: [plugin]).get()
         #expect(response.statusCode == 200)
         #expect(seen.values == [true])
     }

@@ -27,8 +27,8 @@ struct NetworkActivityPluginTests {
     func real() async throws {
         let server = try await TestServer.start()
         let changes = Recorder<String>()
-        _ = await sendWithPlugins(ServerTarget(server.baseURL, "/echo"), plugins: [recordingPlugin(changes)])
-        _ = await sendWithPlugins(ServerTarget(server.baseURL, "/status/500", validationType: .successCodes), plugins: [recordingPlugin(changes)])
+        _ = await sendWithPlugins(Remote(server.baseURL, "/echo"), plugins: [recordingPlugin(changes)])
+        _ = await sendWithPlugins(Remote(server.baseURL, "/status/500", validationType: .successCodes), plugins: [recordingPlugin(changes)])
         #expect(changes.values == ["began GET /echo", "ended GET /echo", "began GET /status/500", "ended GET /status/500"])
         await server.shutdown()
     }

@@ -30,8 +30,8 @@ private func stubTarget(
     headers: [String: String]? = ["Content-Type": "application/json"],
     validationType: ValidationType = .none,
     sampleData: String = "sample body"
-) -> ServerTarget {
-    ServerTarget(
+) -> Remote {
+    Remote(
         URL(string: "https://api.example.com")!, "/users", method: method,
         task: body.map { .requestData(Data($0.utf8)) } ?? .requestPlain,
         headers: headers, validationType: validationType, sampleData: Data(sampleData.utf8)
@@ -55,7 +55,7 @@ struct NetworkLoggerPluginTests {
         #expect(headers.contains(#""Content-Type": "application/json""#))
         #expect(headers.contains(#""User-Agent": "#))
         #expect(capture.batches[0][2] == "HTTP Request Method|POST")
-        #expect(capture.batches[1] == ["Response|Received empty network response for ServerTarget /users."])
+        #expect(capture.batches[1] == ["Response|Received empty network response for Remote /users."])
     }
 
     @Test(
@@ -101,7 +101,7 @@ struct NetworkLoggerPluginTests {
         let result = await sendWithPlugins(target, plugins: [NetworkLoggerPlugin(configuration: capturing(capture, options))], stub: true)
         #expect((result.error != nil) == failing)
         let responseBatch = try #require(capture.batches.last)
-        #expect(responseBatch.first == "Response|Received empty network response for ServerTarget /users.")
+        #expect(responseBatch.first == "Response|Received empty network response for Remote /users.")
         #expect(responseBatch.contains("Response Body|the body") == logsBody)
         #expect(responseBatch.count == (logsBody ? 2 : 1))
     }
@@ -175,7 +175,7 @@ struct NetworkLoggerPluginTests {
             capture.entries == [
                 "<POST /users> Request = https://api.example.com/users",
                 "<POST /users> Request Body = request of 5 bytes",
-                "<POST /users> Response = Received empty network response for ServerTarget /users.",
+                "<POST /users> Response = Received empty network response for Remote /users.",
                 "<POST /users> Response Body = response of 3 bytes",
             ])
         #expect(capture.targets == ["POST /users", "POST /users"])
@@ -260,7 +260,7 @@ struct NetworkLoggerPluginTests {
     func realRequest() async throws {
         let server = try await TestServer.start()
         let capture = LogCapture()
-        let target = ServerTarget(server.baseURL, "/echo", method: .post, task: .requestJSONEncodable(["a": 1]))
+        let target = Remote(server.baseURL, "/echo", method: .post, task: .requestJSONEncodable(["a": 1]))
         let result = await sendWithPlugins(target, plugins: [NetworkLoggerPlugin(configuration: capturing(capture, .verbose))])
         #expect(result.response?.statusCode == 200)
         let request = try #require(capture.batches.first)
@@ -280,7 +280,7 @@ struct NetworkLoggerPluginTests {
     func realCURL() async throws {
         let server = try await TestServer.start()
         let capture = LogCapture()
-        let target = ServerTarget(server.baseURL, "/echo", method: .put, task: .requestData(Data("x=1".utf8)), headers: ["X-Custom": "yes"])
+        let target = Remote(server.baseURL, "/echo", method: .put, task: .requestData(Data("x=1".utf8)), headers: ["X-Custom": "yes"])
         _ = await sendWithPlugins(target, plugins: [NetworkLoggerPlugin(configuration: capturing(capture, .formatRequestAscURL))])
         let command = try #require(capture.batches.first?.first)
         #expect(command.contains("-X PUT"))
@@ -305,11 +305,11 @@ struct NetworkLoggerPluginTests {
             handler.entries.map { "\($0.message)" } == [
                 "Request: https://api.example.com/users",
                 "HTTP Request Method: POST",
-                "Response: Received empty network response for ServerTarget /users.",
+                "Response: Received empty network response for Remote /users.",
             ])
         #expect(handler.entries.allSatisfy { $0.level == .debug })
         // By name: the type and path of a struct target (not its description).
-        #expect(handler.entries.allSatisfy { $0.metadata["moya.target"] == "ServerTarget /users" })
+        #expect(handler.entries.allSatisfy { $0.metadata["moya.target"] == "Remote /users" })
     }
 
     @Test("loggerOutput can be combined with any formatter")
@@ -325,7 +325,7 @@ struct NetworkLoggerPluginTests {
         #expect(
             handler.entries.map { "\($0.message)" } == [
                 "Request|https://api.example.com/users",
-                "Response|Received empty network response for ServerTarget /users.",
+                "Response|Received empty network response for Remote /users.",
             ])
         #expect(handler.entries.allSatisfy { $0.level == .info })
     }

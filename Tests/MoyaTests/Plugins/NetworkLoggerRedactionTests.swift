@@ -8,8 +8,8 @@ import Testing
 import FoundationNetworking
 #endif
 
-private func secretTarget(headers: [String: String]) -> ServerTarget {
-    ServerTarget(URL(string: "https://api.example.com")!, "/me", headers: headers)
+private func secretTarget(headers: [String: String]) -> Remote {
+    Remote(URL(string: "https://api.example.com")!, "/me", headers: headers)
 }
 
 private let secretHeaders = [
@@ -82,7 +82,7 @@ struct NetworkLoggerRedactionTests {
     @Test("A password in the URL is hidden in the request entry and the cURL form")
     func urlPassword() async throws {
         let capture = LogCapture()
-        let target = ServerTarget(URL(string: "https://ann:s3cret@api.example.com")!, "/me")
+        let target = Remote(URL(string: "https://ann:s3cret@api.example.com")!, "/me")
         _ = await sendWithPlugins(target, plugins: [NetworkLoggerPlugin(configuration: capturing(capture, []))], stub: true)
         #expect(capture.batches.first == ["Request|https://ann:***@api.example.com/me"])
         let curlCapture = LogCapture()
@@ -124,7 +124,7 @@ struct NetworkLoggerRedactionTests {
             CredentialsPlugin { _ in URLCredential(user: "user", password: "passwd", persistence: .none) },
             NetworkLoggerPlugin(configuration: capturing(capture, [.formatRequestAscURL, .successResponseBody])),
         ]
-        let result = await sendWithPlugins(ServerTarget(server.baseURL, "/basic-auth/user/passwd"), plugins: plugins)
+        let result = await sendWithPlugins(Remote(server.baseURL, "/basic-auth/user/passwd"), plugins: plugins)
         #expect(result.response?.statusCode == 200)
         #expect(capture.entries.first?.contains(#"-u "user:***""#) == true)
         #expect(!capture.entries.joined().contains("user:passwd"))

@@ -115,7 +115,7 @@ struct NetworkLoggerSecretsTests {
         #expect(NetworkLoggerPlugin.caseName(of: TalkativeAPI.ping) == "ping")
         #expect(NetworkLoggerPlugin.caseName(of: GitHub.branches("moya", true)) == "branches")
         #expect(NetworkLoggerPlugin.caseName(of: MultiTarget(AccountAPI.profile("ann"))) == "profile")
-        #expect(NetworkLoggerPlugin.caseName(of: ServerTarget(URL(string: "https://a.example")!, "/users/42")) == "ServerTarget /users/42")
+        #expect(NetworkLoggerPlugin.caseName(of: Remote(URL(string: "https://a.example")!, "/users/42")) == "Remote /users/42")
     }
 
     // MARK: - Parameters in URLs
@@ -124,7 +124,7 @@ struct NetworkLoggerSecretsTests {
 
     @Test("Query parameters named like credentials are hidden in the request entry and the cURL form")
     func queryParameters() async throws {
-        let target = ServerTarget(
+        let target = Remote(
             URL(string: "https://api.example.com")!, "/search", task: .requestParameters(parameters: Self.query, encoding: URLEncoding.queryString))
         let capture = LogCapture()
         _ = await sendWithPlugins(target, plugins: [NetworkLoggerPlugin(configuration: capturing(capture, .verbose))], stub: true)
@@ -142,7 +142,7 @@ struct NetworkLoggerSecretsTests {
     func responseURL() async throws {
         let server = try await TestServer.start()
         let capture = LogCapture()
-        let target = ServerTarget(
+        let target = Remote(
             server.baseURL, "/echo", task: .requestParameters(parameters: ["access_token": "s3cret-token", "q": "moya"], encoding: URLEncoding.queryString))
         let result = await sendWithPlugins(target, plugins: [NetworkLoggerPlugin(configuration: capturing(capture, .verbose))])
         #expect(result.response?.statusCode == 200)
@@ -173,7 +173,7 @@ struct NetworkLoggerSecretsTests {
             userInfo: [
                 NSLocalizedDescriptionKey: "Could not load https://api.example.com/a?api_key=s3cret-key&q=1 (as https://ann:s3cret-pw@api.example.com/a)."
             ])
-        let provider = MoyaProvider<ServerTarget>(
+        let provider = MoyaProvider<Remote>(
             endpointClosure: { target in
                 Endpoint(
                     url: URL(target: target).absoluteString, sampleResponseClosure: { .networkError(failure) },
@@ -182,9 +182,9 @@ struct NetworkLoggerSecretsTests {
             stubClosure: MoyaProvider.immediatelyStub,
             plugins: [NetworkLoggerPlugin(configuration: capturing(capture, .default))]
         )
-        _ = await send(provider, ServerTarget(URL(string: "https://api.example.com")!, "/a"))
+        _ = await send(provider, Remote(URL(string: "https://api.example.com")!, "/a"))
         let entry = try #require(capture.entries.last)
-        #expect(entry.hasPrefix("Error|Error calling ServerTarget /a : "))
+        #expect(entry.hasPrefix("Error|Error calling Remote /a : "))
         #expect(entry.contains("/a?api_key=***&q=1"), "\(entry)")
         #expect(entry.contains("https://ann:***@api.example.com/a"), "\(entry)")
         #expect(!entry.contains("s3cret"))
@@ -201,7 +201,7 @@ struct NetworkLoggerSecretsTests {
     @Test("JSON bodies: credential fields are hidden at any depth and the rest is left as it was written")
     func jsonBody() async throws {
         let capture = LogCapture()
-        let target = ServerTarget(
+        let target = Remote(
             URL(string: "https://api.example.com")!, "/users", method: .post,
             task: .requestData(Data(Self.jsonBody.utf8)), headers: ["Content-Type": "application/json; charset=utf-8"])
         _ = await sendWithPlugins(target, plugins: [NetworkLoggerPlugin(configuration: capturing(capture, [.requestBody, .formatRequestAscURL]))], stub: true)
@@ -236,13 +236,13 @@ struct NetworkLoggerSecretsTests {
     @Test("Form bodies, declared or not, hide credential fields")
     func formBody() async throws {
         let capture = LogCapture()
-        let encoded = ServerTarget(
+        let encoded = Remote(
             URL(string: "https://api.example.com")!, "/login", method: .post,
             task: .requestParameters(parameters: ["username": "ann", "password": "s3cret pw", "client_secret": "s3cret-cs"], encoding: URLEncoding.httpBody))
         _ = await sendWithPlugins(encoded, plugins: [NetworkLoggerPlugin(configuration: capturing(capture, .requestBody))], stub: true)
         #expect(capture.entries.contains("Request Body|client_secret=***&password=***&username=ann"))
 
-        let raw = ServerTarget(URL(string: "https://api.example.com")!, "/login", method: .post, task: .requestData(Data("user=ann&pwd=s3cret".utf8)))
+        let raw = Remote(URL(string: "https://api.example.com")!, "/login", method: .post, task: .requestData(Data("user=ann&pwd=s3cret".utf8)))
         let curl = LogCapture()
         _ = await sendWithPlugins(raw, plugins: [NetworkLoggerPlugin(configuration: capturing(curl, .formatRequestAscURL))], stub: true)
         #expect(curl.entries.first?.contains(#"-d "user=ann&pwd=***""#) == true)
@@ -284,7 +284,7 @@ struct NetworkLoggerSecretsTests {
 
     @Test("Names can be added and removed; disabled logs everything")
     func configuration() async throws {
-        let target = ServerTarget(
+        let target = Remote(
             URL(string: "https://api.example.com")!, "/search",
             task: .requestParameters(parameters: ["key": "k", "pass_phrase": "p", "token": "t"], encoding: URLEncoding.queryString))
         let custom = Redaction.default.revealing(parameters: "KEY").redacting(parameters: "passPhrase")

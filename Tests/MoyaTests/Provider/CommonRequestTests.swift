@@ -21,20 +21,20 @@ struct CommonRequestTests {
 
     @Test("Every request, common or not, is one flight: the token is its ticket")
     func onePipeline() throws {
-        let plain = MoyaProvider<ServerTarget>(callbackQueue: .global())
-        let target = ServerTarget(base, "/echo")
+        let plain = MoyaProvider<Remote>(callbackQueue: .global())
+        let target = Remote(base, "/echo")
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("common-\(UUID().uuidString)")
         try Data("x".utf8).write(to: file)
         defer { try? FileManager.default.removeItem(at: file) }
         var tokens: [any Cancellable] = [
             plain.request(target) { _ in },
             plain.request(target, progress: { _ in }, completion: { _ in }),
-            plain.request(ServerTarget(base, "/echo", method: .post, task: .uploadFile(file))) { _ in },
+            plain.request(Remote(base, "/echo", method: .post, task: .uploadFile(file))) { _ in },
         ]
         for provider in [
-            MoyaProvider<ServerTarget>(callbackQueue: .global(), plugins: [RecordingPlugin()]),
-            MoyaProvider<ServerTarget>(callbackQueue: .global(), trackInflights: true),
-            MoyaProvider<ServerTarget>(stubClosure: MoyaProvider.immediatelyStub, callbackQueue: .global()),
+            MoyaProvider<Remote>(callbackQueue: .global(), plugins: [RecordingPlugin()]),
+            MoyaProvider<Remote>(callbackQueue: .global(), trackInflights: true),
+            MoyaProvider<Remote>(stubClosure: MoyaProvider.immediatelyStub, callbackQueue: .global()),
         ] {
             tokens.append(provider.request(target) { _ in })
         }
@@ -46,14 +46,14 @@ struct CommonRequestTests {
 
     @Test("Cancelling before the request is built: one cancellation error, nothing sent, the late request ignored")
     func cancelBeforeBuilt() async throws {
-        let pending = Recorder<MoyaProvider<ServerTarget>.RequestResultClosure>()
-        let provider = MoyaProvider<ServerTarget>(requestClosure: { _, done in pending.append(done) })
+        let pending = Recorder<MoyaProvider<Remote>.RequestResultClosure>()
+        let provider = MoyaProvider<Remote>(requestClosure: { _, done in pending.append(done) })
         defer { pending.removeAll() }
         server.resetRecordedRequests()
         let calls = Recorder<Int>()
         let token = Recorder<any Cancellable>()
         let result: UncheckedResult = await withCheckedContinuation { continuation in
-            let cancellable = provider.request(ServerTarget(base, "/echo"), callbackQueue: .global()) { result in
+            let cancellable = provider.request(Remote(base, "/echo"), callbackQueue: .global()) { result in
                 calls.append(1)
                 continuation.resume(returning: UncheckedResult(result))
             }
@@ -74,13 +74,13 @@ struct CommonRequestTests {
     @Test("A cancel after the result changes nothing but isCancelled")
     func cancelAfterResult() async throws {
         let session = Session()
-        let provider = MoyaProvider<ServerTarget>(session: session)
+        let provider = MoyaProvider<Remote>(session: session)
         let queue = DispatchQueue(label: "cancel-after-result")
         let calls = Recorder<Int>()
         let token = Recorder<any Cancellable>()
         let result: UncheckedResult = await withCheckedContinuation { continuation in
             token.append(
-                provider.request(ServerTarget(base, "/echo"), callbackQueue: queue) { result in
+                provider.request(Remote(base, "/echo"), callbackQueue: queue) { result in
                     calls.append(1)
                     continuation.resume(returning: UncheckedResult(result))
                 })
@@ -99,9 +99,9 @@ struct CommonRequestTests {
 
     @Test("A request that cannot be built fails before request(...) returns when there is no callback queue")
     func unbuildableRequestFailsInline() {
-        let provider = MoyaProvider<ServerTarget>(requestClosure: { _, done in done(.failure(.requestMapping("nope"))) })
+        let provider = MoyaProvider<Remote>(requestClosure: { _, done in done(.failure(.requestMapping("nope"))) })
         let results = Recorder<Result<Moya.Response, MoyaError>>()
-        _ = provider.request(ServerTarget(base, "/echo")) { results.append($0) }
+        _ = provider.request(Remote(base, "/echo")) { results.append($0) }
         guard case .failure(.requestMapping(let url))? = results.values.first else {
             Issue.record("expected an immediate requestMapping failure, got \(results.values)")
             return
@@ -111,13 +111,13 @@ struct CommonRequestTests {
 
     @Test("A GET with a body, an invalid URL and a status rejected by validation fail as in the general pipeline")
     func failures() async throws {
-        let provider = MoyaProvider<ServerTarget>()
-        let body = await send(provider, ServerTarget(base, "/echo", task: .requestData(Data("x".utf8))))
+        let provider = MoyaProvider<Remote>()
+        let body = await send(provider, Remote(base, "/echo", task: .requestData(Data("x".utf8))))
         guard case .underlying(let error, _)? = body.error, case .bodyDataInGETRequest? = error as? RequestValidationError else {
             Issue.record("expected bodyDataInGETRequest, got \(String(describing: body.error))")
             return
         }
-        let rejected = await send(provider, ServerTarget(base, "/status/503", validationType: .successCodes))
+        let rejected = await send(provider, Remote(base, "/status/503", validationType: .successCodes))
         guard case .statusCode(let response)? = rejected.error else {
             Issue.record("expected .statusCode, got \(String(describing: rejected.error))")
             return
@@ -130,7 +130,7 @@ struct CommonRequestTests {
     func concurrentWithCancellations() async throws {
         let session = Session()
         let queue = DispatchQueue(label: "concurrent-with-cancellations")
-        let provider = MoyaProvider<ServerTarget>(callbackQueue: queue, session: session)
+        let provider = MoyaProvider<Remote>(callbackQueue: queue, session: session)
         let outcomes = Recorder<(Int, Bool)>()
         await withTaskGroup(of: Void.self) { group in
             for index in 0..<60 {
@@ -139,7 +139,7 @@ struct CommonRequestTests {
                         // The cancelled ones ask for a slow answer, so that none can arrive before
                         // the cancel, however loaded the machine.
                         let path = index % 3 == 0 ? "/delay/5000" : "/bytes/64"
-                        let token = provider.request(ServerTarget(base, path)) { result in
+                        let token = provider.request(Remote(base, path)) { result in
                             outcomes.append((index, result.error?.isCancelled == true))
                             continuation.resume()
                         }
@@ -174,39 +174,28 @@ struct CommonRequestTests {
     /// Sends a download whose progress block captures the request's token, which only it holds;
     /// returns the result and a weak reference to the request.
     private func requestHoldingItsToken(cancels: Bool, directory: URL) async -> (Result<Moya.Response, MoyaError>, WeakFlight) {
-        let provider = MoyaProvider<ServerTarget>()
-        let box = TokenBox()
+        let provider = MoyaProvider<Remote>()
+        let box = Locked<Cancellable?>(nil)
         let flight = WeakFlight()
         let destination: DownloadDestination = { _, _ in
             (directory.appendingPathComponent("file.bin"), [.createIntermediateDirectories, .removePreviousFile])
         }
-        let target = ServerTarget(
+        let target = Remote(
             base, "/bytes/2000000",
             task: .downloadParameters(parameters: ["chunk": 65_536, "interval_ms": 2], encoding: URLEncoding.queryString, destination: destination))
         let result: UncheckedResult = await withCheckedContinuation { continuation in
             let cancellable = provider.request(
                 target, callbackQueue: .global(),
                 progress: { [box] _ in
-                    if cancels { box.token?.cancel() } else { _ = box.token }
+                    if cancels { box.value?.cancel() } else { _ = box.value }
                 }
             ) { result in
                 continuation.resume(returning: UncheckedResult(result))
             }
             flight.value = (cancellable as? RequestTicket)?.flight
-            box.token = cancellable
+            box.update { $0 = cancellable }
         }
         return (result.result, flight)
-    }
-}
-
-/// Holds a request's token for closures of that same request.
-private final class TokenBox: @unchecked Sendable {
-    // Sendable: the lock guards the token.
-    private let lock = NSLock()
-    private var stored: Cancellable?
-    var token: Cancellable? {
-        get { lock.withLock { stored } }
-        set { lock.withLock { stored = newValue } }
     }
 }
 

@@ -15,8 +15,8 @@ struct InflightTests {
 
     @Test("Identical concurrent requests are sent once and every caller gets the result")
     func merging() async throws {
-        let provider = MoyaProvider<ServerTarget>(callbackQueue: DispatchQueue(label: "inflight"), trackInflights: true)
-        let target = ServerTarget(server.baseURL, "/delay/300")
+        let provider = MoyaProvider<Remote>(callbackQueue: DispatchQueue(label: "inflight"), trackInflights: true)
+        let target = Remote(server.baseURL, "/delay/300")
         #expect(provider.inflightRequests.isEmpty)
         let countsInside = Recorder<Int>()
         let collected = Recorder<UncheckedResult>()
@@ -45,8 +45,8 @@ struct InflightTests {
     @Test("Equal JSON-encodable bodies are one request, whatever key order the encoder picks")
     func mergingJSONEncodable() async throws {
         struct Body: Encodable { let a = 1, b = "two", c = 3.5, d = true, e = ["x": 1, "y": 2, "z": 3], f = [1, 2], g = "g", h = "h" }
-        let provider = MoyaProvider<ServerTarget>(callbackQueue: DispatchQueue(label: "inflight-json"), trackInflights: true)
-        let target = { ServerTarget(self.server.baseURL, "/delay/300", method: .post, task: .requestJSONEncodable(Body())) }
+        let provider = MoyaProvider<Remote>(callbackQueue: DispatchQueue(label: "inflight-json"), trackInflights: true)
+        let target = { Remote(self.server.baseURL, "/delay/300", method: .post, task: .requestJSONEncodable(Body())) }
         let collected = Recorder<UncheckedResult>()
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             for _ in 0..<8 {
@@ -62,10 +62,10 @@ struct InflightTests {
 
     @Test("Different bodies are different requests")
     func differentBodies() async throws {
-        let provider = MoyaProvider<ServerTarget>(trackInflights: true)
+        let provider = MoyaProvider<Remote>(trackInflights: true)
         let base = server.baseURL
-        async let a = send(provider, ServerTarget(base, "/echo", method: .post, task: .requestData(Data("a".utf8))))
-        async let b = send(provider, ServerTarget(base, "/echo", method: .post, task: .requestData(Data("b".utf8))))
+        async let a = send(provider, Remote(base, "/echo", method: .post, task: .requestData(Data("a".utf8))))
+        async let b = send(provider, Remote(base, "/echo", method: .post, task: .requestData(Data("b".utf8))))
         let bodies = try await [echo(of: a).body, echo(of: b).body]
         #expect(bodies == ["a", "b"])
         #expect(server.receivedRequests.count == 2)
@@ -73,8 +73,8 @@ struct InflightTests {
 
     @Test("Cancelling one joined caller detaches only that caller")
     func detachOne() async throws {
-        let provider = MoyaProvider<ServerTarget>(trackInflights: true)
-        let target = ServerTarget(server.baseURL, "/delay/300")
+        let provider = MoyaProvider<Remote>(trackInflights: true)
+        let target = Remote(server.baseURL, "/delay/300")
         let kept = Recorder<UncheckedResult>()
         let cancelled = Recorder<UncheckedResult>()
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
@@ -94,8 +94,8 @@ struct InflightTests {
 
     @Test("Cancelling the first of three joined callers leaves the other two their result, in order")
     func detachFirst() async throws {
-        let provider = MoyaProvider<ServerTarget>(callbackQueue: DispatchQueue(label: "inflight-first"), trackInflights: true)
-        let target = ServerTarget(server.baseURL, "/delay/300")
+        let provider = MoyaProvider<Remote>(callbackQueue: DispatchQueue(label: "inflight-first"), trackInflights: true)
+        let target = Remote(server.baseURL, "/delay/300")
         let order = Recorder<String>()
         var tokens: [Cancellable] = []
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
@@ -117,8 +117,8 @@ struct InflightTests {
 
     @Test("When every caller cancels, the shared request is cancelled and the entry removed")
     func cancelAll() async throws {
-        let provider = MoyaProvider<ServerTarget>(trackInflights: true)
-        let target = ServerTarget(server.baseURL, "/headers-only-then-hang")
+        let provider = MoyaProvider<Remote>(trackInflights: true)
+        let target = Remote(server.baseURL, "/headers-only-then-hang")
         let results = Recorder<UncheckedResult>()
         var tokens: [Cancellable] = []
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
@@ -139,8 +139,8 @@ struct InflightTests {
 
     @Test("A failing requestClosure leaves no entry behind")
     func failureRemovesEntry() async throws {
-        let provider = MoyaProvider<ServerTarget>(requestClosure: { _, done in done(.failure(.requestMapping("x"))) }, trackInflights: true)
-        let result = await send(provider, ServerTarget(server.baseURL, "/echo"))
+        let provider = MoyaProvider<Remote>(requestClosure: { _, done in done(.failure(.requestMapping("x"))) }, trackInflights: true)
+        let result = await send(provider, Remote(server.baseURL, "/echo"))
         #expect(result.error != nil)
         #expect(await eventually { provider.inflightRequests.isEmpty })
     }

@@ -19,13 +19,13 @@ struct InformationalResponseTests {
         server = try await TestServer.start()
     }
 
-    private func provider(general: Bool) -> MoyaProvider<ServerTarget> {
-        MoyaProvider<ServerTarget>(plugins: general ? [RecordingPlugin()] : [])
+    private func provider(general: Bool) -> MoyaProvider<Remote> {
+        MoyaProvider<Remote>(plugins: general ? [RecordingPlugin()] : [])
     }
 
     @Test("A 101 Switching Protocols as the answer fails the request", arguments: [false, true])
     func switchingProtocols(general: Bool) async throws {
-        let result = await send(provider(general: general), ServerTarget(base, "/informational/101"))
+        let result = await send(provider(general: general), Remote(base, "/informational/101"))
         guard case .underlying(let error as SessionError, nil)? = result.error else {
             Issue.record("expected SessionError, got \(result)")
             return
@@ -38,8 +38,8 @@ struct InformationalResponseTests {
     func switchingProtocolsDownload() async throws {
         let directory = try TemporaryDirectory()
         let file = directory.file("download.bin")
-        let target = ServerTarget(base, "/informational/101", task: .downloadDestination { _, _ in (file, []) })
-        let result = await send(MoyaProvider<ServerTarget>(), target)
+        let target = Remote(base, "/informational/101", task: .downloadDestination { _, _ in (file, []) })
+        let result = await send(MoyaProvider<Remote>(), target)
         guard case .underlying(let error as SessionError, nil)? = result.error else {
             Issue.record("expected SessionError, got \(result)")
             return

@@ -85,8 +85,8 @@ struct InvalidHeaderTests {
 
     @Test("A target header whose value has CR LF (the direct path, without plugins)")
     func targetHeader() async {
-        let target = ServerTarget(server.baseURL, "/echo", headers: ["X-Token": "s3cret\r\nX-Injected: yes"])
-        let result = await send(MoyaProvider<ServerTarget>(), target)
+        let target = Remote(server.baseURL, "/echo", headers: ["X-Token": "s3cret\r\nX-Injected: yes"])
+        let result = await send(MoyaProvider<Remote>(), target)
         expectRefused(result, header: "X-Token", secret: "s3cret")
     }
 
@@ -99,14 +99,14 @@ struct InvalidHeaderTests {
 
     @Test("A value with NUL set by a plugin")
     func pluginHeader() async {
-        let provider = MoyaProvider<ServerTarget>(plugins: [HeaderPlugin(fields: ["X-Api-Key": "s3cret\0"])])
-        let result = await send(provider, ServerTarget(server.baseURL, "/echo"))
+        let provider = MoyaProvider<Remote>(plugins: [HeaderPlugin(fields: ["X-Api-Key": "s3cret\0"])])
+        let result = await send(provider, Remote(server.baseURL, "/echo"))
         expectRefused(result, header: "X-Api-Key", secret: "s3cret")
     }
 
     @Test("A value with LF set by a request closure")
     func requestClosureHeader() async {
-        let provider = MoyaProvider<ServerTarget>(requestClosure: { endpoint, done in
+        let provider = MoyaProvider<Remote>(requestClosure: { endpoint, done in
             do {
                 var request = try endpoint.urlRequest()
                 request.allHTTPHeaderFields = ["Authorization": "Bearer s3cret\nX-Admin: 1"]
@@ -115,37 +115,37 @@ struct InvalidHeaderTests {
                 done(.failure(error as? MoyaError ?? .underlying(error, nil)))
             }
         })
-        let result = await send(provider, ServerTarget(server.baseURL, "/echo"))
+        let result = await send(provider, Remote(server.baseURL, "/echo"))
         expectRefused(result, header: "Authorization", secret: "s3cret")
     }
 
     @Test("A value with CR added by an interceptor")
     func interceptorHeader() async {
-        let provider = MoyaProvider<ServerTarget>(interceptors: [HeaderInterceptor(name: "X-Session", value: "s3cret\r")])
-        let result = await send(provider, ServerTarget(server.baseURL, "/echo"))
+        let provider = MoyaProvider<Remote>(interceptors: [HeaderInterceptor(name: "X-Session", value: "s3cret\r")])
+        let result = await send(provider, Remote(server.baseURL, "/echo"))
         expectRefused(result, header: "X-Session", secret: "s3cret")
     }
 
     @Test("A header name with a line break, including one hiding a value after it")
     func headerName() async {
-        let result = await send(MoyaProvider<ServerTarget>(), ServerTarget(server.baseURL, "/echo", headers: ["X-A\nB": "v"]))
+        let result = await send(MoyaProvider<Remote>(), Remote(server.baseURL, "/echo", headers: ["X-A\nB": "v"]))
         expectRefused(result, header: "X-A\nB", secret: "\n")
-        let pasted = await send(MoyaProvider<ServerTarget>(), ServerTarget(server.baseURL, "/echo", headers: ["Authorization: Bearer s3cret": ""]))
+        let pasted = await send(MoyaProvider<Remote>(), Remote(server.baseURL, "/echo", headers: ["Authorization: Bearer s3cret": ""]))
         expectRefused(pasted, header: "Authorization: Bearer s3cret", secret: "s3cret", checksDebugText: false)
     }
 
     @Test("A session header with CR fails every request of the session")
     func sessionHeader() async throws {
         let session = Session(configuration: .init(headers: ["X-Client-Secret": "s3cret\r"]))
-        let result = await send(MoyaProvider<ServerTarget>(session: session), ServerTarget(server.baseURL, "/echo"))
+        let result = await send(MoyaProvider<Remote>(session: session), Remote(server.baseURL, "/echo"))
         try await session.shutdown()
         expectRefused(result, header: "X-Client-Secret", secret: "s3cret")
     }
 
     @Test("Tabs and non-ASCII text in values are sent as they are")
     func validValues() async throws {
-        let target = ServerTarget(server.baseURL, "/echo", headers: ["X-Tab": "a\tb", "X-Text": "Grüße"])
-        let result = await send(MoyaProvider<ServerTarget>(plugins: [HeaderPlugin(fields: ["X-Plugin": "ok"])]), target)
+        let target = Remote(server.baseURL, "/echo", headers: ["X-Tab": "a\tb", "X-Text": "Grüße"])
+        let result = await send(MoyaProvider<Remote>(plugins: [HeaderPlugin(fields: ["X-Plugin": "ok"])]), target)
         #expect(result.response?.statusCode == 200)
         let received = try #require(server.receivedRequests.first)
         #expect(received.header("X-Tab") == "a\tb")

@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import MoyaTestServer
 import Testing
 
 @testable import Moya

@@ -11,7 +11,7 @@ import FoundationNetworking
 @Suite("Real requests against the in-process server")
 struct ProviderNetworkTests {
     let server: TestServer
-    let provider = MoyaProvider<ServerTarget>()
+    let provider = MoyaProvider<Remote>()
     var base: URL { server.baseURL }
 
     init() async throws {
@@ -20,10 +20,10 @@ struct ProviderNetworkTests {
 
     @Test("A request whose provider is released while it runs still completes, with the response", arguments: [false, true])
     func releasedProvider(withPlugin: Bool) async throws {
-        weak var released: MoyaProvider<ServerTarget>?
-        let target = ServerTarget(base, "/delay/300")
+        weak var released: MoyaProvider<Remote>?
+        let target = Remote(base, "/delay/300")
         let result: Result<Moya.Response, MoyaError> = await withCheckedContinuation { continuation in
-            var provider: MoyaProvider<ServerTarget>? = MoyaProvider<ServerTarget>(
+            var provider: MoyaProvider<Remote>? = MoyaProvider<Remote>(
                 callbackQueue: DispatchQueue(label: "released-provider"),
                 plugins: withPlugin ? [RecordingPlugin()] : []
             )
@@ -41,7 +41,7 @@ struct ProviderNetworkTests {
 
     @Test("A GET reaches the server with the target's path, query, headers and the session headers")
     func echoGet() async throws {
-        let target = ServerTarget(
+        let target = Remote(
             base, "/echo/users", task: .requestParameters(parameters: ["sort": "pushed", "page": 2], encoding: URLEncoding.default),
             headers: ["X-Custom": "yes"])
         let result = await send(provider, target)
@@ -62,15 +62,15 @@ struct ProviderNetworkTests {
 
     @Test("A request header overrides the session header of the same name, whatever its case")
     func headerOverride() async throws {
-        let result = await send(provider, ServerTarget(base, "/echo", headers: ["user-agent": "Mine/1.0"]))
+        let result = await send(provider, Remote(base, "/echo", headers: ["user-agent": "Mine/1.0"]))
         #expect(try echo(of: result).headers["user-agent"] == "Mine/1.0")
     }
 
     @Test("Session headers come first, each once; a request header of the same name in any case replaces it")
     func sessionHeaderMerge() async throws {
         let session = Session(configuration: .init(headers: ["X-Session": "s", "X-Shared": "session", "Accept": "text/plain"]))
-        let provider = MoyaProvider<ServerTarget>(session: session)
-        let withOwn = try echo(of: await send(provider, ServerTarget(base, "/echo", headers: ["x-SHARED": "request", "X-Own": "o"])))
+        let provider = MoyaProvider<Remote>(session: session)
+        let withOwn = try echo(of: await send(provider, Remote(base, "/echo", headers: ["x-SHARED": "request", "X-Own": "o"])))
         let names = withOwn.headerList.map { $0[0].lowercased() }
         #expect(names.filter { $0 == "x-shared" }.count == 1)
         #expect(withOwn.headers["x-shared"] == "request")
@@ -82,7 +82,7 @@ struct ProviderNetworkTests {
         #expect(sessionIndex < ownIndex)
         // A request without headers of its own sends the session's as they are, and the shared
         // set is not changed by the request before it.
-        let plain = try echo(of: await send(provider, ServerTarget(base, "/echo")))
+        let plain = try echo(of: await send(provider, Remote(base, "/echo")))
         #expect(plain.headers["x-shared"] == "session")
         #expect(plain.headers["x-own"] == nil)
         #expect(plain.headerList.map { $0[0].lowercased() }.filter { $0 == "x-shared" }.count == 1)
@@ -102,7 +102,7 @@ struct ProviderNetworkTests {
             ),
         ])
     func bodies(task: Task, body: String, contentType: String?) async throws {
-        let result = await send(provider, ServerTarget(base, "/echo", method: .post, task: task))
+        let result = await send(provider, Remote(base, "/echo", method: .post, task: task))
         let echo = try echo(of: result)
         #expect(echo.method == "POST")
         #expect(echo.body == body)
@@ -146,10 +146,10 @@ struct ProviderNetworkTests {
 
     @Test("Status codes: no validation passes everything, validation fails with .statusCode and the body")
     func statusValidation() async throws {
-        let plain = try await send(provider, ServerTarget(base, "/status/500")).get()
+        let plain = try await send(provider, Remote(base, "/status/500")).get()
         #expect(plain.statusCode == 500)
 
-        let result = await send(provider, ServerTarget(base, "/status/404", validationType: .successCodes))
+        let result = await send(provider, Remote(base, "/status/404", validationType: .successCodes))
         guard case .statusCode(let response)? = result.error else {
             Issue.record("expected .statusCode, got \(result)")
             return
@@ -159,18 +159,18 @@ struct ProviderNetworkTests {
         #expect(response.response?.statusCode == 404)
         #expect(result.error?.response?.statusCode == 404)
 
-        let custom = await send(provider, ServerTarget(base, "/status/418", validationType: .customCodes([418])))
+        let custom = await send(provider, Remote(base, "/status/418", validationType: .customCodes([418])))
         #expect(custom.response?.statusCode == 418)
-        let redirectOK = await send(provider, ServerTarget(base, "/status/304", validationType: .successAndRedirectCodes))
+        let redirectOK = await send(provider, Remote(base, "/status/304", validationType: .successAndRedirectCodes))
         #expect(redirectOK.response?.statusCode == 304)
     }
 
     @Test("Redirects are followed and the response carries the final URL")
     func redirects() async throws {
-        let response = try await send(provider, ServerTarget(base, "/redirect/3")).get()
+        let response = try await send(provider, Remote(base, "/redirect/3")).get()
         #expect(response.statusCode == 200)
         #expect(response.response?.url?.path == "/echo")
-        let loop = await send(provider, ServerTarget(base, "/redirect-loop"))
+        let loop = await send(provider, Remote(base, "/redirect-loop"))
         #expect((loop.error?.underlyingError as? URLError)?.code == .httpTooManyRedirects)
     }
 
@@ -178,7 +178,7 @@ struct ProviderNetworkTests {
         "Redirects change the method, body and credentials as browsers do, on the direct path and the general pipeline",
         arguments: [false, true])
     func redirectSemantics(general: Bool) async throws {
-        let provider = MoyaProvider<ServerTarget>(plugins: general ? [RecordingPlugin()] : [])
+        let provider = MoyaProvider<Remote>(plugins: general ? [RecordingPlugin()] : [])
         func redirect(to location: String, status: Int) throws -> URL {
             var components = try #require(URLComponents(url: base.appendingPathComponent("redirect-to"), resolvingAgainstBaseURL: false))
             components.queryItems = [URLQueryItem(name: "url", value: location), URLQueryItem(name: "status", value: "\(status)")]
@@ -187,37 +187,37 @@ struct ProviderNetworkTests {
         let body = Task.requestData(Data("payload".utf8))
         let headers = ["Authorization": "Bearer secret", "Content-Type": "text/plain"]
         // 303: GET without the body.
-        let seeOther = try echo(of: await send(provider, ServerTarget(try redirect(to: "/echo", status: 303), "", method: .post, task: body, headers: headers)))
+        let seeOther = try echo(of: await send(provider, Remote(try redirect(to: "/echo", status: 303), "", method: .post, task: body, headers: headers)))
         #expect(seeOther.method == "GET")
         #expect(seeOther.bodyLength == 0)
         #expect(seeOther.headers["content-type"] == nil)
         #expect(seeOther.headers["authorization"] == "Bearer secret")
         // 307: the same method and body.
-        let temporary = try echo(of: await send(provider, ServerTarget(try redirect(to: "/echo", status: 307), "", method: .put, task: body, headers: headers)))
+        let temporary = try echo(of: await send(provider, Remote(try redirect(to: "/echo", status: 307), "", method: .put, task: body, headers: headers)))
         #expect(temporary.method == "PUT")
         #expect(temporary.body == "payload")
         // Another origin (another host name for the same server) gets no credentials.
         let otherOrigin = "http://localhost:\(server.port)/echo"
-        let crossed = try echo(of: await send(provider, ServerTarget(try redirect(to: otherOrigin, status: 302), "", headers: headers)))
+        let crossed = try echo(of: await send(provider, Remote(try redirect(to: otherOrigin, status: 302), "", headers: headers)))
         #expect(crossed.headers["authorization"] == nil)
         // The session's own credentials stay behind too, on every later hop.
         let withCredentials = Session(configuration: .init(headers: ["Authorization": "Bearer session", "Cookie": "a=b", "X-Other": "kept"]))
-        let sessionProvider = MoyaProvider<ServerTarget>(session: withCredentials, plugins: general ? [RecordingPlugin()] : [])
+        let sessionProvider = MoyaProvider<Remote>(session: withCredentials, plugins: general ? [RecordingPlugin()] : [])
         let backHome = try redirect(to: "\(base.absoluteString)/echo", status: 302).absoluteString
         let viaOther = try redirect(
             to: "http://localhost:\(server.port)/redirect-to?url=\(backHome.addingPercentEncoding(withAllowedCharacters: .alphanumerics)!)", status: 302)
-        let sameOrigin = try echo(of: await send(sessionProvider, ServerTarget(try redirect(to: "/echo", status: 302), "")))
+        let sameOrigin = try echo(of: await send(sessionProvider, Remote(try redirect(to: "/echo", status: 302), "")))
         #expect(sameOrigin.headers["authorization"] == "Bearer session")
-        let leftAndBack = try echo(of: await send(sessionProvider, ServerTarget(viaOther, "")))
+        let leftAndBack = try echo(of: await send(sessionProvider, Remote(viaOther, "")))
         #expect(leftAndBack.headers["authorization"] == nil)
         #expect(leftAndBack.headers["cookie"] == nil)
         #expect(leftAndBack.headers["x-other"] == "kept")
         try await withCredentials.shutdown()
         // The policy's maximum is the number of redirects followed (`/redirect/n` takes n + 1).
         let session = Session(configuration: .init(redirectPolicy: .follow(max: 2, allowCycles: false)))
-        let limited = MoyaProvider<ServerTarget>(session: session, plugins: general ? [RecordingPlugin()] : [])
-        #expect(await send(limited, ServerTarget(base, "/redirect/1")).response?.statusCode == 200)
-        let tooMany = await send(limited, ServerTarget(base, "/redirect/2"))
+        let limited = MoyaProvider<Remote>(session: session, plugins: general ? [RecordingPlugin()] : [])
+        #expect(await send(limited, Remote(base, "/redirect/1")).response?.statusCode == 200)
+        let tooMany = await send(limited, Remote(base, "/redirect/2"))
         #expect((tooMany.error?.underlyingError as? URLError)?.code == .httpTooManyRedirects)
         try await session.shutdown()
     }
@@ -225,7 +225,7 @@ struct ProviderNetworkTests {
     @Test("Progress through redirects reports only the final body")
     func redirectProgress() async throws {
         let progress = Recorder<(Int64, Int64)>()
-        let target = ServerTarget(try #require(URL(string: "\(base.absoluteString)/redirect-to?url=/bytes/1000")), "")
+        let target = Remote(try #require(URL(string: "\(base.absoluteString)/redirect-to?url=/bytes/1000")), "")
         let result = await send(
             provider, target,
             progress: { event in
@@ -239,8 +239,8 @@ struct ProviderNetworkTests {
     @Test("Redirects can be disallowed")
     func redirectsDisallowed() async throws {
         let session = Session(configuration: .init(redirectPolicy: .disallow))
-        let provider = MoyaProvider<ServerTarget>(session: session)
-        let result = await send(provider, ServerTarget(base, "/redirect/1"))
+        let provider = MoyaProvider<Remote>(session: session)
+        let result = await send(provider, Remote(base, "/redirect/1"))
         try await session.shutdown()
         let response = try result.get()
         #expect(response.statusCode == 302)
@@ -249,7 +249,7 @@ struct ProviderNetworkTests {
 
     @Test("gzip and deflate bodies are decompressed", arguments: ["gzip", "deflate"])
     func compressed(encoding: String) async throws {
-        let response = try await send(provider, ServerTarget(base, "/" + encoding)).get()
+        let response = try await send(provider, Remote(base, "/" + encoding)).get()
         let json = try #require(try response.mapJSON() as? [String: Any])
         #expect(json["compressed"] as? Bool == true)
         #expect(json["method"] as? String == encoding)
@@ -257,7 +257,7 @@ struct ProviderNetworkTests {
 
     @Test("Bodies on both sides of the copy threshold (16 KiB) arrive whole", arguments: [1, 13, 16_384, 16_385, 40_000])
     func bodiesAroundCopyThreshold(count: Int) async throws {
-        let response = try await send(provider, ServerTarget(base, "/bytes/\(count)")).get()
+        let response = try await send(provider, Remote(base, "/bytes/\(count)")).get()
         #expect(response.data.count == count)
         #expect(response.data.enumerated().allSatisfy { $0.element == UInt8($0.offset % 251) })
     }
@@ -267,7 +267,7 @@ struct ProviderNetworkTests {
         let count = 1_000_000
         let response = try await send(
             provider,
-            ServerTarget(
+            Remote(
                 base, "/bytes/\(count)",
                 task: .requestParameters(parameters: ["chunk": 65536, "length": withLength], encoding: URLEncoding(boolEncoding: .literal)))
         ).get()
@@ -278,7 +278,7 @@ struct ProviderNetworkTests {
     @Test("Progress: 4000 bytes in four chunks with a Content-Length")
     func progressKnownLength() async throws {
         let events = Recorder<ProgressResponse>()
-        let target = ServerTarget(
+        let target = Remote(
             base, "/bytes/4000", task: .requestParameters(parameters: ["chunk": 1000, "interval_ms": 100, "length": "true"], encoding: URLEncoding.default))
         let result = await send(provider, target, queue: DispatchQueue.global(), progress: { events.append($0) })
         #expect(result.response?.data.count == 4000)
@@ -304,7 +304,7 @@ struct ProviderNetworkTests {
     @Test("Progress: unknown length reports 0 until the end")
     func progressUnknownLength() async throws {
         let events = Recorder<ProgressResponse>()
-        let target = ServerTarget(
+        let target = Remote(
             base, "/bytes/4000", task: .requestParameters(parameters: ["chunk": 1000, "interval_ms": 100, "length": "false"], encoding: URLEncoding.default))
         _ = await send(provider, target, queue: DispatchQueue.global(), progress: { events.append($0) })
         let values = events.values.map(\.progress)
@@ -318,13 +318,13 @@ struct ProviderNetworkTests {
     func callbackQueues() async throws {
         MainQueueMarker.install
         let onMain: Bool = await withCheckedContinuation { continuation in
-            provider.request(ServerTarget(base, "/echo")) { _ in continuation.resume(returning: MainQueueMarker.isCurrent) }
+            provider.request(Remote(base, "/echo")) { _ in continuation.resume(returning: MainQueueMarker.isCurrent) }
         }
         #expect(onMain)
         let queue = MarkedQueue("callbacks", concurrent: true)
-        let queued = MoyaProvider<ServerTarget>(callbackQueue: queue.queue)
+        let queued = MoyaProvider<Remote>(callbackQueue: queue.queue)
         let onQueue: Bool = await withCheckedContinuation { continuation in
-            queued.request(ServerTarget(base, "/echo")) { _ in continuation.resume(returning: queue.isCurrent) }
+            queued.request(Remote(base, "/echo")) { _ in continuation.resume(returning: queue.isCurrent) }
         }
         #expect(onQueue)
     }
@@ -332,8 +332,8 @@ struct ProviderNetworkTests {
     @Test("Plugins see every hook of a real request, in order, on the callback queue")
     func pluginsOnRealRequests() async throws {
         let plugin = RecordingPlugin(header: ("Authorization", "Bearer abc"))
-        let provider = MoyaProvider<ServerTarget>(plugins: [plugin])
-        let result = await send(provider, ServerTarget(base, "/bearer"))
+        let provider = MoyaProvider<Remote>(plugins: [plugin])
+        let result = await send(provider, Remote(base, "/bearer"))
         #expect(result.response?.statusCode == 200)
         #expect(plugin.events == ["plugin.prepare", "plugin.willSend", "plugin.didReceive", "plugin.process"])
         #expect(server.receivedRequests.last?.header("Authorization") == "Bearer abc")
@@ -342,8 +342,8 @@ struct ProviderNetworkTests {
     @Test("cURL description of a request about to be sent")
     func curlDescription() async throws {
         let plugin = RecordingPlugin()
-        let provider = MoyaProvider<ServerTarget>(plugins: [plugin])
-        _ = await send(provider, ServerTarget(base, "/echo", method: .post, task: .requestData(Data(#"{"a":"$x"}"#.utf8)), headers: ["X-Q": #"say "hi""#]))
+        let provider = MoyaProvider<Remote>(plugins: [plugin])
+        _ = await send(provider, Remote(base, "/echo", method: .post, task: .requestData(Data(#"{"a":"$x"}"#.utf8)), headers: ["X-Q": #"say "hi""#]))
         let request = try #require(plugin.willSendRequests.first)
         var description = ""
         _ = request.cURLDescription { description = $0 }
@@ -356,22 +356,22 @@ struct ProviderNetworkTests {
 
     @Test("A credential from willSend answers one Basic challenge")
     func basicChallenge() async throws {
-        let good = MoyaProvider<ServerTarget>(plugins: [RecordingPlugin(credential: URLCredential(user: "user", password: "passwd", persistence: .none))])
-        let ok = try await send(good, ServerTarget(base, "/basic-auth/user/passwd")).get()
+        let good = MoyaProvider<Remote>(plugins: [RecordingPlugin(credential: URLCredential(user: "user", password: "passwd", persistence: .none))])
+        let ok = try await send(good, Remote(base, "/basic-auth/user/passwd")).get()
         #expect(ok.statusCode == 200)
-        let bad = MoyaProvider<ServerTarget>(plugins: [RecordingPlugin(credential: URLCredential(user: "user", password: "wrong", persistence: .none))])
-        let denied = try await send(bad, ServerTarget(base, "/basic-auth/user/passwd")).get()
+        let bad = MoyaProvider<Remote>(plugins: [RecordingPlugin(credential: URLCredential(user: "user", password: "wrong", persistence: .none))])
+        let denied = try await send(bad, Remote(base, "/basic-auth/user/passwd")).get()
         #expect(denied.statusCode == 401)
         server.resetRecordedRequests()
-        _ = await send(bad, ServerTarget(base, "/basic-auth/user/passwd"))
+        _ = await send(bad, Remote(base, "/basic-auth/user/passwd"))
         #expect(server.receivedRequests.count == 2)
-        let none = try await send(provider, ServerTarget(base, "/basic-auth/user/passwd")).get()
+        let none = try await send(provider, Remote(base, "/basic-auth/user/passwd")).get()
         #expect(none.statusCode == 401)
     }
 
     @Test("An asynchronous requestClosure can sign the request")
     func asyncRequestClosure() async throws {
-        let provider = MoyaProvider<ServerTarget>(requestClosure: { endpoint, done in
+        let provider = MoyaProvider<Remote>(requestClosure: { endpoint, done in
             do {
                 let request = try endpoint.urlRequest()
                 let box = UncheckedSendable(done)
@@ -384,18 +384,18 @@ struct ProviderNetworkTests {
                 done(.failure(MoyaError.underlying(error)))
             }
         })
-        #expect(try echo(of: await send(provider, ServerTarget(base, "/echo"))).headers["x-signature"] == "signed")
+        #expect(try echo(of: await send(provider, Remote(base, "/echo"))).headers["x-signature"] == "signed")
     }
 
     @Test("Cancelling before the request is built completes once with NSURLErrorCancelled")
     func cancelBeforeCreation() async throws {
         let plugin = RecordingPlugin()
-        let pending = Recorder<MoyaProvider<ServerTarget>.RequestResultClosure>()
-        let provider = MoyaProvider<ServerTarget>(requestClosure: { endpoint, done in pending.append(done) }, plugins: [plugin])
+        let pending = Recorder<MoyaProvider<Remote>.RequestResultClosure>()
+        let provider = MoyaProvider<Remote>(requestClosure: { endpoint, done in pending.append(done) }, plugins: [plugin])
         defer { pending.removeAll() }
         let calls = Recorder<Int>()
         let result: UncheckedResult = await withCheckedContinuation { continuation in
-            let token = provider.request(ServerTarget(base, "/echo"), callbackQueue: .global()) { result in
+            let token = provider.request(Remote(base, "/echo"), callbackQueue: .global()) { result in
                 calls.append(1)
                 continuation.resume(returning: UncheckedResult(result))
             }
@@ -415,12 +415,12 @@ struct ProviderNetworkTests {
     @Test("Cancelling during a request stops it promptly with NSURLErrorCancelled")
     func cancelDuringRequest() async throws {
         let session = Session()
-        let provider = MoyaProvider<ServerTarget>(session: session)
+        let provider = MoyaProvider<Remote>(session: session)
         let queue = DispatchQueue(label: "cancel-during-request")
         let calls = Recorder<Int>()
         let start = Date()
         let result: UncheckedResult = await withCheckedContinuation { continuation in
-            let token = provider.request(ServerTarget(base, "/headers-only-then-hang"), callbackQueue: queue) { result in
+            let token = provider.request(Remote(base, "/headers-only-then-hang"), callbackQueue: queue) { result in
                 calls.append(1)
                 continuation.resume(returning: UncheckedResult(result))
             }
@@ -452,7 +452,7 @@ struct ProviderNetworkTests {
             ("/malformed", URLError.Code.badServerResponse),
         ])
     func transportFailures(path: String, code: URLError.Code) async throws {
-        let result = await send(provider, ServerTarget(base, path))
+        let result = await send(provider, Remote(base, path))
         let error = try #require(result.error)
         guard case .underlying(let underlying, nil) = error else {
             Issue.record("expected .underlying, got \(error)")
@@ -469,8 +469,8 @@ struct ProviderNetworkTests {
         await gone.shutdown()
         // The transport keeps retrying a refused connection until the connect timeout.
         let session = Session(configuration: .init(timeoutIntervalForConnect: 1))
-        let provider = MoyaProvider<ServerTarget>(session: session)
-        let result = await send(provider, ServerTarget(url, "/echo"))
+        let provider = MoyaProvider<Remote>(session: session)
+        let result = await send(provider, Remote(url, "/echo"))
         try await session.shutdown()
         #expect((result.error?.underlyingError as? URLError)?.code == .cannotConnectToHost)
     }
@@ -478,17 +478,17 @@ struct ProviderNetworkTests {
     @Test("A read timeout fires", .timeLimit(.minutes(3)))
     func readTimeout() async throws {
         let session = Session(configuration: .init(timeoutIntervalForRequest: 0.3))
-        let provider = MoyaProvider<ServerTarget>(session: session)
+        let provider = MoyaProvider<Remote>(session: session)
         // The server answers only after 600 s, so however late a loaded machine fires the timer,
         // the answer cannot come first.
-        let result = await send(provider, ServerTarget(base, "/delay/600000"))
+        let result = await send(provider, Remote(base, "/delay/600000"))
         try await session.shutdown()
         #expect((result.error?.underlyingError as? URLError)?.code == .timedOut)
     }
 
     @Test("A GET with a body is refused before sending")
     func getWithBody() async throws {
-        let result = await send(provider, ServerTarget(base, "/echo", task: .requestData(Data("x".utf8))))
+        let result = await send(provider, Remote(base, "/echo", task: .requestData(Data("x".utf8))))
         #expect(result.error?.underlyingError as? RequestValidationError == .bodyDataInGETRequest(Data("x".utf8)))
         #expect(server.receivedRequests.isEmpty)
     }

@@ -1,4 +1,5 @@
 import Foundation
+import MoyaTestServer
 import Testing
 
 @testable import Moya
@@ -75,8 +76,8 @@ struct ProviderStubTests {
 
     @Test("Stub validation failures are .statusCode with the response")
     func stubValidation() throws {
-        let target = ServerTarget(base, "/x", validationType: .successCodes)
-        let provider = MoyaProvider<ServerTarget>(
+        let target = Remote(base, "/x", validationType: .successCodes)
+        let provider = MoyaProvider<Remote>(
             endpointClosure: { target in
                 Endpoint(
                     url: URL(target: target).absoluteString, sampleResponseClosure: { .networkResponse(404, Data("nope".utf8)) },
@@ -99,14 +100,14 @@ struct ProviderStubTests {
         let http = try #require(HTTPURLResponse(url: base, statusCode: 201, httpVersion: "HTTP/1.1", headerFields: ["X-Y": "z"]))
         let error = NSError(domain: "Houston", code: 42, userInfo: [NSLocalizedDescriptionKey: "Houston, we have a problem"])
         for (sample, expectSuccess) in [(EndpointSampleResponse.response(http, Data("a".utf8)), true), (.networkError(error), false)] {
-            let provider = MoyaProvider<ServerTarget>(
+            let provider = MoyaProvider<Remote>(
                 endpointClosure: { target in
                     Endpoint(url: URL(target: target).absoluteString, sampleResponseClosure: { sample }, method: target.method, task: target.task)
                 },
                 stubClosure: MoyaProvider.immediatelyStub
             )
             var result: Result<Moya.Response, MoyaError>?
-            provider.request(ServerTarget(base, "/x", validationType: .successCodes)) { result = $0 }
+            provider.request(Remote(base, "/x", validationType: .successCodes)) { result = $0 }
             if expectSuccess {
                 let response = try #require(result).get()
                 #expect(response.response === http)

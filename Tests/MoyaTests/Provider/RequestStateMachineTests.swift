@@ -425,9 +425,9 @@ struct RequestStateMachineTests {
         let session = Session()
         let attempts = Recorder<Int>()
         let retrying = Signal()
-        let provider = MoyaProvider<ServerTarget>(session: session, interceptors: [DelayingRetrier(attempts: attempts, retrying: retrying)])
+        let provider = MoyaProvider<Remote>(session: session, interceptors: [DelayingRetrier(attempts: attempts, retrying: retrying)])
         let results = Recorder<Result<Moya.Response, MoyaError>>()
-        let token = provider.request(ServerTarget(server.baseURL, "/status/500"), callbackQueue: .moyaInline) { results.append($0) }
+        let token = provider.request(Remote(server.baseURL, "/status/500"), callbackQueue: .moyaInline) { results.append($0) }
         // Waits for the first attempt to reach the retrier (a ThreadSanitizer run of the whole
         // suite once took longer than 20 s to get there).
         #expect(await retrying.wait(), "the first attempt never reached the retrier")
@@ -475,13 +475,6 @@ private final class DelayingRetrier: RequestInterceptor, Sendable {
         attempts.append(retryCount)
         retrying.fire()
         return .retryWithDelay(5)
-    }
-}
-
-extension Result {
-    fileprivate var error: Failure? {
-        if case .failure(let error) = self { return error }
-        return nil
     }
 }
 

@@ -24,8 +24,8 @@ struct ResponseBodyLimitTests {
 
     /// A provider on `session`, with nothing else taking part, or with a plugin (whose `process`
     /// and `didReceive` then see the failure too).
-    private func provider(_ session: Session, general: Bool) -> MoyaProvider<ServerTarget> {
-        MoyaProvider<ServerTarget>(session: session, plugins: general ? [RecordingPlugin()] : [])
+    private func provider(_ session: Session, general: Bool) -> MoyaProvider<Remote> {
+        MoyaProvider<Remote>(session: session, plugins: general ? [RecordingPlugin()] : [])
     }
 
     private func limitedSession(_ limit: Int64?) -> Session {
@@ -56,7 +56,7 @@ struct ResponseBodyLimitTests {
         let session = limitedSession(Int64(Self.mebibyte))
         // 64 MiB in 64 KiB chunks, one every 10 ms: the whole body would take over 10 seconds.
         let url = try #require(URL(string: "\(base.absoluteString)/bytes/\(64 * Self.mebibyte)?length=false&chunk=65536&interval_ms=10"))
-        let slowTarget = ServerTarget(url, "")
+        let slowTarget = Remote(url, "")
         let progress = Recorder<Int64>()
         let result: Result<Moya.Response, MoyaError>
         if general {
@@ -79,12 +79,12 @@ struct ResponseBodyLimitTests {
     func announcedOverLimit(general: Bool) async throws {
         let session = limitedSession(99)
         // The route announces 100 bytes and never sends them: only the head can end the request.
-        let result = await send(provider(session, general: general), ServerTarget(base, "/headers-only-then-hang"))
+        let result = await send(provider(session, general: general), Remote(base, "/headers-only-then-hang"))
         let failure = try #require(bodyTooLarge(result), "expected responseBodyTooLarge, got \(result)")
         #expect(failure.limit == 99)
         #expect(failure.announced == 100)
 
-        let large = await send(provider(session, general: general), ServerTarget(base, "/bytes/\(2 * Self.mebibyte)"))
+        let large = await send(provider(session, general: general), Remote(base, "/bytes/\(2 * Self.mebibyte)"))
         #expect(bodyTooLarge(large)?.announced == Int64(2 * Self.mebibyte))
         try await session.shutdown()
     }
@@ -95,12 +95,12 @@ struct ResponseBodyLimitTests {
         let provider = provider(session, general: general)
         for length in ["true", "false"] {
             let url = URL(string: "\(base.absoluteString)/bytes/\(Self.mebibyte)?length=\(length)&chunk=100000")!
-            let result = await send(provider, ServerTarget(url, ""))
+            let result = await send(provider, Remote(url, ""))
             let response = try result.get()
             #expect(response.data.count == Self.mebibyte)
             #expect(response.data.prefix(300) == Data((0..<300).map { UInt8($0 % 251) }))
             let over = URL(string: "\(base.absoluteString)/bytes/\(Self.mebibyte + 1)?length=\(length)&chunk=100000")!
-            #expect(bodyTooLarge(await send(provider, ServerTarget(over, ""))) != nil, "one byte over, length=\(length)")
+            #expect(bodyTooLarge(await send(provider, Remote(over, ""))) != nil, "one byte over, length=\(length)")
         }
         try await session.shutdown()
     }
@@ -108,18 +108,18 @@ struct ResponseBodyLimitTests {
     @Test("No limit, HEAD requests and downloads to file are not limited")
     func notLimited() async throws {
         let unlimited = limitedSession(nil)
-        let big = ServerTarget(base, "/bytes/\(2 * Self.mebibyte)")
-        #expect(try await send(MoyaProvider<ServerTarget>(session: unlimited), big).get().data.count == 2 * Self.mebibyte)
+        let big = Remote(base, "/bytes/\(2 * Self.mebibyte)")
+        #expect(try await send(MoyaProvider<Remote>(session: unlimited), big).get().data.count == 2 * Self.mebibyte)
 
         let limited = limitedSession(Int64(Self.mebibyte))
-        let provider = MoyaProvider<ServerTarget>(session: limited)
+        let provider = MoyaProvider<Remote>(session: limited)
         // A HEAD response announces the body it does not send.
-        let head = try await send(provider, ServerTarget(base, "/bytes/\(2 * Self.mebibyte)", method: .head)).get()
+        let head = try await send(provider, Remote(base, "/bytes/\(2 * Self.mebibyte)", method: .head)).get()
         #expect(head.statusCode == 200)
 
         let directory = try TemporaryDirectory()
         let file = directory.file("big.bin")
-        let download = ServerTarget(base, "/bytes/\(2 * Self.mebibyte)", task: .downloadDestination { _, _ in (file, []) })
+        let download = Remote(base, "/bytes/\(2 * Self.mebibyte)", task: .downloadDestination { _, _ in (file, []) })
         #expect(try await send(provider, download).get().statusCode == 200)
         #expect(try Data(contentsOf: file).count == 2 * Self.mebibyte)
         try await unlimited.shutdown()

@@ -43,7 +43,7 @@ struct PublicKeyPinningTests {
     func post(with evaluator: any ServerTrustEvaluating, tls: TLSSettings = TLSSettings()) async throws -> Result<Moya.Response, MoyaError> {
         let session = Self.session(["127.0.0.1": evaluator], tls: tls)
         let result = await send(
-            MoyaProvider<ServerTarget>(session: session), ServerTarget(base, "/echo", method: .post, task: .requestData(Data("secret".utf8))))
+            MoyaProvider<Remote>(session: session), Remote(base, "/echo", method: .post, task: .requestData(Data("secret".utf8))))
         try await session.shutdown()
         return result
     }
@@ -140,7 +140,7 @@ struct PublicKeyPinningTests {
             // However Foundation spells the host, the manager knows it.
             let hosts = Set([mapped.host ?? "", "::ffff:127.0.0.1", "[::ffff:127.0.0.1]"])
             let session = Self.session(Dictionary(uniqueKeysWithValues: hosts.map { ($0, evaluator as any ServerTrustEvaluating) }))
-            let result = await send(MoyaProvider<ServerTarget>(session: session), ServerTarget(mapped, "/echo"))
+            let result = await send(MoyaProvider<Remote>(session: session), Remote(mapped, "/echo"))
             try await session.shutdown()
             return result
         }
@@ -163,12 +163,12 @@ struct PublicKeyPinningTests {
     func redirectToPinnedHostStaysPinned() async throws {
         // localhost and 127.0.0.1 are different hosts for the manager; both reach the server.
         let target = base.appendingPathComponent("echo").absoluteString
-        let redirect = ServerTarget(
+        let redirect = Remote(
             URL(string: "https://localhost:\(server.port)")!, "/redirect-to",
             task: .requestParameters(parameters: ["url": target, "status": 307], encoding: URLEncoding.queryString))
 
         let wrong = Self.session(["localhost": DisabledTrustEvaluator(), "127.0.0.1": try Self.evaluator([Self.otherPin])])
-        let rejected = await send(MoyaProvider<ServerTarget>(session: wrong), redirect)
+        let rejected = await send(MoyaProvider<Remote>(session: wrong), redirect)
         try await wrong.shutdown()
         guard case .underlying(let error, nil)? = rejected.error, case .serverTrustEvaluationFailed("127.0.0.1", _)? = error as? TLSError else {
             Issue.record("expected a trust failure for 127.0.0.1, got \(rejected)")
@@ -178,7 +178,7 @@ struct PublicKeyPinningTests {
 
         server.resetRecordedRequests()
         let right = Self.session(["localhost": DisabledTrustEvaluator(), "127.0.0.1": try Self.evaluator([Self.serverPin])])
-        let accepted = await send(MoyaProvider<ServerTarget>(session: right), redirect)
+        let accepted = await send(MoyaProvider<Remote>(session: right), redirect)
         try await right.shutdown()
         #expect(accepted.response?.statusCode == 200)
         #expect(accepted.response?.response?.url?.absoluteString == target)
@@ -188,7 +188,7 @@ struct PublicKeyPinningTests {
     @Test("A redirect on the pinned host goes through the bridge again")
     func redirectWithinPinnedHost() async throws {
         let session = Self.session(["127.0.0.1": try Self.evaluator([Self.serverPin])])
-        let result = await send(MoyaProvider<ServerTarget>(session: session), ServerTarget(base, "/redirect/2"))
+        let result = await send(MoyaProvider<Remote>(session: session), Remote(base, "/redirect/2"))
         try await session.shutdown()
         #expect(result.response?.statusCode == 200)
         #expect(server.receivedRequests.map(\.path) == ["/redirect/2", "/redirect/1", "/redirect/0", "/echo"])
@@ -198,9 +198,9 @@ struct PublicKeyPinningTests {
     @Test("Sequential requests to a pinned host reuse one bridged connection")
     func keepAlive() async throws {
         let session = Self.session(["127.0.0.1": try Self.evaluator([Self.serverPin])])
-        let provider = MoyaProvider<ServerTarget>(session: session)
+        let provider = MoyaProvider<Remote>(session: session)
         for index in 0..<5 {
-            let result = await send(provider, ServerTarget(base, "/echo/\(index)"))
+            let result = await send(provider, Remote(base, "/echo/\(index)"))
             #expect(try echo(of: result).path == "/echo/\(index)")
         }
         try await session.shutdown()
@@ -211,11 +211,11 @@ struct PublicKeyPinningTests {
     @Test("Concurrent requests, a streamed 8 MiB upload and an 8 MiB download go through the bridge intact")
     func concurrencyAndLargeBodies() async throws {
         let session = Self.session(["127.0.0.1": try Self.evaluator([Self.serverPin])])
-        let provider = MoyaProvider<ServerTarget>(session: session)
+        let provider = MoyaProvider<Remote>(session: session)
         let base = self.base
         let statuses = await withTaskGroup(of: Int?.self) { group in
             for index in 0..<20 {
-                group.addTask { await send(provider, ServerTarget(base, "/echo/\(index)")).response?.statusCode }
+                group.addTask { await send(provider, Remote(base, "/echo/\(index)")).response?.statusCode }
             }
             return await group.reduce(into: []) { $0.append($1) }
         }
@@ -223,13 +223,13 @@ struct PublicKeyPinningTests {
 
         let directory = try TemporaryDirectory()
         let file = try directory.makeFile("upload.bin", length: 8 << 20)
-        let uploaded = await send(provider, ServerTarget(base, "/upload", method: .post, task: .uploadFile(file)))
+        let uploaded = await send(provider, Remote(base, "/upload", method: .post, task: .uploadFile(file)))
         let report = try JSONDecoder().decode(UploadReport.self, from: try uploaded.get().data)
         #expect(report.length == 8 << 20)
         #expect(report.sha256 == (try SHA256.hexDigest(ofFileAt: file)))
 
         let target = directory.file("download.bin")
-        let downloaded = await send(provider, ServerTarget(base, "/bytes/\(8 << 20)", task: .downloadDestination({ _, _ in (target, []) })))
+        let downloaded = await send(provider, Remote(base, "/bytes/\(8 << 20)", task: .downloadDestination({ _, _ in (target, []) })))
         #expect(downloaded.response?.response?.url?.scheme == "https")
         #expect(try SHA256.hexDigest(ofFileAt: target) == patternDigest(length: 8 << 20))
         try await session.shutdown()
@@ -239,8 +239,8 @@ struct PublicKeyPinningTests {
     @Test("Shutting the session down removes the bridge's sockets and directory")
     func shutdownRemovesDirectory() async throws {
         let session = Self.session(["127.0.0.1": try Self.evaluator([Self.serverPin])])
-        let provider = MoyaProvider<ServerTarget>(session: session)
-        #expect(await send(provider, ServerTarget(base, "/echo")).response?.statusCode == 200)
+        let provider = MoyaProvider<Remote>(session: session)
+        #expect(await send(provider, Remote(base, "/echo")).response?.statusCode == 200)
         let directory = try #require(session.bridge.directoryPath)
         var isDirectory: ObjCBool = false
         #expect(FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory) && isDirectory.boolValue)
@@ -254,7 +254,7 @@ struct PublicKeyPinningTests {
     @Test("A session released without a shutdown still removes the bridge's directory")
     func releasedSessionCleansUp() async throws {
         var session: Session? = Self.session(["127.0.0.1": try Self.evaluator([Self.serverPin])])
-        #expect(await send(MoyaProvider<ServerTarget>(session: session!), ServerTarget(base, "/echo")).response?.statusCode == 200)
+        #expect(await send(MoyaProvider<Remote>(session: session!), Remote(base, "/echo")).response?.statusCode == 200)
         let directory = try #require(session?.bridge.directoryPath)
         session = nil
         // The released session's clients shut down on their own, then the bridge removes it.
@@ -288,7 +288,7 @@ struct PublicKeyPinningTests {
         // connect timeout's.
         let session = Session(configuration: .init(timeoutIntervalForConnect: 0.5, timeoutIntervalForRequest: 3600, serverTrustManager: manager))
         let start = ContinuousClock.now
-        let result = await send(MoyaProvider<ServerTarget>(session: session), ServerTarget(URL(string: "https://127.0.0.1:\(port)")!, "/echo"))
+        let result = await send(MoyaProvider<Remote>(session: session), Remote(URL(string: "https://127.0.0.1:\(port)")!, "/echo"))
         let elapsed = ContinuousClock.now - start
         try await session.shutdown()
         guard case .underlying(let error as URLError, _)? = result.error else {
@@ -305,7 +305,7 @@ struct PublicKeyPinningTests {
     func proxyIsRefused() async throws {
         let manager = ServerTrustManager(evaluators: ["127.0.0.1": try Self.evaluator([Self.serverPin])])
         let session = Session(configuration: .init(proxy: .http(host: "127.0.0.1", port: 9), serverTrustManager: manager))
-        let result = await send(MoyaProvider<ServerTarget>(session: session), ServerTarget(base, "/echo"))
+        let result = await send(MoyaProvider<Remote>(session: session), Remote(base, "/echo"))
         try await session.shutdown()
         guard case .underlying(let error, nil)? = result.error, case .invalidConfiguration(let text)? = error as? TLSError else {
             Issue.record("expected invalidConfiguration, got \(result)")
@@ -332,12 +332,12 @@ struct PublicKeyPinningClientCertificateTests {
             clientPrivateKey: try TLSPrivateKey(pem: Data(TestCertificates.otherPrivateKeyPEM.utf8))
         )
         let withIdentity = PublicKeyPinningTests.session(["127.0.0.1": evaluator], tls: identity)
-        let accepted = await send(MoyaProvider<ServerTarget>(session: withIdentity), ServerTarget(server.baseURL, "/echo"))
+        let accepted = await send(MoyaProvider<Remote>(session: withIdentity), Remote(server.baseURL, "/echo"))
         try await withIdentity.shutdown()
         #expect(accepted.response?.statusCode == 200)
 
         let withoutIdentity = PublicKeyPinningTests.session(["127.0.0.1": evaluator])
-        let refused = await send(MoyaProvider<ServerTarget>(session: withoutIdentity), ServerTarget(server.baseURL, "/echo"))
+        let refused = await send(MoyaProvider<Remote>(session: withoutIdentity), Remote(server.baseURL, "/echo"))
         try await withoutIdentity.shutdown()
         #expect(refused.error != nil)
         #expect(server.receivedRequests.count == 1)

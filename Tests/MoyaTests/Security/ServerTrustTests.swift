@@ -28,7 +28,7 @@ struct ServerTrustTests {
     func request(with configuration: Session.Configuration) async throws -> Result<Moya.Response, MoyaError> {
         let session = Session(configuration: configuration)
         let result = await send(
-            MoyaProvider<ServerTarget>(session: session), ServerTarget(base, "/echo", method: .post, task: .requestData(Data("secret".utf8))))
+            MoyaProvider<Remote>(session: session), Remote(base, "/echo", method: .post, task: .requestData(Data("secret".utf8))))
         try await session.shutdown()
         return result
     }
@@ -123,7 +123,7 @@ struct ClientCertificateTests {
 
     func request(with tls: TLSSettings) async throws -> Result<Moya.Response, MoyaError> {
         let session = Session(configuration: .init(tls: tls))
-        let result = await send(MoyaProvider<ServerTarget>(session: session), ServerTarget(server.baseURL, "/echo"))
+        let result = await send(MoyaProvider<Remote>(session: session), Remote(server.baseURL, "/echo"))
         try await session.shutdown()
         return result
     }

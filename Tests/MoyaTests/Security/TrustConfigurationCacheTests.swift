@@ -25,10 +25,10 @@ struct TrustConfigurationCacheTests {
         let certificate = try ServerTrustTests.serverCertificate()
         let manager = ServerTrustManager(evaluators: ["127.0.0.1": PinnedCertificatesTrustEvaluator(certificates: [certificate])])
         let session = Session(configuration: .init(maximumConnectionsPerHost: 2, serverTrustManager: manager))
-        let provider = MoyaProvider<ServerTarget>(session: session)
+        let provider = MoyaProvider<Remote>(session: session)
         let connectionsBefore = server.acceptedConnections
         for _ in 0..<20 {
-            let result = await send(provider, ServerTarget(base, "/echo"))
+            let result = await send(provider, Remote(base, "/echo"))
             #expect(result.response?.statusCode == 200)
         }
         #expect(session.trustConfigurations.count == 1)
@@ -47,13 +47,13 @@ struct TrustConfigurationCacheTests {
             "localhost": PinnedCertificatesTrustEvaluator(certificates: [wrong], validateHost: false),
         ])
         let session = Session(configuration: .init(serverTrustManager: manager))
-        let provider = MoyaProvider<ServerTarget>(session: session)
-        let accepted = await send(provider, ServerTarget(base, "/echo"))
+        let provider = MoyaProvider<Remote>(session: session)
+        let accepted = await send(provider, Remote(base, "/echo"))
         #expect(accepted.response?.statusCode == 200)
         server.resetRecordedRequests()
         var components = URLComponents(url: base, resolvingAgainstBaseURL: false)!
         components.host = "localhost"
-        let rejected = await send(provider, ServerTarget(components.url!, "/echo"))
+        let rejected = await send(provider, Remote(components.url!, "/echo"))
         if case .underlying(let error, nil)? = rejected.error, error is TLSError {
             #expect(server.receivedRequests.isEmpty)
             #expect(session.trustConfigurations.count == 2)

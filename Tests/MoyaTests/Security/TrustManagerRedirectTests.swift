@@ -20,22 +20,22 @@ struct TrustManagerRedirectTests {
     }
 
     func request(
-        _ target: ServerTarget, evaluators: [String: any ServerTrustEvaluating]? = nil,
+        _ target: Remote, evaluators: [String: any ServerTrustEvaluating]? = nil,
         redirectPolicy: Session.Configuration.RedirectPolicy = .follow(max: 10, allowCycles: false)
     ) async throws -> Result<Moya.Response, MoyaError> {
         let manager = ServerTrustManager(evaluators: evaluators ?? ["127.0.0.1": DisabledTrustEvaluator()])
         let session = Session(configuration: .init(redirectPolicy: redirectPolicy, serverTrustManager: manager))
-        let result = await send(MoyaProvider<ServerTarget>(session: session), target)
+        let result = await send(MoyaProvider<Remote>(session: session), target)
         try await session.shutdown()
         return result
     }
 
-    func redirectTo(_ url: String, status: Int, method: Moya.Method = .get, body: String? = nil) -> ServerTarget {
+    func redirectTo(_ url: String, status: Int, method: Moya.Method = .get, body: String? = nil) -> Remote {
         let parameters: [String: Any] = ["url": url, "status": status]
         let task: Moya.Task =
             body.map { .requestCompositeData(bodyData: Data($0.utf8), urlParameters: parameters) }
             ?? .requestParameters(parameters: parameters, encoding: URLEncoding.queryString)
-        return ServerTarget(base, "/redirect-to", method: method, task: task)
+        return Remote(base, "/redirect-to", method: method, task: task)
     }
 
     @Test("303 turns a POST into a GET without body; 307 keeps method and body")
@@ -50,7 +50,7 @@ struct TrustManagerRedirectTests {
 
     @Test("A redirect loop fails with httpTooManyRedirects, and the limit is honoured")
     func loopsAndLimit() async throws {
-        let loop = try await request(ServerTarget(base, "/redirect-loop"))
+        let loop = try await request(Remote(base, "/redirect-loop"))
         guard case .underlying(let error as URLError, _)? = loop.error else {
             Issue.record("expected a URLError, got \(loop)")
             return
@@ -58,17 +58,17 @@ struct TrustManagerRedirectTests {
         #expect(error.code == .httpTooManyRedirects)
 
         server.resetRecordedRequests()
-        let limited = try await request(ServerTarget(base, "/redirect/5"), redirectPolicy: .follow(max: 3, allowCycles: false))
+        let limited = try await request(Remote(base, "/redirect/5"), redirectPolicy: .follow(max: 3, allowCycles: false))
         #expect((limited.error?.underlyingError as? URLError)?.code == .httpTooManyRedirects)
         #expect(server.receivedRequests.count == 4)
 
-        let enough = try await request(ServerTarget(base, "/redirect/2"), redirectPolicy: .follow(max: 3, allowCycles: false))
+        let enough = try await request(Remote(base, "/redirect/2"), redirectPolicy: .follow(max: 3, allowCycles: false))
         #expect(try echo(of: enough).path == "/echo")
     }
 
     @Test("With redirects disallowed, the redirect response is the result")
     func disallowed() async throws {
-        let result = try await request(ServerTarget(base, "/redirect/1"), redirectPolicy: .disallow)
+        let result = try await request(Remote(base, "/redirect/1"), redirectPolicy: .disallow)
         #expect(result.response?.statusCode == 302)
         #expect(server.receivedRequests.count == 1)
     }
@@ -76,7 +76,7 @@ struct TrustManagerRedirectTests {
     @Test("A redirect to a host pinned by certificate is checked against that host's pins")
     func certificatePinsSurviveRedirects() async throws {
         let target = redirectTo(base.appendingPathComponent("echo").absoluteString, status: 302)
-        let viaLocalhost = ServerTarget(URL(string: "https://localhost:\(server.port)")!, target.path, task: target.task)
+        let viaLocalhost = Remote(URL(string: "https://localhost:\(server.port)")!, target.path, task: target.task)
         let wrongPin = PinnedCertificatesTrustEvaluator(certificates: [try ServerTrustTests.otherCertificate()])
         let result = try await request(viaLocalhost, evaluators: ["localhost": DisabledTrustEvaluator(), "127.0.0.1": wrongPin])
         guard case .underlying(let error, nil)? = result.error, case .serverTrustEvaluationFailed("127.0.0.1", _)? = error as? TLSError else {

@@ -1,4 +1,5 @@
 import Foundation
+import MoyaTestServer
 import Testing
 
 @testable import Moya
@@ -21,8 +22,8 @@ private final class LastEventIDRecorder: PluginType, @unchecked Sendable {
 }
 
 /// A provider whose stubs answer with `sample`.
-private func stubbing(_ sample: @escaping @Sendable () -> EndpointSampleResponse, plugins: [PluginType] = []) -> MoyaProvider<ServerTarget> {
-    MoyaProvider<ServerTarget>(
+private func stubbing(_ sample: @escaping @Sendable () -> EndpointSampleResponse, plugins: [PluginType] = []) -> MoyaProvider<Remote> {
+    MoyaProvider<Remote>(
         endpointClosure: { target in
             Endpoint(
                 url: target.baseURL.appendingPathComponent(target.path).absoluteString, sampleResponseClosure: sample, method: target.method,
@@ -30,7 +31,7 @@ private func stubbing(_ sample: @escaping @Sendable () -> EndpointSampleResponse
         }, stubClosure: MoyaProvider.immediatelyStub, plugins: plugins)
 }
 
-private let target = ServerTarget(URL(string: "http://events.invalid")!, "/stream")
+private let target = Remote(URL(string: "http://events.invalid")!, "/stream")
 private let quick = ReconnectionPolicy(initialDelay: 0.01, maximumDelay: 0.05, maximumAttempts: 3)
 
 @Suite("Reconnecting event streams, with stubs")

@@ -1,16 +1,8 @@
 import Foundation
+import MoyaTestServer
 import Testing
 
 @testable import Moya
-
-/// A flag set from another thread.
-private final class Flag: @unchecked Sendable {
-    // Sendable: all state behind `lock`.
-    private let lock = NSLock()
-    private var _count = 0
-    var count: Int { lock.withLock { _count } }
-    func raise() { lock.withLock { _count += 1 } }
-}
 
 /// Waits for `condition` from a task that is not blocked by the awaited consumer.
 private func consumer(_ buffer: StreamBuffer) -> _Concurrency.Task<[Data], any Error> {
@@ -42,14 +34,14 @@ struct StreamBufferTests {
         let buffer = StreamBuffer(highWatermark: 10)
         #expect(buffer.append(Data(count: 6)) == .more)
         #expect(buffer.append(Data(count: 6)) == .pause)
-        let resumed = Flag()
-        buffer.waitForDemand { resumed.raise() }
-        #expect(resumed.count == 0)
+        let resumed = Locked(0)
+        buffer.waitForDemand { resumed.update { $0 += 1 } }
+        #expect(resumed.value == 0)
         // 6 bytes left: above the low watermark (5).
         #expect(try await buffer.next().get()?.count == 6)
-        #expect(resumed.count == 0)
+        #expect(resumed.value == 0)
         #expect(try await buffer.next().get()?.count == 6)
-        #expect(resumed.count == 1)
+        #expect(resumed.value == 1)
     }
 
     @Test("Demand that comes before the producer asks for it is not lost")
@@ -59,9 +51,9 @@ struct StreamBufferTests {
         #expect(buffer.append(Data(count: 3)) == .pause)
         _ = try await buffer.next().get()
         _ = try await buffer.next().get()
-        let resumed = Flag()
-        buffer.waitForDemand { resumed.raise() }
-        #expect(resumed.count == 1)
+        let resumed = Locked(0)
+        buffer.waitForDemand { resumed.update { $0 += 1 } }
+        #expect(resumed.value == 1)
     }
 
     @Test("A chunk larger than the buffer reaches a consumer that waits (no deadlock)")
@@ -105,15 +97,15 @@ struct StreamBufferTests {
     @Test("A consumer that stops calls the stop handler once, drops the chunks and releases a paused producer")
     func consumerStops() async throws {
         let buffer = StreamBuffer(highWatermark: 1)
-        let stopped = Flag()
-        buffer.setStopHandler { stopped.raise() }
+        let stopped = Locked(0)
+        buffer.setStopHandler { stopped.update { $0 += 1 } }
         #expect(buffer.append(Data(count: 5)) == .pause)
-        let resumed = Flag()
-        buffer.waitForDemand { resumed.raise() }
+        let resumed = Locked(0)
+        buffer.waitForDemand { resumed.update { $0 += 1 } }
         buffer.consumerStopped()
         buffer.consumerStopped()
-        #expect(stopped.count == 1)
-        #expect(resumed.count == 1)
+        #expect(stopped.value == 1)
+        #expect(resumed.value == 1)
         #expect(buffer.append(Data(count: 1)) == .stopped)
         guard case .failure(let error) = await buffer.next() else {
             Issue.record("expected the cancellation")
@@ -125,18 +117,18 @@ struct StreamBufferTests {
     @Test("After the end, a consumer that stops has no request to stop")
     func stopAfterEnd() {
         let buffer = StreamBuffer(highWatermark: 10)
-        let stopped = Flag()
-        buffer.setStopHandler { stopped.raise() }
+        let stopped = Locked(0)
+        buffer.setStopHandler { stopped.update { $0 += 1 } }
         buffer.finish(.success(()))
         buffer.consumerStopped()
-        #expect(stopped.count == 0)
+        #expect(stopped.value == 0)
     }
 
     @Test("Cancelling a waiting consumer's task stops the stream")
     func cancelWhileWaiting() async throws {
         let buffer = StreamBuffer(highWatermark: 10)
-        let stopped = Flag()
-        buffer.setStopHandler { stopped.raise() }
+        let stopped = Locked(0)
+        buffer.setStopHandler { stopped.update { $0 += 1 } }
         let reader = consumer(buffer)
         // Let the consumer wait first: a sleep, as above, for want of a sign that it waits. A
         // cancel that comes before the wait stops the stream too, so a slow machine cannot fail
@@ -144,7 +136,7 @@ struct StreamBufferTests {
         try await _Concurrency.Task.sleep(nanoseconds: 50_000_000)
         reader.cancel()
         await #expect(throws: MoyaError.self) { try await reader.value }
-        #expect(stopped.count == 1)
+        #expect(stopped.value == 1)
     }
 
     @Test("Only one consumer may claim the chunks")

@@ -54,10 +54,10 @@ struct StreamPipelineTests {
     func retryBeforeTheHead() async throws {
         let adapter = CountingAdapter()
         let policy = RetryPolicy(retryLimit: 3, exponentialBackoffScale: 0.01)
-        let provider = MoyaProvider<ServerTarget>(interceptors: [adapter, policy])
+        let provider = MoyaProvider<Remote>(interceptors: [adapter, policy])
         let key = UUID().uuidString
         let stream = try await provider.stream(
-            ServerTarget(
+            Remote(
                 base, "/flaky/\(key)", task: .requestParameters(parameters: ["failures": 2, "status": 503], encoding: URLEncoding.queryString),
                 validationType: .successCodes))
         #expect(stream.statusCode == 200)
@@ -72,8 +72,8 @@ struct StreamPipelineTests {
     @Test("A stream that fails after its head was handed over is not retried")
     func noRetryAfterTheHead() async throws {
         let policy = RetryPolicy(retryLimit: 3, exponentialBackoffScale: 0.01)
-        let provider = MoyaProvider<ServerTarget>(interceptors: [policy])
-        let stream = try await provider.stream(ServerTarget(base, "/truncate/1000"))
+        let provider = MoyaProvider<Remote>(interceptors: [policy])
+        let stream = try await provider.stream(Remote(base, "/truncate/1000"))
         do {
             _ = try await drain(stream)
             Issue.record("expected an error")
@@ -92,8 +92,8 @@ struct StreamPipelineTests {
         // A trust manager makes the exchange follow redirects itself rather than AsyncHTTPClient.
         let session = Session(
             configuration: .init(serverTrustManager: trustManager ? ServerTrustManager(allHostsMustBeEvaluated: false, evaluators: [:]) : nil))
-        let provider = MoyaProvider<ServerTarget>(session: session)
-        let stream = try await provider.stream(ServerTarget(base, "/redirect/2", validationType: .successCodes))
+        let provider = MoyaProvider<Remote>(session: session)
+        let stream = try await provider.stream(Remote(base, "/redirect/2", validationType: .successCodes))
         #expect(stream.statusCode == 200)
         #expect(stream.response.url?.path == "/echo")
         let echo = try JSONDecoder().decode(Echo.self, from: try await drain(stream))
@@ -103,9 +103,9 @@ struct StreamPipelineTests {
 
     @Test("A redirect loop fails the stream before its head")
     func redirectLoop() async throws {
-        let provider = MoyaProvider<ServerTarget>()
+        let provider = MoyaProvider<Remote>()
         do {
-            _ = try await provider.stream(ServerTarget(base, "/redirect-loop"))
+            _ = try await provider.stream(Remote(base, "/redirect-loop"))
             Issue.record("expected an error")
         } catch {
             guard case .underlying = error else {
@@ -143,9 +143,9 @@ struct StreamPipelineTests {
             ? PinnedCertificatesTrustEvaluator(certificates: [try ServerTrustTests.serverCertificate()])
             : try PublicKeyPinningTests.evaluator([PublicKeyPinningTests.serverPin])
         let session = Session(configuration: .init(serverTrustManager: ServerTrustManager(evaluators: ["127.0.0.1": evaluator])))
-        let provider = MoyaProvider<ServerTarget>(session: session)
+        let provider = MoyaProvider<Remote>(session: session)
         let stream = try await provider.stream(
-            ServerTarget(
+            Remote(
                 tlsServer.baseURL, "/bytes/200000", task: .requestParameters(parameters: ["chunk": 8192], encoding: URLEncoding.queryString)))
         let data = try await drain(stream)
         #expect(data == Data((0..<200_000).map { UInt8($0 % 251) }))
@@ -161,9 +161,9 @@ struct StreamPipelineTests {
                 serverTrustManager: ServerTrustManager(evaluators: [
                     "127.0.0.1": PinnedCertificatesTrustEvaluator(certificates: [try ServerTrustTests.otherCertificate()])
                 ])))
-        let provider = MoyaProvider<ServerTarget>(session: session)
+        let provider = MoyaProvider<Remote>(session: session)
         do {
-            _ = try await provider.stream(ServerTarget(tlsServer.baseURL, "/bytes/10"))
+            _ = try await provider.stream(Remote(tlsServer.baseURL, "/bytes/10"))
             Issue.record("expected a trust failure")
         } catch {
             guard case .underlying(let underlying, nil) = error, underlying is TLSError else {
@@ -180,8 +180,8 @@ struct StreamPipelineTests {
     func metrics() async throws {
         let metrics = TestMetrics()
         let session = withMetricsFactory(metrics) { Session() }
-        let provider = MoyaProvider<ServerTarget>(session: session)
-        let stream = try await provider.stream(ServerTarget(base, "/bytes/5000"))
+        let provider = MoyaProvider<Remote>(session: session)
+        let stream = try await provider.stream(Remote(base, "/bytes/5000"))
         // The stream's end reaches the reader after its metrics were recorded, and the shutdown
         // ends whatever else the session had under way.
         _ = try await drain(stream)
@@ -199,8 +199,8 @@ struct StreamPipelineTests {
     func tracing() async throws {
         let tracer = InMemoryTracer()
         let session = withTracer(tracer) { Session() }
-        let provider = MoyaProvider<ServerTarget>(session: session)
-        let stream = try await provider.stream(ServerTarget(base, "/bytes/5000"))
+        let provider = MoyaProvider<Remote>(session: session)
+        let stream = try await provider.stream(Remote(base, "/bytes/5000"))
         _ = try await drain(stream)
         try await session.shutdown()
         let spans = tracer.finishedSpans
@@ -212,15 +212,15 @@ struct StreamPipelineTests {
     @Test("Shutting a session down ends its streams, and a later stream fails at once")
     func shutdown() async throws {
         let session = Session()
-        let provider = MoyaProvider<ServerTarget>(session: session)
-        let stream = try await provider.stream(ServerTarget(base, "/headers-only-then-hang"))
+        let provider = MoyaProvider<Remote>(session: session)
+        let stream = try await provider.stream(Remote(base, "/headers-only-then-hang"))
         try await session.shutdown()
         do {
             _ = try await drain(stream)
             Issue.record("expected an error")
         } catch {}
         do {
-            _ = try await provider.stream(ServerTarget(base, "/bytes/10"))
+            _ = try await provider.stream(Remote(base, "/bytes/10"))
             Issue.record("expected an error")
         } catch {
             guard case .underlying(let underlying, nil) = error, underlying as? SessionError == .shutDown else {

@@ -16,8 +16,8 @@ struct StreamServerTests {
 
     /// `/replay`: the server streams `body` back with `parameters` (chunk, interval_ms,
     /// framing, close_after).
-    func replay(_ body: String, _ parameters: [String: Any]) -> ServerTarget {
-        ServerTarget(base, "/replay", method: .post, task: .requestCompositeData(bodyData: Data(body.utf8), urlParameters: parameters))
+    func replay(_ body: String, _ parameters: [String: Any]) -> Remote {
+        Remote(base, "/replay", method: .post, task: .requestCompositeData(bodyData: Data(body.utf8), urlParameters: parameters))
     }
 
     static let eventStream = "retry: 50\n\nid: 1\nevent: a\ndata: one\n\n: comment\r\nid: 2\r\ndata: two\r\ndata: lines\r\n\r\ndata: three\r\r"
@@ -29,7 +29,7 @@ struct StreamServerTests {
 
     @Test("Events dripped a few bytes at a time, chunked or length-delimited, parse whole", arguments: ["chunked", "length"])
     func drippedEvents(framing: String) async throws {
-        let provider = MoyaProvider<ServerTarget>()
+        let provider = MoyaProvider<Remote>()
         let stream = try await provider.stream(replay(Self.eventStream, ["chunk": 3, "interval_ms": 2, "framing": framing]))
         var events: [ServerSentEvent] = []
         for try await event in stream.events { events.append(event) }
@@ -38,7 +38,7 @@ struct StreamServerTests {
 
     @Test("A server that closes mid-event: the whole events arrive, the cut one does not, then the error")
     func closedMidEvent() async throws {
-        let provider = MoyaProvider<ServerTarget>()
+        let provider = MoyaProvider<Remote>()
         let cut = Self.eventStream.utf8.count - 8
         let stream = try await provider.stream(replay(Self.eventStream, ["chunk": 7, "close_after": cut]))
         var events: [ServerSentEvent] = []
@@ -53,7 +53,7 @@ struct StreamServerTests {
 
     @Test("Lines dripped one byte at a time, with every kind of line ending")
     func drippedLines() async throws {
-        let provider = MoyaProvider<ServerTarget>()
+        let provider = MoyaProvider<Remote>()
         let stream = try await provider.stream(replay("a\r\nbé\rc\n\nd", ["chunk": 1, "content_type": "text/plain"]))
         var lines: [String] = []
         for try await line in stream.lines { lines.append(line) }
@@ -62,8 +62,8 @@ struct StreamServerTests {
 
     @Test("events(_:) reconnects with Last-Event-ID and the server's retry time, and stops at 204")
     func reconnection() async throws {
-        let provider = MoyaProvider<ServerTarget>()
-        let target = ServerTarget(
+        let provider = MoyaProvider<Remote>()
+        let target = Remote(
             base, "/events/5", task: .requestParameters(parameters: ["per_connection": 2, "retry_ms": 20], encoding: URLEncoding.queryString))
         // A 30 s initial delay: only the server's retry time (20 ms) lets this end in time.
         let policy = ReconnectionPolicy(initialDelay: 30, maximumDelay: 60)
@@ -80,8 +80,8 @@ struct StreamServerTests {
 
     @Test("A consumer that stops reading stops the server: what it writes is bounded by the buffers")
     func backPressure() async throws {
-        let provider = MoyaProvider<ServerTarget>()
-        let stream = try await provider.stream(ServerTarget(base, "/endless"))
+        let provider = MoyaProvider<Remote>()
+        let stream = try await provider.stream(Remote(base, "/endless"))
         var iterator = stream.body.makeAsyncIterator()
         _ = try await iterator.next()
         // Stop reading: the server can only fill the socket buffers and ours. Wait until it has
@@ -116,10 +116,10 @@ struct StreamServerTests {
 
     @Test("Stopping in any way closes the connection promptly", arguments: Stop.allCases)
     func promptClose(stop: Stop) async throws {
-        let provider = MoyaProvider<ServerTarget>()
+        let provider = MoyaProvider<Remote>()
         switch stop {
         case .leaveTheLoop:
-            let stream = try await provider.stream(ServerTarget(base, "/endless"))
+            let stream = try await provider.stream(Remote(base, "/endless"))
             var count = 0
             for try await _ in stream.body {
                 count += 1
@@ -128,7 +128,7 @@ struct StreamServerTests {
             #expect(await eventually { self.server.openEndlessResponses == 0 })
             _ = stream
         case .cancelTheTask:
-            let target = ServerTarget(base, "/endless")
+            let target = Remote(base, "/endless")
             let reader = _Concurrency.Task { () async throws(MoyaError) -> Int in
                 var received = 0
                 let stream = try await provider.stream(target)
@@ -140,12 +140,12 @@ struct StreamServerTests {
             #expect(await eventually { self.server.openEndlessResponses == 0 })
         case .dropTheStream:
             do {
-                let stream = try await provider.stream(ServerTarget(base, "/endless"))
+                let stream = try await provider.stream(Remote(base, "/endless"))
                 #expect(stream.statusCode == 200)
             }
             #expect(await eventually { self.server.openEndlessResponses == 0 })
         case .callCancel:
-            let stream = try await provider.stream(ServerTarget(base, "/endless"))
+            let stream = try await provider.stream(Remote(base, "/endless"))
             stream.cancel()
             #expect(await eventually { self.server.openEndlessResponses == 0 })
         }

@@ -32,11 +32,11 @@ struct StreamTests {
 
     @Test("A chunked body arrives whole and in order, in several chunks", arguments: [false, true])
     func chunkedAndLengthDelimited(lengthDelimited: Bool) async throws {
-        let provider = MoyaProvider<ServerTarget>()
+        let provider = MoyaProvider<Remote>()
         let path = "/bytes/300000"
         let parameters: [String: Any] = lengthDelimited ? ["chunk": 4096, "length": "true"] : ["chunk": 4096]
         let stream = try await provider.stream(
-            ServerTarget(base, path, task: .requestParameters(parameters: parameters, encoding: URLEncoding.queryString)))
+            Remote(base, path, task: .requestParameters(parameters: parameters, encoding: URLEncoding.queryString)))
         #expect(stream.statusCode == 200)
         #expect(stream.response.statusCode == 200)
         let (data, chunks) = try await collect(stream)
@@ -46,9 +46,9 @@ struct StreamTests {
 
     @Test("The head comes as soon as it arrives, before any body")
     func headBeforeBody() async throws {
-        let provider = MoyaProvider<ServerTarget>()
+        let provider = MoyaProvider<Remote>()
         // The server sends the head and never a byte of the body.
-        let stream = try await provider.stream(ServerTarget(base, "/headers-only-then-hang"))
+        let stream = try await provider.stream(Remote(base, "/headers-only-then-hang"))
         #expect(stream.statusCode == 200)
         stream.cancel()
         do {
@@ -61,9 +61,9 @@ struct StreamTests {
 
     @Test("A slow drip is read part by part, whole and in order")
     func slowDrip() async throws {
-        let provider = MoyaProvider<ServerTarget>()
+        let provider = MoyaProvider<Remote>()
         let stream = try await provider.stream(
-            ServerTarget(base, "/bytes/50", task: .requestParameters(parameters: ["chunk": 10, "interval_ms": 100], encoding: URLEncoding.queryString)))
+            Remote(base, "/bytes/50", task: .requestParameters(parameters: ["chunk": 10, "interval_ms": 100], encoding: URLEncoding.queryString)))
         let (data, chunks) = try await collect(stream)
         #expect(data == patternBytes(50))
         #expect(chunks >= 2)
@@ -71,9 +71,9 @@ struct StreamTests {
 
     @Test("A rejected status throws MoyaError.statusCode with the error body")
     func rejectedStatus() async throws {
-        let provider = MoyaProvider<ServerTarget>()
+        let provider = MoyaProvider<Remote>()
         do {
-            _ = try await provider.stream(ServerTarget(base, "/status/503", validationType: .successCodes))
+            _ = try await provider.stream(Remote(base, "/status/503", validationType: .successCodes))
             Issue.record("expected an error")
         } catch {
             guard case .statusCode(let response) = error else {
@@ -87,8 +87,8 @@ struct StreamTests {
 
     @Test("A rejected status keeps at most 1 MiB of the error body")
     func rejectedStatusBodyBounded() async throws {
-        let provider = MoyaProvider<ServerTarget>()
-        let target = ServerTarget(base, "/bytes/3000000", validationType: .customCodes([201]))
+        let provider = MoyaProvider<Remote>()
+        let target = Remote(base, "/bytes/3000000", validationType: .customCodes([201]))
         do {
             _ = try await provider.stream(target)
             Issue.record("expected an error")
@@ -104,9 +104,9 @@ struct StreamTests {
 
     @Test("A transport failure before the head throws MoyaError.underlying")
     func transportFailure() async throws {
-        let provider = MoyaProvider<ServerTarget>()
+        let provider = MoyaProvider<Remote>()
         do {
-            _ = try await provider.stream(ServerTarget(base, "/drop"))
+            _ = try await provider.stream(Remote(base, "/drop"))
             Issue.record("expected an error")
         } catch {
             guard case .underlying = error else {
@@ -118,8 +118,8 @@ struct StreamTests {
 
     @Test("A body cut short ends the loop with an error after the bytes that came")
     func truncated() async throws {
-        let provider = MoyaProvider<ServerTarget>()
-        let stream = try await provider.stream(ServerTarget(base, "/truncate/1000"))
+        let provider = MoyaProvider<Remote>()
+        let stream = try await provider.stream(Remote(base, "/truncate/1000"))
         var received = 0
         do {
             for try await chunk in stream.body { received += chunk.count }
@@ -132,11 +132,11 @@ struct StreamTests {
 
     @Test("Lines split at LF, CRLF and CR, with the last line unterminated")
     func lines() async throws {
-        let provider = MoyaProvider<ServerTarget>(stubClosure: MoyaProvider.immediatelyStub)
+        let provider = MoyaProvider<Remote>(stubClosure: MoyaProvider.immediatelyStub)
         let body = "first\nsecond\r\nthird\rfourth\r\n\r\nlast"
         var options = StreamOptions()
         options.stubChunkSize = 3
-        let stream = try await provider.stream(ServerTarget(base, "/x", sampleData: Data(body.utf8)), options: options)
+        let stream = try await provider.stream(Remote(base, "/x", sampleData: Data(body.utf8)), options: options)
         var lines: [String] = []
         for try await line in stream.lines { lines.append(line) }
         #expect(lines == ["first", "second", "third", "fourth", "", "last"])
@@ -144,11 +144,11 @@ struct StreamTests {
 
     @Test("A stubbed target streams its sample data in chunks of the chosen size")
     func stubChunks() async throws {
-        let provider = MoyaProvider<ServerTarget>(stubClosure: MoyaProvider.immediatelyStub)
+        let provider = MoyaProvider<Remote>(stubClosure: MoyaProvider.immediatelyStub)
         var options = StreamOptions()
         options.stubChunkSize = 7
         let sample = patternBytes(100)
-        let stream = try await provider.stream(ServerTarget(base, "/x", sampleData: sample), options: options)
+        let stream = try await provider.stream(Remote(base, "/x", sampleData: sample), options: options)
         var sizes: [Int] = []
         var data = Data()
         for try await chunk in stream.body {
@@ -161,11 +161,11 @@ struct StreamTests {
 
     @Test("A delayed stub sends the head and each chunk after the delay")
     func delayedStub() async throws {
-        let provider = MoyaProvider<ServerTarget>(stubClosure: MoyaProvider.delayedStub(0.1))
+        let provider = MoyaProvider<Remote>(stubClosure: MoyaProvider.delayedStub(0.1))
         var options = StreamOptions()
         options.stubChunkSize = 4
         let started = Date()
-        let stream = try await provider.stream(ServerTarget(base, "/x", sampleData: Data("abcdefghijkl".utf8)), options: options)
+        let stream = try await provider.stream(Remote(base, "/x", sampleData: Data("abcdefghijkl".utf8)), options: options)
         #expect(Date().timeIntervalSince(started) >= 0.09)
         let (data, chunks) = try await collect(stream)
         #expect(data == Data("abcdefghijkl".utf8))
@@ -175,11 +175,11 @@ struct StreamTests {
 
     @Test("A stubbed server-sent event stream is parsed")
     func stubbedEvents() async throws {
-        let provider = MoyaProvider<ServerTarget>(stubClosure: MoyaProvider.immediatelyStub)
+        let provider = MoyaProvider<Remote>(stubClosure: MoyaProvider.immediatelyStub)
         let body = "\u{FEFF}: comment\nevent: greeting\ndata: hello\ndata: world\nid: 1\n\ndata: second\r\nretry: 1500\r\n\r\ndata: cut off"
         var options = StreamOptions()
         options.stubChunkSize = 5
-        let stream = try await provider.stream(ServerTarget(base, "/x", sampleData: Data(body.utf8)), options: options)
+        let stream = try await provider.stream(Remote(base, "/x", sampleData: Data(body.utf8)), options: options)
         var events: [ServerSentEvent] = []
         for try await event in stream.events { events.append(event) }
         #expect(
@@ -191,7 +191,7 @@ struct StreamTests {
 
     @Test("A stub with a rejected status throws, with the whole sample as the body")
     func stubRejected() async throws {
-        let provider = MoyaProvider<ServerTarget>(
+        let provider = MoyaProvider<Remote>(
             endpointClosure: { target in
                 Endpoint(
                     url: target.baseURL.appendingPathComponent(target.path).absoluteString,
@@ -199,7 +199,7 @@ struct StreamTests {
                     httpHeaderFields: nil)
             }, stubClosure: MoyaProvider.immediatelyStub)
         do {
-            _ = try await provider.stream(ServerTarget(base, "/x", validationType: .successCodes))
+            _ = try await provider.stream(Remote(base, "/x", validationType: .successCodes))
             Issue.record("expected an error")
         } catch {
             guard case .statusCode(let response) = error else {
@@ -213,8 +213,8 @@ struct StreamTests {
 
     @Test("A second iteration throws StreamingError.alreadyConsumed; the first goes on")
     func oneConsumer() async throws {
-        let provider = MoyaProvider<ServerTarget>(stubClosure: MoyaProvider.immediatelyStub)
-        let stream = try await provider.stream(ServerTarget(base, "/x", sampleData: Data("a\nb\n".utf8)))
+        let provider = MoyaProvider<Remote>(stubClosure: MoyaProvider.immediatelyStub)
+        let stream = try await provider.stream(Remote(base, "/x", sampleData: Data("a\nb\n".utf8)))
         var first = stream.lines.makeAsyncIterator()
         #expect(try await first.next() == "a")
         var second = stream.body.makeAsyncIterator()
@@ -234,17 +234,17 @@ struct StreamTests {
     @Test("Plugins see prepare and willSend before the head, didReceive and process at the end")
     func pluginsOrder() async throws {
         let plugin = RecordingPlugin(name: "p", header: ("X-Added", "yes"))
-        let provider = MoyaProvider<ServerTarget>(plugins: [plugin])
+        let provider = MoyaProvider<Remote>(plugins: [plugin])
         // A head without a body: nothing has ended yet.
-        let hanging = try await provider.stream(ServerTarget(base, "/headers-only-then-hang"))
+        let hanging = try await provider.stream(Remote(base, "/headers-only-then-hang"))
         #expect(plugin.events == ["p.prepare", "p.willSend"])
         hanging.cancel()
         #expect(await eventually { plugin.events == ["p.prepare", "p.willSend", "p.didReceive"] })
-        #expect(plugin.results.first?.moyaError?.isCancelled == true)
+        #expect(plugin.results.first?.error?.isCancelled == true)
 
         let plugin2 = RecordingPlugin(name: "p")
-        let provider2 = MoyaProvider<ServerTarget>(plugins: [plugin2])
-        let stream = try await provider2.stream(ServerTarget(base, "/bytes/1000"))
+        let provider2 = MoyaProvider<Remote>(plugins: [plugin2])
+        let stream = try await provider2.stream(Remote(base, "/bytes/1000"))
         let (data, _) = try await collect(stream)
         #expect(data.count == 1000)
         #expect(await eventually { plugin2.events == ["p.prepare", "p.willSend", "p.didReceive", "p.process"] })
@@ -263,8 +263,8 @@ struct StreamTests {
                 .failure(.requestMapping("rejected by the plugin"))
             }
         }
-        let provider = MoyaProvider<ServerTarget>(plugins: [Failing()])
-        let stream = try await provider.stream(ServerTarget(base, "/bytes/100"))
+        let provider = MoyaProvider<Remote>(plugins: [Failing()])
+        let stream = try await provider.stream(Remote(base, "/bytes/100"))
         var received = 0
         do {
             for try await chunk in stream.body { received += chunk.count }
@@ -281,9 +281,9 @@ struct StreamTests {
     @Test("Leaving the loop early closes the stream; plugins hear of the cancellation")
     func leavingTheLoop() async throws {
         let plugin = RecordingPlugin(name: "p")
-        let provider = MoyaProvider<ServerTarget>(plugins: [plugin])
+        let provider = MoyaProvider<Remote>(plugins: [plugin])
         let stream = try await provider.stream(
-            ServerTarget(base, "/bytes/100000", task: .requestParameters(parameters: ["chunk": 100, "interval_ms": 50], encoding: URLEncoding.queryString)))
+            Remote(base, "/bytes/100000", task: .requestParameters(parameters: ["chunk": 100, "interval_ms": 50], encoding: URLEncoding.queryString)))
         for try await _ in stream.body { break }
         #expect(await eventually { plugin.events.last == "p.didReceive" })
         guard case .failure(let error)? = plugin.results.last else {
@@ -295,9 +295,9 @@ struct StreamTests {
 
     @Test("Cancelling the reading task throws the cancellation error")
     func cancellingTheTask() async throws {
-        let provider = MoyaProvider<ServerTarget>()
+        let provider = MoyaProvider<Remote>()
         let stream = try await provider.stream(
-            ServerTarget(base, "/bytes/100000", task: .requestParameters(parameters: ["chunk": 100, "interval_ms": 100], encoding: URLEncoding.queryString)))
+            Remote(base, "/bytes/100000", task: .requestParameters(parameters: ["chunk": 100, "interval_ms": 100], encoding: URLEncoding.queryString)))
         let reading = Signal()
         let reader = _Concurrency.Task { () async throws(MoyaError) -> Int in
             var received = 0
@@ -314,12 +314,12 @@ struct StreamTests {
 
     @Test("A silent stream fails after its idle timeout with URLError.timedOut")
     func idleTimeout() async throws {
-        let provider = MoyaProvider<ServerTarget>()
+        let provider = MoyaProvider<Remote>()
         var options = StreamOptions()
         options.idleTimeout = 0.5
         let started = Date()
         let stream = try await provider.stream(
-            ServerTarget(base, "/bytes/30", task: .requestParameters(parameters: ["chunk": 10, "interval_ms": 600_000], encoding: URLEncoding.queryString)),
+            Remote(base, "/bytes/30", task: .requestParameters(parameters: ["chunk": 10, "interval_ms": 600_000], encoding: URLEncoding.queryString)),
             options: options)
         do {
             for try await _ in stream.body {}
@@ -335,13 +335,13 @@ struct StreamTests {
 
     @Test("A slow consumer is not an idle stream: pauses longer than the idle timeout are fine")
     func slowConsumerIsNotIdle() async throws {
-        let provider = MoyaProvider<ServerTarget>()
+        let provider = MoyaProvider<Remote>()
         var options = StreamOptions()
         // Loose figures: a loaded machine (a sanitizer run) may pause the server for a while.
         options.idleTimeout = 4
         options.bufferSize = 1024
         let stream = try await provider.stream(
-            ServerTarget(base, "/bytes/200000", task: .requestParameters(parameters: ["chunk": 16384], encoding: URLEncoding.queryString)),
+            Remote(base, "/bytes/200000", task: .requestParameters(parameters: ["chunk": 16384], encoding: URLEncoding.queryString)),
             options: options)
         var data = Data()
         var first = true
@@ -361,12 +361,12 @@ struct StreamTests {
 struct StreamLifetimeTests {
     @Test("The body can be read without keeping the response it came from")
     func readWithoutTheResponse() async throws {
-        let provider = MoyaProvider<ServerTarget>(stubClosure: MoyaProvider.immediatelyStub)
+        let provider = MoyaProvider<Remote>(stubClosure: MoyaProvider.immediatelyStub)
         var options = StreamOptions()
         options.stubChunkSize = 2
         var lines: [String] = []
         for try await line in try await provider.stream(
-            ServerTarget(URL(string: "http://localhost")!, "/x", sampleData: Data("a\nb\nc\n".utf8)), options: options
+            Remote(URL(string: "http://localhost")!, "/x", sampleData: Data("a\nb\nc\n".utf8)), options: options
         )
         .lines {
             lines.append(line)

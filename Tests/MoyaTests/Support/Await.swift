@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import Moya
+import MoyaTestServer
 
 /// A serial queue for callbacks, with a marker to check that code runs on it.
 final class MarkedQueue: Sendable {
@@ -25,16 +26,14 @@ enum MainQueueMarker {
     static var isCurrent: Bool { DispatchQueue.getSpecific(key: key) == "main" }
 }
 
-/// Collects values from any thread.
-final class Recorder<Value>: @unchecked Sendable {
-    // Sendable: all state behind `lock`.
-    private let lock = NSLock()
-    private var _values: [Value] = []
-    func append(_ value: Value) { lock.withLock { _values.append(value) } }
-    var values: [Value] { lock.withLock { _values } }
+/// Collects values from any thread (in a ``Locked`` array).
+final class Recorder<Value>: Sendable {
+    private let stored = Locked<[Value]>([])
+    func append(_ value: Value) { stored.update { $0.append(value) } }
+    var values: [Value] { stored.value }
     /// Forgets every value: a recorder of completion closures must, or the closures and what
     /// they hold (a provider, a request) outlive the test in a reference cycle.
-    func removeAll() { lock.withLock { _values.removeAll() } }
+    func removeAll() { stored.update { $0.removeAll() } }
 }
 
 /// Sends `target` and waits for the completion.
@@ -65,27 +64,13 @@ struct UncheckedResult: @unchecked Sendable {
     init(_ result: Result<Moya.Response, MoyaError>) { self.result = result }
 }
 
+// `Result.error` is MoyaTestServer's (ReactiveTestSupport.swift).
 extension Result where Success == Moya.Response, Failure == MoyaError {
+    /// The response of a success; `nil` for a failure (even one that has a response).
     var response: Moya.Response? { try? get() }
-    var error: MoyaError? {
-        if case .failure(let error) = self { return error }
-        return nil
-    }
 }
 
-/// Decodes the test server's /echo body.
-struct Echo: Decodable {
-    let method: String
-    let uri: String
-    let path: String
-    let query: String?
-    let headers: [String: String]
-    /// Every header as received, in order, as `[name, value]` pairs.
-    let headerList: [[String]]
-    let body: String?
-    let bodyLength: Int
-}
-
+/// Decodes the test server's /echo body (MoyaTestServer's ``Echo``).
 func echo(of result: Result<Moya.Response, MoyaError>) throws -> Echo {
     try JSONDecoder().decode(Echo.self, from: result.get().data)
 }

@@ -13,13 +13,13 @@ final class DownloadFixture: Sendable {
     let directory: TemporaryDirectory
     let staging: TemporaryDirectory
     let session: Session
-    let provider: MoyaProvider<ServerTarget>
+    let provider: MoyaProvider<Remote>
 
     init() async throws {
         server = try await TestServer.start()
         directory = try TemporaryDirectory()
         staging = try TemporaryDirectory()
         session = Session(configuration: .init(temporaryDirectory: staging.url))
-        provider = MoyaProvider<ServerTarget>(session: session)
+        provider = MoyaProvider<Remote>(session: session)
     }
 }

@@ -63,15 +63,6 @@ final class Signal: @unchecked Sendable {
     }
 }
 
-/// Returns once every block `queue` (a serial queue) held when this was called has run: after a
-/// session's shutdown, the barrier behind which every callback handed to the queue has been
-/// delivered.
-func drain(_ queue: DispatchQueue) async {
-    await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-        queue.async { continuation.resume() }
-    }
-}
-
 /// Calls `action` in ``PluginType/willRetry(_:after:attempt:target:)``: the signal that an
 /// attempt's answer reached the client and its retry's delay begins.
 struct WillRetryPlugin: PluginType {

@@ -69,20 +69,3 @@ func patternDigest(length: Int) -> String {
     }
     return hasher.finalizeHex()
 }
-
-/// Waits until `condition` holds, checking every 20 ms, for at most `seconds`; returns whether
-/// it held. For effects that finish just after a callback (file cleanup after a cancellation).
-///
-/// It returns as soon as the condition holds, so the bound only matters when something is
-/// wrong. It is wide because under the sanitizers, with the CPU-heavy suites beside them, the
-/// whole test process has been seen to make no progress for 25 s (a stream's request did not
-/// reach the server within 10 s), and a 100 KB stream took 60 s under ThreadSanitizer on CI.
-func eventually(within seconds: Double = 120, _ condition: () -> Bool) async -> Bool {
-    let deadline = Date().addingTimeInterval(seconds)
-    while Date() < deadline {
-        if condition() { return true }
-        // The polling interval: the signal for conditions that nothing announces.
-        try? await _Concurrency.Task.sleep(nanoseconds: 20_000_000)
-    }
-    return condition()
-}

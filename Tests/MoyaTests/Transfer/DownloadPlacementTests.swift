@@ -21,7 +21,7 @@ struct DownloadPlacementTests {
     /// Where the provider's session keeps partial downloads: checked to be empty after each test.
     var staging: TemporaryDirectory { fixture.staging }
     var session: Session { fixture.session }
-    var provider: MoyaProvider<ServerTarget> { fixture.provider }
+    var provider: MoyaProvider<Remote> { fixture.provider }
     var base: URL { server.baseURL }
 
     init() async throws {
@@ -44,7 +44,7 @@ struct DownloadPlacementTests {
         for target in [inner.appendingPathComponent(".."), inner, URL(fileURLWithPath: inner.path + "/")] {
             let result = await send(
                 provider,
-                ServerTarget(
+                Remote(
                     base, "/bytes/100",
                     task: .downloadDestination { _, _ in
                         (target, [.removePreviousFile, .createIntermediateDirectories])
@@ -67,7 +67,7 @@ struct DownloadPlacementTests {
     func danglingLinkAtDestination() async throws {
         let link = directory.file("link.bin")
         try FileManager.default.createSymbolicLink(atPath: link.path, withDestinationPath: directory.file("missing-target").path)
-        let result = await send(provider, ServerTarget(base, "/bytes/100", task: .downloadDestination { _, _ in (link, []) }))
+        let result = await send(provider, Remote(base, "/bytes/100", task: .downloadDestination { _, _ in (link, []) }))
         guard case .moveFailed? = result.error?.underlyingError as? FileTransferError else {
             Issue.record("expected moveFailed, got \(result)")
             return
@@ -83,7 +83,7 @@ struct DownloadPlacementTests {
         let target = blocker.appendingPathComponent("sub/file.bin")
         let result = await send(
             provider,
-            ServerTarget(
+            Remote(
                 base, "/bytes/100",
                 task: .downloadDestination { _, _ in
                     (target, [.createIntermediateDirectories])
@@ -107,7 +107,7 @@ struct DownloadPlacementTests {
     func existingFileMessage() async throws {
         let existing = directory.file("existing.bin")
         try Data("old".utf8).write(to: existing)
-        let result = await send(provider, ServerTarget(base, "/bytes/100", task: .downloadDestination { _, _ in (existing, []) }))
+        let result = await send(provider, Remote(base, "/bytes/100", task: .downloadDestination { _, _ in (existing, []) }))
         let error = try #require(result.error)
         #expect("\(error)".contains("a file already exists there, and the removePreviousFile option was not given"), "\(error)")
         #expect(try Data(contentsOf: existing) == Data("old".utf8))
@@ -117,7 +117,7 @@ struct DownloadPlacementTests {
     func pipeAtDestination() async throws {
         let pipe = directory.file("pipe")
         #expect(mkfifo(pipe.path, 0o600) == 0)
-        let result = await send(provider, ServerTarget(base, "/bytes/100", task: .downloadDestination { _, _ in (pipe, [.removePreviousFile]) }))
+        let result = await send(provider, Remote(base, "/bytes/100", task: .downloadDestination { _, _ in (pipe, [.removePreviousFile]) }))
         let error = try #require(result.error)
         guard case .moveFailed? = error.underlyingError as? FileTransferError else {
             Issue.record("expected moveFailed, got \(error)")

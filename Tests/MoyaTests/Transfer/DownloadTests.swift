@@ -16,7 +16,7 @@ struct DownloadTests {
     /// Where the provider's session keeps partial downloads: checked to be empty after each test.
     var staging: TemporaryDirectory { fixture.staging }
     var session: Session { fixture.session }
-    var provider: MoyaProvider<ServerTarget> { fixture.provider }
+    var provider: MoyaProvider<Remote> { fixture.provider }
     var base: URL { server.baseURL }
 
     init() async throws {
@@ -33,7 +33,7 @@ struct DownloadTests {
         let target = directory.file("download.bin")
         let result = await send(
             provider,
-            ServerTarget(
+            Remote(
                 base, "/bytes/\(length)",
                 task: .downloadParameters(
                     parameters: ["length": withLength ? "true" : "false", "chunk": 65_536], encoding: URLEncoding.queryString, destination: destination(target))
@@ -55,7 +55,7 @@ struct DownloadTests {
             seen.append((temporaryURL.deletingLastPathComponent().path, response.statusCode, size))
             return (target, [])
         }
-        let result = await send(provider, ServerTarget(base, "/bytes/5000", task: .downloadDestination(destination)))
+        let result = await send(provider, Remote(base, "/bytes/5000", task: .downloadDestination(destination)))
         #expect(throws: Never.self) { try result.get() }
         let (folder, status, size) = try #require(seen.values.first)
         #expect(URL(fileURLWithPath: folder).standardizedFileURL == staging.url.standardizedFileURL)
@@ -71,7 +71,7 @@ struct DownloadTests {
             let target = directory.file("progress-\(withLength).bin")
             let result = await send(
                 provider,
-                ServerTarget(
+                Remote(
                     base, "/bytes/4000",
                     task: .downloadParameters(
                         parameters: ["chunk": 1000, "interval_ms": 20, "length": withLength ? "true" : "false"], encoding: URLEncoding.queryString,
@@ -95,7 +95,7 @@ struct DownloadTests {
     @Test("createIntermediateDirectories and removePreviousFile apply; without them the move fails cleanly")
     func destinationOptions() async throws {
         let nested = directory.url.appendingPathComponent("a/b/c/file.bin")
-        let missingFolder = await send(provider, ServerTarget(base, "/bytes/100", task: .downloadDestination(destination(nested))))
+        let missingFolder = await send(provider, Remote(base, "/bytes/100", task: .downloadDestination(destination(nested))))
         guard case .moveFailed? = missingFolder.error?.underlyingError as? FileTransferError else {
             Issue.record("expected moveFailed, got \(missingFolder)")
             return
@@ -104,21 +104,21 @@ struct DownloadTests {
         #expect(staging.contents.isEmpty)
 
         let created = await send(
-            provider, ServerTarget(base, "/bytes/100", task: .downloadDestination(destination(nested, options: .createIntermediateDirectories))))
+            provider, Remote(base, "/bytes/100", task: .downloadDestination(destination(nested, options: .createIntermediateDirectories))))
         #expect(throws: Never.self) { try created.get() }
         #expect(try SHA256.hexDigest(ofFileAt: nested) == patternDigest(length: 100))
 
         // A file already there stays untouched without removePreviousFile...
         let existing = directory.file("existing.bin")
         try Data("old".utf8).write(to: existing)
-        let refused = await send(provider, ServerTarget(base, "/bytes/200", task: .downloadDestination(destination(existing))))
+        let refused = await send(provider, Remote(base, "/bytes/200", task: .downloadDestination(destination(existing))))
         guard case .moveFailed? = refused.error?.underlyingError as? FileTransferError else {
             Issue.record("expected moveFailed, got \(refused)")
             return
         }
         #expect(try Data(contentsOf: existing) == Data("old".utf8))
         // ...and is replaced with it.
-        let replaced = await send(provider, ServerTarget(base, "/bytes/200", task: .downloadDestination(destination(existing, options: [.removePreviousFile]))))
+        let replaced = await send(provider, Remote(base, "/bytes/200", task: .downloadDestination(destination(existing, options: [.removePreviousFile]))))
         #expect(throws: Never.self) { try replaced.get() }
         #expect(try SHA256.hexDigest(ofFileAt: existing) == patternDigest(length: 200))
         #expect(staging.contents.isEmpty)
@@ -127,7 +127,7 @@ struct DownloadTests {
     @Test("A rejected status leaves nothing behind, and the error carries the server's error document")
     func validationFailure() async throws {
         let target = directory.file("rejected.bin")
-        let result = await send(provider, ServerTarget(base, "/status/404", task: .downloadDestination(destination(target)), validationType: .successCodes))
+        let result = await send(provider, Remote(base, "/status/404", task: .downloadDestination(destination(target)), validationType: .successCodes))
         guard case .statusCode(let response)? = result.error else {
             Issue.record("expected statusCode, got \(result)")
             return
@@ -141,7 +141,7 @@ struct DownloadTests {
     @Test("Without validation, an error status is downloaded like any other")
     func unvalidatedErrorStatus() async throws {
         let target = directory.file("error.bin")
-        let result = await send(provider, ServerTarget(base, "/status/500", task: .downloadDestination(destination(target))))
+        let result = await send(provider, Remote(base, "/status/500", task: .downloadDestination(destination(target))))
         #expect(try result.get().statusCode == 500)
         #expect(FileManager.default.fileExists(atPath: target.path))
     }
@@ -150,7 +150,7 @@ struct DownloadTests {
     func brokenTransfers() async throws {
         for path in ["/truncate/2000000", "/drop"] {
             let target = directory.file("broken.bin")
-            let result = await send(provider, ServerTarget(base, path, task: .downloadDestination(destination(target))))
+            let result = await send(provider, Remote(base, path, task: .downloadDestination(destination(target))))
             let error = try #require(result.error, "\(path) should fail")
             #expect((error.underlyingError as? URLError) != nil, "\(path): \(error)")
             #expect(!FileManager.default.fileExists(atPath: target.path))
@@ -165,7 +165,7 @@ struct DownloadTests {
         let token = Protected<Cancellable?>(nil)
         let result: Result<Moya.Response, MoyaError> = await withCheckedContinuation { continuation in
             let cancellable = provider.request(
-                ServerTarget(
+                Remote(
                     base, "/bytes/50000000",
                     task: .downloadParameters(
                         parameters: ["chunk": 65_536, "interval_ms": 5], encoding: URLEncoding.queryString, destination: destination(target))),
@@ -196,9 +196,9 @@ struct DownloadTests {
         guard onOtherDevice else { return }
         let staging = try TemporaryDirectory(in: shm)
         let session = Session(configuration: .init(temporaryDirectory: staging.url))
-        let provider = MoyaProvider<ServerTarget>(session: session)
+        let provider = MoyaProvider<Remote>(session: session)
         let target = directory.file("moved.bin")
-        let result = await send(provider, ServerTarget(base, "/bytes/3000000", task: .downloadDestination(destination(target))))
+        let result = await send(provider, Remote(base, "/bytes/3000000", task: .downloadDestination(destination(target))))
         #expect(throws: Never.self) { try result.get() }
         #expect(try SHA256.hexDigest(ofFileAt: target) == patternDigest(length: 3_000_000))
         #expect(staging.contents.isEmpty)
@@ -209,8 +209,8 @@ struct DownloadTests {
     @Test("Stubbed downloads return the sample data and write no file, as in Moya")
     func stubbedDownload() async throws {
         let target = directory.file("stub.bin")
-        let provider = MoyaProvider<ServerTarget>(stubClosure: MoyaProvider.immediatelyStub)
-        let result = await send(provider, ServerTarget(base, "/bytes/10", task: .downloadDestination(destination(target)), sampleData: Data("sample".utf8)))
+        let provider = MoyaProvider<Remote>(stubClosure: MoyaProvider.immediatelyStub)
+        let result = await send(provider, Remote(base, "/bytes/10", task: .downloadDestination(destination(target)), sampleData: Data("sample".utf8)))
         #expect(try result.get().data == Data("sample".utf8))
         #expect(!FileManager.default.fileExists(atPath: target.path))
     }

@@ -78,15 +78,15 @@ struct StalledUploadTests {
     @Test("A stalled file upload fails with timedOut after timeoutIntervalForWrite and closes the file; a moving one is not cut")
     func stalledFileUpload() async throws {
         let session = Session(configuration: .init(timeoutIntervalForRequest: 600, timeoutIntervalForWrite: 1))
-        let provider = MoyaProvider<ServerTarget>(session: session)
+        let provider = MoyaProvider<Remote>(session: session)
         // The limit is per chunk, not for the whole body.
         let steady = try makeSparseFile("steady.bin", length: 8 << 20)
         let report = try JSONDecoder().decode(
-            UploadReport.self, from: try await send(provider, ServerTarget(base, "/upload", method: .post, task: .uploadFile(steady))).get().data)
+            UploadReport.self, from: try await send(provider, Remote(base, "/upload", method: .post, task: .uploadFile(steady))).get().data)
         #expect(report.length == 8 << 20)
 
         let file = try makeSparseFile("stalled.bin", length: Self.bodyLength)
-        let result = await timedUpload(provider, ServerTarget(base, "/stop-reading", method: .post, task: .uploadFile(file)))
+        let result = await timedUpload(provider, Remote(base, "/stop-reading", method: .post, task: .uploadFile(file)))
         expectTimedOut(result, within: Self.timeOutBound)
         #expect(server.receivedRequests.map(\.path) == ["/upload", "/stop-reading"])
         #expect(await eventually { openDescriptors(of: file) == 0 && openDescriptors(of: steady) == 0 })
@@ -98,8 +98,8 @@ struct StalledUploadTests {
         let file = try makeSparseFile("stalled.bin", length: Self.bodyLength)
         let session = Session(configuration: .init(timeoutIntervalForRequest: 1))
         #expect(session.configuration.timeoutIntervalForWrite == nil)
-        let provider = MoyaProvider<ServerTarget>(session: session)
-        let result = await timedUpload(provider, ServerTarget(base, "/stop-reading", method: .put, task: .uploadFile(file)))
+        let provider = MoyaProvider<Remote>(session: session)
+        let result = await timedUpload(provider, Remote(base, "/stop-reading", method: .put, task: .uploadFile(file)))
         expectTimedOut(result, within: Self.timeOutBound)
         #expect(await eventually { openDescriptors(of: file) == 0 })
         try await session.shutdown()
@@ -114,8 +114,8 @@ struct StalledUploadTests {
             MultipartFormData(provider: .stream(stream, UInt64(Self.bodyLength)), name: "stream", fileName: "stream.bin", mimeType: "application/octet-stream"),
         ]
         let session = Session(configuration: .init(timeoutIntervalForRequest: 600, timeoutIntervalForWrite: 1))
-        let provider = MoyaProvider<ServerTarget>(session: session)
-        let result = await timedUpload(provider, ServerTarget(base, "/stop-reading", method: .post, task: .uploadMultipart(form)))
+        let provider = MoyaProvider<Remote>(session: session)
+        let result = await timedUpload(provider, Remote(base, "/stop-reading", method: .post, task: .uploadMultipart(form)))
         expectTimedOut(result, within: Self.timeOutBound)
         #expect(await eventually { openDescriptors(of: file) == 0 })
         try await session.shutdown()
@@ -126,8 +126,8 @@ struct StalledUploadTests {
         let file = try makeSparseFile("stalled.bin", length: Self.bodyLength)
         // The session's write and read timeouts are far away: the request's 1 s limit ends it.
         let session = Session(configuration: .init(timeoutIntervalForRequest: 600, timeoutIntervalForWrite: 600))
-        let provider = MoyaProvider<ServerTarget>(session: session, plugins: [TimeoutPlugin(interval: 1)])
-        let result = await timedUpload(provider, ServerTarget(base, "/stop-reading", method: .post, task: .uploadFile(file)))
+        let provider = MoyaProvider<Remote>(session: session, plugins: [TimeoutPlugin(interval: 1)])
+        let result = await timedUpload(provider, Remote(base, "/stop-reading", method: .post, task: .uploadFile(file)))
         expectTimedOut(result, within: Self.timeOutBound)
         #expect(await eventually { openDescriptors(of: file) == 0 })
         try await session.shutdown()
@@ -136,8 +136,8 @@ struct StalledUploadTests {
     @Test("Cancelling a stalled upload closes its file")
     func cancelStalledUpload() async throws {
         let file = try makeSparseFile("stalled.bin", length: Self.bodyLength)
-        let provider = MoyaProvider<ServerTarget>()
-        let result = await timedUpload(provider, ServerTarget(base, "/stop-reading", method: .post, task: .uploadFile(file)), cancelAfter: 1)
+        let provider = MoyaProvider<Remote>()
+        let result = await timedUpload(provider, Remote(base, "/stop-reading", method: .post, task: .uploadFile(file)), cancelAfter: 1)
         #expect(result.result.error?.isCancelled == true)
         #expect(await eventually { openDescriptors(of: file) == 0 })
     }

@@ -47,7 +47,7 @@ struct SuggestedDownloadDestinationTests {
     /// Where the provider's session keeps partial downloads: checked to be empty after each test.
     var staging: TemporaryDirectory { fixture.staging }
     var session: Session { fixture.session }
-    var provider: MoyaProvider<ServerTarget> { fixture.provider }
+    var provider: MoyaProvider<Remote> { fixture.provider }
     var base: URL { server.baseURL }
 
     init() async throws {
@@ -59,7 +59,7 @@ struct SuggestedDownloadDestinationTests {
         let parameters: [String: Any] = disposition.map { ["Content-Disposition": $0] } ?? [:]
         return await send(
             provider,
-            ServerTarget(
+            Remote(
                 base, path,
                 task: .downloadParameters(
                     parameters: parameters, encoding: URLEncoding.queryString, destination: destination)))

@@ -34,7 +34,7 @@ struct MultipartReport: Decodable {
 @Suite("Streamed uploads against the in-process server")
 struct UploadTests {
     let server: TestServer
-    let provider = MoyaProvider<ServerTarget>()
+    let provider = MoyaProvider<Remote>()
     let directory: TemporaryDirectory
     var base: URL { server.baseURL }
 
@@ -47,7 +47,7 @@ struct UploadTests {
     func uploadFileRoundTrip() async throws {
         let file = try directory.makeFile("big.bin", length: 24 << 20)
         let result = await send(
-            provider, ServerTarget(base, "/upload", method: .post, task: .uploadFile(file), headers: ["Content-Type": "application/octet-stream"]))
+            provider, Remote(base, "/upload", method: .post, task: .uploadFile(file), headers: ["Content-Type": "application/octet-stream"]))
         let report = try JSONDecoder().decode(UploadReport.self, from: try result.get().data)
         #expect(report.length == 24 << 20)
         #expect(report.sha256 == (try SHA256.hexDigest(ofFileAt: file)))
@@ -59,7 +59,7 @@ struct UploadTests {
     @Test("An empty file uploads as an empty body")
     func uploadEmptyFile() async throws {
         let file = try directory.makeFile("empty.bin", length: 0)
-        let result = await send(provider, ServerTarget(base, "/upload", method: .put, task: .uploadFile(file)))
+        let result = await send(provider, Remote(base, "/upload", method: .put, task: .uploadFile(file)))
         let report = try JSONDecoder().decode(UploadReport.self, from: try result.get().data)
         #expect(report.length == 0)
         #expect(report.contentLength == "0")
@@ -70,7 +70,7 @@ struct UploadTests {
         let length = 4 << 20
         let file = try directory.makeFile("progress.bin", length: length)
         let events = Recorder<ProgressResponse>()
-        let result = await send(provider, ServerTarget(base, "/upload", method: .post, task: .uploadFile(file)), progress: { events.append($0) })
+        let result = await send(provider, Remote(base, "/upload", method: .post, task: .uploadFile(file)), progress: { events.append($0) })
         #expect(throws: Never.self) { try result.get() }
         let values = events.values
         // At least one event while sending (events that come faster than the queue runs them
@@ -94,9 +94,9 @@ struct UploadTests {
             (URL(string: "https://example.com/file.bin")!, { if case .notAFileURL = $0 { return true } else { return false } }),
         ]
         let plugin = RecordingPlugin()
-        let provider = MoyaProvider<ServerTarget>(plugins: [plugin])
+        let provider = MoyaProvider<Remote>(plugins: [plugin])
         for (url, matches) in cases {
-            let result = await send(provider, ServerTarget(base, "/upload", method: .post, task: .uploadFile(url)))
+            let result = await send(provider, Remote(base, "/upload", method: .post, task: .uploadFile(url)))
             let error = try #require(result.error?.underlyingError as? FileTransferError, "\(url): \(result)")
             #expect(matches(error), "\(url): \(error)")
             #expect(error.errorDescription?.isEmpty == false)
@@ -118,7 +118,7 @@ struct UploadTests {
             MultipartFormData(provider: .stream(InputStream(data: streamBytes), UInt64(streamBytes.count)), name: "stream"),
         ]
         let result = await send(
-            provider, ServerTarget(base, "/multipart", method: .post, task: .uploadMultipart(form), headers: ["content-type": "text/plain"]))
+            provider, Remote(base, "/multipart", method: .post, task: .uploadMultipart(form), headers: ["content-type": "text/plain"]))
         let report = try JSONDecoder().decode(MultipartReport.self, from: try result.get().data)
         #expect(report.boundary.hasPrefix("alamofire.boundary."))
         #expect(!report.boundary.contains("-"))
@@ -157,7 +157,7 @@ struct UploadTests {
                 MultipartFormData(provider: .file(file), name: "video"),
             ])
         let result = await send(
-            provider, ServerTarget(base, "/upload", method: .post, task: .uploadCompositeMultipartFormData(form, urlParameters: ["album": "summer"])))
+            provider, Remote(base, "/upload", method: .post, task: .uploadCompositeMultipartFormData(form, urlParameters: ["album": "summer"])))
         let report = try JSONDecoder().decode(UploadReport.self, from: try result.get().data)
 
         let expected = try RequestMultipartFormData(form).encode()
@@ -173,7 +173,7 @@ struct UploadTests {
         let file = try directory.makeFile("doc.pdf", length: 2 << 20)
         let events = Recorder<ProgressResponse>()
         let form: MultipartForm = [MultipartFormData(provider: .file(file), name: "doc")]
-        let result = await send(provider, ServerTarget(base, "/upload", method: .post, task: .uploadMultipartFormData(form)), progress: { events.append($0) })
+        let result = await send(provider, Remote(base, "/upload", method: .post, task: .uploadMultipartFormData(form)), progress: { events.append($0) })
         #expect(throws: Never.self) { try result.get() }
         let values = events.values
         #expect(values.count >= 2)
@@ -185,17 +185,17 @@ struct UploadTests {
     func multipartErrors() async throws {
         let part = MultipartFormData(provider: .data(Data("x".utf8)), name: "x")
         let noExtension = try directory.makeFile("README", length: 10)
-        let emptyForm = await send(provider, ServerTarget(base, "/multipart", method: .post, task: .uploadMultipartFormData([])))
+        let emptyForm = await send(provider, Remote(base, "/multipart", method: .post, task: .uploadMultipartFormData([])))
         #expect(emptyForm.error?.underlyingError as? MultipartEncodingError == .emptyForm)
-        let get = await send(provider, ServerTarget(base, "/multipart", method: .get, task: .uploadMultipartFormData([part])))
+        let get = await send(provider, Remote(base, "/multipart", method: .get, task: .uploadMultipartFormData([part])))
         #expect(get.error?.underlyingError as? MultipartEncodingError == .methodNotAllowed(.get))
         let filename = await send(
             provider,
-            ServerTarget(base, "/multipart", method: .post, task: .uploadMultipartFormData([MultipartFormData(provider: .file(noExtension), name: "f")])))
+            Remote(base, "/multipart", method: .post, task: .uploadMultipartFormData([MultipartFormData(provider: .file(noExtension), name: "f")])))
         #expect(filename.error?.underlyingError as? MultipartEncodingError == .bodyPartFilenameInvalid(in: noExtension))
         let missing = await send(
             provider,
-            ServerTarget(
+            Remote(
                 base, "/multipart", method: .post, task: .uploadMultipartFormData([MultipartFormData(provider: .file(directory.file("gone.png")), name: "f")])))
         guard case .fileNotFound? = missing.error?.underlyingError as? FileTransferError else {
             Issue.record("expected fileNotFound, got \(missing)")
@@ -207,7 +207,7 @@ struct UploadTests {
     @Test("A stream that ends before its announced length fails the request")
     func shortStream() async throws {
         let form: MultipartForm = [MultipartFormData(provider: .stream(InputStream(data: Data(count: 10)), 1000), name: "s")]
-        let result = await send(provider, ServerTarget(base, "/upload", method: .post, task: .uploadMultipartFormData(form)))
+        let result = await send(provider, Remote(base, "/upload", method: .post, task: .uploadMultipartFormData(form)))
         let error = try #require(result.error)
         guard case .lengthMismatch(expected: 1000, actual: 10)? = error.underlyingError as? FileTransferError else {
             Issue.record("expected lengthMismatch, got \(error)")
@@ -222,7 +222,7 @@ struct UploadTests {
         let result: Result<Moya.Response, MoyaError> = await withCheckedContinuation { continuation in
             let token = Protected<Cancellable?>(nil)
             let cancellable = provider.request(
-                ServerTarget(base, "/upload", method: .post, task: .uploadFile(file)), callbackQueue: .global(),
+                Remote(base, "/upload", method: .post, task: .uploadFile(file)), callbackQueue: .global(),
                 progress: { _ in
                     firstProgress.append(())
                     if firstProgress.values.count == 1 { token.current?.cancel() }
@@ -244,7 +244,7 @@ struct UploadTests {
             MultipartFormData(provider: .file(file), name: "f", fileName: "ignored.bin"),
             MultipartFormData(provider: .stream(InputStream(data: Data("s".utf8)), 1), name: "s", fileName: "s.bin", mimeType: "application/x-s"),
         ]
-        let composite = await send(provider, ServerTarget(base, "/multipart", method: .put, task: .uploadCompositeMultipart(parts, urlParameters: ["q": "1"])))
+        let composite = await send(provider, Remote(base, "/multipart", method: .put, task: .uploadCompositeMultipart(parts, urlParameters: ["q": "1"])))
         let report = try JSONDecoder().decode(MultipartReport.self, from: composite.get().data)
         #expect(report.parts.map(\.name) == ["a", "f", "s"])
         #expect(report.parts[0].body == "a")
@@ -261,7 +261,7 @@ struct UploadTests {
     @available(*, deprecated, message: "exercises the deprecated MultipartFormBodyPart name")
     func formWithBoundary() async throws {
         let form = MultipartForm(boundary: "fixed.boundary", parts: [MultipartFormBodyPart(provider: .data(Data("x".utf8)), name: "x")])
-        let result = await send(provider, ServerTarget(base, "/multipart", method: .post, task: .uploadMultipartFormData(form)))
+        let result = await send(provider, Remote(base, "/multipart", method: .post, task: .uploadMultipartFormData(form)))
         let report = try JSONDecoder().decode(MultipartReport.self, from: result.get().data)
         #expect(report.boundary == "fixed.boundary")
         #expect(report.parts.map(\.body) == ["x"])
@@ -270,14 +270,14 @@ struct UploadTests {
     @Test("A Basic challenge replays a file upload in full; a one-shot stream is not replayed")
     func challengeReplay() async throws {
         let file = try directory.makeFile("auth.bin", length: 1 << 20)
-        let provider = MoyaProvider<ServerTarget>(plugins: [RecordingPlugin(credential: URLCredential(user: "user", password: "passwd", persistence: .none))])
-        let fileResult = await send(provider, ServerTarget(base, "/basic-auth/user/passwd", method: .post, task: .uploadFile(file)))
+        let provider = MoyaProvider<Remote>(plugins: [RecordingPlugin(credential: URLCredential(user: "user", password: "passwd", persistence: .none))])
+        let fileResult = await send(provider, Remote(base, "/basic-auth/user/passwd", method: .post, task: .uploadFile(file)))
         #expect(try fileResult.get().statusCode == 200)
         #expect(server.receivedRequests.map(\.bodyLength) == [1 << 20, 1 << 20])
 
         server.resetRecordedRequests()
         let form: MultipartForm = [MultipartFormData(provider: .stream(InputStream(data: Data(count: 100)), 100), name: "s")]
-        let streamResult = await send(provider, ServerTarget(base, "/basic-auth/user/passwd", method: .post, task: .uploadMultipartFormData(form)))
+        let streamResult = await send(provider, Remote(base, "/basic-auth/user/passwd", method: .post, task: .uploadMultipartFormData(form)))
         #expect(try streamResult.get().statusCode == 401)
         #expect(server.receivedRequests.count == 1)
     }
@@ -285,7 +285,7 @@ struct UploadTests {
     @Test("A connection dropped during an upload fails with a network error")
     func droppedUpload() async throws {
         let file = try directory.makeFile("drop.bin", length: 8 << 20)
-        let result = await send(provider, ServerTarget(base, "/drop", method: .post, task: .uploadFile(file)))
+        let result = await send(provider, Remote(base, "/drop", method: .post, task: .uploadFile(file)))
         let error = try #require(result.error)
         #expect(error.underlyingError is URLError, "\(error)")
     }

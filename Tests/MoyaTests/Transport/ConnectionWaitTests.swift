@@ -49,8 +49,8 @@ struct ConnectionWaitTests {
     /// sanitizer runs have stalled for tens of seconds) must not see the connection free up
     /// before the limit fires. The test's session shutdown ends it.
     func occupyConnection(_ session: Session) async throws -> _Concurrency.Task<Result<Moya.Response, MoyaError>, Never> {
-        let provider = MoyaProvider<ServerTarget>(session: session)
-        let target = ServerTarget(base, "/bytes/40", task: .requestParameters(parameters: ["chunk": 1, "interval_ms": 750], encoding: URLEncoding.queryString))
+        let provider = MoyaProvider<Remote>(session: session)
+        let target = Remote(base, "/bytes/40", task: .requestParameters(parameters: ["chunk": 1, "interval_ms": 750], encoding: URLEncoding.queryString))
         let blocker = _Concurrency.Task { UncheckedResult(await send(provider, target)) }
         #expect(await eventually { self.server.receivedRequests.contains { $0.path == "/bytes/40" } })
         return _Concurrency.Task { await blocker.value.result }
@@ -61,11 +61,11 @@ struct ConnectionWaitTests {
         // 40 requests of 250 ms on 2 connections: the last ones wait about 5 s for a connection,
         // five times the connect timeout.
         let session = Session(configuration: .init(timeoutIntervalForConnect: 1, maximumConnectionsPerHost: 2))
-        let provider: MoyaProvider<ServerTarget> = provider(session, throughPipeline: throughPipeline)
+        let provider: MoyaProvider<Remote> = provider(session, throughPipeline: throughPipeline)
         let base = self.base
         let results = await withTaskGroup(of: UncheckedResult.self) { group in
             for _ in 0..<40 {
-                group.addTask { UncheckedResult(await send(provider, ServerTarget(base, "/delay/250"))) }
+                group.addTask { UncheckedResult(await send(provider, Remote(base, "/delay/250"))) }
             }
             var results: [Result<Moya.Response, MoyaError>] = []
             for await result in group {
@@ -101,8 +101,8 @@ struct ConnectionWaitTests {
     func requestTimeoutWhileQueued(throughPipeline: Bool) async throws {
         let session = Session(configuration: .init(timeoutIntervalForRequest: 1.5, maximumConnectionsPerHost: 1))
         let blocker = try await occupyConnection(session)
-        let provider: MoyaProvider<ServerTarget> = provider(session, throughPipeline: throughPipeline)
-        let result = await timed(provider, ServerTarget(base, "/delay/10"))
+        let provider: MoyaProvider<Remote> = provider(session, throughPipeline: throughPipeline)
+        let result = await timed(provider, Remote(base, "/delay/10"))
         expectTimedOut(result)
         // Before, the pool gave up only after the 10 s connect timeout.
         #expect(result.elapsed < 20)
@@ -115,8 +115,8 @@ struct ConnectionWaitTests {
     func requestTimeoutAfterSeveralConnectTimeouts(throughPipeline: Bool) async throws {
         let session = Session(configuration: .init(timeoutIntervalForConnect: 0.5, timeoutIntervalForRequest: 2, maximumConnectionsPerHost: 1))
         let blocker = try await occupyConnection(session)
-        let provider: MoyaProvider<ServerTarget> = provider(session, throughPipeline: throughPipeline)
-        let result = await timed(provider, ServerTarget(base, "/delay/10"))
+        let provider: MoyaProvider<Remote> = provider(session, throughPipeline: throughPipeline)
+        let result = await timed(provider, Remote(base, "/delay/10"))
         expectTimedOut(result)
         // Before, the pool gave up after the 0.5 s connect timeout; the connection frees at 30 s.
         #expect(result.elapsed > 1.7)
@@ -135,8 +135,8 @@ struct ConnectionWaitTests {
         // the two.
         let session = Session(configuration: .init(timeoutIntervalForRequest: 24, maximumConnectionsPerHost: 1))
         let blocker = try await occupyConnection(session)
-        let provider: MoyaProvider<ServerTarget> = provider(session, throughPipeline: throughPipeline)
-        let result = await timed(provider, ServerTarget(base, "/delay/120000"))
+        let provider: MoyaProvider<Remote> = provider(session, throughPipeline: throughPipeline)
+        let result = await timed(provider, Remote(base, "/delay/120000"))
         expectTimedOut(result)
         #expect(result.elapsed < 39)
         try await session.shutdown()

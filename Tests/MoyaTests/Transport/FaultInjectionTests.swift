@@ -54,7 +54,7 @@ func contents(of directory: URL) -> [String] {
 struct FaultInjectionTests {
     let server: FaultServer
     let session: Session
-    let provider: MoyaProvider<ServerTarget>
+    let provider: MoyaProvider<Remote>
     let downloads: TemporaryDirectory
 
     /// Limits for this suite: 1 s without bytes, 3 s for a whole request.
@@ -72,11 +72,11 @@ struct FaultInjectionTests {
                 redirectPolicy: .follow(max: 5, allowCycles: false),
                 temporaryDirectory: downloads.url.appendingPathComponent("partial", isDirectory: true)
             ))
-        provider = MoyaProvider<ServerTarget>(session: session)
+        provider = MoyaProvider<Remote>(session: session)
     }
 
-    func target(_ fault: Fault, task: Task = .requestPlain, method: Moya.Method = .get) -> ServerTarget {
-        ServerTarget(server.baseURL, "/\(fault.rawValue)", method: method, task: task)
+    func target(_ fault: Fault, task: Task = .requestPlain, method: Moya.Method = .get) -> Remote {
+        Remote(server.baseURL, "/\(fault.rawValue)", method: method, task: task)
     }
 
     /// Checks that each request completed exactly once: shuts `session` (the suite's by default)
@@ -228,7 +228,7 @@ struct FaultInjectionTests {
             // machine pausing the server (a sanitizer run) cannot end the body first.
             configuration: .init(timeoutIntervalForRequest: 30, timeoutIntervalForResource: 60, maximumResponseBodySize: 8 << 20))
         let before = Self.residentBytes()
-        let outcome = await outcome(MoyaProvider<ServerTarget>(session: limited), target(.endlessBody))
+        let outcome = await outcome(MoyaProvider<Remote>(session: limited), target(.endlessBody))
         let error = expectFailure(outcome, within: 60)
         #expect(error?.underlyingError as? SessionError == .responseBodyTooLarge(limit: 8 << 20, announcedLength: nil), "\(String(describing: error))")
         // The limit is 8 MiB; an unbounded body would have grown by tens of gigabytes before the
@@ -262,7 +262,7 @@ struct FaultInjectionTests {
         let destination = DownloadRequest.suggestedDownloadDestination(in: directory, options: [.removePreviousFile, .createIntermediateDirectories])
         var components = URLComponents(url: server.url(for: .hostileFileName), resolvingAgainstBaseURL: false)!
         components.percentEncodedQuery = "name=" + name.addingPercentEncoding(withAllowedCharacters: .alphanumerics)!
-        let outcome = await outcome(provider, ServerTarget(try #require(components.url), "", task: .downloadDestination(destination)))
+        let outcome = await outcome(provider, Remote(try #require(components.url), "", task: .downloadDestination(destination)))
         _ = try outcome.result.get()
         let files = contents(of: directory)
         #expect(files.count == 1, "\(files)")

@@ -21,8 +21,8 @@ struct SessionCacheTests {
     }
 
     /// A target whose response carries `headers`.
-    func answering(_ headers: [String: String], method: Moya.Method = .get) -> ServerTarget {
-        ServerTarget(base, "/response-headers", method: method, task: .requestParameters(parameters: headers, encoding: URLEncoding.queryString))
+    func answering(_ headers: [String: String], method: Moya.Method = .get) -> Remote {
+        Remote(base, "/response-headers", method: method, task: .requestParameters(parameters: headers, encoding: URLEncoding.queryString))
     }
 
     /// How many requests reached the server for `/response-headers`.
@@ -33,7 +33,7 @@ struct SessionCacheTests {
     @Test("A fresh response is answered from the cache, with its Age, and says so")
     func freshHit() async throws {
         let session = Session(configuration: .init(cache: HTTPCache()))
-        let provider = MoyaProvider<ServerTarget>(session: session)
+        let provider = MoyaProvider<Remote>(session: session)
         let first = try await provider.request(answering(["Cache-Control": "max-age=60"]))
         let second = try await provider.request(answering(["Cache-Control": "max-age=60"]))
         try await session.shutdown()
@@ -56,7 +56,7 @@ struct SessionCacheTests {
         ])
     func notAnswered(headers: [String: String]) async throws {
         let session = Session(configuration: .init(cache: HTTPCache()))
-        let provider = MoyaProvider<ServerTarget>(session: session)
+        let provider = MoyaProvider<Remote>(session: session)
         _ = try await provider.request(answering(headers))
         let second = try await provider.request(answering(headers))
         try await session.shutdown()
@@ -69,10 +69,10 @@ struct SessionCacheTests {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("moya-http-cache-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: directory) }
         let first = Session(configuration: .init(cache: HTTPCache(memoryCapacity: 0, diskCapacity: 1 << 20, directory: directory)))
-        let stored = try await MoyaProvider<ServerTarget>(session: first).request(answering(["Cache-Control": "max-age=60"]))
+        let stored = try await MoyaProvider<Remote>(session: first).request(answering(["Cache-Control": "max-age=60"]))
         try await first.shutdown()
         let second = Session(configuration: .init(cache: HTTPCache(memoryCapacity: 0, diskCapacity: 1 << 20, directory: directory)))
-        let answered = try await MoyaProvider<ServerTarget>(session: second).request(answering(["Cache-Control": "max-age=60"]))
+        let answered = try await MoyaProvider<Remote>(session: second).request(answering(["Cache-Control": "max-age=60"]))
         try await second.shutdown()
         #expect(answered.cacheStatus == .hit)
         #expect(answered.data == stored.data)
@@ -85,23 +85,23 @@ struct SessionCacheTests {
         // Two tenants' sessions share one cache (which the documentation advises against).
         let alice = Session(configuration: .init(cookieJar: CookieJar(), cache: cache))
         let bob = Session(configuration: .init(cookieJar: CookieJar(), cache: cache))
-        func target(_ authorization: String?) -> ServerTarget {
-            ServerTarget(
+        func target(_ authorization: String?) -> Remote {
+            Remote(
                 base, "/response-headers", task: .requestParameters(parameters: ["Cache-Control": "max-age=60"], encoding: URLEncoding.queryString),
                 headers: authorization.map { ["Authorization": $0] })
         }
-        let aliceProvider = MoyaProvider<ServerTarget>(session: alice)
-        let bobProvider = MoyaProvider<ServerTarget>(session: bob)
+        let aliceProvider = MoyaProvider<Remote>(session: alice)
+        let bobProvider = MoyaProvider<Remote>(session: bob)
         _ = try await aliceProvider.request(target("Bearer alice"))
         #expect(try await aliceProvider.request(target("Bearer alice")).cacheStatus == .hit)
         #expect(try await bobProvider.request(target("Bearer bob")).cacheStatus == .network)
         #expect(try await bobProvider.request(target(nil)).cacheStatus == .network)
 
         // Cookies from each jar count the same way.
-        let cookieTarget = ServerTarget(
+        let cookieTarget = Remote(
             base, "/response-headers", task: .requestParameters(parameters: ["Cache-Control": "max-age=60", "X-Page": "2"], encoding: URLEncoding.queryString))
         _ = try await aliceProvider.request(
-            ServerTarget(base, "/response-headers", task: .requestParameters(parameters: ["Set-Cookie": "session=alice"], encoding: URLEncoding.queryString)))
+            Remote(base, "/response-headers", task: .requestParameters(parameters: ["Set-Cookie": "session=alice"], encoding: URLEncoding.queryString)))
         _ = try await aliceProvider.request(cookieTarget)
         #expect(try await aliceProvider.request(cookieTarget).cacheStatus == .hit)
         #expect(try await bobProvider.request(cookieTarget).cacheStatus == .network)
@@ -112,7 +112,7 @@ struct SessionCacheTests {
     @Test("Without a cache (the default) every request goes to the server")
     func noCacheByDefault() async throws {
         let session = Session(configuration: .init())
-        let provider = MoyaProvider<ServerTarget>(session: session)
+        let provider = MoyaProvider<Remote>(session: session)
         _ = try await provider.request(answering(["Cache-Control": "max-age=60"]))
         _ = try await provider.request(answering(["Cache-Control": "max-age=60"]))
         try await session.shutdown()
@@ -122,15 +122,15 @@ struct SessionCacheTests {
     @Test("A successful POST to the URL removes its stored response")
     func unsafeMethodInvalidates() async throws {
         let session = Session(configuration: .init(cache: HTTPCache()))
-        let provider = MoyaProvider<ServerTarget>(session: session)
+        let provider = MoyaProvider<Remote>(session: session)
         let url = base.appendingPathComponent("response-headers")
-        let stored = ServerTarget(
+        let stored = Remote(
             base, "/response-headers", task: .requestParameters(parameters: ["Cache-Control": "max-age=60"], encoding: URLEncoding.queryString))
         _ = try await provider.request(stored)
         #expect(try await provider.request(stored).cacheStatus == .hit)
         // The same URL, query included, with POST.
         _ = try await provider.request(
-            ServerTarget(
+            Remote(
                 base, "/response-headers", method: .post,
                 task: .requestParameters(parameters: ["Cache-Control": "max-age=60"], encoding: URLEncoding.queryString)))
         #expect(try await provider.request(stored).cacheStatus == .network)
@@ -142,8 +142,8 @@ struct SessionCacheTests {
     func policies() async throws {
         let cache = HTTPCache()
         let session = Session(configuration: .init(cache: cache))
-        func provider(_ policy: URLRequest.CachePolicy) -> MoyaProvider<ServerTarget> {
-            MoyaProvider<ServerTarget>(
+        func provider(_ policy: URLRequest.CachePolicy) -> MoyaProvider<Remote> {
+            MoyaProvider<Remote>(
                 requestClosure: { endpoint, done in
                     var request = try! endpoint.urlRequest()
                     request.cachePolicy = policy
@@ -170,7 +170,7 @@ struct SessionCacheTests {
 
         // The configuration's policy applies to requests that keep Foundation's default.
         let configured = Session(configuration: .init(cache: cache, requestCachePolicy: .returnCacheDataDontLoad))
-        #expect(try await MoyaProvider<ServerTarget>(session: configured).request(answering(["Cache-Control": "max-age=0"])).cacheStatus == .hit)
+        #expect(try await MoyaProvider<Remote>(session: configured).request(answering(["Cache-Control": "max-age=0"])).cacheStatus == .hit)
         try await configured.shutdown()
         #expect(served == 3)
     }
@@ -179,7 +179,7 @@ struct SessionCacheTests {
     func bypass() async throws {
         let session = Session(configuration: .init(cache: HTTPCache()))
         let target = answering(["Cache-Control": "max-age=60"])
-        let stubbed = MoyaProvider<ServerTarget>(stubClosure: MoyaProvider.immediatelyStub, session: session)
+        let stubbed = MoyaProvider<Remote>(stubClosure: MoyaProvider.immediatelyStub, session: session)
         #expect(try await stubbed.request(target).cacheStatus == .network)
         #expect(served == 0)
 
@@ -189,7 +189,7 @@ struct SessionCacheTests {
         download.task = .downloadParameters(
             parameters: ["Cache-Control": "max-age=60"], encoding: URLEncoding.queryString,
             destination: { _, _ in (directory.appendingPathComponent("file"), [.createIntermediateDirectories, .removePreviousFile]) })
-        let provider = MoyaProvider<ServerTarget>(session: session)
+        let provider = MoyaProvider<Remote>(session: session)
         _ = try await provider.request(download)
         _ = try await provider.request(download)
         #expect(served == 2)
@@ -203,7 +203,7 @@ struct SessionCacheTests {
     func pluginSeesCacheStatus() async throws {
         let recorder = RecordingPlugin()
         let session = Session(configuration: .init(cache: HTTPCache()))
-        let provider = MoyaProvider<ServerTarget>(session: session, plugins: [recorder])
+        let provider = MoyaProvider<Remote>(session: session, plugins: [recorder])
         _ = try await provider.request(answering(["Cache-Control": "max-age=60"]))
         _ = try await provider.request(answering(["Cache-Control": "max-age=60"]))
         try await session.shutdown()
@@ -214,8 +214,8 @@ struct SessionCacheTests {
     @Test("Many concurrent requests for one URL: every answer is whole, and the cache ends up with it")
     func concurrentSameURL() async throws {
         let session = Session(configuration: .init(cache: HTTPCache()))
-        let provider = MoyaProvider<ServerTarget>(session: session)
-        let target = ServerTarget(
+        let provider = MoyaProvider<Remote>(session: session)
+        let target = Remote(
             base, "/response-headers",
             task: .requestParameters(
                 parameters: ["Cache-Control": "max-age=60", "X-Fill": String(repeating: "x", count: 2000)], encoding: URLEncoding.queryString))

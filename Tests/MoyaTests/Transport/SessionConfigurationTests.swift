@@ -20,8 +20,8 @@ struct SessionConfigurationTests {
     @Test("An HTTP proxy is asked to CONNECT to an https target host, with the proxy credentials")
     func httpProxy() async throws {
         let session = Session(configuration: .init(proxy: .http(host: "127.0.0.1", port: server.port, username: "user", password: "secret")))
-        let provider = MoyaProvider<ServerTarget>(session: session)
-        let target = ServerTarget(URL(string: "https://proxied.invalid")!, "/echo")
+        let provider = MoyaProvider<Remote>(session: session)
+        let target = Remote(URL(string: "https://proxied.invalid")!, "/echo")
         let result = await send(provider, target)
         // The test server is no real proxy: it refuses the CONNECT, so the request fails, but it
         // did go to the proxy and not to the unresolvable host.
@@ -37,8 +37,8 @@ struct SessionConfigurationTests {
     @Test("An HTTP proxy gets a plain-http request in absolute form, with the proxy credentials")
     func httpProxyAbsoluteForm() async throws {
         let session = Session(configuration: .init(proxy: .http(host: "127.0.0.1", port: server.port, username: "user", password: "secret")))
-        let provider = MoyaProvider<ServerTarget>(session: session)
-        let result = await send(provider, ServerTarget(URL(string: "http://proxied.invalid")!, "/echo"))
+        let provider = MoyaProvider<Remote>(session: session)
+        let result = await send(provider, Remote(URL(string: "http://proxied.invalid")!, "/echo"))
         #expect(result.response != nil, "\(result)")
         let received = try #require(server.receivedRequests.first)
         #expect(received.method == "GET")
@@ -51,15 +51,15 @@ struct SessionConfigurationTests {
     @Test("HTTP/1.1-only sessions work")
     func http1Only() async throws {
         let session = Session(configuration: .init(httpVersion: .http1Only))
-        let provider = MoyaProvider<ServerTarget>(session: session)
-        #expect(await send(provider, ServerTarget(base, "/echo")).response?.statusCode == 200)
+        let provider = MoyaProvider<Remote>(session: session)
+        #expect(await send(provider, Remote(base, "/echo")).response?.statusCode == 200)
         try await session.shutdown()
     }
 
     @Test("A decompression size limit rejects a body that grows beyond it")
     func decompressionSizeLimit() async throws {
         let limited = Session(configuration: .init(decompression: .enabledWithMaximumSize(10)))
-        let result = await send(MoyaProvider<ServerTarget>(session: limited), ServerTarget(base, "/gzip"))
+        let result = await send(MoyaProvider<Remote>(session: limited), Remote(base, "/gzip"))
         guard case .underlying(let error as URLError, nil)? = result.error else {
             Issue.record("expected URLError, got \(result)")
             return
@@ -67,7 +67,7 @@ struct SessionConfigurationTests {
         #expect(error.code == .cannotDecodeContentData)
 
         let roomy = Session(configuration: .init(decompression: .enabledWithMaximumSize(1 << 20)))
-        #expect(await send(MoyaProvider<ServerTarget>(session: roomy), ServerTarget(base, "/gzip")).response?.statusCode == 200)
+        #expect(await send(MoyaProvider<Remote>(session: roomy), Remote(base, "/gzip")).response?.statusCode == 200)
         try await limited.shutdown()
         try await roomy.shutdown()
     }

@@ -20,8 +20,8 @@ struct SessionCookieTests {
     }
 
     /// A target that makes the server answer with `Set-Cookie: <cookie>`.
-    func setting(_ cookies: String...) -> ServerTarget {
-        ServerTarget(
+    func setting(_ cookies: String...) -> Remote {
+        Remote(
             base, "/response-headers",
             task: .requestParameters(
                 parameters: ["Set-Cookie": cookies.count == 1 ? cookies[0] : cookies],
@@ -39,9 +39,9 @@ struct SessionCookieTests {
     func roundTrip() async throws {
         let jar = CookieJar()
         let session = Session(configuration: .init(cookieJar: jar))
-        let provider = MoyaProvider<ServerTarget>(session: session)
+        let provider = MoyaProvider<Remote>(session: session)
         _ = try await provider.request(setting("session=abc; Path=/", "deep=1; Path=/echo", "gone=1; Max-Age=0"))
-        _ = try await provider.request(ServerTarget(base, "/echo"))
+        _ = try await provider.request(Remote(base, "/echo"))
         try await session.shutdown()
         #expect(cookieHeaders(to: "/echo") == ["deep=1; session=abc"])
         #expect(Set(jar.cookies.map(\.name)) == ["session", "deep"])
@@ -51,9 +51,9 @@ struct SessionCookieTests {
     @Test("Without a jar (the default) nothing is stored or sent")
     func noJarByDefault() async throws {
         let session = Session(configuration: .init())
-        let provider = MoyaProvider<ServerTarget>(session: session)
+        let provider = MoyaProvider<Remote>(session: session)
         _ = try await provider.request(setting("session=abc"))
-        _ = try await provider.request(ServerTarget(base, "/echo"))
+        _ = try await provider.request(Remote(base, "/echo"))
         try await session.shutdown()
         #expect(session.configuration.cookieJar == nil)
         #expect(cookieHeaders(to: "/echo") == [nil])
@@ -63,18 +63,18 @@ struct SessionCookieTests {
     func perRequestOptOut() async throws {
         let jar = CookieJar()
         let session = Session(configuration: .init(cookieJar: jar))
-        let optOut = MoyaProvider<ServerTarget>(
+        let optOut = MoyaProvider<Remote>(
             requestClosure: { endpoint, done in
                 var request = try! endpoint.urlRequest()
                 request.httpShouldHandleCookies = false
                 done(.success(request))
             }, session: session)
-        let provider = MoyaProvider<ServerTarget>(session: session)
+        let provider = MoyaProvider<Remote>(session: session)
         _ = try await optOut.request(setting("ignored=1"))
         #expect(jar.cookies.isEmpty)
         _ = try await provider.request(setting("kept=1"))
-        _ = try await optOut.request(ServerTarget(base, "/echo"))
-        _ = try await provider.request(ServerTarget(base, "/echo"))
+        _ = try await optOut.request(Remote(base, "/echo"))
+        _ = try await provider.request(Remote(base, "/echo"))
         try await session.shutdown()
         #expect(cookieHeaders(to: "/echo") == [nil, "kept=1"])
     }
@@ -83,9 +83,9 @@ struct SessionCookieTests {
     func manualHeaderKept() async throws {
         let jar = CookieJar()
         let session = Session(configuration: .init(cookieJar: jar))
-        let provider = MoyaProvider<ServerTarget>(session: session)
+        let provider = MoyaProvider<Remote>(session: session)
         _ = try await provider.request(setting("a=stored", "b=stored"))
-        _ = try await provider.request(ServerTarget(base, "/echo", headers: ["Cookie": "a=mine; c=3"]))
+        _ = try await provider.request(Remote(base, "/echo", headers: ["Cookie": "a=mine; c=3"]))
         try await session.shutdown()
         #expect(cookieHeaders(to: "/echo") == ["a=mine; c=3; b=stored"])
     }
@@ -94,12 +94,12 @@ struct SessionCookieTests {
     func crossHostRedirect() async throws {
         let jar = CookieJar()
         let session = Session(configuration: .init(cookieJar: jar))
-        let provider = MoyaProvider<ServerTarget>(session: session)
+        let provider = MoyaProvider<Remote>(session: session)
         _ = try await provider.request(setting("session=abc"))
         // 127.0.0.1 redirects to localhost, the same server under another name.
         let other = "http://localhost:\(server.port)/echo"
         let response = try await provider.request(
-            ServerTarget(base, "/redirect-to", task: .requestParameters(parameters: ["url": other], encoding: URLEncoding.queryString)))
+            Remote(base, "/redirect-to", task: .requestParameters(parameters: ["url": other], encoding: URLEncoding.queryString)))
         try await session.shutdown()
         #expect(response.statusCode == 200)
         #expect(cookieHeaders(to: "/redirect-to") == ["session=abc"])
@@ -110,12 +110,12 @@ struct SessionCookieTests {
     func cookieOnRedirectHop() async throws {
         let jar = CookieJar()
         let session = Session(configuration: .init(cookieJar: jar))
-        let provider = MoyaProvider<ServerTarget>(session: session)
+        let provider = MoyaProvider<Remote>(session: session)
         // /response-headers answers with the headers it is given: a 302 with Set-Cookie is not
         // something it can do, so this uses the redirect route after a cookie-setting answer and
         // checks both hops carry it; httpbin's /cookies/set covers a Set-Cookie on the 302 itself.
         _ = try await provider.request(setting("hop=1"))
-        _ = try await provider.request(ServerTarget(base, "/redirect/1"))
+        _ = try await provider.request(Remote(base, "/redirect/1"))
         try await session.shutdown()
         #expect(cookieHeaders(to: "/redirect/1") == ["hop=1"])
         #expect(cookieHeaders(to: "/echo") == ["hop=1"])
@@ -125,7 +125,7 @@ struct SessionCookieTests {
     func streamedResponse() async throws {
         let jar = CookieJar()
         let session = Session(configuration: .init(cookieJar: jar))
-        let provider = MoyaProvider<ServerTarget>(session: session)
+        let provider = MoyaProvider<Remote>(session: session)
         let stream = try await provider.stream(setting("streamed=1"))
         #expect(jar.cookies.map(\.name) == ["streamed"])
         for try await _ in stream.body {}
@@ -136,9 +136,9 @@ struct SessionCookieTests {
     func perTenantJars() async throws {
         let alice = Session(configuration: .init(cookieJar: CookieJar()))
         let bob = Session(configuration: .init(cookieJar: CookieJar()))
-        _ = try await MoyaProvider<ServerTarget>(session: alice).request(setting("user=alice"))
-        _ = try await MoyaProvider<ServerTarget>(session: bob).request(ServerTarget(base, "/echo"))
-        _ = try await MoyaProvider<ServerTarget>(session: alice).request(ServerTarget(base, "/echo"))
+        _ = try await MoyaProvider<Remote>(session: alice).request(setting("user=alice"))
+        _ = try await MoyaProvider<Remote>(session: bob).request(Remote(base, "/echo"))
+        _ = try await MoyaProvider<Remote>(session: alice).request(Remote(base, "/echo"))
         try await alice.shutdown()
         try await bob.shutdown()
         #expect(cookieHeaders(to: "/echo") == [nil, "user=alice"])
@@ -149,17 +149,17 @@ struct SessionCookieTests {
         let configuration = URLSessionConfiguration.ephemeral
         let storage = try #require(configuration.httpCookieStorage)
         let session = Session(configuration: configuration)
-        let provider = MoyaProvider<ServerTarget>(session: session)
+        let provider = MoyaProvider<Remote>(session: session)
         _ = try await provider.request(setting("fromServer=1"))
         #expect(storage.cookies(for: base)?.map(\.name) == ["fromServer"])
 
         let byHand = try #require(
             HTTPCookie(properties: [.name: "byHand", .value: "2", .domain: "127.0.0.1", .path: "/", .originURL: base]))
         storage.setCookie(byHand)
-        _ = try await provider.request(ServerTarget(base, "/echo"))
+        _ = try await provider.request(Remote(base, "/echo"))
         let stored = try #require(storage.cookies(for: base)?.first { $0.name == "fromServer" })
         storage.deleteCookie(stored)
-        _ = try await provider.request(ServerTarget(base, "/echo"))
+        _ = try await provider.request(Remote(base, "/echo"))
         try await session.shutdown()
         let sent = cookieHeaders(to: "/echo")
         #expect(sent.count == 2)
@@ -172,9 +172,9 @@ struct SessionCookieTests {
         let configuration = URLSessionConfiguration.ephemeral
         configuration.httpCookieAcceptPolicy = .never
         let session = Session(configuration: configuration)
-        let provider = MoyaProvider<ServerTarget>(session: session)
+        let provider = MoyaProvider<Remote>(session: session)
         _ = try await provider.request(setting("no=1"))
-        _ = try await provider.request(ServerTarget(base, "/echo"))
+        _ = try await provider.request(Remote(base, "/echo"))
         try await session.shutdown()
         #expect(cookieHeaders(to: "/echo") == [nil])
     }
@@ -184,10 +184,10 @@ struct SessionCookieTests {
         let capture = LogCapture()
         let jar = CookieJar()
         let session = Session(configuration: .init(cookieJar: jar))
-        let provider = MoyaProvider<ServerTarget>(
+        let provider = MoyaProvider<Remote>(
             session: session, plugins: [NetworkLoggerPlugin(configuration: .init(output: capture.output, logOptions: .default))])
         _ = try await provider.request(setting("secret=hunter2"))
-        _ = try await provider.request(ServerTarget(base, "/echo"))
+        _ = try await provider.request(Remote(base, "/echo"))
         try await session.shutdown()
         #expect(cookieHeaders(to: "/echo") == ["secret=hunter2"])
         // The first request's URL carries the cookie percent-encoded (the test server's way of

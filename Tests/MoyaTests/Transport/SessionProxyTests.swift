@@ -21,13 +21,13 @@ struct SessionProxyTests {
     }
 
     /// Sends `target` on a session that follows `environment` (or the given proxy).
-    func send(_ target: ServerTarget, environment: [String: String], proxy: Session.Configuration.Proxy? = nil) async throws -> Result<
+    func send(_ target: Remote, environment: [String: String], proxy: Session.Configuration.Proxy? = nil) async throws -> Result<
         Moya.Response, MoyaError
     > {
         var configuration = Session.Configuration(timeoutIntervalForConnect: 5, timeoutIntervalForRequest: 10, proxy: proxy)
         configuration.proxyEnvironment = ProxyEnvironment(environment: environment)
         let session = Session(configuration: configuration)
-        let result = await MoyaTests.send(MoyaProvider<ServerTarget>(session: session), target)
+        let result = await MoyaTests.send(MoyaProvider<Remote>(session: session), target)
         try await session.shutdown()
         return result
     }
@@ -37,7 +37,7 @@ struct SessionProxyTests {
     @Test("http_proxy: a plain-http request goes to the proxy in absolute form, with the credentials of the variable")
     func absoluteForm() async throws {
         let result = try await send(
-            ServerTarget(
+            Remote(
                 URL(string: "http://proxied.invalid:8080")!, "/echo/a b", task: .requestParameters(parameters: ["q": "1"], encoding: URLEncoding.queryString)),
             environment: ["http_proxy": "http://us%40er:p%3Ass@\(proxyAddress)"])
         // The test server answers what it got: it is no proxy, but the request reached it.
@@ -55,9 +55,9 @@ struct SessionProxyTests {
         var configuration = Session.Configuration(timeoutIntervalForConnect: 5, timeoutIntervalForRequest: 10)
         configuration.proxyEnvironment = ProxyEnvironment(environment: ["http_proxy": proxyAddress])
         let session = Session(configuration: configuration)
-        let provider = MoyaProvider<ServerTarget>(session: session)
+        let provider = MoyaProvider<Remote>(session: session)
         for host in ["first.invalid", "second.invalid", "first.invalid", "second.invalid"] {
-            _ = await MoyaTests.send(provider, ServerTarget(URL(string: "http://\(host)")!, "/echo"))
+            _ = await MoyaTests.send(provider, Remote(URL(string: "http://\(host)")!, "/echo"))
         }
         try await session.shutdown()
         #expect(
@@ -73,11 +73,11 @@ struct SessionProxyTests {
         // The environment names a proxy nobody listens on; the code's proxy is the server.
         let environment = ["http_proxy": "http://127.0.0.1:9", "all_proxy": "http://127.0.0.1:9"]
         _ = try await send(
-            ServerTarget(URL(string: "http://proxied.invalid")!, "/echo"), environment: environment, proxy: .http(host: "127.0.0.1", port: server.port))
+            Remote(URL(string: "http://proxied.invalid")!, "/echo"), environment: environment, proxy: .http(host: "127.0.0.1", port: server.port))
         #expect(server.receivedRequests.first?.uri == "http://proxied.invalid/echo")
 
         server.resetRecordedRequests()
-        let direct = try await send(ServerTarget(base, "/echo"), environment: environment, proxy: .direct)
+        let direct = try await send(Remote(base, "/echo"), environment: environment, proxy: .direct)
         #expect(direct.response?.statusCode == 200)
         #expect(server.receivedRequests.first?.uri == "/echo")
     }
@@ -90,11 +90,11 @@ struct SessionProxyTests {
         var configuration = Session.Configuration(timeoutIntervalForConnect: 5, timeoutIntervalForRequest: 10)
         configuration.proxyEnvironment = ProxyEnvironment(environment: ["http_proxy": proxyAddress, "no_proxy": entry])
         let session = Session(configuration: configuration)
-        let provider = MoyaProvider<ServerTarget>(session: session)
+        let provider = MoyaProvider<Remote>(session: session)
         // Direct: the server sees a path.
-        #expect(await MoyaTests.send(provider, ServerTarget(base, "/echo")).response?.statusCode == 200)
+        #expect(await MoyaTests.send(provider, Remote(base, "/echo")).response?.statusCode == 200)
         // Through the proxy (the same server): it sees the absolute URL.
-        _ = await MoyaTests.send(provider, ServerTarget(URL(string: "http://elsewhere.invalid")!, "/echo"))
+        _ = await MoyaTests.send(provider, Remote(URL(string: "http://elsewhere.invalid")!, "/echo"))
         try await session.shutdown()
         let uris = server.receivedRequests.map(\.uri)
         if entry == "*" {
@@ -106,7 +106,7 @@ struct SessionProxyTests {
 
     @Test("https_proxy: an https request is tunnelled with CONNECT")
     func connectForHTTPS() async throws {
-        let result = try await send(ServerTarget(URL(string: "https://tunnelled.invalid")!, "/echo"), environment: ["https_proxy": proxyAddress])
+        let result = try await send(Remote(URL(string: "https://tunnelled.invalid")!, "/echo"), environment: ["https_proxy": proxyAddress])
         // The test server refuses the CONNECT: the request fails, after reaching the proxy only.
         #expect(result.error != nil)
         let received = try #require(server.receivedRequests.first)
@@ -116,7 +116,7 @@ struct SessionProxyTests {
 
     @Test("A malformed proxy variable fails the requests it applies to, naming the variable and not its password")
     func malformed() async throws {
-        let result = try await send(ServerTarget(base, "/echo"), environment: ["http_proxy": "ftp://user:hunter2@proxy:21"])
+        let result = try await send(Remote(base, "/echo"), environment: ["http_proxy": "ftp://user:hunter2@proxy:21"])
         guard case .underlying(let error, nil)? = result.error else {
             Issue.record("expected an underlying error, got \(result)")
             return
@@ -130,7 +130,7 @@ struct SessionProxyTests {
 
     @Test("A proxy that cannot be reached fails with cannotConnectToHost, naming the proxy")
     func unreachableProxy() async throws {
-        let result = try await send(ServerTarget(URL(string: "http://proxied.invalid")!, "/echo"), environment: ["http_proxy": "http://127.0.0.1:9"])
+        let result = try await send(Remote(URL(string: "http://proxied.invalid")!, "/echo"), environment: ["http_proxy": "http://127.0.0.1:9"])
         guard case .underlying(let error as URLError, nil)? = result.error else {
             Issue.record("expected a URLError, got \(result)")
             return

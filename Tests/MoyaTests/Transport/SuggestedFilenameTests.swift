@@ -53,13 +53,13 @@ struct SuggestedFilenameTests {
         let destination: DownloadDestination = { _, response in
             (directory.appendingPathComponent(response.suggestedFilename ?? "none"), [.createIntermediateDirectories])
         }
-        let provider = MoyaProvider<ServerTarget>()
-        let named = ServerTarget(
+        let provider = MoyaProvider<Remote>()
+        let named = Remote(
             base, "/response-headers",
             task: .downloadParameters(
                 parameters: ["Content-Disposition": "attachment; filename=\"report.csv\""], encoding: URLEncoding.queryString, destination: destination))
         _ = try await provider.request(named)
-        _ = try await provider.request(ServerTarget(base, "/bytes/10", task: .downloadDestination(destination)))
+        _ = try await provider.request(Remote(base, "/bytes/10", task: .downloadDestination(destination)))
         let files = try FileManager.default.contentsOfDirectory(atPath: directory.path).sorted()
         #expect(files == ["10", "report.csv"])
     }

@@ -72,8 +72,8 @@ struct TimeoutTests {
     @Test("The session's read timeout fires when the server stops sending")
     func readTimeout() async throws {
         let session = Session(configuration: .init(timeoutIntervalForRequest: 0.5))
-        let provider = MoyaProvider<ServerTarget>(session: session)
-        let (result, elapsed) = await timed { await send(provider, ServerTarget(base, "/delay/600000")) }
+        let provider = MoyaProvider<Remote>(session: session)
+        let (result, elapsed) = await timed { await send(provider, Remote(base, "/delay/600000")) }
         expectTimedOut(result, elapsed: elapsed)
         try await session.shutdown()
     }
@@ -88,8 +88,8 @@ struct TimeoutTests {
                     timeoutIntervalForResource: interval,
                     timeoutIntervalForWrite: interval
                 ))
-            let provider = MoyaProvider<ServerTarget>(session: session)
-            let result = await send(provider, ServerTarget(base, "/delay/10"))
+            let provider = MoyaProvider<Remote>(session: session)
+            let result = await send(provider, Remote(base, "/delay/10"))
             #expect(result.response?.statusCode == 200, "\(interval)")
             try await session.shutdown()
         }
@@ -97,8 +97,8 @@ struct TimeoutTests {
 
     @Test("A URLRequest.timeoutInterval set by a plugin is honoured")
     func urlRequestTimeout() async throws {
-        let provider = MoyaProvider<ServerTarget>(plugins: [TimeoutPlugin(interval: 0.5)])
-        let (result, elapsed) = await timed { await send(provider, ServerTarget(base, "/delay/600000")) }
+        let provider = MoyaProvider<Remote>(plugins: [TimeoutPlugin(interval: 0.5)])
+        let (result, elapsed) = await timed { await send(provider, Remote(base, "/delay/600000")) }
         expectTimedOut(result, elapsed: elapsed)
     }
 }

@@ -19,11 +19,11 @@ struct TracingTests {
     func spansUnderTracer() async throws {
         let tracer = InMemoryTracer()
         let session = withTracer(tracer) { Session() }
-        let provider = MoyaProvider<ServerTarget>(session: session)
+        let provider = MoyaProvider<Remote>(session: session)
 
-        let response = try await provider.request(ServerTarget(base, "/bytes/5"))
+        let response = try await provider.request(Remote(base, "/bytes/5"))
         #expect(response.statusCode == 200)
-        let missing = try await provider.request(ServerTarget(base, "/status/404"))
+        let missing = try await provider.request(Remote(base, "/status/404"))
         #expect(missing.statusCode == 404)
         try await session.shutdown()
 
@@ -43,8 +43,8 @@ struct TracingTests {
     func noTracer() async throws {
         let session = Session()
         #expect(session.client.tracer == nil)
-        let provider = MoyaProvider<ServerTarget>(session: session)
-        #expect(try await provider.request(ServerTarget(base, "/bytes/5")).data.count == 5)
+        let provider = MoyaProvider<Remote>(session: session)
+        #expect(try await provider.request(Remote(base, "/bytes/5")).data.count == 5)
         try await session.shutdown()
 
         #expect(Session.default.client.tracer == nil)

@@ -118,9 +118,9 @@ struct DotSegmentTests {
     @Test("The server receives the resolved path")
     func sentResolved() async throws {
         let server = try await TestServer.start()
-        let provider = MoyaProvider<ServerTarget>()
+        let provider = MoyaProvider<Remote>()
         let base = server.baseURL.appendingPathComponent("v1")
-        let result = await send(provider, ServerTarget(base, "/users/../../echo/admin"))
+        let result = await send(provider, Remote(base, "/users/../../echo/admin"))
         #expect(try echo(of: result).path == "/echo/admin")
         #expect(server.receivedRequests.map(\.uri) == ["/echo/admin"])
         await server.shutdown()

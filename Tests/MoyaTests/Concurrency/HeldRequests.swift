@@ -1,8 +1,6 @@
 import Foundation
 import Moya
 
-// `eventually(within:_:)` is in Support/TemporaryDirectory.swift.
-
 /// A one-shot gate that a `requestClosure` can wait behind until the test opens it.
 final class HeldRequests: @unchecked Sendable {
     // Sendable: all state behind `lock`.
@@ -31,13 +29,5 @@ func attempt(_ body: () async throws(MoyaError) -> Moya.Response) async -> Resul
         return .success(try await body())
     } catch {
         return .failure(error)
-    }
-}
-
-extension Result where Failure == MoyaError {
-    /// The error, if this is a failure.
-    var moyaError: MoyaError? {
-        if case .failure(let error) = self { return error }
-        return nil
     }
 }
