@@ -3,17 +3,21 @@ import Foundation
 /// Reads the Swift blocks and hidden contexts of a Markdown document, in document order. A
 /// one-line `<!-- example-context: Name -->` names a shared context, the file `Name.swift` in
 /// `sharedContexts`. A one-line `<!-- example-trait: Name -->` marks the next block (or hidden
-/// context) as needing the package trait `Name`.
+/// context) as needing the package trait `Name`. A one-line `<!-- example-compile-only -->`
+/// marks the next block's `@Test` functions as compiled but not run.
 func codeBlocks(in text: String, sharedContexts: URL) throws -> [CodeBlock] {
     let lines = text.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
     var blocks: [CodeBlock] = []
     var index = 0
     var pendingTrait: String?
-    // The block appended last takes the pending trait.
+    var pendingCompileOnly = false
+    // The block appended last takes the pending marks.
     func append(_ block: CodeBlock) {
         var block = block
         block.trait = pendingTrait
+        block.isCompileOnly = pendingCompileOnly
         pendingTrait = nil
+        pendingCompileOnly = false
         blocks.append(block)
     }
     while index < lines.count {
@@ -22,6 +26,11 @@ func codeBlocks(in text: String, sharedContexts: URL) throws -> [CodeBlock] {
         if trimmed.hasPrefix("<!-- example-trait:"), trimmed.hasSuffix("-->") {
             let name = trimmed.dropFirst("<!-- example-trait:".count).dropLast(3).trimmingCharacters(in: .whitespaces)
             pendingTrait = name.isEmpty ? nil : name
+            index += 1
+            continue
+        }
+        if trimmed == "<!-- example-compile-only -->" {
+            pendingCompileOnly = true
             index += 1
             continue
         }

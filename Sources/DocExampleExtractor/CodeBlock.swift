@@ -9,4 +9,7 @@ struct CodeBlock {
     /// The package trait the block needs (`RxMoya`), if any: it is compiled only when that
     /// trait is enabled.
     var trait: String? = nil
+    /// The block's tests are compiled but not run (`<!-- example-compile-only -->`): they need
+    /// something the test run does not have, such as a recorded cassette or a real API.
+    var isCompileOnly = false
 }

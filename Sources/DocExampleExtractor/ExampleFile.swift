@@ -45,6 +45,43 @@ func declaredNames(_ item: Item) -> [String] {
     return name.isEmpty || name == "_" ? [] : [String(name)]
 }
 
+/// The item with each of its `@Test` attributes disabled, so that the test is compiled but not
+/// run. The attribute goes on a line of its own, so that the declaration after it still gets its
+/// access level.
+func disablingTests(_ item: Item) -> Item {
+    var copy = item
+    copy.lines = item.lines.flatMap { line -> [SourceLine] in
+        let indentation = String(line.text.prefix { $0 == " " })
+        let trimmed = line.text.dropFirst(indentation.count)
+        guard trimmed.hasPrefix("@Test") else { return [line] }
+        var rest = trimmed.dropFirst("@Test".count)
+        var arguments = ""
+        if rest.hasPrefix("(") {
+            // The attribute's own arguments, up to the parenthesis that closes them.
+            var depth = 0
+            var end = rest.startIndex
+            for index in rest.indices {
+                if rest[index] == "(" { depth += 1 }
+                if rest[index] == ")" { depth -= 1 }
+                if depth == 0 {
+                    end = index
+                    break
+                }
+            }
+            arguments = ", " + rest[rest.index(after: rest.startIndex)..<end]
+            rest = rest[rest.index(after: end)...]
+        } else if let first = rest.first, first != " " {
+            return [line]  // a name that only starts with "@Test"
+        }
+        let attribute = indentation + "@Test(.disabled(\"a documentation example: compiled, not run\")\(arguments))"
+        let declaration = rest.trimmingCharacters(in: .whitespaces)
+        // Numbered one less, so that no `#sourceLocation` comes between it and the declaration.
+        return [SourceLine(number: line.number - 1, text: attribute)]
+            + (declaration.isEmpty ? [] : [SourceLine(number: line.number, text: indentation + declaration)])
+    }
+    return copy
+}
+
 /// Writes the lines of an item, each preceded by the document position it comes from.
 func emit(_ item: Item, file: String, into output: inout String) {
     guard let first = item.lines.first else { return }
@@ -114,6 +151,9 @@ func swiftFile(for blocks: [CodeBlock], documentPath: String, trait: String? = n
         var section = sections[key] ?? Section(imports: Set((traitModules[key] ?? []).map { "import \($0)" }))
         defer { sections[key] = section }
         var blockItems = items(of: block)
+        if block.isCompileOnly {
+            blockItems = blockItems.map(disablingTests)
+        }
         if block.isContext {
             blockItems.removeAll { declaredTypeName($0).map(ownNames.contains) ?? false }
         }
