@@ -88,4 +88,23 @@ struct CassetteRedactionTests {
         let replayed = try await replaying.request(.post(server.baseURL, "/login", body: #"{"password": "another-password", "name": "ann"}"#))
         #expect(try replayed.mapString().contains(#""access_token": "***""#))
     }
+
+    @Test("The logger's rules apply in full: a body that is not quite JSON is hidden as text, and what it hid is hidden elsewhere")
+    func malformedJSONAndHeaderPairs() async throws {
+        let url = temporaryCassetteURL()
+        defer { removeCassette(url) }
+        let server = try await MockServer.start()
+        server.enqueue(.text("you sent malformed-secret-77", headers: [("Location", "/next?session_id=location-secret-1234&page=2")]))
+        let provider = try MoyaProvider<CassetteTarget>(cassette: url, mode: .record)
+        _ = try await provider.request(.post(server.baseURL, "/login", body: #"{"name": "ann", "password": "malformed-secret-77", "#))
+        await server.shutdown()
+
+        let text = try cassetteText(url)
+        #expect(!text.contains("malformed-secret-77"))
+        #expect(!text.contains("location-secret-1234"))
+        let interaction = try #require(try Cassette(contentsOf: url).interactions.first)
+        #expect(interaction.request.body?.content == #"{"name": "ann", "password": "***", "#)
+        #expect(interaction.response.body?.content == "you sent ***")
+        #expect(interaction.response.headers["Location"] == "/next?session_id=***&page=2")
+    }
 }

@@ -70,19 +70,22 @@ extension NetworkLoggerPlugin.Configuration.Redaction {
         String(String.UnicodeScalarView(name.lowercased().unicodeScalars.filter { CharacterSet.alphanumerics.contains($0) }))
     }
 
-    /// Decides, for one log entry, whether a parameter's value is hidden.
-    struct ParameterMatcher {
+    /// Decides, for one log entry (or one cassette interaction), whether a parameter's value
+    /// is hidden. Made once from ``parameterNames`` (normalized) and used for every name.
+    package struct ParameterMatcher: Sendable {
         private let names: Set<String>
 
-        init(_ names: Set<String>) {
+        /// A matcher for `names`, compared in their normalized form.
+        package init(_ names: Set<String>) {
             self.names = Set(names.map(NetworkLoggerPlugin.Configuration.Redaction.normalizedParameterName))
         }
 
-        var isEmpty: Bool { names.isEmpty }
+        /// Whether it matches no name at all.
+        package var isEmpty: Bool { names.isEmpty }
 
         /// Whether the value of the parameter `name` is hidden: its normalized name is one of
         /// the names, or, for a name in brackets such as `user[password]`, its last key is.
-        func matches<Name: StringProtocol>(_ name: Name) -> Bool {
+        package func matches<Name: StringProtocol>(_ name: Name) -> Bool {
             guard !names.isEmpty else { return false }
             if names.contains(NetworkLoggerPlugin.Configuration.Redaction.normalizedParameterName(name)) {
                 return true
@@ -95,7 +98,8 @@ extension NetworkLoggerPlugin.Configuration.Redaction {
         }
     }
 
-    var parameterMatcher: ParameterMatcher {
+    /// The matcher of ``parameterNames``.
+    package var parameterMatcher: ParameterMatcher {
         ParameterMatcher(parameterNames)
     }
 
@@ -103,31 +107,46 @@ extension NetworkLoggerPlugin.Configuration.Redaction {
 
     /// `url` (text) with the values of hidden parameters replaced, in its query and in a
     /// fragment made of parameters (as OAuth's implicit flow returns tokens).
-    func redactingParameters(inURL url: String, matcher: ParameterMatcher) -> String {
+    ///
+    /// - Parameters:
+    ///   - url:     The URL's text.
+    ///   - matcher: The hidden parameters (``parameterMatcher``).
+    ///   - hidden:  Receives the values hidden, as written (percent-encoded).
+    /// - Returns: The URL's text, hidden values replaced by ``replacement`` as it is.
+    package func redactingParameters(inURL url: String, matcher: ParameterMatcher, hidden: inout [String]) -> String {
         guard !matcher.isEmpty, let questionMark = url.firstIndex(where: { $0 == "?" || $0 == "#" }) else { return url }
         var result = String(url[..<questionMark])
         var rest = url[questionMark...]
         if rest.first == "?" {
             let end = rest.firstIndex(of: "#") ?? rest.endIndex
-            result += "?" + redactingPairs(in: rest[rest.index(after: rest.startIndex)..<end], matcher: matcher)
+            result += "?" + redactingPairs(in: rest[rest.index(after: rest.startIndex)..<end], matcher: matcher, hidden: &hidden)
             rest = rest[end...]
         }
         if rest.first == "#" {
-            result += "#" + redactingPairs(in: rest.dropFirst(), matcher: matcher)
+            result += "#" + redactingPairs(in: rest.dropFirst(), matcher: matcher, hidden: &hidden)
         }
         return result
     }
 
     /// `name=value&...` (a query or an `application/x-www-form-urlencoded` body) with the
-    /// values of hidden parameters replaced. Names are compared percent-decoded.
-    func redactingPairs(in text: Substring, matcher: ParameterMatcher) -> String {
+    /// values of hidden parameters replaced, each reported to `hidden`. Names are compared
+    /// percent-decoded.
+    func redactingPairs(in text: Substring, matcher: ParameterMatcher, hidden: inout [String]) -> String {
         guard text.contains("=") else { return String(text) }
-        let pairs = text.split(separator: "&", omittingEmptySubsequences: false).map { pair -> Substring in
-            guard let equals = pair.firstIndex(of: "=") else { return pair }
+        var pairs: [Substring] = []
+        for pair in text.split(separator: "&", omittingEmptySubsequences: false) {
+            guard let equals = pair.firstIndex(of: "=") else {
+                pairs.append(pair)
+                continue
+            }
             let rawName = pair[..<equals]
             let name = rawName.replacingOccurrences(of: "+", with: " ").removingPercentEncoding ?? String(rawName)
-            guard matcher.matches(name) else { return pair }
-            return Substring("\(rawName)=\(replacement)")
+            guard matcher.matches(name) else {
+                pairs.append(pair)
+                continue
+            }
+            hidden.append(String(pair[pair.index(after: equals)...]))
+            pairs.append(Substring("\(rawName)=\(replacement)"))
         }
         return pairs.joined(separator: "&")
     }
@@ -139,6 +158,21 @@ extension NetworkLoggerPlugin.Configuration.Redaction {
     /// by `contentType` or, without one, by the body's look. Other bodies are returned as they
     /// are.
     func redactingBody(_ data: Data, contentType: String?) -> Data {
+        var hidden: [String] = []
+        return redactingBody(data, contentType: contentType, hidden: &hidden)
+    }
+
+    /// A request or response body with the values of hidden fields replaced, as
+    /// ``redactingBody(_:contentType:)`` does.
+    ///
+    /// - Parameters:
+    ///   - data:        The body.
+    ///   - contentType: Its `Content-Type`, if any.
+    ///   - hidden:      Receives the values hidden, as written: the content of a JSON string
+    ///     (escapes and all; values of other kinds are not reported), a form field's value
+    ///     (percent-encoded).
+    /// - Returns: The body to show; `data` itself when nothing is hidden.
+    package func redactingBody(_ data: Data, contentType: String?, hidden: inout [String]) -> Data {
         let matcher = parameterMatcher
         guard !matcher.isEmpty, !data.isEmpty else { return data }
         let type = contentType?.lowercased() ?? ""
@@ -147,17 +181,18 @@ extension NetworkLoggerPlugin.Configuration.Redaction {
             // Inside a JSON string the replacement is written escaped.
             var inString = self
             inString.replacement = Self.escapedForJSON(replacement)
-            let redactsPairs = { (text: String) in inString.redactingPairs(inText: text, matcher: matcher) }
+            let redactsPairs = { (text: String, hidden: inout [String]) in inString.redactingPairs(inText: text, matcher: matcher, hidden: &hidden) }
             if let redacted = JSONFieldRedactor.redact(data, matcher: matcher, replacement: replacement, redactingPairs: redactsPairs) {
-                return redacted
+                hidden += redacted.hidden
+                return redacted.data
             }
             // Not JSON after all (or too deep): hide what looks like a field, as in free text.
             guard let text = String(data: data, encoding: .utf8) else { return data }
-            return Data(redactingParameters(inText: text, matcher: matcher).utf8)
+            return Data(redactingParameters(inText: text, matcher: matcher, hidden: &hidden).utf8)
         }
         if type.contains("x-www-form-urlencoded") || (type.isEmpty && Self.looksLikeForm(data)) {
             guard let text = String(data: data, encoding: .utf8) else { return data }
-            return Data(redactingPairs(in: Substring(text), matcher: matcher).utf8)
+            return Data(redactingPairs(in: Substring(text), matcher: matcher, hidden: &hidden).utf8)
         }
         return data
     }
@@ -187,36 +222,76 @@ extension NetworkLoggerPlugin.Configuration.Redaction {
     /// text, and in JSON members `"name": value` (also with the quotes escaped, as inside a
     /// quoted shell argument).
     func redactingParameters(inText text: String, matcher: ParameterMatcher) -> String {
+        var hidden: [String] = []
+        return redactingParameters(inText: text, matcher: matcher, hidden: &hidden)
+    }
+
+    /// Free text with the values of hidden parameters replaced, as
+    /// ``redactingParameters(inText:matcher:)`` does, each value reported to `hidden` (a JSON
+    /// member's only when it is a string: its content, escapes and all).
+    func redactingParameters(inText text: String, matcher: ParameterMatcher, hidden: inout [String]) -> String {
         guard !matcher.isEmpty else { return text }
-        var result = redactingPairs(inText: text, matcher: matcher)
+        var result = redactingPairs(inText: text, matcher: matcher, hidden: &hidden)
+        var found: [String] = []
         result = Self.replacingMatches(of: Self.jsonMemberPattern, in: result) { groups in
             guard matcher.matches(groups[2]) else { return nil }
+            if groups[4].count >= 2, groups[4].hasPrefix("\"") { found.append(String(groups[4].dropFirst().dropLast())) }
             return "\(groups[1])\(groups[2])\"\(groups[3])\"\(Self.escapedForJSON(replacement))\""
         }
         result = Self.replacingMatches(of: Self.escapedJSONMemberPattern, in: result) { groups in
             guard matcher.matches(groups[2]) else { return nil }
+            if groups[4].count >= 4, groups[4].hasPrefix("\\\"") { found.append(String(groups[4].dropFirst(2).dropLast(2))) }
             return "\(groups[1])\(groups[2])\\\"\(groups[3])\\\"\(Self.escapedForJSON(replacement))\\\""
         }
+        hidden += found
         return result
     }
 
     /// Free text with the values of hidden `name=value` pairs replaced (see
     /// ``redactingParameters(inText:matcher:)``), such as a URL or query inside a JSON string.
-    func redactingPairs(inText text: String, matcher: ParameterMatcher) -> String {
+    func redactingPairs(inText text: String, matcher: ParameterMatcher, hidden: inout [String]) -> String {
+        redactingPairs(inText: text, matcher: matcher, pattern: Self.freeTextPairPattern, hidden: &hidden)
+    }
+
+    /// Free text with the values of hidden `name=value` pairs replaced by ``replacement``.
+    ///
+    /// - Parameters:
+    ///   - text:    The text.
+    ///   - matcher: The hidden parameters (``parameterMatcher``).
+    ///   - pattern: What a pair is: ``pairPattern(alsoEndingAt:)``. The logger's free text
+    ///     uses `pairPattern(alsoEndingAt: "")`.
+    ///   - hidden:  Receives the values hidden, as written.
+    /// - Returns: The text, hidden values replaced.
+    package func redactingPairs(inText text: String, matcher: ParameterMatcher, pattern: NSRegularExpression, hidden: inout [String]) -> String {
         guard !matcher.isEmpty, text.contains("=") else { return text }
-        return Self.replacingMatches(of: Self.pairPattern, in: text) { groups in
+        var found: [String] = []
+        let result = Self.replacingMatches(of: pattern, in: text) { groups in
             let name = groups[2].replacingOccurrences(of: "+", with: " ").removingPercentEncoding ?? groups[2]
             guard matcher.matches(name) else { return nil }
+            found.append(groups[3])
             return "\(groups[1])\(groups[2])=\(replacement)"
         }
+        hidden += found
+        return result
+    }
+
+    /// The pattern of a `name=value` pair in free text: it starts the text or follows `?`,
+    /// `&`, `#`, `;`, white space, a quote or one of `delimiters`, and its value ends at one of
+    /// them. Its capture groups are what comes before, the name and the value.
+    ///
+    /// - Parameter delimiters: More characters that end a value, written as they stand inside
+    ///   a regular expression's bracket expression (`",<>"` for a `Link` header's `<…>`).
+    /// - Returns: The pattern.
+    package static func pairPattern(alsoEndingAt delimiters: String) -> NSRegularExpression {
+        regex(#"(^|[?&#;\s"'"# + delimiters + #"])([A-Za-z0-9_.%+\-\[\]]+)=([^&#;\s"'"# + delimiters + #"]*)"#)
     }
 
     /// `name=value`: what comes before, name, value.
-    private static let pairPattern = regex(#"(^|[?&#;\s"'])([A-Za-z0-9_.%+\-\[\]]+)=([^&#;\s"']*)"#)
+    private static let freeTextPairPattern = pairPattern(alsoEndingAt: "")
     /// `"name": value`, the value a string, number or literal: opening quote, name, colon, value.
-    private static let jsonMemberPattern = regex(#"((?<!\\)")([^"\\]{1,200})"(\s*:\s*)(?:"(?:[^"\\]|\\.)*"|-?[0-9][0-9.eE+\-]*|true|false|null)"#)
+    private static let jsonMemberPattern = regex(#"((?<!\\)")([^"\\]{1,200})"(\s*:\s*)("(?:[^"\\]|\\.)*"|-?[0-9][0-9.eE+\-]*|true|false|null)"#)
     /// `\"name\": value` inside a shell's double quotes: opening quote, name, colon, value.
-    private static let escapedJSONMemberPattern = regex(#"(\\")([^"\\]{1,200})\\"(\s*:\s*)(?:\\"(?:[^"\\]|\\[^"])*\\"|-?[0-9][0-9.eE+\-]*|true|false|null)"#)
+    private static let escapedJSONMemberPattern = regex(#"(\\")([^"\\]{1,200})\\"(\s*:\s*)(\\"(?:[^"\\]|\\[^"])*\\"|-?[0-9][0-9.eE+\-]*|true|false|null)"#)
 
     private static func regex(_ text: String) -> NSRegularExpression {
         // The patterns are constants checked by the tests.
@@ -243,15 +318,19 @@ extension NetworkLoggerPlugin.Configuration.Redaction {
 
 /// Hides the values of chosen members of a JSON document, and of `name=value` pairs inside its
 /// strings (a URL with a query, a form), leaving the rest of its text as it is (spacing, order
-/// of keys, escapes), so that a logged body reads like the one sent.
+/// of keys, escapes), so that a logged body reads like the one sent. Only
+/// ``NetworkLoggerPlugin/Configuration/Redaction/redactingBody(_:contentType:hidden:)`` uses it.
 struct JSONFieldRedactor {
     private let bytes: [UInt8]
     private let matcher: NetworkLoggerPlugin.Configuration.Redaction.ParameterMatcher
-    private let redactingPairs: (String) -> String
+    private let redactingPairs: (String, inout [String]) -> String
     private var index = 0
     /// The byte ranges to replace, in order, each with its new text (`nil` for the replacement
     /// string as a JSON string, which stands for a whole value).
     private var hidden: [(range: Range<Int>, text: [UInt8]?)] = []
+    /// The values hidden: the content of each hidden string member, as written, and what
+    /// `redactingPairs` hid.
+    private var hiddenValues: [String] = []
 
     /// Nesting deeper than this is not parsed (the body is then treated as free text).
     private static let maximumDepth = 256
@@ -260,14 +339,16 @@ struct JSONFieldRedactor {
 
     /// `data` with the value of every member whose name `matcher` matches, at any depth,
     /// replaced by `replacement` as a JSON string, and every other string value with an `=` in
-    /// it passed through `redactingPairs`; `data` itself when nothing changes, and `nil` when
-    /// `data` is not a JSON document.
+    /// it passed through `redactingPairs` (which reports what it hides); `data` itself when
+    /// nothing changes, and `nil` when `data` is not a JSON document. `hidden` holds the values
+    /// hidden: the content of each hidden string member as written (a member of another kind is
+    /// not reported), and what `redactingPairs` reported.
     static func redact(
         _ data: Data,
         matcher: NetworkLoggerPlugin.Configuration.Redaction.ParameterMatcher,
         replacement: String,
-        redactingPairs: @escaping (String) -> String
-    ) -> Data? {
+        redactingPairs: @escaping (String, inout [String]) -> String
+    ) -> (data: Data, hidden: [String])? {
         var redactor = JSONFieldRedactor(bytes: Array(data), matcher: matcher, redactingPairs: redactingPairs)
         do {
             redactor.skipWhitespace()
@@ -277,7 +358,7 @@ struct JSONFieldRedactor {
         } catch {
             return nil
         }
-        guard !redactor.hidden.isEmpty else { return data }
+        guard !redactor.hidden.isEmpty else { return (data, []) }
         let literal = Array("\"\(NetworkLoggerPlugin.Configuration.Redaction.escapedForJSON(replacement))\"".utf8)
         var output: [UInt8] = []
         output.reserveCapacity(redactor.bytes.count)
@@ -288,10 +369,14 @@ struct JSONFieldRedactor {
             cursor = range.upperBound
         }
         output += redactor.bytes[cursor...]
-        return Data(output)
+        return (Data(output), redactor.hiddenValues)
     }
 
-    private init(bytes: [UInt8], matcher: NetworkLoggerPlugin.Configuration.Redaction.ParameterMatcher, redactingPairs: @escaping (String) -> String) {
+    private init(
+        bytes: [UInt8],
+        matcher: NetworkLoggerPlugin.Configuration.Redaction.ParameterMatcher,
+        redactingPairs: @escaping (String, inout [String]) -> String
+    ) {
         self.bytes = bytes
         self.matcher = matcher
         self.redactingPairs = redactingPairs
@@ -346,6 +431,9 @@ struct JSONFieldRedactor {
                 // The whole value goes, whatever it holds.
                 hidden.removeSubrange(hiddenBefore...)
                 hidden.append((start..<index, nil))
+                if bytes[start] == UInt8(ascii: "\"") {
+                    hiddenValues.append(String(decoding: bytes[(start + 1)..<(index - 1)], as: UTF8.self))
+                }
             }
             skipWhitespace()
             if current == UInt8(ascii: ",") {
@@ -384,7 +472,7 @@ struct JSONFieldRedactor {
         let content = (start + 1)..<(index - 1)
         guard bytes[content].contains(UInt8(ascii: "=")) else { return }
         let text = String(decoding: bytes[content], as: UTF8.self)
-        let redacted = redactingPairs(text)
+        let redacted = redactingPairs(text, &hiddenValues)
         if redacted != text {
             hidden.append((content, Array(redacted.utf8)))
         }

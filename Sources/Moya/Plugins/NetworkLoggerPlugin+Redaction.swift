@@ -107,6 +107,11 @@ extension NetworkLoggerPlugin.Configuration {
         }
 
         // MARK: - Applying it
+        //
+        // These functions are `package`, not `public`: MoyaTesting's cassettes hide secrets with
+        // them, so that a cassette file and the log follow one set of rules. The variants taking
+        // `hidden` also report each value they hide, as it was written, for a cassette to look
+        // for it elsewhere in the exchange.
 
         var isDisabled: Bool {
             headerNames.isEmpty && !redactsPasswords && parameterNames.isEmpty
@@ -117,20 +122,36 @@ extension NetworkLoggerPlugin.Configuration {
         }
 
         /// Whether the value of the header `name` is hidden.
-        func redacts(header name: String) -> Bool {
+        package func redacts(header name: String) -> Bool {
             lowercasedHeaderNames.contains(name.lowercased())
         }
 
         /// `value` as logged for the header `name`: hidden if the header is, keeping the scheme
         /// of an authorization header.
         func value(_ value: String, forHeader name: String) -> String {
+            var hidden: [String] = []
+            return self.value(value, forHeader: name, hidden: &hidden)
+        }
+
+        /// `value` as logged for the header `name`: hidden if the header is, keeping the scheme
+        /// of an authorization header (`Bearer ***`).
+        ///
+        /// - Parameters:
+        ///   - value:  The header's value.
+        ///   - name:   The header's name (any case).
+        ///   - hidden: Receives what was hidden: the whole value, or the credentials after the
+        ///     scheme, without surrounding white space.
+        /// - Returns: The value to show.
+        package func value(_ value: String, forHeader name: String, hidden: inout [String]) -> String {
             guard redacts(header: name) else { return value }
             let lowercasedName = name.lowercased()
             if lowercasedName == "authorization" || lowercasedName == "proxy-authorization",
                 let space = value.firstIndex(of: " ")
             {
+                hidden.append(value[value.index(after: space)...].trimmingCharacters(in: .whitespaces))
                 return "\(value[..<space]) \(replacement)"
             }
+            hidden.append(value)
             return replacement
         }
 
@@ -150,14 +171,28 @@ extension NetworkLoggerPlugin.Configuration {
 
         /// The URL's text with its password and the values of hidden parameters hidden.
         func describe(_ url: URL) -> String {
-            var text = url.absoluteString
-            if redactsPasswords, url.password != nil,
+            var hidden: [String] = []
+            let text = redactingPassword(in: url, hidden: &hidden)
+            return redactingParameters(inURL: text, matcher: parameterMatcher, hidden: &hidden)
+        }
+
+        /// The URL's text with its password hidden (`user:***@`), when ``redactsPasswords``.
+        ///
+        /// - Parameters:
+        ///   - url:    The URL.
+        ///   - hidden: Receives the password, percent-encoded as the URL writes it.
+        /// - Returns: The URL's text.
+        package func redactingPassword(in url: URL, hidden: inout [String]) -> String {
+            guard redactsPasswords, url.password != nil,
                 var components = URLComponents(url: url, resolvingAgainstBaseURL: false)
-            {
-                components.password = replacement
-                text = components.string ?? text
+            else {
+                return url.absoluteString
             }
-            return redactingParameters(inURL: text, matcher: parameterMatcher)
+            if let password = components.percentEncodedPassword {
+                hidden.append(password)
+            }
+            components.password = replacement
+            return components.string ?? url.absoluteString
         }
 
         /// Whether describing `url` hides any part of it.

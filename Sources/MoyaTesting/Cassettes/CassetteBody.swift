@@ -51,7 +51,7 @@ public struct CassetteBody: Codable, Sendable, Equatable {
     }
 
     /// The bytes of the body; empty when base64 ``content`` does not decode (a file edited by
-    /// hand: loading a cassette checks every body, see ``Cassette/init(data:)``).
+    /// hand: loading a cassette checks every body, see ``Cassette/init(data:name:)``).
     public var data: Data {
         switch self.encoding {
         case .utf8: return Data(self.content.utf8)

@@ -39,7 +39,7 @@ import FoundationNetworking
 ///
 /// Limitations: a download's file and a streamed body were never recorded (see
 /// ``CassetteRecorder``), so a replayed download places no file and a replayed
-/// ``Moya/MoyaProvider/stream(_:options:)`` delivers the recorded head with no body; the body of
+/// `MoyaProvider.stream(_:options:)` delivers the recorded head with no body; the body of
 /// an upload from a file or of a multipart form is not compared. The failure of an unmatched
 /// request reaches the plugins' `didReceive` as an `NSError` (domain
 /// `MoyaTesting.CassetteError`, with the same description) and becomes a ``CassetteError`` in
@@ -77,7 +77,7 @@ public final class CassettePlayer: PluginType, Sendable {
     ///   - matching:  How requests are matched with interactions; method, URL and body by
     ///     default, each interaction used once.
     ///   - redaction: The redaction the cassette was recorded with (the recorder's default,
-    ///     the logger's ``Moya/NetworkLoggerPlugin/Configuration/Redaction/default``, by
+    ///     the logger's `NetworkLoggerPlugin.Configuration.Redaction.default`, by
     ///     default).
     public init(
         cassette: Cassette,
@@ -133,7 +133,7 @@ public final class CassettePlayer: PluginType, Sendable {
 
     /// A stub closure for the provider: every target is stubbed.
     ///
-    /// - Parameter behavior: How: ``Moya/StubBehavior/immediate`` (the default) or after a delay.
+    /// - Parameter behavior: How: `StubBehavior.immediate` (the default) or after a delay.
     /// - Returns: The closure to pass as the provider's `stubClosure`.
     public func stubClosure<Target: TargetType>(_ behavior: StubBehavior = .immediate) -> (Target) -> StubBehavior {
         return { _ in behavior == .never ? .immediate : behavior }

@@ -21,18 +21,16 @@ import FoundationNetworking
 /// nothing to save at the end and a crash never leaves half a file. A new recorder starts with
 /// an empty cassette: the file it replaces is gone at the first exchange.
 ///
-/// Secrets never reach the file: they are hidden with the rules of a
-/// `NetworkLoggerPlugin.Configuration.Redaction` (by default the logger's
-/// ``Moya/NetworkLoggerPlugin/Configuration/Redaction/default``: `Authorization`,
+/// Secrets never reach the file: they are hidden by the code that hides them in the log of
+/// `NetworkLoggerPlugin`, with the rules of a `NetworkLoggerPlugin.Configuration.Redaction` (by
+/// default the logger's `NetworkLoggerPlugin.Configuration.Redaction.default`: `Authorization`,
 /// `Proxy-Authorization`, `Cookie` and `Set-Cookie` headers, URL passwords, and parameters such
 /// as `token`, `password` or `api_key` in queries, forms and JSON bodies), and each value
 /// hidden that way is hidden wherever else it occurs, such as a token a server echoes in its
-/// body. Add your own names with
-/// ``Moya/NetworkLoggerPlugin/Configuration/Redaction/redacting(headers:)`` and
-/// ``Moya/NetworkLoggerPlugin/Configuration/Redaction/redacting(parameters:)``, and replay
-/// with the same redaction. A secret the rules cannot recognize (in a path, in a binary body,
-/// under a field name of your own) is recorded as it is: read a new cassette before committing
-/// it.
+/// body. Add your own names with the redaction's `redacting(headers:)` and
+/// `redacting(parameters:)`, and replay with the same redaction. A secret the rules cannot
+/// recognize (in a path, in a binary body, under a field name of your own) is recorded as it
+/// is: read a new cassette before committing it.
 ///
 /// What is not recorded: failures without a response (a timeout, a refused connection, a
 /// cancel); the body of a download (it went to a file) and of a streamed response; the body of
@@ -66,7 +64,7 @@ public final class CassetteRecorder: PluginType, Sendable {
     ///   - fileURL:      The cassette file, replaced at the first exchange; missing
     ///     directories are created.
     ///   - redaction:    The rules secrets are hidden with; the logger's
-    ///     ``Moya/NetworkLoggerPlugin/Configuration/Redaction/default`` by default.
+    ///     `NetworkLoggerPlugin.Configuration.Redaction.default` by default.
     ///   - recordsDates: Whether each interaction carries the date it was recorded; `true` by
     ///     default. Without dates, recording the same exchanges again writes the same file.
     public init(

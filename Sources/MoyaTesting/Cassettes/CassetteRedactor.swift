@@ -5,24 +5,31 @@ import Moya
 import FoundationNetworking
 #endif
 
-/// Hides secrets in what a cassette stores, following the rules of a
-/// `NetworkLoggerPlugin.Configuration.Redaction` (the logger applies them internally, so they
-/// are applied here again, from the redaction's public settings):
+/// Hides secrets in what a cassette stores, with the rules `NetworkLoggerPlugin` hides them by
+/// in its log: the same `NetworkLoggerPlugin.Configuration.Redaction`, applied by the same
+/// (package-visible) functions of Moya, so that a cassette file and a log never disagree:
 ///
 /// - the values of its `headerNames` (any case) become the replacement, keeping the scheme of
 ///   an `Authorization` or `Proxy-Authorization` header (`Bearer ***`);
 /// - with `redactsPasswords`, the password of a URL (`user:***@`);
-/// - the values of parameters named in `parameterNames` (compared normalized: lower case,
-///   letters and digits only, or by the last key of a bracketed name such as `user[password]`)
-///   in a URL's query and fragment, in `application/x-www-form-urlencoded` bodies, in JSON
-///   bodies (members at any depth, and `name=value` pairs inside string values), and in
-///   `name=value` pairs of other header values (a `Location` with a token in its query).
+/// - the values of parameters named in `parameterNames` in a URL's query and fragment, in
+///   `application/x-www-form-urlencoded` bodies and in JSON bodies (members at any depth, and
+///   `name=value` pairs inside string values; a body that is not quite JSON as free text).
 ///
-/// Then every secret value found that way (a bearer token, a query token, a cookie, a JSON
-/// password; six characters or more) is replaced wherever else it occurs: in the URL's path, in
-/// other headers, in the request's body and in the response's (a server that echoes the
-/// request). The request is hidden with the secrets of the request only, so that a request
-/// about to be replayed, hidden the same way, compares equal to its recording.
+/// What the log does not need and a cassette does is done here:
+///
+/// - `name=value` pairs are hidden in the values of the other headers too (a `Location` with a
+///   token in its query), a value also ending at `,`, `<` or `>` (a `Link` header's
+///   `<…?access_token=…>; rel="next"` keeps its `>`);
+/// - in a URL's query the replacement is percent-encoded, so that the recorded URL stays a URL
+///   that ``CassetteMatching`` can take apart;
+/// - every secret value found by the rules (a bearer token, a query token, a cookie and each of
+///   its values, a JSON password; six characters or more, also percent-decoded) is replaced
+///   wherever else it occurs: in the URL's path, in other headers, in the request's body and in
+///   the response's (a server that echoes the request). The request is hidden with the secrets
+///   of the request only, so that a request about to be replayed, hidden the same way, compares
+///   equal to its recording;
+/// - a response's `Content-Length` follows its hidden body.
 struct CassetteRedactor: Sendable {
     /// The rules.
     let redaction: NetworkLoggerPlugin.Configuration.Redaction
@@ -31,13 +38,20 @@ struct CassetteRedactor: Sendable {
     /// their text occurs (`pin=42` would otherwise hide every `42`).
     static let minimumScrubbedLength = 6
 
-    private let headerNames: Set<String>
-    private let parameterNames: Set<String>
+    /// A `name=value` pair in a header value: its value also ends at `,` (a list), `<` or `>`
+    /// (a `Link` header's `<…>`).
+    private static let headerValuePair = NetworkLoggerPlugin.Configuration.Redaction.pairPattern(alsoEndingAt: ",<>")
+
+    private let matcher: NetworkLoggerPlugin.Configuration.Redaction.ParameterMatcher
+    /// The rules with the replacement percent-encoded, for a URL's query.
+    private let inURL: NetworkLoggerPlugin.Configuration.Redaction
 
     init(_ redaction: NetworkLoggerPlugin.Configuration.Redaction) {
         self.redaction = redaction
-        self.headerNames = Set(redaction.headerNames.map { $0.lowercased() })
-        self.parameterNames = Set(redaction.parameterNames.map(Self.normalized))
+        self.matcher = redaction.parameterMatcher
+        var inURL = redaction
+        inURL.replacement = Self.urlEscaped(redaction.replacement)
+        self.inURL = inURL
     }
 
     // MARK: - Exchanges
@@ -53,7 +67,7 @@ struct CassetteRedactor: Sendable {
         }
         headers = self.headers(headers, secrets: &secrets)
         let original = response.data
-        var body = self.body(original, contentType: Self.value(of: "Content-Type", in: headers), secrets: &secrets)
+        var body = self.redaction.redactingBody(original, contentType: Self.value(of: "Content-Type", in: headers), hidden: &secrets)
         headers = headers.mapValues { Self.scrub($0, secrets: secrets, replacement: self.redaction.replacement) }
         body = Self.scrub(body, secrets: secrets, replacement: self.redaction.replacement)
         // A hidden body is shorter or longer: keep the length the head announces true.
@@ -72,9 +86,10 @@ struct CassetteRedactor: Sendable {
         var secrets: [String] = []
         let headers = self.headers(urlRequest.allHTTPHeaderFields ?? [:], secrets: &secrets)
         var url = urlRequest.url.map { self.url($0, secrets: &secrets) } ?? ""
-        var body = self.body(urlRequest.httpBody ?? Data(), contentType: Self.value(of: "Content-Type", in: headers), secrets: &secrets)
+        let contentType = Self.value(of: "Content-Type", in: headers)
+        var body = self.redaction.redactingBody(urlRequest.httpBody ?? Data(), contentType: contentType, hidden: &secrets)
         let replacement = self.redaction.replacement
-        url = Self.scrub(url, secrets: secrets, replacement: Self.urlEscaped(replacement))
+        url = Self.scrub(url, secrets: secrets, replacement: self.inURL.replacement)
         body = Self.scrub(body, secrets: secrets, replacement: replacement)
         let request = CassetteInteraction.Request(
             method: (urlRequest.httpMethod ?? "GET").uppercased(),
@@ -88,30 +103,25 @@ struct CassetteRedactor: Sendable {
     // MARK: - Parts
 
     /// `headers` with the values of hidden headers replaced, and hidden pairs in the others.
+    /// The values hidden go to `secrets`, with the value of each cookie (a cookie can come back
+    /// in a body).
     func headers(_ headers: [String: String], secrets: inout [String]) -> [String: String] {
         var result: [String: String] = [:]
         for (name, value) in headers {
-            let lowercased = name.lowercased()
-            guard self.headerNames.contains(lowercased) else {
-                result[name] = self.pairs(in: value, replacement: self.redaction.replacement, secrets: &secrets)
+            guard self.redaction.redacts(header: name) else {
+                result[name] = self.redaction.redactingPairs(inText: value, matcher: self.matcher, pattern: Self.headerValuePair, hidden: &secrets)
                 continue
             }
-            if lowercased == "authorization" || lowercased == "proxy-authorization", let space = value.firstIndex(of: " ") {
-                secrets.append(value[value.index(after: space)...].trimmingCharacters(in: .whitespaces))
-                result[name] = "\(value[..<space]) \(self.redaction.replacement)"
-            } else {
-                secrets.append(value)
-                // The value of each cookie too (a cookie can come back in a body); a
-                // `Set-Cookie` names one cookie, then its attributes.
-                if lowercased == "cookie" || lowercased == "set-cookie" {
-                    let pairs = value.split(separator: ";")
-                    for pair in lowercased == "cookie" ? pairs : Array(pairs.prefix(1)) {
-                        if let equals = pair.firstIndex(of: "=") {
-                            secrets.append(String(pair[pair.index(after: equals)...]))
-                        }
+            result[name] = self.redaction.value(value, forHeader: name, hidden: &secrets)
+            // A `Cookie` holds cookies; a `Set-Cookie` one cookie, then its attributes.
+            let lowercased = name.lowercased()
+            if lowercased == "cookie" || lowercased == "set-cookie" {
+                let pairs = value.split(separator: ";")
+                for pair in lowercased == "cookie" ? pairs : Array(pairs.prefix(1)) {
+                    if let equals = pair.firstIndex(of: "=") {
+                        secrets.append(String(pair[pair.index(after: equals)...]))
                     }
                 }
-                result[name] = self.redaction.replacement
             }
         }
         return result
@@ -119,99 +129,11 @@ struct CassetteRedactor: Sendable {
 
     /// The text of `url` with its password and hidden parameters (query and fragment) hidden.
     func url(_ url: URL, secrets: inout [String]) -> String {
-        var text = url.absoluteString
-        if self.redaction.redactsPasswords, var components = URLComponents(url: url, resolvingAgainstBaseURL: false),
-            let password = components.percentEncodedPassword
-        {
-            secrets.append(password)
-            secrets.append(password.removingPercentEncoding ?? password)
-            components.percentEncodedPassword = Self.urlEscaped(self.redaction.replacement)
-            text = components.string ?? text
-        }
-        guard let start = text.firstIndex(where: { $0 == "?" || $0 == "#" }) else { return text }
-        return String(text[..<start]) + self.pairs(in: String(text[start...]), replacement: Self.urlEscaped(self.redaction.replacement), secrets: &secrets)
-    }
-
-    /// A body with hidden fields hidden: JSON (as `contentType` says, or by its first
-    /// character without one) or a form; other bodies as they are.
-    func body(_ data: Data, contentType: String?, secrets: inout [String]) -> Data {
-        guard !data.isEmpty, !self.parameterNames.isEmpty else { return data }
-        let type = contentType?.lowercased() ?? ""
-        let first = data.first { $0 != 0x20 && $0 != 0x09 && $0 != 0x0A && $0 != 0x0D }
-        if type.contains("json") || (type.isEmpty && (first == UInt8(ascii: "{") || first == UInt8(ascii: "["))) {
-            var found: [String] = []
-            // Inside a JSON string, the replacement is written escaped.
-            let escaped = String(CassetteJSONRedactor.jsonString(self.redaction.replacement).dropFirst().dropLast())
-            let redacted = CassetteJSONRedactor.redact(
-                data,
-                hides: self.hides,
-                replacement: self.redaction.replacement,
-                redactingText: { text in self.pairs(in: text, replacement: escaped, secrets: &found) }
-            )
-            if let redacted {
-                secrets += redacted.hidden + found
-                return redacted.data
-            }
-        }
-        if type.contains("x-www-form-urlencoded") || (type.isEmpty && Self.looksLikeForm(data)), let text = String(data: data, encoding: .utf8) {
-            return Data(self.pairs(in: text, replacement: Self.urlEscaped(self.redaction.replacement), secrets: &secrets).utf8)
-        }
-        return data
-    }
-
-    /// `text` with the values of hidden `name=value` pairs replaced. A pair starts the text or
-    /// follows `?`, `&`, `#`, `;`, `,`, `<`, `>`, white space or a quote; its value ends at one of
-    /// those (a `Link` header's `<…?access_token=…>` keeps its `>`). The
-    /// values hidden go to `secrets`, also percent-decoded.
-    func pairs(in text: String, replacement: String, secrets: inout [String]) -> String {
-        guard !self.parameterNames.isEmpty, text.contains("=") else { return text }
-        let scalars = Array(text.unicodeScalars)
-        var result = String.UnicodeScalarView()
-        var copied = 0
-        var index = 0
-        while index < scalars.count {
-            guard scalars[index] == "=" else {
-                index += 1
-                continue
-            }
-            var start = index
-            while start > copied, Self.isNameScalar(scalars[start - 1]) { start -= 1 }
-            var end = index + 1
-            while end < scalars.count, !Self.endsValue(scalars[end]) { end += 1 }
-            let name = String(String.UnicodeScalarView(scalars[start..<index]))
-            let decodedName = name.replacingOccurrences(of: "+", with: " ").removingPercentEncoding ?? name
-            guard start < index, start == 0 || Self.endsValue(scalars[start - 1]), self.hides(decodedName) else {
-                index += 1
-                continue
-            }
-            let value = String(String.UnicodeScalarView(scalars[(index + 1)..<end]))
-            secrets.append(value)
-            secrets.append(value.replacingOccurrences(of: "+", with: " ").removingPercentEncoding ?? value)
-            result.append(contentsOf: scalars[copied...index])
-            result.append(contentsOf: replacement.unicodeScalars)
-            copied = end
-            index = end
-        }
-        result.append(contentsOf: scalars[copied...])
-        return String(result)
-    }
-
-    /// Whether the value of the parameter or field `name` is hidden.
-    func hides(_ name: String) -> Bool {
-        guard !self.parameterNames.isEmpty else { return false }
-        if self.parameterNames.contains(Self.normalized(name)) { return true }
-        if name.hasSuffix("]"), let open = name.lastIndex(of: "[") {
-            return self.parameterNames.contains(Self.normalized(name[name.index(after: open)..<name.index(before: name.endIndex)]))
-        }
-        return false
+        let text = self.redaction.redactingPassword(in: url, hidden: &secrets)
+        return self.inURL.redactingParameters(inURL: text, matcher: self.matcher, hidden: &secrets)
     }
 
     // MARK: - Helpers
-
-    /// A name as parameter names are compared: lower case, letters and digits only.
-    static func normalized<Name: StringProtocol>(_ name: Name) -> String {
-        String(String.UnicodeScalarView(name.lowercased().unicodeScalars.filter { CharacterSet.alphanumerics.contains($0) }))
-    }
 
     /// The value of the header `name` (any case) in `headers`.
     static func value(of name: String, in headers: [String: String]) -> String? {
@@ -254,9 +176,16 @@ struct CassetteRedactor: Sendable {
         return changed ? Data(bytes) : data
     }
 
-    /// The secrets worth replacing everywhere: long enough, without duplicates, longest first.
+    /// The secrets worth replacing everywhere: each as written and percent-decoded (as a path
+    /// and as a query or form decode it), long enough, without duplicates, longest first.
     private static func scrubbed(_ secrets: [String]) -> [String] {
-        Set(secrets.filter { $0.count >= Self.minimumScrubbedLength }).sorted { ($0.count, $0) > ($1.count, $1) }
+        var variants: Set<String> = []
+        for secret in secrets {
+            variants.insert(secret)
+            if let decoded = secret.removingPercentEncoding { variants.insert(decoded) }
+            if let decoded = secret.replacingOccurrences(of: "+", with: " ").removingPercentEncoding { variants.insert(decoded) }
+        }
+        return variants.filter { $0.count >= Self.minimumScrubbedLength }.sorted { ($0.count, $0) > ($1.count, $1) }
     }
 
     /// The replacement as it can stand in a URL.
@@ -264,32 +193,5 @@ struct CassetteRedactor: Sendable {
         var allowed = CharacterSet.urlQueryAllowed
         allowed.remove(charactersIn: "&=+#?")
         return text.addingPercentEncoding(withAllowedCharacters: allowed) ?? text
-    }
-
-    private static func isNameScalar(_ scalar: Unicode.Scalar) -> Bool {
-        switch scalar {
-        case "A"..."Z", "a"..."z", "0"..."9", "_", ".", "%", "+", "-", "[", "]": return true
-        default: return false
-        }
-    }
-
-    private static func endsValue(_ scalar: Unicode.Scalar) -> Bool {
-        switch scalar {
-        case "?", "&", "#", ";", ",", "<", ">", "\"", "'", " ", "\t", "\n", "\r": return true
-        default: return false
-        }
-    }
-
-    /// Whether `data` is one line of `name=value` pairs made of URL characters.
-    private static func looksLikeForm(_ data: Data) -> Bool {
-        var sawEquals = false
-        for byte in data {
-            switch byte {
-            case UInt8(ascii: "="): sawEquals = true
-            case 0x21...0x7E: continue
-            default: return false
-            }
-        }
-        return sawEquals
     }
 }
