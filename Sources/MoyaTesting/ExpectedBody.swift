@@ -98,11 +98,7 @@ enum JSONDifference {
     }
 
     private static func isBoolean(_ number: NSNumber) -> Bool {
-        #if canImport(Darwin)
-        return CFGetTypeID(number) == CFBooleanGetTypeID()
-        #else
-        return String(cString: number.objCType) == "c"
-        #endif
+        number.isBoolean
     }
 
     static func render(_ value: Any) -> String {

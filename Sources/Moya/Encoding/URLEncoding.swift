@@ -242,10 +242,9 @@ public struct URLEncoding: ParameterEncoding, Sendable {
                 components += queryComponents(fromKey: arrayEncoding.encode(key: key, atIndex: index), value: element)
             }
         case let number as NSNumber:
-            // On Linux a Swift `Bool` bridges to an `NSNumber` whose `objCType` is "c", exactly like
-            // `NSNumber(value: true)`; integers (including `Int8`) report "i"/"q" and floating point
-            // "d"/"f". `value as? Bool` can't tell them apart: it also succeeds for `NSNumber(value: 1)`.
-            if String(cString: number.objCType) == "c" {
+            // `value as? Bool` can't tell a boolean from a number: it also succeeds for
+            // `NSNumber(value: 1)`. `isBoolean` can.
+            if number.isBoolean {
                 components.append((escape(key), escape(boolEncoding.encode(value: number.boolValue))))
             } else {
                 components.append((escape(key), escape("\(number)")))
@@ -319,7 +318,7 @@ public struct URLEncoding: ParameterEncoding, Sendable {
                 appendPairs(key: arrayEncoding.encode(key: key, atIndex: index), value: element, to: &bytes, start: start)
             }
         case let number as NSNumber:
-            if String(cString: number.objCType) == "c" {
+            if number.isBoolean {
                 appendPair(key: key, value: boolEncoding.encode(value: number.boolValue), to: &bytes, start: start)
             } else {
                 appendPair(key: key, value: "\(number)", to: &bytes, start: start)

@@ -319,6 +319,18 @@ struct URLEncodingTests {
         #expect(encoded.url?.query == expected)
     }
 
+    @Test("An Int8 is a number even when Foundation bridges it to an NSNumber of type \"c\", as it does a Bool")
+    func int8IsNotABool() throws {
+        // Values no other test makes an NSNumber of, so that Foundation has none to share and
+        // the bridged NSNumber has the type "c", the type a Bool has.
+        let parameters: Parameters = ["a": Int8(-101), "b": Int8(113), "c": true]
+        #expect(String(cString: (Int8(-77) as Any as! NSNumber).objCType) == "c")
+        for (encoding, bool) in [(URLEncoding(boolEncoding: .literal), "true"), (URLEncoding(boolEncoding: .numeric), "1")] {
+            let encoded = try encoding.encode(makeRequest(), with: parameters)
+            #expect(encoded.url?.query == "a=-101&b=113&c=\(bool)")
+        }
+    }
+
     @Test("Numbers are written as numbers, never as Booleans")
     func numbers() throws {
         // Literal bool encoding makes any number mistaken for a Bool show up as "true"/"false".
