@@ -73,12 +73,20 @@ public final class MockServer: Sendable {
 
     /// Starts a server whose connections are set up as `connections` says: the project's own
     /// test server puts its fixed routes behind the mock handler, or replaces HTTP altogether.
-    package static func start(_ configuration: Configuration, connections: ConnectionSetup) async throws -> MockServer {
+    /// `eventLoopGroup`, when given, serves this server alone (the caller shuts it down), so that
+    /// routes that work hard on their event loop (hashing a large upload) never hold up another
+    /// server's connections.
+    package static func start(
+        _ configuration: Configuration,
+        connections: ConnectionSetup,
+        eventLoopGroup: (any EventLoopGroup)? = nil
+    ) async throws -> MockServer {
         let script = ResponseScript()
         let journal = RequestJournal<MockRequest>()
         let (listener, port) = try await MockServerListener.bind(
             configuration: configuration,
             connections: connections,
+            eventLoopGroup: eventLoopGroup ?? MockServerListener.eventLoopGroup,
             script: script,
             journal: journal
         )
@@ -90,6 +98,12 @@ public final class MockServer: Sendable {
     /// connection. Calling it again does nothing.
     public func shutdown() async {
         await self.listener.close()
+    }
+
+    /// Starts closing the listening socket and every connection without waiting: for an owner
+    /// that must close the server from `deinit`, before shutting down the event loop it gave.
+    package func closeWithoutWaiting() {
+        self.listener.closeWithoutWaiting()
     }
 
     deinit {

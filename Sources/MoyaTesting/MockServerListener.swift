@@ -50,6 +50,7 @@ final class MockServerListener: Sendable {
     static func bind(
         configuration: MockServer.Configuration,
         connections setup: ConnectionSetup,
+        eventLoopGroup: any EventLoopGroup,
         script: ResponseScript,
         journal: RequestJournal<MockRequest>
     ) async throws -> (MockServerListener, Int) {
@@ -147,9 +148,10 @@ final class MockServerListener: Sendable {
         }
     }
 
-    /// Closes the listening socket and every connection, and waits until they are closed.
+    /// Closes the listening socket and every connection, and waits until they are closed. Only
+    /// the first close does anything.
     func close() async {
-        let connections = self.markClosed()
+        guard let connections = self.markClosed() else { return }
         try? await self.serverChannel.close()
         for connection in connections {
             try? await connection.close()
@@ -157,16 +159,21 @@ final class MockServerListener: Sendable {
     }
 
     /// Starts closing everything without waiting (for a server released without ``close()``).
+    /// Only the first close does anything, so that nothing is sent to an event loop its owner
+    /// has shut down since.
     func closeWithoutWaiting() {
-        let connections = self.markClosed()
+        guard let connections = self.markClosed() else { return }
         self.serverChannel.close(promise: nil)
         for connection in connections {
             connection.close(promise: nil)
         }
     }
 
-    private func markClosed() -> [any Channel] {
+    /// Marks the listener closed and returns the connections to close, or `nil` when it was
+    /// closed already.
+    private func markClosed() -> [any Channel]? {
         self.state.withLockedValue { state in
+            guard !state.isClosed else { return nil }
             state.isClosed = true
             defer { state.connections.removeAll() }
             return Array(state.connections.values)

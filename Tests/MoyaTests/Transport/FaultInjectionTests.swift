@@ -57,9 +57,16 @@ struct FaultInjectionTests {
     let provider: MoyaProvider<Remote>
     let downloads: TemporaryDirectory
 
-    /// Limits for this suite: 1 s without bytes, 3 s for a whole request.
+    /// The limits of the tests that are about a limit (`limitedProvider()`): 1 s without bytes,
+    /// 3 s for a whole request.
     static let readTimeout: TimeInterval = 1
     static let resourceTimeout: TimeInterval = 3
+    /// The limits of the suite's own session, for the faults that must end in an error of their
+    /// own: long, so that a loaded machine (a sanitizer run, with every suite in parallel) cannot
+    /// end such a request by a timeout first. They were 1 s and 3 s, and under ThreadSanitizer
+    /// every one of those tests then saw `timedOut`.
+    static let generousReadTimeout: TimeInterval = 120
+    static let generousResourceTimeout: TimeInterval = 240
 
     init() async throws {
         server = try await FaultServer.start()
@@ -67,12 +74,24 @@ struct FaultInjectionTests {
         session = Session(
             configuration: .init(
                 timeoutIntervalForConnect: 2,
-                timeoutIntervalForRequest: Self.readTimeout,
-                timeoutIntervalForResource: Self.resourceTimeout,
+                timeoutIntervalForRequest: Self.generousReadTimeout,
+                timeoutIntervalForResource: Self.generousResourceTimeout,
                 redirectPolicy: .follow(max: 5, allowCycles: false),
                 temporaryDirectory: downloads.url.appendingPathComponent("partial", isDirectory: true)
             ))
         provider = MoyaProvider<Remote>(session: session)
+    }
+
+    /// A session with the short limits, for a test about a limit; pass it to
+    /// `expectOneCompletion(_:session:)`.
+    func limitedSession() -> Session {
+        Session(
+            configuration: .init(
+                timeoutIntervalForConnect: 2,
+                timeoutIntervalForRequest: Self.readTimeout,
+                timeoutIntervalForResource: Self.resourceTimeout,
+                temporaryDirectory: downloads.url.appendingPathComponent("partial", isDirectory: true)
+            ))
     }
 
     func target(_ fault: Fault, task: Task = .requestPlain, method: Moya.Method = .get) -> Remote {
@@ -134,18 +153,20 @@ struct FaultInjectionTests {
 
     @Test("A body that drips one byte at a time ends at the resource limit")
     func slowDrip() async {
-        let outcome = await outcome(provider, target(.slowDrip))
-        let error = expectFailure(outcome)
+        let limited = limitedSession()
+        let outcome = await outcome(MoyaProvider<Remote>(session: limited), target(.slowDrip))
+        let error = expectFailure(outcome, within: Self.resourceTimeout)
         #expect(urlErrorCode(error) == .timedOut)
-        await expectOneCompletion(outcome)
+        await expectOneCompletion(outcome, session: limited)
     }
 
     @Test("A server that never answers ends at the read limit")
     func silence() async {
-        let outcome = await outcome(provider, target(.silence))
+        let limited = limitedSession()
+        let outcome = await outcome(MoyaProvider<Remote>(session: limited), target(.silence))
         let error = expectFailure(outcome, within: Self.readTimeout)
         #expect(urlErrorCode(error) == .timedOut)
-        await expectOneCompletion(outcome)
+        await expectOneCompletion(outcome, session: limited)
     }
 
     @Test("A body shorter than its Content-Length fails the request")
@@ -207,12 +228,13 @@ struct FaultInjectionTests {
     @Test("An upload to a server that stops reading fails at the write limit and closes its file")
     func stalledUpload() async throws {
         let file = try downloads.makeFile("upload.bin", length: 32 << 20)
-        let outcome = await outcome(provider, target(.stalledUpload, task: .uploadFile(file), method: .post))
-        let error = expectFailure(outcome)
+        let limited = limitedSession()
+        let outcome = await outcome(MoyaProvider<Remote>(session: limited), target(.stalledUpload, task: .uploadFile(file), method: .post))
+        let error = expectFailure(outcome, within: Self.resourceTimeout)
         #expect(urlErrorCode(error) == .timedOut)
         // No descriptor of the process still points at the file.
         #expect(await eventually { !Self.openFiles().contains(file.resolvingSymlinksInPath().path) })
-        await expectOneCompletion(outcome)
+        await expectOneCompletion(outcome, session: limited)
     }
 
     /// The paths of the files this process has open.
@@ -280,13 +302,15 @@ struct FaultInjectionTests {
         let directory = downloads.url.appendingPathComponent("failed-\(UUID().uuidString)", isDirectory: true)
         let destination: DownloadDestination = { _, _ in (directory.appendingPathComponent("file.bin"), [.createIntermediateDirectories]) }
         var outcomes: [FaultOutcome] = []
+        // The short limits: the slow drip must end by one; any failure counts for the others.
+        let limited = limitedSession()
         for fault in [Fault.resetMidBody, .shortContentLength, .badChunking, .slowDrip] {
-            let outcome = await outcome(provider, target(fault, task: .downloadDestination(destination)))
+            let outcome = await outcome(MoyaProvider<Remote>(session: limited), target(fault, task: .downloadDestination(destination)))
             expectFailure(outcome)
             outcomes.append(outcome)
         }
         #expect(contents(of: directory).isEmpty)
         #expect(contents(of: downloads.url.appendingPathComponent("partial")).isEmpty)
-        await expectOneCompletion(outcomes)
+        await expectOneCompletion(outcomes, session: limited)
     }
 }
