@@ -1,6 +1,5 @@
 import Foundation
 import MoyaTesting
-import NIOPosix
 
 /// A server on `127.0.0.1` that misbehaves on purpose, one ``Fault`` per path, writing raw
 /// bytes so that it can break HTTP in ways a well-formed server cannot.
@@ -9,9 +8,6 @@ import NIOPosix
 /// stopping are `async`; a server released without ``shutdown()`` closes on its own.
 public final class FaultServer: Sendable {
     private let server: MockServer
-    /// The server's own event loop (see `DedicatedEventLoopGroup`).
-    private let group: MultiThreadedEventLoopGroup
-    private let isShutDown = LockedValue(false)
 
     /// The TCP port the server listens on.
     public var port: Int { self.server.port }
@@ -24,9 +20,8 @@ public final class FaultServer: Sendable {
         self.server.acceptedConnections
     }
 
-    private init(server: MockServer, group: MultiThreadedEventLoopGroup) {
+    private init(server: MockServer) {
         self.server = server
-        self.group = group
     }
 
     /// Starts a server on an ephemeral port, and returns once it listens.
@@ -36,18 +31,12 @@ public final class FaultServer: Sendable {
         // Compress the gzip bomb now (once per process), so that serving it is instant even in a
         // slow sanitized build.
         _ = FaultHandler.gzipBomb
-        let group = await DedicatedEventLoopGroup.make()
-        do {
-            let server = try await MockServer.start(
-                MockServer.Configuration(),
-                connections: .raw { pipeline in try pipeline.addHandler(FaultHandler()) },
-                eventLoopGroup: group
-            )
-            return FaultServer(server: server, group: group)
-        } catch {
-            try? await group.shutdownGracefully()
-            throw error
-        }
+        let server = try await MockServer.start(
+            MockServer.Configuration(),
+            connections: .raw { pipeline in try pipeline.addHandler(FaultHandler()) },
+            eventLoopGroup: await TestServerEventLoops.shared()
+        )
+        return FaultServer(server: server)
     }
 
     /// The URL of a fault's path on this server.
@@ -58,21 +47,5 @@ public final class FaultServer: Sendable {
     /// Closes the server and its connections, and returns once they are closed.
     public func shutdown() async {
         await self.server.shutdown()
-        if self.isShutDown.withLock({ (flag: inout Bool) -> Bool in
-            defer { flag = true }
-            return !flag
-        }) {
-            try? await self.group.shutdownGracefully()
-        }
-    }
-
-    deinit {
-        if self.isShutDown.withLock({ (flag: inout Bool) -> Bool in
-            defer { flag = true }
-            return !flag
-        }) {
-            self.server.closeWithoutWaiting()
-            self.group.shutdownGracefully { _ in }
-        }
     }
 }

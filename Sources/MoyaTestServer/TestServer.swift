@@ -1,6 +1,5 @@
 import Foundation
 import MoyaTesting
-import NIOPosix
 
 /// The project's own test server: a `MockServer` of MoyaTesting (HTTP/1.1) whose requests, when
 /// nothing was scripted for them, go to a fixed set of test routes (echo, status codes, delays,
@@ -60,9 +59,6 @@ public final class TestServer: Sendable {
     public let mock: MockServer
     private let log: RequestLog
     private let endlessCounters: EndlessResponseCounters
-    /// The server's own event loop (see `DedicatedEventLoopGroup`).
-    private let group: MultiThreadedEventLoopGroup
-    private let isShutDown = LockedValue(false)
 
     /// The TCP port the server listens on.
     public var port: Int { self.mock.port }
@@ -104,11 +100,10 @@ public final class TestServer: Sendable {
         self.endlessCounters.openEndlessResponses
     }
 
-    private init(mock: MockServer, log: RequestLog, endlessCounters: EndlessResponseCounters, group: MultiThreadedEventLoopGroup) {
+    private init(mock: MockServer, log: RequestLog, endlessCounters: EndlessResponseCounters) {
         self.mock = mock
         self.log = log
         self.endlessCounters = endlessCounters
-        self.group = group
     }
 
     /// Starts a server on `127.0.0.1` (or `host`) with an ephemeral port (HTTP/1.1, keep-alive),
@@ -132,20 +127,14 @@ public final class TestServer: Sendable {
             }
         }
         let configuration = MockServer.Configuration(host: host, tls: tlsSettings, offersHTTP2: false)
-        let group = await DedicatedEventLoopGroup.make()
-        do {
-            let mock = try await MockServer.start(
-                configuration,
-                connections: .forwardingUnscripted { pipeline in
-                    try pipeline.addHandler(TestServerHandler(log: log, endlessCounters: endlessCounters))
-                },
-                eventLoopGroup: group
-            )
-            return TestServer(mock: mock, log: log, endlessCounters: endlessCounters, group: group)
-        } catch {
-            try? await group.shutdownGracefully()
-            throw error
-        }
+        let mock = try await MockServer.start(
+            configuration,
+            connections: .forwardingUnscripted { pipeline in
+                try pipeline.addHandler(TestServerHandler(log: log, endlessCounters: endlessCounters))
+            },
+            eventLoopGroup: await TestServerEventLoops.shared()
+        )
+        return TestServer(mock: mock, log: log, endlessCounters: endlessCounters)
     }
 
     /// Starts a server as ``start(tls:requireClientCertificate:host:)`` does, blocking the
@@ -174,23 +163,6 @@ public final class TestServer: Sendable {
     /// once they are closed. Calling it again does nothing.
     public func shutdown() async {
         await self.mock.shutdown()
-        if self.isShutDown.withLock({ (flag: inout Bool) -> Bool in
-            defer { flag = true }
-            return !flag
-        }) {
-            try? await self.group.shutdownGracefully()
-        }
-    }
-
-    deinit {
-        // A server nobody shut down: its event loop's thread ends, and with it every connection.
-        if self.isShutDown.withLock({ (flag: inout Bool) -> Bool in
-            defer { flag = true }
-            return !flag
-        }) {
-            self.mock.closeWithoutWaiting()
-            self.group.shutdownGracefully { _ in }
-        }
     }
 
     /// Stops the server as ``shutdown()`` does, blocking the calling thread: the counterpart of

@@ -73,9 +73,9 @@ public final class MockServer: Sendable {
 
     /// Starts a server whose connections are set up as `connections` says: the project's own
     /// test server puts its fixed routes behind the mock handler, or replaces HTTP altogether.
-    /// `eventLoopGroup`, when given, serves this server alone (the caller shuts it down), so that
-    /// routes that work hard on their event loop (hashing a large upload) never hold up another
-    /// server's connections.
+    /// `eventLoopGroup`, when given, serves the server instead of the kit's shared loops (the
+    /// caller keeps it running), so that routes that work hard on their event loop (hashing a
+    /// large upload) never hold up the kit's other servers.
     package static func start(
         _ configuration: Configuration,
         connections: ConnectionSetup,
@@ -98,12 +98,6 @@ public final class MockServer: Sendable {
     /// connection. Calling it again does nothing.
     public func shutdown() async {
         await self.listener.close()
-    }
-
-    /// Starts closing the listening socket and every connection without waiting: for an owner
-    /// that must close the server from `deinit`, before shutting down the event loop it gave.
-    package func closeWithoutWaiting() {
-        self.listener.closeWithoutWaiting()
     }
 
     deinit {
