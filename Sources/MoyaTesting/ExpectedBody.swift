@@ -89,23 +89,19 @@ enum JSONDifference {
             return lhs == rhs
         case (let lhs as NSNumber, let rhs as NSNumber):
             // JSONSerialization reads `true` and `1` as NSNumbers; tell booleans apart.
-            let lhsIsBool = isBoolean(lhs)
-            let rhsIsBool = isBoolean(rhs)
+            let lhsIsBool = lhs.isBoolean
+            let rhsIsBool = rhs.isBoolean
             return lhsIsBool == rhsIsBool && lhs == rhs
         default:
             return false
         }
     }
 
-    private static func isBoolean(_ number: NSNumber) -> Bool {
-        number.isBoolean
-    }
-
     static func render(_ value: Any) -> String {
         if value is NSNull { return "null" }
         if let string = value as? String { return quoted(string) }
         if let number = value as? NSNumber {
-            return isBoolean(number) ? (number.boolValue ? "true" : "false") : "\(number)"
+            return number.isBoolean ? (number.boolValue ? "true" : "false") : "\(number)"
         }
         if let data = try? JSONSerialization.data(withJSONObject: value, options: [.sortedKeys, .fragmentsAllowed]) {
             return String(decoding: data, as: UTF8.self)

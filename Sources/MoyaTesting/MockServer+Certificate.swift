@@ -33,10 +33,11 @@ extension MockServer {
         """
 
     /// ``certificatePEM`` as a Moya `TLSCertificate`, for `TLSSettings` and pins.
-    public static var certificate: TLSCertificate {
+    /// Parsed once, on first use.
+    public static let certificate: TLSCertificate = {
         // The PEM above is a constant that the kit's own tests parse; it cannot fail here.
         try! TLSCertificate(pem: Data(certificatePEM.utf8))
-    }
+    }()
 }
 
 extension TLSSettings {

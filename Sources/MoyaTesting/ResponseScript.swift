@@ -65,8 +65,8 @@ final class ResponseScript: Sendable {
         set { self.state.withLockedValue { $0.defaultResponse = newValue } }
     }
 
-    /// Whether anything scripted would answer `method` `path` (routes and the queue; the
-    /// default response too unless `ignoringDefault`), without taking from the queue.
+    /// Whether anything scripted would answer `method` `path` (a route, the queue or the
+    /// default response), without taking from the queue.
     func hasAnswer(method: String, path: String) -> Bool {
         self.state.withLockedValue { state in
             state.routes.contains { $0.matches(method: method, path: path) }
