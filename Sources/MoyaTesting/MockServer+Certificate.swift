@@ -33,11 +33,13 @@ extension MockServer {
         """
 
     /// ``certificatePEM`` as a Moya `TLSCertificate`, for `TLSSettings` and pins.
-    /// Parsed once, on first use.
-    public static let certificate: TLSCertificate = {
+    public static var certificate: TLSCertificate {
         // The PEM above is a constant that the kit's own tests parse; it cannot fail here.
+        // Parsed on each use rather than kept in a global: a global `Data` hides its storage
+        // pointer in enum spare bits, and LeakSanitizer then reports it as leaked in every
+        // user's test run.
         try! TLSCertificate(pem: Data(certificatePEM.utf8))
-    }()
+    }
 }
 
 extension TLSSettings {
