@@ -29,8 +29,22 @@ extension MoyaProvider {
         // Without plugins nothing but the continuation runs on the callback queue: resume it
         // where the result arrives instead of waking a queue's thread for it.
         let queue = plugins.isEmpty ? DispatchQueue.moyaInline : (self.callbackQueue ?? ConcurrencyQueue.shared)
-        return try await RequestCall.perform { completion in
-            self.request(target, callbackQueue: queue, progress: nil, completion: completion)
+        // A subclass may override the callback `request` (Moya 15 code does, to refresh a token
+        // or queue requests): its override is honoured. With `trackInflights` the task may join
+        // another caller's flight.
+        guard !trackInflights, type(of: self) == MoyaProvider<Target>.self else {
+            return try await RequestCall.perform { completion in
+                self.request(target, callbackQueue: queue, progress: nil, completion: completion)
+            }
+        }
+        // Otherwise the task is the flight's one caller: the flight resumes it, and cancelling
+        // the task cancels the flight.
+        let plan = self.plan(target)
+        let flight = makeFlight(for: target, plan: plan, callbackQueue: queue, progress: nil)
+        return try await flight.perform { completion in
+            guard flight.subscribe(plan.processing(completion), callbackQueue: queue, pluginTarget: plan.pluginTarget) != nil else { return false }
+            launch(target, plan: plan, flight: flight, callbackQueue: queue, progress: nil)
+            return true
         }
     }
 

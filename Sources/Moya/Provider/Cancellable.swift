@@ -16,6 +16,10 @@ public final class CancellableToken: Cancellable, CustomDebugStringConvertible, 
     private struct State {
         var isCancelled = false
         var action: (@Sendable () -> Void)?
+        /// A stub guarded by this token has begun to deliver its result: too late to cancel it.
+        var isDelivering = false
+        /// A cancel has claimed the stub guarded by this token: it must not deliver.
+        var isPreempted = false
     }
 
     private let state: Protected<State>
@@ -55,6 +59,29 @@ public final class CancellableToken: Cancellable, CustomDebugStringConvertible, 
             return state.action
         }
         action?()
+    }
+
+    /// A stub guarded by this token is about to deliver its result: whether it may. `false` when
+    /// the token was cancelled, or a cancel claimed it first (``preempt()``); from `true` on, a
+    /// cancel through ``preempt()`` is too late. This and ``preempt()`` make the stub's result
+    /// and a cancel one decision, so plugins hear of only one of them.
+    func beginDelivery() -> Bool {
+        state.withLock { state in
+            guard !state.isCancelled, !state.isPreempted else { return false }
+            state.isDelivering = true
+            return true
+        }
+    }
+
+    /// A cancel claims the stub guarded by this token before it delivers: whether it did.
+    /// `false` when the stub has begun to deliver its result (``beginDelivery()``), which then
+    /// wins. Runs no action: ``cancel()`` still does that.
+    func preempt() -> Bool {
+        state.withLock { state in
+            guard !state.isDelivering else { return false }
+            state.isPreempted = true
+            return true
+        }
     }
 
     /// The cURL description of the request, or `"Empty Request"` for a token made from an action.

@@ -8,6 +8,9 @@ extension MoyaProvider {
     /// The request pipeline behind ``request(_:callbackQueue:progress:completion:)``: endpoint,
     /// in-flight merging, request closure, then a stub or a real request.
     ///
+    /// Public because Moya 15 made it public, and subclasses written for it call it from their
+    /// own `request(_:callbackQueue:progress:completion:)`. Other code calls `request`.
+    ///
     /// - Parameters:
     ///   - target:        What to request.
     ///   - callbackQueue: Where progress and completion run; `nil` for the main queue.
@@ -17,44 +20,91 @@ extension MoyaProvider {
     public func requestNormal(_ target: Target, callbackQueue: DispatchQueue?, progress: Moya.ProgressBlock?, completion: @escaping Moya.Completion)
         -> Cancellable
     {
-        let endpoint = self.endpoint(target)
-        let stubBehavior = self.stubClosure(target)
-        let interceptors = self.interceptors(for: target)
-        let plugins = self.plugins
-        // Plugins take the target as `any TargetType`: box it once, and only when there are any.
-        let pluginTarget: UncheckedSendable<any TargetType>? = plugins.isEmpty ? nil : UncheckedSendable(target)
-
-        let subscriberCompletion: Moya.Completion
-        if let pluginTarget {
-            subscriberCompletion = { result in
-                completion(plugins.process(result, anyTarget: pluginTarget.value))
-            }
-        } else {
-            subscriberCompletion = completion
-        }
-
+        let plan = self.plan(target)
         // Join a flight already on its way, or start one.
         let (flight, subscriberID, isLeader) = register(
-            endpoint: endpoint, completion: subscriberCompletion, callbackQueue: callbackQueue, pluginTarget: pluginTarget,
+            endpoint: plan.endpoint, completion: plan.processing(completion), callbackQueue: callbackQueue, pluginTarget: plan.pluginTarget,
             makeFlight: { identity, table in
-                RequestFlight(
-                    endpoint: endpoint,
-                    identity: identity,
-                    table: table,
-                    callbackQueue: callbackQueue,
-                    // Events and the completion keep their order, even on a concurrent queue.
-                    isSerialDeliveryNeeded: progress != nil || !interceptors.isEmpty,
-                    plugins: plugins,
-                    pluginTarget: pluginTarget?.value,
-                    validation: target.validationType,
-                    progress: progress,
-                    temporaryDirectory: session.configuration.temporaryDirectory
-                )
+                makeFlight(for: target, plan: plan, callbackQueue: callbackQueue, progress: progress, identity: identity, table: table)
             })
         let cancellableToken = RequestTicket(flight: flight, subscriberID: subscriberID)
-        guard isLeader else { return cancellableToken }
+        if isLeader {
+            launch(target, plan: plan, flight: flight, callbackQueue: callbackQueue, progress: progress)
+        }
+        return cancellableToken
+    }
 
-        let performNetworking: RequestResultClosure = { [self] requestResult in
+    /// What the provider works out for a target before anything is sent.
+    struct RequestPlan {
+        /// The target's endpoint.
+        let endpoint: Endpoint
+        /// Whether and how to stub it.
+        let stubBehavior: Moya.StubBehavior
+        /// The provider's and the target's interceptors.
+        let interceptors: [RequestInterceptor]
+        /// The target as plugins see it, boxed once; `nil` without plugins.
+        let pluginTarget: UncheckedSendable<any TargetType>?
+        /// The provider's plugins.
+        let plugins: [any PluginType]
+
+        /// `completion` as a caller of the flight: with plugins, their `process` runs first.
+        func processing(_ completion: @escaping Moya.Completion) -> Moya.Completion {
+            guard let pluginTarget else { return completion }
+            let plugins = self.plugins
+            return { result in completion(plugins.process(result, anyTarget: pluginTarget.value)) }
+        }
+    }
+
+    /// The endpoint (with `headers` added), stubbing and interceptors of `target`.
+    func plan(_ target: Target, adding headers: [String: String] = [:]) -> RequestPlan {
+        var endpoint = self.endpoint(target)
+        if !headers.isEmpty {
+            endpoint = endpoint.adding(newHTTPHeaderFields: headers)
+        }
+        let plugins = self.plugins
+        return RequestPlan(
+            endpoint: endpoint,
+            stubBehavior: stubClosure(target),
+            interceptors: interceptors(for: target),
+            // Plugins take the target as `any TargetType`: box it once, and only when there are any.
+            pluginTarget: plugins.isEmpty ? nil : UncheckedSendable(target),
+            plugins: plugins
+        )
+    }
+
+    /// A new flight for `target`, with no caller yet.
+    ///
+    /// - Parameters:
+    ///   - identity:   For a flight that other callers can join (`trackInflights`), its key in
+    ///                 `table`.
+    ///   - streamSink: For a streamed response, where its body goes.
+    func makeFlight(
+        for target: Target, plan: RequestPlan, callbackQueue: DispatchQueue?, progress: Moya.ProgressBlock?,
+        identity: EndpointIdentity? = nil, table: Protected<[EndpointIdentity: RequestFlight]>? = nil, streamSink: StreamSink? = nil
+    ) -> RequestFlight {
+        RequestFlight(
+            endpoint: plan.endpoint,
+            identity: identity,
+            table: table,
+            callbackQueue: callbackQueue,
+            // Events and the completion keep their order, even on a concurrent queue (a stream's
+            // plugins run after its head was delivered).
+            isSerialDeliveryNeeded: progress != nil || !plan.interceptors.isEmpty || (streamSink != nil && !plan.plugins.isEmpty),
+            plugins: plan.plugins,
+            pluginTarget: plan.pluginTarget?.value,
+            validation: target.validationType,
+            progress: progress,
+            temporaryDirectory: session.configuration.temporaryDirectory,
+            measures: session.requestMetrics != nil,
+            streamSink: streamSink
+        )
+    }
+
+    /// The one way into the pipeline once a flight has its first caller: the request closure
+    /// builds the request, then a stub or the transport sends it. Every request, plain or
+    /// streamed, callback or async, goes through here.
+    func launch(_ target: Target, plan: RequestPlan, flight: RequestFlight, callbackQueue: DispatchQueue?, progress: Moya.ProgressBlock?) {
+        requestClosure(plan.endpoint) { [self] requestResult in
             switch requestResult {
             case .success(let urlRequest):
                 guard flight.requestBuilt() else { return }
@@ -64,22 +114,22 @@ extension MoyaProvider {
                     callbackQueue: callbackQueue,
                     progress: progress,
                     flight: flight,
-                    endpoint: endpoint,
-                    stubBehavior: stubBehavior,
-                    interceptors: interceptors
+                    endpoint: plan.endpoint,
+                    stubBehavior: plan.stubBehavior,
+                    interceptors: plan.interceptors
                 )
             case .failure(let error):
                 // As in Moya, plugins never saw this request, so they are not told of its end.
                 DispatchQueue.moyaDeliver(.failure(error), on: callbackQueue, to: flight.end(with:))
             }
         }
-
-        requestClosure(endpoint, performNetworking)
-        return cancellableToken
     }
 
     /// Tells every plugin that `target` was cancelled, then calls `completion` with the
     /// cancellation error (`NSURLErrorCancelled` in `NSURLErrorDomain`).
+    ///
+    /// Public because Moya 15 made it public (code that reimplements `requestNormal` calls it);
+    /// the provider itself ends a cancelled request through its flight.
     ///
     /// - Parameters:
     ///   - completion: Receives the error.
@@ -140,6 +190,14 @@ extension MoyaProvider {
                 stubStream(target, request: request, flight: flight, endpoint: endpoint, stubBehavior: stubBehavior)
                 return
             }
+            // Metrics: the request goes to a stub.
+            flight.measure(session.requestMetrics?.start(request, stubbed: true, target: target))
+            // A provider that is not a subclass cannot have overridden `stubRequest`: its stub
+            // ends through the flight, as a real request does.
+            if type(of: self) == MoyaProvider<Target>.self {
+                stubThroughFlight(target, request: request, callbackQueue: callbackQueue, progress: progress, flight: flight, endpoint: endpoint, stubBehavior: stubBehavior)
+                return
+            }
             // Stubs report one final progress event, with the response when there is one.
             let stubCompletion: Moya.Completion =
                 progress.map { progress in
@@ -148,8 +206,6 @@ extension MoyaProvider {
                         flight.end(with: result)
                     }
                 } ?? flight.end(with:)
-            // Metrics: the request goes to a stub.
-            flight.measure(session.requestMetrics?.start(request, stubbed: true, target: target))
             let token = stubRequest(
                 target, request: request, callbackQueue: callbackQueue, completion: stubCompletion, endpoint: endpoint, stubBehavior: stubBehavior)
             flight.attach(.stub(token))

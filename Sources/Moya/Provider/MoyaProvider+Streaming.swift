@@ -56,8 +56,26 @@ extension MoyaProvider {
         let buffer = StreamBuffer(highWatermark: options.bufferSize)
         // Without plugins nothing but the continuation runs on the callback queue.
         let queue = plugins.isEmpty ? DispatchQueue.moyaInline : (self.callbackQueue ?? ConcurrencyQueue.shared)
-        let head = try await RequestCall.perform { completion in
-            self.requestStream(target, buffer: buffer, options: options, headers: headers, callbackQueue: queue, completion: completion)
+        let plan = self.plan(target, adding: headers)
+        let validation = target.validationType
+        let sink = StreamSink(
+            buffer: buffer, accepts: { validation.accepts($0) }, idleTimeout: options.idleTimeout, stubChunkSize: options.stubChunkSize)
+        // A stream has a flight of its own (never joined), whose callers get the head; its body
+        // goes to `buffer`.
+        let flight = makeFlight(for: target, plan: plan, callbackQueue: queue, progress: nil, streamSink: sink)
+        // The consumer stopping stops the request. The handler keeps the flight; the buffer lets
+        // go of it when the stream ends, and the flight lets go of the buffer's handler when it
+        // ends before its head was handed over.
+        buffer.setStopHandler { flight.cancelStream() }
+        let head = try await flight.perform { completion in
+            guard flight.subscribe(Self.streamHeadCompletion(completion, plan: plan, buffer: buffer), callbackQueue: queue, pluginTarget: plan.pluginTarget)
+                != nil
+            else {
+                flight.releaseUnstartedStream(.failure(.requestCancelled))
+                return false
+            }
+            launch(target, plan: plan, flight: flight, callbackQueue: queue, progress: nil)
+            return true
         }
         let httpResponse =
             head.response
@@ -65,29 +83,14 @@ extension MoyaProvider {
         return StreamedResponse(statusCode: head.statusCode, response: httpResponse, request: head.request, buffer: buffer, options: options)
     }
 
-    /// The pipeline behind ``stream(_:options:)``: a flight of its own whose callers get the
-    /// head; its body goes to `buffer`.
-    private func requestStream(
-        _ target: Target, buffer: StreamBuffer, options: StreamOptions, headers: [String: String], callbackQueue: DispatchQueue,
-        completion: @escaping Moya.Completion
-    ) -> Cancellable {
-        var endpoint = self.endpoint(target)
-        if !headers.isEmpty {
-            endpoint = endpoint.adding(newHTTPHeaderFields: headers)
-        }
-        let stubBehavior = self.stubClosure(target)
-        let interceptors = self.interceptors(for: target)
-        let plugins = self.plugins
-        let pluginTarget: UncheckedSendable<any TargetType>? = plugins.isEmpty ? nil : UncheckedSendable(target)
-        let validation = target.validationType
-        let sink = StreamSink(
-            buffer: buffer, accepts: { validation.accepts($0) }, idleTimeout: options.idleTimeout, stubChunkSize: options.stubChunkSize)
-
-        // The head goes to the caller as it is; a failure before it is the request's result,
-        // which `process` sees now. Should `process` turn it into a success, that response's
-        // data is the whole body.
-        let subscriberCompletion: Moya.Completion = { result in
-            guard case .failure = result, let pluginTarget else {
+    /// The completion of a stream's caller: the head goes to it as it is; a failure before the
+    /// head is the request's result, which `process` sees now. Should `process` turn it into a
+    /// success, that response's data is the whole body.
+    private static func streamHeadCompletion(_ completion: @escaping Moya.Completion, plan: RequestPlan, buffer: StreamBuffer) -> Moya.Completion {
+        guard let pluginTarget = plan.pluginTarget else { return completion }
+        let plugins = plan.plugins
+        return { result in
+            guard case .failure = result else {
                 completion(result)
                 return
             }
@@ -97,35 +100,6 @@ extension MoyaProvider {
             }
             completion(processed)
         }
-        let flight = RequestFlight(
-            endpoint: endpoint,
-            callbackQueue: callbackQueue,
-            isSerialDeliveryNeeded: !plugins.isEmpty || !interceptors.isEmpty,
-            plugins: plugins,
-            pluginTarget: pluginTarget?.value,
-            validation: validation,
-            temporaryDirectory: session.configuration.temporaryDirectory,
-            streamSink: sink
-        )
-        // The consumer stopping stops the request. The handler keeps the flight; the buffer lets
-        // go of it when the stream ends, and the flight lets go of the buffer's handler when it
-        // ends before its head was handed over.
-        buffer.setStopHandler { flight.cancelStream() }
-        let subscriberID = flight.subscribe(subscriberCompletion, callbackQueue: callbackQueue, pluginTarget: pluginTarget) ?? 0
-        let ticket = RequestTicket(flight: flight, subscriberID: subscriberID)
-
-        requestClosure(endpoint) { [self] requestResult in
-            switch requestResult {
-            case .success(let urlRequest):
-                guard flight.requestBuilt() else { return }
-                performRequest(
-                    target, request: urlRequest, callbackQueue: callbackQueue, progress: nil, flight: flight, endpoint: endpoint,
-                    stubBehavior: stubBehavior, interceptors: interceptors)
-            case .failure(let error):
-                DispatchQueue.moyaDeliver(.failure(error), on: callbackQueue, to: flight.end(with:))
-            }
-        }
-        return ticket
     }
 
     /// Streams `endpoint`'s sample response: the head, then the data in chunks of the stream's

@@ -41,7 +41,8 @@ extension MoyaProvider {
         request: URLRequest
     ) -> (() -> Void) {
         return {
-            guard !token.isCancelled else { return }
+            // One decision with a cancel: once the stub delivers, a cancel is too late.
+            guard token.beginDelivery() else { return }
             let validation = target.validationType
             let result: Result<Moya.Response, MoyaError>
             switch endpoint.sampleResponseClosure() {
@@ -57,6 +58,39 @@ extension MoyaProvider {
             plugins.didReceive(result, target: target)
             completion(result)
         }
+    }
+
+    /// Stubs a request of a provider whose `stubRequest` is its own (not a subclass's): as
+    /// `stubRequest` does, but the stub is attached to the flight before it is scheduled, and
+    /// its result ends the flight as a real request's does: the flight is claimed first, then
+    /// the plugins hear of the result, then the callers get it. A cancel and the stub's result
+    /// are one decision (``CancellableToken/beginDelivery()``), so plugins and callers hear of
+    /// one outcome.
+    func stubThroughFlight(
+        _ target: Target, request: URLRequest, callbackQueue: DispatchQueue?, progress: Moya.ProgressBlock?, flight: RequestFlight, endpoint: Endpoint,
+        stubBehavior: Moya.StubBehavior
+    ) {
+        let token = CancellableToken {}
+        guard flight.attach(.stub(token)) else { return }
+        let preparedRequest = notifyPluginsOfImpendingStub(for: request, target: target)
+        let validation = target.validationType
+        let sample = UncheckedSendable(endpoint.sampleResponseClosure)
+        let stub = {
+            guard token.beginDelivery() else { return }
+            let result: Result<Moya.Response, MoyaError>
+            switch sample.value() {
+            case .networkResponse(let statusCode, let data):
+                let response = Moya.Response(statusCode: statusCode, data: data, request: preparedRequest, response: nil)
+                result = validation.accepts(statusCode) ? .success(response) : .failure(.statusCode(response))
+            case .response(let httpResponse, let data):
+                let response = Moya.Response(statusCode: httpResponse.statusCode, data: data, request: preparedRequest, response: httpResponse)
+                result = validation.accepts(httpResponse.statusCode) ? .success(response) : .failure(.statusCode(response))
+            case .networkError(let error):
+                result = .failure(.underlying(error, nil))
+            }
+            flight.endStub(with: result, progress: progress)
+        }
+        scheduleStub(stub, behavior: stubBehavior, callbackQueue: callbackQueue ?? self.callbackQueue)
     }
 
     /// Runs `stub` as `behavior` says: now (or on `callbackQueue`) for `.immediate`, after the

@@ -61,6 +61,11 @@ final class RequestFlight: @unchecked Sendable {
     /// For a streamed response (``MoyaProvider/stream(_:options:)``), where its body goes;
     /// `nil` for every other request.
     let streamSink: StreamSink?
+    /// Whether the request's metrics are measured (the session has a metrics backend): without
+    /// them, ending a request does not take the lock for a measurement that cannot exist.
+    let measures: Bool
+    /// Whether the caller asked for progress events.
+    let reportsProgress: Bool
     /// The provider's in-flight table, which the flight leaves when it ends (`trackInflights`).
     private let table: Protected<[EndpointIdentity: RequestFlight]>?
     private let state = Protected(State())
@@ -116,6 +121,7 @@ final class RequestFlight: @unchecked Sendable {
     ///   - validation:             The target's validation.
     ///   - progress:               The caller's progress block.
     ///   - temporaryDirectory:     The session's directory for downloads in progress.
+    ///   - measures:               Whether the session measures request metrics.
     ///   - streamSink:             For a streamed response, where its body goes.
     init(
         endpoint: Endpoint,
@@ -128,6 +134,7 @@ final class RequestFlight: @unchecked Sendable {
         validation: ValidationType = .none,
         progress: Moya.ProgressBlock? = nil,
         temporaryDirectory: URL = FileManager.default.temporaryDirectory,
+        measures: Bool = true,
         streamSink: StreamSink? = nil
     ) {
         let queue = isSerialDeliveryNeeded ? DispatchQueue(label: "org.moya.delivery", target: callbackQueue ?? .main) : (callbackQueue ?? .main)
@@ -142,6 +149,8 @@ final class RequestFlight: @unchecked Sendable {
         let reporter = progress.map { ProgressReporter(block: $0, queue: queue) }
         let destination = endpoint.task.downloadDestination
         self.streamSink = streamSink
+        self.measures = measures
+        self.reportsProgress = progress != nil
         // A stream reads its body as it arrives, whatever the task: it stores no file.
         self.isDownload = destination != nil && streamSink == nil
         state.withLock { state in
@@ -207,6 +216,19 @@ final class RequestFlight: @unchecked Sendable {
         releaseUnstartedStream(result)
     }
 
+    /// Ends the flight with a stub's result, where the stub runs (its callback queue, or the
+    /// caller's thread for an immediate stub without one): the flight is claimed first, so a
+    /// cancel that comes later does nothing; then the plugins hear of the result, the caller's
+    /// progress block gets its one final event, and the callers get the result.
+    func endStub(with result: Result<Moya.Response, MoyaError>, progress: Moya.ProgressBlock?) {
+        finishMeasurement(result)
+        guard let callers = claim() else { return }
+        if let pluginTarget { plugins.didReceive(result, anyTarget: pluginTarget) }
+        // Stubs report one final progress event, with the response when there is one.
+        progress?(ProgressResponse(progress: ProgressReporter.snapshot(completed: 1, total: 1), response: try? result.get()))
+        deliver(result, to: callers)
+    }
+
     /// Ends the flight and takes its callers, before the result is handed over: from here on a
     /// cancel does nothing, so what runs before ``deliver(_:to:)`` (the plugins' `didReceive`,
     /// the last progress event) runs for the result alone. `nil` when the flight has already
@@ -225,7 +247,8 @@ final class RequestFlight: @unchecked Sendable {
 
     /// Sends progress events, when the caller asked for them; `nil` once the request ended.
     var reporter: ProgressReporter? {
-        state.withLock { $0.reporter }
+        guard reportsProgress else { return nil }
+        return state.withLock { $0.reporter }
     }
 
     /// Where a download goes; `nil` for a data request, and once the request ended.
@@ -249,7 +272,11 @@ final class RequestFlight: @unchecked Sendable {
     /// Cancels the caller `id`: it gets the cancellation error on its queue. When it was the
     /// last caller, the flight ends, its work stops, and the plugins hear of the cancellation.
     func cancel(subscriber id: Int) {
-        switch state.withLock({ state in (state.machine.cancelled(subscriber: id), state.endedByCancel()) }) {
+        // A stub that has begun to deliver is not preempted: its result is the one outcome.
+        let action = state.withLock { state in
+            (state.machine.cancelled(subscriber: id, preempting: Self.preempt), state.endedByCancel())
+        }
+        switch action {
         case (.none, _):
             return
         case (.detach(let subscriber), _):
@@ -266,6 +293,43 @@ final class RequestFlight: @unchecked Sendable {
                 subscriber.completion.value(.failure(error))
             }
         }
+    }
+
+    /// Awaits the flight's result for a Swift task that joins it through `join`, the flight's
+    /// first caller: the continuation is the caller's completion, and cancelling the task
+    /// cancels that caller, also before it has joined (it then never joins, and nothing is sent).
+    ///
+    /// Not generic: async code in `MoyaProvider<Target>` would run unspecialized in the user's
+    /// module, paying for runtime generic metadata at every suspension point.
+    ///
+    /// - Parameter join: Subscribes the given completion to this flight and starts the request;
+    ///   returns `false` when the flight would not take it (the task was cancelled first).
+    /// - Returns: The response.
+    /// - Throws: The request's `MoyaError`, or the cancellation error.
+    nonisolated(nonsending)
+        func perform(_ join: (@escaping Completion) -> Bool) async throws(MoyaError) -> Moya.Response
+    {
+        let id = state.withLock { $0.machine.nextSubscriberID }
+        let result: Result<Moya.Response, MoyaError> = await withTaskCancellationHandler {
+            // Unchecked: the flight calls a caller's completion exactly once, and the
+            // continuation is resumed either there or, when the caller never joined, below;
+            // never both. (A checked continuation costs an extra allocation per request.)
+            await withUnsafeContinuation { (continuation: UnsafeContinuation<Result<Moya.Response, MoyaError>, Never>) in
+                if !join({ continuation.resume(returning: $0) }) {
+                    continuation.resume(returning: .failure(.requestCancelled))
+                }
+            }
+        } onCancel: {
+            cancel(subscriber: id)
+        }
+        return try result.get()
+    }
+
+    /// Whether a cancel may still stop `work` before it delivers (see
+    /// ``CancellableToken/preempt()``); only a stub can be too far along.
+    private static func preempt(_ work: Work) -> Bool {
+        guard case .stub(let token) = work else { return true }
+        return token.preempt()
     }
 
     /// Whether the caller `id` asked to cancel.
@@ -364,7 +428,7 @@ final class RequestFlight: @unchecked Sendable {
     func finishMeasurement(
         _ result: @autoclosure () -> Result<Moya.Response, MoyaError>, responseBodyBytes: @autoclosure () -> Int64? = nil
     ) {
-        guard
+        guard measures,
             let measurement = state.withLock({ state in
                 defer { state.measurement = nil }
                 return state.measurement

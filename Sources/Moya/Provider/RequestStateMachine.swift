@@ -82,8 +82,6 @@ struct RequestStateMachine<Work: Sendable>: Sendable {
     private(set) var phase: Phase = .building
     /// Body bytes received by the current attempt.
     private(set) var bodyBytesReceived: Int64 = 0
-    /// Attempts sent again by an interceptor's decision.
-    private(set) var retries = 0
     private var subscribers = RequestSubscriber.List()
     private var lastID = 0
     private var work: Work?
@@ -103,6 +101,11 @@ struct RequestStateMachine<Work: Sendable>: Sendable {
         cancelledIDs.contains(id)
     }
 
+    /// The id the next caller to join gets.
+    var nextSubscriberID: Int {
+        lastID + 1
+    }
+
     /// The completions still waiting.
     var completions: [Completion] {
         subscribers.map(\.completion.value)
@@ -112,10 +115,19 @@ struct RequestStateMachine<Work: Sendable>: Sendable {
 
     /// A caller joins: the first one, or one with an identical request (`trackInflights`).
     ///
-    /// - Returns: The caller's id, or `nil` when the request has already ended.
+    /// A caller may have cancelled before it joined: an awaiting task whose cancellation handler
+    /// ran first cancels the id it is about to get (``nextSubscriberID``). It is then not added,
+    /// and a request that nobody else waits for ends before it starts.
+    ///
+    /// - Returns: The caller's id, or `nil` when the request has already ended or the caller
+    ///   cancelled first.
     mutating func subscribe(_ completion: @escaping Completion, callbackQueue: DispatchQueue?, pluginTarget: UncheckedSendable<any TargetType>? = nil) -> Int? {
         guard phase != .finished else { return nil }
         lastID += 1
+        guard !cancelledIDs.contains(lastID) else {
+            if subscribers.isEmpty { phase = .finished }
+            return nil
+        }
         subscribers.append(RequestSubscriber(id: lastID, completion: UncheckedSendable(completion), callbackQueue: callbackQueue, pluginTarget: pluginTarget))
         return lastID
     }
@@ -215,14 +227,6 @@ struct RequestStateMachine<Work: Sendable>: Sendable {
         }
     }
 
-    /// The transport is about to send a follow-up of the current attempt: a redirect, or the
-    /// answer to a challenge.
-    ///
-    /// - Returns: Whether to send it: `false` when the request ended meanwhile.
-    func redirected() -> Bool {
-        phase != .finished
-    }
-
     /// An interceptor decided to send the request again after the current attempt.
     ///
     /// - Returns: Whether to: `false` when the request ended meanwhile.
@@ -231,7 +235,6 @@ struct RequestStateMachine<Work: Sendable>: Sendable {
         case .sending, .receiving:
             phase = .waitingToRetry
             work = nil
-            retries += 1
             return true
         case .building, .waitingToRetry:
             assertionFailure("a retry decided in phase \(phase)")
@@ -290,7 +293,15 @@ struct RequestStateMachine<Work: Sendable>: Sendable {
     }
 
     /// The caller `id` cancels. When it is the last one waiting, the request ends.
-    mutating func cancelled(subscriber id: Int) -> CancelAction {
+    ///
+    /// - Parameter preempting: Asked, when the cancel would stop the work, whether the work
+    ///   can still be stopped before it delivers: a stub that has begun to deliver its result
+    ///   answers `false`, and the cancel is then too late (``CancelAction/none``): the result
+    ///   is the one outcome.
+    mutating func cancelled(subscriber id: Int, preempting: (Work) -> Bool = { _ in true }) -> CancelAction {
+        if phase != .finished, subscribers.hasOne, subscribers.contains(id: id), let work, !preempting(work) {
+            return .none
+        }
         if !cancelledIDs.contains(id) { cancelledIDs.append(id) }
         guard phase != .finished, let subscriber = subscribers.remove(id: id) else { return .none }
         guard subscribers.isEmpty else { return .detach(subscriber) }

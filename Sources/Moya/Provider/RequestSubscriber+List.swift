@@ -11,6 +11,14 @@ extension RequestSubscriber {
         /// Whether no caller waits.
         var isEmpty: Bool { first == nil && others.isEmpty }
 
+        /// Whether exactly one caller waits.
+        var hasOne: Bool { first != nil && others.isEmpty }
+
+        /// Whether the caller `id` is here.
+        func contains(id: Int) -> Bool {
+            first?.id == id || others.contains { $0.id == id }
+        }
+
         /// Adds a caller at the end.
         mutating func append(_ subscriber: RequestSubscriber) {
             if isEmpty { first = subscriber } else { others.append(subscriber) }

@@ -109,9 +109,7 @@ final class DownloadResponseDelegate: ResponseStartLimited, @unchecked Sendable 
     }
 
     func didReceiveBodyPart(task: HTTPClient.Task<TransportResponse>, _ buffer: ByteBuffer) -> EventLoopFuture<Void> {
-        guard owner.transportReceivedBody(byteCount: buffer.readableBytes) else {
-            return task.eventLoop.makeFailedFuture(HTTPClientError.cancelled)
-        }
+        // Counted here, on the task's event loop; a cancel stops the task itself.
         received += Int64(buffer.readableBytes)
         if !isRedirect {
             progress?(received, expected)

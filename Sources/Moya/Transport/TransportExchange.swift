@@ -510,9 +510,8 @@ final class TransportExchange: ResponseStartLimited, @unchecked Sendable {
     }
 
     func didReceiveBodyPart(task: HTTPClient.Task<TransportResponse>, _ buffer: ByteBuffer) -> EventLoopFuture<Void> {
-        guard owner.transportReceivedBody(byteCount: buffer.readableBytes) else {
-            return task.eventLoop.makeFailedFuture(HTTPClientError.cancelled)
-        }
+        // Collected and counted here, on the task's event loop, without the owner's lock: a
+        // cancel stops the task itself.
         if let error = collector.receivedBodyPart(buffer) {
             return task.eventLoop.makeFailedFuture(error)
         }

@@ -176,6 +176,60 @@ struct ProviderStubTests {
         #expect(calls.values.count == 1)
     }
 
+    @Test("A cancel racing an immediate stub on another thread: plugins and the caller hear of one outcome, the same one")
+    func cancelRacingStub() async throws {
+        let iterations = 500
+        let plugin = RecordingPlugin()
+        // A concurrent queue: the stub runs on one of its threads while the cancel runs here.
+        let queue = DispatchQueue(label: "stub-race", attributes: .concurrent)
+        let provider = MoyaProvider<GitHub>(stubClosure: MoyaProvider.immediatelyStub, callbackQueue: queue, plugins: [plugin])
+        let outcomes = Recorder<Bool>()
+        for _ in 0..<iterations {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                let token = provider.request(.zen) { result in
+                    outcomes.append(result.error?.isCancelled ?? false)
+                    continuation.resume()
+                }
+                token.cancel()
+            }
+        }
+        // Whatever either side handed the queue has run: a second completion or plugin call
+        // would be recorded by now.
+        await drain(queue)
+        #expect(outcomes.values.count == iterations)
+        let received = plugin.results
+        #expect(received.count == iterations)
+        // The plugins saw what each caller saw, in the same order (the serial loop above).
+        #expect(received.map { $0.error?.isCancelled ?? false } == outcomes.values)
+    }
+
+    @Test("Cancelling the task that awaits an immediate stub: one outcome for plugins and the caller")
+    func asyncCancelRacingStub() async throws {
+        let plugin = RecordingPlugin()
+        let queue = DispatchQueue(label: "async-stub-race")
+        let provider = MoyaProvider<GitHub>(stubClosure: MoyaProvider.immediatelyStub, callbackQueue: queue, plugins: [plugin])
+        for _ in 0..<300 {
+            let before = plugin.results.count
+            let task = _Concurrency.Task { try await provider.request(.zen) }
+            task.cancel()
+            let cancelled: Bool
+            do {
+                _ = try await task.value
+                cancelled = false
+            } catch {
+                cancelled = (error as? MoyaError)?.isCancelled ?? false
+            }
+            // The plugins hear of the outcome before the task does; a task cancelled before its
+            // request started throws without any plugin hearing of it.
+            let heard = plugin.results.dropFirst(before).map { $0.error?.isCancelled ?? false }
+            #expect(heard.count <= 1)
+            #expect(heard == [cancelled] || (heard.isEmpty && cancelled))
+        }
+        let count = plugin.results.count
+        await drain(queue)
+        #expect(plugin.results.count == count)
+    }
+
     @Test("stubRequest with .never completes with an error instead of crashing")
     func stubRequestNever() throws {
         let provider = MoyaProvider<GitHub>()

@@ -115,19 +115,57 @@ struct RequestStateMachineTests {
         #expect(work == 3)
     }
 
-    @Test("A redirect or a retry replaces the work; a redirect after the end is not followed")
+    @Test("A follow-up attempt replaces the work; no attempt starts after the end")
     func replacedWork() {
         var (machine, ids) = Self.subscribed()
         _ = machine.requestBuilt()
         _ = machine.workStarted(1)
-        #expect(machine.redirected())
+        #expect(Self.apply(&machine) { $0.attemptStarting() })
         _ = machine.workStarted(2)
         guard case .stop(_, let work, _) = machine.cancelled(subscriber: ids[0]) else {
             Issue.record("not stopped")
             return
         }
         #expect(work == 2)
-        #expect(!machine.redirected())
+        #expect(!Self.apply(&machine) { $0.attemptStarting() })
+    }
+
+    @Test("A caller that cancelled before it joined is not added, and a request nobody waits for never starts")
+    func cancelledBeforeJoining() {
+        var machine = Machine()
+        let id = machine.nextSubscriberID
+        guard case .none = machine.cancelled(subscriber: id) else {
+            Issue.record("a cancel before anyone joined did something")
+            return
+        }
+        let joined = machine.subscribe({ _ in }, callbackQueue: nil)
+        #expect(joined == nil)
+        #expect(!machine.isActive)
+        #expect(!Self.apply(&machine) { $0.requestBuilt() })
+        guard case .stop(let work) = machine.workStarted(1) else {
+            Issue.record("work kept after an early cancel")
+            return
+        }
+        #expect(work == 1)
+        guard case .none = machine.finished() else {
+            Issue.record("delivered to a caller that cancelled first")
+            return
+        }
+    }
+
+    @Test("An early cancel of a caller joining a running request leaves the others waiting")
+    func cancelledBeforeJoiningOthers() {
+        var (machine, ids) = Self.subscribed()
+        _ = machine.requestBuilt()
+        _ = machine.cancelled(subscriber: machine.nextSubscriberID)
+        let joined = machine.subscribe({ _ in }, callbackQueue: nil)
+        #expect(joined == nil)
+        #expect(machine.isActive)
+        guard case .deliver(let callers) = machine.finished() else {
+            Issue.record("nothing delivered")
+            return
+        }
+        #expect(callers.map(\.id) == ids)
     }
 
     @Test("With several callers a cancel detaches one; the last one's stops the request")
@@ -182,7 +220,6 @@ struct RequestStateMachineTests {
         #expect(Self.apply(&machine) { $0.bodyReceived(byteCount: 5) })
         #expect(machine.bodyBytesReceived == 15)
         // A redirect: the next attempt is sending again, with nothing received.
-        #expect(machine.redirected())
         #expect(Self.apply(&machine) { $0.attemptStarting() })
         #expect(machine.phase == .sending)
         guard case .proceed = machine.workStarted(2) else {
@@ -207,7 +244,6 @@ struct RequestStateMachineTests {
         #expect(!Self.apply(&machine) { $0.bodyReceived(byteCount: 1) })
         #expect(!Self.apply(&machine) { $0.headReceived() })
         #expect(!Self.apply(&machine) { $0.retryDecided() })
-        #expect(!machine.redirected())
         #expect(!Self.apply(&machine) { $0.attemptStarting() })
     }
 
@@ -223,7 +259,6 @@ struct RequestStateMachineTests {
         #expect(Self.apply(&machine) { $0.headReceived() })
         #expect(Self.apply(&machine) { $0.retryDecided() })
         #expect(machine.phase == .waitingToRetry)
-        #expect(machine.retries == 1)
         // Cancelled while waiting: only the driver runs.
         guard case .stop(_, let work, let driver) = machine.cancelled(subscriber: ids[0]) else {
             Issue.record("not stopped")
