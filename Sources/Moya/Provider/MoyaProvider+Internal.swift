@@ -195,7 +195,8 @@ extension MoyaProvider {
             // A provider that is not a subclass cannot have overridden `stubRequest`: its stub
             // ends through the flight, as a real request does.
             if type(of: self) == MoyaProvider<Target>.self {
-                stubThroughFlight(target, request: request, callbackQueue: callbackQueue, progress: progress, flight: flight, endpoint: endpoint, stubBehavior: stubBehavior)
+                stubThroughFlight(
+                    target, request: request, callbackQueue: callbackQueue, progress: progress, flight: flight, endpoint: endpoint, stubBehavior: stubBehavior)
                 return
             }
             // Stubs report one final progress event, with the response when there is one.

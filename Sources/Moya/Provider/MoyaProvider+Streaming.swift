@@ -68,8 +68,9 @@ extension MoyaProvider {
         // ends before its head was handed over.
         buffer.setStopHandler { flight.cancelStream() }
         let head = try await flight.perform { completion in
-            guard flight.subscribe(Self.streamHeadCompletion(completion, plan: plan, buffer: buffer), callbackQueue: queue, pluginTarget: plan.pluginTarget)
-                != nil
+            guard
+                flight.subscribe(Self.streamHeadCompletion(completion, plan: plan, buffer: buffer), callbackQueue: queue, pluginTarget: plan.pluginTarget)
+                    != nil
             else {
                 flight.releaseUnstartedStream(.failure(.requestCancelled))
                 return false
