@@ -119,34 +119,10 @@ let package = Package(
         // Turns the Swift blocks of the documentation into code for DocExamplesTests.
         .executableTarget(name: "DocExampleExtractor"),
         .plugin(name: "DocExamples", capability: .buildTool(), dependencies: ["DocExampleExtractor"]),
-        .executableTarget(
-            name: "MoyaBench",
-            dependencies: [
-                "Moya",
-                "MoyaTestServer",
-                .product(name: "AsyncHTTPClient", package: "async-http-client"),
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOHTTP1", package: "swift-nio"),
-                .product(name: "NIOPosix", package: "swift-nio"),
-                .product(name: "NIOSSL", package: "swift-nio-ssl"),
-                .product(name: "CoreMetrics", package: "swift-metrics"),
-                .product(name: "Prometheus", package: "swift-prometheus"),
-            ]
-        ),
         // Fills an HTTP cache on disk until killed, for the test that kills it mid-write.
         .executableTarget(
             name: "MoyaCacheWriter",
             dependencies: ["Moya"]
-        ),
-        .executableTarget(
-            name: "MoyaMemoryBenchmark",
-            dependencies: [
-                "Moya",
-                "MoyaTestServer",
-                .product(name: "AsyncHTTPClient", package: "async-http-client"),
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOPosix", package: "swift-nio"),
-            ]
         ),
         .testTarget(
             name: "MoyaTests",
