@@ -33,7 +33,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-distributed-tracing", from: "1.7.3"),
         // Request metrics go to whatever backend the program bootstraps.
         .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
-        // Only tests use it: the documentation's Prometheus example and an end-to-end test.
+        // Only tests use it: the documentation's Prometheus example and an end-to-end test. No
+        // product needs it, so SwiftPM leaves it out of a dependent package's resolution.
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
         // Combine exists only on Apple platforms; elsewhere CombineMoya builds on OpenCombine.
         .package(url: "https://github.com/OpenCombine/OpenCombine", from: "0.14.0"),
