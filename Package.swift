@@ -33,7 +33,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-distributed-tracing", from: "1.7.3"),
         // Request metrics go to whatever backend the program bootstraps.
         .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
-        // Only tests use it: the documentation's Prometheus example and an end-to-end test.
+        // Only tests use it: the documentation's Prometheus example and an end-to-end test. No
+        // product needs it, so SwiftPM leaves it out of a dependent package's resolution.
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
         // Combine exists only on Apple platforms; elsewhere CombineMoya builds on OpenCombine.
         .package(url: "https://github.com/OpenCombine/OpenCombine", from: "0.14.0"),
@@ -119,34 +120,10 @@ let package = Package(
         // Turns the Swift blocks of the documentation into code for DocExamplesTests.
         .executableTarget(name: "DocExampleExtractor"),
         .plugin(name: "DocExamples", capability: .buildTool(), dependencies: ["DocExampleExtractor"]),
-        .executableTarget(
-            name: "MoyaBench",
-            dependencies: [
-                "Moya",
-                "MoyaTestServer",
-                .product(name: "AsyncHTTPClient", package: "async-http-client"),
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOHTTP1", package: "swift-nio"),
-                .product(name: "NIOPosix", package: "swift-nio"),
-                .product(name: "NIOSSL", package: "swift-nio-ssl"),
-                .product(name: "CoreMetrics", package: "swift-metrics"),
-                .product(name: "Prometheus", package: "swift-prometheus"),
-            ]
-        ),
         // Fills an HTTP cache on disk until killed, for the test that kills it mid-write.
         .executableTarget(
             name: "MoyaCacheWriter",
             dependencies: ["Moya"]
-        ),
-        .executableTarget(
-            name: "MoyaMemoryBenchmark",
-            dependencies: [
-                "Moya",
-                "MoyaTestServer",
-                .product(name: "AsyncHTTPClient", package: "async-http-client"),
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOPosix", package: "swift-nio"),
-            ]
         ),
         .testTarget(
             name: "MoyaTests",

@@ -4,13 +4,16 @@
 //
 //     cd Benchmarks && swift package benchmark
 //
-// and SSEBench, server-sent event parsing against another parser:
+// MoyaBench, the provider against raw AsyncHTTPClient and URLSession over loopback, and
+// MoyaMemoryBenchmark, peak memory of large transfers (README.md in this folder):
 //
-//     cd Benchmarks && swift run -c release SSEBench
+//     cd Benchmarks && swift build -c release && .build/release/MoyaBench
 //
-// A package of its own, so that the benchmark dependency (and its tools, plugins and malloc
-// interposer) never enters the dependency graph of the library's users: they depend on the
-// root package, which does not know about this one.
+// and SSEBench, server-sent event parsing against another parser (Comparisons/sse-bench.sh).
+//
+// A package of its own, so that the benchmarks' dependencies (package-benchmark with its tools,
+// plugins and malloc interposer, swift-prometheus) never enter the dependency graph of the
+// library's users: they depend on the root package, which does not know about this one.
 import PackageDescription
 
 let package = Package(
@@ -23,6 +26,14 @@ let package = Package(
         // The malloc interposer gives the malloc counts; naming the trait explicitly also turns
         // off the package's default "RuntimeInterposer" trait, whose package is not needed here.
         .package(url: "https://github.com/ordo-one/benchmark", from: "1.38.1", traits: ["MallocInterposer"]),
+        // The same versions as the root's: MoyaBench compares the provider with raw
+        // AsyncHTTPClient, and serves the requests with a small NIO server of its own.
+        .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
+        .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.6"),
+        .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
+        // `MoyaBench --metrics` bootstraps a Prometheus backend.
+        .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
     ],
     targets: [
         // The plugin finds benchmark targets by their folder: `MoyaBenchmarks/` in a folder named
@@ -37,7 +48,46 @@ let package = Package(
             plugins: [
                 .plugin(name: "BenchmarkPlugin", package: "benchmark")
             ]
-        )
+        ),
+        // The loopback benchmarks live in `Sources/`: the plugin would take any executable
+        // target in a folder right below `Benchmarks` for one of its own and run it.
+        //
+        // The HTTP server both benchmarks send their requests to, with just the routes they use.
+        .target(
+            name: "BenchServer",
+            dependencies: [
+                // For the certificate of its HTTPS mode, MockServer's (public, for tests).
+                .product(name: "MoyaTesting", package: "Moya"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+            ]
+        ),
+        .executableTarget(
+            name: "MoyaBench",
+            dependencies: [
+                "BenchServer",
+                .product(name: "Moya", package: "Moya"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "CoreMetrics", package: "swift-metrics"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+            ]
+        ),
+        .executableTarget(
+            name: "MoyaMemoryBenchmark",
+            dependencies: [
+                "BenchServer",
+                .product(name: "Moya", package: "Moya"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+            ]
+        ),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -6,7 +6,8 @@ with sendfile(2), so that serving costs the server almost no CPU). POST /upload 
 into one reused buffer, counting it, and answers {"length": N}. HTTP/1.1 with keep-alive, one
 thread per connection, 127.0.0.1 only.
 
-    python3 Benchmarks/Servers/transfer-server.py --port 8090 --files /dev/shm/moya-transfer
+    cd Benchmarks
+    python3 Servers/transfer-server.py --port 8090 --files /dev/shm/moya-transfer
     .build/release/MoyaBench --only transfer --url http://127.0.0.1:8090
 """
 import argparse

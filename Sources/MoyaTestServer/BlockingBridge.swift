@@ -1,7 +1,7 @@
 import Dispatch
 
-/// Runs async work from synchronous top-level code (the demo, the benchmarks) by blocking the
-/// calling thread until a task has finished it. Never use it on a task: blocking a thread of
+/// Runs async work from synchronous top-level code (the demo) by blocking the calling thread
+/// until a task has finished it. Never use it on a task: blocking a thread of
 /// the cooperative pool is exactly what the async API avoids.
 enum BlockingBridge {
     @available(*, noasync)

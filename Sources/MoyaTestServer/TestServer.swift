@@ -138,8 +138,7 @@ public final class TestServer: Sendable {
     }
 
     /// Starts a server as ``start(tls:requireClientCertificate:host:)`` does, blocking the
-    /// calling thread until it listens: for the demo and the benchmarks' top-level code, never
-    /// for a task.
+    /// calling thread until it listens: for the demo's top-level code, never for a task.
     @available(*, noasync, message: "blocks the calling thread; use start() in async code")
     public static func startBlocking(tls: Bool = false) throws -> TestServer {
         try BlockingBridge.run { try await TestServer.start(tls: tls) }

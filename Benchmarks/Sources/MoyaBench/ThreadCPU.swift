@@ -89,7 +89,7 @@ struct ThreadCPU {
 
     /// utime + stime, fields 14 and 15 of a `stat` file (counted after the `)` that ends the
     /// command name, which may itself contain spaces).
-    private static func cpuTicks(statAt path: String) -> Int? {
+    static func cpuTicks(statAt path: String) -> Int? {
         guard let stat = ProcFile.read(path),
             let close = stat.lastIndex(of: ")")
         else { return nil }

@@ -1,22 +1,30 @@
 // moya-bench: the same HTTP workloads through raw AsyncHTTPClient, MoyaProvider and URLSession,
 // alternating in one process, against one local server.
 //
-//     swift run -c release MoyaBench [--rounds N] [--requests N] [--url http://host:port] [--clients ahc,callbacks,...]
+//     cd Benchmarks && swift build -c release && .build/release/MoyaBench [--rounds N] [--requests N] [--url http://host:port] [--clients ahc,callbacks,...]
 //
-// It also times key-path mapping of a large body against JSONDecoder (`--only mapping`), and
-// fresh hits of the HTTP cache against loopback requests (`--only cache`).
+// It also times key-path mapping of a large body against JSONDecoder (`--only mapping`), fresh
+// hits of the HTTP cache against loopback requests (`--only cache`), and the CPU time each client
+// spends per request (`--only cpu`, against a server in a child process).
 //
-// Without --url it starts the project's in-process NIO test server on 127.0.0.1. With --url it
-// sends GET <url>/ and POST <url>/ instead (any server that answers 200 to both, e.g. nginx).
+// Without --url it starts the benchmarks' in-process NIO server (BenchServer) on 127.0.0.1. With
+// --url it sends GET <url>/ and POST <url>/ instead (any server that answers 200 to both, e.g.
+// nginx).
+import BenchServer
 import CoreMetrics
 import Foundation
 import Moya
-import MoyaTestServer
 import Prometheus
 
 struct Options {
     var rounds = 9
     var requests = 4000
+    /// Whether `--requests` was given (`--only cpu` has a default of its own).
+    var requestsGiven = false
+    /// With `--only cpu`: the requests each client has in flight at once.
+    var concurrency = 1
+    /// Set in a child process of `--only cpu`: it only serves, until its standard input closes.
+    var serves = false
     var stubs = 200_000
     var url: URL?
     var connections = 8
@@ -46,7 +54,11 @@ struct Options {
         while let argument = iterator.next() {
             switch argument {
             case "--rounds": rounds = iterator.next().flatMap(Int.init) ?? rounds
-            case "--requests": requests = iterator.next().flatMap(Int.init) ?? requests
+            case "--requests":
+                requests = iterator.next().flatMap(Int.init) ?? requests
+                requestsGiven = true
+            case "--concurrency": concurrency = max(1, iterator.next().flatMap(Int.init) ?? concurrency)
+            case "--serve": serves = true
             case "--stubs": stubs = iterator.next().flatMap(Int.init) ?? stubs
             case "--connections": connections = iterator.next().flatMap(Int.init) ?? connections
             case "--url": url = iterator.next().flatMap(URL.init(string:))
@@ -64,7 +76,7 @@ struct Options {
             case "--modes": trustModes = iterator.next().map { $0.split(separator: ",").map(String.init) }
             case "--help", "-h":
                 print(
-                    "usage: MoyaBench [--rounds N] [--requests N] [--blocks N] [--stubs N] [--connections N] [--url URL] [--only get|get1|get32|post|https|transfer|stream|cache|rss|stubs|mapping|memory] [--ca PEM] [--sizes 512,1024] [--memory-mib N] [--clients ahc,ahc-notrace,ahc-delegate,ahc-request,ahc-async,callbacks,async,urlsession] [--per-round] [--no-spread] [--metrics] [--modes roots,default,certificates,keys,disabled]"
+                    "usage: MoyaBench [--rounds N] [--requests N] [--blocks N] [--stubs N] [--connections N] [--url URL] [--only get|get1|get32|post|cpu|https|transfer|stream|cache|rss|stubs|mapping|memory] [--concurrency N] [--ca PEM] [--sizes 512,1024] [--memory-mib N] [--clients ahc,ahc-notrace,ahc-delegate,ahc-request,ahc-async,callbacks,async,urlsession] [--per-round] [--no-spread] [--metrics] [--modes roots,default,certificates,keys,disabled]"
                 )
                 exit(0)
             default:
@@ -85,24 +97,36 @@ if let client = options.rssChild, let url = options.url {
     try await MemoryPerClient.child(client, base: url, path: options.rssPath)
     exit(0)
 }
-let server: TestServer? = options.url == nil ? try await TestServer.start() : nil
-let base = options.url ?? server!.baseURL
+if options.serves {
+    // A child of `--only cpu`: the server alone, so that its CPU time is not the clients'.
+    try await ServerProcess.serve()
+    exit(0)
+}
+// `--only cpu` serves from a child process instead (see CPUBenchmark).
+let server: BenchServer? = options.url == nil && options.only != "cpu" ? try await BenchServer.start() : nil
+let serverProcess: ServerProcess? = options.url == nil && options.only == "cpu" ? try ServerProcess.start() : nil
+let base = options.url ?? server?.baseURL ?? serverProcess!.baseURL
 let serverPort = base.port ?? (base.scheme == "https" ? 443 : 80)
 let getPath = options.url == nil ? "/bytes/128" : "/"
 let postPath = options.url == nil ? "/echo/users" : "/"
 
+/// Every client, by the key `--clients` names it with, sending to `base`.
+func benchClientFactories(base: URL) -> [(key: String, make: () -> any BenchClient)] {
+    [
+        ("ahc", { RawAHCClient(base: base, connections: options.connections) }),
+        ("ahc-notrace", { RawAHCClient(base: base, connections: options.connections, traced: false) }),
+        ("ahc-delegate", { RawAHCDelegateClient(base: base, connections: options.connections) }),
+        ("ahc-request", { RawAHCWithMoyaRequestClient(base: base, connections: options.connections) }),
+        ("ahc-async", { RawAHCAsyncClient(base: base, connections: options.connections) }),
+        ("callbacks", { MoyaCallbackClient(base: base, connections: options.connections) }),
+        ("async", { MoyaAsyncClient(base: base, connections: options.connections) }),
+        ("urlsession", { URLSessionClient(base: base, connections: options.connections) }),
+    ]
+}
+
 // `--clients` picks some of them (to profile one client alone); ratios are then against the
 // first one listed here that runs.
-let clientFactories: [(key: String, make: () -> any BenchClient)] = [
-    ("ahc", { RawAHCClient(base: base, connections: options.connections) }),
-    ("ahc-notrace", { RawAHCClient(base: base, connections: options.connections, traced: false) }),
-    ("ahc-delegate", { RawAHCDelegateClient(base: base, connections: options.connections) }),
-    ("ahc-request", { RawAHCWithMoyaRequestClient(base: base, connections: options.connections) }),
-    ("ahc-async", { RawAHCAsyncClient(base: base, connections: options.connections) }),
-    ("callbacks", { MoyaCallbackClient(base: base, connections: options.connections) }),
-    ("async", { MoyaAsyncClient(base: base, connections: options.connections) }),
-    ("urlsession", { URLSessionClient(base: base, connections: options.connections) }),
-]
+let clientFactories = benchClientFactories(base: base)
 // `ahc-notrace` (raw AsyncHTTPClient without a tracer, as a Moya session sets its client up when
 // no tracer is bootstrapped), `ahc-delegate` (raw AsyncHTTPClient through the delegate API the
 // provider uses), `ahc-request` (the same with each request built as the provider builds it) and
@@ -146,9 +170,11 @@ func elapsedSeconds(_ body: () async throws -> Void) async throws -> Double {
     return Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
 }
 
-print(
-    "moya-bench: \(options.rounds) rounds of \(options.requests) requests per client, taking turns in \(options.blocks) blocks; \(options.connections) connections; server \(base.absoluteString)"
-)
+if options.only != "cpu" {
+    print(
+        "moya-bench: \(options.rounds) rounds of \(options.requests) requests per client, taking turns in \(options.blocks) blocks; \(options.connections) connections; server \(base.absoluteString)"
+    )
+}
 var failed = false
 
 /// Runs `workloads` with the clients `factories` make, against the server on `serverPort`,
@@ -266,6 +292,11 @@ if !workloads.isEmpty, options.only != "https" {
     _ = try await measure(workloads, factories: chosenFactories, serverPort: serverPort, spreads: server != nil && options.spreadsConnections)
 }
 
+if options.only == "cpu" {
+    try await CPUBenchmark.run(options: options, factories: clientFactories, base: base, server: serverProcess)
+    serverProcess?.stop()
+}
+
 if options.only == "https" {
     try await HTTPSBenchmark.run(options: options)
 }
@@ -300,10 +331,11 @@ if options.only == nil || options.only == "mapping" {
 await server?.shutdown()
 
 // The 1 GiB memory runs go in a process of their own, MoyaMemoryBenchmark (built beside this
-// one): peak RSS is a per-process figure, and this process's own history would blur it.
+// one, in the same package): peak RSS is a per-process figure, and this process's own history
+// would blur it.
 if options.url == nil, options.only == nil || options.only == "memory" {
     print("")
-    let executable = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("MoyaMemoryBenchmark")
+    let executable = ServerProcess.executable.deletingLastPathComponent().appendingPathComponent("MoyaMemoryBenchmark")
     let child = Process()
     child.executableURL = executable
     child.arguments = [String(options.memoryMiB)]
@@ -313,7 +345,7 @@ if options.url == nil, options.only == nil || options.only == "memory" {
         child.waitUntilExit()
         if child.terminationStatus != 0 { failed = true }
     } catch {
-        print("could not run \(executable.path): \(error) (build it with `swift build -c release --product MoyaMemoryBenchmark`)")
+        print("could not run \(executable.path): \(error) (build it in Benchmarks/ with `swift build -c release --product MoyaMemoryBenchmark`)")
         failed = true
     }
 }

@@ -1,12 +1,12 @@
+import BenchServer
 import Foundation
 import Moya
-import MoyaTestServer
 import NIOSSL
 
 /// `--only https`: the provider over HTTPS in each trust mode against raw AsyncHTTPClient
 /// trusting the same certificate, GET at concurrency 1 and 32.
 ///
-/// Without `--url` it starts the project's in-process server with TLS (HTTP/1.1 only). With
+/// Without `--url` it starts the benchmarks' in-process server with TLS (HTTP/1.1 only). With
 /// `--url https://host:port --ca server.pem` it measures any server, such as nginx offering
 /// HTTP/2 through ALPN, whose certificate (or CA) is in the PEM file: raw AsyncHTTPClient and
 /// every mode but public-key pinning then negotiate HTTP/2; public-key pinning goes through the
@@ -42,7 +42,7 @@ enum HTTPSBenchmark {
 
     static func run(options: Options) async throws {
         let pem: Data
-        let server: TestServer?
+        let server: BenchServer?
         let base: URL
         if let url = options.url {
             guard url.scheme == "https", let caPath = options.caPath else {
@@ -53,8 +53,8 @@ enum HTTPSBenchmark {
             server = nil
             base = url
         } else {
-            pem = Data(TestCertificates.serverCertificatePEM.utf8)
-            server = try await TestServer.start(tls: true)
+            pem = Data(BenchServer.certificatePEM.utf8)
+            server = try await BenchServer.start(tls: true)
             base = server!.baseURL
         }
         let certificate = try TLSCertificate(pem: pem)
