@@ -175,15 +175,6 @@ package final class BoundedBuffer<Element: Sendable>: Sendable {
         state.withLock { $0.start = Start(run: start) }
     }
 
-    /// The producer's start, taken out of the state to be run, unless the consumer stopped.
-    private func takeStart() -> Start? {
-        state.withLock { state in
-            guard !state.isStopped, let start = state.start else { return nil }
-            state.start = nil
-            return start
-        }
-    }
-
     /// Whether the consumer stopped.
     package var isStopped: Bool {
         state.withLock { $0.isStopped }
@@ -378,9 +369,21 @@ package final class BoundedBuffer<Element: Sendable>: Sendable {
             let result = state.withLock { Self.take(&$0, resumeLevel: resumeLevel) }
             return result.value ?? .success(nil)
         }
-        takeStart()?.run()
-        // The common case: an element, or the end, is already there.
-        let (result, producer) = state.withLock { Self.take(&$0, resumeLevel: resumeLevel) }
+        // The common case: an element, or the end, is already there. The first call starts the
+        // producer before it looks.
+        let first = state.withLock { state -> (value: Result<Element?, MoyaError>?, producer: (@Sendable () -> Void)?, start: Start?) in
+            if !state.isStopped, let start = state.start {
+                state.start = nil
+                return (nil, nil, start)
+            }
+            let taken = Self.take(&state, resumeLevel: resumeLevel)
+            return (taken.value, taken.producer, nil)
+        }
+        var (result, producer) = (first.value, first.producer)
+        if let start = first.start {
+            start.run()
+            (result, producer) = state.withLock { Self.take(&$0, resumeLevel: resumeLevel) }
+        }
         producer?()
         if let result { return result }
         return await withTaskCancellationHandler {
