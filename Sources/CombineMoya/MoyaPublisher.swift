@@ -12,7 +12,7 @@ import OpenCombine
 /// Each subscription sends its own request, on its first demand. The request closure holds
 /// the provider strongly, so a running subscription keeps its provider alive (Moya holds it
 /// weakly, and a publisher whose provider went away never finished).
-struct MoyaPublisher<Output>: Publisher {
+struct MoyaPublisher<Output: Sendable>: Publisher {
     /// Requests fail with Moya's error.
     typealias Failure = MoyaError
 

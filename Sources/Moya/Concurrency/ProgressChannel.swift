@@ -1,33 +1,29 @@
 import Foundation
 
-/// Buffers the events of one request for a ``ProgressStream`` iterator and hands them over one
-/// `next()` at a time.
+/// The events of one request for a ``ProgressStream`` iterator, handed over one `next()` at a
+/// time through a ``BoundedBuffer``.
 ///
 /// The request is sent on the first `next()`. The callbacks hold the channel weakly, so when the
 /// iterator goes away (the loop was left) the channel is released and its `deinit` cancels the
-/// request. Events are buffered without a bound: a request produces a few per chunk received.
+/// request; a consumer that stops (its task cancelled) cancels it through the buffer's stop
+/// handler. Progress events only say how far the transfer is, so a consumer that falls
+/// ``progressLimit`` events behind loses the oldest; the completed event is the last one and is
+/// never dropped.
 final class ProgressChannel: Sendable {
-    private enum Phase {
-        case idle
-        case running
-        /// The request has ended; `nil` once its end has been handed out.
-        case ended(Result<Void, MoyaError>?)
-    }
-
-    private struct State {
-        var phase = Phase.idle
-        var buffer: [ProgressResponse] = []
-        var lastProgress: Progress?
-        var waiter: CheckedContinuation<Result<ProgressResponse?, MoyaError>, Never>?
-    }
+    /// The most events kept for a consumer that is behind.
+    static let progressLimit = 64
 
     private let start: ProgressStream.Start
     private let call = RequestCall()
-    // `Progress` objects in the state are snapshots that nobody mutates after they are made.
-    private let state = Protected(State())
+    private let buffer = BoundedBuffer<ProgressResponse>(limit: ProgressChannel.progressLimit, overflow: .dropOldest)
+    /// The latest event from the provider that carried a `Progress`: the completed event carries
+    /// its `Progress` along with the response.
+    private let latest = Protected<ProgressResponse?>(nil)
 
     init(start: @escaping ProgressStream.Start) {
         self.start = start
+        buffer.setStopHandler { [call] in call.cancel() }
+        buffer.setStart { [weak self] in self?.startRequest() }
     }
 
     deinit {
@@ -36,30 +32,11 @@ final class ProgressChannel: Sendable {
 
     /// The next event, `nil` once the sequence has ended, or the request's error (once).
     func next() async -> Result<ProgressResponse?, MoyaError> {
-        // A task cancelled before the first `next()` runs `onCancel` before the operation, so
-        // the request is never started.
-        await withTaskCancellationHandler {
-            startIfNeeded()
-            return await withCheckedContinuation { continuation in
-                let ready: Result<ProgressResponse?, MoyaError>? = state.withLock { state in
-                    if let value = Self.take(from: &state) { return value }
-                    state.waiter = continuation
-                    return nil
-                }
-                if let ready { continuation.resume(returning: ready) }
-            }
-        } onCancel: {
-            call.cancel()
-        }
+        // The first one starts the request, unless its task was cancelled before.
+        await buffer.next()
     }
 
-    private func startIfNeeded() {
-        let shouldStart: Bool = state.withLock { state in
-            guard case .idle = state.phase else { return false }
-            state.phase = .running
-            return true
-        }
-        guard shouldStart else { return }
+    private func startRequest() {
         let started = call.start {
             start(
                 { [weak self] event in self?.receive(event) },
@@ -67,61 +44,30 @@ final class ProgressChannel: Sendable {
             )
         }
         if !started {
-            end(with: .failure(.requestCancelled))
+            buffer.finish(.failure(.requestCancelled))
         }
     }
 
     /// A progress event from the provider. The provider's own completed event is held back: the
     /// completion brings the response after the plugins' `process`, and that is the one yielded.
     private func receive(_ event: ProgressResponse) {
-        deliver { state in
-            state.lastProgress = event.progressObject ?? state.lastProgress
-            if !event.completed {
-                state.buffer.append(event)
-            }
+        if event.progressObject != nil {
+            latest.withLock { $0 = event }
+        }
+        if !event.completed {
+            buffer.put(event)
         }
     }
 
     private func end(with result: Result<Response, MoyaError>) {
         call.finish()
-        deliver { state in
-            guard case .running = state.phase else { return }
-            switch result {
-            case .success(let response):
-                state.buffer.append(ProgressResponse(progress: state.lastProgress, response: response))
-                state.phase = .ended(.success(()))
-            case .failure(let error):
-                state.phase = .ended(.failure(error))
-            }
-        }
-    }
-
-    /// Changes the state and, if an iterator is waiting and something is ready, wakes it.
-    private func deliver(_ change: (inout State) -> Void) {
-        let wake: (CheckedContinuation<Result<ProgressResponse?, MoyaError>, Never>, Result<ProgressResponse?, MoyaError>)? = state.withLock { state in
-            change(&state)
-            guard let waiter = state.waiter, let value = Self.take(from: &state) else { return nil }
-            state.waiter = nil
-            return (waiter, value)
-        }
-        if let (waiter, value) = wake {
-            waiter.resume(returning: value)
-        }
-    }
-
-    /// What the next `next()` returns, if it is known yet.
-    private static func take(from state: inout State) -> Result<ProgressResponse?, MoyaError>? {
-        if !state.buffer.isEmpty {
-            return .success(state.buffer.removeFirst())
-        }
-        switch state.phase {
-        case .idle, .running:
-            return nil
-        case .ended(let end?):
-            state.phase = .ended(nil)
-            return end.map { nil }
-        case .ended(nil):
-            return .success(nil)
+        switch result {
+        case .success(let response):
+            let progress = latest.withLock { $0?.progressObject }
+            buffer.put(ProgressResponse(progress: progress, response: response))
+            buffer.finish(.success(()))
+        case .failure(let error):
+            buffer.finish(.failure(error))
         }
     }
 }

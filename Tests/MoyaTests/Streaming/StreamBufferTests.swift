@@ -4,7 +4,7 @@ import Testing
 
 @testable import Moya
 
-/// Waits for `condition` from a task that is not blocked by the awaited consumer.
+/// Reads `buffer` to its end on a task of its own.
 private func consumer(_ buffer: StreamBuffer) -> _Concurrency.Task<[Data], any Error> {
     _Concurrency.Task {
         var chunks: [Data] = []
@@ -60,9 +60,7 @@ struct StreamBufferTests {
     func largeChunkToWaitingConsumer() async throws {
         let buffer = StreamBuffer(highWatermark: 4)
         let reader = consumer(buffer)
-        // Let the consumer wait first. Kept as a sleep: StreamBuffer shows no sign that a consumer
-        // waits (its state is private), so no signal can replace it without a change in Moya.
-        try await _Concurrency.Task.sleep(nanoseconds: 50_000_000)
+        #expect(await eventually { buffer.hasWaitingConsumer })
         let result = buffer.append(Data(count: 100))
         #expect(result == .more || result == .moreAndWake)
         buffer.finish(.success(()))
@@ -73,8 +71,7 @@ struct StreamBufferTests {
     func wakeThenFinish() async throws {
         let buffer = StreamBuffer(highWatermark: 100)
         let reader = consumer(buffer)
-        // Let the consumer wait first: a sleep, as above, for want of a sign that it waits.
-        try await _Concurrency.Task.sleep(nanoseconds: 50_000_000)
+        #expect(await eventually { buffer.hasWaitingConsumer })
         #expect(buffer.append(Data("x".utf8)) == .moreAndWake)
         #expect(buffer.append(Data("y".utf8)) == .more)
         buffer.finish(.success(()))
@@ -130,10 +127,7 @@ struct StreamBufferTests {
         let stopped = Locked(0)
         buffer.setStopHandler { stopped.update { $0 += 1 } }
         let reader = consumer(buffer)
-        // Let the consumer wait first: a sleep, as above, for want of a sign that it waits. A
-        // cancel that comes before the wait stops the stream too, so a slow machine cannot fail
-        // this test.
-        try await _Concurrency.Task.sleep(nanoseconds: 50_000_000)
+        #expect(await eventually { buffer.hasWaitingConsumer })
         reader.cancel()
         await #expect(throws: MoyaError.self) { try await reader.value }
         #expect(stopped.value == 1)
