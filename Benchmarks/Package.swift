@@ -64,6 +64,16 @@ let package = Package(
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
             ]
         ),
+        // One client per process against nginx (Comparisons/process-bench.sh): the provider's
+        // cost measured from outside, as a user's program pays it.
+        .executableTarget(
+            name: "ProcessBench",
+            dependencies: [
+                .product(name: "Moya", package: "Moya"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+            ]
+        ),
         .executableTarget(
             name: "MoyaBench",
             dependencies: [

@@ -1,0 +1,153 @@
+// One client per process, as a user's program runs: sends GET / to a server that is not in this
+// process (nginx, started by Comparisons/process-bench.sh) and prints what the whole process
+// spent, from getrusage, so that the provider and raw AsyncHTTPClient can be compared from
+// outside, start-up included.
+//
+//     ProcessBench <client> [requests] [concurrency]
+//
+// Clients: `ahc` (AsyncHTTPClient as its defaults set it up), `ahc-like-moya` (configured as a
+// default Moya session configures it, same headers, no tracer), `moya-callbacks`, `moya-async`.
+// The server's URL comes from the environment variable PROCESS_BENCH_URL
+// (default http://127.0.0.1:8089).
+import AsyncHTTPClient
+import Dispatch
+import Foundation
+import Moya
+import NIOPosix
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The one endpoint: `GET /` on the server.
+enum Root: TargetType {
+    case root
+
+    static let base = URL(string: ProcessInfo.processInfo.environment["PROCESS_BENCH_URL"] ?? "http://127.0.0.1:8089")!
+
+    var baseURL: URL { Root.base }
+    var path: String { "/" }
+    var method: Moya.Method { .get }
+    var task: Moya.Task { .requestPlain }
+    var headers: [String: String]? { nil }
+}
+
+let arguments = CommandLine.arguments
+guard arguments.count >= 2 else {
+    print("usage: ProcessBench ahc|ahc-like-moya|moya-callbacks|moya-async [requests] [concurrency]")
+    exit(2)
+}
+let client = arguments[1]
+let total = arguments.count > 2 ? Int(arguments[2]) ?? 20_000 : 20_000
+let concurrency = max(1, arguments.count > 3 ? Int(arguments[3]) ?? 1 : 1)
+let perWorker = total / concurrency
+let url = Root.base.absoluteString.hasSuffix("/") ? Root.base.absoluteString : Root.base.absoluteString + "/"
+
+/// Runs `concurrency` workers that each await `perWorker` requests in a row.
+func runWorkers(_ body: @escaping @Sendable () async throws -> Void) async throws {
+    try await withThrowingTaskGroup(of: Void.self) { group in
+        for _ in 0..<concurrency {
+            group.addTask {
+                for _ in 0..<perWorker { try await body() }
+            }
+        }
+        try await group.waitForAll()
+    }
+}
+
+/// Drives `concurrency` callback chains, each sending the next request from the previous
+/// completion, as callback code is written.
+func runCallbackChains(_ provider: MoyaProvider<Root>) async {
+    await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+        let group = DispatchGroup()
+        for _ in 0..<concurrency {
+            group.enter()
+            let remaining = Countdown(perWorker)
+            @Sendable func next() {
+                guard remaining.take() else {
+                    group.leave()
+                    return
+                }
+                provider.request(.root) { result in
+                    guard case .success(let response) = result, response.statusCode == 200 else { fatalError("request failed: \(result)") }
+                    next()
+                }
+            }
+            next()
+        }
+        group.notify(queue: .global()) { done.resume() }
+    }
+}
+
+/// How many requests a chain still sends.
+final class Countdown: @unchecked Sendable {
+    // Sendable: the count sits behind the lock.
+    private let lock = NSLock()
+    private var left: Int
+
+    init(_ count: Int) { left = count }
+
+    /// Takes one; `false` when none is left.
+    func take() -> Bool {
+        lock.withLock {
+            guard left > 0 else { return false }
+            left -= 1
+            return true
+        }
+    }
+}
+
+func shutDown(_ client: HTTPClient) async {
+    await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+        client.shutdown { _ in continuation.resume() }
+    }
+}
+
+let started = DispatchTime.now()
+switch client {
+case "ahc":
+    let http = HTTPClient(eventLoopGroup: MultiThreadedEventLoopGroup.singleton)
+    try await runWorkers {
+        let response = try await http.execute(request: HTTPClient.Request(url: url)).get()
+        precondition(response.status == .ok)
+    }
+    await shutDown(http)
+case "ahc-like-moya":
+    var configuration = HTTPClient.Configuration(
+        redirectConfiguration: .disallow,
+        timeout: .init(connect: .seconds(10), read: .seconds(60)),
+        connectionPool: .init(idleTimeout: .seconds(60), concurrentHTTP1ConnectionsPerHostSoftLimit: 8),
+        decompression: .enabled(limit: .ratio(100))
+    )
+    configuration.connectionPool.retryConnectionEstablishment = false
+    configuration.tracing.tracer = nil
+    let http = HTTPClient(eventLoopGroup: MultiThreadedEventLoopGroup.singleton, configuration: configuration)
+    let headers = Session.defaultHTTPHeaders.map { ($0.key, $0.value) }
+    try await runWorkers {
+        var request = try HTTPClient.Request(url: url)
+        request.headers.add(contentsOf: headers)
+        let response = try await http.execute(request: request).get()
+        precondition(response.status == .ok)
+    }
+    await shutDown(http)
+case "moya-callbacks":
+    await runCallbackChains(MoyaProvider<Root>(callbackQueue: .global()))
+case "moya-async":
+    let provider = MoyaProvider<Root>()
+    try await runWorkers {
+        let response = try await provider.request(.root)
+        precondition(response.statusCode == 200)
+    }
+default:
+    print("unknown client \(client)")
+    exit(2)
+}
+let seconds = Double(DispatchTime.now().uptimeNanoseconds - started.uptimeNanoseconds) / 1e9
+var usage = rusage()
+getrusage(RUSAGE_SELF.rawValue, &usage)
+let user = Double(usage.ru_utime.tv_sec) + Double(usage.ru_utime.tv_usec) / 1e6
+let system = Double(usage.ru_stime.tv_sec) + Double(usage.ru_stime.tv_usec) / 1e6
+print(
+    "\(client) requests \(total) req/s \(Int(Double(total) / seconds)) cpu_us_per_req \(String(format: "%.1f", (user + system) / Double(total) * 1e6)) "
+        + "user_s \(String(format: "%.3f", user)) sys_s \(String(format: "%.3f", system)) max_rss_kib \(usage.ru_maxrss)"
+)
