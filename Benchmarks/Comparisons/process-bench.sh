@@ -34,7 +34,8 @@ http {
 CONF
 nginx -c "$work/nginx.conf" -p "$work"
 
-(cd "$here" && swift build -c release --product ProcessBench >/dev/null)
+# Extra flags for `swift build` (a mirror configuration, say) come from SWIFT_BUILD_FLAGS.
+(cd "$here" && swift build -c release --product ProcessBench ${SWIFT_BUILD_FLAGS:-} >/dev/null)
 bench="$here/.build/release/ProcessBench"
 clients="ahc ahc-like-moya moya-callbacks moya-async"
 for run in $(seq "$runs"); do

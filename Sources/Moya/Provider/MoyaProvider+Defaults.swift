@@ -39,7 +39,11 @@ extension MoyaProvider {
     }
 
     /// The session a provider uses when given none: the shared ``Session/default``, which
-    /// needs no shutdown. (The name is Moya's.)
+    /// needs no shutdown.
+    ///
+    /// The name is Moya 15's, kept so that code written for it compiles. No Alamofire is
+    /// involved: the session is this package's ``Session``, on AsyncHTTPClient, and new code can
+    /// write `Session.default`.
     ///
     /// - Returns: The shared session.
     public final class func defaultAlamofireSession() -> Session {

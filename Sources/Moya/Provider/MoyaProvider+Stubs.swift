@@ -24,6 +24,10 @@ extension MoyaProvider {
     /// response, validates it, tells the plugins (`didReceive`) and calls `completion` — unless
     /// `token` was cancelled, in which case it does nothing (the cancel already completed).
     ///
+    /// Public as in Moya 15, for overrides of ``stubRequest(_:request:callbackQueue:completion:endpoint:stubBehavior:)``;
+    /// a provider that is not a subclass delivers its stubs through the request's own state
+    /// instead, so that a cancel and the stub's result are one decision.
+    ///
     /// - Parameters:
     ///   - token:      Cancels the stub.
     ///   - target:     The target.
