@@ -16,7 +16,6 @@ final class InterceptedAttempt: TransportOwner {
 
     private let flight: RequestFlight
     private let continuation: CheckedContinuation<Outcome, Never>
-    private let streamed = Protected(false)
 
     init(flight: RequestFlight, continuation: CheckedContinuation<Outcome, Never>) {
         self.flight = flight
@@ -44,13 +43,12 @@ final class InterceptedAttempt: TransportOwner {
     }
 
     func transportStreamStarted(_ head: TransportResponse, request: URLRequest) -> Bool {
-        guard flight.transportStreamStarted(head, request: request) else { return false }
-        streamed.withLock { $0 = true }
-        return true
+        flight.transportStreamStarted(head, request: request)
     }
 
-    /// Resumes the interceptors' task; the exchange calls this exactly once.
+    /// Resumes the interceptors' task; the exchange calls this exactly once. Whether the
+    /// response streamed to the caller is the flight's to know (its state machine).
     func transportFinished(_ result: Result<TransportResponse, any Error>, request: URLRequest) {
-        continuation.resume(returning: (result, streamed.current))
+        continuation.resume(returning: (result, flight.withMachine { $0.hasStreamed }))
     }
 }

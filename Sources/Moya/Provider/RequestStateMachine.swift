@@ -82,6 +82,9 @@ struct RequestStateMachine<Work: Sendable>: Sendable {
     private(set) var phase: Phase = .building
     /// Body bytes received by the current attempt.
     private(set) var bodyBytesReceived: Int64 = 0
+    /// Whether a streamed response's head was handed to the callers (``streamStarted()``): the
+    /// response is then the request's, whatever its end, and never retried.
+    private(set) var hasStreamed = false
     private var subscribers = RequestSubscriber.List()
     private var lastID = 0
     private var work: Work?
@@ -254,6 +257,7 @@ struct RequestStateMachine<Work: Sendable>: Sendable {
         switch phase {
         case .receiving:
             phase = .streaming
+            hasStreamed = true
             defer { subscribers = RequestSubscriber.List() }
             return .deliver(subscribers)
         case .building, .sending, .waitingToRetry, .streaming:
