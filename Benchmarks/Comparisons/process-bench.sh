@@ -11,6 +11,8 @@ requests=${2:-20000}
 concurrency=${3:-1}
 here=$(cd "$(dirname "$0")/.." && pwd)
 work=$(mktemp -d)
+# nginx's worker runs as an unprivileged user: it must be able to read the page.
+chmod 755 "$work"
 trap 'nginx -c "$work/nginx.conf" -p "$work" -s stop 2>/dev/null || true; rm -rf "$work"' EXIT
 
 mkdir -p "$work/www" "$work/logs"

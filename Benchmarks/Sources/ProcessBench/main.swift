@@ -109,7 +109,7 @@ case "ahc":
     let http = HTTPClient(eventLoopGroup: MultiThreadedEventLoopGroup.singleton)
     try await runWorkers {
         let response = try await http.execute(request: HTTPClient.Request(url: url)).get()
-        precondition(response.status == .ok)
+        guard response.status == .ok else { fatalError("GET / answered \(response.status)") }
     }
     await shutDown(http)
 case "ahc-like-moya":
@@ -127,7 +127,7 @@ case "ahc-like-moya":
         var request = try HTTPClient.Request(url: url)
         request.headers.add(contentsOf: headers)
         let response = try await http.execute(request: request).get()
-        precondition(response.status == .ok)
+        guard response.status == .ok else { fatalError("GET / answered \(response.status)") }
     }
     await shutDown(http)
 case "moya-callbacks":
@@ -136,7 +136,7 @@ case "moya-async":
     let provider = MoyaProvider<Root>()
     try await runWorkers {
         let response = try await provider.request(.root)
-        precondition(response.statusCode == 200)
+        guard response.statusCode == 200 else { fatalError("GET / answered \(response.statusCode)") }
     }
 default:
     print("unknown client \(client)")

@@ -302,7 +302,14 @@ struct RequestStateMachineTests {
         _ = machine.requestBuilt()
         _ = machine.workStarted(5)
         var asked: [Int] = []
-        guard case .none = machine.cancelled(subscriber: ids[0], preempting: { asked.append($0); return false }) else {
+        guard
+            case .none = machine.cancelled(
+                subscriber: ids[0],
+                preempting: { work in
+                    asked.append(work)
+                    return false
+                })
+        else {
             Issue.record("a cancel stopped work that was delivering")
             return
         }
@@ -322,12 +329,26 @@ struct RequestStateMachineTests {
         _ = machine.requestBuilt()
         _ = machine.workStarted(5)
         var asked = 0
-        guard case .detach = machine.cancelled(subscriber: ids[0], preempting: { _ in asked += 1; return false }) else {
+        guard
+            case .detach = machine.cancelled(
+                subscriber: ids[0],
+                preempting: { _ in
+                    asked += 1
+                    return false
+                })
+        else {
             Issue.record("not detached")
             return
         }
         #expect(asked == 0)
-        guard case .stop(_, let work, _) = machine.cancelled(subscriber: ids[1], preempting: { _ in asked += 1; return true }) else {
+        guard
+            case .stop(_, let work, _) = machine.cancelled(
+                subscriber: ids[1],
+                preempting: { _ in
+                    asked += 1
+                    return true
+                })
+        else {
             Issue.record("not stopped")
             return
         }
