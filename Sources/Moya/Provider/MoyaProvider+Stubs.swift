@@ -47,18 +47,7 @@ extension MoyaProvider {
         return {
             // One decision with a cancel: once the stub delivers, a cancel is too late.
             guard token.beginDelivery() else { return }
-            let validation = target.validationType
-            let result: Result<Moya.Response, MoyaError>
-            switch endpoint.sampleResponseClosure() {
-            case .networkResponse(let statusCode, let data):
-                let response = Moya.Response(statusCode: statusCode, data: data, request: request, response: nil)
-                result = validation.accepts(statusCode) ? .success(response) : .failure(.statusCode(response))
-            case .response(let httpResponse, let data):
-                let response = Moya.Response(statusCode: httpResponse.statusCode, data: data, request: request, response: httpResponse)
-                result = validation.accepts(httpResponse.statusCode) ? .success(response) : .failure(.statusCode(response))
-            case .networkError(let error):
-                result = .failure(.underlying(error, nil))
-            }
+            let result = Self.stubResult(endpoint.sampleResponseClosure(), request: request, validation: target.validationType)
             plugins.didReceive(result, target: target)
             completion(result)
         }
@@ -81,20 +70,23 @@ extension MoyaProvider {
         let sample = UncheckedSendable(endpoint.sampleResponseClosure)
         let stub = {
             guard token.beginDelivery() else { return }
-            let result: Result<Moya.Response, MoyaError>
-            switch sample.value() {
-            case .networkResponse(let statusCode, let data):
-                let response = Moya.Response(statusCode: statusCode, data: data, request: preparedRequest, response: nil)
-                result = validation.accepts(statusCode) ? .success(response) : .failure(.statusCode(response))
-            case .response(let httpResponse, let data):
-                let response = Moya.Response(statusCode: httpResponse.statusCode, data: data, request: preparedRequest, response: httpResponse)
-                result = validation.accepts(httpResponse.statusCode) ? .success(response) : .failure(.statusCode(response))
-            case .networkError(let error):
-                result = .failure(.underlying(error, nil))
-            }
-            flight.endStub(with: result, progress: progress)
+            flight.endStub(with: Self.stubResult(sample.value(), request: preparedRequest, validation: validation), progress: progress)
         }
         scheduleStub(stub, behavior: stubBehavior, callbackQueue: callbackQueue ?? self.callbackQueue)
+    }
+
+    /// The result a stub delivers for `sample`: its response, validated, or its error.
+    static func stubResult(_ sample: EndpointSampleResponse, request: URLRequest, validation: ValidationType) -> Result<Moya.Response, MoyaError> {
+        switch sample {
+        case .networkResponse(let statusCode, let data):
+            let response = Moya.Response(statusCode: statusCode, data: data, request: request, response: nil)
+            return validation.accepts(statusCode) ? .success(response) : .failure(.statusCode(response))
+        case .response(let httpResponse, let data):
+            let response = Moya.Response(statusCode: httpResponse.statusCode, data: data, request: request, response: httpResponse)
+            return validation.accepts(httpResponse.statusCode) ? .success(response) : .failure(.statusCode(response))
+        case .networkError(let error):
+            return .failure(.underlying(error, nil))
+        }
     }
 
     /// Runs `stub` as `behavior` says: now (or on `callbackQueue`) for `.immediate`, after the

@@ -462,31 +462,4 @@ struct BoundedBufferTests {
         #expect(largest <= 17)
     }
 
-    @Test("A producer thread and a consumer at once, with pauses: everything arrives, in order")
-    func producerThread() async throws {
-        let buffer = BoundedBuffer<Data>(limit: 64, weight: { $0.count })
-        let producer = Thread {
-            for index in 0..<2000 {
-                let chunk = Data(repeating: UInt8(index % 251), count: 16)
-                switch buffer.append(chunk) {
-                case .more: break
-                case .moreAndWake: buffer.wakeConsumer()
-                case .pause:
-                    // Blocks the producer thread this test made, not a cooperative one.
-                    let semaphore = DispatchSemaphore(value: 0)
-                    buffer.waitForDemand { semaphore.signal() }
-                    semaphore.wait()
-                case .stopped: return
-                }
-            }
-            buffer.finish(.success(()))
-        }
-        producer.start()
-        var index = 0
-        while case .success(let chunk?) = await buffer.next() {
-            #expect(chunk == Data(repeating: UInt8(index % 251), count: 16))
-            index += 1
-        }
-        #expect(index == 2000)
-    }
 }

@@ -24,6 +24,7 @@ struct RequestStateMachineStreamTests {
     @Test("streamStarted hands the head to the callers; body parts still count; finished ends the stream")
     func startAndEnd() {
         var (machine, id) = Self.receiving()
+        #expect(!machine.hasStreamed)
         guard case .deliver(let callers) = machine.streamStarted() else {
             Issue.record("the head went to nobody")
             return
@@ -39,6 +40,8 @@ struct RequestStateMachineStreamTests {
             return
         }
         #expect(machine.phase == .finished)
+        // What interceptors read to know the response was the caller's: it stays after the end.
+        #expect(machine.hasStreamed)
         guard case .none = machine.finished() else {
             Issue.record("ended twice")
             return

@@ -234,68 +234,6 @@ struct RequestStateMachineTests {
         }
     }
 
-    @Test("A stream: the head goes to the callers, body parts count, the end is the stream's, never a retry")
-    func streamLife() {
-        var (machine, ids) = Self.subscribed()
-        _ = machine.requestBuilt()
-        _ = machine.workStarted(1)
-        #expect(Self.apply(&machine) { $0.headReceived() })
-        guard case .deliver(let callers) = machine.streamStarted() else {
-            Issue.record("the head was not handed over")
-            return
-        }
-        #expect(callers.map(\.id) == ids)
-        #expect(machine.phase == .streaming)
-        #expect(machine.hasStreamed)
-        #expect(Self.apply(&machine) { $0.bodyReceived(byteCount: 7) })
-        #expect(machine.bodyBytesReceived == 7)
-        // Its callers have their head: a cancel from one of them finds nobody waiting.
-        guard case .none = machine.cancelled(subscriber: ids[0]) else {
-            Issue.record("a caller who got the head was cancelled again")
-            return
-        }
-        #expect(!Self.apply(&machine) { $0.retryDecided() })
-        guard case .endStream = machine.finished() else {
-            Issue.record("the end did not end the stream")
-            return
-        }
-        #expect(machine.streamCancelled() == nil)
-        #expect(machine.hasStreamed)
-    }
-
-    @Test("A stream's consumer stopping stops the work and the driver, once")
-    func streamCancelled() {
-        var (machine, _) = Self.subscribed()
-        _ = machine.requestBuilt()
-        _ = machine.driverStarted(100)
-        _ = machine.workStarted(1)
-        _ = machine.headReceived()
-        _ = machine.streamStarted()
-        let stopped = machine.streamCancelled()
-        #expect(stopped?.work == 1)
-        #expect(stopped?.driver == 100)
-        #expect(!machine.isActive)
-        #expect(machine.streamCancelled() == nil)
-        guard case .none = machine.finished() else {
-            Issue.record("a stopped stream delivered")
-            return
-        }
-    }
-
-    @Test("Before its head a stream is a request like any other: no stream to end, nothing streamed")
-    func streamNotStarted() {
-        var (machine, _) = Self.subscribed()
-        _ = machine.requestBuilt()
-        _ = machine.workStarted(1)
-        #expect(machine.streamCancelled() == nil)
-        #expect(machine.isActive)
-        guard case .deliver = machine.finished() else {
-            Issue.record("nothing delivered")
-            return
-        }
-        #expect(!machine.hasStreamed)
-    }
-
     @Test("A cancel that comes once the work (a stub) has begun to deliver is too late: the result is the outcome")
     func preemptRefused() {
         var (machine, ids) = Self.subscribed()

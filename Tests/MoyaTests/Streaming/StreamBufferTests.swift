@@ -18,6 +18,9 @@ private func consumer(_ buffer: StreamBuffer) -> _Concurrency.Task<[Data], any E
     }
 }
 
+/// A stream's own use of its buffer: chunks weighed in bytes, the wake after a burst, the end
+/// after the chunks. What every ``BoundedBuffer`` does (stopping, cancelling, claiming, early
+/// demand) is tested once, in `BoundedBufferTests`.
 @Suite("The stream's buffer between transport and consumer, without a network")
 struct StreamBufferTests {
     @Test("Chunks come out in order, then the end")
@@ -44,29 +47,6 @@ struct StreamBufferTests {
         #expect(resumed.value == 1)
     }
 
-    @Test("Demand that comes before the producer asks for it is not lost")
-    func earlyDemand() async throws {
-        let buffer = StreamBuffer(highWatermark: 4)
-        #expect(buffer.append(Data(count: 3)) == .more)
-        #expect(buffer.append(Data(count: 3)) == .pause)
-        _ = try await buffer.next().get()
-        _ = try await buffer.next().get()
-        let resumed = Locked(0)
-        buffer.waitForDemand { resumed.update { $0 += 1 } }
-        #expect(resumed.value == 1)
-    }
-
-    @Test("A chunk larger than the buffer reaches a consumer that waits (no deadlock)")
-    func largeChunkToWaitingConsumer() async throws {
-        let buffer = StreamBuffer(highWatermark: 4)
-        let reader = consumer(buffer)
-        #expect(await eventually { buffer.hasWaitingConsumer })
-        let result = buffer.append(Data(count: 100))
-        #expect(result == .more || result == .moreAndWake)
-        buffer.finish(.success(()))
-        #expect(try await reader.value.map(\.count) == [100])
-    }
-
     @Test("A chunk waiting for its wake goes before the end")
     func wakeThenFinish() async throws {
         let buffer = StreamBuffer(highWatermark: 100)
@@ -89,55 +69,6 @@ struct StreamBufferTests {
             Issue.record("expected the error")
             return
         }
-    }
-
-    @Test("A consumer that stops calls the stop handler once, drops the chunks and releases a paused producer")
-    func consumerStops() async throws {
-        let buffer = StreamBuffer(highWatermark: 1)
-        let stopped = Locked(0)
-        buffer.setStopHandler { stopped.update { $0 += 1 } }
-        #expect(buffer.append(Data(count: 5)) == .pause)
-        let resumed = Locked(0)
-        buffer.waitForDemand { resumed.update { $0 += 1 } }
-        buffer.consumerStopped()
-        buffer.consumerStopped()
-        #expect(stopped.value == 1)
-        #expect(resumed.value == 1)
-        #expect(buffer.append(Data(count: 1)) == .stopped)
-        guard case .failure(let error) = await buffer.next() else {
-            Issue.record("expected the cancellation")
-            return
-        }
-        #expect(error.isCancelled)
-    }
-
-    @Test("After the end, a consumer that stops has no request to stop")
-    func stopAfterEnd() {
-        let buffer = StreamBuffer(highWatermark: 10)
-        let stopped = Locked(0)
-        buffer.setStopHandler { stopped.update { $0 += 1 } }
-        buffer.finish(.success(()))
-        buffer.consumerStopped()
-        #expect(stopped.value == 0)
-    }
-
-    @Test("Cancelling a waiting consumer's task stops the stream")
-    func cancelWhileWaiting() async throws {
-        let buffer = StreamBuffer(highWatermark: 10)
-        let stopped = Locked(0)
-        buffer.setStopHandler { stopped.update { $0 += 1 } }
-        let reader = consumer(buffer)
-        #expect(await eventually { buffer.hasWaitingConsumer })
-        reader.cancel()
-        await #expect(throws: MoyaError.self) { try await reader.value }
-        #expect(stopped.value == 1)
-    }
-
-    @Test("Only one consumer may claim the chunks")
-    func oneClaim() {
-        let buffer = StreamBuffer(highWatermark: 10)
-        #expect(buffer.claim())
-        #expect(!buffer.claim())
     }
 
     @Test("Many chunks from another thread, a slow consumer: all arrive, in order, the buffer bounded")
