@@ -82,6 +82,9 @@ final class RequestFlight: @unchecked Sendable {
         /// Released when the request ends, so that such a capture leaves no cycle.
         var reporter: ProgressReporter?
         var destination: DownloadRequest.Destination?
+        /// The result handed to a task awaiting the flight (``perform(_:)``), from its
+        /// completion until the task takes it.
+        var awaitedResult: Result<Moya.Response, MoyaError>?
 
         /// The machine's `finished` event; the caller's closures are released with it.
         mutating func finish() -> (RequestStateMachine<Work>.FinishAction, ProgressReporter?) {
@@ -314,10 +317,24 @@ final class RequestFlight: @unchecked Sendable {
             // Unchecked: the flight calls a caller's completion exactly once, and the
             // continuation is resumed either there or, when the caller never joined, below;
             // never both. (A checked continuation costs an extra allocation per request.)
-            await withUnsafeContinuation { (continuation: UnsafeContinuation<Result<Moya.Response, MoyaError>, Never>) in
-                if !join({ continuation.resume(returning: $0) }) {
-                    continuation.resume(returning: .failure(.requestCancelled))
+            //
+            // The result goes through the flight's lock rather than the continuation: when the
+            // completion runs before the task has suspended (a stub on another queue can be that
+            // quick), the task goes on without the runtime's hand-over, and ThreadSanitizer
+            // would see no ordering between what the completion's thread wrote (the response)
+            // and what the task reads. The lock orders them, for it and for the reader.
+            await withUnsafeContinuation { (continuation: UnsafeContinuation<Void, Never>) in
+                let joined = join { result in
+                    self.state.withLock { $0.awaitedResult = result }
+                    continuation.resume()
                 }
+                if !joined {
+                    continuation.resume()
+                }
+            }
+            return state.withLock { state in
+                defer { state.awaitedResult = nil }
+                return state.awaitedResult ?? .failure(.requestCancelled)
             }
         } onCancel: {
             cancel(subscriber: id)
