@@ -42,9 +42,7 @@ extension MoyaProvider {
         let plan = self.plan(target)
         let flight = makeFlight(for: target, plan: plan, callbackQueue: queue, progress: nil)
         return try await flight.perform { completion in
-            guard flight.subscribe(plan.processing(completion), callbackQueue: queue, pluginTarget: plan.pluginTarget) != nil else { return false }
-            launch(target, plan: plan, flight: flight, callbackQueue: queue, progress: nil)
-            return true
+            join(target, plan: plan, flight: flight, callbackQueue: queue, completion: plan.processing(completion))
         }
     }
 

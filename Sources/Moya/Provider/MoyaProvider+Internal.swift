@@ -100,6 +100,17 @@ extension MoyaProvider {
         )
     }
 
+    /// Makes `completion` the first caller of a new `flight` and launches the request: how an
+    /// awaiting task joins its flight (``RequestFlight/perform(_:)``).
+    ///
+    /// - Returns: `false` when the flight refused the caller (its task was cancelled first):
+    ///   nothing was launched.
+    func join(_ target: Target, plan: RequestPlan, flight: RequestFlight, callbackQueue: DispatchQueue, completion: @escaping Moya.Completion) -> Bool {
+        guard flight.subscribe(completion, callbackQueue: callbackQueue, pluginTarget: plan.pluginTarget) != nil else { return false }
+        launch(target, plan: plan, flight: flight, callbackQueue: callbackQueue, progress: nil)
+        return true
+    }
+
     /// The one way into the pipeline once a flight has its first caller: the request closure
     /// builds the request, then a stub or the transport sends it. Every request, plain or
     /// streamed, callback or async, goes through here.

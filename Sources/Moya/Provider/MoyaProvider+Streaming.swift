@@ -68,14 +68,11 @@ extension MoyaProvider {
         // ends before its head was handed over.
         buffer.setStopHandler { flight.cancelStream() }
         let head = try await flight.perform { completion in
-            guard
-                flight.subscribe(Self.streamHeadCompletion(completion, plan: plan, buffer: buffer), callbackQueue: queue, pluginTarget: plan.pluginTarget)
-                    != nil
+            guard join(target, plan: plan, flight: flight, callbackQueue: queue, completion: Self.streamHeadCompletion(completion, plan: plan, buffer: buffer))
             else {
                 flight.releaseUnstartedStream(.failure(.requestCancelled))
                 return false
             }
-            launch(target, plan: plan, flight: flight, callbackQueue: queue, progress: nil)
             return true
         }
         let httpResponse =
@@ -115,21 +112,17 @@ extension MoyaProvider {
         let chunkSize = max(1, flight.streamSink?.stubChunkSize ?? 1)
         let stub = _Concurrency.Task {
             guard await Self.stubDelay(delay) else { return }
-            let (statusCode, data, httpResponse): (Int, Data, HTTPURLResponse?)
-            switch sample.value() {
-            case .networkResponse(let code, let sampleData):
-                (statusCode, data, httpResponse) = (code, sampleData, nil)
-            case .response(let response, let sampleData):
-                (statusCode, data, httpResponse) = (response.statusCode, sampleData, response)
-            case .networkError(let error):
-                flight.complete(.failure(.underlying(error, nil)))
+            // The sample as a plain stub delivers it; a success then streams its data.
+            let whole: Moya.Response
+            switch Self.stubResult(sample.value(), request: preparedRequest, validation: validation) {
+            case .success(let response):
+                whole = response
+            case .failure(let error):
+                flight.complete(.failure(error))
                 return
             }
-            guard validation.accepts(statusCode) else {
-                flight.complete(.failure(.statusCode(Moya.Response(statusCode: statusCode, data: data, request: preparedRequest, response: httpResponse))))
-                return
-            }
-            let head = Moya.Response(statusCode: statusCode, data: Data(), request: preparedRequest, response: httpResponse)
+            let data = whole.data
+            let head = Moya.Response(statusCode: whole.statusCode, data: Data(), request: preparedRequest, response: whole.response)
             guard flight.transportReceivedHead(), flight.streamStarted(head), let buffer = flight.streamSink?.buffer else { return }
             var offset = data.startIndex
             while offset < data.endIndex {
