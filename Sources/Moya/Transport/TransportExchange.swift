@@ -110,6 +110,10 @@ final class TransportExchange: ResponseStartLimited, @unchecked Sendable {
     }
 
     func start() {
+        if let refusal = session.admitExchange() {
+            owner.transportFinished(.failure(refusal), request: request.urlRequest)
+            return
+        }
         send(Attempt(urlRequest: request.urlRequest, body: request.body, authorization: nil, startedAt: .now()))
     }
 
@@ -134,7 +138,7 @@ final class TransportExchange: ResponseStartLimited, @unchecked Sendable {
             switch session.cacheDecision(for: attempt.urlRequest, requestHeaders: requestHeaders, cache: cache) {
             case .useStored(let entry):
                 guard owner.transportIsWanted else {
-                    owner.transportFinished(.failure(HTTPClientError.cancelled), request: request.urlRequest)
+                    finish(.failure(HTTPClientError.cancelled))
                     return
                 }
                 deliver(Session.transportResponse(for: entry, cacheStatus: .hit), of: attempt)
@@ -144,7 +148,7 @@ final class TransportExchange: ResponseStartLimited, @unchecked Sendable {
             case .network:
                 break
             case .unavailable:
-                owner.transportFinished(.failure(SessionError.notCached(url: attempt.urlRequest.url)), request: request.urlRequest)
+                finish(.failure(SessionError.notCached(url: attempt.urlRequest.url)))
                 return
             }
             var attempt = attempt
@@ -181,7 +185,7 @@ final class TransportExchange: ResponseStartLimited, @unchecked Sendable {
                 client = ownClient
             }
         } catch {
-            owner.transportFinished(.failure(error), request: request.urlRequest)
+            finish(.failure(error))
             return
         }
         let socketPath: EventLoopFuture<String>
@@ -202,7 +206,7 @@ final class TransportExchange: ResponseStartLimited, @unchecked Sendable {
             case .success(let path):
                 send(attempt, route: route, client: client, socketPath: path, bridgeFailuresBefore: failuresBefore)
             case .failure(let error):
-                owner.transportFinished(.failure(error), request: request.urlRequest)
+                finish(.failure(error))
             }
         }
     }
@@ -223,7 +227,7 @@ final class TransportExchange: ResponseStartLimited, @unchecked Sendable {
                 crossedOrigin: attempt.crossedOrigin, additionalHeaders: attempt.cacheState?.validation?.headers ?? []
             )
         } catch {
-            owner.transportFinished(.failure(session.explainingFailure(error, of: attempt.urlRequest)), request: request.urlRequest)
+            finish(.failure(session.explainingFailure(error, of: attempt.urlRequest)))
             return
         }
         let context = AttemptContext(
@@ -295,7 +299,7 @@ final class TransportExchange: ResponseStartLimited, @unchecked Sendable {
     ) {
         guard owner.transportWillStart() else {
             context.streamer?.stop()
-            owner.transportFinished(.failure(HTTPClientError.cancelled), request: request.urlRequest)
+            finish(.failure(HTTPClientError.cancelled))
             return
         }
         let task = client.execute(request: clientRequest, delegate: delegate, eventLoop: .indifferent, deadline: deadline)
@@ -321,13 +325,13 @@ final class TransportExchange: ResponseStartLimited, @unchecked Sendable {
                     case .success(let response):
                         self.deliver(response, of: context.attempt)
                     case .failure(let error):
-                        self.owner.transportFinished(.failure(self.failureError(error, of: context)), request: self.request.urlRequest)
+                        self.finish(.failure(self.failureError(error, of: context)))
                     }
                 }
             case .failure(let error):
                 let error = failureError(error, of: context)
                 cleanUp(task.eventLoop).whenComplete { _ in
-                    self.owner.transportFinished(.failure(error), request: self.request.urlRequest)
+                    self.finish(.failure(error))
                 }
             }
         }
@@ -363,7 +367,7 @@ final class TransportExchange: ResponseStartLimited, @unchecked Sendable {
             next = try followUp(after: response, of: attempt)
         } catch {
             discard(response)
-            owner.transportFinished(.failure(error), request: request.urlRequest)
+            finish(.failure(error))
             return
         }
         if let next {
@@ -371,7 +375,14 @@ final class TransportExchange: ResponseStartLimited, @unchecked Sendable {
             send(next)
             return
         }
-        owner.transportFinished(.success(response), request: request.urlRequest)
+        finish(.success(response))
+    }
+
+    /// Ends the exchange with `result`: the session counts it as no longer in flight, and the
+    /// owner hears of it. Every end goes through here, exactly once.
+    private func finish(_ result: Result<TransportResponse, any Error>) {
+        session.exchangeEnded()
+        owner.transportFinished(result, request: request.urlRequest)
     }
 
     /// Sends the attempt again when the pool gave up on it while it waited for a connection and
