@@ -5,19 +5,32 @@ import NIOFoundationCompat
 import NIOHTTP1
 
 /// A response collected in memory as AsyncHTTPClient delivers it: the visited URL, the head and
-/// the body parts. Used by ``TransportExchange``, the delegate of a data request, on the task's
-/// event loop.
+/// the body parts. ``TransportExchange`` keeps one for each attempt, on the task's event loop:
+/// the whole response of a data request, and the head (and the start of the body) of a
+/// download or a stream whose status is not the one it stores or streams.
 ///
-/// The body may not grow beyond the session's ``Session/Configuration/maximumResponseBodySize``:
-/// a `Content-Length` over it fails the request when the head arrives, and a body that streams
-/// past it fails it as soon as the part that crosses the limit arrives. The delegates hand the
-/// error back to AsyncHTTPClient, which closes the connection, so the rest of the body is never
-/// read. Without a limit a body can still be any size: it is kept in several buffers when it
-/// outgrows what one `ByteBuffer` can hold (4 GiB).
+/// The body may not grow beyond a limit. With ``Overflow/fails`` (a data request, whose limit is
+/// the session's ``Session/Configuration/maximumResponseBodySize``) a `Content-Length` over it
+/// fails the request when the head arrives, and a body that streams past it fails it as soon as
+/// the part that crosses the limit arrives. The exchange hands the error back to
+/// AsyncHTTPClient, which closes the connection, so the rest of the body is never read. With
+/// ``Overflow/truncates`` (the error body of a download or a stream) the first bytes up to the
+/// limit are kept and the rest is read and dropped. Without a limit a body can still be any
+/// size: it is kept in several buffers when it outgrows what one `ByteBuffer` can hold (4 GiB).
 struct ResponseCollector {
+    /// What happens to a body that grows over the limit.
+    enum Overflow {
+        /// The response fails with ``SessionError/responseBodyTooLarge(limit:announcedLength:)``.
+        case fails
+        /// The bytes over the limit are dropped.
+        case truncates
+    }
+
     /// The most body bytes kept; `Int64.max` for no limit.
     private let limit: Int64
-    private var url: URL?
+    private let overflow: Overflow
+    /// The URL the response comes from.
+    private(set) var url: URL?
     private var head: HTTPResponseHead?
     /// Whether the request was a `HEAD`, whose response announces a body it does not send.
     private var isHeadRequest = false
@@ -25,7 +38,7 @@ struct ResponseCollector {
     private var body: ByteBuffer?
     /// Earlier body parts that were full (only for bodies over ``segmentSize``).
     private var fullSegments: [ByteBuffer] = []
-    /// Body bytes received so far.
+    /// Body bytes kept so far.
     private(set) var received: Int64 = 0
 
     /// The most bytes kept in one buffer.
@@ -36,10 +49,12 @@ struct ResponseCollector {
     static let defaultSegmentSize = 1 << 30
 
     /// - Parameters:
-    ///   - limit:       The most body bytes to accept, or `nil` for no limit.
+    ///   - limit:       The most body bytes to keep, or `nil` for no limit.
+    ///   - overflow:    What happens to a body over the limit.
     ///   - segmentSize: The most bytes kept in one buffer.
-    init(limit: Int64?, segmentSize: Int = ResponseCollector.defaultSegmentSize) {
+    init(limit: Int64?, overflow: Overflow = .fails, segmentSize: Int = ResponseCollector.defaultSegmentSize) {
         self.limit = limit.map { max(0, $0) } ?? .max
+        self.overflow = overflow
         self.segmentSize = segmentSize
     }
 
@@ -52,10 +67,10 @@ struct ResponseCollector {
     /// Records the response head.
     ///
     /// - Returns: ``SessionError/responseBodyTooLarge(limit:announcedLength:)`` when the
-    ///   response announces a body over the limit; `nil` otherwise.
+    ///   response announces a body over a limit that ``Overflow/fails``; `nil` otherwise.
     mutating func receivedHead(_ head: HTTPResponseHead) -> SessionError? {
         self.head = head
-        guard limit != .max, !isHeadRequest else { return nil }
+        guard limit != .max, overflow == .fails, !isHeadRequest else { return nil }
         // One header lookup in the common case: the encoding is only looked at for a length over
         // the limit (a compressed body's length says nothing about its decompressed size, the
         // one the limit is about).
@@ -70,14 +85,19 @@ struct ResponseCollector {
     /// Appends a body part.
     ///
     /// - Returns: ``SessionError/responseBodyTooLarge(limit:announcedLength:)`` when the body has
-    ///   grown over the limit (the part is not kept); `nil` otherwise.
+    ///   grown over a limit that ``Overflow/fails`` (the part is not kept); `nil` otherwise.
     mutating func receivedBodyPart(_ buffer: ByteBuffer) -> SessionError? {
-        let (total, overflow) = received.addingReportingOverflow(Int64(buffer.readableBytes))
-        guard !overflow, total <= limit else {
-            return .responseBodyTooLarge(limit: limit, announcedLength: nil)
-        }
-        received = total
         var buffer = buffer
+        let (total, overflowed) = received.addingReportingOverflow(Int64(buffer.readableBytes))
+        if overflowed || total > limit {
+            guard overflow == .truncates else {
+                return .responseBodyTooLarge(limit: limit, announcedLength: nil)
+            }
+            // Keep what fits.
+            guard received < limit, let slice = buffer.readSlice(length: Int(limit - received)) else { return nil }
+            buffer = slice
+        }
+        received += Int64(buffer.readableBytes)
         if body == nil {
             body = buffer
         } else if body!.readableBytes <= segmentSize - buffer.readableBytes {
@@ -89,20 +109,28 @@ struct ResponseCollector {
         return nil
     }
 
-    /// The finished response.
+    /// The finished response, with its body.
     ///
     /// - Throws: `URLError(.badServerResponse)` when no head (or URL) was received, and
     ///   ``SessionError/informationalResponse(statusCode:)`` for a `1xx` head.
     func response() throws -> TransportResponse {
+        TransportResponse(response: try finishedHead(), data: data())
+    }
+
+    /// The finished response's status and headers.
+    ///
+    /// - Throws: `URLError(.badServerResponse)` when no head (or URL) was received, and
+    ///   ``SessionError/informationalResponse(statusCode:)`` for a `1xx` head.
+    func finishedHead() throws -> DeferredHTTPURLResponse {
         guard let head, let url else {
             throw URLError(.badServerResponse)
         }
         try Self.checkFinal(head)
-        return TransportResponse(response: DeferredHTTPURLResponse(head: head, url: url), data: data())
+        return DeferredHTTPURLResponse(head: head, url: url)
     }
 
     /// The body as `Data`.
-    private func data() -> Data {
+    func data() -> Data {
         guard let body else { return Data() }
         guard fullSegments.isEmpty else {
             var data = Data(capacity: Int(clamping: received))

@@ -14,7 +14,7 @@ import NIOCore
 /// most the limit. For a streamed body the limit ends when the head is sent: from then on the
 /// upload's write timeout (``BodyStreamer``) and the read timeout take over.
 ///
-/// A value type kept in the response delegate, which uses it on the task's event loop only.
+/// A value type kept in the ``TransportExchange``, which uses it on the attempt's event loop only.
 struct ResponseStartLimit {
     /// When the wait started: when the request was sent, or for a later attempt of an exchange
     /// (the answer to a challenge, a redirect it follows itself), when the previous response
@@ -83,31 +83,5 @@ struct ResponseStartLimit {
     mutating func cancel() {
         timer?.cancel()
         timer = nil
-    }
-}
-
-/// A response delegate that holds its attempt to a ``ResponseStartLimit``. It calls
-/// ``limitDidSendHead(task:)`` from `didSendRequestHead` and
-/// `responseLimit.didReceiveResponse()` from `didVisitURL`, both on the task's event loop.
-protocol ResponseStartLimited: HTTPClientResponseDelegate, Sendable where Response == TransportResponse {
-    /// The attempt's limit; touched on the task's event loop only.
-    var responseLimit: ResponseStartLimit { get set }
-}
-
-extension ResponseStartLimited {
-    /// Arms the limit's timer: when it fires, the attempt fails with the limit's
-    /// ``ResponseStartLimit/timeoutError``. Call on the task's event loop.
-    func armResponseLimit(for task: HTTPClient.Task<TransportResponse>) {
-        responseLimit.arm(on: task.eventLoop) { [self] in
-            responseLimit.didFire()
-            task.fail(reason: responseLimit.timeoutError)
-        }
-    }
-
-    /// Records that the head was sent, and arms the timer if the attempt already waited long.
-    func limitDidSendHead(task: HTTPClient.Task<TransportResponse>) {
-        if responseLimit.didSendHead() {
-            armResponseLimit(for: task)
-        }
     }
 }

@@ -12,24 +12,38 @@ import FoundationNetworking
 /// challenge is answered, and for every redirect the session follows
 /// (``Session/redirectStep(after:of:bodyIsReplayable:)``), so that each hop is checked, routed
 /// and evaluated for its own host. It is the one adapter between a request and AsyncHTTPClient,
-/// and the delegate that collects a data response (a download has a
-/// ``DownloadResponseDelegate``).
+/// and the one response delegate of every attempt, whatever becomes of the body
+/// (``Destination``): collected in memory, written to a file, or streamed to a consumer
+/// (`TransportExchange+Delegate.swift`, `+Download`, `+Stream`).
 ///
 /// The request's state lives in its ``TransportOwner``: the exchange hands it every attempt
-/// (which a cancel then stops), tells it of each response head and body part, asks it before
-/// every follow-up whether the result is still wanted, and gives it the result, exactly once.
+/// (which a cancel then stops), tells it of each response head, asks it before every follow-up
+/// whether the result is still wanted, and gives it the result, exactly once (``finish(_:)``).
 ///
 /// Its deadline (``Session/deadline(for:)``) is set once, when it starts, and covers every
 /// attempt. An attempt that the connection pool gave up on while it waited for a connection
 /// waits again (``Session/waitsAgainForConnection(after:startedAt:deadline:)``).
 ///
 /// Sendable: the mutable fields are the current attempt's (touched by AsyncHTTPClient's
-/// delegate calls, which run on the attempt's event loop one at a time) and the exchange's
-/// follow-up bookkeeping (touched when an attempt has ended, before the next one starts).
-/// Attempts never overlap: the next one is sent from the previous one's completion, and
-/// AsyncHTTPClient's hand-over to an event loop orders those accesses.
-final class TransportExchange: ResponseStartLimited, @unchecked Sendable {
+/// delegate calls, by the attempt's timers and by the completion of its file writes, which all
+/// run on the attempt's event loop one at a time) and the exchange's follow-up bookkeeping
+/// (touched when an attempt has ended, before the next one starts). Attempts never overlap: the
+/// next one is set up and sent from the previous one's completion, after that completion has
+/// stopped the previous attempt's timers on its loop, and AsyncHTTPClient's hand-over to an
+/// event loop orders those accesses.
+final class TransportExchange: HTTPClientResponseDelegate, @unchecked Sendable {
     typealias Response = TransportResponse
+
+    /// Where a response body goes.
+    enum Destination {
+        /// Collected in memory, up to the session's
+        /// ``Session/Configuration/maximumResponseBodySize``.
+        case memory
+        /// Written to a new temporary file, when the status is one the sink accepts.
+        case file(DownloadSink)
+        /// Streamed to the sink's consumer, when the status is one the sink accepts.
+        case stream(StreamSink)
+    }
 
     /// What one attempt sends.
     private struct Attempt: Sendable {
@@ -70,10 +84,15 @@ final class TransportExchange: ResponseStartLimited, @unchecked Sendable {
         }
     }
 
-    private let session: Session
-    private let request: TransportRequest
-    private let progress: TransportProgressHandler?
-    private let owner: any TransportOwner
+    let session: Session
+    let request: TransportRequest
+    let progress: TransportProgressHandler?
+    let owner: any TransportOwner
+    /// Where the response body goes.
+    let destination: Destination
+    /// How long a stream may wait for the network; `nil` for no limit, and for other
+    /// destinations.
+    let idleTimeout: TimeAmount?
     /// When the whole exchange, every attempt included, must be done by.
     private let deadline: NIODeadline?
 
@@ -82,17 +101,34 @@ final class TransportExchange: ResponseStartLimited, @unchecked Sendable {
     /// The URLs visited so far, once a redirect was followed.
     private var visited: [String] = []
 
-    // The current data attempt, as its delegate.
-    private var collector: ResponseCollector
+    // The current attempt, as its delegate sees it (see `TransportExchange+Delegate.swift`).
+    /// The response's head and URL, and its body when it is kept in memory.
+    var collector: ResponseCollector
+    /// The request the current attempt sends.
+    var attemptRequest: URLRequest
     /// The length of a streamed upload whose progress is reported instead of the download's.
-    private var uploadLength: Int64?
-    private var sent: Int64 = 0
-    private var expected: Int64 = -1
+    var uploadLength: Int64?
+    var sent: Int64 = 0
+    /// Body bytes received, for progress.
+    var received: Int64 = 0
+    var expected: Int64 = -1
     /// Whether this response is a redirect the session will follow (it reports no progress).
-    private var isRedirect = false
+    var isRedirect = false
     /// The URL the response names when AsyncHTTPClient connects elsewhere (the ``TLSBridge``).
-    private var reportedURL: URL?
+    var reportedURL: URL?
     var responseLimit: ResponseStartLimit
+    /// A download's file, while it is being created (``Destination/file(_:)``).
+    var fileCreation: EventLoopFuture<DownloadFile>?
+    /// A download's file, once created.
+    var file: DownloadFile?
+    /// Whether the body streams to the consumer (``Destination/stream(_:)``).
+    var isStreaming = false
+    /// A stream's idle timer, when scheduled.
+    var idleTimer: Scheduled<Void>?
+    /// When the network was last heard from (or waiting for it began).
+    var lastActivity = NIODeadline.uptimeNanoseconds(0)
+    /// Whether the idle timeout is off for now (reading is paused for the consumer).
+    var idleSuspended = false
 
     /// - Parameters:
     ///   - session:  The transport.
@@ -105,7 +141,19 @@ final class TransportExchange: ResponseStartLimited, @unchecked Sendable {
         self.progress = progress
         self.owner = owner
         self.deadline = session.deadline(for: request.urlRequest)
-        self.collector = ResponseCollector(limit: session.configuration.maximumResponseBodySize)
+        if let sink = request.stream {
+            destination = .stream(sink)
+            let idleLimit = sink.idleTimeout ?? session.configuration.timeoutIntervalForRequest
+            idleTimeout = idleLimit > 0 && idleLimit.isFinite ? Session.timeAmount(idleLimit) : nil
+        } else if let sink = request.download {
+            destination = .file(sink)
+            idleTimeout = nil
+        } else {
+            destination = .memory
+            idleTimeout = nil
+        }
+        self.collector = ResponseCollector(limit: nil)
+        self.attemptRequest = request.urlRequest
         self.responseLimit = ResponseStartLimit(startedAt: .uptimeNanoseconds(0), limit: session.requestTimeout, streamsBody: false)
     }
 
@@ -239,35 +287,33 @@ final class TransportExchange: ResponseStartLimited, @unchecked Sendable {
             case .bridged, .forwarded: attempt.urlRequest.url
             case .direct, .directWithTLS: nil
             }
-        if let sink = request.stream {
-            let idleLimit = sink.idleTimeout ?? session.configuration.timeoutIntervalForRequest
-            let delegate = StreamResponseDelegate(
-                sink: sink, owner: owner, request: request.urlRequest, reportedURL: reportedURL, followsRedirects: session.followsRedirects,
-                answersChallenge: request.credential != nil,
-                idleTimeout: idleLimit > 0 && idleLimit.isFinite ? Session.timeAmount(idleLimit) : nil, responseLimit: limit,
-                streamStarting: { [session] response in session.storeCookies(from: response, of: attempt.urlRequest) }
-            )
-            // A stream is read only as fast as its consumer takes it: on a client without a
-            // read timeout, which would otherwise fire while reading is paused.
-            run(clientRequest, context: context, delegate: delegate, client: client) { $0.makeSucceededVoidFuture() }
-        } else if let sink = request.download {
-            let delegate = DownloadResponseDelegate(
-                sink: sink, progress: progress, owner: owner, reportedURL: reportedURL, followsRedirects: session.followsRedirects, responseLimit: limit
-            )
-            run(
-                clientRequest, context: context, delegate: delegate, client: client, settle: { delegate.settle($0, on: $1) },
-                cleanUp: { delegate.discard(on: $0) })
-        } else {
-            // This exchange collects the attempt's response itself.
+        // The exchange is the attempt's delegate: set up its state for this attempt.
+        switch destination {
+        case .memory:
             collector = ResponseCollector(limit: session.configuration.maximumResponseBodySize)
             uploadLength = attempt.body.map { Int64($0.length) }
-            sent = 0
-            expected = -1
-            isRedirect = false
-            self.reportedURL = reportedURL
-            responseLimit = limit
-            run(clientRequest, context: context, delegate: self, client: client) { $0.makeSucceededVoidFuture() }
+        case .file:
+            collector = ResponseCollector(limit: Int64(DownloadSink.errorBodyLimit), overflow: .truncates)
+            uploadLength = nil
+        case .stream:
+            collector = ResponseCollector(limit: Int64(StreamSink.errorBodyLimit), overflow: .truncates)
+            uploadLength = nil
         }
+        attemptRequest = attempt.urlRequest
+        sent = 0
+        received = 0
+        expected = -1
+        isRedirect = false
+        self.reportedURL = reportedURL
+        responseLimit = limit
+        fileCreation = nil
+        file = nil
+        isStreaming = false
+        idleSuspended = false
+        // A stream is read only as fast as its consumer takes it: on a client without a read
+        // timeout (``Session/streamingClient``), which would otherwise fire while reading is
+        // paused; its idle timeout does that work.
+        run(clientRequest, context: context, client: client)
     }
 
     /// An attempt with how it was routed.
@@ -285,42 +331,37 @@ final class TransportExchange: ResponseStartLimited, @unchecked Sendable {
         let streamer: BodyStreamer?
     }
 
-    /// Executes one attempt on `client`. `settle`, when given,
-    /// runs on a response before it is used (a download waits there for its last writes).
-    /// `cleanUp` runs before a failure is reported (it removes a download's partial file), so
-    /// that nothing is left behind once the completion runs.
-    private func run<Delegate: ResponseStartLimited>(
-        _ clientRequest: HTTPClient.Request,
-        context: AttemptContext,
-        delegate: Delegate,
-        client: HTTPClient,
-        settle: (@Sendable (TransportResponse, any EventLoop) -> EventLoopFuture<TransportResponse>)? = nil,
-        cleanUp: @escaping @Sendable (any EventLoop) -> EventLoopFuture<Void>
-    ) {
+    /// Executes one attempt on `client`, with this exchange as its delegate. A download's
+    /// response is used once its file is complete (``settleFile(_:on:)``); a failure is reported
+    /// once a download's partial file is gone (``discardFile(on:)``), so that nothing is left
+    /// behind when the completion runs.
+    private func run(_ clientRequest: HTTPClient.Request, context: AttemptContext, client: HTTPClient) {
         guard owner.transportWillStart() else {
             context.streamer?.stop()
             finish(.failure(HTTPClientError.cancelled))
             return
         }
-        let task = client.execute(request: clientRequest, delegate: delegate, eventLoop: .indifferent, deadline: deadline)
+        let task = client.execute(request: clientRequest, delegate: self, eventLoop: .indifferent, deadline: deadline)
         // The owner stops the task itself when the request ended meanwhile.
         if owner.transportStarted(task), context.attempt.waitedBefore {
-            task.eventLoop.execute { delegate.armResponseLimit(for: task) }
+            task.eventLoop.execute { self.armResponseLimit(for: task) }
         }
         task.futureResult.whenComplete { [self] result in
-            // Whatever happened, the attempt is over: close what its upload reads.
-            delegate.responseLimit.cancel()
+            // Whatever happened, the attempt is over: stop its timers (on its loop, where they
+            // run) and close what its upload reads.
+            responseLimit.cancel()
+            cancelIdleTimer()
             context.streamer?.stop()
-            if case .failure(let error) = result, waitsAgainForConnection(after: error, context: context, delegate: delegate) {
+            if case .failure(let error) = result, waitsAgainForConnection(after: error, context: context) {
                 return
             }
             switch result {
             case .success(let response):
-                guard let settle else {
+                guard fileCreation != nil else {
                     deliver(response, of: context.attempt)
                     return
                 }
-                settle(response, task.eventLoop).whenComplete { settled in
+                settleFile(response, on: task.eventLoop).whenComplete { settled in
                     switch settled {
                     case .success(let response):
                         self.deliver(response, of: context.attempt)
@@ -330,7 +371,11 @@ final class TransportExchange: ResponseStartLimited, @unchecked Sendable {
                 }
             case .failure(let error):
                 let error = failureError(error, of: context)
-                cleanUp(task.eventLoop).whenComplete { _ in
+                guard fileCreation != nil else {
+                    finish(.failure(error))
+                    return
+                }
+                discardFile(on: task.eventLoop).whenComplete { _ in
                     self.finish(.failure(error))
                 }
             }
@@ -388,8 +433,8 @@ final class TransportExchange: ResponseStartLimited, @unchecked Sendable {
     /// Sends the attempt again when the pool gave up on it while it waited for a connection and
     /// it may wait longer (see ``Session/waitsAgainForConnection(after:startedAt:deadline:)``).
     /// Called on the task's event loop, where the delegate lives.
-    private func waitsAgainForConnection<Delegate: ResponseStartLimited>(after error: any Error, context: AttemptContext, delegate: Delegate) -> Bool {
-        let limit = delegate.responseLimit
+    private func waitsAgainForConnection(after error: any Error, context: AttemptContext) -> Bool {
+        let limit = responseLimit
         guard !limit.hasResponse, !limit.fired, owner.transportIsWanted,
             session.waitsAgainForConnection(after: error, startedAt: context.attempt.startedAt, deadline: deadline)
         else {
@@ -487,52 +532,5 @@ final class TransportExchange: ResponseStartLimited, @unchecked Sendable {
             next.crossedOrigin = true
         }
         return next
-    }
-
-    // MARK: - HTTPClientResponseDelegate, for a data attempt
-
-    func didSendRequestHead(task: HTTPClient.Task<TransportResponse>, _ head: HTTPRequestHead) {
-        limitDidSendHead(task: task)
-    }
-
-    func didSendRequestPart(task: HTTPClient.Task<TransportResponse>, _ part: IOData) {
-        guard let uploadLength else { return }
-        sent += Int64(part.readableBytes)
-        progress?(sent, uploadLength)
-    }
-
-    func didVisitURL(task: HTTPClient.Task<TransportResponse>, _ request: HTTPClient.Request, _ head: HTTPResponseHead) {
-        responseLimit.didReceiveResponse()
-        collector.visited(reportedURL ?? request.url, method: request.method)
-    }
-
-    func didReceiveHead(task: HTTPClient.Task<TransportResponse>, _ head: HTTPResponseHead) -> EventLoopFuture<Void> {
-        guard owner.transportReceivedHead() else {
-            return task.eventLoop.makeFailedFuture(HTTPClientError.cancelled)
-        }
-        if let error = collector.receivedHead(head) {
-            return task.eventLoop.makeFailedFuture(error)
-        }
-        if progress != nil {
-            expected = head.expectedBodyLength
-            isRedirect = session.followsRedirects && head.isRedirect
-        }
-        return task.eventLoop.makeSucceededVoidFuture()
-    }
-
-    func didReceiveBodyPart(task: HTTPClient.Task<TransportResponse>, _ buffer: ByteBuffer) -> EventLoopFuture<Void> {
-        // Collected and counted here, on the task's event loop, without the owner's lock: a
-        // cancel stops the task itself.
-        if let error = collector.receivedBodyPart(buffer) {
-            return task.eventLoop.makeFailedFuture(error)
-        }
-        if uploadLength == nil, !isRedirect {
-            progress?(collector.received, expected)
-        }
-        return task.eventLoop.makeSucceededVoidFuture()
-    }
-
-    func didFinishRequest(task: HTTPClient.Task<TransportResponse>) throws -> TransportResponse {
-        try collector.response()
     }
 }

@@ -158,4 +158,21 @@ struct ResponseBodyLimitTests {
         capped.visited(URL(string: "http://example.com")!, method: .HEAD)
         #expect(capped.receivedHead(head) == nil)
     }
+
+    @Test("A truncating collector (the error body of a download or a stream) keeps the first bytes up to its limit and never fails")
+    func collectorTruncates() throws {
+        var collector = ResponseCollector(limit: 1500, overflow: .truncates)
+        collector.visited(URL(string: "http://example.com")!, method: .GET)
+        var head = HTTPResponseHead(version: .http1_1, status: .notFound)
+        head.headers.add(name: "Content-Length", value: "4000")
+        #expect(collector.receivedHead(head) == nil)
+        for index in 0..<4 {
+            let part = ByteBufferAllocator().buffer(bytes: [UInt8](repeating: UInt8(index), count: 1000))
+            #expect(collector.receivedBodyPart(part) == nil)
+        }
+        #expect(collector.received == 1500)
+        let response = try collector.response()
+        #expect(response.statusCode == 404)
+        #expect(response.data == Data([UInt8](repeating: 0, count: 1000) + [UInt8](repeating: 1, count: 500)))
+    }
 }

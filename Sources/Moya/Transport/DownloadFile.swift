@@ -1,0 +1,82 @@
+import Foundation
+import NIOCore
+import NIOPosix
+
+/// The temporary file that one attempt of a download writes its body to, through a
+/// ``FileWriteQueue``: the network goes on while earlier parts are written, up to a bounded
+/// amount waiting.
+///
+/// ``TransportExchange`` creates it when a download's head arrives with a status the
+/// ``DownloadSink`` accepts, writes each body part with ``write(_:)``, and then either
+/// ``finish(on:)``es it (the response names the file, which now belongs to its receiver) or
+/// ``discard(on:)``s it (nothing is left behind).
+final class DownloadFile: Sendable {
+    /// Where the file is.
+    let url: URL
+    /// The open file. Sendable: it is written only by ``writer`` (one write at a time, on the
+    /// thread pool) and closed once the writer is idle.
+    private let handle: UncheckedSendable<FileHandle>
+    private let writer: FileWriteQueue
+
+    private init(url: URL, handle: FileHandle, eventLoop: any EventLoop) {
+        self.url = url
+        self.handle = UncheckedSendable(handle)
+        self.writer = FileWriteQueue(descriptor: handle.fileDescriptor, fileURL: url, eventLoop: eventLoop)
+    }
+
+    /// Creates a new empty file with a name of its own in `directory` (created if need be), on
+    /// NIO's thread pool.
+    ///
+    /// - Returns: The file, on `eventLoop`, which every later call comes from; or
+    ///   ``FileTransferError/temporaryFileFailed(_:underlying:)`` (nothing is left behind).
+    static func create(in directory: URL, on eventLoop: any EventLoop) -> EventLoopFuture<DownloadFile> {
+        let url = directory.appendingPathComponent("moya-download-\(UUID().uuidString).tmp")
+        return NIOThreadPool.singleton.runIfActive(eventLoop: eventLoop) { () -> UncheckedSendable<FileHandle> in
+            do {
+                try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+                guard FileManager.default.createFile(atPath: url.path, contents: nil) else {
+                    throw CocoaError(.fileWriteUnknown, userInfo: [NSFilePathErrorKey: url.path])
+                }
+                return UncheckedSendable(try FileHandle(forWritingTo: url))
+            } catch {
+                PartialFile.discard(url)
+                throw FileTransferError.temporaryFileFailed(url, underlying: error)
+            }
+        }.map { handle in
+            DownloadFile(url: url, handle: handle.value, eventLoop: eventLoop)
+        }
+    }
+
+    /// Queues a body part for the file. The future completes when the reader may hand over the
+    /// next part (see ``FileWriteQueue/enqueue(_:)``).
+    func write(_ buffer: ByteBuffer) -> EventLoopFuture<Void> {
+        writer.enqueue(buffer)
+    }
+
+    /// Waits until every part is in the file, then closes it: it now belongs to whoever receives
+    /// the response. If a write (or the close) failed, deletes the file and fails with
+    /// ``FileTransferError/temporaryFileFailed(_:underlying:)``.
+    func finish(on eventLoop: any EventLoop) -> EventLoopFuture<Void> {
+        writer.drain().flatMapError { error in
+            // A failed write: the file is incomplete.
+            self.discard(on: eventLoop).flatMapThrowing { throw error }
+        }.flatMapThrowing { [url, handle] in
+            do {
+                try handle.value.close()
+            } catch {
+                PartialFile.discard(url)
+                throw FileTransferError.temporaryFileFailed(url, underlying: error)
+            }
+        }
+    }
+
+    /// Closes and deletes the file, once the write in flight, if any, is over. Never fails.
+    func discard(on eventLoop: any EventLoop) -> EventLoopFuture<Void> {
+        writer.abandon().flatMap { [url, handle] in
+            NIOThreadPool.singleton.runIfActive(eventLoop: eventLoop) {
+                try? handle.value.close()
+                PartialFile.discard(url)
+            }
+        }.flatMapError { _ in eventLoop.makeSucceededVoidFuture() }
+    }
+}

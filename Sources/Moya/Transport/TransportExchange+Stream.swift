@@ -1,0 +1,125 @@
+import AsyncHTTPClient
+import Foundation
+import NIOCore
+import NIOFoundationCompat
+import NIOHTTP1
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// A streamed response (``TransportExchange/Destination/stream(_:)``): the body goes into the
+/// sink's ``StreamBuffer`` for its consumer as it arrives, with back pressure. When the buffer is
+/// full, the body part's future stays pending and AsyncHTTPClient stops reading the connection
+/// until the consumer has taken half of it.
+///
+/// The stream starts when a head arrives that the sink accepts (the target's validation) and
+/// that the exchange does not follow up itself (a redirect it follows, a Basic challenge it
+/// answers): the owner is told (``TransportOwner/transportStreamStarted(_:request:)``), and
+/// hands the head to the caller. Any other response is kept in memory, up to
+/// ``StreamSink/errorBodyLimit`` bytes of its body, and ends the exchange as a data response
+/// would.
+///
+/// The idle timeout (``TransportExchange/idleTimeout``) runs while the stream waits for the
+/// network: from when the request has been sent until the head, and between body parts. It is
+/// suspended while reading is paused for a slow consumer, and fails the attempt with
+/// `URLError(.timedOut)` when it fires. All of it runs on the attempt's event loop.
+extension TransportExchange {
+    /// The head of a streamed response arrived: the stream starts if the head is the answer.
+    func streamReceivedHead(_ head: HTTPResponseHead, sink: StreamSink, task: HTTPClient.Task<TransportResponse>) -> EventLoopFuture<Void> {
+        armIdleTimer(task)
+        let status = Int(head.status.code)
+        let isFollowedUp = (session.followsRedirects && head.isRedirect) || (request.credential != nil && status == 401)
+        guard status >= 200, !isFollowedUp, sink.accepts(status), let url = collector.url else {
+            return task.eventLoop.makeSucceededVoidFuture()
+        }
+        isStreaming = true
+        let response = TransportResponse(response: DeferredHTTPURLResponse(head: head, url: url), data: Data())
+        // The cookies are stored at once, rather than when the stream ends.
+        session.storeCookies(from: response, of: attemptRequest)
+        guard owner.transportStreamStarted(response, request: request.urlRequest) else {
+            return task.eventLoop.makeFailedFuture(HTTPClientError.cancelled)
+        }
+        return task.eventLoop.makeSucceededVoidFuture()
+    }
+
+    /// A part of a streamed response's body arrived: handed to the consumer, or kept when the
+    /// response is not the stream's.
+    func streamReceivedBodyPart(_ buffer: ByteBuffer, sink: StreamSink, task: HTTPClient.Task<TransportResponse>) -> EventLoopFuture<Void> {
+        guard owner.transportReceivedBody(byteCount: buffer.readableBytes) else {
+            return task.eventLoop.makeFailedFuture(HTTPClientError.cancelled)
+        }
+        guard isStreaming else {
+            _ = collector.receivedBodyPart(buffer)
+            armIdleTimer(task)
+            return task.eventLoop.makeSucceededVoidFuture()
+        }
+        switch sink.buffer.append(Data(buffer: buffer, byteTransferStrategy: .noCopy)) {
+        case .more:
+            armIdleTimer(task)
+            return task.eventLoop.makeSucceededVoidFuture()
+        case .moreAndWake:
+            // The consumer waits: wake it once, after the parts that this read brings (the loop
+            // runs its tasks after the channel's reads), rather than once a part.
+            armIdleTimer(task)
+            let buffer = sink.buffer
+            task.eventLoop.execute { buffer.wakeConsumer() }
+            return task.eventLoop.makeSucceededVoidFuture()
+        case .pause:
+            // The consumer is behind: no reading, and no idle timeout, until it catches up.
+            cancelIdleTimer()
+            let promise = task.eventLoop.makePromise(of: Void.self)
+            sink.buffer.waitForDemand { promise.succeed(()) }
+            return promise.futureResult.map { [self] in
+                armIdleTimer(task)
+            }
+        case .stopped:
+            return task.eventLoop.makeFailedFuture(HTTPClientError.cancelled)
+        }
+    }
+
+    // MARK: - Idle timeout
+
+    /// Records that the network was heard from (or that waiting for it starts): the idle timer
+    /// runs from now. Does nothing without an ``idleTimeout``. Called on the task's event loop,
+    /// for every body part: it only reads the clock; the one timer is scheduled when none is,
+    /// and when it fires early (there was activity since) it is scheduled again for the rest of
+    /// the time.
+    func armIdleTimer(_ task: HTTPClient.Task<TransportResponse>) {
+        guard let limit = idleTimeout else { return }
+        lastActivity = .now()
+        idleSuspended = false
+        if idleTimer == nil {
+            scheduleIdleTimer(task, at: lastActivity + limit, limit: limit)
+        }
+    }
+
+    private func scheduleIdleTimer(_ task: HTTPClient.Task<TransportResponse>, at deadline: NIODeadline, limit: TimeAmount) {
+        idleTimer = task.eventLoop.assumeIsolated().scheduleTask(deadline: deadline) { [self] in
+            idleTimer = nil
+            guard !idleSuspended else { return }
+            let due = lastActivity + limit
+            if NIODeadline.now() < due {
+                scheduleIdleTimer(task, at: due, limit: limit)
+                return
+            }
+            let seconds = Double(limit.nanoseconds) / 1_000_000_000
+            task.fail(
+                reason: URLError(
+                    .timedOut,
+                    userInfo: [
+                        NSLocalizedDescriptionKey: "The stream received nothing from the server for \(seconds) s, its idle timeout."
+                    ]))
+        }
+    }
+
+    /// Stops the idle timer: reading is paused for the consumer, or the attempt has ended.
+    /// Called on the task's event loop.
+    func cancelIdleTimer() {
+        idleSuspended = true
+        if let timer = idleTimer {
+            timer.cancel()
+            idleTimer = nil
+        }
+    }
+}
