@@ -31,6 +31,10 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio-http2", from: "1.46.0"),
         // Already in the graph through AsyncHTTPClient; named to tell its no-op tracer apart.
         .package(url: "https://github.com/apple/swift-distributed-tracing", from: "1.7.3"),
+        // A session is a Service of a ServiceGroup: it stops on a graceful shutdown.
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
+        // Already in the graph through SwiftNIO; the session counts its requests in flight.
+        .package(url: "https://github.com/apple/swift-atomics", from: "1.3.0"),
         // Request metrics go to whatever backend the program bootstraps.
         .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
         // Only tests use it: the documentation's Prometheus example and an end-to-end test. No
@@ -60,6 +64,8 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Tracing", package: "swift-distributed-tracing"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Atomics", package: "swift-atomics"),
             ]
         ),
         .target(
@@ -141,6 +147,7 @@ let package = Package(
                 .product(name: "CoreMetrics", package: "swift-metrics"),
                 .product(name: "MetricsTestKit", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),
         .testTarget(
@@ -204,6 +211,7 @@ let package = Package(
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "MetricsTestKit", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             // Contexts/ holds code that examples assume; the plugin copies it into each document
             // that names it, so it is not compiled on its own.

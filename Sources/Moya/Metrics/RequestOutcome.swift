@@ -57,7 +57,7 @@ struct RequestOutcome {
             switch error {
             case .responseBodyTooLarge: return "response_too_large"
             case .informationalResponse: return "bad_response"
-            case .shutDown: return "session_shut_down"
+            case .shutDown, .shuttingDown, .stoppedByShutdown: return "session_shut_down"
             case .notCached: return "not_cached"
             }
         case is TLSError:

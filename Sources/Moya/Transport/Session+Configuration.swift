@@ -226,6 +226,19 @@ extension Session {
         /// metrics on without target names.
         public var metrics: MetricsOptions
 
+        /// How long, in seconds, requests already running may go on once a graceful shutdown of
+        /// the session's `ServiceGroup` begins (see ``Session/run()``). Default: 30 seconds.
+        ///
+        /// From the start of the shutdown the session refuses new requests with
+        /// ``SessionError/shuttingDown``. When every running request has ended, or when this
+        /// period is over, the session shuts down; requests still running then fail with
+        /// ``SessionError/stoppedByShutdown``. A streamed response counts as running until its
+        /// whole body has arrived. `0` stops running requests at once. Keep it shorter than the
+        /// group's own `maximumGracefulShutdownDuration`, if it has one: when that runs out the
+        /// group cancels the session, which then stops at once. A session that is never run in a
+        /// `ServiceGroup` does not use it.
+        public var shutdownGracePeriod: TimeInterval
+
         /// Creates a configuration; every argument has the default described on its property.
         public init(
             timeoutIntervalForConnect: TimeInterval = 10,
@@ -247,8 +260,10 @@ extension Session {
             metrics: MetricsOptions = .default,
             cookieJar: CookieJar? = nil,
             cache: HTTPCache? = nil,
-            requestCachePolicy: URLRequest.CachePolicy = .useProtocolCachePolicy
+            requestCachePolicy: URLRequest.CachePolicy = .useProtocolCachePolicy,
+            shutdownGracePeriod: TimeInterval = 30
         ) {
+            self.shutdownGracePeriod = shutdownGracePeriod
             self.cookieJar = cookieJar
             self.cache = cache
             self.requestCachePolicy = requestCachePolicy

@@ -59,8 +59,12 @@ public final class Session: Sendable {
     /// backend was in place when the session was created: then a request does no work for
     /// metrics but this one check.
     let requestMetrics: RequestMetrics?
-    private let isShared: Bool
-    private let isShutDown = Protected(false)
+    /// Whether this is ``default``, which is never shut down.
+    let isShared: Bool
+    /// Whether ``shutdown()`` (or ``syncShutdown()``) was called.
+    let isShutDown = Protected(false)
+    /// The requests in flight and the stages of a shutdown by ``run()`` (`Session+Lifecycle`).
+    let lifecycle = SessionLifecycle()
     /// The client for streamed responses (``streamingClient``): none until the first stream,
     /// and none to be made once the session is shut down.
     private let streamingClientState = Protected(StreamingClientState.none)
@@ -176,9 +180,12 @@ public final class Session: Sendable {
     /// Always `false`: requests start when the provider sends them. Kept for Moya compatibility.
     public var startRequestsImmediately: Bool { false }
 
-    /// Closes every connection of this session; requests still running fail. The sockets and
-    /// the directory used for hosts pinned by public key (``PublicKeysTrustEvaluator``) are
-    /// removed.
+    /// Closes every connection of this session; requests still running fail with
+    /// ``SessionError/stoppedByShutdown``. The sockets and the directory used for hosts pinned
+    /// by public key (``PublicKeysTrustEvaluator``) are removed.
+    ///
+    /// In a server, add the session to a `ServiceGroup` instead (see ``run()``): on a graceful
+    /// shutdown it lets running requests finish before it shuts down.
     ///
     /// Calling it more than once, or on the shared ``default`` session, does nothing.
     public func shutdown() async throws {
@@ -357,10 +364,11 @@ public final class Session: Sendable {
         }
     }
 
-    /// The error to report for a request that failed: a TLS failure named for its host (see
-    /// ``TransportError/annotatingTLSFailure(_:host:)``), or for an AsyncHTTPClient error that
-    /// refused the request, what is wrong with it: an unsupported URL scheme, or an invalid
-    /// header name or value. Other errors are returned unchanged.
+    /// The error to report for a request that failed: ``SessionError/stoppedByShutdown`` when the
+    /// session's shutdown cancelled it (see ``isStoppedByShutdown(_:)``), a TLS failure named for
+    /// its host (see ``TransportError/annotatingTLSFailure(_:host:)``), or for an AsyncHTTPClient
+    /// error that refused the request, what is wrong with it: an unsupported URL scheme, or an
+    /// invalid header name or value. Other errors are returned unchanged.
     ///
     /// The request is only looked at here, once it has failed: AsyncHTTPClient checks every
     /// header of every request, and checking them again before sending would double that cost
@@ -371,6 +379,9 @@ public final class Session: Sendable {
     ///   - error:      The failure.
     ///   - urlRequest: The request that failed.
     func explainingFailure(_ error: any Error, of urlRequest: URLRequest) -> any Error {
+        if isStoppedByShutdown(error) {
+            return SessionError.stoppedByShutdown
+        }
         if error is HTTPClientError, let cause = refusalCause(of: urlRequest) {
             return cause
         }

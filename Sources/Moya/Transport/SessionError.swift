@@ -23,6 +23,17 @@ public enum SessionError: Swift.Error, LocalizedError, CustomStringConvertible, 
     /// The session was shut down (``Session/shutdown()``) and sends no more requests.
     case shutDown
 
+    /// The session is shutting down: the `ServiceGroup` that runs it (``Session/run()``) began a
+    /// graceful shutdown, so the session takes no new requests. Requests that were already
+    /// running go on for ``Session/Configuration/shutdownGracePeriod``. Nothing was sent.
+    case shuttingDown
+
+    /// The request was still running when the session shut down, and was stopped: the grace
+    /// period of a graceful shutdown (``Session/Configuration/shutdownGracePeriod``) had ended,
+    /// the task running the session (``Session/run()``) was cancelled, or ``Session/shutdown()``
+    /// was called.
+    case stoppedByShutdown
+
     /// The request's cache policy is `.returnCacheDataDontLoad` (or its `Cache-Control` says
     /// `only-if-cached`), and the session's ``Session/Configuration/cache`` holds no response
     /// for `url`: nothing was sent.
@@ -42,6 +53,12 @@ public enum SessionError: Swift.Error, LocalizedError, CustomStringConvertible, 
             return "The server answered \(statusCode) (\(phrase)) as its final response, which ends no HTTP request."
         case .shutDown:
             return "The session was shut down, so it sends no more requests."
+        case .shuttingDown:
+            return "The session is shutting down, so it takes no new requests; the request was not sent."
+        case .stoppedByShutdown:
+            return "The session shut down while the request was still running, so the request was stopped "
+                + "(after the grace period of a graceful shutdown, Session.Configuration.shutdownGracePeriod, "
+                + "or because the session's service was cancelled or its shutdown() was called)."
         case .notCached(let url):
             let name = url.map { SessionLog.describe($0) } ?? "the request"
             return "The HTTP cache holds no response for \(name), and the request's cache policy does not allow the network."

@@ -36,6 +36,8 @@ struct RequestOutcomeTests {
             (TLSError.serverTrustEvaluationFailed(host: "example.com", reason: "expired"), "tls"),
             (SessionError.responseBodyTooLarge(limit: 10, announcedLength: nil), "response_too_large"),
             (SessionError.shutDown, "session_shut_down"),
+            (SessionError.shuttingDown, "session_shut_down"),
+            (SessionError.stoppedByShutdown, "session_shut_down"),
             (RequestValidationError.invalidPort(0), "invalid_request"),
             (MultipartEncodingError.emptyForm, "invalid_request"),
             (MoyaError.requestMapping("x"), "invalid_request"),
