@@ -148,7 +148,8 @@ final class InterceptedExchange: Sendable {
         await withCheckedContinuation { continuation in
             session.send(
                 TransportRequest(
-                    urlRequest: attemptRequest, credential: credential, body: body, download: flight.makeDownload(), stream: flight.streamSink),
+                    urlRequest: attemptRequest, credential: credential, body: body, download: flight.makeDownload(), stream: flight.streamSink,
+                    traceContext: flight.traceContext),
                 progress: flight.progressHandler,
                 owner: InterceptedAttempt(flight: flight, continuation: continuation)
             )

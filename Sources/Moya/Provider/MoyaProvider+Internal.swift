@@ -96,7 +96,10 @@ extension MoyaProvider {
             progress: progress,
             temporaryDirectory: session.configuration.temporaryDirectory,
             measures: session.requestMetrics != nil,
-            streamSink: streamSink
+            streamSink: streamSink,
+            // Made in the caller's call (`request`, `stream`, or an awaiting task), so its
+            // task-local context is the caller's.
+            traceContext: session.callerTraceContext()
         )
     }
 
@@ -296,7 +299,8 @@ extension MoyaProvider {
         if send.interceptors.isEmpty {
             session.send(
                 TransportRequest(
-                    urlRequest: preparedRequest, credential: credential, body: body, download: flight.makeDownload(), stream: flight.streamSink),
+                    urlRequest: preparedRequest, credential: credential, body: body, download: flight.makeDownload(), stream: flight.streamSink,
+                    traceContext: flight.traceContext),
                 progress: flight.progressHandler,
                 owner: flight
             )

@@ -66,6 +66,9 @@ final class RequestFlight: @unchecked Sendable {
     let measures: Bool
     /// Whether the caller asked for progress events.
     let reportsProgress: Bool
+    /// The trace context of the caller who made the request, captured when it did: every
+    /// exchange of the flight (each retry of an interceptor) is traced as its child.
+    let traceContext: TraceContext?
     /// The provider's in-flight table, which the flight leaves when it ends (`trackInflights`).
     private let table: Protected<[EndpointIdentity: RequestFlight]>?
     private let state = Protected(State())
@@ -126,6 +129,7 @@ final class RequestFlight: @unchecked Sendable {
     ///   - temporaryDirectory:     The session's directory for downloads in progress.
     ///   - measures:               Whether the session measures request metrics.
     ///   - streamSink:             For a streamed response, where its body goes.
+    ///   - traceContext:           The trace context of the caller who made the request.
     init(
         endpoint: Endpoint,
         identity: EndpointIdentity? = nil,
@@ -138,8 +142,10 @@ final class RequestFlight: @unchecked Sendable {
         progress: Moya.ProgressBlock? = nil,
         temporaryDirectory: URL = FileManager.default.temporaryDirectory,
         measures: Bool = true,
-        streamSink: StreamSink? = nil
+        streamSink: StreamSink? = nil,
+        traceContext: TraceContext? = nil
     ) {
+        self.traceContext = traceContext
         let queue = isSerialDeliveryNeeded ? DispatchQueue(label: "org.moya.delivery", target: callbackQueue ?? .main) : (callbackQueue ?? .main)
         self.endpoint = endpoint
         self.identity = identity

@@ -59,6 +59,9 @@ public final class Session: Sendable {
     /// backend was in place when the session was created: then a request does no work for
     /// metrics but this one check.
     let requestMetrics: RequestMetrics?
+    /// The instrument and tracer active when the session was created (`Session+Tracing`), or
+    /// `nil` when there was none: then a request does no tracing work but this one check.
+    let tracePropagation: TracePropagation?
     /// Whether this is ``default``, which is never shut down.
     let isShared: Bool
     /// Whether ``shutdown()`` (or ``syncShutdown()``) was called.
@@ -102,6 +105,7 @@ public final class Session: Sendable {
         self.isShared = isShared
         self.interceptor = interceptor
         self.requestMetrics = RequestMetrics(options: configuration.metrics)
+        self.tracePropagation = TracePropagation.current
         // Sendable: the copy is made here and never handed out or mutated; readers copy it again.
         self.urlSessionConfiguration = urlSessionConfiguration.map { UncheckedSendable($0.copy() as! URLSessionConfiguration) }
         self.sessionHeaders = NIOHTTP1.HTTPHeaders(configuration.headers.map { ($0.key, $0.value) })
@@ -116,7 +120,10 @@ public final class Session: Sendable {
         }
         var clientConfiguration = Session.clientConfiguration(for: configuration)
         clientConfiguration.tlsConfiguration = try? baseTLS.get()
-        clientConfiguration.tracing.tracer = Session.clientTracer(clientConfiguration.tracing.tracer)
+        // The session starts each request's span itself, as a child of the caller's context
+        // (see `traced(_:owner:propagation:)`). AsyncHTTPClient would start another one per
+        // attempt, on an event loop where the caller's context is unknown, so as a root.
+        clientConfiguration.tracing.tracer = nil
         var streamingClientConfiguration = clientConfiguration
         streamingClientConfiguration.timeout.read = nil
         self.streamingClientConfiguration = streamingClientConfiguration
@@ -248,8 +255,17 @@ public final class Session: Sendable {
     /// Sends `request` for `owner`, which keeps the request's state and receives the result.
     /// Session headers are added unless the request sets the same header. A 401 with a Basic
     /// challenge is answered once with the request's credential, if it has one.
+    ///
+    /// With a tracer, the request gets a client span, a child of the caller's context, which
+    /// ends with the exchange; the span's context (or, with an instrument that is not a tracer,
+    /// the caller's) is injected into the request's headers.
     func send(_ request: TransportRequest, progress: TransportProgressHandler?, owner: any TransportOwner) {
-        TransportExchange(session: self, request: request, progress: progress, owner: owner).start()
+        guard let tracePropagation else {
+            TransportExchange(session: self, request: request, progress: progress, owner: owner).start()
+            return
+        }
+        let (tracedRequest, tracedOwner) = traced(request, owner: owner, propagation: tracePropagation)
+        TransportExchange(session: self, request: tracedRequest, progress: progress, owner: tracedOwner).start()
     }
 
     /// Builds the AsyncHTTPClient request for `urlRequest`.
@@ -446,14 +462,14 @@ public final class Session: Sendable {
         return now - startedAt < requestTimeout
     }
 
-    /// The tracer the client reports spans to: the one AsyncHTTPClient found when the session was
-    /// created (the task's `withTracer`, or the one bootstrapped in `InstrumentationSystem`), or
-    /// none when that is the no-op tracer.
+    /// The tracer the session reports spans to: the one active when the session was created
+    /// (the task's `withTracer`, or the one bootstrapped in `InstrumentationSystem`), or none
+    /// when that is the no-op tracer.
     ///
-    /// With the no-op tracer AsyncHTTPClient still starts a span for every request and works out
-    /// its attributes (scheme, host, port, path, query, the URL without credentials) only to
-    /// throw them away: a few percent of a small request's CPU. No tracer skips that; nothing
-    /// that anyone could observe changes, since the client keeps the tracer it was created with.
+    /// With the no-op tracer a span would still be started for every request and its attributes
+    /// (scheme, host, port, path, query, the URL without credentials) worked out, only to be
+    /// thrown away: a few percent of a small request's CPU. No tracer skips that; nothing that
+    /// anyone could observe changes, since the session keeps the tracer it was created with.
     static func clientTracer(_ tracer: (any Tracer)?) -> (any Tracer)? {
         guard let tracer, !(tracer is NoOpTracer) else { return nil }
         return tracer

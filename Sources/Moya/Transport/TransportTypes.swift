@@ -18,12 +18,16 @@ struct TransportRequest: Sendable {
     /// Where to stream the response body to its consumer as it arrives; `nil` keeps it in
     /// memory (or stores a download).
     var stream: StreamSink?
+    /// The trace context of the caller who made the request (``Session/callerTraceContext()``);
+    /// `nil` when there is none or the session propagates nothing.
+    var traceContext: TraceContext?
 
     init(
         urlRequest: URLRequest, credential: ScopedCredential? = nil, body: StreamedBody? = nil, download: DownloadSink? = nil,
-        stream: StreamSink? = nil
+        stream: StreamSink? = nil, traceContext: TraceContext? = nil
     ) {
         self.urlRequest = urlRequest
+        self.traceContext = traceContext
         self.credential = credential
         self.body = body
         self.download = download

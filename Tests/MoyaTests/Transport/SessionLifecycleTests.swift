@@ -19,18 +19,6 @@ private func failed(_ result: Result<Moya.Response, MoyaError>, with expected: S
     return error as? SessionError == expected
 }
 
-/// Waits until `condition` holds, checking it every few milliseconds, for a minute at most: for
-/// a state change that nothing announces (a service group hands a graceful shutdown to its
-/// services on a task of its own).
-private func eventually(_ condition: () -> Bool) async -> Bool {
-    let deadline = ContinuousClock.now + .seconds(60)
-    while !condition() {
-        guard ContinuousClock.now < deadline else { return false }
-        try? await _Concurrency.Task.sleep(for: .milliseconds(5))
-    }
-    return true
-}
-
 /// A route of the test server that answers only when the test lets it: `arrived` fires when a
 /// request has reached it, and it answers `slow done` once `release` fires.
 private struct HeldRoute {

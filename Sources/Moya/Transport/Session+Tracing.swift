@@ -1,0 +1,153 @@
+import Foundation
+import Tracing
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// The trace context of the code that made a request: the `ServiceContext` bound to its task
+/// (or thread) when it called the provider. The request's client span is its child, and its
+/// values are injected into the request's headers.
+///
+/// Captured when the request is made, not when it is sent: the callback API sends from other
+/// threads (after the request closure, interceptors, a retry's delay), where the caller's
+/// task-local context is gone.
+struct TraceContext: Sendable {
+    let serviceContext: ServiceContext
+}
+
+/// What a session does for distributed tracing: the instrument active when it was created
+/// (bootstrapped in `InstrumentationSystem`, or bound to the creating task with `withTracer`),
+/// and the tracer in it, if any. A session has none when only the no-op instrument was active;
+/// then a request does no tracing work but one check.
+struct TracePropagation: Sendable {
+    /// Injects the request's context into its headers: a tracer (the W3C `traceparent` and
+    /// `tracestate`, or its own format), a `MultiplexInstrument`, or any other instrument.
+    let instrument: any Instrument
+    /// Starts the client span of each request; `nil` when the instrument is not a tracer and
+    /// holds none.
+    let tracer: (any Tracer)?
+
+    /// The propagation for a session created now; `nil` when there is nothing to propagate.
+    static var current: TracePropagation? {
+        let instrument = InstrumentationSystem.instrument
+        if instrument is NoOpInstrument || instrument is NoOpTracer {
+            return nil
+        }
+        return TracePropagation(instrument: instrument, tracer: Session.clientTracer(InstrumentationSystem.tracer))
+    }
+}
+
+extension Session {
+    /// The caller's trace context, for a request made now; `nil` when the session propagates
+    /// nothing (no instrument was active when it was created) or the caller has no context.
+    func callerTraceContext() -> TraceContext? {
+        guard tracePropagation != nil, let context = ServiceContext.current else { return nil }
+        return TraceContext(serviceContext: context)
+    }
+
+    /// Starts the request's client span, when the session has a tracer, and injects its context
+    /// (or the caller's, without a tracer) into the request's headers.
+    ///
+    /// - Returns: The request with the injected headers, and the owner to give the exchange: one
+    ///   that ends the span with the result before `owner` hears of it, or `owner` itself.
+    func traced(
+        _ request: TransportRequest, owner: any TransportOwner, propagation: TracePropagation
+    ) -> (TransportRequest, any TransportOwner) {
+        let parent = request.traceContext?.serviceContext ?? .topLevel
+        var request = request
+        var owner = owner
+        var propagated = parent
+        if let tracer = propagation.tracer {
+            let span = tracer.startSpan(request.urlRequest.httpMethod ?? "GET", context: parent, ofKind: .client)
+            span.updateAttributes { Self.setRequestAttributes(of: request, on: &$0) }
+            propagated = span.context
+            owner = SpanEndingOwner(owner: owner, span: span)
+        }
+        var headers: [String: String] = [:]
+        propagation.instrument.inject(propagated, into: &headers, using: HeaderInjector())
+        for (name, value) in headers {
+            request.urlRequest.setValue(value, forHTTPHeaderField: name)
+        }
+        return (request, owner)
+    }
+
+    /// The attributes AsyncHTTPClient gave its client spans, under the same names, for the
+    /// request as the caller made it (the URL of a request sent through the TLS bridge or a
+    /// proxy's socket is the server's, not the socket's).
+    static func setRequestAttributes(of request: TransportRequest, on attributes: inout SpanAttributes) {
+        let urlRequest = request.urlRequest
+        attributes["http.request.method"] = urlRequest.httpMethod ?? "GET"
+        if let length = request.body.map({ Int64(clamping: $0.length) }) ?? urlRequest.httpBody.map({ Int64($0.count) }) {
+            attributes["http.request.body.size"] = length
+        }
+        guard let url = urlRequest.url else { return }
+        let scheme = url.scheme?.lowercased()
+        attributes["url.scheme"] = scheme
+        attributes["server.address"] = url.host
+        if let port = url.port ?? (scheme == "https" ? 443 : scheme == "http" ? 80 : nil) {
+            attributes["server.port"] = port
+        }
+        attributes["url.path"] = url.path
+        attributes["url.query"] = url.query
+        attributes["url.full"] = Self.withoutCredentials(url)
+    }
+
+    /// `url`'s text without a user or password.
+    private static func withoutCredentials(_ url: URL) -> String {
+        guard url.user != nil || url.password != nil, var components = URLComponents(url: url, resolvingAgainstBaseURL: true) else {
+            return url.absoluteString
+        }
+        components.user = nil
+        components.password = nil
+        return components.string ?? url.absoluteString
+    }
+}
+
+/// Writes what an instrument injects into header fields; a later value for the same name
+/// replaces an earlier one, as the headers of a request hold one field of each name.
+private struct HeaderInjector: Injector {
+    func inject(_ value: String, forKey key: String, into carrier: inout [String: String]) {
+        carrier[key] = value
+    }
+}
+
+/// The owner of a traced exchange: it forwards every event to the request's own owner, and
+/// ends the request's client span with the result, before that owner hears of it (so that the
+/// span has ended when the caller gets the result).
+///
+/// Sendable: its two fields are immutable, and a span may be used from any thread.
+private final class SpanEndingOwner: TransportOwner {
+    private let owner: any TransportOwner
+    private let span: any Span
+
+    init(owner: any TransportOwner, span: any Span) {
+        self.owner = owner
+        self.span = span
+    }
+
+    func transportWillStart() -> Bool { owner.transportWillStart() }
+    func transportStarted(_ attempt: any TransportAttempt) -> Bool { owner.transportStarted(attempt) }
+    var transportIsWanted: Bool { owner.transportIsWanted }
+    func transportReceivedHead() -> Bool { owner.transportReceivedHead() }
+    func transportReceivedBody(byteCount: Int) -> Bool { owner.transportReceivedBody(byteCount: byteCount) }
+
+    func transportStreamStarted(_ head: TransportResponse, request: URLRequest) -> Bool {
+        owner.transportStreamStarted(head, request: request)
+    }
+
+    func transportFinished(_ result: Result<TransportResponse, any Error>, request: URLRequest) {
+        switch result {
+        case .success(let response):
+            span.attributes["http.status_code"] = Int64(response.statusCode)
+            if response.statusCode >= 400 {
+                span.setStatus(SpanStatus(code: .error))
+            }
+        case .failure(let error):
+            span.recordError(TransportError.translate(error))
+            span.setStatus(SpanStatus(code: .error))
+        }
+        span.end()
+        owner.transportFinished(result, request: request)
+    }
+}
