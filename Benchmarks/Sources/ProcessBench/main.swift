@@ -7,6 +7,10 @@
 //
 // Clients: `ahc` (AsyncHTTPClient as its defaults set it up), `ahc-like-moya` (configured as a
 // default Moya session configures it, same headers, no tracer), `moya-callbacks`, `moya-async`.
+// `pool-one` and `pool-two` measure what a second connection pool costs, as a server that has an
+// `HTTPClient` of its own and a Moya session beside it has: the same requests through one
+// `HTTPClient`, or alternately through two (each with its own pool and connections, on the same
+// event loop group).
 // The server's URL comes from the environment variable PROCESS_BENCH_URL
 // (default http://127.0.0.1:8089).
 import AsyncHTTPClient
@@ -34,7 +38,7 @@ enum Root: TargetType {
 
 let arguments = CommandLine.arguments
 guard arguments.count >= 2 else {
-    print("usage: ProcessBench ahc|ahc-like-moya|moya-callbacks|moya-async [requests] [concurrency]")
+    print("usage: ProcessBench ahc|ahc-like-moya|moya-callbacks|moya-async|pool-one|pool-two [requests] [concurrency]")
     exit(2)
 }
 let client = arguments[1]
@@ -97,6 +101,23 @@ final class Countdown: @unchecked Sendable {
     }
 }
 
+/// Hands out 0, 1, ..., count - 1, 0, 1, ... to any thread.
+final class Turns: @unchecked Sendable {
+    // Sendable: the counter sits behind the lock.
+    private let lock = NSLock()
+    private let count: Int
+    private var current = 0
+
+    init(_ count: Int) { self.count = count }
+
+    func next() -> Int {
+        lock.withLock {
+            defer { current = (current + 1) % count }
+            return current
+        }
+    }
+}
+
 func shutDown(_ client: HTTPClient) async {
     await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
         client.shutdown { _ in continuation.resume() }
@@ -130,6 +151,17 @@ case "ahc-like-moya":
         guard response.status == .ok else { fatalError("GET / answered \(response.status)") }
     }
     await shutDown(http)
+case "pool-one", "pool-two":
+    let clients = (client == "pool-one" ? 1 : 2)
+    let pools = (0..<clients).map { _ in HTTPClient(eventLoopGroup: MultiThreadedEventLoopGroup.singleton) }
+    let turns = Turns(pools.count)
+    try await runWorkers {
+        // Alternate between the pools, as two parts of one server would.
+        let http = pools[turns.next()]
+        let response = try await http.execute(request: HTTPClient.Request(url: url)).get()
+        guard response.status == .ok else { fatalError("GET / answered \(response.status)") }
+    }
+    for pool in pools { await shutDown(pool) }
 case "moya-callbacks":
     await runCallbackChains(MoyaProvider<Root>(callbackQueue: .global()))
 case "moya-async":
