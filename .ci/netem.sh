@@ -1,0 +1,215 @@
+#!/usr/bin/env bash
+# A small network of our own inside this machine, for the tests of real-network conditions: a
+# network namespace joined to the host by a link that delays, loses, reorders or throttles
+# packets, or goes down, and nginx serving files inside the namespace.
+#
+# The kernel of this machine (and CI's) has no `netem` queueing discipline, so the link is two TUN
+# devices joined by a small user-space program, .ci/netem-wire.py, which copies the IP packets
+# across and applies the conditions; both kernels run real TCP over it.
+#
+#   eval "$(bash .ci/netem.sh start)"               # creates it, prints the `export` lines below
+#   bash .ci/netem.sh set delay 200ms 50ms loss 5%   # replaces the conditions (netem's words:
+#                                                    # delay D [J], loss P%, reorder P%, rate R)
+#   bash .ci/netem.sh clear                          # no conditions
+#   bash .ci/netem.sh down | up                      # takes the link down, brings it back
+#   bash .ci/netem.sh mtu 576                        # the link's MTU, both ends
+#   bash .ci/netem.sh stop                           # removes everything `start` made
+#
+#   MOYA_NETEM_URL=http://10.213.0.2:8080         nginx over plain HTTP/1.1
+#   MOYA_NETEM_TLS_URL=https://10.213.0.2:8443    nginx over TLS, HTTP/2 by ALPN
+#   MOYA_NETEM_CERT=<path>                        the self-signed certificate nginx presents
+#   MOYA_NETEM_SCRIPT=<path of this script>       for the tests, which change the conditions
+#
+# nginx serves $MOYA_NETEM_DIR/www (default .build/ci-netem/www): `1m.bin` and `8m.bin`
+# (random bytes, with ETag and Last-Modified, and byte ranges as nginx serves them), and
+# `hello.txt`. Everything stays inside this machine: the namespace has no route elsewhere.
+#
+# Needs root (network namespaces, TUN devices) and Debian's iproute2, nginx-light and openssl,
+# which `start` installs when missing. Only the `export` lines go to standard output.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+NS=moya-netem
+HOST_DEV=moya-tun0
+NS_DEV=moya-tun1
+HOST_IP=10.213.0.1
+NS_IP=10.213.0.2
+STATE_DIR="$(pwd)/${MOYA_NETEM_DIR:-.build/ci-netem}"
+
+log() { echo "netem: $*" >&2; }
+
+install_packages() {
+    local missing=()
+    command -v ip >/dev/null 2>&1 || missing+=(iproute2)
+    command -v nginx >/dev/null 2>&1 || missing+=(nginx-light)
+    command -v openssl >/dev/null 2>&1 || missing+=(openssl)
+    [ ${#missing[@]} -eq 0 ] && return 0
+    log "installing ${missing[*]}"
+    apt-get update -qq >&2
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >&2
+}
+
+in_ns() { ip netns exec "$NS" "$@"; }
+
+# Writes the conditions file the wire reads: `set` replaces the conditions (keeping whether the
+# link is down), `down`/`up` change only that.
+write_conditions() {
+    python3 - "$STATE_DIR/conditions.json" "$@" <<'PY'
+import json, os, sys
+path, words = sys.argv[1], sys.argv[2:]
+try:
+    current = json.load(open(path))
+except (OSError, ValueError):
+    current = {}
+def seconds_ms(word):
+    for unit, factor in (("ms", 1), ("us", 0.001), ("s", 1000)):
+        if word.endswith(unit):
+            return float(word[: -len(unit)]) * factor
+    return float(word)
+def share(word):
+    return float(word.rstrip("%")) / 100
+def kbit(word):
+    for unit, factor in (("kbit", 1), ("mbit", 1000), ("gbit", 1000000)):
+        if word.lower().endswith(unit):
+            return float(word[: -len(unit)]) * factor
+    return float(word) / 1000
+if words and words[0] in ("down", "up"):
+    current["down"] = words[0] == "down"
+else:
+    new = {"down": current.get("down", False)}
+    index = 0
+    while index < len(words):
+        word = words[index]
+        if word == "delay":
+            new["delay_ms"] = seconds_ms(words[index + 1])
+            index += 2
+            if index < len(words) and words[index][0].isdigit():
+                new["jitter_ms"] = seconds_ms(words[index])
+                index += 1
+        elif word in ("loss", "reorder"):
+            new[word] = share(words[index + 1])
+            index += 2
+        elif word == "rate":
+            new["rate_kbit"] = kbit(words[index + 1])
+            index += 2
+        else:
+            sys.exit("netem: unknown condition " + word)
+    current = new
+temporary = path + ".tmp"
+with open(temporary, "w") as file:
+    json.dump(current, file)
+os.replace(temporary, path)
+PY
+    # The wire reads the file again every 50 ms.
+    sleep 0.1
+}
+
+stop() {
+    if [ -f "$STATE_DIR/nginx.pid" ]; then
+        in_ns nginx -c "$STATE_DIR/nginx.conf" -p "$STATE_DIR" -s stop 2>/dev/null || true
+    fi
+    if [ -f "$STATE_DIR/wire.pid" ]; then
+        kill "$(cat "$STATE_DIR/wire.pid")" 2>/dev/null || true
+        rm -f "$STATE_DIR/wire.pid"
+    fi
+    ip netns del "$NS" 2>/dev/null || true
+}
+
+start() {
+    if [ "$(id -u)" != 0 ]; then
+        log "needs root (network namespaces and tc)"
+        exit 1
+    fi
+    install_packages
+    stop
+    mkdir -p "$STATE_DIR/www" "$STATE_DIR/logs"
+    # nginx's workers run as an unprivileged user: they must be able to read the files.
+    chmod 755 "$STATE_DIR" "$STATE_DIR/www"
+    head -c $((1 << 20)) /dev/urandom >"$STATE_DIR/www/1m.bin"
+    head -c $((8 << 20)) /dev/urandom >"$STATE_DIR/www/8m.bin"
+    echo "hello" >"$STATE_DIR/www/hello.txt"
+    chmod 644 "$STATE_DIR/www/"*
+    openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj "/CN=$NS_IP" -addext "subjectAltName=IP:$NS_IP" \
+        -keyout "$STATE_DIR/key.pem" -out "$STATE_DIR/cert.pem" 2>/dev/null
+
+    ip netns add "$NS"
+    echo '{}' >"$STATE_DIR/conditions.json"
+    # The wire creates both TUN devices (they live as long as it does) and says "ready".
+    python3 .ci/netem-wire.py "$NS" "$HOST_DEV" "$NS_DEV" "$STATE_DIR/conditions.json" >"$STATE_DIR/wire.out" 2>"$STATE_DIR/wire.log" &
+    echo $! >"$STATE_DIR/wire.pid"
+    for _ in $(seq 1 50); do
+        grep -q ready "$STATE_DIR/wire.out" 2>/dev/null && break
+        sleep 0.1
+    done
+    grep -q ready "$STATE_DIR/wire.out" || {
+        cat "$STATE_DIR/wire.log" >&2
+        log "the wire did not start"
+        exit 1
+    }
+    ip addr add "$HOST_IP/32" peer "$NS_IP" dev "$HOST_DEV"
+    ip link set "$HOST_DEV" up
+    in_ns ip addr add "$NS_IP/32" peer "$HOST_IP" dev "$NS_DEV"
+    in_ns ip link set "$NS_DEV" up
+    in_ns ip link set lo up
+
+    cat >"$STATE_DIR/nginx.conf" <<CONF
+worker_processes 1;
+pid $STATE_DIR/nginx.pid;
+error_log $STATE_DIR/logs/error.log;
+events { worker_connections 1024; }
+http {
+  access_log off;
+  keepalive_timeout 120s;
+  client_body_temp_path $STATE_DIR/body;
+  proxy_temp_path $STATE_DIR/proxy;
+  fastcgi_temp_path $STATE_DIR/fastcgi;
+  uwsgi_temp_path $STATE_DIR/uwsgi;
+  scgi_temp_path $STATE_DIR/scgi;
+  server {
+    listen $NS_IP:8080;
+    root $STATE_DIR/www;
+  }
+  server {
+    listen $NS_IP:8443 ssl http2;
+    ssl_certificate $STATE_DIR/cert.pem;
+    ssl_certificate_key $STATE_DIR/key.pem;
+    root $STATE_DIR/www;
+  }
+}
+CONF
+    in_ns nginx -c "$STATE_DIR/nginx.conf" -p "$STATE_DIR"
+    for _ in $(seq 1 50); do
+        if curl -s -o /dev/null "http://$NS_IP:8080/hello.txt"; then
+            break
+        fi
+        sleep 0.1
+    done
+    curl -s -o /dev/null --fail "http://$NS_IP:8080/hello.txt" || {
+        cat "$STATE_DIR/logs/error.log" >&2 || true
+        log "nginx does not answer inside the namespace"
+        exit 1
+    }
+    echo "export MOYA_NETEM_URL=http://$NS_IP:8080"
+    echo "export MOYA_NETEM_TLS_URL=https://$NS_IP:8443"
+    echo "export MOYA_NETEM_CERT=$STATE_DIR/cert.pem"
+    echo "export MOYA_NETEM_SCRIPT=$(pwd)/.ci/netem.sh"
+}
+
+case "${1:-}" in
+start) start ;;
+stop) stop ;;
+set)
+    shift
+    write_conditions "$@"
+    ;;
+clear) write_conditions ;;
+down | up) write_conditions "$1" ;;
+mtu)
+    ip link set dev "$HOST_DEV" mtu "$2"
+    in_ns ip link set dev "$NS_DEV" mtu "$2"
+    ;;
+*)
+    echo "usage: $0 start|stop|set <conditions>|clear|down|up|mtu <bytes>" >&2
+    exit 2
+    ;;
+esac
