@@ -49,6 +49,10 @@ final class InterceptedAttempt: TransportOwner {
     /// Resumes the interceptors' task; the exchange calls this exactly once. Whether the
     /// response streamed to the caller is the flight's to know (its state machine).
     func transportFinished(_ result: Result<TransportResponse, any Error>, request: URLRequest) {
+        // A download interrupted part-way: a retry goes on from where it stopped.
+        if case .failure(let error as InterruptedDownload) = result {
+            flight.interrupted(at: ResumePoint(state: error.resume, file: flight.temporaryDirectory.appendingPathComponent(error.resume.fileName)))
+        }
         continuation.resume(returning: (result, flight.withMachine { $0.hasStreamed }))
     }
 }

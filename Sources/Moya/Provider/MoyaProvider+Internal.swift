@@ -80,7 +80,8 @@ extension MoyaProvider {
     ///   - streamSink: For a streamed response, where its body goes.
     func makeFlight(
         for target: Target, plan: RequestPlan, callbackQueue: DispatchQueue?, progress: Moya.ProgressBlock?,
-        identity: EndpointIdentity? = nil, table: Protected<[EndpointIdentity: RequestFlight]>? = nil, streamSink: StreamSink? = nil
+        identity: EndpointIdentity? = nil, table: Protected<[EndpointIdentity: RequestFlight]>? = nil, streamSink: StreamSink? = nil,
+        resume: ResumePoint? = nil
     ) -> RequestFlight {
         RequestFlight(
             endpoint: plan.endpoint,
@@ -99,7 +100,8 @@ extension MoyaProvider {
             streamSink: streamSink,
             // Made in the caller's call (`request`, `stream`, or an awaiting task), so its
             // task-local context is the caller's.
-            traceContext: session.callerTraceContext()
+            traceContext: session.callerTraceContext(),
+            resume: resume
         )
     }
 

@@ -85,6 +85,9 @@ final class RequestFlight: @unchecked Sendable {
         /// Released when the request ends, so that such a capture leaves no cycle.
         var reporter: ProgressReporter?
         var destination: DownloadRequest.Destination?
+        /// Where an interrupted attempt of this download stopped: the next attempt (a resumed
+        /// request's first, or an interceptor's retry) asks for the rest.
+        var resume: ResumePoint?
         /// The result handed to a task awaiting the flight (``perform(_:)``), from its
         /// completion until the task takes it.
         var awaitedResult: Result<Moya.Response, MoyaError>?
@@ -143,7 +146,8 @@ final class RequestFlight: @unchecked Sendable {
         temporaryDirectory: URL = FileManager.default.temporaryDirectory,
         measures: Bool = true,
         streamSink: StreamSink? = nil,
-        traceContext: TraceContext? = nil
+        traceContext: TraceContext? = nil,
+        resume: ResumePoint? = nil
     ) {
         self.traceContext = traceContext
         let queue = isSerialDeliveryNeeded ? DispatchQueue(label: "org.moya.delivery", target: callbackQueue ?? .main) : (callbackQueue ?? .main)
@@ -165,6 +169,7 @@ final class RequestFlight: @unchecked Sendable {
         state.withLock { state in
             state.reporter = reporter
             state.destination = destination
+            state.resume = resume
         }
         self.temporaryDirectory = temporaryDirectory
     }
@@ -258,6 +263,16 @@ final class RequestFlight: @unchecked Sendable {
     var reporter: ProgressReporter? {
         guard reportsProgress else { return nil }
         return state.withLock { $0.reporter }
+    }
+
+    /// Records where an interrupted attempt of this download stopped, for the next attempt.
+    func interrupted(at resume: ResumePoint) {
+        state.withLock { $0.resume = resume }
+    }
+
+    /// Where the next attempt of this download goes on from; `nil` to start at the beginning.
+    var resumePoint: ResumePoint? {
+        state.withLock { $0.resume }
     }
 
     /// Where a download goes; `nil` for a data request, and once the request ended.

@@ -30,7 +30,7 @@ final class DownloadFile: Sendable {
     /// - Returns: The file, on `eventLoop`, which every later call comes from; or
     ///   ``FileTransferError/temporaryFileFailed(_:underlying:)`` (nothing is left behind).
     static func create(in directory: URL, on eventLoop: any EventLoop) -> EventLoopFuture<DownloadFile> {
-        let url = directory.appendingPathComponent("moya-download-\(UUID().uuidString).tmp")
+        let url = directory.appendingPathComponent("\(DownloadResume.fileNamePrefix)\(UUID().uuidString).tmp")
         return NIOThreadPool.singleton.runIfActive(eventLoop: eventLoop) { () -> UncheckedSendable<FileHandle> in
             do {
                 try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
@@ -47,6 +47,41 @@ final class DownloadFile: Sendable {
         }
     }
 
+    /// Opens the partial file at `url` to append to it: a resumed download's rest goes there.
+    ///
+    /// - Returns: The file, on `eventLoop`; or ``FileTransferError/temporaryFileFailed(_:underlying:)``.
+    static func open(appendingTo url: URL, on eventLoop: any EventLoop) -> EventLoopFuture<DownloadFile> {
+        NIOThreadPool.singleton.runIfActive(eventLoop: eventLoop) { () -> UncheckedSendable<FileHandle> in
+            do {
+                let handle = try FileHandle(forWritingTo: url)
+                try handle.seekToEnd()
+                return UncheckedSendable(handle)
+            } catch {
+                throw FileTransferError.temporaryFileFailed(url, underlying: error)
+            }
+        }.map { handle in
+            DownloadFile(url: url, handle: handle.value, eventLoop: eventLoop)
+        }
+    }
+
+    /// Keeps what was received for a later resumption: waits for the writes under way, closes
+    /// the file and returns its length. A failed write (or an empty file) discards it instead
+    /// and returns 0.
+    func keep(on eventLoop: any EventLoop) -> EventLoopFuture<Int64> {
+        writer.drain().flatMap { [url, handle] () -> EventLoopFuture<Int64> in
+            NIOThreadPool.singleton.runIfActive(eventLoop: eventLoop) { () -> Int64 in
+                try? handle.value.close()
+                let length = (try? FileManager.default.attributesOfItem(atPath: url.path)[.size] as? NSNumber)?.int64Value ?? 0
+                if length == 0 {
+                    PartialFile.discard(url)
+                }
+                return length
+            }
+        }.flatMapError { _ in
+            self.discard(on: eventLoop).map { 0 }
+        }
+    }
+
     /// Queues a body part for the file. The future completes when the reader may hand over the
     /// next part (see ``FileWriteQueue/enqueue(_:)``).
     func write(_ buffer: ByteBuffer) -> EventLoopFuture<Void> {
@@ -56,7 +91,12 @@ final class DownloadFile: Sendable {
     /// Waits until every part is in the file, then closes it: it now belongs to whoever receives
     /// the response. If a write (or the close) failed, deletes the file and fails with
     /// ``FileTransferError/temporaryFileFailed(_:underlying:)``.
-    func finish(on eventLoop: any EventLoop) -> EventLoopFuture<Void> {
+    ///
+    /// - Parameter expectedLength: The length the server announced for the whole file (a
+    ///   resumed download's `Content-Range`), checked once the file is closed; a file of
+    ///   another length is deleted and the future fails with
+    ///   ``DownloadResumeError/lengthMismatch(expected:actual:)``.
+    func finish(on eventLoop: any EventLoop, expectedLength: Int64? = nil) -> EventLoopFuture<Void> {
         writer.drain().flatMapError { error in
             // A failed write: the file is incomplete.
             self.discard(on: eventLoop).flatMapThrowing { throw error }
@@ -66,6 +106,12 @@ final class DownloadFile: Sendable {
             } catch {
                 PartialFile.discard(url)
                 throw FileTransferError.temporaryFileFailed(url, underlying: error)
+            }
+            guard let expectedLength else { return }
+            let length = (try? FileManager.default.attributesOfItem(atPath: url.path)[.size] as? NSNumber)?.int64Value ?? -1
+            if length != expectedLength {
+                PartialFile.discard(url)
+                throw DownloadResumeError.lengthMismatch(expected: expectedLength, actual: length)
             }
         }
     }

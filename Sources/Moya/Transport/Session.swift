@@ -66,6 +66,9 @@ public final class Session: Sendable {
     let isShared: Bool
     /// Whether ``shutdown()`` (or ``syncShutdown()``) was called.
     let isShutDown = Protected(false)
+    /// The partial files of interrupted downloads that can be resumed (see
+    /// ``MoyaError/resumeData``), deleted when the session shuts down.
+    let keptPartials = Protected<Set<URL>>([])
     /// The requests in flight and the stages of a shutdown by ``run()`` (`Session+Lifecycle`).
     let lifecycle = SessionLifecycle()
     /// The client for streamed responses (``streamingClient``): none until the first stream,
@@ -142,6 +145,7 @@ public final class Session: Sendable {
     deinit {
         // A session the user forgot to shut down still closes its connections; the client keeps
         // itself alive until that finishes. The shared session is never released.
+        deleteKeptPartials()
         if !isShared, !isShutDown.current {
             let bridge = self.bridge
             client.shutdown().whenComplete { _ in
@@ -197,6 +201,7 @@ public final class Session: Sendable {
     /// Calling it more than once, or on the shared ``default`` session, does nothing.
     public func shutdown() async throws {
         guard markShutDown() else { return }
+        deleteKeptPartials()
         let others = takeOtherClients()
         do {
             try await client.shutdown()
@@ -219,6 +224,7 @@ public final class Session: Sendable {
     @available(*, noasync, message: "syncShutdown() blocks; use shutdown() in async code")
     public func syncShutdown() throws {
         guard markShutDown() else { return }
+        deleteKeptPartials()
         let others = takeOtherClients()
         do {
             try client.syncShutdown()

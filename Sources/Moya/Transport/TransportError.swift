@@ -16,6 +16,9 @@ import FoundationNetworking
 enum TransportError {
     static func translate(_ error: any Error) -> any Error {
         if error is URLError { return error }
+        if let interrupted = error as? InterruptedDownload {
+            return attaching(resumeData: interrupted.resume.encoded(), to: translate(interrupted.underlying))
+        }
         if let clientError = error as? HTTPClientError {
             return translate(clientError: clientError)
         }
@@ -51,6 +54,23 @@ enum TransportError {
     /// that carry a value (an unsupported scheme, invalid header fields) cannot be matched that
     /// way; ``Session/explainingFailure(_:of:)`` finds their cause in the request before they
     /// get here.
+    /// `error` with a download's resume data in its `userInfo`, under
+    /// ``MoyaError/resumeDataKey`` (where ``MoyaError/resumeData`` finds it).
+    private static func attaching(resumeData: Data, to error: any Error) -> any Error {
+        if let urlError = error as? URLError {
+            var userInfo = urlError.userInfo
+            userInfo[MoyaError.resumeDataKey] = resumeData
+            return URLError(urlError.code, userInfo: userInfo)
+        }
+        let nsError = error as NSError
+        var userInfo = nsError.userInfo
+        userInfo[MoyaError.resumeDataKey] = resumeData
+        if userInfo[NSUnderlyingErrorKey] == nil {
+            userInfo[NSUnderlyingErrorKey] = nsError
+        }
+        return NSError(domain: nsError.domain, code: nsError.code, userInfo: userInfo)
+    }
+
     private static func translate(clientError: HTTPClientError) -> any Error {
         switch clientError {
         case .cancelled:

@@ -12,13 +12,57 @@ import NIOHTTP1
 /// response, and ``discardFile(on:)`` before it reports a failure. All of it runs on the
 /// attempt's event loop.
 extension TransportExchange {
-    /// The head of a download's response arrived: creates the file when the status is accepted.
-    /// Reading goes on once the file exists.
+    /// The `Range` and `If-Range` headers that ask for the rest of an interrupted download;
+    /// none otherwise.
+    var resumeHeaders: [(name: String, value: String)] {
+        guard let resume else { return [] }
+        return [("Range", "bytes=\(resume.state.offset)-"), ("If-Range", resume.state.validator)]
+    }
+
+    /// The head of a download's response arrived: creates the file when the status is accepted
+    /// (or, for the rest of an interrupted download, opens its partial file to append to).
+    /// Reading goes on once the file is open.
     func fileReceivedHead(_ head: HTTPResponseHead, sink: DownloadSink, task: HTTPClient.Task<TransportResponse>) -> EventLoopFuture<Void> {
         expected = head.expectedBodyLength
         isRedirect = session.followsRedirects && head.isRedirect
-        guard sink.accepts(Int(head.status.code)) else {
+        let status = Int(head.status.code)
+        // A refused range is answered by starting over (`followUp`), not stored.
+        if status == 416, resume != nil {
             return task.eventLoop.makeSucceededVoidFuture()
+        }
+        guard sink.accepts(status) else {
+            return task.eventLoop.makeSucceededVoidFuture()
+        }
+        if status == 200 || status == 206 {
+            resumeValidator = DownloadResume.validator { head.headers.first(name: $0) }
+        }
+        if status == 206, let resume {
+            // The rest of the interrupted download: it must start where the partial file ends.
+            let contentRange = head.headers.first(name: "Content-Range") ?? ""
+            guard let range = DownloadResume.contentRange(contentRange), range.first == resume.state.offset else {
+                // The partial file cannot be completed from this server's answer: drop it.
+                resumeValidator = nil
+                self.resume = nil
+                session.releasePartial(resume.file, deleting: true)
+                return task.eventLoop.makeFailedFuture(DownloadResumeError.unexpectedRange(expectedStart: resume.state.offset, contentRange: contentRange))
+            }
+            appendsToPartial = true
+            finalLength = range.length
+            resumeTotal = range.length
+            received = resume.state.offset
+            expected = range.length ?? -1
+            let opening = DownloadFile.open(appendingTo: resume.file, on: task.eventLoop)
+            fileCreation = opening
+            return opening.map { file in
+                self.file = file
+            }
+        }
+        resumeTotal = status == 200 && head.expectedBodyLength >= 0 ? head.expectedBodyLength : nil
+        if let replaced = resume {
+            // The server sent the whole representation (it changed, or ignores ranges): the
+            // partial file is of no more use.
+            resume = nil
+            session.releasePartial(replaced.file, deleting: true)
         }
         let creation = DownloadFile.create(in: sink.directory, on: task.eventLoop)
         fileCreation = creation
@@ -49,7 +93,29 @@ extension TransportExchange {
         fileCreation = nil
         guard let file else { return eventLoop.makeSucceededFuture(response) }
         self.file = nil
-        return file.finish(on: eventLoop).map { response }
+        if appendsToPartial {
+            // The partial file becomes the response's: the session no longer keeps it.
+            resume = nil
+            session.releasePartial(file.url, deleting: false)
+        }
+        return file.finish(on: eventLoop, expectedLength: finalLength).map { response }
+    }
+
+    /// Keeps what an attempt that failed part-way received, for a later resumption: closes the
+    /// file once its writes are done, and hands it to the session, which deletes it if it is
+    /// never resumed. Called on the task's event loop.
+    ///
+    /// - Returns: Where the download stopped; `nil` when nothing was kept (no byte was written).
+    func keepPartialFile(on eventLoop: any EventLoop) -> EventLoopFuture<DownloadResume?> {
+        guard let file, let validator = resumeValidator else { return eventLoop.makeSucceededFuture(nil) }
+        fileCreation = nil
+        self.file = nil
+        let url = request.urlRequest.url?.absoluteString ?? ""
+        let total = resumeTotal
+        return file.keep(on: eventLoop).map { [session] length in
+            guard length > 0, session.keepPartial(file.url) else { return nil }
+            return DownloadResume(url: url, fileName: file.url.lastPathComponent, offset: length, validator: validator, totalLength: total)
+        }
     }
 
     /// Closes and deletes the attempt's file, if it has one, once it has been created and any
@@ -59,6 +125,11 @@ extension TransportExchange {
         guard let creation = fileCreation else { return eventLoop.makeSucceededVoidFuture() }
         fileCreation = nil
         file = nil
+        if appendsToPartial, let resume {
+            // The partial file is deleted below: the session no longer keeps it.
+            self.resume = nil
+            session.releasePartial(resume.file, deleting: false)
+        }
         // A file that could not be created left nothing behind.
         return creation.flatMap { $0.discard(on: eventLoop) }.flatMapError { _ in eventLoop.makeSucceededVoidFuture() }
     }

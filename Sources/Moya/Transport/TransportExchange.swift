@@ -117,6 +117,18 @@ final class TransportExchange: HTTPClientResponseDelegate, @unchecked Sendable {
     /// The URL the response names when AsyncHTTPClient connects elsewhere (the ``TLSBridge``).
     var reportedURL: URL?
     var responseLimit: ResponseStartLimit
+    /// Where an interrupted download stopped, while the exchange still asks for the rest; `nil`
+    /// once a server sent the whole representation again or refused the range.
+    var resume: ResumePoint?
+    /// Whether the current response appends to ``resume``'s partial file (a `206`).
+    var appendsToPartial = false
+    /// The length the server announced for the whole file, checked when it is complete (a
+    /// resumed download's `Content-Range`).
+    var finalLength: Int64?
+    /// The current response's `If-Range` value, when a failure part-way can be resumed.
+    var resumeValidator: String?
+    /// The length of the whole representation, when the current response said.
+    var resumeTotal: Int64?
     /// A download's file, while it is being created (``Destination/file(_:)``).
     var fileCreation: EventLoopFuture<DownloadFile>?
     /// A download's file, once created.
@@ -148,6 +160,7 @@ final class TransportExchange: HTTPClientResponseDelegate, @unchecked Sendable {
         } else if let sink = request.download {
             destination = .file(sink)
             idleTimeout = nil
+            resume = sink.resume
         } else {
             destination = .memory
             idleTimeout = nil
@@ -272,7 +285,7 @@ final class TransportExchange: HTTPClientResponseDelegate, @unchecked Sendable {
         do {
             clientRequest = try session.makeClientRequest(
                 attempt.urlRequest, authorization: attempt.authorization, body: streamer?.clientBody, route: route, socketPath: socketPath,
-                crossedOrigin: attempt.crossedOrigin, additionalHeaders: attempt.cacheState?.validation?.headers ?? []
+                crossedOrigin: attempt.crossedOrigin, additionalHeaders: attempt.cacheState?.validation?.headers ?? resumeHeaders
             )
         } catch {
             finish(.failure(session.explainingFailure(error, of: attempt.urlRequest)))
@@ -308,6 +321,10 @@ final class TransportExchange: HTTPClientResponseDelegate, @unchecked Sendable {
         responseLimit = limit
         fileCreation = nil
         file = nil
+        appendsToPartial = false
+        finalLength = nil
+        resumeValidator = nil
+        resumeTotal = nil
         isStreaming = false
         idleSuspended = false
         // A stream is read only as fast as its consumer takes it: on a client without a read
@@ -373,6 +390,18 @@ final class TransportExchange: HTTPClientResponseDelegate, @unchecked Sendable {
                 let error = failureError(error, of: context)
                 guard fileCreation != nil else {
                     finish(.failure(error))
+                    return
+                }
+                // A download that got part of a resumable response keeps it, unless the caller
+                // cancelled.
+                if resumeValidator != nil, file != nil, owner.transportIsWanted {
+                    keepPartialFile(on: task.eventLoop).whenComplete { kept in
+                        if case .success(let resume?) = kept {
+                            self.finish(.failure(InterruptedDownload(underlying: error, resume: resume)))
+                        } else {
+                            self.finish(.failure(error))
+                        }
+                    }
                     return
                 }
                 discardFile(on: task.eventLoop).whenComplete { _ in
@@ -478,6 +507,16 @@ final class TransportExchange: HTTPClientResponseDelegate, @unchecked Sendable {
     ///
     /// - Throws: `HTTPClientError.redirectLimitReached` or `.redirectCycleDetected`.
     private func followUp(after response: TransportResponse, of attempt: Attempt) throws -> Attempt? {
+        if response.statusCode == 416, let refused = resume {
+            // The server cannot send the rest (the representation is shorter now, say): start
+            // over, without a range.
+            resume = nil
+            session.releasePartial(refused.file, deleting: true)
+            var next = attempt
+            next.startedAt = .now()
+            next.waitedBefore = false
+            return next
+        }
         if let challengeAnswer = basicChallengeAnswer(for: response, of: attempt) {
             var next = attempt
             next.authorization = challengeAnswer

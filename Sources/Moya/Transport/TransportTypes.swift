@@ -61,6 +61,9 @@ struct DownloadSink: Sendable {
     let directory: URL
     /// Whether a status code is a success that is worth storing.
     let accepts: @Sendable (Int) -> Bool
+    /// Where an interrupted download of the same request stopped: the exchange asks for the
+    /// rest (`Range` and `If-Range`) and appends a `206` to the partial file.
+    var resume: ResumePoint? = nil
 
     /// How much of a rejected response's body is kept.
     static let errorBodyLimit = 1 << 20

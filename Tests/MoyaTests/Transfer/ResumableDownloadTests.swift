@@ -1,0 +1,313 @@
+import Foundation
+import MoyaTesting
+import Synchronization
+import Testing
+
+@testable import Moya
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// A file server that serves byte ranges as the HTTP specification says, and can cut the
+/// connection part-way or change the file between requests.
+private final class RangeServer: Sendable {
+    struct State {
+        var body: Data
+        var etag: String?
+        var lastModified: String?
+        /// Stall the next full response after this many bytes (the client's timeout then ends
+        /// it, as on a link that went down).
+        var cutAfter: Int?
+        /// Answer the next ranged request with this status instead (416, or 206 at the wrong
+        /// place).
+        var rangeAnswer: Int?
+    }
+
+    let state: Mutex<State>
+
+    init(body: Data, etag: String? = "\"v1\"", lastModified: String? = nil, cutAfter: Int? = nil) {
+        state = Mutex(State(body: body, etag: etag, lastModified: lastModified, cutAfter: cutAfter))
+    }
+
+    func respond(_ request: MockRequest) -> MockResponse {
+        state.withLock { state in
+            var headers: [(name: String, value: String)] = [("Accept-Ranges", "bytes")]
+            if let etag = state.etag { headers.append(("ETag", etag)) }
+            if let lastModified = state.lastModified { headers.append(("Last-Modified", lastModified)) }
+            let validator = state.etag ?? state.lastModified
+            if let range = request.header("Range"), range.hasPrefix("bytes="), let start = Int(range.dropFirst(6).dropLast()),
+                request.header("If-Range") == validator
+            {
+                if let answer = state.rangeAnswer {
+                    state.rangeAnswer = nil
+                    if answer == 416 {
+                        return MockResponse(status: 416, headers: [("Content-Range", "bytes */\(state.body.count)")])
+                    }
+                    let wrongStart = max(0, start - 10)
+                    return MockResponse(
+                        status: 206, headers: headers + [("Content-Range", "bytes \(wrongStart)-\(state.body.count - 1)/\(state.body.count)")],
+                        body: state.body.subdata(in: wrongStart..<state.body.count))
+                }
+                guard start < state.body.count else {
+                    return MockResponse(status: 416, headers: [("Content-Range", "bytes */\(state.body.count)")])
+                }
+                return MockResponse(
+                    status: 206, headers: headers + [("Content-Range", "bytes \(start)-\(state.body.count - 1)/\(state.body.count)")],
+                    body: state.body.subdata(in: start..<state.body.count))
+            }
+            var response = MockResponse(status: 200, headers: headers, body: state.body)
+            if let cut = state.cutAfter {
+                state.cutAfter = nil
+                response.fault = .stall(afterBytes: cut)
+            }
+            return response
+        }
+    }
+}
+
+/// A download target on the mock server.
+private struct FileTarget: TargetType {
+    let baseURL: URL
+    let destination: URL
+    var path: String { "/file" }
+    var method: Moya.Method { .get }
+    var task: Task { .downloadDestination { _, _ in (destination, [.removePreviousFile, .createIntermediateDirectories]) } }
+    var headers: [String: String]? { nil }
+}
+
+@Suite("Downloads that resume")
+struct ResumableDownloadTests {
+    private let folder = FileManager.default.temporaryDirectory.appendingPathComponent("moya-resume-\(UUID().uuidString)")
+
+    private static func body(_ count: Int) -> Data {
+        Data((0..<count).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ $0 >> 8) })
+    }
+
+    /// A session whose temporary files go to a folder of the test's own, and whose request
+    /// timeout ends a stalled response (4 s: creating a file on a busy machine can take seconds).
+    private func session() -> Session {
+        Session(configuration: .init(timeoutIntervalForRequest: 4, temporaryDirectory: folder.appendingPathComponent("tmp")))
+    }
+
+    private func partialFiles(of session: Session) -> [String] {
+        ((try? FileManager.default.contentsOfDirectory(atPath: session.configuration.temporaryDirectory.path)) ?? []).filter {
+            $0.hasPrefix("moya-download-")
+        }
+    }
+
+    private func start(_ server: RangeServer) async throws -> MockServer {
+        let mock = try await MockServer.start()
+        mock.route("GET", "/file") { request in server.respond(request) }
+        return mock
+    }
+
+    @Test("A download that stalls part-way carries resume data; resuming asks for the rest with Range and If-Range and appends it")
+    func resumesWithRange() async throws {
+        let content = Self.body(300_000)
+        let server = RangeServer(body: content, cutAfter: 120_000)
+        let mock = try await start(server)
+        let session = session()
+        let provider = MoyaProvider<FileTarget>(session: session)
+        let target = FileTarget(baseURL: mock.baseURL, destination: folder.appendingPathComponent("file.bin"))
+
+        var resumeData: Data?
+        do throws(MoyaError) {
+            _ = try await provider.request(target)
+            Issue.record("the cut download succeeded")
+        } catch {
+            resumeData = error.resumeData
+        }
+        let data = try #require(resumeData, "no resume data")
+        #expect(partialFiles(of: session).count == 1, "the partial file is kept")
+
+        let response = try await provider.request(target, resumingWith: data)
+        #expect(response.statusCode == 206)
+        #expect(try Data(contentsOf: target.destination) == content)
+        let ranged = try #require(mock.requests.last)
+        let range = try #require(ranged.header("Range"))
+        #expect(range.hasPrefix("bytes=") && range != "bytes=0-")
+        #expect(ranged.header("If-Range") == "\"v1\"")
+        #expect(partialFiles(of: session).isEmpty)
+        try await session.shutdown()
+        await mock.shutdown()
+        try? FileManager.default.removeItem(at: folder)
+    }
+
+    @Test("A file that changed meanwhile is sent whole (If-Range does not match): the result is the new version alone")
+    func changedEntityStartsOver() async throws {
+        let first = Self.body(200_000)
+        let server = RangeServer(body: first, cutAfter: 80_000)
+        let mock = try await start(server)
+        let session = session()
+        let provider = MoyaProvider<FileTarget>(session: session)
+        let target = FileTarget(baseURL: mock.baseURL, destination: folder.appendingPathComponent("file.bin"))
+        var resumeData: Data?
+        do throws(MoyaError) {
+            _ = try await provider.request(target)
+        } catch {
+            resumeData = error.resumeData
+        }
+        let data = try #require(resumeData)
+        let second = Data(Self.body(150_000).reversed())
+        server.state.withLock {
+            $0.body = second
+            $0.etag = "\"v2\""
+        }
+        let response = try await provider.request(target, resumingWith: data)
+        #expect(response.statusCode == 200)
+        #expect(try Data(contentsOf: target.destination) == second)
+        #expect(partialFiles(of: session).isEmpty, "the old partial file is deleted")
+        try await session.shutdown()
+        await mock.shutdown()
+        try? FileManager.default.removeItem(at: folder)
+    }
+
+    @Test("A 416 to the range starts over without one")
+    func rangeNotSatisfiableStartsOver() async throws {
+        let content = Self.body(200_000)
+        let server = RangeServer(body: content, cutAfter: 50_000)
+        let mock = try await start(server)
+        let session = session()
+        let provider = MoyaProvider<FileTarget>(session: session)
+        let target = FileTarget(baseURL: mock.baseURL, destination: folder.appendingPathComponent("file.bin"))
+        var resumeData: Data?
+        do throws(MoyaError) {
+            _ = try await provider.request(target)
+        } catch {
+            resumeData = error.resumeData
+        }
+        let data = try #require(resumeData)
+        server.state.withLock { $0.rangeAnswer = 416 }
+        let response = try await provider.request(target, resumingWith: data)
+        #expect(response.statusCode == 200)
+        #expect(try Data(contentsOf: target.destination) == content)
+        let requests = mock.requests
+        #expect(requests.count == 3)
+        #expect(requests.last?.header("Range") == nil)
+        #expect(partialFiles(of: session).isEmpty)
+        try await session.shutdown()
+        await mock.shutdown()
+        try? FileManager.default.removeItem(at: folder)
+    }
+
+    @Test("A 206 that does not start where the partial file ends is an error, and leaves no file")
+    func wrongRangeFails() async throws {
+        let content = Self.body(200_000)
+        let server = RangeServer(body: content, cutAfter: 50_000)
+        let mock = try await start(server)
+        let session = session()
+        let provider = MoyaProvider<FileTarget>(session: session)
+        let target = FileTarget(baseURL: mock.baseURL, destination: folder.appendingPathComponent("file.bin"))
+        var resumeData: Data?
+        do throws(MoyaError) {
+            _ = try await provider.request(target)
+        } catch {
+            resumeData = error.resumeData
+        }
+        let data = try #require(resumeData)
+        server.state.withLock { $0.rangeAnswer = 206 }
+        do throws(MoyaError) {
+            _ = try await provider.request(target, resumingWith: data)
+            Issue.record("a misplaced range was accepted")
+        } catch {
+            guard case .underlying(let underlying, _) = error, case .unexpectedRange = underlying as? DownloadResumeError else {
+                Issue.record("unexpected error \(error)")
+                return
+            }
+        }
+        #expect(!FileManager.default.fileExists(atPath: target.destination.path))
+        #expect(partialFiles(of: session).isEmpty)
+        try await session.shutdown()
+        await mock.shutdown()
+        try? FileManager.default.removeItem(at: folder)
+    }
+
+    @Test("Without an entity tag or a date there is nothing to resume: no resume data, and no file left")
+    func noValidatorNoResume() async throws {
+        let server = RangeServer(body: Self.body(200_000), etag: nil, cutAfter: 50_000)
+        let mock = try await start(server)
+        let session = session()
+        let provider = MoyaProvider<FileTarget>(session: session)
+        let target = FileTarget(baseURL: mock.baseURL, destination: folder.appendingPathComponent("file.bin"))
+        do throws(MoyaError) {
+            _ = try await provider.request(target)
+            Issue.record("the cut download succeeded")
+        } catch {
+            #expect(error.resumeData == nil)
+        }
+        #expect(partialFiles(of: session).isEmpty)
+        try await session.shutdown()
+        await mock.shutdown()
+        try? FileManager.default.removeItem(at: folder)
+    }
+
+    @Test("Resume data that names a file the session did not keep is refused, and that file is not touched")
+    func foreignResumeDataRefused() async throws {
+        let session = session()
+        let provider = MoyaProvider<FileTarget>(session: session)
+        let directory = session.configuration.temporaryDirectory
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let bystander = directory.appendingPathComponent("moya-download-bystander.tmp")
+        try Data("keep me".utf8).write(to: bystander)
+        let target = FileTarget(baseURL: URL(string: "http://127.0.0.1:9")!, destination: folder.appendingPathComponent("file.bin"))
+        for fileName in ["moya-download-bystander.tmp", "../../etc/passwd", "moya-download-/../x.tmp"] {
+            let forged = DownloadResume(url: "http://127.0.0.1:9/file", fileName: fileName, offset: 7, validator: "\"v1\"", totalLength: nil).encoded()
+            do throws(MoyaError) {
+                _ = try await provider.request(target, resumingWith: forged)
+                Issue.record("forged resume data was accepted")
+            } catch {
+                #expect((error.underlyingError as? DownloadResumeError) == .invalidResumeData)
+            }
+        }
+        do throws(MoyaError) {
+            _ = try await provider.request(target, resumingWith: Data("not resume data".utf8))
+            Issue.record("garbage was accepted")
+        } catch {
+            #expect((error.underlyingError as? DownloadResumeError) == .invalidResumeData)
+        }
+        #expect(try Data(contentsOf: bystander) == Data("keep me".utf8))
+        try await session.shutdown()
+        try? FileManager.default.removeItem(at: folder)
+    }
+
+    @Test("A RetryPolicy resumes by itself: the retry asks for the rest, and the file is whole")
+    func retryPolicyResumes() async throws {
+        let content = Self.body(300_000)
+        let server = RangeServer(body: content, cutAfter: 100_000)
+        let mock = try await start(server)
+        let session = session()
+        let provider = MoyaProvider<FileTarget>(
+            session: session, interceptors: [RetryPolicy(retryLimit: 2, exponentialBackoffBase: 2, exponentialBackoffScale: 0.01, jitter: 0)])
+        let target = FileTarget(baseURL: mock.baseURL, destination: folder.appendingPathComponent("file.bin"))
+        let response = try await provider.request(target)
+        #expect(response.statusCode == 206)
+        #expect(try Data(contentsOf: target.destination) == content)
+        let requests = mock.requests
+        #expect(requests.count == 2)
+        #expect(requests.last?.header("Range") != nil)
+        #expect(partialFiles(of: session).isEmpty)
+        try await session.shutdown()
+        await mock.shutdown()
+        try? FileManager.default.removeItem(at: folder)
+    }
+
+    @Test("A partial file no one resumes is deleted when the session shuts down")
+    func shutdownDeletesPartials() async throws {
+        let server = RangeServer(body: Self.body(200_000), cutAfter: 50_000)
+        let mock = try await start(server)
+        let session = session()
+        let provider = MoyaProvider<FileTarget>(session: session)
+        let target = FileTarget(baseURL: mock.baseURL, destination: folder.appendingPathComponent("file.bin"))
+        do throws(MoyaError) {
+            _ = try await provider.request(target)
+        } catch {
+            #expect(error.resumeData != nil, "\(error) \(error.underlyingError.map { ($0 as NSError).userInfo } ?? [:])")
+        }
+        #expect(partialFiles(of: session).count == 1)
+        try await session.shutdown()
+        #expect(partialFiles(of: session).isEmpty)
+        await mock.shutdown()
+        try? FileManager.default.removeItem(at: folder)
+    }
+}
