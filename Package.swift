@@ -48,12 +48,16 @@ let package = Package(
         // `swift package generate-documentation` builds the DocC catalogs; a plugin, so it is
         // never linked into the library.
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
+        // SHA-256 for the digests of downloads; already in the graph through AsyncHTTPClient's
+        // swift-certificates, so it adds nothing to a user's resolution.
+        .package(url: "https://github.com/apple/swift-crypto", "3.12.3"..<"6.0.0"),
     ],
     targets: [
         .target(
             name: "Moya",
             dependencies: [
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -136,6 +140,7 @@ let package = Package(
             dependencies: [
                 "Moya",
                 "MoyaTestServer",
+                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),

@@ -82,6 +82,35 @@ struct DownloadResume: Codable, Sendable, Equatable {
     }
 }
 
+/// The SHA-256 digest a server announced for a whole representation, to check a finished
+/// download against: `Repr-Digest: sha-256=:BASE64:` (RFC 9530), `Digest: SHA-256=BASE64`
+/// (RFC 3230), or, for a whole (`200`) response, `Content-Digest`. Other algorithms are not
+/// checked.
+struct RepresentationDigest: Sendable, Equatable {
+    /// The digest's 32 bytes.
+    let sha256: Data
+
+    /// The digest in a response's headers, if it has one this session checks. `header` looks a
+    /// header up by name.
+    static func sha256(status: Int, header: (String) -> String?) -> RepresentationDigest? {
+        var fields = [header("Repr-Digest"), header("Digest")]
+        if status == 200 {
+            fields.append(header("Content-Digest"))
+        }
+        for field in fields.compactMap({ $0 }) {
+            for member in field.split(separator: ",") {
+                let parts = member.split(separator: "=", maxSplits: 1)
+                guard parts.count == 2, parts[0].trimmingCharacters(in: .whitespaces).lowercased() == "sha-256" else { continue }
+                let value = parts[1].trimmingCharacters(in: .whitespaces).trimmingCharacters(in: CharacterSet(charactersIn: ":"))
+                if let bytes = Data(base64Encoded: value), bytes.count == 32 {
+                    return RepresentationDigest(sha256: bytes)
+                }
+            }
+        }
+        return nil
+    }
+}
+
 /// A partial file to go on from, and where it stopped: checked resume data
 /// (``DownloadResume/validated(in:)``).
 struct ResumePoint: Sendable {

@@ -13,6 +13,9 @@ public enum DownloadResumeError: Error, Sendable, Equatable, LocalizedError {
     case unexpectedRange(expectedStart: Int64, contentRange: String)
     /// The finished file does not have the length the server announced.
     case lengthMismatch(expected: Int64, actual: Int64)
+    /// The finished file's SHA-256 digest is not the one the server announced (`Repr-Digest`,
+    /// `Digest` or `Content-Digest`).
+    case digestMismatch
 
     public var errorDescription: String? {
         switch self {
@@ -24,6 +27,8 @@ public enum DownloadResumeError: Error, Sendable, Equatable, LocalizedError {
             return "The server resumed the download at the wrong place (Content-Range: \(contentRange), expected to start at byte \(expectedStart))."
         case .lengthMismatch(let expected, let actual):
             return "The downloaded file has \(actual) bytes; the server announced \(expected)."
+        case .digestMismatch:
+            return "The downloaded file's SHA-256 digest is not the one the server announced."
         }
     }
 }

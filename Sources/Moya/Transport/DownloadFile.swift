@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 import NIOCore
 import NIOPosix
@@ -96,7 +97,7 @@ final class DownloadFile: Sendable {
     ///   resumed download's `Content-Range`), checked once the file is closed; a file of
     ///   another length is deleted and the future fails with
     ///   ``DownloadResumeError/lengthMismatch(expected:actual:)``.
-    func finish(on eventLoop: any EventLoop, expectedLength: Int64? = nil) -> EventLoopFuture<Void> {
+    func finish(on eventLoop: any EventLoop, expectedLength: Int64? = nil, digest: RepresentationDigest? = nil) -> EventLoopFuture<Void> {
         writer.drain().flatMapError { error in
             // A failed write: the file is incomplete.
             self.discard(on: eventLoop).flatMapThrowing { throw error }
@@ -113,7 +114,36 @@ final class DownloadFile: Sendable {
                 PartialFile.discard(url)
                 throw DownloadResumeError.lengthMismatch(expected: expectedLength, actual: length)
             }
+        }.flatMap { [url] () -> EventLoopFuture<Void> in
+            guard let digest else { return eventLoop.makeSucceededVoidFuture() }
+            // Hashing reads the whole file: on the thread pool.
+            return NIOThreadPool.singleton.runIfActive(eventLoop: eventLoop) {
+                guard Self.sha256(of: url) == digest.sha256 else {
+                    PartialFile.discard(url)
+                    throw DownloadResumeError.digestMismatch
+                }
+            }
         }
+    }
+
+    /// The SHA-256 digest of the file at `url`, read 1 MiB at a time; `nil` when it cannot be
+    /// read.
+    private static func sha256(of url: URL) -> Data? {
+        guard let handle = try? FileHandle(forReadingFrom: url) else { return nil }
+        defer { try? handle.close() }
+        var hasher = SHA256()
+        while true {
+            let chunk: Data?
+            do {
+                chunk = try handle.read(upToCount: 1 << 20)
+            } catch {
+                return nil
+            }
+            // `nil` or empty at the end of the file.
+            guard let chunk, !chunk.isEmpty else { break }
+            hasher.update(data: chunk)
+        }
+        return Data(hasher.finalize())
     }
 
     /// Closes and deletes the file, once the write in flight, if any, is over. Never fails.

@@ -35,6 +35,7 @@ extension TransportExchange {
         }
         if status == 200 || status == 206 {
             resumeValidator = DownloadResume.validator { head.headers.first(name: $0) }
+            fileDigest = RepresentationDigest.sha256(status: status) { head.headers.first(name: $0) }
         }
         if status == 206, let resume {
             // The rest of the interrupted download: it must start where the partial file ends.
@@ -98,7 +99,7 @@ extension TransportExchange {
             resume = nil
             session.releasePartial(file.url, deleting: false)
         }
-        return file.finish(on: eventLoop, expectedLength: finalLength).map { response }
+        return file.finish(on: eventLoop, expectedLength: finalLength, digest: fileDigest).map { response }
     }
 
     /// Keeps what an attempt that failed part-way received, for a later resumption: closes the

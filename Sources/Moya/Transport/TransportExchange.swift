@@ -129,6 +129,8 @@ final class TransportExchange: HTTPClientResponseDelegate, @unchecked Sendable {
     var resumeValidator: String?
     /// The length of the whole representation, when the current response said.
     var resumeTotal: Int64?
+    /// The digest the current response announced for the whole file, checked when it is done.
+    var fileDigest: RepresentationDigest?
     /// A download's file, while it is being created (``Destination/file(_:)``).
     var fileCreation: EventLoopFuture<DownloadFile>?
     /// A download's file, once created.
@@ -325,6 +327,7 @@ final class TransportExchange: HTTPClientResponseDelegate, @unchecked Sendable {
         finalLength = nil
         resumeValidator = nil
         resumeTotal = nil
+        fileDigest = nil
         isStreaming = false
         idleSuspended = false
         // A stream is read only as fast as its consumer takes it: on a client without a read

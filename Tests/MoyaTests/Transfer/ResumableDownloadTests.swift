@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 import MoyaTesting
 import Synchronization
@@ -286,6 +287,34 @@ struct ResumableDownloadTests {
         let requests = mock.requests
         #expect(requests.count == 2)
         #expect(requests.last?.header("Range") != nil)
+        #expect(partialFiles(of: session).isEmpty)
+        try await session.shutdown()
+        await mock.shutdown()
+        try? FileManager.default.removeItem(at: folder)
+    }
+
+    @Test("A SHA-256 digest the server announces is checked: a matching file is delivered, another fails with digestMismatch and leaves nothing", arguments: [true, false])
+    func digestChecked(matching: Bool) async throws {
+        let content = Self.body(100_000)
+        let digest = Data(SHA256.hash(data: matching ? content : Data("other".utf8))).base64EncodedString()
+        let mock = try await MockServer.start()
+        mock.route("GET", "/file", response: MockResponse(status: 200, headers: [("Repr-Digest", "sha-256=:\(digest):")], body: content))
+        let session = session()
+        let provider = MoyaProvider<FileTarget>(session: session)
+        let target = FileTarget(baseURL: mock.baseURL, destination: folder.appendingPathComponent("file.bin"))
+        var failure: MoyaError?
+        do throws(MoyaError) {
+            _ = try await provider.request(target)
+        } catch {
+            failure = error
+        }
+        if matching {
+            #expect(failure == nil, "\(String(describing: failure))")
+            #expect(try Data(contentsOf: target.destination) == content)
+        } else {
+            #expect((failure?.underlyingError as? DownloadResumeError) == .digestMismatch, "\(String(describing: failure))")
+            #expect(!FileManager.default.fileExists(atPath: target.destination.path))
+        }
         #expect(partialFiles(of: session).isEmpty)
         try await session.shutdown()
         await mock.shutdown()
