@@ -293,7 +293,9 @@ struct ResumableDownloadTests {
         try? FileManager.default.removeItem(at: folder)
     }
 
-    @Test("A SHA-256 digest the server announces is checked: a matching file is delivered, another fails with digestMismatch and leaves nothing", arguments: [true, false])
+    @Test(
+        "A SHA-256 digest the server announces is checked: a matching file is delivered, another fails with digestMismatch and leaves nothing",
+        arguments: [true, false])
     func digestChecked(matching: Bool) async throws {
         let content = Self.body(100_000)
         let digest = Data(SHA256.hash(data: matching ? content : Data("other".utf8))).base64EncodedString()
