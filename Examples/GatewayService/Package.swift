@@ -5,6 +5,16 @@
 // package's URL and version.
 import PackageDescription
 
+/// What every target of the service uses.
+let serviceDependencies: [Target.Dependency] = [
+    .product(name: "Moya", package: "Moya"),
+    .product(name: "Hummingbird", package: "hummingbird"),
+    .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+    .product(name: "Prometheus", package: "swift-prometheus"),
+    .product(name: "Logging", package: "swift-log"),
+    .product(name: "Tracing", package: "swift-distributed-tracing"),
+]
+
 let package = Package(
     name: "GatewayService",
     platforms: [.macOS(.v15)],
@@ -26,14 +36,8 @@ let package = Package(
         // The service: its upstream API, routes and parts, so that the tests can start it too.
         .target(
             name: "GatewayKit",
-            dependencies: [
-                .product(name: "Moya", package: "Moya"),
-                .product(name: "Hummingbird", package: "hummingbird"),
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-                .product(name: "Prometheus", package: "swift-prometheus"),
+            dependencies: serviceDependencies + [
                 .product(name: "Metrics", package: "swift-metrics"),
-                .product(name: "Logging", package: "swift-log"),
-                .product(name: "Tracing", package: "swift-distributed-tracing"),
                 .product(name: "W3CTraceContext", package: "swift-w3c-trace-context"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -43,30 +47,12 @@ let package = Package(
         // The program: `swift run GatewayService <upstream URL> [port]`.
         .executableTarget(
             name: "GatewayService",
-            dependencies: [
-                "GatewayKit",
-                .product(name: "Moya", package: "Moya"),
-                .product(name: "Hummingbird", package: "hummingbird"),
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-                .product(name: "Prometheus", package: "swift-prometheus"),
-                .product(name: "Metrics", package: "swift-metrics"),
-                .product(name: "Logging", package: "swift-log"),
-                .product(name: "Tracing", package: "swift-distributed-tracing"),
-            ]
+            dependencies: serviceDependencies + ["GatewayKit", .product(name: "Metrics", package: "swift-metrics")]
         ),
         // `swift test`: the service in process, against the httpbin at MOYA_HTTPBIN_URL.
         .testTarget(
             name: "GatewayServiceTests",
-            dependencies: [
-                "GatewayKit",
-                .product(name: "Moya", package: "Moya"),
-                .product(name: "Hummingbird", package: "hummingbird"),
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-                .product(name: "Prometheus", package: "swift-prometheus"),
-                .product(name: "Logging", package: "swift-log"),
-                .product(name: "Tracing", package: "swift-distributed-tracing"),
-                .product(name: "W3CTraceContext", package: "swift-w3c-trace-context"),
-            ]
+            dependencies: serviceDependencies + ["GatewayKit", .product(name: "W3CTraceContext", package: "swift-w3c-trace-context")]
         ),
     ],
     swiftLanguageModes: [.v6]

@@ -97,6 +97,24 @@ struct ResumableDownloadTests {
         }
     }
 
+    /// Sends `target`, which the server cuts part-way, and returns the failure's resume data.
+    private func interrupted(_ provider: MoyaProvider<FileTarget>, _ target: FileTarget) async -> Data? {
+        do throws(MoyaError) {
+            _ = try await provider.request(target)
+            Issue.record("the cut download succeeded")
+            return nil
+        } catch {
+            return error.resumeData
+        }
+    }
+
+    /// Ends a test: shuts the session and the server down and removes the test's folder.
+    private func tearDown(_ session: Session, _ mock: MockServer?) async throws {
+        try await session.shutdown()
+        await mock?.shutdown()
+        try? FileManager.default.removeItem(at: folder)
+    }
+
     private func start(_ server: RangeServer) async throws -> MockServer {
         let mock = try await MockServer.start()
         mock.route("GET", "/file") { request in server.respond(request) }
@@ -112,14 +130,7 @@ struct ResumableDownloadTests {
         let provider = MoyaProvider<FileTarget>(session: session)
         let target = FileTarget(baseURL: mock.baseURL, destination: folder.appendingPathComponent("file.bin"))
 
-        var resumeData: Data?
-        do throws(MoyaError) {
-            _ = try await provider.request(target)
-            Issue.record("the cut download succeeded")
-        } catch {
-            resumeData = error.resumeData
-        }
-        let data = try #require(resumeData, "no resume data")
+        let data = try #require(await interrupted(provider, target), "no resume data")
         #expect(partialFiles(of: session).count == 1, "the partial file is kept")
 
         let response = try await provider.request(target, resumingWith: data)
@@ -130,9 +141,7 @@ struct ResumableDownloadTests {
         #expect(range.hasPrefix("bytes=") && range != "bytes=0-")
         #expect(ranged.header("If-Range") == "\"v1\"")
         #expect(partialFiles(of: session).isEmpty)
-        try await session.shutdown()
-        await mock.shutdown()
-        try? FileManager.default.removeItem(at: folder)
+        try await tearDown(session, mock)
     }
 
     @Test("A file that changed meanwhile is sent whole (If-Range does not match): the result is the new version alone")
@@ -143,13 +152,7 @@ struct ResumableDownloadTests {
         let session = session()
         let provider = MoyaProvider<FileTarget>(session: session)
         let target = FileTarget(baseURL: mock.baseURL, destination: folder.appendingPathComponent("file.bin"))
-        var resumeData: Data?
-        do throws(MoyaError) {
-            _ = try await provider.request(target)
-        } catch {
-            resumeData = error.resumeData
-        }
-        let data = try #require(resumeData)
+        let data = try #require(await interrupted(provider, target))
         let second = Data(Self.body(150_000).reversed())
         server.state.withLock {
             $0.body = second
@@ -159,9 +162,7 @@ struct ResumableDownloadTests {
         #expect(response.statusCode == 200)
         #expect(try Data(contentsOf: target.destination) == second)
         #expect(partialFiles(of: session).isEmpty, "the old partial file is deleted")
-        try await session.shutdown()
-        await mock.shutdown()
-        try? FileManager.default.removeItem(at: folder)
+        try await tearDown(session, mock)
     }
 
     @Test("A 416 to the range starts over without one")
@@ -172,13 +173,7 @@ struct ResumableDownloadTests {
         let session = session()
         let provider = MoyaProvider<FileTarget>(session: session)
         let target = FileTarget(baseURL: mock.baseURL, destination: folder.appendingPathComponent("file.bin"))
-        var resumeData: Data?
-        do throws(MoyaError) {
-            _ = try await provider.request(target)
-        } catch {
-            resumeData = error.resumeData
-        }
-        let data = try #require(resumeData)
+        let data = try #require(await interrupted(provider, target))
         server.state.withLock { $0.rangeAnswer = 416 }
         let response = try await provider.request(target, resumingWith: data)
         #expect(response.statusCode == 200)
@@ -187,9 +182,7 @@ struct ResumableDownloadTests {
         #expect(requests.count == 3)
         #expect(requests.last?.header("Range") == nil)
         #expect(partialFiles(of: session).isEmpty)
-        try await session.shutdown()
-        await mock.shutdown()
-        try? FileManager.default.removeItem(at: folder)
+        try await tearDown(session, mock)
     }
 
     @Test("A 206 that does not start where the partial file ends is an error, and leaves no file")
@@ -200,13 +193,7 @@ struct ResumableDownloadTests {
         let session = session()
         let provider = MoyaProvider<FileTarget>(session: session)
         let target = FileTarget(baseURL: mock.baseURL, destination: folder.appendingPathComponent("file.bin"))
-        var resumeData: Data?
-        do throws(MoyaError) {
-            _ = try await provider.request(target)
-        } catch {
-            resumeData = error.resumeData
-        }
-        let data = try #require(resumeData)
+        let data = try #require(await interrupted(provider, target))
         server.state.withLock { $0.rangeAnswer = 206 }
         do throws(MoyaError) {
             _ = try await provider.request(target, resumingWith: data)
@@ -219,9 +206,7 @@ struct ResumableDownloadTests {
         }
         #expect(!FileManager.default.fileExists(atPath: target.destination.path))
         #expect(partialFiles(of: session).isEmpty)
-        try await session.shutdown()
-        await mock.shutdown()
-        try? FileManager.default.removeItem(at: folder)
+        try await tearDown(session, mock)
     }
 
     @Test("Without an entity tag or a date there is nothing to resume: no resume data, and no file left")
@@ -231,16 +216,9 @@ struct ResumableDownloadTests {
         let session = session()
         let provider = MoyaProvider<FileTarget>(session: session)
         let target = FileTarget(baseURL: mock.baseURL, destination: folder.appendingPathComponent("file.bin"))
-        do throws(MoyaError) {
-            _ = try await provider.request(target)
-            Issue.record("the cut download succeeded")
-        } catch {
-            #expect(error.resumeData == nil)
-        }
+        #expect(await interrupted(provider, target) == nil)
         #expect(partialFiles(of: session).isEmpty)
-        try await session.shutdown()
-        await mock.shutdown()
-        try? FileManager.default.removeItem(at: folder)
+        try await tearDown(session, mock)
     }
 
     @Test("Resume data that names a file the session did not keep is refused, and that file is not touched")
@@ -268,8 +246,7 @@ struct ResumableDownloadTests {
             #expect((error.underlyingError as? DownloadResumeError) == .invalidResumeData)
         }
         #expect(try Data(contentsOf: bystander) == Data("keep me".utf8))
-        try await session.shutdown()
-        try? FileManager.default.removeItem(at: folder)
+        try await tearDown(session, nil)
     }
 
     @Test("A RetryPolicy resumes by itself: the retry asks for the rest, and the file is whole")
@@ -288,9 +265,7 @@ struct ResumableDownloadTests {
         #expect(requests.count == 2)
         #expect(requests.last?.header("Range") != nil)
         #expect(partialFiles(of: session).isEmpty)
-        try await session.shutdown()
-        await mock.shutdown()
-        try? FileManager.default.removeItem(at: folder)
+        try await tearDown(session, mock)
     }
 
     @Test(
@@ -318,9 +293,7 @@ struct ResumableDownloadTests {
             #expect(!FileManager.default.fileExists(atPath: target.destination.path))
         }
         #expect(partialFiles(of: session).isEmpty)
-        try await session.shutdown()
-        await mock.shutdown()
-        try? FileManager.default.removeItem(at: folder)
+        try await tearDown(session, mock)
     }
 
     @Test("A partial file no one resumes is deleted when the session shuts down")
@@ -330,11 +303,7 @@ struct ResumableDownloadTests {
         let session = session()
         let provider = MoyaProvider<FileTarget>(session: session)
         let target = FileTarget(baseURL: mock.baseURL, destination: folder.appendingPathComponent("file.bin"))
-        do throws(MoyaError) {
-            _ = try await provider.request(target)
-        } catch {
-            #expect(error.resumeData != nil, "\(error) \(error.underlyingError.map { ($0 as NSError).userInfo } ?? [:])")
-        }
+        #expect(await interrupted(provider, target) != nil)
         #expect(partialFiles(of: session).count == 1)
         try await session.shutdown()
         #expect(partialFiles(of: session).isEmpty)
