@@ -35,85 +35,100 @@ enum SetCookieParser {
     /// The cookie in `header`, or `nil` when the header must be ignored: no "=" in its first
     /// pair, an empty name, a control character (other than tab) anywhere, or a name and value
     /// longer than ``maximumNameValueBytes`` together.
+    ///
+    /// The header is read as the RFC reads it, as bytes: the pair ends at the first `;` byte and
+    /// the name at the first `=` byte, even when a combining mark follows them (Swift's
+    /// `Character`s would join the two into one character that is neither `;` nor `=`).
     static func parse(_ header: String) -> ParsedCookie? {
         var header = header
-        let hasControl = header.withUTF8 { bytes in
-            bytes.contains { ($0 < 0x20 && $0 != 0x09) || $0 == 0x7F }
-        }
-        guard !hasControl else { return nil }
+        return header.withUTF8 { parse(bytes: $0[...]) }
+    }
 
-        let pairEnd = header.firstIndex(of: ";") ?? header.endIndex
-        let pair = header[..<pairEnd]
-        guard let equals = pair.firstIndex(of: "=") else { return nil }
+    /// The cookie in the UTF-8 bytes of a header; see ``parse(_:)``.
+    private static func parse(bytes: Bytes) -> ParsedCookie? {
+        guard !bytes.contains(where: { ($0 < 0x20 && $0 != 0x09) || $0 == 0x7F }) else { return nil }
+
+        let pairEnd = bytes.firstIndex(of: semicolon) ?? bytes.endIndex
+        let pair = bytes[..<pairEnd]
+        guard let equals = pair.firstIndex(of: equalsSign) else { return nil }
         let name = trim(pair[..<equals])
-        let value = trim(pair[pair.index(after: equals)...])
-        guard !name.isEmpty, name.utf8.count + value.utf8.count <= maximumNameValueBytes else { return nil }
+        let value = trim(pair[(equals + 1)...])
+        guard !name.isEmpty, name.count + value.count <= maximumNameValueBytes else { return nil }
 
-        var cookie = ParsedCookie(name: String(name), value: String(value))
-        guard pairEnd < header.endIndex else { return cookie }
-        for attribute in header[header.index(after: pairEnd)...].split(separator: ";", omittingEmptySubsequences: true) {
+        var cookie = ParsedCookie(name: string(name), value: string(value))
+        for attribute in bytes[pairEnd...].split(separator: semicolon, omittingEmptySubsequences: true) {
             apply(attribute, to: &cookie)
         }
         return cookie
     }
 
+    /// Bytes of a header, valid during `parse(_:)`.
+    private typealias Bytes = Slice<UnsafeBufferPointer<UInt8>>
+
+    private static let semicolon = UInt8(ascii: ";")
+    private static let equalsSign = UInt8(ascii: "=")
+
     /// Reads one `name[=value]` attribute into `cookie`; unknown attributes and invalid values
-    /// are ignored.
-    private static func apply(_ attribute: Substring, to cookie: inout ParsedCookie) {
-        let attributeName: Substring
-        let attributeValue: Substring
-        if let equals = attribute.firstIndex(of: "=") {
+    /// are ignored. Attribute names and `SameSite` values compare without ASCII case.
+    private static func apply(_ attribute: Bytes, to cookie: inout ParsedCookie) {
+        let attributeName: Bytes
+        let attributeValue: Bytes
+        if let equals = attribute.firstIndex(of: equalsSign) {
             attributeName = trim(attribute[..<equals])
-            attributeValue = trim(attribute[attribute.index(after: equals)...])
+            attributeValue = trim(attribute[(equals + 1)...])
         } else {
             attributeName = trim(attribute)
-            attributeValue = ""
+            attributeValue = attribute[attribute.endIndex...]
         }
-        guard attributeValue.utf8.count <= maximumAttributeValueBytes else { return }
+        guard attributeValue.count <= maximumAttributeValueBytes else { return }
 
-        switch attributeName.lowercased() {
-        case "expires":
-            if let date = CookieDate.parse(String(attributeValue)) {
+        if matches(attributeName, "expires") {
+            if let date = CookieDate.parse(string(attributeValue)) {
                 cookie.expires = date
             }
-        case "max-age":
+        } else if matches(attributeName, "max-age") {
             if let seconds = parseMaxAge(attributeValue) {
                 cookie.maxAge = seconds
             }
-        case "domain":
-            var domain = attributeValue
-            if domain.first == "." {
-                domain = domain.dropFirst()
-            }
+        } else if matches(attributeName, "domain") {
+            let domain = attributeValue.first == UInt8(ascii: ".") ? attributeValue.dropFirst() : attributeValue
             if !domain.isEmpty {
-                cookie.domain = domain.lowercased()
+                cookie.domain = string(domain).lowercased()
             }
-        case "path":
-            cookie.path = attributeValue.first == "/" ? String(attributeValue) : nil
-        case "secure":
+        } else if matches(attributeName, "path") {
+            cookie.path = attributeValue.first == UInt8(ascii: "/") ? string(attributeValue) : nil
+        } else if matches(attributeName, "secure") {
             cookie.secure = true
-        case "httponly":
+        } else if matches(attributeName, "httponly") {
             cookie.httpOnly = true
-        case "samesite":
-            switch attributeValue.lowercased() {
-            case "strict":
+        } else if matches(attributeName, "samesite") {
+            if matches(attributeValue, "strict") {
                 cookie.sameSite = "Strict"
-            case "lax":
+            } else if matches(attributeValue, "lax") {
                 cookie.sameSite = "Lax"
-            case "none":
+            } else if matches(attributeValue, "none") {
                 cookie.sameSite = "None"
-            default:
-                break
             }
-        default:
-            break
         }
+    }
+
+    /// Whether `bytes` are `lowercase` (ASCII lowercase letters and `-`) without regard to ASCII case.
+    private static func matches(_ bytes: Bytes, _ lowercase: StaticString) -> Bool {
+        guard bytes.count == lowercase.utf8CodeUnitCount else { return false }
+        let expected = UnsafeBufferPointer(start: lowercase.utf8Start, count: lowercase.utf8CodeUnitCount)
+        return zip(bytes, expected).allSatisfy { byte, letter in (byte >= 0x41 && byte <= 0x5A ? byte | 0x20 : byte) == letter }
+    }
+
+    /// The bytes decoded as UTF-8; they always hold whole characters, being cut only next to
+    /// ASCII bytes.
+    private static func string(_ bytes: Bytes) -> String {
+        String(decoding: bytes, as: UTF8.self)
     }
 
     /// A `Max-Age` value: an optional "-" and digits, nothing else. Values too large for `Int`
     /// saturate; the jar caps lifetimes anyway.
-    static func parseMaxAge(_ text: Substring) -> Int? {
-        var digits = text.utf8[...]
+    private static func parseMaxAge(_ bytes: Bytes) -> Int? {
+        var digits = bytes
         let negative = digits.first == UInt8(ascii: "-")
         if negative {
             digits = digits.dropFirst()
@@ -132,12 +147,12 @@ enum SetCookieParser {
         return negative ? -value : value
     }
 
-    /// `text` without leading and trailing spaces and tabs.
-    private static func trim(_ text: Substring) -> Substring {
-        let isBlank: (Character) -> Bool = { $0 == " " || $0 == "\t" }
-        guard let first = text.firstIndex(where: { !isBlank($0) }), let last = text.lastIndex(where: { !isBlank($0) }) else {
-            return text[text.endIndex...]
+    /// `bytes` without leading and trailing spaces and tabs.
+    private static func trim(_ bytes: Bytes) -> Bytes {
+        let isBlank: (UInt8) -> Bool = { $0 == UInt8(ascii: " ") || $0 == 0x09 }
+        guard let first = bytes.firstIndex(where: { !isBlank($0) }), let last = bytes.lastIndex(where: { !isBlank($0) }) else {
+            return bytes[bytes.endIndex...]
         }
-        return text[first...last]
+        return bytes[first...last]
     }
 }

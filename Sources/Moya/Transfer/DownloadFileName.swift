@@ -64,9 +64,12 @@ enum DownloadFileName {
     static func sanitized(_ name: String) -> String? {
         var cleaned = String.UnicodeScalarView()
         for scalar in name.unicodeScalars where !isRemoved(scalar) {
-            cleaned.append(scalar == "\\" ? "/" : scalar)
+            cleaned.append(scalar)
         }
-        let lastComponent = String(cleaned).split(separator: "/").last.map(String.init) ?? ""
+        // Split at the scalars, not at `Character`s: a separator followed by a combining mark
+        // is one `Character` that is not "/", and would leave a separator inside the name.
+        let components = cleaned.split(whereSeparator: { $0 == "/" || $0 == "\\" })
+        let lastComponent = components.last.map(String.init) ?? ""
         let trimmed = lastComponent.trimmingCharacters(in: .whitespaces)
         guard isUsable(trimmed) else { return nil }
         let shortened = shortened(trimmed).trimmingCharacters(in: .whitespaces)

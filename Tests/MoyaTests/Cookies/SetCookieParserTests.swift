@@ -116,4 +116,27 @@ struct SetCookieParserTests {
     func parses(_ testCase: Case) {
         #expect(SetCookieParser.parse(testCase.header) == testCase.expected)
     }
+
+    /// Found by the `set-cookie` fuzz target (Fuzz/README.md): the parser looked for `;`, `=`, `.`
+    /// and `/` as Swift `Character`s, and a combining mark after one of them makes a single
+    /// `Character` with it, so `a=\u{301}b` had no `=` and `a=b;\u{301}x` kept the `;` in its value.
+    /// The RFC reads bytes.
+    static let combiningMarkCases: [Case] = [
+        Case("id=\u{301}T", cookie("id", "\u{301}T")),
+        Case("a=b;\u{301}Path=/x", cookie("a", "b")),
+        Case("a=b;\u{301} Secure; HttpOnly", cookie("a", "b") { $0.httpOnly = true }),
+        Case("a= \u{301}b", cookie("a", "\u{301}b")),
+        Case(" \u{301}a=b", cookie("\u{301}a", "b")),
+        Case("a=1; Domain=.\u{301}x.com", cookie("a", "1") { $0.domain = "\u{301}x.com" }),
+        Case("a=1; Path=/\u{301}x", cookie("a", "1") { $0.path = "/\u{301}x" }),
+    ]
+
+    @Test("Separators followed by a combining mark still separate (fuzz finding)", arguments: combiningMarkCases)
+    func combiningMarks(_ testCase: Case) {
+        let parsed = SetCookieParser.parse(testCase.header)
+        // Compared as bytes too: `String`'s `==` takes canonically equivalent strings for equal.
+        #expect(parsed == testCase.expected)
+        #expect(parsed.map { Array($0.name.utf8) } == testCase.expected.map { Array($0.name.utf8) })
+        #expect(parsed.map { Array($0.value.utf8) } == testCase.expected.map { Array($0.value.utf8) })
+    }
 }

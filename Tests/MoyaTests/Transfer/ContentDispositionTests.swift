@@ -170,6 +170,28 @@ struct ContentDispositionTests {
         #expect(DownloadFileName.sanitized(name) == expected)
     }
 
+    /// Found by the `content-disposition` fuzz target (Fuzz/README.md): the name was split at
+    /// `/` as a Swift `Character`, and a combining mark after a separator makes one `Character`
+    /// with it, so `../\u{301}evil` was kept whole and named a file outside the directory.
+    @Test("A path separator followed by a combining mark still separates (fuzz finding)")
+    func separatorBeforeCombiningMark() {
+        let directory = URL(fileURLWithPath: "/downloads/here", isDirectory: true)
+        for (name, expected) in [
+            ("../\u{301}evil", "\u{301}evil"),
+            ("..\\\u{301}evil", "\u{301}evil"),
+            ("a/\u{301}", "\u{301}"),
+            ("file\\\\//\u{301}////", "\u{301}"),
+        ] {
+            let sanitized = DownloadFileName.sanitized(name)
+            #expect(sanitized.map { Array($0.utf8) } == Array(expected.utf8), "\(name.debugDescription) gave \(String(describing: sanitized))")
+            #expect(sanitized?.unicodeScalars.contains { $0 == "/" || $0 == "\\" } == false)
+            if let sanitized {
+                let url = directory.appendingPathComponent(sanitized)
+                #expect(url.standardizedFileURL.deletingLastPathComponent().path == directory.path)
+            }
+        }
+    }
+
     @Test("Names over 255 bytes are cut at a character boundary, keeping the extension")
     func longNames() throws {
         let long = String(repeating: "a", count: 300) + ".pdf"
