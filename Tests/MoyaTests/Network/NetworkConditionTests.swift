@@ -52,7 +52,7 @@ enum Netem {
 }
 
 /// A file nginx serves in the test network, as a target.
-struct NetemTarget: TargetType {
+private struct NetemTarget: TargetType {
     var baseURL: URL
     var path: String
     var method: Moya.Method = .get
