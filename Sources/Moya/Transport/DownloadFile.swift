@@ -83,6 +83,10 @@ final class DownloadFile: Sendable {
         }
     }
 
+    /// Whether the last ``write(_:)`` holds the reader back: its future completes only once the
+    /// file has caught up. Call on the file's event loop.
+    var holdsReaderBack: Bool { writer.holdsReaderBack }
+
     /// Queues a body part for the file. The future completes when the reader may hand over the
     /// next part (see ``FileWriteQueue/enqueue(_:)``).
     func write(_ buffer: ByteBuffer) -> EventLoopFuture<Void> {

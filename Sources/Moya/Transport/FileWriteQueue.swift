@@ -63,6 +63,13 @@ final class FileWriteQueue: @unchecked Sendable {
         self.threadPool = threadPool
     }
 
+    /// Whether the reader is held back until a write makes room (the future of the last
+    /// ``enqueue(_:)`` is pending). Call on the event loop.
+    var holdsReaderBack: Bool {
+        eventLoop.preconditionInEventLoop()
+        return heldReader != nil
+    }
+
     /// Queues `buffer` for the file. The future completes when the reader may hand over the next
     /// part: at once while fewer than ``limit`` bytes wait, otherwise when a write has made room.
     /// It fails if a write failed.

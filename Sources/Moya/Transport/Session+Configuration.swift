@@ -108,7 +108,8 @@ extension Session {
         /// How long a request may wait for the server: from its start until its response begins
         /// (waiting for a free connection included), then for each further part of the response.
         /// The wait for the response starts again once a streamed upload has sent its body.
-        /// Default: 60 seconds.
+        /// Only the server's silence counts: while a download waits for its file to be written,
+        /// or a stream for its consumer, the clock is stopped. Default: 60 seconds.
         public var timeoutIntervalForRequest: TimeInterval
 
         /// How long an upload streamed from a file, a stream or a multipart form may go without

@@ -23,6 +23,7 @@ extension TransportExchange {
     /// (or, for the rest of an interrupted download, opens its partial file to append to).
     /// Reading goes on once the file is open.
     func fileReceivedHead(_ head: HTTPResponseHead, sink: DownloadSink, task: HTTPClient.Task<TransportResponse>) -> EventLoopFuture<Void> {
+        armIdleTimer(task)
         expected = head.expectedBodyLength
         isRedirect = session.followsRedirects && head.isRedirect
         let status = Int(head.status.code)
@@ -54,8 +55,11 @@ extension TransportExchange {
             expected = range.length ?? -1
             let opening = DownloadFile.open(appendingTo: resume.file, on: task.eventLoop)
             fileCreation = opening
+            // Reading waits for the file, and the idle timeout with it.
+            cancelIdleTimer()
             return opening.map { file in
                 self.file = file
+                self.armIdleTimer(task)
             }
         }
         resumeTotal = status == 200 && head.expectedBodyLength >= 0 ? head.expectedBodyLength : nil
@@ -67,14 +71,17 @@ extension TransportExchange {
         }
         let creation = DownloadFile.create(in: sink.directory, on: task.eventLoop)
         fileCreation = creation
+        cancelIdleTimer()
         return creation.map { file in
             self.file = file
+            self.armIdleTimer(task)
         }
     }
 
     /// A part of a download's body arrived: counted, then written to the file (or kept, for a
     /// response that has none).
     func fileReceivedBodyPart(_ buffer: ByteBuffer, task: HTTPClient.Task<TransportResponse>) -> EventLoopFuture<Void> {
+        armIdleTimer(task)
         received += Int64(buffer.readableBytes)
         if !isRedirect {
             progress?(received, expected)
@@ -83,7 +90,11 @@ extension TransportExchange {
             _ = collector.receivedBodyPart(buffer)
             return task.eventLoop.makeSucceededVoidFuture()
         }
-        return file.write(buffer)
+        let written = file.write(buffer)
+        guard file.holdsReaderBack else { return written }
+        // The file is behind the network: no reading, and no idle timeout, until it catches up.
+        cancelIdleTimer()
+        return written.map { self.armIdleTimer(task) }
     }
 
     /// Waits until the whole body of `response` is in its file, then closes the file, which now

@@ -86,7 +86,7 @@ extension TransportExchange {
     /// and when it fires early (there was activity since) it is scheduled again for the rest of
     /// the time.
     func armIdleTimer(_ task: HTTPClient.Task<TransportResponse>) {
-        guard let limit = idleTimeout else { return }
+        guard let limit = idleTimeout, !attemptEnded else { return }
         lastActivity = .now()
         idleSuspended = false
         if idleTimer == nil {
@@ -104,12 +104,13 @@ extension TransportExchange {
                 return
             }
             let seconds = Double(limit.nanoseconds) / 1_000_000_000
-            task.fail(
-                reason: URLError(
-                    .timedOut,
-                    userInfo: [
-                        NSLocalizedDescriptionKey: "The stream received nothing from the server for \(seconds) s, its idle timeout."
-                    ]))
+            let description =
+                if case .stream = destination {
+                    "The stream received nothing from the server for \(seconds) s, its idle timeout."
+                } else {
+                    "The download received nothing from the server for \(seconds) s, the session's timeoutIntervalForRequest."
+                }
+            task.fail(reason: URLError(.timedOut, userInfo: [NSLocalizedDescriptionKey: description]))
         }
     }
 

@@ -90,8 +90,15 @@ final class TransportExchange: HTTPClientResponseDelegate, @unchecked Sendable {
     let owner: any TransportOwner
     /// Where the response body goes.
     let destination: Destination
-    /// How long a stream may wait for the network; `nil` for no limit, and for other
-    /// destinations.
+    /// Whether the response is read only as fast as its destination takes it (a stream, a
+    /// download): such an attempt goes through ``Session/streamingClient``, which has no read
+    /// timeout, and ``idleTimeout`` does that work.
+    var pacesReading: Bool {
+        if case .memory = destination { return false }
+        return true
+    }
+    /// How long a stream or a download may wait for the network; `nil` for no limit, and for
+    /// a response kept in memory (AsyncHTTPClient's read timeout covers that).
     let idleTimeout: TimeAmount?
     /// When the whole exchange, every attempt included, must be done by.
     private let deadline: NIODeadline?
@@ -143,6 +150,9 @@ final class TransportExchange: HTTPClientResponseDelegate, @unchecked Sendable {
     var lastActivity = NIODeadline.uptimeNanoseconds(0)
     /// Whether the idle timeout is off for now (reading is paused for the consumer).
     var idleSuspended = false
+    /// Whether the attempt has ended: a file write or a consumer that catches up afterwards must
+    /// not arm the idle timer again.
+    var attemptEnded = false
 
     /// - Parameters:
     ///   - session:  The transport.
@@ -161,7 +171,11 @@ final class TransportExchange: HTTPClientResponseDelegate, @unchecked Sendable {
             idleTimeout = idleLimit > 0 && idleLimit.isFinite ? Session.timeAmount(idleLimit) : nil
         } else if let sink = request.download {
             destination = .file(sink)
-            idleTimeout = nil
+            // A download is read only as fast as its file is written: the exchange's own idle
+            // timer, which does not run while the file holds the reader back, stands in for
+            // AsyncHTTPClient's read timeout (a busy thread pool is not a silent server).
+            let idleLimit = session.configuration.timeoutIntervalForRequest
+            idleTimeout = idleLimit > 0 && idleLimit.isFinite ? Session.timeAmount(idleLimit) : nil
             resume = sink.resume
         } else {
             destination = .memory
@@ -239,7 +253,7 @@ final class TransportExchange: HTTPClientResponseDelegate, @unchecked Sendable {
         let client: HTTPClient
         do {
             route = try session.route(for: attempt.urlRequest)
-            switch try session.proxyRoute(for: attempt.urlRequest.url, streaming: request.stream != nil) {
+            switch try session.proxyRoute(for: attempt.urlRequest.url, streaming: pacesReading) {
             case .client(let proxyClient):
                 client = proxyClient
             case .forward(let proxy, let ownClient):
@@ -330,9 +344,10 @@ final class TransportExchange: HTTPClientResponseDelegate, @unchecked Sendable {
         fileDigest = nil
         isStreaming = false
         idleSuspended = false
-        // A stream is read only as fast as its consumer takes it: on a client without a read
-        // timeout (``Session/streamingClient``), which would otherwise fire while reading is
-        // paused; its idle timeout does that work.
+        attemptEnded = false
+        // A stream is read only as fast as its consumer takes it, and a download as fast as
+        // its file is written: on a client without a read timeout (``Session/streamingClient``),
+        // which would otherwise fire while reading is paused; the idle timeout does that work.
         run(clientRequest, context: context, client: client)
     }
 
@@ -370,6 +385,7 @@ final class TransportExchange: HTTPClientResponseDelegate, @unchecked Sendable {
             // Whatever happened, the attempt is over: stop its timers (on its loop, where they
             // run) and close what its upload reads.
             responseLimit.cancel()
+            attemptEnded = true
             cancelIdleTimer()
             context.streamer?.stop()
             if case .failure(let error) = result, waitsAgainForConnection(after: error, context: context) {

@@ -1,0 +1,117 @@
+import Foundation
+import MoyaTesting
+import NIOCore
+import NIOPosix
+import Synchronization
+import Testing
+
+@testable import Moya
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// A download target on the mock server, into a file of the test's own.
+private struct SlowFileTarget: TargetType {
+    let baseURL: URL
+    let destination: URL
+    var path: String { "/file" }
+    var method: Moya.Method { .get }
+    var task: Task { .downloadDestination { _, _ in (destination, [.removePreviousFile, .createIntermediateDirectories]) } }
+    var headers: [String: String]? { nil }
+}
+
+@Suite("A download's request timeout measures the server's silence, not the file system")
+struct DownloadIdleTimeoutTests {
+    private let folder = FileManager.default.temporaryDirectory.appendingPathComponent("moya-idle-\(UUID().uuidString)")
+
+    private static func body(_ count: Int) -> Data {
+        Data((0..<count).map { UInt8(truncatingIfNeeded: $0 &* 7 &+ $0 >> 9) })
+    }
+
+    private func provider(timeout: TimeInterval) -> (MoyaProvider<SlowFileTarget>, Session) {
+        let session = Session(configuration: .init(timeoutIntervalForRequest: timeout, temporaryDirectory: folder.appendingPathComponent("tmp")))
+        return (MoyaProvider<SlowFileTarget>(session: session), session)
+    }
+
+    @Test("A thread pool kept busy longer than the request timeout delays the file, and the download still completes")
+    func busyThreadPool() async throws {
+        let content = Self.body(400_000)
+        let mock = try await MockServer.start()
+        mock.route("GET", "/file", response: MockResponse(status: 200, headers: [("ETag", "\"a\"")], body: content))
+        let (provider, session) = provider(timeout: 0.5)
+        let target = SlowFileTarget(baseURL: mock.baseURL, destination: folder.appendingPathComponent("file.bin"))
+
+        // Every thread of NIO's shared pool is busy for 1.5 s: the download's file is created
+        // only after three request timeouts have gone by, while the server has sent everything.
+        let busy = NIOSingletons.blockingPoolThreadCountSuggestion
+        let started = Signal()
+        let startedCount = Mutex(0)
+        for _ in 0..<busy {
+            NIOThreadPool.singleton.submit { _ in
+                if startedCount.withLock({ count in
+                    count += 1
+                    return count
+                }) == busy {
+                    started.fire()
+                }
+                Thread.sleep(forTimeInterval: 1.5)
+            }
+        }
+        await started.wait()
+        let response = try await provider.request(target)
+        #expect(response.statusCode == 200)
+        #expect(try Data(contentsOf: target.destination) == content)
+
+        try await session.shutdown()
+        await mock.shutdown()
+        try? FileManager.default.removeItem(at: folder)
+    }
+
+    @Test("A download that arrives slowly but steadily is not cut, even when it takes many times the request timeout")
+    func slowButMoving() async throws {
+        let chunks = (0..<8).map { index in Data(Self.body(4_000).map { $0 ^ UInt8(index) }) }
+        let mock = try await MockServer.start()
+        var response = MockResponse(status: 200)
+        response.chunks = chunks
+        response.delayBetweenChunks = .milliseconds(250)
+        mock.route("GET", "/file", response: response)
+        let (provider, session) = provider(timeout: 0.8)
+        let target = SlowFileTarget(baseURL: mock.baseURL, destination: folder.appendingPathComponent("file.bin"))
+
+        let result = try await provider.request(target)
+        #expect(result.statusCode == 200)
+        #expect(try Data(contentsOf: target.destination) == chunks.reduce(Data(), +))
+
+        try await session.shutdown()
+        await mock.shutdown()
+        try? FileManager.default.removeItem(at: folder)
+    }
+
+    @Test("A server that stops sending part-way ends the download with timedOut after the request timeout, with resume data")
+    func silentServer() async throws {
+        let mock = try await MockServer.start()
+        var response = MockResponse(status: 200, headers: [("ETag", "\"b\"")], body: Self.body(300_000))
+        response.fault = .stall(afterBytes: 100_000)
+        mock.route("GET", "/file", response: response)
+        let (provider, session) = provider(timeout: 0.5)
+        let target = SlowFileTarget(baseURL: mock.baseURL, destination: folder.appendingPathComponent("file.bin"))
+
+        let clock = ContinuousClock()
+        let start = clock.now
+        do throws(MoyaError) {
+            _ = try await provider.request(target)
+            Issue.record("a stalled download succeeded")
+        } catch {
+            #expect((error.underlyingError as? URLError)?.code == .timedOut, "\(error)")
+            #expect(error.resumeData != nil)
+            #expect(error.localizedDescription.contains("download received nothing"), "\(error.localizedDescription)")
+        }
+        #expect(clock.now - start < .seconds(10), "the timeout ends the download")
+        #expect(!FileManager.default.fileExists(atPath: target.destination.path))
+
+        try await session.shutdown()
+        await mock.shutdown()
+        try? FileManager.default.removeItem(at: folder)
+    }
+}
