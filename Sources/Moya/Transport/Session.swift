@@ -199,47 +199,52 @@ public final class Session: Sendable {
     /// shutdown it lets running requests finish before it shuts down.
     ///
     /// Calling it more than once, or on the shared ``default`` session, does nothing.
+    ///
+    /// It returns within ``connectionCloseLimit`` of the requests' end. A connection that cannot
+    /// close sooner (an HTTP/2 connection whose socket the network stopped draining: the reset of
+    /// its failed stream waits behind the unsent bytes) is left to close by itself, when the
+    /// network comes back or the operating system gives up on it.
     public func shutdown() async throws {
         guard markShutDown() else { return }
         deleteKeptPartials()
-        let others = takeOtherClients()
-        do {
-            try await client.shutdown()
-            for other in others {
-                try await other.shutdown()
-            }
-        } catch {
-            // The clients already shut down refuse a second time, which is ignored here.
-            for other in others {
-                try? await other.shutdown()
-            }
-            try? await bridge.shutdown().get()
-            throw error
+        let closing = closeConnections()
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+            closing.whenComplete { continuation.resume(with: $0) }
         }
-        try await bridge.shutdown().get()
     }
 
-    /// Closes every connection of this session, blocking until done. Prefer ``shutdown()`` in
-    /// async code.
+    /// Closes every connection of this session, blocking until done (within
+    /// ``connectionCloseLimit``, as ``shutdown()``). Prefer ``shutdown()`` in async code.
     @available(*, noasync, message: "syncShutdown() blocks; use shutdown() in async code")
     public func syncShutdown() throws {
         guard markShutDown() else { return }
         deleteKeptPartials()
-        let others = takeOtherClients()
-        do {
-            try client.syncShutdown()
-            for other in others {
-                try other.syncShutdown()
+        try closeConnections().wait()
+    }
+
+    /// How long ``shutdown()`` waits for the connections to close once the requests have
+    /// ended: 5 seconds.
+    public static let connectionCloseLimit: TimeInterval = 5
+
+    /// Shuts every client of the session down, all at once, and then the bridge. The future
+    /// succeeds when all of them have, or after ``connectionCloseLimit``, whichever is first;
+    /// it fails with the first client's error (one already shut down refuses a second time).
+    private func closeConnections() -> EventLoopFuture<Void> {
+        let loop = MultiThreadedEventLoopGroup.singleton.any()
+        let clients = [client] + takeOtherClients()
+        let closed = loop.makePromise(of: Void.self)
+        let bridge = self.bridge
+        let shutdowns = clients.map { $0.shutdown() }
+        EventLoopFuture.whenAllComplete(shutdowns, on: loop).flatMap { results in
+            bridge.shutdown().flatMapThrowing {
+                for case .failure(let error) in results { throw error }
             }
-        } catch {
-            // The clients already shut down refuse a second time, which is ignored here.
-            for other in others {
-                try? other.syncShutdown()
-            }
-            try? bridge.shutdown().wait()
-            throw error
+        }.cascade(to: closed)
+        let limit = loop.scheduleTask(in: Session.timeAmount(Session.connectionCloseLimit)) {
+            closed.succeed(())
         }
-        try bridge.shutdown().wait()
+        closed.futureResult.whenComplete { _ in limit.cancel() }
+        return closed.futureResult
     }
 
     /// Takes the session's clients other than ``client`` (the one for streamed responses and
