@@ -103,7 +103,11 @@ final class BodyReader: @unchecked Sendable {
 
     init(body: StreamedBody) {
         self.segments = body.segments
+        self.readsFromDisk = body.segments.contains { if case .bytes = $0 { return false } else { return true } }
     }
+
+    /// Whether a read may block: the body has a file or a stream, not only bytes in memory.
+    let readsFromDisk: Bool
 
     deinit {
         close()

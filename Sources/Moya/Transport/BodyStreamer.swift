@@ -5,12 +5,14 @@ import NIOFoundationCompat
 import NIOPosix
 
 /// Streams a ``StreamedBody`` into an AsyncHTTPClient request: chunks are read on NIO's thread
-/// pool, the next one while the previous one is written. Memory use is at most three chunks
-/// (one being written, one waiting, one being read), whatever the size of the body.
+/// pool (on the event loop for a body that is all in memory), the next one while the previous
+/// one is written. Memory use is at most three chunks (one being written, one waiting, one being
+/// read), whatever the size of the body.
 ///
-/// When no chunk starts being written within the write timeout, the upload fails with
-/// `HTTPClientError.writeTimeout`: the server stopped reading, so the connection takes no more
-/// of the body. (AsyncHTTPClient's own write timeout cannot see that: it stops
+/// When a chunk handed to the connection is not written within the write timeout, the upload
+/// fails with `HTTPClientError.writeTimeout`: the server stopped reading, so the connection takes
+/// no more of the body. The timer runs only while the upload waits for the network: time spent
+/// reading the next chunk (a thread pool kept busy by other work, a slow disk) does not count. (AsyncHTTPClient's own write timeout cannot see that: it stops
 /// while the connection is not writable.) ``stop()`` ends an upload that is still running when
 /// the request has ended some other way (a deadline, a cancellation, an early response):
 /// AsyncHTTPClient then leaves the write the upload waits for pending, and the files and streams
@@ -23,6 +25,20 @@ import NIOPosix
 final class BodyStreamer: @unchecked Sendable {
     /// The size of one chunk.
     static let chunkSize = 256 * 1024
+
+    /// The size from which an in-memory body (`httpBody`) is streamed too. AsyncHTTPClient
+    /// writes a body in memory in one go and starts its read timeout only once that write is
+    /// done: a body larger than the socket buffers, whose link goes down, would wait for TCP to
+    /// give up. Streamed, it gets the write timeout. A smaller body is taken by the socket at
+    /// once, so it is sent as it is, without the streamer's cost.
+    static let smallestStreamedData = 16 * 1024
+
+    /// An in-memory body of at least ``smallestStreamedData`` bytes as a ``StreamedBody``;
+    /// `nil` for a smaller one, or none.
+    static func streamedBody(for data: Data?) -> StreamedBody? {
+        guard let data, data.count >= smallestStreamedData else { return nil }
+        return StreamedBody(segments: [.bytes(data)])
+    }
 
     private let body: StreamedBody
     private let eventLoop: any EventLoop
@@ -103,11 +119,11 @@ private final class Upload {
 
     /// Starts the upload. Call on `eventLoop`.
     func pump() {
-        armTimer()
         read()
     }
 
-    /// (Re)starts the timer: the next chunk must start being written within `writeTimeout`.
+    /// (Re)starts the timer: the chunk just handed to the connection must be written within
+    /// `writeTimeout`.
     private func armTimer() {
         timer?.cancel()
         timer = eventLoop.assumeIsolated().scheduleTask(in: writeTimeout) { [self] in
@@ -121,30 +137,44 @@ private final class Upload {
         guard !isFinished, !isReading, !reachedEnd, ready == nil else { return }
         isReading = true
         let reader = self.reader
+        guard reader.readsFromDisk else {
+            // Bytes in memory: copying a chunk does not block, so it is done here.
+            readFinished(Result { try Self.readChunk(from: reader) })
+            return
+        }
         NIOThreadPool.singleton.runIfActive(eventLoop: eventLoop) { () throws -> ByteBuffer? in
-            // Read straight into the buffer that is sent.
-            var chunk = ByteBufferAllocator().buffer(capacity: BodyStreamer.chunkSize)
-            let read = try chunk.writeWithUnsafeMutableBytes(minimumWritableBytes: BodyStreamer.chunkSize) { try reader.read(into: $0) }
-            return read == 0 ? nil : chunk
+            try Self.readChunk(from: reader)
         }.assumeIsolated().whenComplete { [self] result in
-            isReading = false
-            guard !isFinished else {
-                reader.close()
-                return
-            }
-            switch result {
-            case .failure(let error):
-                finish(.failure(error))
-            case .success(nil):
-                reachedEnd = true
-                if !isWriting { finish(.success(())) }
-            case .success(let chunk?):
-                if isWriting {
-                    ready = chunk
-                } else {
-                    write(chunk)
-                    read()
-                }
+            readFinished(result)
+        }
+    }
+
+    /// The next chunk of `reader`, read straight into the buffer that is sent; `nil` at the end.
+    private static func readChunk(from reader: BodyReader) throws -> ByteBuffer? {
+        var chunk = ByteBufferAllocator().buffer(capacity: BodyStreamer.chunkSize)
+        let read = try chunk.writeWithUnsafeMutableBytes(minimumWritableBytes: BodyStreamer.chunkSize) { try reader.read(into: $0) }
+        return read == 0 ? nil : chunk
+    }
+
+    /// A read ended with `result`: the chunk is written now, or waits for the write in flight.
+    private func readFinished(_ result: Result<ByteBuffer?, any Error>) {
+        isReading = false
+        guard !isFinished else {
+            reader.close()
+            return
+        }
+        switch result {
+        case .failure(let error):
+            finish(.failure(error))
+        case .success(nil):
+            reachedEnd = true
+            if !isWriting { finish(.success(())) }
+        case .success(let chunk?):
+            if isWriting {
+                ready = chunk
+            } else {
+                write(chunk)
+                read()
             }
         }
     }
@@ -172,6 +202,9 @@ private final class Upload {
                 } else if reachedEnd {
                     finish(.success(()))
                 } else {
+                    // The upload now waits for its own read, not for the network.
+                    timer?.cancel()
+                    timer = nil
                     read()
                 }
             }

@@ -112,10 +112,11 @@ extension Session {
         /// or a stream for its consumer, the clock is stopped. Default: 60 seconds.
         public var timeoutIntervalForRequest: TimeInterval
 
-        /// How long an upload streamed from a file, a stream or a multipart form may go without
-        /// sending any of its body, typically because the server stopped reading it; `nil` (the
-        /// default) for ``timeoutIntervalForRequest``. The upload then fails with
-        /// `URLError(.timedOut)`.
+        /// How long an upload (a file, a stream, a multipart form, or data of 16 KiB or more)
+        /// may wait for the network to take the next part of its body, typically because the
+        /// server stopped reading it or the link went down; `nil` (the default) for
+        /// ``timeoutIntervalForRequest``. The upload then fails with `URLError(.timedOut)`.
+        /// Time spent reading the body from its file or stream does not count.
         public var timeoutIntervalForWrite: TimeInterval?
 
         /// How long a whole request may take, or `nil` for no limit (the default). Waiting for a

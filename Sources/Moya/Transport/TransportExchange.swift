@@ -295,7 +295,8 @@ final class TransportExchange: HTTPClientResponseDelegate, @unchecked Sendable {
         // `any()` advances the group's round robin, and taking every other turn would leave
         // AsyncHTTPClient the same loop for every request (all connections on one thread).
         let clientRequest: HTTPClient.Request
-        let streamer = attempt.body.map {
+        let streamedBody = attempt.body ?? BodyStreamer.streamedBody(for: attempt.urlRequest.httpBody)
+        let streamer = streamedBody.map {
             BodyStreamer(body: $0, eventLoop: session.client.eventLoopGroup.any(), writeTimeout: session.writeTimeout)
         }
         do {
@@ -309,7 +310,7 @@ final class TransportExchange: HTTPClientResponseDelegate, @unchecked Sendable {
         }
         let context = AttemptContext(
             attempt: attempt, route: route, client: client, socketPath: socketPath, bridgeFailuresBefore: bridgeFailuresBefore, streamer: streamer)
-        let limit = ResponseStartLimit(startedAt: attempt.startedAt, limit: session.requestTimeout, streamsBody: attempt.body != nil)
+        let limit = ResponseStartLimit(startedAt: attempt.startedAt, limit: session.requestTimeout, streamsBody: streamedBody != nil)
         // A bridged request goes to a local socket; the response names the real URL.
         let reportedURL: URL? =
             switch route {

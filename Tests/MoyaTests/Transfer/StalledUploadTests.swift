@@ -107,6 +107,15 @@ struct StalledUploadTests {
         try await session.shutdown()
     }
 
+    @Test("A stalled in-memory upload (requestData) times out too, rather than waiting for TCP to give up")
+    func stalledDataUpload() async throws {
+        let session = Session(configuration: .init(timeoutIntervalForRequest: 600, timeoutIntervalForWrite: 1))
+        let provider = MoyaProvider<Remote>(session: session)
+        let result = await timedUpload(provider, Remote(base, "/stop-reading", method: .post, task: .requestData(Data(count: Self.bodyLength))))
+        expectTimedOut(result, within: Self.timeOutBound)
+        try await session.shutdown()
+    }
+
     @Test("A stalled multipart upload with a stream part times out too")
     func stalledMultipartStream() async throws {
         let file = try makeSparseFile("stream.bin", length: Self.bodyLength)

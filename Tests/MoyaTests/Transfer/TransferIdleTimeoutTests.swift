@@ -21,8 +21,18 @@ private struct SlowFileTarget: TargetType {
     var headers: [String: String]? { nil }
 }
 
-@Suite("A download's request timeout measures the server's silence, not the file system")
-struct DownloadIdleTimeoutTests {
+/// An upload of a file to the mock server.
+private struct FileUploadTarget: TargetType {
+    let baseURL: URL
+    let file: URL
+    var path: String { "/upload" }
+    var method: Moya.Method { .post }
+    var task: Task { .uploadFile(file) }
+    var headers: [String: String]? { nil }
+}
+
+@Suite("Transfer timeouts measure the network's silence, not a busy thread pool or file system")
+struct TransferIdleTimeoutTests {
     private let folder = FileManager.default.temporaryDirectory.appendingPathComponent("moya-idle-\(UUID().uuidString)")
 
     private static func body(_ count: Int) -> Data {
@@ -34,16 +44,8 @@ struct DownloadIdleTimeoutTests {
         return (MoyaProvider<SlowFileTarget>(session: session), session)
     }
 
-    @Test("A thread pool kept busy longer than the request timeout delays the file, and the download still completes")
-    func busyThreadPool() async throws {
-        let content = Self.body(400_000)
-        let mock = try await MockServer.start()
-        mock.route("GET", "/file", response: MockResponse(status: 200, headers: [("ETag", "\"a\"")], body: content))
-        let (provider, session) = provider(timeout: 0.5)
-        let target = SlowFileTarget(baseURL: mock.baseURL, destination: folder.appendingPathComponent("file.bin"))
-
-        // Every thread of NIO's shared pool is busy for 1.5 s: the download's file is created
-        // only after three request timeouts have gone by, while the server has sent everything.
+    /// Keeps every thread of NIO's shared pool busy for `seconds`; returns once all of them are.
+    private static func occupyThreadPool(for seconds: TimeInterval) async {
         let busy = NIOSingletons.blockingPoolThreadCountSuggestion
         let started = Signal()
         let startedCount = Mutex(0)
@@ -55,13 +57,47 @@ struct DownloadIdleTimeoutTests {
                 }) == busy {
                     started.fire()
                 }
-                Thread.sleep(forTimeInterval: 1.5)
+                Thread.sleep(forTimeInterval: seconds)
             }
         }
         await started.wait()
+    }
+
+    @Test("A thread pool kept busy longer than the request timeout delays the file, and the download still completes")
+    func busyThreadPool() async throws {
+        let content = Self.body(400_000)
+        let mock = try await MockServer.start()
+        mock.route("GET", "/file", response: MockResponse(status: 200, headers: [("ETag", "\"a\"")], body: content))
+        let (provider, session) = provider(timeout: 0.5)
+        let target = SlowFileTarget(baseURL: mock.baseURL, destination: folder.appendingPathComponent("file.bin"))
+
+        // The download's file is created only after three request timeouts have gone by, while
+        // the server has sent everything.
+        await Self.occupyThreadPool(for: 1.5)
         let response = try await provider.request(target)
         #expect(response.statusCode == 200)
         #expect(try Data(contentsOf: target.destination) == content)
+
+        try await session.shutdown()
+        await mock.shutdown()
+        try? FileManager.default.removeItem(at: folder)
+    }
+
+    @Test("A thread pool kept busy longer than the write timeout delays reading a file upload, and the upload still completes")
+    func busyThreadPoolUpload() async throws {
+        let mock = try await MockServer.start()
+        mock.route("POST", "/upload") { request in MockResponse(status: 200, body: Data("\(request.bodyLength)".utf8)) }
+        let session = Session(configuration: .init(timeoutIntervalForRequest: 30, timeoutIntervalForWrite: 0.5))
+        let provider = MoyaProvider<FileUploadTarget>(session: session)
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let file = folder.appendingPathComponent("upload.bin")
+        try Self.body(1 << 20).write(to: file)
+
+        // The upload's chunks are read on the pool: its first one only after three write
+        // timeouts have gone by. The server reads all along.
+        await Self.occupyThreadPool(for: 1.5)
+        let response = try await provider.request(FileUploadTarget(baseURL: mock.baseURL, file: file))
+        #expect(String(decoding: response.data, as: UTF8.self) == "\(1 << 20)")
 
         try await session.shutdown()
         await mock.shutdown()

@@ -56,6 +56,19 @@ struct UploadTests {
         #expect(report.contentType == "application/octet-stream")
     }
 
+    @Test(
+        "Data below, at and above the size from which it is streamed arrives whole, with its Content-Length",
+        arguments: [BodyStreamer.smallestStreamedData - 1, BodyStreamer.smallestStreamedData, BodyStreamer.chunkSize * 3 + 17])
+    func dataRoundTrip(length: Int) async throws {
+        let data = Data((0..<length).map { UInt8(truncatingIfNeeded: $0 &* 13 &+ $0 >> 7) })
+        let result = await send(provider, Remote(base, "/upload", method: .post, task: .requestData(data)))
+        let report = try JSONDecoder().decode(UploadReport.self, from: try result.get().data)
+        #expect(report.length == length)
+        #expect(report.sha256 == SHA256.hexDigest(data))
+        #expect(report.contentLength == String(length))
+        #expect(report.transferEncoding == nil)
+    }
+
     @Test("An empty file uploads as an empty body")
     func uploadEmptyFile() async throws {
         let file = try directory.makeFile("empty.bin", length: 0)
