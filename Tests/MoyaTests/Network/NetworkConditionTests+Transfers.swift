@@ -126,13 +126,14 @@ extension NetworkConditionTests {
         }
         // Over HTTP/2 the connection outlives the failed stream, and its socket is full of the
         // upload: the stream's RST_STREAM cannot be written until the link is back, and
-        // AsyncHTTPClient's shutdown waits for every stream to close, with no deadline.
+        // AsyncHTTPClient's shutdown waits for every stream to close, with no deadline. (Most
+        // runs; in a full run beside the other suites it was once seen to return at once.)
         let shutDown = Recorder<Bool>()
         let shutdown = _Concurrency.Task {
             try await session.shutdown()
             shutDown.append(true)
         }
-        await withKnownIssue("Session.shutdown() waits for an HTTP/2 connection whose writes are stuck until the link is back") {
+        await withKnownIssue("Session.shutdown() waits for an HTTP/2 connection whose writes are stuck until the link is back", isIntermittent: true) {
             let deadline = ContinuousClock.now + .seconds(2)
             while shutDown.values.isEmpty, ContinuousClock.now < deadline {
                 try await _Concurrency.Task.sleep(for: .milliseconds(50))
