@@ -6,13 +6,20 @@ It opens two TUN devices, one in the host's network namespace and one in the tes
 copies every IP packet from one to the other. On the way it applies the conditions written in a
 small JSON file, which `.ci/netem.sh set ...` rewrites and the wire reads again when it changes:
 
-    {"delay_ms": 200, "jitter_ms": 50, "loss": 0.05, "reorder": 0.0, "rate_kbit": 0, "down": false}
+    {"delay_ms": 200, "jitter_ms": 50, "loss": 0.05, "reorder": 0.0, "rate_kbit": 0, "limit": 1000,
+     "down": false}
 
 - delay and jitter: each packet waits delay ± jitter (uniform); with jitter, packets can overtake
   each other, as on a real path;
 - loss: the share of packets dropped at random;
 - reorder: the share of packets sent at once, ahead of those waiting their delay;
-- rate: the link's bandwidth in kbit/s (0 for no limit); packets queue behind each other;
+- rate: the link's bandwidth in kbit/s (0 for no limit); packets queue behind each other, for
+  at most RATE_QUEUE_SECONDS (as `tbf`'s latency): a packet that would wait longer is dropped,
+  as a router's full queue drops it. Without that bound a sender would fill the queue without
+  end, its round-trip time would grow to tens of seconds, and after an outage its kernel would
+  wait minutes (RTO backoff from such a round trip) before sending again;
+- limit: the most packets waiting in each direction (1000 by default, as netem's); more are
+  dropped;
 - down: every packet is dropped (the link is down; TCP connections stay open on both ends).
 
 The kernels on both sides run real TCP over it: losses are retransmitted, a down link stalls
@@ -36,6 +43,9 @@ TUNSETIFF = 0x400454CA
 IFF_TUN = 0x0001
 IFF_NO_PI = 0x1000
 CLONE_NEWNET = 0x40000000
+# The longest a packet may queue for a rate-limited link.
+RATE_QUEUE_SECONDS = 0.2
+DEFAULT_LIMIT = 1000
 
 
 def open_tun(name):
@@ -93,6 +103,8 @@ def main():
     sequence = 0
     # When each direction's link is free again, for the rate limit.
     link_free = {host_fd: 0.0, ns_fd: 0.0}
+    # How many packets wait for each destination.
+    queued = {host_fd: 0, ns_fd: 0}
     last_reload = 0.0
 
     while True:
@@ -117,6 +129,8 @@ def main():
                     continue
                 if random.random() < conditions.get("loss", 0.0):
                     continue
+                if queued[peer[fd]] >= conditions.get("limit", DEFAULT_LIMIT):
+                    continue
                 release = now
                 if random.random() >= conditions.get("reorder", 0.0):
                     delay = conditions.get("delay_ms", 0) / 1000.0
@@ -126,13 +140,17 @@ def main():
                 if rate > 0:
                     # The packet leaves once the link has sent the ones before it.
                     start = max(now, link_free[fd])
+                    if start - now > RATE_QUEUE_SECONDS:
+                        continue
                     link_free[fd] = start + len(packet) * 8 / (rate * 1000.0)
                     release = max(release, link_free[fd])
                 sequence += 1
+                queued[peer[fd]] += 1
                 heapq.heappush(waiting, (release, sequence, peer[fd], packet))
         now = time.monotonic()
         while waiting and waiting[0][0] <= now:
             _, _, destination, packet = heapq.heappop(waiting)
+            queued[destination] -= 1
             if conditions.get("down", False):
                 continue
             try:

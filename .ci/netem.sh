@@ -9,9 +9,11 @@
 #
 #   eval "$(bash .ci/netem.sh start)"               # creates it, prints the `export` lines below
 #   bash .ci/netem.sh set delay 200ms 50ms loss 5%   # replaces the conditions (netem's words:
-#                                                    # delay D [J], loss P%, reorder P%, rate R)
+#                                                    # delay D [J], loss P%, reorder P%, rate R,
+#                                                    # limit PACKETS)
 #   bash .ci/netem.sh clear                          # no conditions
 #   bash .ci/netem.sh down | up                      # takes the link down, brings it back
+#   bash .ci/netem.sh reset                          # no conditions, the link up, MTU 1500
 #   bash .ci/netem.sh mtu 576                        # the link's MTU, both ends
 #   bash .ci/netem.sh stop                           # removes everything `start` made
 #
@@ -19,10 +21,30 @@
 #   MOYA_NETEM_TLS_URL=https://10.213.0.2:8443    nginx over TLS, HTTP/2 by ALPN
 #   MOYA_NETEM_CERT=<path>                        the self-signed certificate nginx presents
 #   MOYA_NETEM_SCRIPT=<path of this script>       for the tests, which change the conditions
+#   MOYA_NETEM_SSE_URL=http://10.213.0.2:8090     the event server (only when it could start)
 #
 # nginx serves $MOYA_NETEM_DIR/www (default .build/ci-netem/www): `1m.bin` and `8m.bin`
 # (random bytes, with ETag and Last-Modified, and byte ranges as nginx serves them), and
-# `hello.txt`. Everything stays inside this machine: the namespace has no route elsewhere.
+# `hello.txt`, on both ports. `POST` or `PUT /upload` takes a body of up to 64 MiB: nginx reads
+# all of it first (proxy request buffering), then a sink inside the namespace answers 200 with
+# the number of bytes nginx received, so the answer means the whole upload arrived.
+#
+# The event server is the project's sse-starlette server (.ci/sse-server.py, every route it
+# documents) with one more route for streams that stay open, /sse/ticks/<n> (see start_sse
+# below); it runs from the venv .ci/run makes for it ($MOYA_SSE_VENV, default .build/sse-venv)
+# and is left out, with a note on standard error, when that venv is missing.
+#
+# What the conditions mean (.ci/netem-wire.py applies them to each packet, both directions):
+#   delay D [J]   each packet waits D ± J (uniform); with J packets overtake each other
+#   loss P%       P % of packets are dropped at random
+#   reorder P%    P % of packets skip the delay (sent at once, ahead of the others)
+#   rate R        the link sends R (kbit, mbit) a second; packets queue behind each other, at
+#                 most 200 ms, and one that would wait longer is dropped, as a router drops it
+#   limit N       at most N packets wait in each direction (1000, netem's default)
+#   down          every packet is dropped, those already waiting too; TCP connections stay
+#                 open on both ends and stall, as when a cable is pulled or a radio drops out
+#   mtu M         the MTU of both ends (the kernels then send smaller segments)
+# Tests/MoyaTests/Network/NetworkConditionTests.swift says what the tests assert under each.
 #
 # Needs root (network namespaces, TUN devices) and Debian's iproute2, nginx-light and openssl,
 # which `start` installs when missing. Only the `export` lines go to standard output.
@@ -34,6 +56,7 @@ HOST_DEV=moya-tun0
 NS_DEV=moya-tun1
 HOST_IP=10.213.0.1
 NS_IP=10.213.0.2
+SSE_PORT=8090
 STATE_DIR="$(pwd)/${MOYA_NETEM_DIR:-.build/ci-netem}"
 
 log() { echo "netem: $*" >&2; }
@@ -92,6 +115,9 @@ else:
         elif word == "rate":
             new["rate_kbit"] = kbit(words[index + 1])
             index += 2
+        elif word == "limit":
+            new["limit"] = int(words[index + 1])
+            index += 2
         else:
             sys.exit("netem: unknown condition " + word)
     current = new
@@ -105,6 +131,10 @@ PY
 }
 
 stop() {
+    if [ -f "$STATE_DIR/sse.pid" ]; then
+        kill "$(cat "$STATE_DIR/sse.pid")" 2>/dev/null || true
+        rm -f "$STATE_DIR/sse.pid"
+    fi
     if [ -f "$STATE_DIR/nginx.pid" ]; then
         in_ns nginx -c "$STATE_DIR/nginx.conf" -p "$STATE_DIR" -s stop 2>/dev/null || true
     fi
@@ -113,6 +143,75 @@ stop() {
         rm -f "$STATE_DIR/wire.pid"
     fi
     ip netns del "$NS" 2>/dev/null || true
+}
+
+# The project's sse-starlette server (.ci/sse-server.py, every route it has) inside the namespace,
+# plus one route of its own for streams that stay open: /sse/ticks/<n>?interval_ms=I[&key=K]
+# sends the events i+1...n (`id: i` / `data: i`), one every I ms (200 by default), on one
+# connection, where i is the request's Last-Event-ID (absent or unparsable: 0); once i >= n the
+# answer is 204. Like /sse/count, with `key` it logs each request's Last-Event-ID for
+# /sse/log/<K>. Started only when the venv that .ci/run makes for sse-starlette exists
+# ($MOYA_SSE_VENV, default .build/sse-venv); prints the URL, or nothing.
+start_sse() {
+    local venv="${MOYA_SSE_VENV:-.build/sse-venv}"
+    if [ ! -x "$venv/bin/python" ] || ! "$venv/bin/python" -c "import sse_starlette, uvicorn" 2>/dev/null; then
+        log "no sse-starlette venv at $venv: no event server in the namespace (its tests are skipped)"
+        return 0
+    fi
+    cat >"$STATE_DIR/sse-netem.py" <<'PY'
+import asyncio
+import runpy
+import sys
+
+import uvicorn
+from sse_starlette import EventSourceResponse
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Route
+
+server_path, host, port = sys.argv[1], sys.argv[2], int(sys.argv[3])
+server = runpy.run_path(server_path, run_name="sse_server")
+
+
+async def ticks(request: Request):
+    total = int(request.path_params["n"])
+    interval = int(request.query_params.get("interval_ms", "200")) / 1000
+    header = request.headers.get("last-event-id")
+    key = request.query_params.get("key")
+    if key is not None:
+        with server["log_lock"]:
+            server["last_event_ids_by_key"].setdefault(key, []).append(header)
+    last = server["parse_last_event_id"](header)
+    if last >= total:
+        return Response(status_code=204)
+
+    async def generate():
+        for i in range(last + 1, total + 1):
+            if i > last + 1:
+                await asyncio.sleep(interval)
+            yield {"id": str(i), "data": str(i)}
+
+    return EventSourceResponse(generate(), ping=0, sep="\n")
+
+
+app = server["app"]
+app.router.routes.insert(0, Route("/sse/ticks/{n}", ticks))
+uvicorn.run(app, host=host, port=port, http="h11", loop="asyncio", lifespan="off", timeout_keep_alive=120, log_level="warning")
+PY
+    # Not through in_ns: `ip netns exec` replaces itself with python, so $! is the server's pid.
+    ip netns exec "$NS" "$(cd "$venv" && pwd)/bin/python" "$STATE_DIR/sse-netem.py" "$(pwd)/.ci/sse-server.py" "$NS_IP" "$SSE_PORT" \
+        >"$STATE_DIR/logs/sse.log" 2>&1 </dev/null &
+    echo $! >"$STATE_DIR/sse.pid"
+    for _ in $(seq 1 100); do
+        curl -s -o /dev/null --fail "http://$NS_IP:$SSE_PORT/health" && break
+        sleep 0.1
+    done
+    curl -s -o /dev/null --fail "http://$NS_IP:$SSE_PORT/health" || {
+        cat "$STATE_DIR/logs/sse.log" >&2 || true
+        log "the event server does not answer inside the namespace"
+        exit 1
+    }
+    echo "http://$NS_IP:$SSE_PORT"
 }
 
 start() {
@@ -165,15 +264,34 @@ http {
   fastcgi_temp_path $STATE_DIR/fastcgi;
   uwsgi_temp_path $STATE_DIR/uwsgi;
   scgi_temp_path $STATE_DIR/scgi;
+  # Uploads: nginx reads the whole body (into client_body_temp_path) before it passes the
+  # request on to the sink below, which answers with the number of bytes nginx received. So the
+  # answer comes only once the upload is complete, and says whether it arrived whole.
+  client_max_body_size 64m;
+  server {
+    listen 127.0.0.1:8081;
+    location / {
+      default_type text/plain;
+      return 200 "\$http_content_length";
+    }
+  }
   server {
     listen $NS_IP:8080;
     root $STATE_DIR/www;
+    location = /upload {
+      proxy_pass http://127.0.0.1:8081;
+      proxy_request_buffering on;
+    }
   }
   server {
     listen $NS_IP:8443 ssl http2;
     ssl_certificate $STATE_DIR/cert.pem;
     ssl_certificate_key $STATE_DIR/key.pem;
     root $STATE_DIR/www;
+    location = /upload {
+      proxy_pass http://127.0.0.1:8081;
+      proxy_request_buffering on;
+    }
   }
 }
 CONF
@@ -189,10 +307,15 @@ CONF
         log "nginx does not answer inside the namespace"
         exit 1
     }
+    local sse_url
+    sse_url="$(start_sse)"
     echo "export MOYA_NETEM_URL=http://$NS_IP:8080"
     echo "export MOYA_NETEM_TLS_URL=https://$NS_IP:8443"
     echo "export MOYA_NETEM_CERT=$STATE_DIR/cert.pem"
     echo "export MOYA_NETEM_SCRIPT=$(pwd)/.ci/netem.sh"
+    if [ -n "$sse_url" ]; then
+        echo "export MOYA_NETEM_SSE_URL=$sse_url"
+    fi
 }
 
 case "${1:-}" in
@@ -204,12 +327,20 @@ set)
     ;;
 clear) write_conditions ;;
 down | up) write_conditions "$1" ;;
+reset)
+    # What `start` leaves: no conditions, the link up, an MTU of 1500.
+    echo '{}' >"$STATE_DIR/conditions.json.tmp"
+    mv "$STATE_DIR/conditions.json.tmp" "$STATE_DIR/conditions.json"
+    ip link set dev "$HOST_DEV" mtu 1500
+    in_ns ip link set dev "$NS_DEV" mtu 1500
+    sleep 0.1
+    ;;
 mtu)
     ip link set dev "$HOST_DEV" mtu "$2"
     in_ns ip link set dev "$NS_DEV" mtu "$2"
     ;;
 *)
-    echo "usage: $0 start|stop|set <conditions>|clear|down|up|mtu <bytes>" >&2
+    echo "usage: $0 start|stop|set <conditions>|clear|down|up|reset|mtu <bytes>" >&2
     exit 2
     ;;
 esac
