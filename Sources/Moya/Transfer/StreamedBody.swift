@@ -94,7 +94,8 @@ struct StreamedBody: Sendable {
 /// only when the previous chunk has been written), so its state is never touched concurrently;
 /// the hops between threads happen through NIO futures, which order them.
 final class BodyReader: @unchecked Sendable {
-    private let segments: [StreamedBody.Segment]
+    /// The body's pieces; emptied by ``close()``.
+    private var segments: [StreamedBody.Segment]
     private var index = 0
     private var remaining: UInt64 = 0
     private var file: FileHandle?
@@ -172,8 +173,16 @@ final class BodyReader: @unchecked Sendable {
         }
     }
 
-    /// Closes any open file or stream. Safe to call more than once.
+    /// Closes any open file or stream, and lets go of the body's bytes: the reader reads
+    /// nothing more. Safe to call more than once.
     func close() {
+        closeSegment()
+        segments = []
+        index = 0
+    }
+
+    /// Closes the file or stream of the segment being read, if it has one.
+    private func closeSegment() {
         try? file?.close()
         file = nil
         stream?.close()
@@ -202,7 +211,7 @@ final class BodyReader: @unchecked Sendable {
     }
 
     private func finishSegment() {
-        close()
+        closeSegment()
         index += 1
         isStarted = false
     }

@@ -111,8 +111,14 @@ struct StalledUploadTests {
     func stalledDataUpload() async throws {
         let session = Session(configuration: .init(timeoutIntervalForRequest: 600, timeoutIntervalForWrite: 1))
         let provider = MoyaProvider<Remote>(session: session)
-        let result = await timedUpload(provider, Remote(base, "/stop-reading", method: .post, task: .requestData(Data(count: Self.bodyLength))))
-        expectTimedOut(result, within: Self.timeOutBound)
+        let start = Date()
+        let result: Result<Moya.Response, MoyaError>
+        do throws(MoyaError) {
+            result = .success(try await provider.request(Remote(base, "/stop-reading", method: .post, task: .requestData(Data(count: Self.bodyLength)))))
+        } catch {
+            result = .failure(error)
+        }
+        expectTimedOut(TimedResult(result: result, elapsed: Date().timeIntervalSince(start)), within: Self.timeOutBound)
         try await session.shutdown()
     }
 
