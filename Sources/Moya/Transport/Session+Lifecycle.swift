@@ -9,7 +9,10 @@ extension Session {
     /// On every request's path: one atomic compare-and-exchange on an open session, nothing on
     /// the shared one (which never shuts down). Only a refusal takes a lock, to name its reason.
     func admitExchange() -> (any Error)? {
-        guard !isShared else { return nil }
+        guard !isShared else {
+            sharedExchanges.wrappingIncrement(ordering: .relaxed)
+            return nil
+        }
         return lifecycle.admit()
     }
 
@@ -18,8 +21,16 @@ extension Session {
     /// One atomic decrement; a shutdown waiting for the last exchange is woken by the exchange
     /// that ends last, the only one that takes a lock.
     func exchangeEnded() {
-        guard !isShared else { return }
+        guard !isShared else {
+            sharedExchanges.wrappingDecrement(ordering: .relaxed)
+            return
+        }
         lifecycle.ended()
+    }
+
+    /// The exchanges in flight (the one asking included).
+    var exchangesInFlight: Int {
+        isShared ? sharedExchanges.load(ordering: .relaxed) : lifecycle.inFlight
     }
 
     /// Whether `error`, a failure of an exchange, is the session stopping it: the exchange was

@@ -1,4 +1,5 @@
 import AsyncHTTPClient
+import Atomics
 import Foundation
 import NIOCore
 import NIOHTTP1
@@ -71,6 +72,11 @@ public final class Session: Sendable {
     let keptPartials = Protected<Set<URL>>([])
     /// The requests in flight and the stages of a shutdown by ``run()`` (`Session+Lifecycle`).
     let lifecycle = SessionLifecycle()
+    /// The exchanges in flight on the shared session, which has no ``lifecycle`` to count them.
+    let sharedExchanges = ManagedAtomic<Int>(0)
+    /// The event loop a request prefers when it is the only one in flight (see
+    /// ``eventLoopPreference()``).
+    let soloEventLoop: any EventLoop = MultiThreadedEventLoopGroup.singleton.any()
     /// The client for streamed responses (``streamingClient``): none until the first stream,
     /// and none to be made once the session is shut down.
     private let streamingClientState = Protected(StreamingClientState.none)
@@ -186,6 +192,19 @@ public final class Session: Sendable {
             if case .running(let client) = state { return client }
             return nil
         }
+    }
+
+    /// Where an attempt's delegate runs, and so which connection it prefers.
+    ///
+    /// Left to AsyncHTTPClient (`.indifferent`), a request made off the event loops gets the
+    /// group's next loop in turn, whatever loop its pooled connection is on: with one connection,
+    /// every other request's response crosses between threads. A request that is the only one in
+    /// flight therefore asks for the session's own loop, where its connection was opened by the
+    /// one before it. When several run, or when the request is made on an event loop (a server's
+    /// handler), AsyncHTTPClient chooses as before.
+    func eventLoopPreference() -> HTTPClient.EventLoopPreference {
+        guard exchangesInFlight <= 1, MultiThreadedEventLoopGroup.currentEventLoop == nil else { return .indifferent }
+        return .delegate(on: soloEventLoop)
     }
 
     /// Always `false`: requests start when the provider sends them. Kept for Moya compatibility.

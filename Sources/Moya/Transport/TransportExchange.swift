@@ -377,7 +377,7 @@ final class TransportExchange: HTTPClientResponseDelegate, @unchecked Sendable {
             finish(.failure(HTTPClientError.cancelled))
             return
         }
-        let task = client.execute(request: clientRequest, delegate: self, eventLoop: .indifferent, deadline: deadline)
+        let task = client.execute(request: clientRequest, delegate: self, eventLoop: session.eventLoopPreference(), deadline: deadline)
         // The owner stops the task itself when the request ended meanwhile.
         if owner.transportStarted(task), context.attempt.waitedBefore {
             task.eventLoop.execute { self.armResponseLimit(for: task) }

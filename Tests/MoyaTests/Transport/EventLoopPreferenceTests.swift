@@ -1,0 +1,61 @@
+import AsyncHTTPClient
+import Foundation
+import MoyaTesting
+import NIOCore
+import NIOPosix
+import Testing
+
+@testable import Moya
+
+/// Which loop an attempt's delegate asks for: the session's own when the request is alone in
+/// flight (so that its pooled connection and its delegate share a thread), AsyncHTTPClient's
+/// choice otherwise. AsyncHTTPClient's preference type says nothing of itself, so the tests read
+/// its reflection.
+@Suite("A request alone in flight runs on the session's own event loop")
+struct EventLoopPreferenceTests {
+    private static func asksForSoloLoop(_ session: Session) -> Bool {
+        String(describing: session.eventLoopPreference()).contains("delegate(on:")
+    }
+
+    @Test("Idle: the session's loop; with requests in flight, or on an event loop, AsyncHTTPClient chooses", arguments: [false, true])
+    func preference(shared: Bool) async throws {
+        let session = shared ? Session.default : Session()
+        if session.exchangesInFlight <= 1 {
+            #expect(Self.asksForSoloLoop(session))
+        }
+        let onLoop = try await MultiThreadedEventLoopGroup.singleton.any().submit { Self.asksForSoloLoop(session) }.get()
+        #expect(!onLoop, "a request made on an event loop stays there")
+        if !shared {
+            // Two exchanges in flight.
+            #expect(session.admitExchange() == nil)
+            #expect(session.admitExchange() == nil)
+            #expect(!Self.asksForSoloLoop(session))
+            session.exchangeEnded()
+            #expect(Self.asksForSoloLoop(session))
+            session.exchangeEnded()
+            try await session.shutdown()
+        }
+    }
+
+    @Test("Requests one after another on the session's loop all succeed, and the count of those in flight returns to zero")
+    func sequentialRequests() async throws {
+        let mock = try await MockServer.start()
+        mock.route("GET", "/", response: MockResponse(status: 200, body: Data("ok".utf8)))
+        let session = Session()
+        let provider = MoyaProvider<MultiTarget>(session: session)
+        struct Root: TargetType {
+            let baseURL: URL
+            var path: String { "/" }
+            var method: Moya.Method { .get }
+            var task: Moya.Task { .requestPlain }
+            var headers: [String: String]? { nil }
+        }
+        for _ in 0..<20 {
+            let response = try await provider.request(.target(Root(baseURL: mock.baseURL)))
+            #expect(response.data == Data("ok".utf8))
+        }
+        #expect(session.exchangesInFlight == 0, "every exchange that started was counted as ended")
+        try await session.shutdown()
+        await mock.shutdown()
+    }
+}
