@@ -67,8 +67,8 @@ private final class RangeServer: Sendable {
     }
 }
 
-/// A download target on the mock server.
-private struct FileTarget: TargetType {
+/// A download of the mock server's `/file` to `destination` (replacing what is there).
+struct FileTarget: TargetType {
     let baseURL: URL
     let destination: URL
     var path: String { "/file" }

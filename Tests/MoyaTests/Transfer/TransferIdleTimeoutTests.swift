@@ -11,16 +11,6 @@ import Testing
 import FoundationNetworking
 #endif
 
-/// A download target on the mock server, into a file of the test's own.
-private struct SlowFileTarget: TargetType {
-    let baseURL: URL
-    let destination: URL
-    var path: String { "/file" }
-    var method: Moya.Method { .get }
-    var task: Task { .downloadDestination { _, _ in (destination, [.removePreviousFile, .createIntermediateDirectories]) } }
-    var headers: [String: String]? { nil }
-}
-
 /// An upload of a file to the mock server.
 private struct FileUploadTarget: TargetType {
     let baseURL: URL
@@ -39,9 +29,9 @@ struct TransferIdleTimeoutTests {
         Data((0..<count).map { UInt8(truncatingIfNeeded: $0 &* 7 &+ $0 >> 9) })
     }
 
-    private func provider(timeout: TimeInterval) -> (MoyaProvider<SlowFileTarget>, Session) {
+    private func provider(timeout: TimeInterval) -> (MoyaProvider<FileTarget>, Session) {
         let session = Session(configuration: .init(timeoutIntervalForRequest: timeout, temporaryDirectory: folder.appendingPathComponent("tmp")))
-        return (MoyaProvider<SlowFileTarget>(session: session), session)
+        return (MoyaProvider<FileTarget>(session: session), session)
     }
 
     /// Keeps every thread of NIO's shared pool busy for `seconds`; returns once all of them are.
@@ -69,7 +59,7 @@ struct TransferIdleTimeoutTests {
         let mock = try await MockServer.start()
         mock.route("GET", "/file", response: MockResponse(status: 200, headers: [("ETag", "\"a\"")], body: content))
         let (provider, session) = provider(timeout: 0.5)
-        let target = SlowFileTarget(baseURL: mock.baseURL, destination: folder.appendingPathComponent("file.bin"))
+        let target = FileTarget(baseURL: mock.baseURL, destination: folder.appendingPathComponent("file.bin"))
 
         // The download's file is created only after three request timeouts have gone by, while
         // the server has sent everything.
@@ -113,7 +103,7 @@ struct TransferIdleTimeoutTests {
         response.delayBetweenChunks = .milliseconds(250)
         mock.route("GET", "/file", response: response)
         let (provider, session) = provider(timeout: 0.8)
-        let target = SlowFileTarget(baseURL: mock.baseURL, destination: folder.appendingPathComponent("file.bin"))
+        let target = FileTarget(baseURL: mock.baseURL, destination: folder.appendingPathComponent("file.bin"))
 
         let result = try await provider.request(target)
         #expect(result.statusCode == 200)
@@ -131,7 +121,7 @@ struct TransferIdleTimeoutTests {
         response.fault = .stall(afterBytes: 100_000)
         mock.route("GET", "/file", response: response)
         let (provider, session) = provider(timeout: 0.5)
-        let target = SlowFileTarget(baseURL: mock.baseURL, destination: folder.appendingPathComponent("file.bin"))
+        let target = FileTarget(baseURL: mock.baseURL, destination: folder.appendingPathComponent("file.bin"))
 
         let clock = ContinuousClock()
         let start = clock.now

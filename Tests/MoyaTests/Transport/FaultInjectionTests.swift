@@ -249,7 +249,7 @@ struct FaultInjectionTests {
             // The read timeout is not what this test is about: a long one, so that a loaded
             // machine pausing the server (a sanitizer run) cannot end the body first.
             configuration: .init(timeoutIntervalForRequest: 30, timeoutIntervalForResource: 60, maximumResponseBodySize: 8 << 20))
-        let before = Self.residentBytes()
+        let before = MemoryProbe.residentBytes()
         let outcome = await outcome(MoyaProvider<Remote>(session: limited), target(.endlessBody))
         let error = expectFailure(outcome, within: 60)
         #expect(error?.underlyingError as? SessionError == .responseBodyTooLarge(limit: 8 << 20, announcedLength: nil), "\(String(describing: error))")
@@ -257,18 +257,9 @@ struct FaultInjectionTests {
         // 60 s limit. The bound is wide because the figure is the whole process's (the other
         // suites run meanwhile) and AddressSanitizer keeps freed memory in quarantine, which
         // counts as resident: 1.1 GiB was seen there.
-        let growth = Self.residentBytes() - before
+        let growth = MemoryProbe.residentBytes() - before
         #expect(growth < 2 << 30, "resident memory grew by \(growth >> 20) MiB")
         await expectOneCompletion(outcome, session: limited)
-    }
-
-    /// The process's resident memory now (`VmRSS`), in bytes.
-    static func residentBytes() -> Int {
-        guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
-            let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") }),
-            let kilobytes = line.split(separator: " ").dropFirst().first.flatMap({ Int($0) })
-        else { return 0 }
-        return kilobytes * 1024
     }
 
     @Test(
