@@ -59,6 +59,29 @@ func chunkRanges(count: Int, seed: UInt8) -> [Range<Int>] {
     return ranges
 }
 
+/// The lines of a whole stream, read plainly, the oracle of the line-based targets: a line ends
+/// at LF, CR followed by LF, or CR. Returns the terminated lines in order and the unterminated
+/// rest; reading stops at the first line (the rest included) longer than `limit` bytes, which
+/// `tooLong` then reports, and `lines` holds those before it.
+func referenceLines(_ stream: [UInt8], limit: Int) -> (lines: [[UInt8]], rest: [UInt8], tooLong: Bool) {
+    var lines: [[UInt8]] = []
+    var line: [UInt8] = []
+    var index = 0
+    while index < stream.count {
+        let byte = stream[index]
+        index += 1
+        guard byte == UInt8(ascii: "\r") || byte == UInt8(ascii: "\n") else {
+            line.append(byte)
+            continue
+        }
+        if byte == UInt8(ascii: "\r"), index < stream.count, stream[index] == UInt8(ascii: "\n") { index += 1 }
+        guard line.count <= limit else { return (lines, [], true) }
+        lines.append(line)
+        line = []
+    }
+    return (lines, line, line.count > limit)
+}
+
 /// Whether `prefix` is the start of `array`.
 func isPrefix<Element: Equatable>(_ prefix: [Element], of array: [Element]) -> Bool {
     prefix.count <= array.count && zip(prefix, array).allSatisfy { $0 == $1 }

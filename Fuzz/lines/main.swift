@@ -107,27 +107,14 @@ private func split(_ stream: [UInt8], in ranges: [Range<Int>], with splitter: in
 /// included, makes the stream fail.
 private func reference(_ stream: [UInt8], limit: Int) -> Outcome {
     var outcome = Outcome()
-    var line: [UInt8] = []
-    var index = 0
-    while index < stream.count {
-        let byte = stream[index]
-        index += 1
-        guard byte == UInt8(ascii: "\r") || byte == UInt8(ascii: "\n") else {
-            line.append(byte)
-            continue
-        }
-        if byte == UInt8(ascii: "\r"), index < stream.count, stream[index] == UInt8(ascii: "\n") { index += 1 }
-        guard line.count <= limit else {
-            outcome.error = .lineTooLong(limit: limit)
-            return outcome
-        }
+    let (lines, rest, tooLong) = referenceLines(stream, limit: limit)
+    for line in lines {
         outcome.append([String(decoding: line, as: UTF8.self)])
-        line = []
     }
-    guard line.count <= limit else {
+    guard !tooLong else {
         outcome.error = .lineTooLong(limit: limit)
         return outcome
     }
-    outcome.last = line.isEmpty ? nil : Array(String(decoding: line, as: UTF8.self).utf8)
+    outcome.last = rest.isEmpty ? nil : Array(String(decoding: rest, as: UTF8.self).utf8)
     return outcome
 }

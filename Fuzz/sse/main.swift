@@ -200,24 +200,11 @@ private enum Reference {
             return true
         }
 
-        var line: [UInt8] = []
-        var index = 0
-        while index < stream.count {
-            let byte = stream[index]
-            index += 1
-            guard byte == UInt8(ascii: "\r") || byte == UInt8(ascii: "\n") else {
-                line.append(byte)
-                continue
-            }
-            if byte == UInt8(ascii: "\r"), index < stream.count, stream[index] == UInt8(ascii: "\n") { index += 1 }
-            if line.count > lineLimit {
-                outcome.error = .lineTooLong(limit: lineLimit)
-                return outcome
-            }
+        let (lines, _, tooLong) = referenceLines(stream, limit: lineLimit)
+        for line in lines {
             guard handle(line) else { return outcome }
-            line = []
         }
-        if line.count > lineLimit {
+        if tooLong {
             outcome.error = .lineTooLong(limit: lineLimit)
         }
         return outcome
