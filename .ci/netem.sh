@@ -74,6 +74,19 @@ install_packages() {
 
 in_ns() { ip netns exec "$NS" "$@"; }
 
+# Waits up to $2 tenths of a second for $1 to answer with a success; otherwise prints the log $3
+# and fails, naming the server $4.
+wait_until_answers() {
+    local url="$1" tries="$2" logfile="$3" what="$4"
+    for _ in $(seq 1 "$tries"); do
+        curl -s -o /dev/null --fail "$url" && return 0
+        sleep 0.1
+    done
+    cat "$logfile" >&2 || true
+    log "$what does not answer inside the namespace"
+    exit 1
+}
+
 # Writes the conditions file the wire reads: `set` replaces the conditions (keeping whether the
 # link is down), `down`/`up` change only that.
 write_conditions() {
@@ -202,15 +215,7 @@ PY
     ip netns exec "$NS" "$(cd "$venv" && pwd)/bin/python" "$STATE_DIR/sse-netem.py" "$(pwd)/.ci/sse-server.py" "$NS_IP" "$SSE_PORT" \
         >"$STATE_DIR/logs/sse.log" 2>&1 </dev/null &
     echo $! >"$STATE_DIR/sse.pid"
-    for _ in $(seq 1 100); do
-        curl -s -o /dev/null --fail "http://$NS_IP:$SSE_PORT/health" && break
-        sleep 0.1
-    done
-    curl -s -o /dev/null --fail "http://$NS_IP:$SSE_PORT/health" || {
-        cat "$STATE_DIR/logs/sse.log" >&2 || true
-        log "the event server does not answer inside the namespace"
-        exit 1
-    }
+    wait_until_answers "http://$NS_IP:$SSE_PORT/health" 100 "$STATE_DIR/logs/sse.log" "the event server"
     echo "http://$NS_IP:$SSE_PORT"
 }
 
@@ -296,17 +301,7 @@ http {
 }
 CONF
     in_ns nginx -c "$STATE_DIR/nginx.conf" -p "$STATE_DIR"
-    for _ in $(seq 1 50); do
-        if curl -s -o /dev/null "http://$NS_IP:8080/hello.txt"; then
-            break
-        fi
-        sleep 0.1
-    done
-    curl -s -o /dev/null --fail "http://$NS_IP:8080/hello.txt" || {
-        cat "$STATE_DIR/logs/error.log" >&2 || true
-        log "nginx does not answer inside the namespace"
-        exit 1
-    }
+    wait_until_answers "http://$NS_IP:8080/hello.txt" 50 "$STATE_DIR/logs/error.log" "nginx"
     local sse_url
     sse_url="$(start_sse)"
     echo "export MOYA_NETEM_URL=http://$NS_IP:8080"
