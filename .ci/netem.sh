@@ -273,6 +273,9 @@ http {
   # request on to the sink below, which answers with the number of bytes nginx received. So the
   # answer comes only once the upload is complete, and says whether it arrived whole.
   client_max_body_size 64m;
+  # Which of nginx's connections carried each response: the tests compare it to tell a reused
+  # connection from a new one.
+  add_header X-Connection \$connection always;
   server {
     listen 127.0.0.1:8081;
     location / {

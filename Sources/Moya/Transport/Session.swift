@@ -133,6 +133,12 @@ public final class Session: Sendable {
         // (see `traced(_:owner:propagation:)`). AsyncHTTPClient would start another one per
         // attempt, on an event loop where the caller's context is unknown, so as a root.
         clientConfiguration.tracing.tracer = nil
+        // An HTTP/2 connection that went silent under an abandoned request is not given the next
+        // one (`HTTP2SilentConnectionHandler`): a second, or the request timeout when shorter.
+        let silenceLimit = min(TimeAmount.seconds(1), Session.timeAmount(configuration.timeoutIntervalForRequest))
+        clientConfiguration.http2ConnectionDebugInitializer = { channel in
+            HTTP2SilentConnectionHandler.install(on: channel, silenceLimit: silenceLimit)
+        }
         var streamingClientConfiguration = clientConfiguration
         streamingClientConfiguration.timeout.read = nil
         self.streamingClientConfiguration = streamingClientConfiguration

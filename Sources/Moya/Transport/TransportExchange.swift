@@ -58,6 +58,9 @@ final class TransportExchange: HTTPClientResponseDelegate, @unchecked Sendable {
         /// Whether the attempt already waited for a connection once and was given up on by the
         /// pool: its ``ResponseStartLimit`` is then armed from the start.
         var waitedBefore = false
+        /// Whether the attempt was already sent again after a closing connection refused it
+        /// (``resendsRefusedAttempt(after:context:)``): it is sent again once at most.
+        var refusedBefore = false
         /// What the session's HTTP cache knows of this attempt; `nil` without a cache.
         var cacheState: CacheState?
     }
@@ -153,6 +156,8 @@ final class TransportExchange: HTTPClientResponseDelegate, @unchecked Sendable {
     /// Whether the attempt has ended: a file write or a consumer that catches up afterwards must
     /// not arm the idle timer again.
     var attemptEnded = false
+    /// Whether the attempt's request head was sent (``resendsRefusedAttempt(after:context:)``).
+    var headSent = false
 
     /// - Parameters:
     ///   - session:  The transport.
@@ -346,6 +351,7 @@ final class TransportExchange: HTTPClientResponseDelegate, @unchecked Sendable {
         isStreaming = false
         idleSuspended = false
         attemptEnded = false
+        headSent = false
         // A stream is read only as fast as its consumer takes it, and a download as fast as
         // its file is written: on a client without a read timeout (``Session/streamingClient``),
         // which would otherwise fire while reading is paused; the idle timeout does that work.
@@ -389,7 +395,9 @@ final class TransportExchange: HTTPClientResponseDelegate, @unchecked Sendable {
             attemptEnded = true
             cancelIdleTimer()
             context.streamer?.stop()
-            if case .failure(let error) = result, waitsAgainForConnection(after: error, context: context) {
+            if case .failure(let error) = result,
+                waitsAgainForConnection(after: error, context: context) || resendsRefusedAttempt(after: error, context: context)
+            {
                 return
             }
             switch result {
@@ -491,6 +499,27 @@ final class TransportExchange: HTTPClientResponseDelegate, @unchecked Sendable {
         }
         var attempt = context.attempt
         attempt.waitedBefore = true
+        send(attempt, route: context.route, client: context.client, socketPath: context.socketPath, bridgeFailuresBefore: context.bridgeFailuresBefore)
+        return true
+    }
+
+    /// Sends the attempt again when AsyncHTTPClient cancelled it before a byte of it was sent, and
+    /// neither the caller nor a limit of ours asked for that: the pool had handed it to a
+    /// connection that began to close meanwhile (a GOAWAY from the server, or one retired by
+    /// `HTTP2SilentConnectionHandler`). The pool knows by then, so the attempt goes on another
+    /// connection. Once at most per attempt, and never after the session began to shut down.
+    /// Called on the task's event loop, where the delegate lives.
+    private func resendsRefusedAttempt(after error: any Error, context: AttemptContext) -> Bool {
+        guard let clientError = error as? HTTPClientError, clientError == .cancelled,
+            !headSent, !context.attempt.refusedBefore, !responseLimit.fired, owner.transportIsWanted, !session.isShutDown.current
+        else {
+            return false
+        }
+        if let deadline, NIODeadline.now() >= deadline {
+            return false
+        }
+        var attempt = context.attempt
+        attempt.refusedBefore = true
         send(attempt, route: context.route, client: context.client, socketPath: context.socketPath, bridgeFailuresBefore: context.bridgeFailuresBefore)
         return true
     }

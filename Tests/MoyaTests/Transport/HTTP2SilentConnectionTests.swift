@@ -1,0 +1,111 @@
+import Foundation
+import MoyaTesting
+import Testing
+
+@testable import Moya
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// A request abandoned on an HTTP/2 connection that had gone silent takes the connection out of
+/// the pool, so that the next request does not wait on a connection the network may have lost;
+/// one abandoned on a connection that is still receiving leaves it in use. Counted by the
+/// connections the server accepted.
+@Suite("An HTTP/2 connection silent under an abandoned request is not reused")
+struct HTTP2SilentConnectionTests {
+    private struct Get: TargetType {
+        let baseURL: URL
+        let path: String
+        /// Where a download goes, or `nil` for a plain request.
+        var destination: URL?
+        var method: Moya.Method { .get }
+        var task: Moya.Task {
+            guard let destination else { return .requestPlain }
+            return .downloadDestination { _, _ in (destination, [.removePreviousFile, .createIntermediateDirectories]) }
+        }
+        var headers: [String: String]? { nil }
+    }
+
+    private let folder = FileManager.default.temporaryDirectory.appendingPathComponent("moya-h2-silent-\(UUID().uuidString)")
+
+    private func session(timeout: TimeInterval) -> Session {
+        Session(configuration: .init(timeoutIntervalForRequest: timeout, temporaryDirectory: folder, tls: .mockServer))
+    }
+
+    @Test(
+        "A request that times out on a silent HTTP/2 connection retires it: the next one opens a connection of its own and succeeds",
+        arguments: [false, true])
+    func timeoutRetiresSilentConnection(download: Bool) async throws {
+        let server = try await MockServer.start(.https)
+        server.route("/ok", response: .text("ok"))
+        server.route("/stall", response: .fault(.stall(afterBytes: download ? 1_000 : nil), body: Data(repeating: 0x61, count: 10_000)))
+        let session = session(timeout: 0.5)
+        let provider = MoyaProvider<Get>(session: session)
+        func target(_ path: String) -> Get {
+            Get(baseURL: server.baseURL, path: path, destination: download ? folder.appendingPathComponent("\(path).bin") : nil)
+        }
+
+        let first = try await provider.request(target("/ok"))
+        #expect(first.statusCode == 200)
+        #expect(server.acceptedConnections == 1)
+        let stalled = await send(provider, target("/stall"))
+        #expect(stalled.error != nil, "the stalled request timed out")
+        let next = try await provider.request(target("/ok"))
+        #expect(next.statusCode == 200)
+        #expect(server.acceptedConnections == 2, "the request after the timeout went on a new connection")
+        #expect(server.requests.allSatisfy { $0.httpVersion == "HTTP/2" }, "every request went over HTTP/2")
+
+        try await session.shutdown()
+        await server.shutdown()
+        try? FileManager.default.removeItem(at: folder)
+    }
+
+    @Test("A request that times out while its connection is receiving for another one leaves the connection in use")
+    func busyConnectionStays() async throws {
+        let server = try await MockServer.start(.https)
+        server.route("/ok", response: .text("ok"))
+        server.route("/stall", response: .fault(.stall(afterBytes: nil)))
+        var slow = MockResponse(status: 200)
+        slow.chunks = (0..<15).map { Data("chunk \($0)\n".utf8) }
+        slow.delayBetweenChunks = .milliseconds(100)
+        server.route("/slow", response: slow)
+        let session = session(timeout: 0.5)
+        let provider = MoyaProvider<Get>(session: session)
+
+        _ = try await provider.request(Get(baseURL: server.baseURL, path: "/ok"))
+        async let moving = provider.request(Get(baseURL: server.baseURL, path: "/slow"))
+        // Starts once the slow response is under way on the connection.
+        try await Swift.Task.sleep(for: .milliseconds(150))
+        let stalled = await send(provider, Get(baseURL: server.baseURL, path: "/stall"))
+        #expect(stalled.error != nil, "the stalled request timed out")
+        let slowResponse = try await moving
+        #expect(String(decoding: slowResponse.data, as: UTF8.self).hasSuffix("chunk 14\n"))
+        _ = try await provider.request(Get(baseURL: server.baseURL, path: "/ok"))
+
+        #expect(server.acceptedConnections == 1, "every request shared the one connection")
+        #expect(server.requests.allSatisfy { $0.httpVersion == "HTTP/2" })
+        try await session.shutdown()
+        await server.shutdown()
+    }
+
+    @Test("A stream the server resets leaves the connection in use: the reset was itself received")
+    func serverResetStays() async throws {
+        let server = try await MockServer.start(.https)
+        server.route("/ok", response: .text("ok"))
+        server.route("/broken", response: .fault(.closeBeforeResponse))
+        let session = session(timeout: 0.5)
+        let provider = MoyaProvider<Get>(session: session)
+
+        _ = try await provider.request(Get(baseURL: server.baseURL, path: "/ok"))
+        // Long enough for the connection to count as silent, had the reset come from this side.
+        try await Swift.Task.sleep(for: .milliseconds(700))
+        let broken = await send(provider, Get(baseURL: server.baseURL, path: "/broken"))
+        #expect(broken.error != nil)
+        _ = try await provider.request(Get(baseURL: server.baseURL, path: "/ok"))
+
+        #expect(server.acceptedConnections == 1)
+        try await session.shutdown()
+        await server.shutdown()
+    }
+}
