@@ -86,11 +86,9 @@ struct ResumableDownloadTests {
     }
 
     /// A session whose temporary files go to a folder of the test's own, and whose request
-    /// timeout ends a stalled response. The timeout is generous: the file is created on NIO's
-    /// thread pool, which other suites running at the same time can keep busy for seconds on a
-    /// 2-core machine, and AsyncHTTPClient's read timeout runs while the head waits for the
-    /// file. A response that times out before its first byte reached the file has nothing to
-    /// resume, which is not what these tests are about.
+    /// timeout ends a stalled response. The timeout is generous for a 2-core machine running
+    /// other suites at the same time: a response that times out before its first byte reached
+    /// the file has nothing to resume, which is not what these tests are about.
     private func session() -> Session {
         Session(configuration: .init(timeoutIntervalForRequest: 12, temporaryDirectory: folder.appendingPathComponent("tmp")))
     }
