@@ -181,5 +181,8 @@ let user = Double(usage.ru_utime.tv_sec) + Double(usage.ru_utime.tv_usec) / 1e6
 let system = Double(usage.ru_stime.tv_sec) + Double(usage.ru_stime.tv_usec) / 1e6
 print(
     "\(client) requests \(total) req/s \(Int(Double(total) / seconds)) cpu_us_per_req \(String(format: "%.1f", (user + system) / Double(total) * 1e6)) "
-        + "user_s \(String(format: "%.3f", user)) sys_s \(String(format: "%.3f", system)) max_rss_kib \(usage.ru_maxrss)"
+        + "user_s \(String(format: "%.3f", user)) sys_s \(String(format: "%.3f", system)) max_rss_kib \(usage.ru_maxrss) "
+        // Voluntary context switches: a thread that went to sleep waiting, about one per hop
+        // between threads that finds the other thread asleep.
+        + "switches_per_req \(String(format: "%.2f", Double(usage.ru_nvcsw) / Double(total)))"
 )
