@@ -100,12 +100,18 @@ struct ResumableDownloadTests {
     }
 
     /// Sends `target`, which the server cuts part-way, and returns the failure's resume data.
-    private func interrupted(_ provider: MoyaProvider<FileTarget>, _ target: FileTarget) async -> Data? {
+    /// Records an issue, naming the failure, when there is no resume data and `expectsResumeData`.
+    private func interrupted(
+        _ provider: MoyaProvider<FileTarget>, _ target: FileTarget, expectsResumeData: Bool = true, sourceLocation: SourceLocation = #_sourceLocation
+    ) async -> Data? {
         do throws(MoyaError) {
             _ = try await provider.request(target)
-            Issue.record("the cut download succeeded")
+            Issue.record("the cut download succeeded", sourceLocation: sourceLocation)
             return nil
         } catch {
+            if expectsResumeData, error.resumeData == nil {
+                Issue.record("the cut download failed without resume data: \(error)", sourceLocation: sourceLocation)
+            }
             return error.resumeData
         }
     }
@@ -218,7 +224,7 @@ struct ResumableDownloadTests {
         let session = session()
         let provider = MoyaProvider<FileTarget>(session: session)
         let target = FileTarget(baseURL: mock.baseURL, destination: folder.appendingPathComponent("file.bin"))
-        #expect(await interrupted(provider, target) == nil)
+        #expect(await interrupted(provider, target, expectsResumeData: false) == nil)
         #expect(partialFiles(of: session).isEmpty)
         try await tearDown(session, mock)
     }

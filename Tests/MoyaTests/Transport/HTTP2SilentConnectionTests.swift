@@ -14,11 +14,13 @@ import FoundationNetworking
 /// connections the server accepted.
 @Suite("An HTTP/2 connection silent under an abandoned request is not reused")
 struct HTTP2SilentConnectionTests {
-    private struct Get: TargetType {
+    private struct Get: TargetType, TimeoutConfigurable {
         let baseURL: URL
         let path: String
         /// Where a download goes, or `nil` for a plain request.
         var destination: URL?
+        /// The request's own time limit; `nil` for the session's.
+        var timeoutInterval: TimeInterval?
         var method: Moya.Method { .get }
         var task: Moya.Task {
             guard let destination else { return .requestPlain }
@@ -29,9 +31,16 @@ struct HTTP2SilentConnectionTests {
 
     private let folder = FileManager.default.temporaryDirectory.appendingPathComponent("moya-h2-silent-\(UUID().uuidString)")
 
-    private func session(timeout: TimeInterval) -> Session {
-        Session(configuration: .init(timeoutIntervalForRequest: timeout, temporaryDirectory: folder, tls: .mockServer))
+    /// A session with generous limits, so that a slow machine (a sanitizer, other suites at the
+    /// same time) opens its connections in time: the requests that stall have a limit of their
+    /// own, ``stallLimit``. The connection counts as silent after a second.
+    private func session() -> Session {
+        Session(configuration: .init(timeoutIntervalForRequest: 20, temporaryDirectory: folder, tls: .mockServer))
     }
+
+    /// The limit of a request that stalls: the connection has then been silent for more than the
+    /// second that retires it, even when the stalled response's first bytes came late.
+    private static let stallLimit: TimeInterval = 2.5
 
     @Test(
         "A request that times out on a silent HTTP/2 connection retires it: the next one opens a connection of its own and succeeds",
@@ -40,10 +49,12 @@ struct HTTP2SilentConnectionTests {
         let server = try await MockServer.start(.https)
         server.route("/ok", response: .text("ok"))
         server.route("/stall", response: .fault(.stall(afterBytes: download ? 1_000 : nil), body: Data(repeating: 0x61, count: 10_000)))
-        let session = session(timeout: 0.5)
+        let session = session()
         let provider = MoyaProvider<Get>(session: session)
         func target(_ path: String) -> Get {
-            Get(baseURL: server.baseURL, path: path, destination: download ? folder.appendingPathComponent("\(path).bin") : nil)
+            Get(
+                baseURL: server.baseURL, path: path, destination: download ? folder.appendingPathComponent("\(path).bin") : nil,
+                timeoutInterval: path == "/stall" ? Self.stallLimit : nil)
         }
 
         let first = try await provider.request(target("/ok"))
@@ -67,20 +78,20 @@ struct HTTP2SilentConnectionTests {
         server.route("/ok", response: .text("ok"))
         server.route("/stall", response: .fault(.stall(afterBytes: nil)))
         var slow = MockResponse(status: 200)
-        slow.chunks = (0..<15).map { Data("chunk \($0)\n".utf8) }
+        slow.chunks = (0..<40).map { Data("chunk \($0)\n".utf8) }
         slow.delayBetweenChunks = .milliseconds(100)
         server.route("/slow", response: slow)
-        let session = session(timeout: 0.5)
+        let session = session()
         let provider = MoyaProvider<Get>(session: session)
 
         _ = try await provider.request(Get(baseURL: server.baseURL, path: "/ok"))
         async let moving = provider.request(Get(baseURL: server.baseURL, path: "/slow"))
         // Starts once the slow response is under way on the connection.
         try await Swift.Task.sleep(for: .milliseconds(150))
-        let stalled = await send(provider, Get(baseURL: server.baseURL, path: "/stall"))
+        let stalled = await send(provider, Get(baseURL: server.baseURL, path: "/stall", timeoutInterval: Self.stallLimit))
         #expect(stalled.error != nil, "the stalled request timed out")
         let slowResponse = try await moving
-        #expect(String(decoding: slowResponse.data, as: UTF8.self).hasSuffix("chunk 14\n"))
+        #expect(String(decoding: slowResponse.data, as: UTF8.self).hasSuffix("chunk 39\n"))
         _ = try await provider.request(Get(baseURL: server.baseURL, path: "/ok"))
 
         #expect(server.acceptedConnections == 1, "every request shared the one connection")
@@ -94,12 +105,12 @@ struct HTTP2SilentConnectionTests {
         let server = try await MockServer.start(.https)
         server.route("/ok", response: .text("ok"))
         server.route("/broken", response: .fault(.closeBeforeResponse))
-        let session = session(timeout: 0.5)
+        let session = session()
         let provider = MoyaProvider<Get>(session: session)
 
         _ = try await provider.request(Get(baseURL: server.baseURL, path: "/ok"))
         // Long enough for the connection to count as silent, had the reset come from this side.
-        try await Swift.Task.sleep(for: .milliseconds(700))
+        try await Swift.Task.sleep(for: .milliseconds(1_300))
         let broken = await send(provider, Get(baseURL: server.baseURL, path: "/broken"))
         #expect(broken.error != nil)
         _ = try await provider.request(Get(baseURL: server.baseURL, path: "/ok"))
