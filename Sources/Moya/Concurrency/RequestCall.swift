@@ -95,6 +95,10 @@ extension RequestCall {
         } onCancel: {
             call.cancel()
         }
+        // The completion took the call's lock after the response was made; taking it here orders
+        // that for ThreadSanitizer even when the continuation was resumed before the task
+        // reached `await` (the runtime then hands over with an ordering it cannot see).
+        call.finish()
         return try result.get()
     }
 }

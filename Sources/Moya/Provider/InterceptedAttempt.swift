@@ -15,10 +15,18 @@ final class InterceptedAttempt: TransportOwner {
     typealias Outcome = (result: Result<TransportResponse, any Error>, streamed: Bool)
 
     private let flight: RequestFlight
-    private let continuation: CheckedContinuation<Outcome, Never>
+    /// Where the outcome is left for the interceptors' task, before ``continuation`` wakes it.
+    private let outcome: Protected<Outcome?>
+    private let continuation: CheckedContinuation<Void, Never>
 
-    init(flight: RequestFlight, continuation: CheckedContinuation<Outcome, Never>) {
+    /// - Parameters:
+    ///   - outcome: Receives the attempt's outcome, under its lock, before `continuation` is
+    ///     resumed: the task reads it there. The continuation carries no value because a
+    ///     continuation resumed before its task reached `await` hands its value over without an
+    ///     ordering ThreadSanitizer can see; the lock gives one.
+    init(flight: RequestFlight, outcome: Protected<Outcome?>, continuation: CheckedContinuation<Void, Never>) {
         self.flight = flight
+        self.outcome = outcome
         self.continuation = continuation
     }
 
@@ -53,6 +61,8 @@ final class InterceptedAttempt: TransportOwner {
         if case .failure(let error as InterruptedDownload) = result {
             flight.interrupted(at: ResumePoint(state: error.resume, file: flight.temporaryDirectory.appendingPathComponent(error.resume.fileName)))
         }
-        continuation.resume(returning: (result, flight.withMachine { $0.hasStreamed }))
+        let streamed = flight.withMachine { $0.hasStreamed }
+        outcome.withLock { $0 = (result, streamed) }
+        continuation.resume()
     }
 }

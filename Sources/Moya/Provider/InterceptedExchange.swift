@@ -145,15 +145,19 @@ final class InterceptedExchange: Sendable {
     /// One attempt on the transport. A cancel during it stops it (the flight holds the attempt),
     /// and it ends with the cancellation error.
     private func send(_ attemptRequest: URLRequest) async -> InterceptedAttempt.Outcome {
-        await withCheckedContinuation { continuation in
+        // The outcome comes through a lock, not the continuation (see `InterceptedAttempt`).
+        let outcome = Protected<InterceptedAttempt.Outcome?>(nil)
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             session.send(
                 TransportRequest(
                     urlRequest: attemptRequest, credential: credential, body: body, download: flight.makeDownload(), stream: flight.streamSink,
                     traceContext: flight.traceContext),
                 progress: flight.progressHandler,
-                owner: InterceptedAttempt(flight: flight, continuation: continuation)
+                owner: InterceptedAttempt(flight: flight, outcome: outcome, continuation: continuation)
             )
         }
+        // The exchange calls `transportFinished` exactly once, before it resumes the task.
+        return outcome.withLock { $0 } ?? (.failure(URLError(.cancelled)), false)
     }
 
     private static func discardFile(of transportResult: Result<TransportResponse, any Error>) {
