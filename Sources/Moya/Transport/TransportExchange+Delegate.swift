@@ -10,7 +10,6 @@ import NIOHTTP1
 /// `TransportExchange+Download.swift` and `TransportExchange+Stream.swift`.
 extension TransportExchange {
     func didSendRequestHead(task: HTTPClient.Task<TransportResponse>, _ head: HTTPRequestHead) {
-        headSent = true
         if responseLimit.didSendHead() {
             armResponseLimit(for: task)
         }

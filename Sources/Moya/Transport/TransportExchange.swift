@@ -156,8 +156,6 @@ final class TransportExchange: HTTPClientResponseDelegate, @unchecked Sendable {
     /// Whether the attempt has ended: a file write or a consumer that catches up afterwards must
     /// not arm the idle timer again.
     var attemptEnded = false
-    /// Whether the attempt's request head was sent (``resendsRefusedAttempt(after:context:)``).
-    var headSent = false
 
     /// - Parameters:
     ///   - session:  The transport.
@@ -351,7 +349,6 @@ final class TransportExchange: HTTPClientResponseDelegate, @unchecked Sendable {
         isStreaming = false
         idleSuspended = false
         attemptEnded = false
-        headSent = false
         // A stream is read only as fast as its consumer takes it, and a download as fast as
         // its file is written: on a client without a read timeout (``Session/streamingClient``),
         // which would otherwise fire while reading is paused; the idle timeout does that work.
@@ -499,7 +496,7 @@ final class TransportExchange: HTTPClientResponseDelegate, @unchecked Sendable {
         }
         var attempt = context.attempt
         attempt.waitedBefore = true
-        send(attempt, route: context.route, client: context.client, socketPath: context.socketPath, bridgeFailuresBefore: context.bridgeFailuresBefore)
+        send(attempt, like: context)
         return true
     }
 
@@ -511,7 +508,7 @@ final class TransportExchange: HTTPClientResponseDelegate, @unchecked Sendable {
     /// Called on the task's event loop, where the delegate lives.
     private func resendsRefusedAttempt(after error: any Error, context: AttemptContext) -> Bool {
         guard let clientError = error as? HTTPClientError, clientError == .cancelled,
-            !headSent, !context.attempt.refusedBefore, !responseLimit.fired, owner.transportIsWanted, !session.isShutDown.current
+            !responseLimit.headSent, !context.attempt.refusedBefore, !responseLimit.fired, owner.transportIsWanted, !session.isShutDown.current
         else {
             return false
         }
@@ -520,8 +517,13 @@ final class TransportExchange: HTTPClientResponseDelegate, @unchecked Sendable {
         }
         var attempt = context.attempt
         attempt.refusedBefore = true
-        send(attempt, route: context.route, client: context.client, socketPath: context.socketPath, bridgeFailuresBefore: context.bridgeFailuresBefore)
+        send(attempt, like: context)
         return true
+    }
+
+    /// Sends `attempt` again the way `context`'s attempt went: same route, client and socket.
+    private func send(_ attempt: Attempt, like context: AttemptContext) {
+        send(attempt, route: context.route, client: context.client, socketPath: context.socketPath, bridgeFailuresBefore: context.bridgeFailuresBefore)
     }
 
     /// The error to report for a failed attempt: for a bridged one, why the bridge dropped the
