@@ -144,6 +144,8 @@ func downloadDemo(baseURL: URL) async throws {
     announce(3, "a download with a progress bar", function: "downloadDemo")
     let directory = FileManager.default.temporaryDirectory.appendingPathComponent("HTTPBinClient-\(UUID().uuidString)")
     let destination = directory.appendingPathComponent("drip.bin")
+    // The file is only looked at here: remove it, and the folder made for it, however the step ends.
+    defer { try? FileManager.default.removeItem(at: directory) }
     let bytes = 4096
     let provider = MoyaProvider<HTTPBin>(endpointClosure: HTTPBin.endpoints(at: baseURL))
     print("  GET /drip: \(bytes) bytes sent slowly over 2 seconds")
@@ -168,7 +170,7 @@ func downloadDemo(baseURL: URL) async throws {
         throw StepFailure("expected \(bytes) bytes at \(destination.path), found \(size.map(String.init) ?? "no file")")
     }
     print("  -> HTTP \(response.statusCode); saved \(bytes) bytes to \(destination.path)")
-    print("     (response.data is empty for downloads: the body is in the file)")
+    print("     (response.data is empty for downloads: the body is in the file, which the demo deletes now)")
 }
 
 // MARK: - Step 4
