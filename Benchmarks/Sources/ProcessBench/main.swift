@@ -6,7 +6,10 @@
 //     ProcessBench <client> [requests] [concurrency]
 //
 // Clients: `ahc` (AsyncHTTPClient as its defaults set it up), `ahc-like-moya` (configured as a
-// default Moya session configures it, same headers, no tracer), `moya-callbacks`, `moya-async`.
+// default Moya session configures it, same headers, no tracer), `ahc-one-loop` (AsyncHTTPClient
+// as its defaults set it up, every request's delegate on the loop of its pooled connection, as a
+// Moya session asks for a request alone in flight), `ahc-like-moya-one-loop` (both: the exact
+// AsyncHTTPClient work of a Moya session's lone request), `moya-callbacks`, `moya-async`.
 // `pool-one` and `pool-two` measure what a second connection pool costs, as a server that has an
 // `HTTPClient` of its own and a Moya session beside it has: the same requests through one
 // `HTTPClient`, or alternately through two (each with its own pool and connections, on the same
@@ -38,7 +41,7 @@ enum Root: TargetType {
 
 let arguments = CommandLine.arguments
 guard arguments.count >= 2 else {
-    print("usage: ProcessBench ahc|ahc-like-moya|moya-callbacks|moya-async|pool-one|pool-two [requests] [concurrency]")
+    print("usage: ProcessBench ahc|ahc-like-moya|ahc-one-loop|ahc-like-moya-one-loop|moya-callbacks|moya-async|pool-one|pool-two [requests] [concurrency]")
     exit(2)
 }
 let client = arguments[1]
@@ -133,7 +136,7 @@ case "ahc":
         guard response.status == .ok else { fatalError("GET / answered \(response.status)") }
     }
     await shutDown(http)
-case "ahc-like-moya":
+case "ahc-like-moya", "ahc-like-moya-one-loop":
     var configuration = HTTPClient.Configuration(
         redirectConfiguration: .disallow,
         timeout: .init(connect: .seconds(10), read: .seconds(60)),
@@ -144,10 +147,22 @@ case "ahc-like-moya":
     configuration.tracing.tracer = nil
     let http = HTTPClient(eventLoopGroup: MultiThreadedEventLoopGroup.singleton, configuration: configuration)
     let headers = Session.defaultHTTPHeaders.map { ($0.key, $0.value) }
+    let preference: HTTPClient.EventLoopPreference =
+        client == "ahc-like-moya" ? .indifferent : .delegate(on: MultiThreadedEventLoopGroup.singleton.next())
     try await runWorkers {
         var request = try HTTPClient.Request(url: url)
         request.headers.add(contentsOf: headers)
-        let response = try await http.execute(request: request).get()
+        let response = try await http.execute(request: request, eventLoop: preference).get()
+        guard response.status == .ok else { fatalError("GET / answered \(response.status)") }
+    }
+    await shutDown(http)
+case "ahc-one-loop":
+    // Raw AsyncHTTPClient with every request's delegate on one loop, the one its pooled
+    // connection is on: the loop choice a Moya session makes for a request alone in flight.
+    let http = HTTPClient(eventLoopGroup: MultiThreadedEventLoopGroup.singleton)
+    let loop = MultiThreadedEventLoopGroup.singleton.next()
+    try await runWorkers {
+        let response = try await http.execute(request: HTTPClient.Request(url: url), eventLoop: .delegate(on: loop)).get()
         guard response.status == .ok else { fatalError("GET / answered \(response.status)") }
     }
     await shutDown(http)
