@@ -187,7 +187,7 @@ let package = Package(
         ),
         .testTarget(
             name: "MoyaTestingTests",
-            dependencies: ["MoyaTesting", "Moya", "MoyaTestServer"]
+            dependencies: ["MoyaTesting", "Moya", "MoyaTestServer", .product(name: "NIOPosix", package: "swift-nio")]
         ),
         // A client written for Moya, compiled in the Swift 5 language mode: it must keep compiling.
         .testTarget(

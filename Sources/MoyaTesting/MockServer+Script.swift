@@ -22,6 +22,11 @@ extension MockServer {
     /// matches the same request. An error thrown by `respond` becomes a `500` whose body is the
     /// error's description.
     ///
+    /// `respond` runs on the mock servers' own threads, not on Swift's shared cooperative pool, so
+    /// a busy parallel test run does not delay its answer. It may `await`; it should not block
+    /// (`Thread.sleep`, a semaphore), which would hold up the other connections of its thread.
+    /// To answer late, use ``MockResponse/delayBeforeHead`` or `_Concurrency.Task.sleep`.
+    ///
     /// ```swift
     /// let server = try await MockServer.start()
     /// server.route("/users/*") { request in

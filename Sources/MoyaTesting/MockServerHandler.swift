@@ -132,7 +132,19 @@ final class MockServerHandler: ChannelInboundHandler, RemovableChannelHandler {
             self.write(response, for: head, context: context)
         case .handler(let handler):
             let promise = context.eventLoop.makePromise(of: MockResponse.self)
-            promise.completeWithTask { try await handler(request) }
+            if #available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *) {
+                // On the server's own loop: tests that keep the cooperative pool busy do not
+                // delay the answer (see `EventLoopTaskExecutor`).
+                Task(executorPreference: EventLoopTaskExecutor(context.eventLoop)) {
+                    do {
+                        promise.succeed(try await handler(request))
+                    } catch {
+                        promise.fail(error)
+                    }
+                }
+            } else {
+                promise.completeWithTask { try await handler(request) }
+            }
             promise.futureResult.assumeIsolated().whenComplete { result in
                 switch result {
                 case .success(let response):

@@ -1,6 +1,7 @@
 import Foundation
 import Moya
 import MoyaTesting
+import NIOPosix
 import Testing
 
 @Suite("MockServer: scripted answers and recorded requests")
@@ -59,6 +60,19 @@ struct MockServerTests {
         #expect(String(decoding: other.data, as: UTF8.self) == "any user")
         #expect(deleted.statusCode == 204)
         #expect(String(decoding: echoed.data, as: UTF8.self) == "ping")
+        await server.shutdown()
+    }
+
+    @Test("A route's handler runs on the server's own event loop, not on the tests' cooperative pool")
+    func handlerRunsOnTheServersLoop() async throws {
+        let server = try await MockServer.start()
+        server.route("/where") { _ in
+            // Also after a suspension: the task keeps the server's loop as its executor.
+            try await _Concurrency.Task.sleep(for: .milliseconds(10))
+            return .text(MultiThreadedEventLoopGroup.currentEventLoop == nil ? "elsewhere" : "on a loop")
+        }
+        let response = try await provider.request(Call(server.baseURL, "/where"))
+        #expect(String(decoding: response.data, as: UTF8.self) == "on a loop")
         await server.shutdown()
     }
 
