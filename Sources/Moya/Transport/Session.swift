@@ -209,8 +209,14 @@ public final class Session: Sendable {
     /// one before it. When several run, or when the request is made on an event loop (a server's
     /// handler), AsyncHTTPClient chooses as before.
     func eventLoopPreference() -> HTTPClient.EventLoopPreference {
-        guard exchangesInFlight <= 1, MultiThreadedEventLoopGroup.currentEventLoop == nil else { return .indifferent }
-        return .delegate(on: soloEventLoop)
+        loneRequestLoop().map { .delegate(on: $0) } ?? .indifferent
+    }
+
+    /// The session's own loop when a request made now would be alone in flight and is made off
+    /// the event loops (see ``eventLoopPreference()``); `nil` otherwise.
+    func loneRequestLoop() -> (any EventLoop)? {
+        guard exchangesInFlight <= 1, MultiThreadedEventLoopGroup.currentEventLoop == nil else { return nil }
+        return soloEventLoop
     }
 
     /// Always `false`: requests start when the provider sends them. Kept for Moya compatibility.

@@ -375,12 +375,25 @@ final class TransportExchange: HTTPClientResponseDelegate, @unchecked Sendable {
     /// once a download's partial file is gone (``discardFile(on:)``), so that nothing is left
     /// behind when the completion runs.
     private func run(_ clientRequest: HTTPClient.Request, context: AttemptContext, client: HTTPClient) {
+        // A request alone in flight, made off the event loops, moves to the session's own loop
+        // before AsyncHTTPClient sees it: there AsyncHTTPClient registers its callbacks, finds the
+        // pooled connection and writes the request without a hand-over to the loop for each (one
+        // wake-up of the loop's thread instead of three).
+        if let loop = session.loneRequestLoop() {
+            loop.execute { self.execute(clientRequest, context: context, client: client, preference: .delegate(on: loop)) }
+        } else {
+            execute(clientRequest, context: context, client: client, preference: .indifferent)
+        }
+    }
+
+    /// Executes the attempt on `client`, asking for the event loop `preference` names.
+    private func execute(_ clientRequest: HTTPClient.Request, context: AttemptContext, client: HTTPClient, preference: HTTPClient.EventLoopPreference) {
         guard owner.transportWillStart() else {
             context.streamer?.stop()
             finish(.failure(HTTPClientError.cancelled))
             return
         }
-        let task = client.execute(request: clientRequest, delegate: self, eventLoop: session.eventLoopPreference(), deadline: deadline)
+        let task = client.execute(request: clientRequest, delegate: self, eventLoop: preference, deadline: deadline)
         // The owner stops the task itself when the request ended meanwhile.
         if owner.transportStarted(task), context.attempt.waitedBefore {
             task.eventLoop.execute { self.armResponseLimit(for: task) }
