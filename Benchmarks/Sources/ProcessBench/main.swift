@@ -14,6 +14,10 @@
 // `HTTPClient` of its own and a Moya session beside it has: the same requests through one
 // `HTTPClient`, or alternately through two (each with its own pool and connections, on the same
 // event loop group).
+// `ahc-download` and `moya-download` download the file at PROCESS_BENCH_DOWNLOAD_PATH on the
+// server (default `/big.bin`) to a temporary file `requests` times, one after another (raw
+// AsyncHTTPClient with its `FileDownloadDelegate`, or the provider with a download
+// destination): peak RSS is what to compare.
 // The server's URL comes from the environment variable PROCESS_BENCH_URL
 // (default http://127.0.0.1:8089).
 import AsyncHTTPClient
@@ -25,6 +29,17 @@ import NIOPosix
 #if canImport(Glibc)
 import Glibc
 #endif
+
+/// A download of `path` on the server to `file` (`moya-download`).
+struct Download: TargetType {
+    let path: String
+    let file: URL
+
+    var baseURL: URL { Root.base }
+    var method: Moya.Method { .get }
+    var task: Moya.Task { .downloadDestination { _, _ in (file, [.removePreviousFile]) } }
+    var headers: [String: String]? { nil }
+}
 
 /// The one endpoint: `GET /` on the server.
 enum Root: TargetType {
@@ -41,7 +56,10 @@ enum Root: TargetType {
 
 let arguments = CommandLine.arguments
 guard arguments.count >= 2 else {
-    print("usage: ProcessBench ahc|ahc-like-moya|ahc-one-loop|ahc-like-moya-one-loop|moya-callbacks|moya-async|pool-one|pool-two [requests] [concurrency]")
+    print(
+        "usage: ProcessBench ahc|ahc-like-moya|ahc-one-loop|ahc-like-moya-one-loop|moya-callbacks|moya-async|pool-one|pool-two"
+            + "|ahc-download|moya-download [requests] [concurrency]"
+    )
     exit(2)
 }
 let client = arguments[1]
@@ -177,6 +195,28 @@ case "pool-one", "pool-two":
         guard response.status == .ok else { fatalError("GET / answered \(response.status)") }
     }
     for pool in pools { await shutDown(pool) }
+case "ahc-download", "moya-download":
+    let path = ProcessInfo.processInfo.environment["PROCESS_BENCH_DOWNLOAD_PATH"] ?? "/big.bin"
+    let folder = FileManager.default.temporaryDirectory.appendingPathComponent("process-bench-\(UUID().uuidString)")
+    try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+    defer { try? FileManager.default.removeItem(at: folder) }
+    let file = folder.appendingPathComponent("download.bin")
+    if client == "ahc-download" {
+        let http = HTTPClient(eventLoopGroup: MultiThreadedEventLoopGroup.singleton)
+        for _ in 0..<total {
+            try? FileManager.default.removeItem(at: file)
+            let delegate = try FileDownloadDelegate(path: file.path)
+            let progress = try await http.execute(request: HTTPClient.Request(url: Root.base.absoluteString + path), delegate: delegate).get()
+            guard progress.head.status == .ok else { fatalError("GET \(path) answered \(progress.head.status)") }
+        }
+        await shutDown(http)
+    } else {
+        let provider = MoyaProvider<Download>()
+        for _ in 0..<total {
+            let response = try await provider.request(Download(path: path, file: file))
+            guard response.statusCode == 200 else { fatalError("GET \(path) answered \(response.statusCode)") }
+        }
+    }
 case "moya-callbacks":
     await runCallbackChains(MoyaProvider<Root>(callbackQueue: .global()))
 case "moya-async":
