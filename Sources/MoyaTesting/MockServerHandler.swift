@@ -135,12 +135,16 @@ final class MockServerHandler: ChannelInboundHandler, RemovableChannelHandler {
             if #available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *) {
                 // On the server's own loop: tests that keep the cooperative pool busy do not
                 // delay the answer (see `EventLoopTaskExecutor`).
-                Task(executorPreference: EventLoopTaskExecutor(context.eventLoop)) {
+                let executor = EventLoopTaskExecutor(context.eventLoop)
+                Task(executorPreference: executor) {
                     do {
                         promise.succeed(try await handler(request))
                     } catch {
                         promise.fail(error)
                     }
+                    // The task holds the executor until the handler has returned, whether or not
+                    // the runtime retains a preference.
+                    withExtendedLifetime(executor) {}
                 }
             } else {
                 promise.completeWithTask { try await handler(request) }
