@@ -77,6 +77,9 @@ public final class Session: Sendable {
     /// The event loop a request prefers when it is the only one in flight (see
     /// ``eventLoopPreference()``).
     let soloEventLoop: any EventLoop = MultiThreadedEventLoopGroup.singleton.any()
+    /// The AsyncHTTPClient requests made for the URLs sent to recently, to copy for the next
+    /// request to the same URL (see ``ClientRequestTemplates``).
+    let requestTemplates = ClientRequestTemplates()
     /// The client for streamed responses (``streamingClient``): none until the first stream,
     /// and none to be made once the session is shut down.
     private let streamingClientState = Protected(StreamingClientState.none)
@@ -382,9 +385,9 @@ public final class Session: Sendable {
         let body = streamedBody ?? urlRequest.httpBody.map { HTTPClient.Body.bytes($0) }
         switch route {
         case .direct:
-            return try HTTPClient.Request(url: url, method: method, headers: headers, body: body)
+            return try requestTemplates.request(for: url, method: method, headers: headers, body: body)
         case .directWithTLS(let tlsConfiguration):
-            return try HTTPClient.Request(url: url, method: method, headers: headers, body: body, tlsConfiguration: tlsConfiguration)
+            return try requestTemplates.request(for: url, method: method, headers: headers, body: body, tlsConfiguration: tlsConfiguration)
         case .bridged(let upstream):
             // The server must see its own name, not the socket's (a Host set by the request wins,
             // as it does on a direct connection).
