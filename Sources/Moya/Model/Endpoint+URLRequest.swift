@@ -31,7 +31,7 @@ extension Endpoint {
             throw MoyaError.requestMapping(url)
         }
 
-        guard let requestURL = Endpoint.strictURL(from: url) else {
+        guard let requestURL = ParsedURLCache.shared.url(for: url, parse: Endpoint.strictURL(from:)) else {
             throw MoyaError.requestMapping(url)
         }
         var request = makeRequest(url: requestURL)

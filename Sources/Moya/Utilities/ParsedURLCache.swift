@@ -1,0 +1,51 @@
+import Foundation
+
+/// The URLs that endpoints' strings were parsed into most recently, so that an endpoint requested
+/// again (the common case: a program calls a handful of endpoints over and over) is not parsed
+/// again. Parsing is a pure function of the string, so a kept URL is the one a new parse would
+/// give.
+///
+/// Bounded: at most ``capacity`` strings, the oldest forgotten first. Strings with a query are
+/// not kept: their parameters usually differ from one request to the next, and each would only
+/// push out an entry that is used.
+final class ParsedURLCache: Sendable {
+    /// The most strings kept.
+    static let capacity = 64
+
+    /// The cache every endpoint uses.
+    static let shared = ParsedURLCache()
+
+    private struct State {
+        /// The URL each kept string was parsed into.
+        var urls: [String: URL] = [:]
+        /// The strings kept, oldest first.
+        var order: [String] = []
+    }
+
+    private let state = Protected(State())
+
+    init() {}
+
+    /// The URL `string` parses into with `parse`: the one kept for it, or a new one, then kept
+    /// when `string` has no query. Nothing is kept for a string that does not parse.
+    func url(for string: String, parse: (String) -> URL?) -> URL? {
+        if let url = state.withLock({ $0.urls[string] }) {
+            return url
+        }
+        guard let url = parse(string) else { return nil }
+        guard !string.utf8.contains(UInt8(ascii: "?")) else { return url }
+        state.withLock { state in
+            guard state.urls.updateValue(url, forKey: string) == nil else { return }
+            state.order.append(string)
+            if state.order.count > Self.capacity {
+                state.urls.removeValue(forKey: state.order.removeFirst())
+            }
+        }
+        return url
+    }
+
+    /// How many strings are kept.
+    var count: Int {
+        state.withLock { $0.urls.count }
+    }
+}
