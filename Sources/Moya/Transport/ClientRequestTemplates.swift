@@ -13,28 +13,21 @@ import NIOSSL
 /// for one of them (with the same method, which AsyncHTTPClient's request holds as a constant) is
 /// a copy with its own headers, body and TLS configuration set.
 ///
-/// Bounded: at most ``capacity`` URL and method pairs, the oldest forgotten first, so that a program that sends to
-/// ever new URLs (an id in every path) holds no more than that, and pays one dictionary look-up
-/// more per request than without the cache.
+/// Bounded: at most ``capacity`` URL and method pairs, the oldest forgotten first (a
+/// ``BoundedCache``), so that a program that sends to ever new URLs (an id in every path) holds
+/// no more than that, and pays one look-up more per request than without the cache.
 final class ClientRequestTemplates: Sendable {
     /// The most templates kept.
     static let capacity = 64
 
     /// What a template is kept for.
-    private struct Key: Hashable {
+    private struct Key: Hashable, Sendable {
         let url: URL
         /// The method's name (a constant string for the standard methods).
         let method: String
     }
 
-    private struct State {
-        /// The template of each URL and method kept.
-        var templates: [Key: HTTPClient.Request] = [:]
-        /// The keys kept, oldest first.
-        var order: [Key] = []
-    }
-
-    private let state = Protected(State())
+    private let templates = BoundedCache<Key, HTTPClient.Request>(capacity: ClientRequestTemplates.capacity)
 
     init() {}
 
@@ -48,19 +41,12 @@ final class ClientRequestTemplates: Sendable {
     ) throws -> HTTPClient.Request {
         let key = Key(url: url, method: method.rawValue)
         var request: HTTPClient.Request
-        if let template = state.withLock({ $0.templates[key] }) {
+        if let template = templates.value(for: key) {
             request = template
         } else {
             // Parsed outside the lock; a second request for the same new URL may parse it too.
             request = try HTTPClient.Request(url: url, method: method)
-            let template = request
-            state.withLock { state in
-                guard state.templates.updateValue(template, forKey: key) == nil else { return }
-                state.order.append(key)
-                if state.order.count > Self.capacity {
-                    state.templates.removeValue(forKey: state.order.removeFirst())
-                }
-            }
+            templates.keep(request, for: key)
         }
         request.headers = headers
         request.body = body
@@ -70,6 +56,6 @@ final class ClientRequestTemplates: Sendable {
 
     /// How many templates are kept.
     var count: Int {
-        state.withLock { $0.templates.count }
+        templates.count
     }
 }

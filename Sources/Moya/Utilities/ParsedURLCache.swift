@@ -15,37 +15,25 @@ final class ParsedURLCache: Sendable {
     /// The cache every endpoint uses.
     static let shared = ParsedURLCache()
 
-    private struct State {
-        /// The URL each kept string was parsed into.
-        var urls: [String: URL] = [:]
-        /// The strings kept, oldest first.
-        var order: [String] = []
-    }
-
-    private let state = Protected(State())
+    private let urls = BoundedCache<String, URL>(capacity: ParsedURLCache.capacity)
 
     init() {}
 
     /// The URL `string` parses into with `parse`: the one kept for it, or a new one, then kept
     /// when `string` has no query. Nothing is kept for a string that does not parse.
     func url(for string: String, parse: (String) -> URL?) -> URL? {
-        if let url = state.withLock({ $0.urls[string] }) {
+        if let url = urls.value(for: string) {
             return url
         }
         guard let url = parse(string) else { return nil }
-        guard !string.utf8.contains(UInt8(ascii: "?")) else { return url }
-        state.withLock { state in
-            guard state.urls.updateValue(url, forKey: string) == nil else { return }
-            state.order.append(string)
-            if state.order.count > Self.capacity {
-                state.urls.removeValue(forKey: state.order.removeFirst())
-            }
+        if !string.utf8.contains(UInt8(ascii: "?")) {
+            urls.keep(url, for: string)
         }
         return url
     }
 
     /// How many strings are kept.
     var count: Int {
-        state.withLock { $0.urls.count }
+        urls.count
     }
 }
