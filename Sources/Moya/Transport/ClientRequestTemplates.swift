@@ -15,10 +15,15 @@ import NIOSSL
 ///
 /// Bounded: at most ``capacity`` URL and method pairs, the oldest forgotten first (a
 /// ``BoundedCache``), so that a program that sends to ever new URLs (an id in every path) holds
-/// no more than that, and pays one look-up more per request than without the cache.
+/// no more than that, and pays one look-up more per request than without the cache. A URL longer
+/// than ``maximumURLLength`` (a server's redirect can name one) is never kept, so that the cache
+/// holds at most 64 short URLs whoever chose them.
 final class ClientRequestTemplates: Sendable {
     /// The most templates kept.
     static let capacity = 64
+
+    /// The longest URL, in bytes, whose template is kept.
+    static let maximumURLLength = 2048
 
     /// What a template is kept for.
     private struct Key: Hashable, Sendable {
@@ -46,7 +51,9 @@ final class ClientRequestTemplates: Sendable {
         } else {
             // Parsed outside the lock; a second request for the same new URL may parse it too.
             request = try HTTPClient.Request(url: url, method: method)
-            templates.keep(request, for: key)
+            if url.absoluteString.utf8.count <= Self.maximumURLLength {
+                templates.keep(request, for: key)
+            }
         }
         request.headers = headers
         request.body = body

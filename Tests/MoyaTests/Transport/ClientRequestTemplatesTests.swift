@@ -54,6 +54,19 @@ struct ClientRequestTemplatesTests {
         #expect(templates.count == ClientRequestTemplates.capacity)
     }
 
+    @Test("A URL longer than the limit is sent as usual but not kept")
+    func longURLsNotKept() throws {
+        let templates = ClientRequestTemplates()
+        let long = URL(string: "http://example.com/" + String(repeating: "a", count: ClientRequestTemplates.maximumURLLength))!
+        for _ in 0..<2 {
+            let request = try templates.request(for: long, method: .GET, headers: [:], body: nil)
+            #expect(request.url == long)
+        }
+        #expect(templates.count == 0)
+        _ = try templates.request(for: Self.url, method: .GET, headers: [:], body: nil)
+        #expect(templates.count == 1)
+    }
+
     @Test("Requests to one URL with different methods, headers and bodies reach the server as each was made")
     func overTheWire() async throws {
         let server = try await MockServer.start()

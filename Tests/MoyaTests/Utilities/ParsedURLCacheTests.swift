@@ -35,7 +35,7 @@ struct ParsedURLCacheTests {
         #expect(second?.absoluteString == string)
     }
 
-    @Test("Strings that do not parse, and strings with a query, are not kept")
+    @Test("Strings that do not parse, strings with a query and strings over the length limit are not kept")
     func notKept() {
         let cache = ParsedURLCache()
         let parser = CountingParser()
@@ -43,7 +43,10 @@ struct ParsedURLCacheTests {
             #expect(cache.url(for: "https://example.com/a b", parse: parser.parse) == nil)
             #expect(cache.url(for: "https://example.com/search?q=1", parse: parser.parse)?.query == "q=1")
         }
-        #expect(parser.parses == 4)
+        let long = "https://example.com/" + String(repeating: "a", count: ParsedURLCache.maximumLength)
+        #expect(cache.url(for: long, parse: parser.parse)?.absoluteString == long)
+        #expect(cache.url(for: long, parse: parser.parse)?.absoluteString == long)
+        #expect(parser.parses == 6)
         #expect(cache.count == 0)
     }
 
