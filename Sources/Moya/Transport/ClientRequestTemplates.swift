@@ -7,8 +7,8 @@ import NIOSSL
 /// headers or body: the parsed URL they hold is what a new request for the same URL needs.
 ///
 /// `HTTPClient.Request(url:)` takes the URL apart again (scheme, host, port, and the path and
-/// query through `URLComponents`, which parses the whole string once more): about a fifth of what
-/// the provider does for a small request before it is sent. Most programs send to a handful of
+/// query through `URLComponents`, which parses the whole string once more): about a third of what
+/// the provider did for a small request before it was sent. Most programs send to a handful of
 /// URLs again and again, so a session keeps that work for the URLs it saw last, and a new request
 /// for one of them (with the same method, which AsyncHTTPClient's request holds as a constant) is
 /// a copy with its own headers, body and TLS configuration set.

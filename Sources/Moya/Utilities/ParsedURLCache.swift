@@ -23,7 +23,8 @@ final class ParsedURLCache: Sendable {
     init() {}
 
     /// The URL `string` parses into with `parse`: the one kept for it, or a new one, then kept
-    /// when `string` has no query and is not too long. Nothing is kept for a string that does not parse.
+    /// when `string` has no query and is not too long. Nothing is kept for a string that does not
+    /// parse.
     func url(for string: String, parse: (String) -> URL?) -> URL? {
         if let url = urls.value(for: string) {
             return url
