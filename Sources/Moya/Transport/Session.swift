@@ -75,7 +75,7 @@ public final class Session: Sendable {
     /// The exchanges in flight on the shared session, which has no ``lifecycle`` to count them.
     let sharedExchanges = ManagedAtomic<Int>(0)
     /// The event loop a request prefers when it is the only one in flight (see
-    /// ``eventLoopPreference()``).
+    /// ``loneRequestLoop()``).
     let soloEventLoop: any EventLoop = MultiThreadedEventLoopGroup.singleton.any()
     /// The AsyncHTTPClient requests made for the URLs sent to recently, to copy for the next
     /// request to the same URL (see ``ClientRequestTemplates``).
@@ -203,20 +203,15 @@ public final class Session: Sendable {
         }
     }
 
-    /// Where an attempt's delegate runs, and so which connection it prefers.
+    /// The loop an attempt made now should run on (`.delegate(on:)`), or `nil` to leave the choice
+    /// to AsyncHTTPClient (`.indifferent`).
     ///
-    /// Left to AsyncHTTPClient (`.indifferent`), a request made off the event loops gets the
-    /// group's next loop in turn, whatever loop its pooled connection is on: with one connection,
-    /// every other request's response crosses between threads. A request that is the only one in
-    /// flight therefore asks for the session's own loop, where its connection was opened by the
-    /// one before it. When several run, or when the request is made on an event loop (a server's
-    /// handler), AsyncHTTPClient chooses as before.
-    func eventLoopPreference() -> HTTPClient.EventLoopPreference {
-        loneRequestLoop().map { .delegate(on: $0) } ?? .indifferent
-    }
-
-    /// The session's own loop when a request made now would be alone in flight and is made off
-    /// the event loops (see ``eventLoopPreference()``); `nil` otherwise.
+    /// Left to AsyncHTTPClient, a request made off the event loops gets the group's next loop in
+    /// turn, whatever loop its pooled connection is on: with one connection, every other request's
+    /// response crosses between threads. A request that is the only one in flight therefore runs on
+    /// the session's own loop, ``soloEventLoop``, where its connection was opened by the one before
+    /// it. When several run, or when the request is made on an event loop (a server's handler),
+    /// this is `nil`.
     func loneRequestLoop() -> (any EventLoop)? {
         guard exchangesInFlight <= 1, MultiThreadedEventLoopGroup.currentEventLoop == nil else { return nil }
         return soloEventLoop

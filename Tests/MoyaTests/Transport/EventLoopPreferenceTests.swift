@@ -9,12 +9,11 @@ import Testing
 
 /// Which loop an attempt's delegate asks for: the session's own when the request is alone in
 /// flight (so that its pooled connection and its delegate share a thread), AsyncHTTPClient's
-/// choice otherwise. AsyncHTTPClient's preference type says nothing of itself, so the tests read
-/// its reflection.
+/// choice otherwise.
 @Suite("A request alone in flight runs on the session's own event loop")
 struct EventLoopPreferenceTests {
     private static func asksForSoloLoop(_ session: Session) -> Bool {
-        String(describing: session.eventLoopPreference()).contains("delegate(on:")
+        session.loneRequestLoop().map { $0 === session.soloEventLoop } ?? false
     }
 
     @Test("Idle: the session's loop; with requests in flight, or on an event loop, AsyncHTTPClient chooses", arguments: [false, true])
