@@ -27,10 +27,10 @@ final class BodyStreamer: @unchecked Sendable {
     static let chunkSize = 256 * 1024
 
     /// The size from which an in-memory body (`httpBody`) is streamed too. AsyncHTTPClient
-    /// writes a body in memory in one go and starts its read timeout only once that write is
-    /// done: a body larger than the socket buffers, whose link goes down, would wait for TCP to
-    /// give up. Streamed, it gets the write timeout. A smaller body is taken by the socket at
-    /// once, so it is sent as it is, without the streamer's cost.
+    /// writes a body in memory in one go, and the exchange's idle timeout starts only once that
+    /// write is done: a body larger than the socket buffers, whose link goes down, would wait
+    /// for TCP to give up. Streamed, it gets the write timeout. A smaller body is taken by the
+    /// socket at once, so it is sent as it is, without the streamer's cost.
     static let smallestStreamedData = 16 * 1024
 
     /// An in-memory body of at least ``smallestStreamedData`` bytes as a ``StreamedBody``;

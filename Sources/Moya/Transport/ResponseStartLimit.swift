@@ -4,7 +4,7 @@ import NIOCore
 /// Holds one attempt of a request to ``Session/Configuration/timeoutIntervalForRequest`` from
 /// its start until its response begins, time spent waiting for a connection included.
 ///
-/// AsyncHTTPClient starts its read timeout only once the request has been sent, so without this
+/// The exchange's idle timeout starts only once the request has been sent, so without this
 /// a request that first waited for a free pooled connection would get the whole limit again after
 /// that wait. The timer that covers the difference costs nothing on a request that gets a
 /// connection at once: it is armed only when the request has already waited a noticeable part of
@@ -12,7 +12,7 @@ import NIOCore
 /// after the pool gave up on it (``Session/waitsAgainForConnection(after:startedAt:deadline:)``).
 /// A request still waiting in the pool needs no timer before that: the pool gives it up after at
 /// most the limit. For a streamed body the limit ends when the head is sent: from then on the
-/// upload's write timeout (``BodyStreamer``) and the read timeout take over.
+/// upload's write timeout (``BodyStreamer``) and the idle timeout take over.
 ///
 /// A value type kept in the ``TransportExchange``, which uses it on the attempt's event loop only.
 struct ResponseStartLimit {
@@ -57,7 +57,7 @@ struct ResponseStartLimit {
 
     /// Records that the head was sent; returns whether the timer should now be armed: the
     /// attempt has already used more than a hundredth of its limit (it waited for a connection),
-    /// so the read timeout starting now would let it run noticeably past the limit.
+    /// so the idle timeout starting now would let it run noticeably past the limit.
     mutating func didSendHead() -> Bool {
         headSent = true
         if streamsBody {

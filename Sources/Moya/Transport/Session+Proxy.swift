@@ -79,7 +79,7 @@ extension Session {
         return try proxiedClients.withLock { state in
             guard !state.isShutDown else { throw SessionError.shutDown }
             if let existing = state.clients[key] { return existing }
-            var clientConfiguration = streaming ? streamingClientConfiguration : baseClientConfiguration
+            var clientConfiguration = baseClientConfiguration
             clientConfiguration.proxy = Session.clientProxy(proxy)
             let made = HTTPClient(eventLoopGroup: MultiThreadedEventLoopGroup.singleton, configuration: clientConfiguration)
             state.clients[key] = made

@@ -83,9 +83,7 @@ public final class Session: Sendable {
     /// The client for streamed responses (``streamingClient``): none until the first stream,
     /// and none to be made once the session is shut down.
     private let streamingClientState = Protected(StreamingClientState.none)
-    /// The client configuration of ``streamingClient``: the session's, without a read timeout.
-    let streamingClientConfiguration: HTTPClient.Configuration
-    /// The client configuration of ``client``.
+    /// The client configuration of ``client`` and ``streamingClient``.
     let baseClientConfiguration: HTTPClient.Configuration
     /// The proxy variables followed when ``Configuration/proxy`` is `nil`.
     let proxyEnvironment: ProxyEnvironment
@@ -142,9 +140,6 @@ public final class Session: Sendable {
         clientConfiguration.http2ConnectionDebugInitializer = { channel in
             HTTP2SilentConnectionHandler.install(on: channel, silenceLimit: silenceLimit)
         }
-        var streamingClientConfiguration = clientConfiguration
-        streamingClientConfiguration.timeout.read = nil
-        self.streamingClientConfiguration = streamingClientConfiguration
         self.baseClientConfiguration = clientConfiguration
         self.proxyEnvironment = configuration.proxyEnvironment ?? .process
         self.client = HTTPClient(
@@ -172,12 +167,11 @@ public final class Session: Sendable {
         }
     }
 
-    /// The client that carries streamed responses (``MoyaProvider/stream(_:options:)``): the
-    /// session's configuration without AsyncHTTPClient's read timeout, which would fire while a
-    /// stream's reading is paused for a slow consumer; a stream has an idle timeout of its own
-    /// that does not count those pauses. Made on the first stream; its connections are pooled
-    /// apart from the session's other requests. After ``shutdown()`` it is the session's own
-    /// client, which fails every request.
+    /// The client that carries streamed responses (``MoyaProvider/stream(_:options:)``) and
+    /// downloads: the session's configuration, with its connections pooled apart from the
+    /// session's other requests, so that long transfers do not hold up short requests to the
+    /// same host. Made on the first stream or download. After ``shutdown()`` it is the session's
+    /// own client, which fails every request.
     var streamingClient: HTTPClient {
         streamingClientState.withLock { state in
             switch state {
@@ -186,7 +180,7 @@ public final class Session: Sendable {
             case .shutDown:
                 return client
             case .none:
-                let streamingClient = HTTPClient(eventLoopGroup: MultiThreadedEventLoopGroup.singleton, configuration: streamingClientConfiguration)
+                let streamingClient = HTTPClient(eventLoopGroup: MultiThreadedEventLoopGroup.singleton, configuration: baseClientConfiguration)
                 state = .running(streamingClient)
                 return streamingClient
             }
@@ -534,10 +528,13 @@ public final class Session: Sendable {
             // the shorter, it is the pool's limit too; a request the pool gives up on sooner
             // waits again (`waitsAgainForConnection`). No write timeout: AsyncHTTPClient's would
             // put a timer on every request and stops while the server is not reading; uploads
-            // have their own (`BodyStreamer`).
+            // have their own (`BodyStreamer`). No read timeout either: AsyncHTTPClient's moves
+            // its timer at every part it reads (three timers scheduled and cancelled for a small
+            // response), and would fire while a stream or a download pauses its reading; each
+            // exchange has an idle timer of its own instead (`TransportExchange+IdleTimeout`).
             timeout: .init(
                 connect: timeAmount(min(configuration.timeoutIntervalForConnect, configuration.timeoutIntervalForRequest)),
-                read: timeAmount(configuration.timeoutIntervalForRequest)
+                read: nil
             ),
             connectionPool: .init(
                 idleTimeout: timeAmount(configuration.connectionIdleTimeout),

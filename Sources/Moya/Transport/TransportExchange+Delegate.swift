@@ -22,7 +22,7 @@ extension TransportExchange {
     }
 
     func didSendRequest(task: HTTPClient.Task<TransportResponse>) {
-        // A stream's idle timeout runs from when the request has been sent.
+        // The idle timeout runs from when the whole request has been sent.
         armIdleTimer(task)
     }
 
@@ -40,6 +40,7 @@ extension TransportExchange {
         }
         switch destination {
         case .memory:
+            heardFromServer()
             if progress != nil {
                 expected = head.expectedBodyLength
                 isRedirect = session.followsRedirects && head.isRedirect
@@ -60,6 +61,7 @@ extension TransportExchange {
             if let error = collector.receivedBodyPart(buffer) {
                 return task.eventLoop.makeFailedFuture(error)
             }
+            heardFromServer()
             received += Int64(buffer.readableBytes)
             if uploadLength == nil, !isRedirect {
                 progress?(received, expected)

@@ -20,10 +20,9 @@ import FoundationNetworking
 /// ``StreamSink/errorBodyLimit`` bytes of its body, and ends the exchange as a data response
 /// would.
 ///
-/// The idle timeout (``TransportExchange/idleTimeout``) runs while the stream waits for the
-/// network: from when the request has been sent until the head, and between body parts. It is
-/// suspended while reading is paused for a slow consumer, and fails the attempt with
-/// `URLError(.timedOut)` when it fires. All of it runs on the attempt's event loop.
+/// The idle timeout (``TransportExchange/idleTimeout``, `TransportExchange+IdleTimeout.swift`)
+/// runs while the stream waits for the network, and is suspended while reading is paused for a
+/// slow consumer.
 extension TransportExchange {
     /// The head of a streamed response arrived: the stream starts if the head is the answer.
     func streamReceivedHead(_ head: HTTPResponseHead, sink: StreamSink, task: HTTPClient.Task<TransportResponse>) -> EventLoopFuture<Void> {
@@ -75,52 +74,6 @@ extension TransportExchange {
             }
         case .stopped:
             return task.eventLoop.makeFailedFuture(HTTPClientError.cancelled)
-        }
-    }
-
-    // MARK: - Idle timeout
-
-    /// Records that the network was heard from (or that waiting for it starts): the idle timer
-    /// runs from now. Does nothing without an ``idleTimeout``. Called on the task's event loop,
-    /// for every body part: it only reads the clock; the one timer is scheduled when none is,
-    /// and when it fires early (there was activity since) it is scheduled again for the rest of
-    /// the time.
-    func armIdleTimer(_ task: HTTPClient.Task<TransportResponse>) {
-        guard let limit = idleTimeout, !attemptEnded else { return }
-        lastActivity = .now()
-        idleSuspended = false
-        if idleTimer == nil {
-            scheduleIdleTimer(task, at: lastActivity + limit, limit: limit)
-        }
-    }
-
-    private func scheduleIdleTimer(_ task: HTTPClient.Task<TransportResponse>, at deadline: NIODeadline, limit: TimeAmount) {
-        idleTimer = task.eventLoop.assumeIsolated().scheduleTask(deadline: deadline) { [self] in
-            idleTimer = nil
-            guard !idleSuspended else { return }
-            let due = lastActivity + limit
-            if NIODeadline.now() < due {
-                scheduleIdleTimer(task, at: due, limit: limit)
-                return
-            }
-            let seconds = Double(limit.nanoseconds) / 1_000_000_000
-            let description =
-                if case .stream = destination {
-                    "The stream received nothing from the server for \(seconds) s, its idle timeout."
-                } else {
-                    "The download received nothing from the server for \(seconds) s, the session's timeoutIntervalForRequest."
-                }
-            task.fail(reason: URLError(.timedOut, userInfo: [NSLocalizedDescriptionKey: description]))
-        }
-    }
-
-    /// Stops the idle timer: reading is paused for the consumer, or the attempt has ended.
-    /// Called on the task's event loop.
-    func cancelIdleTimer() {
-        idleSuspended = true
-        if let timer = idleTimer {
-            timer.cancel()
-            idleTimer = nil
         }
     }
 }

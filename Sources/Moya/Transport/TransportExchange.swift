@@ -94,14 +94,14 @@ final class TransportExchange: HTTPClientResponseDelegate, @unchecked Sendable {
     /// Where the response body goes.
     let destination: Destination
     /// Whether the response is read only as fast as its destination takes it (a stream, a
-    /// download): such an attempt goes through ``Session/streamingClient``, which has no read
-    /// timeout, and ``idleTimeout`` does that work.
+    /// download): such an attempt goes through ``Session/streamingClient``, whose connections
+    /// are pooled apart from the session's other requests.
     var pacesReading: Bool {
         if case .memory = destination { return false }
         return true
     }
-    /// How long a stream or a download may wait for the network; `nil` for no limit, and for
-    /// a response kept in memory (AsyncHTTPClient's read timeout covers that).
+    /// How long an attempt may wait for the network once its request is sent
+    /// (`TransportExchange+IdleTimeout.swift`); `nil` for no limit.
     let idleTimeout: TimeAmount?
     /// When the whole exchange, every attempt included, must be done by.
     private let deadline: NIODeadline?
@@ -168,21 +168,20 @@ final class TransportExchange: HTTPClientResponseDelegate, @unchecked Sendable {
         self.progress = progress
         self.owner = owner
         self.deadline = session.deadline(for: request.urlRequest)
+        let requestIdleLimit = Self.idleLimit(session.configuration.timeoutIntervalForRequest)
         if let sink = request.stream {
             destination = .stream(sink)
-            let idleLimit = sink.idleTimeout ?? session.configuration.timeoutIntervalForRequest
-            idleTimeout = idleLimit > 0 && idleLimit.isFinite ? Session.timeAmount(idleLimit) : nil
+            idleTimeout = sink.idleTimeout.map { Self.idleLimit($0) } ?? requestIdleLimit
         } else if let sink = request.download {
             destination = .file(sink)
-            // A download is read only as fast as its file is written: the exchange's own idle
-            // timer, which does not run while the file holds the reader back, stands in for
-            // AsyncHTTPClient's read timeout (a busy thread pool is not a silent server).
-            let idleLimit = session.configuration.timeoutIntervalForRequest
-            idleTimeout = idleLimit > 0 && idleLimit.isFinite ? Session.timeAmount(idleLimit) : nil
+            // A download is read only as fast as its file is written: its idle timer does not
+            // run while the file holds the reader back (a busy thread pool is not a silent
+            // server).
+            idleTimeout = requestIdleLimit
             resume = sink.resume
         } else {
             destination = .memory
-            idleTimeout = nil
+            idleTimeout = requestIdleLimit
         }
         self.collector = ResponseCollector(limit: nil)
         self.attemptRequest = request.urlRequest
@@ -349,9 +348,6 @@ final class TransportExchange: HTTPClientResponseDelegate, @unchecked Sendable {
         isStreaming = false
         idleSuspended = false
         attemptEnded = false
-        // A stream is read only as fast as its consumer takes it, and a download as fast as
-        // its file is written: on a client without a read timeout (``Session/streamingClient``),
-        // which would otherwise fire while reading is paused; the idle timeout does that work.
         run(clientRequest, context: context, client: client)
     }
 

@@ -1,0 +1,71 @@
+import Foundation
+import MoyaTestServer
+import Testing
+
+@testable import Moya
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// `timeoutIntervalForRequest` for a response kept in memory: how long the request may wait for
+/// the network, once it has been sent, until the head and between body parts. The exchange's
+/// own idle timer does this (the session's clients have no read timeout).
+@Suite("Idle timeout of responses kept in memory")
+struct IdleTimeoutTests {
+    /// The `URLError` of a failure, if it is one.
+    func urlError(_ result: Result<Moya.Response, MoyaError>) -> URLError? {
+        guard case .underlying(let error as URLError, _)? = result.error else { return nil }
+        return error
+    }
+
+    @Test("A head and then silence fails at the limit, with the read-timeout error")
+    func headThenSilence() async throws {
+        let server = try await TestServer.start()
+        let session = Session(configuration: .init(timeoutIntervalForRequest: 0.5))
+        let provider = MoyaProvider<Remote>(session: session)
+        let start = Date()
+        let result = await send(provider, Remote(server.baseURL, "/headers-only-then-hang"))
+        let elapsed = Date().timeIntervalSince(start)
+        let error = try #require(urlError(result), "\(result)")
+        #expect(error.code == .timedOut)
+        #expect(error.localizedDescription.contains("waiting for the server's response"), "\(error)")
+        // The server would hang forever; the loose bound allows for a loaded sanitizer run.
+        #expect(elapsed < 150)
+        try await session.shutdown()
+        await server.shutdown()
+    }
+
+    @Test("A body that keeps arriving is not cut by the limit, however long it takes")
+    func steadyBodyIsNotCut() async throws {
+        let server = try await FaultServer.start()
+        // One byte every 100 ms, for 100 s: far longer than the 1 s limit, and never silent for
+        // that long. Only the resource limit ends it.
+        let session = Session(configuration: .init(timeoutIntervalForRequest: 1, timeoutIntervalForResource: 3))
+        let provider = MoyaProvider<Remote>(session: session)
+        let start = Date()
+        let result = await send(provider, Remote(server.baseURL, "/\(Fault.slowDrip.rawValue)"))
+        let elapsed = Date().timeIntervalSince(start)
+        let error = try #require(urlError(result), "\(result)")
+        #expect(error.code == .timedOut)
+        #expect(error.localizedDescription.contains("did not complete in the time it was given"), "\(error)")
+        #expect(elapsed >= 2.5)
+        try await session.shutdown()
+        await server.shutdown()
+    }
+
+    @Test("Requests quicker than the limit are unaffected, one after another on one connection")
+    func quickRequestsPass() async throws {
+        let server = try await TestServer.start()
+        let session = Session(configuration: .init(timeoutIntervalForRequest: 0.5))
+        let provider = MoyaProvider<Remote>(session: session)
+        // Each takes 200 ms: well inside the limit, and together well past it, so a timer left
+        // over from an earlier request would cut a later one.
+        for _ in 0..<5 {
+            let result = await send(provider, Remote(server.baseURL, "/delay/200"))
+            #expect(result.response?.statusCode == 200, "\(result)")
+        }
+        try await session.shutdown()
+        await server.shutdown()
+    }
+}
