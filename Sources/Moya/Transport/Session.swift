@@ -80,6 +80,9 @@ public final class Session: Sendable {
     /// The AsyncHTTPClient requests made for the URLs sent to recently, to copy for the next
     /// request to the same URL (see ``ClientRequestTemplates``).
     let requestTemplates = ClientRequestTemplates()
+    /// Holds back a burst of requests to a new origin until its first connection is up, when
+    /// AsyncHTTPClient must first learn the origin's HTTP version (see ``FirstConnectionGate``).
+    let firstConnectionGate: FirstConnectionGate?
     /// The client for streamed responses (``streamingClient``): none until the first stream,
     /// and none to be made once the session is shut down.
     private let streamingClientState = Protected(StreamingClientState.none)
@@ -141,6 +144,7 @@ public final class Session: Sendable {
             HTTP2SilentConnectionHandler.install(on: channel, silenceLimit: silenceLimit)
         }
         self.baseClientConfiguration = clientConfiguration
+        self.firstConnectionGate = configuration.httpVersion == .automatic ? FirstConnectionGate() : nil
         self.proxyEnvironment = configuration.proxyEnvironment ?? .process
         self.client = HTTPClient(
             eventLoopGroup: MultiThreadedEventLoopGroup.singleton,

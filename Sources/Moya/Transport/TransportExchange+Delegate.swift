@@ -10,6 +10,7 @@ import NIOHTTP1
 /// `TransportExchange+Download.swift` and `TransportExchange+Stream.swift`.
 extension TransportExchange {
     func didSendRequestHead(task: HTTPClient.Task<TransportResponse>, _ head: HTTPRequestHead) {
+        releaseOrigin()
         if responseLimit.didSendHead() {
             armResponseLimit(for: task)
         }

@@ -156,6 +156,9 @@ final class TransportExchange: HTTPClientResponseDelegate, @unchecked Sendable {
     /// Whether the attempt has ended: a file write or a consumer that catches up afterwards must
     /// not arm the idle timer again.
     var attemptEnded = false
+    /// The origin whose first connection this attempt opens, until its head is written or it
+    /// ends (``FirstConnectionGate``).
+    private var openingOrigin: FirstConnectionGate.Origin?
 
     /// - Parameters:
     ///   - session:  The transport.
@@ -371,6 +374,22 @@ final class TransportExchange: HTTPClientResponseDelegate, @unchecked Sendable {
     /// once a download's partial file is gone (``discardFile(on:)``), so that nothing is left
     /// behind when the completion runs.
     private func run(_ clientRequest: HTTPClient.Request, context: AttemptContext, client: HTTPClient) {
+        // A request to an origin whose first connection is still opening waits for it (see
+        // ``FirstConnectionGate``). Bridged and forwarded requests go to a local socket.
+        if let gate = session.firstConnectionGate, context.socketPath == nil {
+            let origin = FirstConnectionGate.Origin(client: client, request: clientRequest)
+            let admission = gate.admit(origin, loop: session.soloEventLoop) {
+                { [self] in runAfterGate(clientRequest, context: context, client: client) }
+            }
+            switch admission {
+            case .proceed:
+                break
+            case .opens:
+                openingOrigin = origin
+            case .waits:
+                return
+            }
+        }
         // A request alone in flight, made off the event loops, moves to the session's own loop
         // before AsyncHTTPClient sees it: there AsyncHTTPClient registers its callbacks, finds the
         // pooled connection and writes the request without a hand-over to the loop for each (one
@@ -382,9 +401,26 @@ final class TransportExchange: HTTPClientResponseDelegate, @unchecked Sendable {
         }
     }
 
+    /// Sends an attempt that waited for its origin's first connection: on the group's next
+    /// event loop in turn, so that the connections the pool opens for the waiting requests are
+    /// spread over the loops.
+    private func runAfterGate(_ clientRequest: HTTPClient.Request, context: AttemptContext, client: HTTPClient) {
+        let loop = client.eventLoopGroup.next()
+        loop.execute { self.execute(clientRequest, context: context, client: client, preference: .delegate(on: loop)) }
+    }
+
+    /// The attempt opened its origin's first connection, or ended without: the requests that
+    /// wait for it go (``FirstConnectionGate/opened(_:)``). Called on the attempt's event loop.
+    func releaseOrigin() {
+        guard let origin = openingOrigin else { return }
+        openingOrigin = nil
+        session.firstConnectionGate?.opened(origin)
+    }
+
     /// Executes the attempt on `client`, asking for the event loop `preference` names.
     private func execute(_ clientRequest: HTTPClient.Request, context: AttemptContext, client: HTTPClient, preference: HTTPClient.EventLoopPreference) {
         guard owner.transportWillStart() else {
+            releaseOrigin()
             context.streamer?.stop()
             finish(.failure(HTTPClientError.cancelled))
             return
@@ -397,6 +433,7 @@ final class TransportExchange: HTTPClientResponseDelegate, @unchecked Sendable {
         task.futureResult.whenComplete { [self] result in
             // Whatever happened, the attempt is over: stop its timers (on its loop, where they
             // run) and close what its upload reads.
+            releaseOrigin()
             responseLimit.cancel()
             attemptEnded = true
             cancelIdleTimer()
