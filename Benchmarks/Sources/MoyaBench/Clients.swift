@@ -80,8 +80,9 @@ final class RawAHCClient: AwaitingBenchClient {
     init(base: URL, connections: Int, traced: Bool = true, trustRoots: [NIOSSLCertificate]? = nil) {
         self.base = base
         self.name = traced ? "AsyncHTTPClient (raw)" : "AsyncHTTPClient (no tracer)"
-        // What a default Moya session asks of its client: the same timeouts (the read timeout
-        // makes AsyncHTTPClient arm an idle timer for every request), pool and decompression.
+        // The guarantees of a default Moya session: the same timeouts, pool and decompression.
+        // The 60 s read timeout makes AsyncHTTPClient move a timer at every part it reads; a
+        // session keeps the same limit with one timer of its own per request.
         let moya = Session.Configuration.default
         var configuration = HTTPClient.Configuration()
         configuration.timeout = .init(

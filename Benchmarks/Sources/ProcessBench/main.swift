@@ -157,7 +157,8 @@ case "ahc":
 case "ahc-like-moya", "ahc-like-moya-one-loop":
     var configuration = HTTPClient.Configuration(
         redirectConfiguration: .disallow,
-        timeout: .init(connect: .seconds(10), read: .seconds(60)),
+        // No read timeout: a session's client has none (each request has its own idle timer).
+        timeout: .init(connect: .seconds(10)),
         connectionPool: .init(idleTimeout: .seconds(60), concurrentHTTP1ConnectionsPerHostSoftLimit: 8),
         decompression: .enabled(limit: .ratio(100))
     )
