@@ -13,26 +13,38 @@ import FoundationNetworking
 /// own idle timer does this (the session's clients have no read timeout).
 @Suite("Idle timeout of responses kept in memory")
 struct IdleTimeoutTests {
-    /// The `URLError` of a failure, if it is one.
-    func urlError(_ result: Result<Moya.Response, MoyaError>) -> URLError? {
-        guard case .underlying(let error as URLError, _)? = result.error else { return nil }
-        return error
+    /// Sends `path` on `base` through a new session with `configuration`, and returns the
+    /// timeout it failed with, and how long that took. Records an issue when it did not fail with
+    /// `URLError(.timedOut)`.
+    func timeout(
+        of path: String, on base: URL, configuration: Session.Configuration, sourceLocation: SourceLocation = #_sourceLocation
+    ) async throws -> (error: URLError, elapsed: TimeInterval) {
+        let session = Session(configuration: configuration)
+        let provider = MoyaProvider<Remote>(session: session)
+        let start = Date()
+        let result = await send(provider, Remote(base, path))
+        let elapsed = Date().timeIntervalSince(start)
+        try await session.shutdown()
+        guard case .underlying(let error as URLError, _)? = result.error else {
+            throw TimeoutMissing(result: "\(result)")
+        }
+        #expect(error.code == .timedOut, sourceLocation: sourceLocation)
+        return (error, elapsed)
+    }
+
+    /// The request did not fail with a `URLError`.
+    struct TimeoutMissing: Error {
+        let result: String
     }
 
     @Test("A head and then silence fails at the limit, with the read-timeout error")
     func headThenSilence() async throws {
         let server = try await TestServer.start()
-        let session = Session(configuration: .init(timeoutIntervalForRequest: 0.5))
-        let provider = MoyaProvider<Remote>(session: session)
-        let start = Date()
-        let result = await send(provider, Remote(server.baseURL, "/headers-only-then-hang"))
-        let elapsed = Date().timeIntervalSince(start)
-        let error = try #require(urlError(result), "\(result)")
-        #expect(error.code == .timedOut)
+        let (error, elapsed) = try await timeout(
+            of: "/headers-only-then-hang", on: server.baseURL, configuration: .init(timeoutIntervalForRequest: 0.5))
         #expect(error.localizedDescription.contains("waiting for the server's response"), "\(error)")
         // The server would hang forever; the loose bound allows for a loaded sanitizer run.
         #expect(elapsed < 150)
-        try await session.shutdown()
         await server.shutdown()
     }
 
@@ -41,16 +53,11 @@ struct IdleTimeoutTests {
         let server = try await FaultServer.start()
         // One byte every 100 ms, for 100 s: far longer than the 1 s limit, and never silent for
         // that long. Only the resource limit ends it.
-        let session = Session(configuration: .init(timeoutIntervalForRequest: 1, timeoutIntervalForResource: 3))
-        let provider = MoyaProvider<Remote>(session: session)
-        let start = Date()
-        let result = await send(provider, Remote(server.baseURL, "/\(Fault.slowDrip.rawValue)"))
-        let elapsed = Date().timeIntervalSince(start)
-        let error = try #require(urlError(result), "\(result)")
-        #expect(error.code == .timedOut)
+        let (error, elapsed) = try await timeout(
+            of: "/\(Fault.slowDrip.rawValue)", on: server.baseURL,
+            configuration: .init(timeoutIntervalForRequest: 1, timeoutIntervalForResource: 3))
         #expect(error.localizedDescription.contains("did not complete in the time it was given"), "\(error)")
         #expect(elapsed >= 2.5)
-        try await session.shutdown()
         await server.shutdown()
     }
 
