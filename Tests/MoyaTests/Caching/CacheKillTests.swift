@@ -51,17 +51,12 @@ struct CacheKillTests {
         let writer = try Self.writer()
         var generator = SplitMix64(seed: 0x4B11_1ED5)
         for _ in 0..<5 {
-            let process = Process()
-            process.executableURL = writer
-            process.arguments = [directory.path, server.baseURL.absoluteString]
-            let exited = Signal()
-            process.terminationHandler = { _ in exited.fire() }
-            try process.run()
+            let process = try ChildProcess(executable: writer.path, arguments: [directory.path, server.baseURL.absoluteString])
             // Until the writer has stored something (its start-up takes longer under the
             // sanitizers), then a little more, then until it is writing a file, so that the kill
             // lands in the middle of a write.
             let stored = await eventually { Self.files(in: directory).entries > 0 || !process.isRunning }
-            #expect(stored && process.isRunning, "the writer stored nothing (exit status \(process.isRunning ? 0 : process.terminationStatus))")
+            #expect(stored && process.isRunning, "the writer stored nothing (\(process.termination.map(String.init(describing:)) ?? "still running"))")
             // The behaviour under test: a kill at a random moment of the writer's work.
             try await _Concurrency.Task.sleep(for: .milliseconds(Int(generator.next() % 200)))
             // Aims the kill at a write: polled every millisecond (not with `eventually`, every
@@ -70,9 +65,9 @@ struct CacheKillTests {
             while Self.files(in: directory).temporary == 0, ContinuousClock.now < writing, process.isRunning {
                 try await _Concurrency.Task.sleep(for: .milliseconds(1))
             }
-            kill(process.processIdentifier, SIGKILL)
-            try #require(await exited.wait(), "the killed writer did not exit")
-            #expect(process.terminationReason == .uncaughtSignal)
+            process.kill(SIGKILL)
+            let termination = try #require(await process.waitUntilExit(), "the killed writer did not exit")
+            #expect(termination == .signalled(SIGKILL))
         }
 
         let leftOver = Self.files(in: directory).temporary

@@ -94,12 +94,10 @@ enum Netem {
     /// Runs the script with `arguments`.
     static func run(_ arguments: [String]) throws {
         let script = try #require(script, "MOYA_NETEM_SCRIPT is not set")
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/bin/bash")
-        process.arguments = [script] + arguments
-        try process.run()
-        process.waitUntilExit()
-        try #require(process.terminationStatus == 0, "netem.sh \(arguments.joined(separator: " ")) failed")
+        // What the script prints goes to the test log, as its failures should.
+        let process = try ChildProcess(executable: "/bin/bash", arguments: [script] + arguments, standardOutput: 1, standardError: 2)
+        let termination = process.waitUntilExitBlocking()
+        try #require(termination == .exited(0), "netem.sh \(arguments.joined(separator: " ")) failed (\(termination))")
     }
 
     /// Once per run, before the first test: the state `start` leaves, whatever a run that was

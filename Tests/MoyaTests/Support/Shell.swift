@@ -14,34 +14,14 @@ func shellArguments(ofCURL command: String) async throws -> [String] {
 
 /// Runs `script` with `/bin/sh -c` and returns its standard output.
 func runShell(_ script: String, environment: [String: String]? = nil) async throws -> Data {
-    try await withCheckedThrowingContinuation { continuation in
-        // Reading the output and waiting for the process block: on a Dispatch thread, not on
-        // one of the cooperative pool's.
-        DispatchQueue.global().async {
-            continuation.resume(with: Result { try runShellBlocking(script, environment: environment) })
-        }
-    }
-}
-
-/// ``runShell(_:environment:)``'s work, blocking the calling thread until the shell exits.
-private func runShellBlocking(_ script: String, environment: [String: String]?) throws -> Data {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: "/bin/sh")
-    process.arguments = ["-c", script]
-    if let environment { process.environment = environment }
-    let stdout = Pipe()
-    process.standardOutput = stdout
-    process.standardError = FileHandle.nullDevice
-    try process.run()
-    let data = stdout.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
-    guard process.terminationStatus == 0 else { throw ShellError.failed(process.terminationStatus) }
-    return data
+    let (termination, output) = try await ChildProcess.run(executable: "/bin/sh", arguments: ["-c", script], environment: environment)
+    guard termination == .exited(0) else { throw ShellError.failed(termination) }
+    return output
 }
 
 enum ShellError: Error {
     case notACURLCommand(String)
-    case failed(Int32)
+    case failed(ChildProcess.Termination)
 }
 
 /// Whether an executable called `name` is in a directory of the `PATH`.
