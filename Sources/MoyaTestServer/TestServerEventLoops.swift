@@ -12,26 +12,23 @@ import NIOPosix
 /// accepted connections too late. Eight loops keep one busy route from stalling the rest.
 /// Making a `MultiThreadedEventLoopGroup` waits until its threads run, so it is made on a
 /// Dispatch thread, once, and never shut down (like `MultiThreadedEventLoopGroup.singleton`).
+///
+/// One task makes it, so the hundreds of tests that start a server in the first moment of a
+/// parallel run all wait for the same group. (Each used to make its own and give it back if
+/// another had been stored first: thousands of threads and over ten thousand descriptors at
+/// once, for a moment.)
 enum TestServerEventLoops {
-    private static let group = LockedValue<MultiThreadedEventLoopGroup?>(nil)
-
-    /// The shared group, made on first use.
-    static func shared() async -> MultiThreadedEventLoopGroup {
-        if let existing = self.group.withLock({ $0 }) {
-            return existing
-        }
-        let made = await withCheckedContinuation { continuation in
+    /// Runs once, on first use (a `static let` is initialised once, whichever thread asks).
+    private static let making = Task<MultiThreadedEventLoopGroup, Never> {
+        await withCheckedContinuation { continuation in
             DispatchQueue.global().async {
                 continuation.resume(returning: MultiThreadedEventLoopGroup(numberOfThreads: 8))
             }
         }
-        let (group, spare) = self.group.withLock { stored -> (MultiThreadedEventLoopGroup, MultiThreadedEventLoopGroup?) in
-            if let stored { return (stored, made) }
-            stored = made
-            return (made, nil)
-        }
-        // Two first uses at once: the one that came second gives its group back.
-        spare?.shutdownGracefully { _ in }
-        return group
+    }
+
+    /// The shared group, made on first use.
+    static func shared() async -> MultiThreadedEventLoopGroup {
+        await making.value
     }
 }
