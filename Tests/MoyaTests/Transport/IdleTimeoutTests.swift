@@ -64,12 +64,14 @@ struct IdleTimeoutTests {
     @Test("Requests quicker than the limit are unaffected, one after another on one connection")
     func quickRequestsPass() async throws {
         let server = try await TestServer.start()
-        let session = Session(configuration: .init(timeoutIntervalForRequest: 0.5))
+        let session = Session(configuration: .init(timeoutIntervalForRequest: 2))
         let provider = MoyaProvider<Remote>(session: session)
-        // Each takes 200 ms: well inside the limit, and together well past it, so a timer left
-        // over from an earlier request would cut a later one.
-        for _ in 0..<5 {
-            let result = await send(provider, Remote(server.baseURL, "/delay/200"))
+        // Each takes 800 ms: inside the limit with 1.2 s to spare (the whole suite runs in
+        // parallel, under the sanitizers too, and a loop can stall for a few hundred
+        // milliseconds), and together well past it, so a timer left over from an earlier request
+        // would cut a later one.
+        for _ in 0..<4 {
+            let result = await send(provider, Remote(server.baseURL, "/delay/800"))
             #expect(result.response?.statusCode == 200, "\(result)")
         }
         try await session.shutdown()
