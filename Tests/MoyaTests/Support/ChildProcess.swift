@@ -134,26 +134,18 @@ final class ChildProcess: @unchecked Sendable {
     static func run(executable: String, arguments: [String] = [], environment: [String: String]? = nil) async throws -> (
         termination: Termination, output: Data
     ) {
-        var ends: [Int32] = [0, 0]
-        guard pipe(&ends) == 0 else { throw SpawnError(call: "pipe", code: errno) }
+        let pipe = Pipe()
+        let writeEnd = pipe.fileHandleForWriting.fileDescriptor
         // Not inherited by children other tests start meanwhile.
-        _ = fcntl(ends[0], F_SETFD, FD_CLOEXEC)
-        _ = fcntl(ends[1], F_SETFD, FD_CLOEXEC)
-        let child: ChildProcess
-        do {
-            child = try ChildProcess(executable: executable, arguments: arguments, environment: environment, standardOutput: ends[1])
-        } catch {
-            close(ends[0])
-            close(ends[1])
-            throw error
-        }
-        close(ends[1])
-        let readEnd = ends[0]
+        _ = fcntl(pipe.fileHandleForReading.fileDescriptor, F_SETFD, FD_CLOEXEC)
+        _ = fcntl(writeEnd, F_SETFD, FD_CLOEXEC)
+        let child = try ChildProcess(executable: executable, arguments: arguments, environment: environment, standardOutput: writeEnd)
+        // The child has its copy: the end comes when it closes that one.
+        try pipe.fileHandleForWriting.close()
         // Reading blocks: on a Dispatch thread, not one of the cooperative pool's.
         let output = await withCheckedContinuation { continuation in
             DispatchQueue.global().async {
-                continuation.resume(returning: readToEnd(readEnd))
-                close(readEnd)
+                continuation.resume(returning: pipe.fileHandleForReading.readDataToEndOfFile())
             }
         }
         guard let termination = await child.waitUntilExit() else {
@@ -161,20 +153,6 @@ final class ChildProcess: @unchecked Sendable {
             throw SpawnError(call: "waiting for \(executable)", code: ETIMEDOUT)
         }
         return (termination, output)
-    }
-
-    /// Reads `descriptor` until its end.
-    private static func readToEnd(_ descriptor: Int32) -> Data {
-        var data = Data()
-        var buffer = [UInt8](repeating: 0, count: 65536)
-        while true {
-            let count = buffer.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
-            if count > 0 {
-                data.append(contentsOf: buffer[0..<count])
-            } else if count == 0 || errno != EINTR {
-                return data
-            }
-        }
     }
 
     /// Blocks until `pid` ends and reaps it.
