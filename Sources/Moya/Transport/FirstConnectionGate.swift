@@ -37,18 +37,6 @@ final class FirstConnectionGate: Sendable {
         let scheme: String
         let host: String
         let port: Int
-
-        init(client: ObjectIdentifier, scheme: String, host: String, port: Int) {
-            self.client = client
-            self.scheme = scheme
-            self.host = host
-            self.port = port
-        }
-
-        /// The pool `client` sends `request` through.
-        init(client: HTTPClient, request: HTTPClient.Request) {
-            self.init(client: ObjectIdentifier(client), scheme: request.scheme, host: request.host, port: request.port)
-        }
     }
 
     /// What a request to an origin does.
@@ -122,5 +110,12 @@ final class FirstConnectionGate: Sendable {
         for waiter in waiters {
             waiter()
         }
+    }
+}
+
+extension FirstConnectionGate.Origin {
+    /// The pool `client` sends `request` through.
+    init(client: HTTPClient, request: HTTPClient.Request) {
+        self.init(client: ObjectIdentifier(client), scheme: request.scheme, host: request.host, port: request.port)
     }
 }
