@@ -12,25 +12,29 @@ import NIOCore
 ///   off while reading is paused for a slow consumer or for the file.
 ///
 /// AsyncHTTPClient's read timeout cancels its timer and schedules a new one for every part it
-/// reads: three of each for a small response. Here there is one timer per attempt. Each part
-/// only reads the clock, and a timer that fires early (there was activity since) is scheduled
-/// again for the rest of the time. All of it runs on the attempt's event loop.
-extension TransportExchange {
+/// reads: three of each for a small response. Here no attempt has a timer of its own: the
+/// ``IdleClock`` of the attempt's event loop watches it, with one timer for all the attempts on
+/// that loop. Each part only reads the clock. All of it runs on the attempt's event loop.
+extension TransportExchange: IdleWatched {
     /// `interval` as an idle limit: `nil` (no limit) when it is not positive or not finite.
     static func idleLimit(_ interval: TimeInterval) -> TimeAmount? {
         interval > 0 && interval.isFinite ? Session.timeAmount(interval) : nil
     }
 
     /// Records that the network was heard from (or that waiting for it starts): the idle timer
-    /// runs from now, and is scheduled when none is. Does nothing without an ``idleTimeout``, or
-    /// once the attempt has ended. Called on the task's event loop.
+    /// runs from now, and the loop's ``IdleClock`` watches the attempt if it did not already.
+    /// Does nothing without an ``idleTimeout``, or once the attempt has ended. Called on the
+    /// task's event loop.
     func armIdleTimer(_ task: HTTPClient.Task<TransportResponse>) {
-        guard let limit = idleTimeout, !attemptEnded else { return }
+        guard idleTimeout != nil, !attemptEnded else { return }
         lastActivity = .now()
         idleSuspended = false
-        if idleTimer == nil {
-            scheduleIdleTimer(task, at: lastActivity + limit, limit: limit)
-        }
+        guard idleTask == nil else { return }
+        idleTask = task
+        // The attempt's loop: a redirect's attempt may run on another loop than the first.
+        let clock = IdleClock.on(task.eventLoop)
+        idleClock = clock
+        clock.watch(self)
     }
 
     /// Records that a part of a response kept in memory arrived. The timer, if running, counts
@@ -38,21 +42,21 @@ extension TransportExchange {
     /// such as a `413` to an upload still under way, does not start it. Called on the task's
     /// event loop, for every part.
     func heardFromServer() {
-        guard idleTimer != nil else { return }
+        guard idleTask != nil else { return }
         lastActivity = .now()
     }
 
-    private func scheduleIdleTimer(_ task: HTTPClient.Task<TransportResponse>, at deadline: NIODeadline, limit: TimeAmount) {
-        idleTimer = task.eventLoop.assumeIsolated().scheduleTask(deadline: deadline) { [self] in
-            idleTimer = nil
-            guard !idleSuspended else { return }
-            let due = lastActivity + limit
-            if NIODeadline.now() < due {
-                scheduleIdleTimer(task, at: due, limit: limit)
-                return
-            }
-            task.fail(reason: idleTimeoutError(limit: limit))
-        }
+    /// When the attempt times out if the server stays silent: ``IdleWatched`` for the clock.
+    var idleDue: NIODeadline? {
+        guard let limit = idleTimeout, idleTask != nil, !idleSuspended else { return nil }
+        return lastActivity + limit
+    }
+
+    /// The server was silent for the whole idle timeout: the attempt fails.
+    func idleExpired() {
+        guard let task = idleTask, let limit = idleTimeout else { return }
+        idleTask = nil
+        task.fail(reason: idleTimeoutError(limit: limit))
     }
 
     /// What an attempt that waited `limit` for the network fails with.
@@ -74,9 +78,8 @@ extension TransportExchange {
     /// Called on the task's event loop.
     func cancelIdleTimer() {
         idleSuspended = true
-        if let timer = idleTimer {
-            timer.cancel()
-            idleTimer = nil
-        }
+        guard idleTask != nil else { return }
+        idleTask = nil
+        idleClock?.unwatch(self)
     }
 }

@@ -147,8 +147,10 @@ final class TransportExchange: HTTPClientResponseDelegate, @unchecked Sendable {
     var file: DownloadFile?
     /// Whether the body streams to the consumer (``Destination/stream(_:)``).
     var isStreaming = false
-    /// A stream's idle timer, when scheduled.
-    var idleTimer: Scheduled<Void>?
+    /// The attempt's task while the ``IdleClock`` watches it (see ``armIdleTimer(_:)``).
+    var idleTask: HTTPClient.Task<TransportResponse>?
+    /// The clock of the event loop of the attempt ``idleTask`` belongs to.
+    var idleClock: IdleClock?
     /// When the network was last heard from (or waiting for it began).
     var lastActivity = NIODeadline.uptimeNanoseconds(0)
     /// Whether the idle timeout is off for now (reading is paused for the consumer).

@@ -77,4 +77,39 @@ struct IdleTimeoutTests {
         try await session.shutdown()
         await server.shutdown()
     }
+
+    @Test("Silent and quick requests in flight together on the loops' shared clocks: each silent one times out, the quick ones complete")
+    func silentAndQuickTogether() async throws {
+        let server = try await TestServer.start()
+        let session = Session(configuration: .init(timeoutIntervalForRequest: 1))
+        let provider = MoyaProvider<Remote>(session: session)
+        let results = await withTaskGroup(of: (silent: Bool, result: UncheckedResult).self) { group in
+            for index in 0..<12 {
+                let silent = index.isMultiple(of: 2)
+                group.addTask {
+                    let path = silent ? "/headers-only-then-hang" : "/delay/200"
+                    return (silent, UncheckedResult(await send(provider, Remote(server.baseURL, path))))
+                }
+            }
+            var results: [(silent: Bool, result: UncheckedResult)] = []
+            for await result in group {
+                results.append(result)
+            }
+            return results
+        }
+        #expect(results.count == 12)
+        for (silent, box) in results {
+            if silent {
+                guard case .underlying(let error as URLError, _)? = box.result.error else {
+                    Issue.record("A silent request did not time out: \(box.result)")
+                    continue
+                }
+                #expect(error.code == .timedOut)
+            } else {
+                #expect(box.result.response?.statusCode == 200, "\(box.result)")
+            }
+        }
+        try await session.shutdown()
+        await server.shutdown()
+    }
 }

@@ -1,0 +1,191 @@
+import Foundation
+import NIOCore
+import NIOPosix
+import Testing
+
+@testable import Moya
+
+/// The event loop's one timer for the idle timeouts of all its attempts. These tests drive a
+/// clock of their own on a real loop with stand-in attempts; `IdleTimeoutTests` covers the
+/// timeouts of real requests.
+@Suite("IdleClock: one timer per event loop for the idle timeouts")
+struct IdleClockTests {
+    let loop = MultiThreadedEventLoopGroup.singleton.next()
+
+    /// An attempt as the clock sees it. Touched only on the clock's loop.
+    final class Attempt: IdleWatched, @unchecked Sendable {
+        // Sendable: every read and write happens on the clock's loop (the tests hop there).
+        var due: NIODeadline?
+        var expiries: [NIODeadline] = []
+        var onExpiry: (() -> Void)?
+
+        init(due: NIODeadline?) {
+            self.due = due
+        }
+
+        var idleDue: NIODeadline? { due }
+
+        func idleExpired() {
+            expiries.append(.now())
+            onExpiry?()
+        }
+    }
+
+    /// Runs `body` on the loop and returns its result.
+    func onLoop<T: Sendable>(_ body: @escaping @Sendable () -> T) async throws -> T {
+        try await loop.submit(body).get()
+    }
+
+    /// Waits, checking on the loop every 10 ms, until `condition` holds; records an issue
+    /// after 10 seconds.
+    func waitUntil(
+        _ what: Comment, sourceLocation: SourceLocation = #_sourceLocation, _ condition: @escaping @Sendable () -> Bool
+    ) async throws {
+        let giveUp = Date().addingTimeInterval(10)
+        while try await !onLoop(condition) {
+            guard Date() < giveUp else {
+                Issue.record("Timed out waiting: \(what)", sourceLocation: sourceLocation)
+                return
+            }
+            try await _Concurrency.Task.sleep(for: .milliseconds(10))
+        }
+    }
+
+    @Test("One timer for many attempts: a later limit schedules nothing, an earlier one moves the timer forward")
+    func oneTimer() async throws {
+        let clock = IdleClock(loop: loop)
+        try await onLoop {
+            let now = NIODeadline.now()
+            let first = Attempt(due: now + .seconds(100))
+            let later = Attempt(due: now + .seconds(200))
+            let earlier = Attempt(due: now + .seconds(50))
+            clock.watch(first)
+            #expect(clock.checkDue == first.due)
+            clock.watch(later)
+            #expect(clock.checkDue == first.due)
+            clock.watch(earlier)
+            #expect(clock.checkDue == earlier.due)
+            #expect(clock.watchedCount == 3)
+            // Watching again changes nothing.
+            clock.watch(first)
+            #expect(clock.watchedCount == 3)
+            for attempt in [first, later, earlier] {
+                clock.unwatch(attempt)
+            }
+            #expect(clock.watchedCount == 0)
+            // The timer stays until it fires.
+            #expect(clock.checkDue == earlier.due)
+        }
+    }
+
+    @Test("An attempt expires once, not before its due time, and then nothing is left to time")
+    func expiresOnce() async throws {
+        let clock = IdleClock(loop: loop)
+        let attempt = try await onLoop {
+            let attempt = Attempt(due: .now() + .milliseconds(100))
+            clock.watch(attempt)
+            return attempt
+        }
+        try await waitUntil("the attempt expires") { !attempt.expiries.isEmpty }
+        try await onLoop {
+            #expect(attempt.expiries.count == 1)
+            #expect(attempt.expiries.allSatisfy { $0 >= attempt.due! })
+            #expect(clock.watchedCount == 0)
+            #expect(clock.checkDue == nil)
+        }
+    }
+
+    @Test("An attempt heard from after it was watched expires at its new due time, not the first")
+    func movedDueTime() async throws {
+        let clock = IdleClock(loop: loop)
+        let attempt = try await onLoop {
+            let now = NIODeadline.now()
+            let attempt = Attempt(due: now + .milliseconds(50))
+            clock.watch(attempt)
+            // Activity moves the due time without telling the clock, as an exchange does.
+            attempt.due = now + .milliseconds(400)
+            return attempt
+        }
+        try await waitUntil("the attempt expires") { !attempt.expiries.isEmpty }
+        try await onLoop {
+            #expect(attempt.expiries.count == 1)
+            #expect(attempt.expiries[0] >= attempt.due!)
+            #expect(clock.checkDue == nil)
+        }
+    }
+
+    @Test("An attempt no longer watched never expires; the timer fires once and is not scheduled again")
+    func unwatchedNeverExpires() async throws {
+        let clock = IdleClock(loop: loop)
+        let attempt = try await onLoop {
+            let attempt = Attempt(due: .now() + .milliseconds(50))
+            clock.watch(attempt)
+            clock.unwatch(attempt)
+            return attempt
+        }
+        try await waitUntil("the timer has fired") { clock.checkDue == nil }
+        try await onLoop {
+            #expect(attempt.expiries.isEmpty)
+            #expect(clock.watchedCount == 0)
+        }
+    }
+
+    @Test("An attempt that stopped waiting (reading paused) is let go when the timer fires, not failed")
+    func pausedAttemptIsDropped() async throws {
+        let clock = IdleClock(loop: loop)
+        let (paused, waiting) = try await onLoop {
+            let now = NIODeadline.now()
+            let paused = Attempt(due: now + .milliseconds(50))
+            let waiting = Attempt(due: now + .seconds(100))
+            clock.watch(paused)
+            clock.watch(waiting)
+            paused.due = nil
+            return (paused, waiting)
+        }
+        try await waitUntil("the paused attempt is let go") { clock.watchedCount == 1 }
+        try await onLoop {
+            #expect(paused.expiries.isEmpty)
+            #expect(waiting.expiries.isEmpty)
+            // The timer now waits for the one attempt left.
+            #expect(clock.checkDue == waiting.due)
+            clock.unwatch(waiting)
+        }
+    }
+
+    @Test("Attempts expire in their own time, and one that expires may start another wait from its callback")
+    func expiriesInTurnAndReentry() async throws {
+        let clock = IdleClock(loop: loop)
+        let (first, second, next) = try await onLoop {
+            let now = NIODeadline.now()
+            let first = Attempt(due: now + .milliseconds(30))
+            let second = Attempt(due: now + .milliseconds(120))
+            let next = Attempt(due: nil)
+            first.onExpiry = {
+                next.due = .now() + .milliseconds(30)
+                clock.watch(next)
+            }
+            clock.watch(second)
+            clock.watch(first)
+            return (first, second, next)
+        }
+        try await waitUntil("all three expire") { !first.expiries.isEmpty && !second.expiries.isEmpty && !next.expiries.isEmpty }
+        try await onLoop {
+            for attempt in [first, second, next] {
+                #expect(attempt.expiries.count == 1)
+                #expect(attempt.expiries[0] >= attempt.due!)
+            }
+            #expect(clock.watchedCount == 0)
+        }
+    }
+
+    @Test("Each loop of NIO's singleton group has one shared clock; a loop of another group gets a clock of its own")
+    func sharedClocks() async throws {
+        #expect(IdleClock.on(loop) === IdleClock.on(loop))
+        #expect(IdleClock.on(loop).loop === loop)
+        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        let other = group.next()
+        #expect(IdleClock.on(other) !== IdleClock.on(other))
+        #expect(IdleClock.on(other).loop === other)
+        try await group.shutdownGracefully()
+    }
+}
