@@ -14,8 +14,8 @@ protocol IdleWatched: AnyObject {
 /// Keeps time for the idle timeouts of all the attempts on one event loop with a single timer.
 ///
 /// A timer of its own for each attempt costs a scheduled task on the loop for every request, and
-/// cancelling it when the response comes in: measured, about 4 % of the requests per second of a
-/// client that sends one request at a time. Here an attempt that starts waiting is added to the
+/// cancelling it when the response comes in: a client that sends one request at a time sent
+/// about 4 % more requests per second with no idle timer at all. Here an attempt that starts waiting is added to the
 /// loop's clock (a dictionary insert) and removed when it ends. The clock's one timer is due at
 /// the earliest time an attempt it watches may time out; an attempt whose limit ends later than
 /// that adds nothing to schedule. When the timer fires, it fails the attempts whose time is up
