@@ -78,38 +78,49 @@ struct IdleTimeoutTests {
         await server.shutdown()
     }
 
-    @Test("Silent and quick requests in flight together on the loops' shared clocks: each silent one times out, the quick ones complete")
-    func silentAndQuickTogether() async throws {
+    @Test("Requests with different limits in flight together on the loops' shared clocks: each times out at its own limit, never before")
+    func differentLimitsTogether() async throws {
         let server = try await TestServer.start()
-        let session = Session(configuration: .init(timeoutIntervalForRequest: 1))
-        let provider = MoyaProvider<Remote>(session: session)
-        let results = await withTaskGroup(of: (silent: Bool, result: UncheckedResult).self) { group in
-            for index in 0..<12 {
+        // Two sessions share the event loops' clocks. Enough connections that no request waits
+        // for one (waiting in the pool counts against the limit too).
+        let silentSession = Session(configuration: .init(timeoutIntervalForRequest: 0.5, maximumConnectionsPerHost: 16))
+        let quickSession = Session(configuration: .init(timeoutIntervalForRequest: 10, maximumConnectionsPerHost: 16))
+        let silentProvider = MoyaProvider<Remote>(session: silentSession)
+        let quickProvider = MoyaProvider<Remote>(session: quickSession)
+        let results = await withTaskGroup(of: (silent: Bool, result: UncheckedResult, elapsed: TimeInterval).self) { group in
+            for index in 0..<16 {
                 let silent = index.isMultiple(of: 2)
                 group.addTask {
-                    let path = silent ? "/headers-only-then-hang" : "/delay/200"
-                    return (silent, UncheckedResult(await send(provider, Remote(server.baseURL, path))))
+                    let start = Date()
+                    let result =
+                        silent
+                        ? await send(silentProvider, Remote(server.baseURL, "/headers-only-then-hang"))
+                        : await send(quickProvider, Remote(server.baseURL, "/delay/300"))
+                    return (silent, UncheckedResult(result), Date().timeIntervalSince(start))
                 }
             }
-            var results: [(silent: Bool, result: UncheckedResult)] = []
+            var results: [(silent: Bool, result: UncheckedResult, elapsed: TimeInterval)] = []
             for await result in group {
                 results.append(result)
             }
             return results
         }
-        #expect(results.count == 12)
-        for (silent, box) in results {
+        #expect(results.count == 16)
+        for (silent, box, elapsed) in results {
             if silent {
                 guard case .underlying(let error as URLError, _)? = box.result.error else {
                     Issue.record("A silent request did not time out: \(box.result)")
                     continue
                 }
                 #expect(error.code == .timedOut)
+                #expect(elapsed >= 0.5, "timed out after \(elapsed) s, before its limit")
             } else {
+                // The silent requests' timer fires while these wait: it must not cut them.
                 #expect(box.result.response?.statusCode == 200, "\(box.result)")
             }
         }
-        try await session.shutdown()
+        try await silentSession.shutdown()
+        try await quickSession.shutdown()
         await server.shutdown()
     }
 }
