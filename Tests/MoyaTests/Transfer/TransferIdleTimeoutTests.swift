@@ -58,12 +58,16 @@ struct TransferIdleTimeoutTests {
         let content = Self.body(400_000)
         let mock = try await MockServer.start()
         mock.route("GET", "/file", response: MockResponse(status: 200, headers: [("ETag", "\"a\"")], body: content))
-        let (provider, session) = provider(timeout: 0.5)
+        let (provider, session) = provider(timeout: 1)
         let target = FileTarget(baseURL: mock.baseURL, destination: folder.appendingPathComponent("file.bin"))
+        // A first download opens the connection, so that the timed one's request goes at once:
+        // on a loaded machine (a sanitizer run) opening it can take longer than the timeout,
+        // which a request's wait for its response counts from its start.
+        _ = try await provider.request(target)
 
         // The download's file is created only after three request timeouts have gone by, while
         // the server has sent everything.
-        await Self.occupyThreadPool(for: 1.5)
+        await Self.occupyThreadPool(for: 3)
         let response = try await provider.request(target)
         #expect(response.statusCode == 200)
         #expect(try Data(contentsOf: target.destination) == content)
