@@ -50,6 +50,12 @@ struct ConnectionWaitTests {
     /// before the limit fires. The test's session shutdown ends it.
     func occupyConnection(_ session: Session) async throws -> _Concurrency.Task<Result<Moya.Response, MoyaError>, Never> {
         let provider = MoyaProvider<Remote>(session: session)
+        // The connection is opened first, and opened again if a loaded machine (a sanitizer run)
+        // makes the connect outlast the session's short connect timeout: the blocker then only
+        // has to take the pooled connection.
+        for _ in 0..<20 {
+            if await send(provider, Remote(base, "/delay/0")).response?.statusCode == 200 { break }
+        }
         let target = Remote(base, "/bytes/40", task: .requestParameters(parameters: ["chunk": 1, "interval_ms": 750], encoding: URLEncoding.queryString))
         let blocker = _Concurrency.Task { UncheckedResult(await send(provider, target)) }
         #expect(await eventually { self.server.receivedRequests.contains { $0.path == "/bytes/40" } })
