@@ -28,7 +28,6 @@ extension TransportExchange: IdleWatched {
     func armIdleTimer(_ task: HTTPClient.Task<TransportResponse>) {
         guard idleTimeout != nil, !attemptEnded else { return }
         lastActivity = .now()
-        idleSuspended = false
         guard idleTask == nil else { return }
         idleTask = task
         // The attempt's loop: a redirect's attempt may run on another loop than the first.
@@ -48,7 +47,7 @@ extension TransportExchange: IdleWatched {
 
     /// When the attempt times out if the server stays silent: ``IdleWatched`` for the clock.
     var idleDue: NIODeadline? {
-        guard let limit = idleTimeout, idleTask != nil, !idleSuspended else { return nil }
+        guard let limit = idleTimeout, idleTask != nil else { return nil }
         return lastActivity + limit
     }
 
@@ -77,7 +76,6 @@ extension TransportExchange: IdleWatched {
     /// Stops the idle timer: reading is paused for the consumer, or the attempt has ended.
     /// Called on the task's event loop.
     func cancelIdleTimer() {
-        idleSuspended = true
         guard idleTask != nil else { return }
         idleTask = nil
         idleClock?.unwatch(self)

@@ -153,8 +153,6 @@ final class TransportExchange: HTTPClientResponseDelegate, @unchecked Sendable {
     var idleClock: IdleClock?
     /// When the network was last heard from (or waiting for it began).
     var lastActivity = NIODeadline.uptimeNanoseconds(0)
-    /// Whether the idle timeout is off for now (reading is paused for the consumer).
-    var idleSuspended = false
     /// Whether the attempt has ended: a file write or a consumer that catches up afterwards must
     /// not arm the idle timer again.
     var attemptEnded = false
@@ -351,7 +349,6 @@ final class TransportExchange: HTTPClientResponseDelegate, @unchecked Sendable {
         resumeTotal = nil
         fileDigest = nil
         isStreaming = false
-        idleSuspended = false
         attemptEnded = false
         run(clientRequest, context: context, client: client)
     }
