@@ -10,6 +10,10 @@
 // as its defaults set it up, every request's delegate on the loop of its pooled connection, as a
 // Moya session asks for a request alone in flight), `ahc-like-moya-one-loop` (both: the exact
 // AsyncHTTPClient work of a Moya session's lone request), `moya-callbacks`, `moya-async`.
+// Two controls for the way a client waits: `ahc-callbacks` drives raw AsyncHTTPClient as
+// `moya-callbacks` drives the provider (each request sent from the previous one's completion, on
+// a global queue), and `moya-async-over-callbacks` awaits the provider's callback API through a
+// continuation of its own, as an async API built on the callbacks would.
 // `pool-one` and `pool-two` measure what a second connection pool costs, as a server that has an
 // `HTTPClient` of its own and a Moya session beside it has: the same requests through one
 // `HTTPClient`, or alternately through two (each with its own pool and connections, on the same
@@ -57,7 +61,8 @@ enum Root: TargetType {
 let arguments = CommandLine.arguments
 guard arguments.count >= 2 else {
     print(
-        "usage: ProcessBench ahc|ahc-like-moya|ahc-one-loop|ahc-like-moya-one-loop|moya-callbacks|moya-async|pool-one|pool-two"
+        "usage: ProcessBench ahc|ahc-callbacks|ahc-like-moya|ahc-one-loop|ahc-like-moya-one-loop|moya-callbacks|moya-async"
+            + "|moya-async-over-callbacks|pool-one|pool-two"
             + "|ahc-download|moya-download [requests] [concurrency]"
     )
     exit(2)
@@ -81,8 +86,9 @@ func runWorkers(_ body: @escaping @Sendable () async throws -> Void) async throw
 }
 
 /// Drives `concurrency` callback chains, each sending the next request from the previous
-/// completion, as callback code is written.
-func runCallbackChains(_ provider: MoyaProvider<Root>) async {
+/// completion, as callback code is written: `send` sends one request and calls its argument
+/// once the response has been checked.
+func runCallbackChains(_ send: @escaping @Sendable (_ completion: @escaping @Sendable () -> Void) -> Void) async {
     await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
         let group = DispatchGroup()
         for _ in 0..<concurrency {
@@ -93,10 +99,7 @@ func runCallbackChains(_ provider: MoyaProvider<Root>) async {
                     group.leave()
                     return
                 }
-                provider.request(.root) { result in
-                    guard case .success(let response) = result, response.statusCode == 200 else { fatalError("request failed: \(result)") }
-                    next()
-                }
+                send(next)
             }
             next()
         }
@@ -185,6 +188,17 @@ case "ahc-one-loop":
         guard response.status == .ok else { fatalError("GET / answered \(response.status)") }
     }
     await shutDown(http)
+case "ahc-callbacks":
+    let http = HTTPClient(eventLoopGroup: MultiThreadedEventLoopGroup.singleton)
+    await runCallbackChains { completion in
+        http.execute(request: try! HTTPClient.Request(url: url)).whenComplete { result in
+            DispatchQueue.global().async {
+                guard case .success(let response) = result, response.status == .ok else { fatalError("request failed: \(result)") }
+                completion()
+            }
+        }
+    }
+    await shutDown(http)
 case "pool-one", "pool-two":
     let clients = (client == "pool-one" ? 1 : 2)
     let pools = (0..<clients).map { _ in HTTPClient(eventLoopGroup: MultiThreadedEventLoopGroup.singleton) }
@@ -219,7 +233,23 @@ case "ahc-download", "moya-download":
         }
     }
 case "moya-callbacks":
-    await runCallbackChains(MoyaProvider<Root>(callbackQueue: .global()))
+    let provider = MoyaProvider<Root>(callbackQueue: .global())
+    await runCallbackChains { completion in
+        provider.request(.root) { result in
+            guard case .success(let response) = result, response.statusCode == 200 else { fatalError("request failed: \(result)") }
+            completion()
+        }
+    }
+case "moya-async-over-callbacks":
+    // The callback API awaited through a continuation of the caller's own, its completion on a
+    // global queue: what `moya-async` would cost if the async API were built that way.
+    let provider = MoyaProvider<Root>(callbackQueue: .global())
+    try await runWorkers {
+        let response: Moya.Response = try await withCheckedThrowingContinuation { continuation in
+            provider.request(.root) { continuation.resume(with: $0) }
+        }
+        guard response.statusCode == 200 else { fatalError("GET / answered \(response.statusCode)") }
+    }
 case "moya-async":
     let provider = MoyaProvider<Root>()
     try await runWorkers {
