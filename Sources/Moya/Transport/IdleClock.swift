@@ -16,11 +16,12 @@ protocol IdleWatched: AnyObject {
 /// A timer of its own for each attempt costs a scheduled task on the loop for every request, and
 /// cancelling it when the response comes in: a client that sends one request at a time sent
 /// about 4 % more requests per second with no idle timer at all. Here an attempt that starts
-/// waiting is added to the loop's clock (a dictionary insert) and removed when it ends. The clock's one timer is due at
-/// the earliest time an attempt it watches may time out; an attempt whose limit ends later than
-/// that adds nothing to schedule. When the timer fires, it fails the attempts whose time is up
-/// and is scheduled again for the earliest of the others. An attempt that was heard from since
-/// it was added is not due yet: it moves its own due time forward without telling the clock.
+/// waiting is added to the loop's clock (a dictionary insert) and removed when it ends. The
+/// clock's one timer is due at the earliest time an attempt it watches may time out; an attempt
+/// whose limit ends later than that adds nothing to schedule. When the timer fires, it fails the
+/// attempts whose time is up and is scheduled again for the earliest of the others. An attempt
+/// that was heard from since it was added is not due yet: it moves its own due time forward
+/// without telling the clock.
 ///
 /// A timer whose attempts all ended meanwhile still fires once, finds nothing, and is not
 /// scheduled again.
