@@ -47,6 +47,12 @@ nginx -c "$work/nginx.conf" -p "$work"
 (cd "$here" && swift build -c release --product ProcessBench ${SWIFT_BUILD_FLAGS:-} >/dev/null)
 bench="$here/.build/release/ProcessBench"
 clients=${CLIENTS:-ahc ahc-like-moya moya-callbacks moya-async}
+# Whether an idle vCPU polls before it halts changes every figure at concurrency 1 (see
+# "The host's idle policy decides concurrency 1" in Benchmarks/README.md): say so with the results.
+halt_poll=/sys/module/haltpoll/parameters/guest_halt_poll_ns
+if [ -r "$halt_poll" ]; then
+    echo "guest halt polling (haltpoll.guest_halt_poll_ns): $(cat "$halt_poll") ns"
+fi
 for run in $(seq "$runs"); do
     for client in $clients; do
         binary=$bench
