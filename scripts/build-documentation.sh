@@ -5,7 +5,7 @@
 #     bash scripts/build-documentation.sh [-Xswiftc FLAG ...]
 #
 # The archives go to .build/documentation/. Arguments are passed to `swift build`; give the ones
-# of your last build (CI passes `-Xswiftc -warnings-as-errors`) and nothing is compiled again.
+# of your last build (CI passes none) and nothing is compiled again.
 #
 # Why not `swift package generate-documentation`: SwiftPM 6.3 builds symbol graphs for a plugin
 # with every package trait enabled, so that command resolves RxSwift and ReactiveSwift, the

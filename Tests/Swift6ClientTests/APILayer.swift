@@ -1,4 +1,4 @@
-// A Moya 15 networking layer compiled in the Swift 6 language mode with warnings as errors,
+// A Moya 15 networking layer compiled in the Swift 6 language mode (CI fails on any warning),
 // with nothing but `import Moya`: Foundation and, on Linux, FoundationNetworking come through
 // it. It is written as the seed documents and Moya's README write Moya code; where Swift 6
 // asks for more (a subclass restating `@unchecked Sendable`, an interceptor's state behind a
