@@ -10,13 +10,14 @@
 #
 # Each target is compiled on its own, outside SwiftPM, from the few files of Sources/Moya it
 # fuzzes, Fuzz/Shared and its Fuzz/<target>/main.swift, with `swiftc -sanitize=fuzzer,address`,
-# into .build-fuzz/bin (MOYA_FUZZ_DIR moves .build-fuzz). `run` copies the committed seeds of
+# into .build-fuzz/bin (MOYA_FUZZ_DIR moves .build-fuzz); a binary is compiled again only when
+# one of those files, this script or the compiler changed. `run` copies the committed seeds of
 # Fuzz/Corpus/<target> into the working corpus .build-fuzz/corpus/<target>, which keeps what
 # the fuzzer finds from run to run without touching the repository, uses Fuzz/<target>.dict,
 # writes the full log to .build-fuzz/logs and crashing inputs to .build-fuzz/artifacts/<target>,
 # and prints the executions and the coverage of libFuzzer's last status line (`cov:` edges,
-# `ft:` features). `ci` builds every target and runs each for a few seconds; it fails if a build
-# fails or a fuzzer finds anything.
+# `ft:` features). `ci` builds every target and runs each for a few seconds, as many at once as
+# there are cores; it fails if a build fails or a fuzzer finds anything.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 out="${MOYA_FUZZ_DIR:-$root/.build-fuzz}"
@@ -44,9 +45,18 @@ sources() {
 }
 
 build() {
-    local target="$1" files
+    local target="$1" files key
     files="$(sources "$target")"
     mkdir -p "$out/bin" "$out/module-cache"
+    # A binary is rebuilt when anything it is made from changes: its files, this script (which
+    # holds the flags) or the compiler. Its key, a hash of all of them, is kept beside it.
+    # shellcheck disable=SC2086  # $files is a list of paths without spaces.
+    key="$({ swiftc --version 2>&1; cat "$root/scripts/fuzz.sh" $files "$root"/Fuzz/Shared/*.swift "$root/Fuzz/$target/main.swift"; } | sha256sum | cut -d' ' -f1)"
+    if [ -x "$out/bin/$target" ] && [ "$(cat "$out/bin/$target.key" 2>/dev/null)" = "$key" ]; then
+        echo "$target is up to date" >&2
+        return 0
+    fi
+    rm -f "$out/bin/$target.key"
     echo "building $target" >&2
     # lld: the default gold linker warns about every AddressSanitizer helper it cannot export.
     # shellcheck disable=SC2086  # $files is a list of paths without spaces.
@@ -54,6 +64,7 @@ build() {
         -module-name "Fuzz_${target//-/_}" -module-cache-path "$out/module-cache" \
         $files "$root"/Fuzz/Shared/*.swift "$root/Fuzz/$target/main.swift" \
         -o "$out/bin/$target"
+    echo "$key" >"$out/bin/$target.key"
 }
 
 # Runs one target for $2 seconds; prints a summary line; fails when the fuzzer found something.
@@ -62,7 +73,7 @@ run() {
     shift 2
     sources "$target" >/dev/null
     local binary="$out/bin/$target"
-    [ -x "$binary" ] || build "$target"
+    build "$target"
     local corpus="$out/corpus/$target" artifacts="$out/artifacts/$target"
     mkdir -p "$corpus" "$artifacts" "$out/logs"
     cp -n "$root/Fuzz/Corpus/$target/"* "$corpus/" 2>/dev/null || true
@@ -100,12 +111,12 @@ repro)
     [ "$#" -ge 2 ] || { echo "usage: $0 repro <target> <input ...>" >&2; exit 2; }
     target="$1"
     shift
-    [ -x "$out/bin/$target" ] || build "$target"
+    build "$target"
     "$out/bin/$target" "$@"
     ;;
 minimize)
     [ "$#" -ge 2 ] || { echo "usage: $0 minimize <target> <crash input> [runs]" >&2; exit 2; }
-    [ -x "$out/bin/$1" ] || build "$1"
+    build "$1"
     "$out/bin/$1" -minimize_crash=1 -runs="${3:-20000}" -exact_artifact_path="$2.min" "$2"
     echo "minimized input: $2.min" >&2
     ;;
@@ -113,8 +124,24 @@ ci)
     seconds="${1:-10}"
     start=$SECONDS
     for target in "${targets[@]}"; do build "$target"; done
+    # Each fuzzer runs on one thread, so as many run at once as there are cores
+    # (MOYA_FUZZ_JOBS); their summaries are printed in the order of the targets.
+    jobs_at_once="${MOYA_FUZZ_JOBS:-$(nproc)}"
+    mkdir -p "$out/ci"
+    for target in "${targets[@]}"; do
+        while [ "$(jobs -rp | wc -l)" -ge "$jobs_at_once" ]; do wait -n || true; done
+        (
+            status=0
+            run "$target" "$seconds" >"$out/ci/$target.out" 2>&1 || status=$?
+            echo "$status" >"$out/ci/$target.status"
+        ) &
+    done
+    wait
     failed=0
-    for target in "${targets[@]}"; do run "$target" "$seconds" || failed=1; done
+    for target in "${targets[@]}"; do
+        cat "$out/ci/$target.out"
+        [ "$(cat "$out/ci/$target.status")" = 0 ] || failed=1
+    done
     echo "fuzz ci: $((SECONDS - start)) s in all" >&2
     exit "$failed"
     ;;
