@@ -48,8 +48,9 @@ let package = Package(
         // `swift package generate-documentation` builds the DocC catalogs; a plugin, so it is
         // never linked into the library.
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
-        // SHA-256 for the digests of downloads; already in the graph through AsyncHTTPClient's
-        // swift-certificates, so it adds nothing to a user's resolution.
+        // SHA-256 for the digests of downloads (and the test server's digests of uploads);
+        // already in the graph through AsyncHTTPClient's swift-certificates, so it adds nothing
+        // to a user's resolution.
         .package(url: "https://github.com/apple/swift-crypto", "3.12.3"..<"6.0.0"),
     ],
     targets: [
@@ -119,10 +120,8 @@ let package = Package(
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOHTTPCompression", package: "swift-nio-extras"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
-            ],
-            // The test server hashes tens of MiB per test run; unoptimised, SHA-256 takes
-            // seconds. It is not part of any product, so the flag never reaches users.
-            swiftSettings: [.unsafeFlags(["-O"], .when(configuration: .debug))]
+                .product(name: "Crypto", package: "swift-crypto"),
+            ]
         ),
         .executableTarget(
             name: "MoyaDemo",

@@ -234,7 +234,7 @@ extension TestServerHandler {
                     "name": TestResponse.nullable(part.dispositionParameter("name")),
                     "filename": TestResponse.nullable(part.dispositionParameter("filename")),
                     "length": part.body.count,
-                    "sha256": SHA256.hexDigest(Data(part.body)),
+                    "sha256": HexDigest.sha256(part.body),
                     "body": TestResponse.nullable(String(bytes: part.body, encoding: .utf8)),
                 ]
             }

@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 import NIOCore
 import NIOHTTP1
@@ -98,7 +99,7 @@ final class TestServerHandler: ChannelInboundHandler, RemovableChannelHandler {
             case .uploading(var upload):
                 self.requestState = .idle
                 upload.length += buffer.readableBytes
-                buffer.withUnsafeReadableBytes { upload.hasher.update($0) }
+                buffer.withUnsafeReadableBytes { upload.hasher.update(bufferPointer: $0) }
                 self.requestState = .uploading(upload)
             case .idle, .discarding:
                 break
@@ -117,13 +118,13 @@ final class TestServerHandler: ChannelInboundHandler, RemovableChannelHandler {
                 } else {
                     self.handle(request, context: context)
                 }
-            case .uploading(var upload):
+            case .uploading(let upload):
                 self.requestState = .idle
                 self.record(head: upload.head, target: upload.target, bodyLength: upload.length)
                 let headers = upload.head.headers
                 let body: [String: Any] = [
                     "length": upload.length,
-                    "sha256": SHA256.hex(upload.hasher.finalize()),
+                    "sha256": HexDigest.hex(upload.hasher.finalize()),
                     "contentType": TestResponse.nullable(headers.first(name: "content-type")),
                     "contentLength": TestResponse.nullable(headers.first(name: "content-length")),
                     "transferEncoding": TestResponse.nullable(headers.first(name: "transfer-encoding")),

@@ -226,12 +226,12 @@ struct PublicKeyPinningTests {
         let uploaded = await send(provider, Remote(base, "/upload", method: .post, task: .uploadFile(file)))
         let report = try JSONDecoder().decode(UploadReport.self, from: try uploaded.get().data)
         #expect(report.length == 8 << 20)
-        #expect(report.sha256 == (try SHA256.hexDigest(ofFileAt: file)))
+        #expect(report.sha256 == (try HexDigest.sha256(ofFileAt: file)))
 
         let target = directory.file("download.bin")
         let downloaded = await send(provider, Remote(base, "/bytes/\(8 << 20)", task: .downloadDestination({ _, _ in (target, []) })))
         #expect(downloaded.response?.response?.url?.scheme == "https")
-        #expect(try SHA256.hexDigest(ofFileAt: target) == patternDigest(length: 8 << 20))
+        #expect(try HexDigest.sha256(ofFileAt: target) == patternDigest(length: 8 << 20))
         try await session.shutdown()
         #expect(server.receivedRequests.count == 22)
     }

@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 import MoyaTestServer
 
@@ -64,8 +65,8 @@ func patternDigest(length: Int) -> String {
     var remaining = length
     while remaining > 0 {
         let take = min(remaining, period.count)
-        hasher.update(period.prefix(take))
+        hasher.update(data: period.prefix(take))
         remaining -= take
     }
-    return hasher.finalizeHex()
+    return HexDigest.hex(hasher.finalize())
 }

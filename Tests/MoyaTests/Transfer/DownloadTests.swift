@@ -41,7 +41,7 @@ struct DownloadTests {
         let response = try result.get()
         #expect(response.statusCode == 200)
         #expect(response.data.isEmpty, "a download's body is in the file, as in Moya")
-        #expect(try SHA256.hexDigest(ofFileAt: target) == patternDigest(length: length))
+        #expect(try HexDigest.sha256(ofFileAt: target) == patternDigest(length: length))
         #expect(staging.contents.isEmpty)
         #expect(server.receivedRequests.last?.query?.contains("chunk=65536") == true)
     }
@@ -106,7 +106,7 @@ struct DownloadTests {
         let created = await send(
             provider, Remote(base, "/bytes/100", task: .downloadDestination(destination(nested, options: .createIntermediateDirectories))))
         #expect(throws: Never.self) { try created.get() }
-        #expect(try SHA256.hexDigest(ofFileAt: nested) == patternDigest(length: 100))
+        #expect(try HexDigest.sha256(ofFileAt: nested) == patternDigest(length: 100))
 
         // A file already there stays untouched without removePreviousFile...
         let existing = directory.file("existing.bin")
@@ -120,7 +120,7 @@ struct DownloadTests {
         // ...and is replaced with it.
         let replaced = await send(provider, Remote(base, "/bytes/200", task: .downloadDestination(destination(existing, options: [.removePreviousFile]))))
         #expect(throws: Never.self) { try replaced.get() }
-        #expect(try SHA256.hexDigest(ofFileAt: existing) == patternDigest(length: 200))
+        #expect(try HexDigest.sha256(ofFileAt: existing) == patternDigest(length: 200))
         #expect(staging.contents.isEmpty)
     }
 
@@ -200,7 +200,7 @@ struct DownloadTests {
         let target = directory.file("moved.bin")
         let result = await send(provider, Remote(base, "/bytes/3000000", task: .downloadDestination(destination(target))))
         #expect(throws: Never.self) { try result.get() }
-        #expect(try SHA256.hexDigest(ofFileAt: target) == patternDigest(length: 3_000_000))
+        #expect(try HexDigest.sha256(ofFileAt: target) == patternDigest(length: 3_000_000))
         #expect(staging.contents.isEmpty)
         #expect(directory.contents == ["moved.bin"], "no .part file left beside the destination")
         try await session.shutdown()

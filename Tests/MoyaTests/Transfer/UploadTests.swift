@@ -50,7 +50,7 @@ struct UploadTests {
             provider, Remote(base, "/upload", method: .post, task: .uploadFile(file), headers: ["Content-Type": "application/octet-stream"]))
         let report = try JSONDecoder().decode(UploadReport.self, from: try result.get().data)
         #expect(report.length == 24 << 20)
-        #expect(report.sha256 == (try SHA256.hexDigest(ofFileAt: file)))
+        #expect(report.sha256 == (try HexDigest.sha256(ofFileAt: file)))
         #expect(report.contentLength == String(24 << 20))
         #expect(report.transferEncoding == nil)
         #expect(report.contentType == "application/octet-stream")
@@ -64,7 +64,7 @@ struct UploadTests {
         let result = await send(provider, Remote(base, "/upload", method: .post, task: .requestData(data)))
         let report = try JSONDecoder().decode(UploadReport.self, from: try result.get().data)
         #expect(report.length == length)
-        #expect(report.sha256 == SHA256.hexDigest(data))
+        #expect(report.sha256 == HexDigest.sha256(data))
         #expect(report.contentLength == String(length))
         #expect(report.transferEncoding == nil)
     }
@@ -144,13 +144,13 @@ struct UploadTests {
         // A file part named by URL alone gets its name and MIME type from the URL.
         #expect(report.parts[2].filename == "photo.png")
         #expect(report.parts[2].headers["content-type"] == "image/png")
-        #expect(report.parts[2].sha256 == (try SHA256.hexDigest(ofFileAt: file)))
+        #expect(report.parts[2].sha256 == (try HexDigest.sha256(ofFileAt: file)))
         #expect(report.parts[3].filename == "other.bin")
         #expect(report.parts[3].headers["content-type"] == "application/x-custom")
         #expect(report.parts[3].length == 3 << 20)
         // As in Moya, stream parts always carry a file name and a Content-Type, empty when not given.
         #expect(report.parts[4].filename == "")
-        #expect(report.parts[4].sha256 == SHA256.hexDigest(streamBytes))
+        #expect(report.parts[4].sha256 == HexDigest.sha256(streamBytes))
         // The form's Content-Type replaced the target's, and the length was known up front.
         let recorded = try #require(server.receivedRequests.last)
         #expect(recorded.header("content-type") == "multipart/form-data; boundary=\(report.boundary)")
@@ -175,7 +175,7 @@ struct UploadTests {
 
         let expected = try RequestMultipartFormData(form).encode()
         #expect(report.length == expected.count)
-        #expect(report.sha256 == SHA256.hexDigest(expected))
+        #expect(report.sha256 == HexDigest.sha256(expected))
         #expect(report.contentLength == String(expected.count))
         #expect(report.contentType == "multipart/form-data; boundary=moya.test.boundary")
         #expect(server.receivedRequests.last?.uri.contains("album=summer") == true)
