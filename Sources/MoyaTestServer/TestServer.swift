@@ -44,8 +44,8 @@ import MoyaTesting
 ///   chunk, or short of the `Content-Length`).
 /// - `/endless[?chunk=16384]`: `200`, chunked, pattern bytes (`i % 251`) without end, one chunk
 ///   in flight at a time: the next is written once the previous write completed and the channel
-///   is writable, so a client that stops reading stops the server. See ``endlessBytesWritten``
-///   and ``openEndlessResponses``.
+///   is writable, so a client that stops reading stops the server. See ``endlessBytesWritten``,
+///   ``openEndlessResponses`` and ``waitForOpenEndlessResponses(_:timeout:)``.
 /// - `/events/<total>[?per_connection=2&retry_ms=R&interval_ms=0]`: server-sent events for
 ///   reconnection tests. With a `Last-Event-ID: <last>` header (absent or not an integer: 0),
 ///   `204` once `last >= total`; otherwise `200`, `text/event-stream`, `Cache-Control:
@@ -98,6 +98,15 @@ public final class TestServer: Sendable {
     /// yet (by the client, or by ``shutdown()``).
     public var openEndlessResponses: Int {
         self.endlessCounters.openEndlessResponses
+    }
+
+    /// Waits until exactly `count` `/endless` responses are open (see ``openEndlessResponses``):
+    /// the signal that replaces polling the count until a stream's connection opened or closed.
+    ///
+    /// - Returns: `true` once they are, at once when they already are; `false` after `timeout`
+    ///   (wide, as it only matters when something hangs) or when the waiting task is cancelled.
+    public func waitForOpenEndlessResponses(_ count: Int, timeout: Duration = .seconds(120)) async -> Bool {
+        await self.endlessCounters.waitForOpenResponses(count, timeout: timeout)
     }
 
     private init(mock: MockServer, log: RequestLog, endlessCounters: EndlessResponseCounters) {

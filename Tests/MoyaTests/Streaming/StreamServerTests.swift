@@ -87,9 +87,9 @@ struct StreamServerTests {
         // Stop reading: the server can only fill the socket buffers and ours. Wait until it has
         // written nothing for half a second, however long a loaded machine (a sanitizer run
         // beside the CPU-heavy suites) takes to get there; without back pressure it never stops.
-        // The behaviour under test is that the writes stop, which no event marks: the sleep
-        // tells it (a pause of the server can only make it look stopped early, and the bound
-        // below holds still).
+        // The sleep stays: the behaviour under test is that the writes stop, which no event
+        // marks, so each half second is a "nothing more happens" window (a pause of the server
+        // can only make it look stopped early, and the bound below holds still).
         var stalled = server.endlessBytesWritten
         var stopped = false
         let deadline = Date().addingTimeInterval(60)
@@ -106,7 +106,7 @@ struct StreamServerTests {
         while read < 4 * stalled, let chunk = try await iterator.next() { read += chunk.count }
         #expect(server.endlessBytesWritten > stalled)
         stream.cancel()
-        #expect(await eventually { self.server.openEndlessResponses == 0 })
+        #expect(await server.waitForOpenEndlessResponses(0))
     }
 
     enum Stop: String, CaseIterable, CustomTestStringConvertible {
@@ -125,7 +125,7 @@ struct StreamServerTests {
                 count += 1
                 if count == 3 { break }
             }
-            #expect(await eventually { self.server.openEndlessResponses == 0 })
+            #expect(await server.waitForOpenEndlessResponses(0))
             _ = stream
         case .cancelTheTask:
             let target = Remote(base, "/endless")
@@ -135,19 +135,19 @@ struct StreamServerTests {
                 for try await chunk in stream.body { received += chunk.count }
                 return received
             }
-            #expect(await eventually { self.server.openEndlessResponses == 1 })
+            #expect(await server.waitForOpenEndlessResponses(1))
             await expectCancelled(reader)
-            #expect(await eventually { self.server.openEndlessResponses == 0 })
+            #expect(await server.waitForOpenEndlessResponses(0))
         case .dropTheStream:
             do {
                 let stream = try await provider.stream(Remote(base, "/endless"))
                 #expect(stream.statusCode == 200)
             }
-            #expect(await eventually { self.server.openEndlessResponses == 0 })
+            #expect(await server.waitForOpenEndlessResponses(0))
         case .callCancel:
             let stream = try await provider.stream(Remote(base, "/endless"))
             stream.cancel()
-            #expect(await eventually { self.server.openEndlessResponses == 0 })
+            #expect(await server.waitForOpenEndlessResponses(0))
         }
     }
 }
