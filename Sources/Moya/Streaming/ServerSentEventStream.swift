@@ -29,6 +29,9 @@ public struct ServerSentEventStream: AsyncSequence, Sendable {
     let connect: Connect
     let policy: ReconnectionPolicy
     let options: StreamOptions
+    /// Called as each wait to reconnect begins, with its length in seconds: for tests, which
+    /// cannot otherwise tell that the iteration has reached the wait.
+    var willWaitToReconnect: (@Sendable (_ delay: TimeInterval) -> Void)?
 
     /// Iterates the events, connecting on the first `next()`.
     public func makeAsyncIterator() -> AsyncIterator {
@@ -125,6 +128,7 @@ public struct ServerSentEventStream: AsyncSequence, Sendable {
             if connections > 0 {
                 let delay = stream.policy.delay(serverRetry: parser.reconnectionTime, failures: Swift.max(0, failures - 1))
                 if delay > 0 {
+                    stream.willWaitToReconnect?(delay)
                     try? await _Concurrency.Task.sleep(nanoseconds: UInt64(Swift.min(delay, 86_400) * 1_000_000_000))
                 }
                 if _Concurrency.Task.isCancelled {

@@ -32,6 +32,7 @@ private func stubbing(_ sample: @escaping @Sendable () -> EndpointSampleResponse
 }
 
 private let target = Remote(URL(string: "http://events.invalid")!, "/stream")
+// Short waits to reconnect: the backoff is the behaviour under test, not a wait for an event.
 private let quick = ReconnectionPolicy(initialDelay: 0.01, maximumDelay: 0.05, maximumAttempts: 3)
 
 @Suite("Reconnecting event streams, with stubs")
@@ -134,9 +135,17 @@ struct ServerSentEventStreamTests {
         let provider = stubbing({ .networkResponse(200, Data("data: a\n\n".utf8)) })
         let slow = ReconnectionPolicy(initialDelay: 30)
         let received = Signal()
+        let waiting = Signal()
+        let delays = Recorder<TimeInterval>()
+        var events = provider.events(target, reconnection: slow)
+        events.willWaitToReconnect = { delay in
+            delays.append(delay)
+            waiting.fire()
+        }
+        let stream = events
         let reader = _Concurrency.Task { () async throws(MoyaError) -> Int in
             var count = 0
-            for try await _ in provider.events(target, reconnection: slow) {
+            for try await _ in stream {
                 count += 1
                 received.fire()
             }
@@ -144,11 +153,9 @@ struct ServerSentEventStreamTests {
         }
         // The first stream's one event came; its end follows at once, then the 30 s wait.
         #expect(await received.wait())
-        // Nothing marks the start of the wait, so a short sleep lets the reader get there. A
-        // cancel that comes earlier ends the reader with the cancellation error too: a slow
-        // machine can only make the test miss the wait, not fail it.
-        try await _Concurrency.Task.sleep(nanoseconds: 200_000_000)
+        #expect(await waiting.wait(), "the reader reached the wait to reconnect")
         await expectCancelled(reader)
+        #expect(delays.values == [30])
     }
 
     @Test("The wait: the server's retry or the initial delay, times the multiplier per failure, capped")
