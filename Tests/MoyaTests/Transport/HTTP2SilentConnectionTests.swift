@@ -86,8 +86,10 @@ struct HTTP2SilentConnectionTests {
 
         _ = try await provider.request(Get(baseURL: server.baseURL, path: "/ok"))
         async let moving = provider.request(Get(baseURL: server.baseURL, path: "/slow"))
-        // Starts once the slow response is under way on the connection.
-        try await Swift.Task.sleep(for: .milliseconds(150))
+        // Starts once the slow response is under way on the connection: the server's journal
+        // records the request (the second) just before the server starts dripping its answer.
+        let arrived = try await server.waitForRequests(count: 2, timeout: .seconds(120))
+        #expect(arrived.last?.path == "/slow")
         let stalled = await send(provider, Get(baseURL: server.baseURL, path: "/stall", timeoutInterval: Self.stallLimit))
         #expect(stalled.error != nil, "the stalled request timed out")
         let slowResponse = try await moving
@@ -109,7 +111,9 @@ struct HTTP2SilentConnectionTests {
         let provider = MoyaProvider<Get>(session: session)
 
         _ = try await provider.request(Get(baseURL: server.baseURL, path: "/ok"))
-        // Long enough for the connection to count as silent, had the reset come from this side.
+        // The sleep stays: it is the behaviour under test, a connection that has received
+        // nothing for longer than the second that makes it count as silent, had the reset come
+        // from this side.
         try await Swift.Task.sleep(for: .milliseconds(1_300))
         let broken = await send(provider, Get(baseURL: server.baseURL, path: "/broken"))
         #expect(broken.error != nil)
