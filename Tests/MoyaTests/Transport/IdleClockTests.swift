@@ -12,12 +12,15 @@ import Testing
 struct IdleClockTests {
     let loop = MultiThreadedEventLoopGroup.singleton.next()
 
-    /// An attempt as the clock sees it. Touched only on the clock's loop.
+    /// An attempt as the clock sees it. Touched only on the clock's loop, but for ``expired``.
     final class Attempt: IdleWatched, @unchecked Sendable {
-        // Sendable: every read and write happens on the clock's loop (the tests hop there).
+        // Sendable: every read and write happens on the clock's loop (the tests hop there);
+        // `expired` is a `Signal`, safe from any thread.
         var due: NIODeadline?
         var expiries: [NIODeadline] = []
         var onExpiry: (() -> Void)?
+        /// Fires when the attempt first expires.
+        let expired = Signal()
 
         init(due: NIODeadline?) {
             self.due = due
@@ -28,6 +31,7 @@ struct IdleClockTests {
         func idleExpired() {
             expiries.append(.now())
             onExpiry?()
+            expired.fire()
         }
     }
 
@@ -36,19 +40,21 @@ struct IdleClockTests {
         try await loop.submit(body).get()
     }
 
-    /// Waits, checking on the loop every 10 ms, until `condition` holds; records an issue
-    /// after 10 seconds.
-    func waitUntil(
-        _ what: Comment, sourceLocation: SourceLocation = #_sourceLocation, _ condition: @escaping @Sendable () -> Bool
-    ) async throws {
-        let giveUp = Date().addingTimeInterval(10)
-        while try await !onLoop(condition) {
-            guard Date() < giveUp else {
-                Issue.record("Timed out waiting: \(what)", sourceLocation: sourceLocation)
-                return
-            }
-            try await _Concurrency.Task.sleep(for: .milliseconds(10))
+    /// Returns once the clock's timer, as it is scheduled now, has fired: for a timer that
+    /// fires with no attempt to expire, so that no callback tells it. A task scheduled on the
+    /// loop for the timer's deadline runs after it, as NIO runs the tasks due at the same time
+    /// in the order they were scheduled.
+    func timerFired(_ clock: IdleClock, sourceLocation: SourceLocation = #_sourceLocation) async throws {
+        let loop = self.loop
+        let marker = try await onLoop { () -> EventLoopFuture<Void>? in
+            guard let due = clock.checkDue else { return nil }
+            return loop.scheduleTask(deadline: due) {}.futureResult
         }
+        guard let marker else {
+            Issue.record("The clock has no timer scheduled", sourceLocation: sourceLocation)
+            return
+        }
+        try await marker.get()
     }
 
     @Test("One timer for many attempts: a later limit schedules nothing, an earlier one moves the timer forward")
@@ -86,7 +92,7 @@ struct IdleClockTests {
             clock.watch(attempt)
             return attempt
         }
-        try await waitUntil("the attempt expires") { !attempt.expiries.isEmpty }
+        #expect(await attempt.expired.wait(), "the attempt expires")
         try await onLoop {
             #expect(attempt.expiries.count == 1)
             #expect(attempt.expiries.allSatisfy { $0 >= attempt.due! })
@@ -106,7 +112,7 @@ struct IdleClockTests {
             attempt.due = now + .milliseconds(400)
             return attempt
         }
-        try await waitUntil("the attempt expires") { !attempt.expiries.isEmpty }
+        #expect(await attempt.expired.wait(), "the attempt expires")
         try await onLoop {
             #expect(attempt.expiries.count == 1)
             #expect(attempt.expiries[0] >= attempt.due!)
@@ -123,8 +129,9 @@ struct IdleClockTests {
             clock.unwatch(attempt)
             return attempt
         }
-        try await waitUntil("the timer has fired") { clock.checkDue == nil }
+        try await timerFired(clock)
         try await onLoop {
+            #expect(clock.checkDue == nil, "the timer has fired and is not scheduled again")
             #expect(attempt.expiries.isEmpty)
             #expect(clock.watchedCount == 0)
         }
@@ -142,8 +149,9 @@ struct IdleClockTests {
             paused.due = nil
             return (paused, waiting)
         }
-        try await waitUntil("the paused attempt is let go") { clock.watchedCount == 1 }
+        try await timerFired(clock)
         try await onLoop {
+            #expect(clock.watchedCount == 1, "the paused attempt is let go")
             #expect(paused.expiries.isEmpty)
             #expect(waiting.expiries.isEmpty)
             // The timer now waits for the one attempt left.
@@ -168,7 +176,9 @@ struct IdleClockTests {
             clock.watch(first)
             return (first, second, next)
         }
-        try await waitUntil("all three expire") { !first.expiries.isEmpty && !second.expiries.isEmpty && !next.expiries.isEmpty }
+        for (attempt, name) in [(first, "first"), (second, "second"), (next, "next")] {
+            #expect(await attempt.expired.wait(), "the \(name) attempt expires")
+        }
         try await onLoop {
             for attempt in [first, second, next] {
                 #expect(attempt.expiries.count == 1)
