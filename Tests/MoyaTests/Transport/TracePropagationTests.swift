@@ -300,7 +300,7 @@ struct TracePropagationTests {
     }
 
     @Test("An instrument that is not a tracer injects the caller's context as it is, and starts no span")
-    func instrumentWithoutTracer() throws {
+    func instrumentWithoutTracer() async throws {
         let session = Session()
         var context = ServiceContext.topLevel
         context.requestID = "request-7"
@@ -314,7 +314,7 @@ struct TracePropagationTests {
         #expect(request.urlRequest.value(forHTTPHeaderField: "X-Other") == "kept")
         // No span to end: the exchange reports to the request's own owner.
         #expect(tracedOwner === owner)
-        try session.syncShutdown()
+        try await session.shutdown()
     }
 
     @Test("A session without a tracer adds no header, even inside another tracer's span")
