@@ -377,7 +377,7 @@ struct NetworkConditionTests {
         let before = MemoryProbe.current()
         let sampler = PeakMemorySampler()
         let (result, elapsed) = await timedSend(provider, try .download("8m.bin", to: destination))
-        let peak = sampler.stop()
+        let peak = await sampler.stop()
         #expect(try result.get().statusCode == 200)
         #expect(elapsed >= .seconds(1.5), "8 MiB at 32 Mbit/s take over 2 s")
         #expect(try FileManager.default.attributesOfItem(atPath: destination.path)[.size] as? Int == 8 << 20)

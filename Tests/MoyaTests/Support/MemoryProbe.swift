@@ -32,34 +32,44 @@ enum MemoryProbe {
     static var isAddressSanitizer: Bool { sanitizerLiveBytes() != nil }
 }
 
-/// The highest ``MemoryProbe/current()`` seen while it runs, sampled every 10 ms on a thread of
-/// its own.
+/// The highest ``MemoryProbe/current()`` seen while it runs, sampled every 10 ms by a Dispatch
+/// timer: on a queue of its own, off the cooperative pool, and with no thread held between
+/// samples.
 final class PeakMemorySampler: @unchecked Sendable {
+    // Sendable: `peak` is behind `lock`; `timer` is set up in `init` and only cancelled after.
     private let lock = NSLock()
-    private var peak = 0
-    private var stopped = false
-    private let done = DispatchSemaphore(value: 0)
+    private var peak: Int
+    private let timer: any DispatchSourceTimer
 
     init() {
         peak = MemoryProbe.current()
-        Thread.detachNewThread { [self] in
-            while true {
-                let sample = MemoryProbe.current()
-                let stop = lock.withLock {
-                    peak = max(peak, sample)
-                    return stopped
-                }
-                if stop { break }
-                usleep(10_000)
-            }
-            done.signal()
-        }
+        timer = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "moya.tests.peak-memory"))
+        timer.schedule(deadline: .now() + .milliseconds(10), repeating: .milliseconds(10), leeway: .milliseconds(1))
+        // Weak: the timer keeps its handler, and a sampler dropped without `stop()` cancels it.
+        timer.setEventHandler { [weak self] in self?.sample() }
+        timer.activate()
     }
 
-    /// Stops sampling and returns the peak.
-    func stop() -> Int {
-        lock.withLock { stopped = true }
-        done.wait()
+    deinit {
+        timer.cancel()
+    }
+
+    private func sample() {
+        let value = MemoryProbe.current()
+        lock.withLock { peak = max(peak, value) }
+    }
+
+    /// Stops sampling and returns the peak, including a last sample taken once the timer has
+    /// stopped. Waits for the timer without blocking a thread.
+    func stop() async -> Int {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            // Runs on the timer's queue after its last sample.
+            timer.setCancelHandler { [self] in
+                sample()
+                continuation.resume()
+            }
+            timer.cancel()
+        }
         return lock.withLock { peak }
     }
 }
