@@ -48,6 +48,31 @@ private final class OutcomeCounter: PluginType, @unchecked Sendable {
     }
 }
 
+/// A session with a shutdown grace period in a `ServiceGroup` that runs, and a provider on it.
+private struct GroupedSession {
+    let session: Session
+    let provider: MoyaProvider<Remote>
+    let group: ServiceGroup
+    let run: _Concurrency.Task<Void, any Error>
+
+    init(gracePeriod: TimeInterval, plugins: [PluginType] = []) {
+        let session = Session(configuration: .init(shutdownGracePeriod: gracePeriod))
+        let group = ServiceGroup(services: [session], logger: quietLogger)
+        self.session = session
+        self.provider = MoyaProvider<Remote>(session: session, plugins: plugins)
+        self.group = group
+        self.run = _Concurrency.Task { try await group.run() }
+    }
+
+    /// Triggers a graceful shutdown, and expects the session to be draining, not stopped: a
+    /// request of the test still runs.
+    func startDraining(sourceLocation: SourceLocation = #_sourceLocation) async {
+        await group.triggerGracefulShutdown()
+        #expect(await eventually { session.lifecycle.phase >= .draining }, sourceLocation: sourceLocation)
+        #expect(session.lifecycle.phase == .draining, sourceLocation: sourceLocation)
+    }
+}
+
 @Suite("Session lifecycle: a session in a ServiceGroup drains its requests on a graceful shutdown, then shuts down")
 struct SessionLifecycleTests {
     let server: TestServer
@@ -61,18 +86,14 @@ struct SessionLifecycleTests {
     func gracefulShutdown() async throws {
         let held = HeldRoute(server, path: "/slow")
         defer { held.release.fire() }
-        let session = Session(configuration: .init(shutdownGracePeriod: 120))
-        let provider = MoyaProvider<Remote>(session: session)
-        let group = ServiceGroup(services: [session], logger: quietLogger)
-        let run = _Concurrency.Task { try await group.run() }
+        let grouped = GroupedSession(gracePeriod: 120)
+        let (session, provider) = (grouped.session, grouped.provider)
 
         let running = _Concurrency.Task { await send(provider, Remote(base, "/slow")) }
         #expect(await held.arrived.wait())
         #expect(session.lifecycle.inFlight == 1)
 
-        await group.triggerGracefulShutdown()
-        #expect(await eventually { session.lifecycle.phase >= .draining })
-        #expect(session.lifecycle.phase == .draining)
+        await grouped.startDraining()
 
         // Refused before it is sent: the fixed routes never see it, and it fails while the
         // running request still waits for its answer.
@@ -88,7 +109,7 @@ struct SessionLifecycleTests {
         #expect(finished.response?.statusCode == 200)
         #expect(finished.response.map { String(decoding: $0.data, as: UTF8.self) } == "slow done")
 
-        try await run.value
+        try await grouped.run.value
         #expect(session.lifecycle.phase == .stopped)
         #expect(session.lifecycle.inFlight == 0)
         #expect(session.isShutDown.current)
@@ -102,15 +123,11 @@ struct SessionLifecycleTests {
     func asyncAndStreamRefused() async throws {
         let held = HeldRoute(server, path: "/slow")
         defer { held.release.fire() }
-        let session = Session(configuration: .init(shutdownGracePeriod: 120))
-        let provider = MoyaProvider<Remote>(session: session)
-        let group = ServiceGroup(services: [session], logger: quietLogger)
-        let run = _Concurrency.Task { try await group.run() }
+        let grouped = GroupedSession(gracePeriod: 120)
+        let provider = grouped.provider
         let running = _Concurrency.Task { try await provider.request(Remote(base, "/slow")) }
         #expect(await held.arrived.wait())
-        await group.triggerGracefulShutdown()
-        #expect(await eventually { session.lifecycle.phase >= .draining })
-        #expect(session.lifecycle.phase == .draining)
+        await grouped.startDraining()
 
         do {
             _ = try await provider.request(Remote(base, "/echo"))
@@ -128,7 +145,7 @@ struct SessionLifecycleTests {
 
         held.release.fire()
         #expect(try await running.value.statusCode == 200)
-        try await run.value
+        try await grouped.run.value
     }
 
     @Test("A session with nothing running shuts down at once, however long its grace period")
@@ -151,22 +168,20 @@ struct SessionLifecycleTests {
         let held = HeldRoute(server, path: "/slow")
         defer { held.release.fire() }
         let counter = OutcomeCounter()
-        let session = Session(configuration: .init(shutdownGracePeriod: 0.3))
-        let provider = MoyaProvider<Remote>(session: session, plugins: [counter])
-        let group = ServiceGroup(services: [session], logger: quietLogger)
-        let run = _Concurrency.Task { try await group.run() }
+        let grouped = GroupedSession(gracePeriod: 0.3, plugins: [counter])
+        let session = grouped.session
 
         let outcomes = Recorder<UncheckedResult>()
         let ended = Signal()
-        provider.request(Remote(base, "/slow"), callbackQueue: .global()) { result in
+        grouped.provider.request(Remote(base, "/slow"), callbackQueue: .global()) { result in
             outcomes.append(UncheckedResult(result))
             ended.fire()
         }
         #expect(await held.arrived.wait())
 
         let started = ContinuousClock.now
-        await group.triggerGracefulShutdown()
-        try await run.value
+        await grouped.group.triggerGracefulShutdown()
+        try await grouped.run.value
         // The grace period is 0.3 s; the bound only says that run() did not wait for the
         // server, which never answers on its own.
         #expect(ContinuousClock.now - started < .seconds(60))
@@ -182,15 +197,12 @@ struct SessionLifecycleTests {
 
     @Test("A stream still running when the grace period ends fails with stoppedByShutdown")
     func streamStoppedAtGracePeriodEnd() async throws {
-        let session = Session(configuration: .init(shutdownGracePeriod: 0.3))
-        let provider = MoyaProvider<Remote>(session: session)
-        let group = ServiceGroup(services: [session], logger: quietLogger)
-        let run = _Concurrency.Task { try await group.run() }
+        let grouped = GroupedSession(gracePeriod: 0.3)
         // Its head arrives, its body never does.
-        let stream = try await provider.stream(Remote(base, "/headers-only-then-hang"))
-        #expect(session.lifecycle.inFlight == 1)
-        await group.triggerGracefulShutdown()
-        try await run.value
+        let stream = try await grouped.provider.stream(Remote(base, "/headers-only-then-hang"))
+        #expect(grouped.session.lifecycle.inFlight == 1)
+        await grouped.group.triggerGracefulShutdown()
+        try await grouped.run.value
         do {
             for try await _ in stream.body {}
             Issue.record("expected the stream to fail")
@@ -199,20 +211,24 @@ struct SessionLifecycleTests {
         }
     }
 
-    @Test("Cancelling the group stops running requests and shuts the session down at once")
-    func cancellation() async throws {
+    @Test(
+        "Cancelling the group stops running requests and shuts the session down at once, also during the grace period",
+        arguments: [false, true])
+    func cancellation(duringGracePeriod: Bool) async throws {
         let held = HeldRoute(server, path: "/slow")
         defer { held.release.fire() }
-        let session = Session(configuration: .init(shutdownGracePeriod: 3600))
-        let provider = MoyaProvider<Remote>(session: session)
-        let group = ServiceGroup(services: [session], logger: quietLogger)
-        let run = _Concurrency.Task { try await group.run() }
+        let grouped = GroupedSession(gracePeriod: 3600)
+        let (session, provider) = (grouped.session, grouped.provider)
         let running = _Concurrency.Task { await send(provider, Remote(base, "/slow")) }
         #expect(await held.arrived.wait())
+        if duringGracePeriod {
+            // The group is then cancelled while the session waits for its request: it stops waiting.
+            await grouped.startDraining()
+        }
 
-        run.cancel()
+        grouped.run.cancel()
         // A cancelled group may end with an error of its own; the session's part is what counts.
-        _ = try? await run.value
+        _ = try? await grouped.run.value
         #expect(failed(await running.value, with: .stoppedByShutdown))
         #expect(session.isShutDown.current)
         #expect(session.lifecycle.phase == .stopped)
@@ -229,27 +245,6 @@ struct SessionLifecycleTests {
         try await run.value
         #expect(session.isShutDown.current)
         #expect(failed(await send(provider, Remote(base, "/echo")), with: .shutDown))
-    }
-
-    @Test("Cancelling the group during the grace period stops the running requests at once")
-    func cancelledDuringGracePeriod() async throws {
-        let held = HeldRoute(server, path: "/slow")
-        defer { held.release.fire() }
-        let session = Session(configuration: .init(shutdownGracePeriod: 3600))
-        let provider = MoyaProvider<Remote>(session: session)
-        let group = ServiceGroup(services: [session], logger: quietLogger)
-        let run = _Concurrency.Task { try await group.run() }
-        let running = _Concurrency.Task { await send(provider, Remote(base, "/slow")) }
-        #expect(await held.arrived.wait())
-        await group.triggerGracefulShutdown()
-        #expect(await eventually { session.lifecycle.phase >= .draining })
-        #expect(session.lifecycle.phase == .draining)
-
-        // The group is cancelled while the session waits for its request: it stops waiting.
-        run.cancel()
-        _ = try? await run.value
-        #expect(failed(await running.value, with: .stoppedByShutdown))
-        #expect(session.isShutDown.current)
     }
 
     @Test("The shared session's run() returns on a graceful shutdown, and the session goes on working")
