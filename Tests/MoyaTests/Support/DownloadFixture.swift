@@ -23,3 +23,18 @@ final class DownloadFixture: Sendable {
         provider = MoyaProvider<Remote>(session: session)
     }
 }
+
+/// A suite on a `DownloadFixture`, which it makes in its `init`, with the fixture's parts by name.
+protocol DownloadSuite {
+    var fixture: DownloadFixture { get }
+}
+
+extension DownloadSuite {
+    var server: TestServer { fixture.server }
+    var directory: TemporaryDirectory { fixture.directory }
+    /// Where the provider's session keeps partial downloads: checked to be empty after each test.
+    var staging: TemporaryDirectory { fixture.staging }
+    var session: Session { fixture.session }
+    var provider: MoyaProvider<Remote> { fixture.provider }
+    var base: URL { server.baseURL }
+}

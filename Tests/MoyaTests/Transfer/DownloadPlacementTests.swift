@@ -14,15 +14,8 @@ import FoundationNetworking
 #endif
 
 @Suite("Download placement never removes more than the one file, and names the cause of a failure")
-struct DownloadPlacementTests {
+struct DownloadPlacementTests: DownloadSuite {
     let fixture: DownloadFixture
-    var server: TestServer { fixture.server }
-    var directory: TemporaryDirectory { fixture.directory }
-    /// Where the provider's session keeps partial downloads: checked to be empty after each test.
-    var staging: TemporaryDirectory { fixture.staging }
-    var session: Session { fixture.session }
-    var provider: MoyaProvider<Remote> { fixture.provider }
-    var base: URL { server.baseURL }
 
     init() async throws {
         fixture = try await DownloadFixture()

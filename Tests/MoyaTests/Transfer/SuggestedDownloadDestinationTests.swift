@@ -40,15 +40,8 @@ private let servedNames: [ServedName] = [
 ]
 
 @Suite("Suggested download destinations against the in-process server")
-struct SuggestedDownloadDestinationTests {
+struct SuggestedDownloadDestinationTests: DownloadSuite {
     let fixture: DownloadFixture
-    var server: TestServer { fixture.server }
-    var directory: TemporaryDirectory { fixture.directory }
-    /// Where the provider's session keeps partial downloads: checked to be empty after each test.
-    var staging: TemporaryDirectory { fixture.staging }
-    var session: Session { fixture.session }
-    var provider: MoyaProvider<Remote> { fixture.provider }
-    var base: URL { server.baseURL }
 
     init() async throws {
         fixture = try await DownloadFixture()
