@@ -9,8 +9,9 @@ extension MoyaError {
         .underlying(cancellation, nil)
     }
 
-    /// The `NSError` under ``requestCancelled``.
+    /// The `NSError` under ``requestCancelled``, which says "The request was cancelled." (an
+    /// `NSError` without a description says only "The operation could not be completed" on Linux).
     static var cancellation: NSError {
-        NSError(domain: NSURLErrorDomain, code: NSURLErrorCancelled, userInfo: nil)
+        NSError(domain: NSURLErrorDomain, code: NSURLErrorCancelled, userInfo: [NSLocalizedDescriptionKey: "The request was cancelled."])
     }
 }

@@ -3,7 +3,10 @@ import Foundation
 extension MoyaError: LocalizedError {
     /// A description of the error, for display.
     ///
-    /// For ``underlying(_:_:)`` this is the wrapped error's `localizedDescription`.
+    /// For ``underlying(_:_:)`` this is the wrapped error's own description: a `LocalizedError`'s
+    /// `errorDescription` (Moya's errors all are, and say what to do next where there is
+    /// something to do), the description in an `NSError`'s user info, or a sentence made from the
+    /// error's domain and code, never Foundation's "The operation could not be completed".
     public var errorDescription: String? {
         switch self {
         case .imageMapping:
@@ -19,11 +22,11 @@ extension MoyaError: LocalizedError {
         case .statusCode:
             return "Status code didn't fall within the given range."
         case .underlying(let error, _):
-            return error.localizedDescription
+            return ErrorText.describe(error)
         case .requestMapping:
             return "Failed to map Endpoint to a URLRequest."
         case .parameterEncoding(let error):
-            return "Failed to encode parameters for URLRequest. \(error.localizedDescription)"
+            return "Failed to encode parameters for URLRequest. \(ErrorText.describe(error))"
         }
     }
 }

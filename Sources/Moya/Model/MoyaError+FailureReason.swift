@@ -131,21 +131,24 @@ extension MoyaError {
         return text
     }
 
-    /// A `LocalizedError`'s own description, or what `print` shows for other errors.
+    /// The error's own description (see ``ErrorText/describe(_:)``).
     private static func plainDescription(of error: any Error) -> String {
-        if let localized = error as? LocalizedError, let description = localized.errorDescription {
-            return description
-        }
-        return String(describing: error)
+        ErrorText.describe(error)
     }
 
-    /// The failure reason of a wrapped error, or a description of the error it wraps in turn
-    /// (a `URLError` from the transport keeps AsyncHTTPClient's or NIO's error there).
+    /// The failure reason of a wrapped error (a `LocalizedError`'s, or the one in an `NSError`'s
+    /// user info, where the transport's `URLError`s keep theirs), or a description of the error
+    /// it wraps in turn (a `URLError` from the transport keeps AsyncHTTPClient's or NIO's error
+    /// there).
     private static func reason(wrapped error: any Error) -> String? {
         if let localized = error as? LocalizedError, let reason = localized.failureReason {
             return reason
         }
-        if let cause = (error as NSError).userInfo[NSUnderlyingErrorKey] {
+        let userInfo = (error as NSError).userInfo
+        if let reason = userInfo[NSLocalizedFailureReasonErrorKey] as? String, !reason.isEmpty {
+            return reason
+        }
+        if let cause = userInfo[NSUnderlyingErrorKey] {
             return "Cause: \(String(describing: cause))"
         }
         return nil
