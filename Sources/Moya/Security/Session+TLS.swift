@@ -122,7 +122,13 @@ extension TransportError {
         switch sslError {
         case .handshakeFailed(let reason):
             let text = "\(reason)"
-            if text.contains("CERTIFICATE_VERIFY_FAILED") || text.contains("certificate") {
+            if text.contains("CERTIFICATE_VERIFY_FAILED") {
+                return TLSError.serverTrustEvaluationFailed(
+                    host: host,
+                    reason: "It failed verification (CERTIFICATE_VERIFY_FAILED): it is self-signed, issued by a CA the session "
+                        + "does not trust, expired, or otherwise invalid.")
+            }
+            if text.contains("certificate") {
                 return TLSError.serverTrustEvaluationFailed(host: host, reason: "The TLS handshake failed: \(text)")
             }
             return URLError(

@@ -48,6 +48,20 @@ struct ServerTrustTests {
         expectRejected(try await request(with: .init()))
     }
 
+    @Test("The error's own text names the host, says the certificate was not trusted and how to trust it")
+    func rejectionIsExplained() async throws {
+        let result = try await request(with: .init())
+        expectRejected(result)
+        let error = try #require(result.error)
+        for text in [error.localizedDescription, error.description, (error as NSError).localizedDescription] {
+            #expect(text.contains("127.0.0.1"), "\(text)")
+            #expect(text.contains("not trusted"), "\(text)")
+            #expect(text.contains("TLSSettings"), "\(text)")
+            #expect(text.contains("trustRoots"), "\(text)")
+            #expect(!text.contains("The operation could not be completed"), "\(text)")
+        }
+    }
+
     @Test("A self-signed server is accepted once its certificate is a trust root")
     func acceptedWithRoot() async throws {
         let serverCertificate = try Self.serverCertificate()
