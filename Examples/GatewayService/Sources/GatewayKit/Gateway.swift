@@ -28,20 +28,31 @@ public struct Gateway: Sendable {
     public let provider: MoyaProvider<Upstream>
     /// Where the client metrics go; `/metrics` writes it out.
     public let registry: PrometheusCollectorRegistry
+    /// How long a graceful shutdown may take in all, from the signal to the cancellation of
+    /// whatever still runs (see ``makeServiceGroup(application:signals:)``).
+    public let shutdownLimit: Duration
     private let logger: Logger
 
     /// - Parameters:
-    ///   - upstream: Where the upstream API lives (an httpbin).
-    ///   - registry: Where the session's metrics go.
-    ///   - logger:   The service's logger.
-    public init(upstream: URL, registry: PrometheusCollectorRegistry, logger: Logger) {
+    ///   - upstream:      Where the upstream API lives (an httpbin).
+    ///   - registry:      Where the session's metrics go.
+    ///   - logger:        The service's logger.
+    ///   - shutdownLimit: How long a graceful shutdown may take in all: requests still running
+    ///                    that long after it began are cancelled. Default: 10 seconds.
+    public init(upstream: URL, registry: PrometheusCollectorRegistry, logger: Logger, shutdownLimit: Duration = .seconds(10)) {
         self.registry = registry
         self.logger = logger
+        self.shutdownLimit = shutdownLimit
         var configuration = Session.Configuration()
         // A private cache for the upstream's cacheable answers (`/greeting`), in memory.
         configuration.cache = HTTPCache(memoryCapacity: 4 * 1024 * 1024)
-        // Requests still running 10 s after shutdown began are cancelled.
-        configuration.shutdownGracePeriod = 10
+        // Requests still running `shutdownLimit` (10 s) after shutdown began are cancelled: the
+        // service group sees to that (`makeServiceGroup`). The session's own grace period cannot,
+        // as it begins only once the server has drained, however long that took. Upstream calls
+        // still running then (the routes' calls end with their requests, so only calls made
+        // outside one) may go on for half the limit, or for what is left of it if that is less.
+        let half = (shutdownLimit / 2).components
+        configuration.shutdownGracePeriod = Double(half.seconds) + Double(half.attoseconds) * 1e-18
         // The session's metrics go to this registry, whatever the process bootstrapped.
         let session = withMetricsFactory(PrometheusMetricsFactory(registry: registry)) {
             Session(configuration: configuration)
@@ -122,15 +133,25 @@ public struct Gateway: Sendable {
     /// list: the server first (it stops accepting and finishes the requests it has, which may
     /// still call upstream), then the session (it refuses new calls, lets those in flight end
     /// within its grace period, and closes its connections).
+    ///
+    /// Neither step has a bound of its own that covers the whole: the server waits for its
+    /// requests however long their upstream calls take, and the session's grace period only
+    /// starts after that. So the group bounds the shutdown: ``shutdownLimit`` after it began,
+    /// the group cancels both services; the server's requests still running fail (their
+    /// upstream calls are cancelled), the session closes at once, and `run()` returns. Should
+    /// cancelled work not end within 5 more seconds, the group stops the process
+    /// (`fatalError`) rather than let it hang. With the default limit the process is gone
+    /// within 15 seconds of `SIGTERM`, inside Kubernetes' default grace period of 30.
     public func makeServiceGroup(
         application: some ApplicationProtocol, signals: [UnixSignal] = [.sigterm, .sigint]
     ) -> ServiceGroup {
-        ServiceGroup(
-            configuration: .init(
-                services: [.init(service: session), .init(service: application)],
-                gracefulShutdownSignals: signals,
-                logger: logger
-            )
+        var configuration = ServiceGroupConfiguration(
+            services: [.init(service: session), .init(service: application)],
+            gracefulShutdownSignals: signals,
+            logger: logger
         )
+        configuration.maximumGracefulShutdownDuration = shutdownLimit
+        configuration.maximumCancellationDuration = .seconds(5)
+        return ServiceGroup(configuration: configuration)
     }
 }
