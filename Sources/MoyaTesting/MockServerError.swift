@@ -1,5 +1,7 @@
+import Foundation
+
 /// What a ``MockServer`` throws.
-public enum MockServerError: Error, Sendable, Equatable, CustomStringConvertible {
+public enum MockServerError: Error, Sendable, Equatable, CustomStringConvertible, LocalizedError {
     /// ``MockServer/waitForRequests(count:timeout:)`` gave up: `received` of the `waitingFor`
     /// requests had arrived after `after`.
     case timedOut(waitingFor: Int, received: Int, after: Duration)
@@ -19,4 +21,7 @@ public enum MockServerError: Error, Sendable, Equatable, CustomStringConvertible
             return "MockServer: the listening socket has no local address"
         }
     }
+
+    /// Same as ``description``.
+    public var errorDescription: String? { description }
 }

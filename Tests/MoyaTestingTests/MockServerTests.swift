@@ -8,6 +8,27 @@ import Testing
 struct MockServerTests {
     let provider = MoyaProvider<Call>()
 
+    @Test("MockServer's and cassettes' errors describe themselves, also inside a MoyaError")
+    func errorTexts() {
+        let errors: [any Error] = [
+            MockServerError.timedOut(waitingFor: 3, received: 1, after: .milliseconds(200)),
+            MockServerError.invalidConfiguration("no certificate"),
+            MockServerError.noLocalAddress,
+            CassetteError.noMatch(request: "GET https://api.example.com/users", reason: "The cassette is empty."),
+            CassetteError.malformed(file: "c.json", reason: "not JSON"),
+            CassetteError.unsupportedVersion(file: "c.json", found: 2, supported: 1),
+            CassetteError.missingFile("c.json"),
+            CassetteError.writeFailed(file: "c.json", reason: "No space left on device"),
+            CassetteError.unknownMode(variable: CassetteMode.environmentVariable, value: "play"),
+        ]
+        for error in errors {
+            for text in [error.localizedDescription, MoyaError.underlying(error, nil).localizedDescription, "\(MoyaError.underlying(error, nil))"] {
+                #expect(!text.isEmpty)
+                #expect(!text.contains("The operation could not be completed"), "\(text)")
+            }
+        }
+    }
+
     @Test("Queued responses answer requests in order, and each request is recorded as sent")
     func queuedResponsesInOrder() async throws {
         let server = try await MockServer.start()

@@ -40,9 +40,9 @@ public enum ParameterEncodingError: Swift.Error, LocalizedError, CustomStringCon
         case .invalidCompositeBodyEncoding:
             return "Only URLEncoding.httpBody can encode the body of requestCompositeParameters; the URL parameters are always query-encoded."
         case .jsonEncodingFailed(let error):
-            return "JSON could not be encoded because of error:\n\(error.localizedDescription)"
+            return "JSON could not be encoded because of error:\n\(ErrorText.describe(error))"
         case .propertyListEncodingFailed(let error):
-            return "PropertyList could not be encoded because of error:\n\(error.localizedDescription)"
+            return "PropertyList could not be encoded because of error:\n\(ErrorText.describe(error))"
         }
     }
 

@@ -8,7 +8,7 @@ import FoundationNetworking
 ///
 /// Delivered as ``MoyaError/underlying(_:_:)``, without a response: no connection was made for
 /// the request.
-public enum RequestValidationError: Swift.Error, LocalizedError, Sendable, Equatable {
+public enum RequestValidationError: Swift.Error, LocalizedError, CustomStringConvertible, Sendable, Equatable {
     /// A `GET` request carries a body, which HTTP clients must not send.
     case bodyDataInGETRequest(Data)
 
@@ -57,6 +57,9 @@ public enum RequestValidationError: Swift.Error, LocalizedError, Sendable, Equat
             return "A TRACE request must not have a body; nothing was sent."
         }
     }
+
+    /// Same as ``errorDescription``.
+    public var description: String { errorDescription ?? "Request validation error" }
 }
 
 extension URLRequest {

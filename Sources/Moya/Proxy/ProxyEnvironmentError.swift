@@ -4,7 +4,7 @@ import Foundation
 ///
 /// It names the variable and what is wrong with its value, never the value itself: a proxy URL
 /// can carry a user name and password.
-struct ProxyEnvironmentError: Error, CustomStringConvertible, Sendable, Equatable {
+struct ProxyEnvironmentError: Error, CustomStringConvertible, LocalizedError, Sendable, Equatable {
     /// What is wrong with the variable's value.
     enum Reason: Sendable, Equatable {
         /// The value is not of the form `[scheme://][user[:password]@]host[:port][/]`.
@@ -29,7 +29,7 @@ struct ProxyEnvironmentError: Error, CustomStringConvertible, Sendable, Equatabl
     /// What is wrong with its value.
     let reason: Reason
 
-    /// Says which variable is wrong and why, without its value.
+    /// Says which variable is wrong and why, without its value, and what to do.
     var description: String {
         let why: String
         switch reason {
@@ -48,6 +48,10 @@ struct ProxyEnvironmentError: Error, CustomStringConvertible, Sendable, Equatabl
         case .unexpectedPath:
             why = "only a \"/\" may follow the proxy's host and port"
         }
-        return "The proxy in the environment variable \(variable) cannot be used: \(why)."
+        return "The proxy in the environment variable \(variable) cannot be used: \(why). "
+            + "Correct or unset \(variable), or set the session's proxy (Session.Configuration.proxy), which takes precedence over the environment."
     }
+
+    /// Same as ``description``.
+    var errorDescription: String? { description }
 }

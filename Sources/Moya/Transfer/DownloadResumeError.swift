@@ -1,7 +1,7 @@
 import Foundation
 
 /// Why a download could not go on from where it stopped, or why its file was not accepted.
-public enum DownloadResumeError: Error, Sendable, Equatable, LocalizedError {
+public enum DownloadResumeError: Error, Sendable, Equatable, LocalizedError, CustomStringConvertible {
     /// The data given to resume with is not resume data this session made, or names a partial
     /// file that is gone or changed. Send the request again without it.
     case invalidResumeData
@@ -17,10 +17,11 @@ public enum DownloadResumeError: Error, Sendable, Equatable, LocalizedError {
     /// `Digest` or `Content-Digest`).
     case digestMismatch
 
+    /// A sentence saying what went wrong, and what to do where there is something to do.
     public var errorDescription: String? {
         switch self {
         case .invalidResumeData:
-            return "The resume data is not valid for this session, or its partial file is gone or changed."
+            return "The resume data is not valid for this session, or its partial file is gone or changed; download the file again without it."
         case .notADownload:
             return "Only a download target can be resumed."
         case .unexpectedRange(let expectedStart, let contentRange):
@@ -31,4 +32,7 @@ public enum DownloadResumeError: Error, Sendable, Equatable, LocalizedError {
             return "The downloaded file's SHA-256 digest is not the one the server announced."
         }
     }
+
+    /// Same as ``errorDescription``.
+    public var description: String { errorDescription ?? "Download resume error" }
 }

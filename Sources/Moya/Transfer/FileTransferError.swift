@@ -58,7 +58,7 @@ public enum FileTransferError: Swift.Error, LocalizedError, CustomStringConverti
             return "The file at \(url.path) cannot be read."
         case .readFailed(let url, let underlying):
             let what = url.map { "the file at \($0.path)" } ?? "an input stream"
-            return "Reading \(what) failed" + (underlying.map { ": \($0.localizedDescription)" } ?? ".")
+            return "Reading \(what) failed" + (underlying.map { ": \(Self.cause(of: $0, at: nil))." } ?? ".")
         case .lengthMismatch(let expected, let actual):
             return "The body source produced \(actual) bytes, but \(expected) were announced."
         case .temporaryFileFailed(let url, let underlying):
@@ -73,8 +73,8 @@ public enum FileTransferError: Swift.Error, LocalizedError, CustomStringConverti
 
     /// The cause of a file-system failure in words: the system's message for the POSIX error
     /// at the root of `error` (Foundation's own text for a wrapped error is often just "The
-    /// operation could not be completed"), or an explanation of the refusals of
-    /// ``DownloadPlacement``.
+    /// operation could not be completed"), an explanation of the refusals of
+    /// ``DownloadPlacement``, or else the error's own description (``ErrorText``).
     ///
     /// - Parameters:
     ///   - error:       The error.
@@ -110,7 +110,7 @@ public enum FileTransferError: Swift.Error, LocalizedError, CustomStringConverti
             // Stored as an NSError or, on Linux, often as a Swift error such as `POSIXError`.
             current = (candidate.userInfo[NSUnderlyingErrorKey] as? any Error).map { $0 as NSError }
         }
-        let description = error.localizedDescription
+        let description = ErrorText.describe(error)
         return description.hasSuffix(".") ? String(description.dropLast()) : description
     }
 }

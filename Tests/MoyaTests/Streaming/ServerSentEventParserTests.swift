@@ -319,7 +319,9 @@ struct ServerSentEventParserTests {
             }
         }
         #expect(fed == 17 * 4096, "the chunk that passed 64 KiB threw")
-        #expect("\(StreamingLimitError.lineTooLong(limit: 65_536))" == "A line of the stream is longer than the limit of 65536 bytes.")
+        #expect(
+            "\(StreamingLimitError.lineTooLong(limit: 65_536))"
+                == "A line of the stream is longer than the limit of 65536 bytes (StreamOptions.maximumLineLength).")
     }
 
     @Test("an event whose data passes the limit throws, whatever its lines")
@@ -338,7 +340,9 @@ struct ServerSentEventParserTests {
         }
         #expect(lines == 11)
         #expect(throws: StreamingLimitError.eventTooLarge(limit: 100)) { try parser.parse(Array("\n".utf8)) }
-        #expect("\(StreamingLimitError.eventTooLarge(limit: 100))" == "The data of a server-sent event is larger than the limit of 100 bytes.")
+        #expect(
+            "\(StreamingLimitError.eventTooLarge(limit: 100))"
+                == "The data of a server-sent event is larger than the limit of 100 bytes (StreamOptions.maximumEventSize).")
         parser.finish()
         #expect(try parser.parse(Array("data: ok\n\n".utf8)) == [Event(data: "ok")])
     }
