@@ -91,6 +91,38 @@ struct GatewayTests {
         }
     }
 
+    @Test("SIGTERM during a slow upstream call: the program ends when its shutdown limit runs out, not when the call would have")
+    func shutdownLimit() async throws {
+        // The program itself, stopped as an orchestrator stops it. Its limit is 2 s here (10 s by
+        // default), well below the 10 s of the upstream call (httpbin's longest delay).
+        let gateway = try await GatewayProcess.start(environment: ["SHUTDOWN_LIMIT": "2"])
+        defer { gateway.stop() }
+        let client = gateway.client
+        let slow = _Concurrency.Task { try await client.request(.slow(seconds: 10)) }
+        let deadline = ContinuousClock.now + .seconds(10)
+        while try await !gateway.upstreamCallInFlight() {
+            try #require(ContinuousClock.now < deadline, "the slow call never reached the upstream")
+            try await _Concurrency.Task.sleep(for: .milliseconds(20))
+        }
+        let sigterm = ContinuousClock.now
+        gateway.sendSIGTERM()
+        let exit = try #require(await gateway.waitForExit())
+        let took = exit.instant - sigterm
+        // The 2 s limit, then the cancellation and the process's exit (tens of milliseconds on an
+        // idle machine), with 5 s to spare: on two cores shared with other builds and test runs,
+        // the group's timer, the cancelled requests and the exit each wait for a thread. Without
+        // the limit the program waits for the upstream call: 9 s or more after SIGTERM here (its
+        // 10 s, less the moments it took to see it in flight), so 7 s still tells them apart. (On
+        // a machine so slow that it does not, the last check below still does.)
+        #expect(took < .seconds(7), "SIGTERM to exit: \(took); the program's log:\n\(gateway.log)")
+        // A clean exit: the cancelled work ended by itself (the group did not have to stop the
+        // process after its maximumCancellationDuration).
+        #expect(exit.status == 0, "exit status \(exit.status); the program's log:\n\(gateway.log)")
+        // The slow call was cut short rather than answered.
+        let answer = await slow.result
+        #expect(throws: MoyaError.self, "the slow call was answered: the shutdown waited for it") { try answer.get() }
+    }
+
     private func randomHex(bytes: Int) -> String {
         (0..<bytes).map { _ in String(format: "%02x", UInt8.random(in: 0...255)) }.joined()
     }

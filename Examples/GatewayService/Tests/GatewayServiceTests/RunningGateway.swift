@@ -41,8 +41,13 @@ struct RunningGateway {
 
     /// Whether the gateway's session has an upstream call in flight, from its metrics.
     func upstreamCallInFlight() async throws -> Bool {
-        let page = gateway.registry.emitToString()
-        return page.split(separator: "\n").contains { line in
+        Self.showsUpstreamCallInFlight(metrics: gateway.registry.emitToString())
+    }
+
+    /// Whether a gateway's metrics page shows an upstream call in flight: the session's
+    /// active-requests gauge is above 0.
+    static func showsUpstreamCallInFlight(metrics page: String) -> Bool {
+        page.split(separator: "\n").contains { line in
             line.hasPrefix("http_client_active_requests{") && !line.hasSuffix(" 0.0") && !line.hasSuffix(" 0")
         }
     }
