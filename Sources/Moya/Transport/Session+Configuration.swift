@@ -235,10 +235,16 @@ extension Session {
         /// ``SessionError/shuttingDown``. When every running request has ended, or when this
         /// period is over, the session shuts down; requests still running then fail with
         /// ``SessionError/stoppedByShutdown``. A streamed response counts as running until its
-        /// whole body has arrived. `0` stops running requests at once. Keep it shorter than the
-        /// group's own `maximumGracefulShutdownDuration`, if it has one: when that runs out the
-        /// group cancels the session, which then stops at once. A session that is never run in a
-        /// `ServiceGroup` does not use it.
+        /// whole body has arrived. `0` stops running requests at once. A session that is never
+        /// run in a `ServiceGroup` does not use it.
+        ///
+        /// The period does not bound a shutdown by itself: it begins when the session's turn
+        /// comes, once the services after it in the group (a server, which first finishes its
+        /// own requests and the upstream calls they wait for) have stopped, however long that
+        /// took. Give the group a `maximumGracefulShutdownDuration`, which counts from the start
+        /// of the shutdown and covers every service, below the orchestrator's own grace period,
+        /// and keep this period shorter than it: when the group's limit runs out, the group
+        /// cancels the session, which then stops at once.
         public var shutdownGracePeriod: TimeInterval
 
         /// Creates a configuration; every argument has the default described on its property.
