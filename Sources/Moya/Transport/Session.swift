@@ -419,10 +419,12 @@ public final class Session: Sendable {
     }
 
     /// The error to report for a request that failed: ``SessionError/stoppedByShutdown`` when the
-    /// session's shutdown cancelled it (see ``isStoppedByShutdown(_:)``), a TLS failure named for
-    /// its host (see ``TransportError/annotatingTLSFailure(_:host:)``), or for an AsyncHTTPClient
-    /// error that refused the request, what is wrong with it: an unsupported URL scheme, or an
-    /// invalid header name or value. Other errors are returned unchanged.
+    /// session's shutdown cancelled it (see ``isStoppedByShutdown(_:)``), a connection that could
+    /// not be opened named for the host and port (or proxy) it went to (see
+    /// ``TransportError/connectionFailure(_:endpoint:)``), a TLS failure named for its host (see
+    /// ``TransportError/annotatingTLSFailure(_:host:)``), or for an AsyncHTTPClient error that
+    /// refused the request, what is wrong with it: an unsupported URL scheme, or an invalid
+    /// header name or value. Other errors are returned unchanged.
     ///
     /// The request is only looked at here, once it has failed: AsyncHTTPClient checks every
     /// header of every request, and checking them again before sending would double that cost
@@ -439,7 +441,25 @@ public final class Session: Sendable {
         if error is HTTPClientError, let cause = refusalCause(of: urlRequest) {
             return cause
         }
+        if let connectionFailure = TransportError.connectionFailure(error, endpoint: connectionEndpoint(of: urlRequest)) {
+            return connectionFailure
+        }
         return TransportError.annotatingTLSFailure(error, host: urlRequest.url?.host)
+    }
+
+    /// What AsyncHTTPClient connects to for `urlRequest`: the proxy it goes through, if any, or
+    /// the host and port of its URL; `nil` without a URL.
+    private func connectionEndpoint(of urlRequest: URLRequest) -> TransportError.Endpoint? {
+        guard let url = urlRequest.url else { return nil }
+        if let proxy = try? effectiveProxy(for: url) {
+            return TransportError.Endpoint(host: proxy.host, port: proxy.port, isProxy: true)
+        }
+        guard var host = url.host else { return nil }
+        if host.hasPrefix("["), host.hasSuffix("]") {
+            host = String(host.dropFirst().dropLast())
+        }
+        let port = url.port ?? (url.scheme?.lowercased() == "https" ? 443 : 80)
+        return TransportError.Endpoint(host: host, port: port, isProxy: false)
     }
 
     /// Why AsyncHTTPClient would refuse `urlRequest` before sending it, if it would.

@@ -26,13 +26,15 @@ enum TransportError {
             if connectionError.dnsAError != nil, connectionError.dnsAAAAError != nil, connectionError.connectionErrors.isEmpty {
                 return urlError(.cannotFindHost, "The host \(connectionError.host) could not be found.", error)
             }
-            return urlError(.cannotConnectToHost, "Could not connect to \(connectionError.host):\(connectionError.port).", error)
+            // Usually named for its endpoint already by `Session.explainingFailure`.
+            return connectionFailure(connectionError, endpoint: nil) ?? error
         }
         if let ioError = error as? IOError {
+            let systemReason = "\(ErrorText.systemMessage(errno: Int(ioError.errnoCode))) (errno \(ioError.errnoCode))."
             switch ioError.errnoCode {
-            case ECONNREFUSED: return urlError(.cannotConnectToHost, "Could not connect to the server.", error)
-            case ECONNRESET, EPIPE: return urlError(.networkConnectionLost, "The network connection was lost.", error)
-            default: return urlError(.unknown, "A network error occurred: \(ioError).", error)
+            case ECONNREFUSED: return connectionFailure(ioError, endpoint: nil) ?? error
+            case ECONNRESET, EPIPE: return urlError(.networkConnectionLost, "The network connection was lost.", reason: systemReason, error)
+            default: return urlError(.unknown, "A network error occurred: \(systemReason)", reason: systemReason, error)
             }
         }
         if error is ChannelError {

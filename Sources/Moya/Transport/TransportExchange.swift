@@ -572,18 +572,23 @@ final class TransportExchange: HTTPClientResponseDelegate, @unchecked Sendable {
     }
 
     /// The error to report for a failed attempt: for a bridged one, why the bridge dropped the
-    /// connection (a rejected key or certificate), when it did.
+    /// connection (a rejected key or certificate, a refused connection), when it did.
     private func failureError(_ error: any Error, of context: AttemptContext) -> any Error {
         if case .bridged(let upstream) = context.route,
             owner.transportIsWanted,
             let bridgeFailure = session.bridge.failure(for: upstream, after: context.bridgeFailuresBefore)
         {
-            return bridgeFailure
+            let server = TransportError.Endpoint(host: upstream.host, port: upstream.port, isProxy: false)
+            return TransportError.connectionFailure(bridgeFailure, endpoint: server) ?? bridgeFailure
         }
         if case .forwarded(let proxy) = context.route,
             owner.transportIsWanted,
             let proxyFailure = session.bridge.failure(for: proxy, after: context.bridgeFailuresBefore)
         {
+            let endpoint = TransportError.Endpoint(host: proxy.host, port: proxy.port, isProxy: true)
+            if let connectionFailure = TransportError.connectionFailure(proxyFailure, endpoint: endpoint) {
+                return connectionFailure
+            }
             return URLError(
                 .cannotConnectToHost,
                 userInfo: [
