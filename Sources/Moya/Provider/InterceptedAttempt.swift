@@ -59,7 +59,7 @@ final class InterceptedAttempt: TransportOwner {
     func transportFinished(_ result: Result<TransportResponse, any Error>, request: URLRequest) {
         // A download interrupted part-way: a retry goes on from where it stopped.
         if case .failure(let error as InterruptedDownload) = result {
-            flight.interrupted(at: ResumePoint(state: error.resume, file: flight.temporaryDirectory.appendingPathComponent(error.resume.fileName)))
+            flight.interrupted(at: ResumePoint(state: error.resume, file: error.file))
         }
         let streamed = flight.withMachine { $0.hasStreamed }
         outcome.withLock { $0 = (result, streamed) }

@@ -95,7 +95,7 @@ extension MoyaProvider {
             pluginTarget: plan.pluginTarget?.value,
             validation: target.validationType,
             progress: progress,
-            temporaryDirectory: session.configuration.temporaryDirectory,
+            downloadFolder: session.downloadFolder,
             measures: session.requestMetrics != nil,
             streamSink: streamSink,
             // Made in the caller's call (`request`, `stream`, or an awaiting task), so its

@@ -71,7 +71,7 @@ extension RequestFlight: TransportOwner {
         // A partial file the transport dropped meanwhile (the server sent a new version, or
         // refused the range) is no longer a place to go on from.
         let resume = resumePoint.flatMap { FileManager.default.fileExists(atPath: $0.file.path) ? $0 : nil }
-        return DownloadSink(directory: temporaryDirectory, accepts: { validation.accepts($0) }, resume: resume)
+        return DownloadSink(folder: downloadFolder, accepts: { validation.accepts($0) }, resume: resume)
     }
 
     /// Delivers `result` on the delivery queue: plugins, the final progress event (unless

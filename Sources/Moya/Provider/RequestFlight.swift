@@ -54,8 +54,9 @@ final class RequestFlight: @unchecked Sendable {
     let pluginTarget: (any TargetType)?
     /// The target's validation.
     let validation: ValidationType
-    /// The session's directory for downloads in progress.
-    let temporaryDirectory: URL
+    /// The session's folder for downloads in progress. The flight holds it until its download
+    /// is placed, so a session released meanwhile does not remove it under the file.
+    let downloadFolder: DownloadFolder
     /// Whether the task is a download (its body goes to a file).
     let isDownload: Bool
     /// For a streamed response (``MoyaProvider/stream(_:options:)``), where its body goes;
@@ -129,7 +130,8 @@ final class RequestFlight: @unchecked Sendable {
     ///   - pluginTarget:           The target as plugins see it; `nil` without plugins.
     ///   - validation:             The target's validation.
     ///   - progress:               The caller's progress block.
-    ///   - temporaryDirectory:     The session's directory for downloads in progress.
+    ///   - downloadFolder:         The session's folder for downloads in progress (a private
+    ///                             folder of the flight's own when not given).
     ///   - measures:               Whether the session measures request metrics.
     ///   - streamSink:             For a streamed response, where its body goes.
     ///   - traceContext:           The trace context of the caller who made the request.
@@ -143,7 +145,7 @@ final class RequestFlight: @unchecked Sendable {
         pluginTarget: (any TargetType)? = nil,
         validation: ValidationType = .none,
         progress: Moya.ProgressBlock? = nil,
-        temporaryDirectory: URL = FileManager.default.temporaryDirectory,
+        downloadFolder: DownloadFolder = DownloadFolder(FileManager.default.temporaryDirectory.appendingPathComponent(DownloadFolder.templateName)),
         measures: Bool = true,
         streamSink: StreamSink? = nil,
         traceContext: TraceContext? = nil,
@@ -171,7 +173,7 @@ final class RequestFlight: @unchecked Sendable {
             state.destination = destination
             state.resume = resume
         }
-        self.temporaryDirectory = temporaryDirectory
+        self.downloadFolder = downloadFolder
     }
 
     /// Adds a caller; `nil` when the flight has already ended.

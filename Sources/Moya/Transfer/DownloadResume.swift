@@ -126,4 +126,6 @@ struct InterruptedDownload: Error {
     let underlying: any Error
     /// Where it stopped.
     let resume: DownloadResume
+    /// The partial file, in the session's folder for downloads in progress.
+    let file: URL
 }

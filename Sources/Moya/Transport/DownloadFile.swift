@@ -3,6 +3,14 @@ import Foundation
 import NIOCore
 import NIOPosix
 
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// The temporary file that one attempt of a download writes its body to, through a
 /// ``FileWriteQueue``: the network goes on while earlier parts are written, up to a bounded
 /// amount waiting.
@@ -25,24 +33,23 @@ final class DownloadFile: Sendable {
         self.writer = FileWriteQueue(descriptor: handle.fileDescriptor, fileURL: url, eventLoop: eventLoop)
     }
 
-    /// Creates a new empty file with a name of its own in `directory` (created if need be), on
-    /// NIO's thread pool.
+    /// Creates a new empty file with a name of its own in `directory` (the session's folder for
+    /// downloads in progress, made and checked before the download was sent), on NIO's thread
+    /// pool. The file is created exclusively, and never through a symbolic link: nothing that is
+    /// already at its path is opened or truncated. Its permissions are as a new file's (`0666`
+    /// less the umask), as the file keeps them at its destination.
     ///
     /// - Returns: The file, on `eventLoop`, which every later call comes from; or
     ///   ``FileTransferError/temporaryFileFailed(_:underlying:)`` (nothing is left behind).
     static func create(in directory: URL, on eventLoop: any EventLoop) -> EventLoopFuture<DownloadFile> {
         let url = directory.appendingPathComponent("\(DownloadResume.fileNamePrefix)\(UUID().uuidString).tmp")
         return NIOThreadPool.singleton.runIfActive(eventLoop: eventLoop) { () -> UncheckedSendable<FileHandle> in
-            do {
-                try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-                guard FileManager.default.createFile(atPath: url.path, contents: nil) else {
-                    throw CocoaError(.fileWriteUnknown, userInfo: [NSFilePathErrorKey: url.path])
-                }
-                return UncheckedSendable(try FileHandle(forWritingTo: url))
-            } catch {
-                PartialFile.discard(url)
-                throw FileTransferError.temporaryFileFailed(url, underlying: error)
+            let descriptor = openFile(url.path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o666)
+            guard descriptor >= 0 else {
+                // Nothing was created: what is at the path, if anything, is not ours to delete.
+                throw FileTransferError.temporaryFileFailed(url, underlying: POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO))
             }
+            return UncheckedSendable(FileHandle(fileDescriptor: descriptor, closeOnDealloc: true))
         }.map { handle in
             DownloadFile(url: url, handle: handle.value, eventLoop: eventLoop)
         }
@@ -54,7 +61,12 @@ final class DownloadFile: Sendable {
     static func open(appendingTo url: URL, on eventLoop: any EventLoop) -> EventLoopFuture<DownloadFile> {
         NIOThreadPool.singleton.runIfActive(eventLoop: eventLoop) { () -> UncheckedSendable<FileHandle> in
             do {
-                let handle = try FileHandle(forWritingTo: url)
+                // Not through a symbolic link that replaced the partial file.
+                let descriptor = openFile(url.path, O_WRONLY | O_NOFOLLOW | O_CLOEXEC)
+                guard descriptor >= 0 else {
+                    throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO)
+                }
+                let handle = FileHandle(fileDescriptor: descriptor, closeOnDealloc: true)
                 try handle.seekToEnd()
                 return UncheckedSendable(handle)
             } catch {
@@ -159,4 +171,9 @@ final class DownloadFile: Sendable {
             }
         }.flatMapError { _ in eventLoop.makeSucceededVoidFuture() }
     }
+}
+
+/// `open(2)`, which ``DownloadFile/open(appendingTo:on:)`` hides inside the class.
+private func openFile(_ path: String, _ flags: Int32, _ mode: mode_t = 0) -> Int32 {
+    open(path, flags, mode)
 }

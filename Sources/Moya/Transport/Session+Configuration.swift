@@ -219,8 +219,25 @@ extension Session {
         public static let defaultMaximumResponseBodySize: Int64 = 100 * 1024 * 1024
 
         /// Where downloads are written while they arrive, before they move to their destination.
-        /// Default: `org.moya.downloads` in the system's temporary directory. Put it on the same
-        /// file system as your destinations and the final move is a rename, not a copy.
+        ///
+        /// Default: `org.moya.downloads-XXXXXX` in the system's temporary directory (`TMPDIR`, or
+        /// `/tmp`). That name is a template: each session makes a folder of its own from it on its
+        /// first download (the `X`s become random characters, as `mkdtemp` makes them), that only
+        /// the user the process runs as can enter (mode 0700), and removes it, with any partial
+        /// files, when it shuts down or is released (the shared ``Session/default`` when the
+        /// process exits). A path that ends in `org.moya.downloads-XXXXXX` in another folder
+        /// works the same way there. So no other user of the machine can read your downloads,
+        /// replace them, or make your downloads fail by taking the folder's name first.
+        ///
+        /// Any other path is used as it is, for every session that has it, and is never removed.
+        /// It is created (mode 0700) when missing, and checked before each download: it must be a
+        /// directory, not a symbolic link, that belongs to the user the process runs as, and that
+        /// its group and others cannot write to (unless it has the sticky bit, as `/tmp` has).
+        /// Otherwise the download fails before its request is sent, with a
+        /// ``TemporaryDirectoryError`` that names the folder and says what to do.
+        ///
+        /// Put it on the same file system as your destinations and the final move is a rename,
+        /// not a copy.
         public var temporaryDirectory: URL
 
         /// Which request metrics the session reports through swift-metrics when a metrics
@@ -258,7 +275,7 @@ extension Session {
             headers: [String: String] = Session.defaultHTTPHeaders,
             maximumConnectionsPerHost: Int = 8,
             connectionIdleTimeout: TimeInterval = 60,
-            temporaryDirectory: URL = FileManager.default.temporaryDirectory.appendingPathComponent("org.moya.downloads", isDirectory: true),
+            temporaryDirectory: URL = FileManager.default.temporaryDirectory.appendingPathComponent("org.moya.downloads-XXXXXX", isDirectory: true),
             httpVersion: HTTPVersion = .automatic,
             proxy: Proxy? = nil,
             tls: TLSSettings = TLSSettings(),

@@ -37,13 +37,14 @@ extension Session {
         }
     }
 
-    /// The partial file that `resumeData` names, checked: one this session kept, in its
-    /// temporary directory, of the recorded length.
+    /// The partial file that `resumeData` names, checked: one this session kept, in the folder
+    /// its downloads are written to now, of the recorded length.
     ///
     /// - Throws: ``DownloadResumeError/invalidResumeData``.
     func resumePoint(from resumeData: Data) throws(DownloadResumeError) -> ResumePoint {
         guard let resume = DownloadResume.decode(resumeData),
-            let file = resume.validated(in: configuration.temporaryDirectory),
+            let directory = downloadFolder.current,
+            let file = resume.validated(in: directory),
             keptPartials.withLock({ $0.contains(file) })
         else {
             throw .invalidResumeData

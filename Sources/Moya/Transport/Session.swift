@@ -70,6 +70,10 @@ public final class Session: Sendable {
     /// The partial files of interrupted downloads that can be resumed (see
     /// ``MoyaError/resumeData``), deleted when the session shuts down.
     let keptPartials = Protected<Set<URL>>([])
+    /// The folder downloads are written to while they arrive (``Configuration/temporaryDirectory``):
+    /// by default a private folder of this session's, made on its first download and removed when
+    /// it shuts down.
+    let downloadFolder: DownloadFolder
     /// The requests in flight and the stages of a shutdown by ``run()`` (`Session+Lifecycle`).
     let lifecycle = SessionLifecycle()
     /// The exchanges in flight on the shared session, which has no ``lifecycle`` to count them.
@@ -117,6 +121,7 @@ public final class Session: Sendable {
         self.configuration = configuration
         self.isShared = isShared
         self.interceptor = interceptor
+        self.downloadFolder = DownloadFolder(configuration.temporaryDirectory)
         self.requestMetrics = RequestMetrics(options: configuration.metrics)
         self.tracePropagation = TracePropagation.current
         // Sendable: the copy is made here and never handed out or mutated; readers copy it again.
@@ -220,7 +225,9 @@ public final class Session: Sendable {
 
     /// Closes every connection of this session; requests still running fail with
     /// ``SessionError/stoppedByShutdown``. The sockets and the directory used for hosts pinned
-    /// by public key (``PublicKeysTrustEvaluator``) are removed.
+    /// by public key (``PublicKeysTrustEvaluator``) are removed, and so is the session's private
+    /// folder for downloads in progress (``Configuration/temporaryDirectory``), with the partial
+    /// files of interrupted downloads.
     ///
     /// In a server, add the session to a `ServiceGroup` instead (see ``run()``): on a graceful
     /// shutdown it lets running requests finish before it shuts down.
@@ -235,6 +242,9 @@ public final class Session: Sendable {
         guard markShutDown() else { return }
         deleteKeptPartials()
         let closing = closeConnections()
+        // Once the connections are closed (the requests stopped), the private download folder goes,
+        // with what is left in it.
+        defer { downloadFolder.remove() }
         try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
             closing.whenComplete { continuation.resume(with: $0) }
         }
@@ -246,6 +256,7 @@ public final class Session: Sendable {
     public func syncShutdown() throws {
         guard markShutDown() else { return }
         deleteKeptPartials()
+        defer { downloadFolder.remove() }
         try closeConnections().wait()
     }
 

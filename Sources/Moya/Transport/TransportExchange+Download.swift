@@ -69,7 +69,14 @@ extension TransportExchange {
             resume = nil
             session.releasePartial(replaced.file, deleting: true)
         }
-        let creation = DownloadFile.create(in: sink.directory, on: task.eventLoop)
+        let directory: URL
+        do {
+            // `start()` prepared it, before anything was sent.
+            directory = try fileDirectory ?? sink.folder.prepare()
+        } catch {
+            return task.eventLoop.makeFailedFuture(error)
+        }
+        let creation = DownloadFile.create(in: directory, on: task.eventLoop)
         fileCreation = creation
         cancelIdleTimer()
         return creation.map { file in
@@ -117,8 +124,9 @@ extension TransportExchange {
     /// file once its writes are done, and hands it to the session, which deletes it if it is
     /// never resumed. Called on the task's event loop.
     ///
-    /// - Returns: Where the download stopped; `nil` when nothing was kept (no byte was written).
-    func keepPartialFile(on eventLoop: any EventLoop) -> EventLoopFuture<DownloadResume?> {
+    /// - Returns: Where the download stopped, and the partial file; `nil` when nothing was kept
+    ///   (no byte was written).
+    func keepPartialFile(on eventLoop: any EventLoop) -> EventLoopFuture<(DownloadResume, URL)?> {
         guard let file, let validator = resumeValidator else { return eventLoop.makeSucceededFuture(nil) }
         fileCreation = nil
         self.file = nil
@@ -126,7 +134,7 @@ extension TransportExchange {
         let total = resumeTotal
         return file.keep(on: eventLoop).map { [session] length in
             guard length > 0, session.keepPartial(file.url) else { return nil }
-            return DownloadResume(url: url, fileName: file.url.lastPathComponent, offset: length, validator: validator, totalLength: total)
+            return (DownloadResume(url: url, fileName: file.url.lastPathComponent, offset: length, validator: validator, totalLength: total), file.url)
         }
     }
 

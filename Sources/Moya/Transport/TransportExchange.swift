@@ -141,6 +141,9 @@ final class TransportExchange: HTTPClientResponseDelegate, @unchecked Sendable {
     var resumeTotal: Int64?
     /// The digest the current response announced for the whole file, checked when it is done.
     var fileDigest: RepresentationDigest?
+    /// The folder a download's files are created in, made or checked when the exchange starts
+    /// (``DownloadFolder/prepare()``), before anything is sent.
+    var fileDirectory: URL?
     /// A download's file, while it is being created (``Destination/file(_:)``).
     var fileCreation: EventLoopFuture<DownloadFile>?
     /// A download's file, once created.
@@ -195,6 +198,15 @@ final class TransportExchange: HTTPClientResponseDelegate, @unchecked Sendable {
         if let refusal = session.admitExchange() {
             owner.transportFinished(.failure(refusal), request: request.urlRequest)
             return
+        }
+        if case .file(let sink) = destination {
+            // A folder that cannot be used safely fails the download before a byte is requested.
+            do {
+                fileDirectory = try sink.folder.prepare()
+            } catch {
+                finish(.failure(error))
+                return
+            }
         }
         send(Attempt(urlRequest: request.urlRequest, body: request.body, authorization: nil, startedAt: .now()))
     }
@@ -466,8 +478,8 @@ final class TransportExchange: HTTPClientResponseDelegate, @unchecked Sendable {
                 // cancelled.
                 if resumeValidator != nil, file != nil, owner.transportIsWanted {
                     keepPartialFile(on: task.eventLoop).whenComplete { kept in
-                        if case .success(let resume?) = kept {
-                            self.finish(.failure(InterruptedDownload(underlying: error, resume: resume)))
+                        if case .success(let (resume, file)?) = kept {
+                            self.finish(.failure(InterruptedDownload(underlying: error, resume: resume, file: file)))
                         } else {
                             self.finish(.failure(error))
                         }

@@ -53,12 +53,12 @@ struct StreamSink: Sendable {
     static let errorBodyLimit = 1 << 20
 }
 
-/// Where a download's body goes: a new temporary file in `directory` when the status is
-/// accepted; otherwise memory (the first ``errorBodyLimit`` bytes), so the error response can be
-/// read.
+/// Where a download's body goes: a new temporary file in `folder` when the status is accepted;
+/// otherwise memory (the first ``errorBodyLimit`` bytes), so the error response can be read.
 struct DownloadSink: Sendable {
-    /// The directory for temporary files.
-    let directory: URL
+    /// The session's folder for temporary files, made or checked when the exchange starts
+    /// (``DownloadFolder/prepare()``).
+    let folder: DownloadFolder
     /// Whether a status code is a success that is worth storing.
     let accepts: @Sendable (Int) -> Bool
     /// Where an interrupted download of the same request stopped: the exchange asks for the
