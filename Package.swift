@@ -135,6 +135,11 @@ let package = Package(
             name: "MoyaCacheWriter",
             dependencies: ["Moya"]
         ),
+        // Downloads a file as another user, for the test of two users downloading at once.
+        .executableTarget(
+            name: "MoyaDownloader",
+            dependencies: ["Moya"]
+        ),
         .testTarget(
             name: "MoyaTests",
             dependencies: [
