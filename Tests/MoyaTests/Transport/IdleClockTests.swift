@@ -40,21 +40,15 @@ struct IdleClockTests {
         try await loop.submit(body).get()
     }
 
-    /// Returns once the clock's timer, as it is scheduled now, has fired: for a timer that
-    /// fires with no attempt to expire, so that no callback tells it. A task scheduled on the
-    /// loop for the timer's deadline runs after it, as NIO runs the tasks due at the same time
-    /// in the order they were scheduled.
-    func timerFired(_ clock: IdleClock, sourceLocation: SourceLocation = #_sourceLocation) async throws {
-        let loop = self.loop
-        let marker = try await onLoop { () -> EventLoopFuture<Void>? in
-            guard let due = clock.checkDue else { return nil }
-            return loop.scheduleTask(deadline: due) {}.futureResult
-        }
-        guard let marker else {
-            Issue.record("The clock has no timer scheduled", sourceLocation: sourceLocation)
-            return
-        }
-        try await marker.get()
+    /// A future that completes once the clock's timer, as it is scheduled now, has fired: for a
+    /// timer that fires with no attempt to expire, so that no callback tells it. Call it on the
+    /// loop in the same turn as the calls that schedule the timer, so that the timer cannot
+    /// fire (and be scheduled again, or not at all) in between. A task scheduled on the loop
+    /// for the timer's deadline runs after it, as NIO runs the tasks due at the same time in the
+    /// order they were scheduled.
+    func timerMarker(_ clock: IdleClock) -> EventLoopFuture<Void>? {
+        guard let due = clock.checkDue else { return nil }
+        return loop.scheduleTask(deadline: due) {}.futureResult
     }
 
     @Test("One timer for many attempts: a later limit schedules nothing, an earlier one moves the timer forward")
@@ -123,13 +117,14 @@ struct IdleClockTests {
     @Test("An attempt no longer watched never expires; the timer fires once and is not scheduled again")
     func unwatchedNeverExpires() async throws {
         let clock = IdleClock(loop: loop)
-        let attempt = try await onLoop {
+        let (attempt, marker) = try await onLoop {
             let attempt = Attempt(due: .now() + .milliseconds(50))
             clock.watch(attempt)
             clock.unwatch(attempt)
-            return attempt
+            return (attempt, self.timerMarker(clock))
         }
-        try await timerFired(clock)
+        let timer = try #require(marker, "the clock has a timer scheduled")
+        try await timer.get()
         try await onLoop {
             #expect(clock.checkDue == nil, "the timer has fired and is not scheduled again")
             #expect(attempt.expiries.isEmpty)
@@ -140,16 +135,17 @@ struct IdleClockTests {
     @Test("An attempt that stopped waiting (reading paused) is let go when the timer fires, not failed")
     func pausedAttemptIsDropped() async throws {
         let clock = IdleClock(loop: loop)
-        let (paused, waiting) = try await onLoop {
+        let (paused, waiting, marker) = try await onLoop {
             let now = NIODeadline.now()
             let paused = Attempt(due: now + .milliseconds(50))
             let waiting = Attempt(due: now + .seconds(100))
             clock.watch(paused)
             clock.watch(waiting)
             paused.due = nil
-            return (paused, waiting)
+            return (paused, waiting, self.timerMarker(clock))
         }
-        try await timerFired(clock)
+        let timer = try #require(marker, "the clock has a timer scheduled")
+        try await timer.get()
         try await onLoop {
             #expect(clock.watchedCount == 1, "the paused attempt is let go")
             #expect(paused.expiries.isEmpty)
