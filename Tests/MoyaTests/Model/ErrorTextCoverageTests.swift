@@ -34,6 +34,7 @@ extension ErrorTextCoverageTests {
 }
 
 private let file = URL(fileURLWithPath: "/tmp/moya-sample/file.bin")
+private let folder = URL(fileURLWithPath: "/tmp/moya-sample/downloads", isDirectory: true)
 private let destination = URL(fileURLWithPath: "/tmp/moya-sample/destination.bin")
 private let response = Response(statusCode: 418, data: Data("teapot".utf8))
 
@@ -83,6 +84,12 @@ private let ownErrors: [ErrorTextCoverageTests.Sample] = [
     .init("DownloadResumeError.unexpectedRange", DownloadResumeError.unexpectedRange(expectedStart: 10, contentRange: "bytes 0-9/20")),
     .init("DownloadResumeError.lengthMismatch", DownloadResumeError.lengthMismatch(expected: 20, actual: 10)),
     .init("DownloadResumeError.digestMismatch", DownloadResumeError.digestMismatch),
+
+    .init("TemporaryDirectoryError.symbolicLink", TemporaryDirectoryError.symbolicLink(folder)),
+    .init("TemporaryDirectoryError.notADirectory", TemporaryDirectoryError.notADirectory(folder)),
+    .init("TemporaryDirectoryError.ownedByAnotherUser", TemporaryDirectoryError.ownedByAnotherUser(folder, owner: 65534)),
+    .init("TemporaryDirectoryError.writableByOthers", TemporaryDirectoryError.writableByOthers(folder, permissions: 0o777)),
+    .init("TemporaryDirectoryError.unavailable", TemporaryDirectoryError.unavailable(folder, code: ENOSPC)),
 
     .init("FileTransferError.notAFileURL", FileTransferError.notAFileURL(URL(string: "https://example.com/file")!)),
     .init("FileTransferError.fileNotFound", FileTransferError.fileNotFound(file)),
