@@ -1,4 +1,5 @@
 import Foundation
+import MoyaTestServer
 import Testing
 
 @testable import Moya
