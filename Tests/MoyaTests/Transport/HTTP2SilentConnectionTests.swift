@@ -85,18 +85,37 @@ struct HTTP2SilentConnectionTests {
         let provider = MoyaProvider<Get>(session: session)
 
         _ = try await provider.request(Get(baseURL: server.baseURL, path: "/ok"))
-        async let moving = provider.request(Get(baseURL: server.baseURL, path: "/slow"))
+        let slowStarted = ContinuousClock.now
+        let moving = _Concurrency.Task { () throws -> (Response, ContinuousClock.Instant) in
+            let response = try await provider.request(Get(baseURL: server.baseURL, path: "/slow"))
+            return (response, ContinuousClock.now)
+        }
         // Starts once the slow response is under way on the connection: the server's journal
         // records the request (the second) just before the server starts dripping its answer.
         let arrived = try await server.waitForRequests(count: 2, timeout: .seconds(120))
         #expect(arrived.last?.path == "/slow")
         let stalled = await send(provider, Get(baseURL: server.baseURL, path: "/stall", timeoutInterval: Self.stallLimit))
+        let stallEnded = ContinuousClock.now
         #expect(stalled.error != nil, "the stalled request timed out")
-        let slowResponse = try await moving
+        let (slowResponse, slowEnded) = try await moving.value
         #expect(String(decoding: slowResponse.data, as: UTF8.self).hasSuffix("chunk 39\n"))
         _ = try await provider.request(Get(baseURL: server.baseURL, path: "/ok"))
 
-        #expect(server.acceptedConnections == 1, "every request shared the one connection")
+        // The connection was receiving when the stalled request timed out if that happened
+        // while the slow response was still arriving, and if that response came at its pace: 40
+        // parts 100 ms apart take 3.9 s, and a gap of the one second that makes a connection
+        // silent would have made it take 4.9 s or more. A starved sanitizer run (the whole
+        // process stopped for seconds, the test server's loop too) can make the connection
+        // really silent; the connection is then rightly retired, and the run says so instead
+        // of failing.
+        let receivingThroughout = stallEnded < slowEnded && slowEnded - slowStarted < .milliseconds(4_900)
+        if receivingThroughout {
+            #expect(server.acceptedConnections == 1, "every request shared the one connection")
+        } else {
+            withKnownIssue("the process was starved: the slow response took \(slowEnded - slowStarted)", isIntermittent: true) {
+                #expect(server.acceptedConnections == 1, "every request shared the one connection")
+            }
+        }
         #expect(server.requests.allSatisfy { $0.httpVersion == "HTTP/2" })
         try await session.shutdown()
         await server.shutdown()
