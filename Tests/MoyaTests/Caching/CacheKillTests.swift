@@ -17,19 +17,7 @@ import FoundationNetworking
 struct CacheKillTests {
     /// `MoyaCacheWriter`, built beside the test bundle.
     static func writer() throws -> URL {
-        let buildDirectory = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
-        let candidates = [buildDirectory, buildDirectory.deletingLastPathComponent()].map { $0.appendingPathComponent("MoyaCacheWriter") }
-        guard let found = candidates.first(where: { FileManager.default.isExecutableFile(atPath: $0.path) }) else {
-            throw WriterMissing(searched: candidates.map(\.path))
-        }
-        return found
-    }
-
-    struct WriterMissing: Error, CustomStringConvertible {
-        let searched: [String]
-        var description: String {
-            "MoyaCacheWriter is not built (looked at \(searched.joined(separator: ", "))); `swift build --build-tests` builds it"
-        }
+        try BuiltProgram.locate("MoyaCacheWriter")
     }
 
     /// The body the test server sends for `/bytes/<size>`: byte `i` is `i % 251`.
