@@ -135,12 +135,30 @@ public struct MockResponse: Sendable {
         )
     }
 
-    /// A response that commits `fault` (with a `200` head when the fault sends one) over a
-    /// body of `body`.
+    /// A response that commits `fault`: a `200` head when the fault sends one, without headers
+    /// of its own, over a body of `body` (by default 1 KiB of `a`s). The body matters to
+    /// ``Fault/resetMidBody(afterBytes:)`` and ``Fault/stall(afterBytes:)``, which announce all
+    /// of it and send its first bytes, and to ``Fault/wrongContentLength(declared:)``, which
+    /// sends all of it. To break a response that has its own status, headers and body, use
+    /// ``fault(_:)`` on it instead.
     public static func fault(_ fault: Fault, body: Data = Data(repeating: 0x61, count: 1024)) -> MockResponse {
         var response = MockResponse(status: 200, body: body)
         response.fault = fault
         return response
+    }
+
+    /// The same response, committing `fault`: its status, headers and body (``bodyBytes``, in
+    /// one piece) are what the fault sends part of.
+    ///
+    /// ```swift
+    /// let server = try await MockServer.start()
+    /// // A JSON head announcing the whole body, 10 bytes of it, then a TCP reset.
+    /// server.enqueue(.json(#"{"id": 1, "name": "Ann"}"#).fault(.resetMidBody(afterBytes: 10)))
+    /// ```
+    public func fault(_ fault: Fault) -> MockResponse {
+        var copy = self
+        copy.fault = fault
+        return copy
     }
 
     /// The same response, its head sent `delay` later.

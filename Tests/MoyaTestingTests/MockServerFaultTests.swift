@@ -3,6 +3,10 @@ import Moya
 import MoyaTesting
 import Testing
 
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
 @Suite("MockServer: faults on demand")
 struct MockServerFaultTests {
     /// A session whose limits never cut these exchanges short unless a test sets one.
@@ -57,6 +61,29 @@ struct MockServerFaultTests {
         let result = await send(provider, Call(server.baseURL, "/short"))
         try await session.shutdown()
         #expect((result.error?.underlyingError as? URLError)?.code == .networkConnectionLost)
+        await server.shutdown()
+    }
+
+    @Test("fault(_:) on a response keeps its status, headers and body, and the fault sends part of them")
+    func faultOnAResponse() async throws {
+        let json = MockResponse.json(#"{"id": 1, "name": "Ann"}"#, status: 201, headers: [("X-Trace", "7")])
+        let broken = json.fault(.wrongContentLength(declared: 8))
+        #expect(broken.fault == .wrongContentLength(declared: 8))
+        #expect(broken.status == 201)
+        #expect(broken.body == json.body)
+        #expect(json.fault == nil, "the original is unchanged")
+
+        let server = try await MockServer.start()
+        server.enqueue(broken, json.fault(.resetMidBody(afterBytes: 10)))
+        let (provider, session) = provider()
+        let short = try await send(provider, Call(server.baseURL, "/short")).get()
+        #expect(short.statusCode == 201)
+        #expect(short.response?.value(forHTTPHeaderField: "Content-Type") == "application/json")
+        #expect(short.response?.value(forHTTPHeaderField: "X-Trace") == "7")
+        #expect(short.data == Data(#"{"id": 1"#.utf8))
+        let reset = await send(provider, Call(server.baseURL, "/reset"))
+        try await session.shutdown()
+        #expect(reset.error?.underlyingError is URLError)
         await server.shutdown()
     }
 
