@@ -93,6 +93,10 @@ extension HTTPHeader {
     /// The `Accept-Language` a session sends by default: the user's preferred languages.
     public static let defaultAcceptLanguage = acceptLanguage(Session.defaultAcceptLanguage)
 
-    /// The `User-Agent` a session sends by default, ending in `Moya/<version>`.
+    /// The `User-Agent` a session sends by default: the program's name (and its bundle's version,
+    /// when it has one), the operating system, the Swift version and `Moya/<version>`, such as
+    /// `GatewayService (Debian GNU/Linux 12 bookworm; Linux 6.18.44) Swift/6.3 Moya/0.1.0`. An
+    /// app whose main bundle has an identifier sends Alamofire's format instead, ending in
+    /// `Moya/<version>` too.
     public static let defaultUserAgent = userAgent(Session.defaultUserAgent)
 }

@@ -332,32 +332,5 @@ extension Session {
         }.joined(separator: ", ")
     }
 
-    static var defaultUserAgent: String {
-        let info = Bundle.main.infoDictionary ?? [:]
-        let executable =
-            (info["CFBundleExecutable"] as? String)
-            ?? CommandLine.arguments.first.map { URL(fileURLWithPath: $0).lastPathComponent }
-            ?? "Unknown"
-        let bundle = info["CFBundleIdentifier"] as? String ?? "Unknown"
-        let appVersion = info["CFBundleShortVersionString"] as? String ?? "Unknown"
-        let appBuild = info["CFBundleVersion"] as? String ?? "Unknown"
-        let version = ProcessInfo.processInfo.operatingSystemVersion
-        let osVersion = "\(version.majorVersion).\(version.minorVersion).\(version.patchVersion)"
-        #if os(Linux)
-        let osName = "Linux"
-        #elseif os(macOS)
-        let osName = "macOS"
-        #elseif os(iOS)
-        let osName = "iOS"
-        #elseif os(tvOS)
-        let osName = "tvOS"
-        #elseif os(watchOS)
-        let osName = "watchOS"
-        #elseif os(Windows)
-        let osName = "Windows"
-        #else
-        let osName = "Unknown"
-        #endif
-        return "\(executable)/\(appVersion) (\(bundle); build:\(appBuild); \(osName) \(osVersion)) Moya/\(MoyaInfo.version)"
-    }
+    static var defaultUserAgent: String { UserAgent.current.value }
 }
