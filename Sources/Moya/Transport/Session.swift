@@ -465,12 +465,8 @@ public final class Session: Sendable {
         if let proxy = try? effectiveProxy(for: url) {
             return TransportError.Endpoint(host: proxy.host, port: proxy.port, isProxy: true)
         }
-        guard var host = url.host else { return nil }
-        if host.hasPrefix("["), host.hasSuffix("]") {
-            host = String(host.dropFirst().dropLast())
-        }
-        let port = url.port ?? (url.scheme?.lowercased() == "https" ? 443 : 80)
-        return TransportError.Endpoint(host: host, port: port, isProxy: false)
+        guard let origin = URLOrigin(url) else { return nil }
+        return TransportError.Endpoint(host: origin.host, port: origin.port, isProxy: false)
     }
 
     /// Why AsyncHTTPClient would refuse `urlRequest` before sending it, if it would.
