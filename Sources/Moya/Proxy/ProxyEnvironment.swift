@@ -1,6 +1,8 @@
 import Foundation
 
-/// The proxies the environment asks for, read the way curl reads them.
+/// The proxies the environment asks for, read the way curl reads them, with two differences
+/// (both as Go's `net/http` reads them): `HTTP_PROXY` is read outside CGI programs, where curl
+/// never reads it, and a `no_proxy` entry may carry a port, which curl does not understand.
 ///
 /// - An `http` URL uses `http_proxy`, then `HTTP_PROXY`; the upper-case one is ignored when
 ///   `REQUEST_METHOD` is set, since a CGI program gets a request's `Proxy:` header as
