@@ -43,8 +43,9 @@ extension CookieJar {
     }
 
     /// Whether `lhs` goes before `rhs` in a `Cookie` header: longer path first, then older first
-    /// (RFC 6265, section 5.4, step 2); then by name and domain, so the order never depends on
-    /// the store's.
+    /// (RFC 6265, section 5.4, step 2), and among cookies created at the same time (those of one
+    /// response) the first stored first; then, for cookies the jar did not number, by name and
+    /// domain, so the order never depends on the store's.
     static func sendsBefore(_ lhs: StoredCookie, _ rhs: StoredCookie) -> Bool {
         let lhsLength = lhs.path.utf8.count
         let rhsLength = rhs.path.utf8.count
@@ -53,6 +54,9 @@ extension CookieJar {
         }
         if lhs.created != rhs.created {
             return lhs.created < rhs.created
+        }
+        if lhs.sequence != rhs.sequence {
+            return lhs.sequence < rhs.sequence
         }
         if lhs.name != rhs.name {
             return lhs.name < rhs.name

@@ -88,8 +88,10 @@ extension CookieJar {
         insert(cookie, into: &store, now: now)
     }
 
-    /// Inserts `cookie`, keeping the creation time of the cookie it replaces, then keeps the store
-    /// within its limits; an expired `cookie` only deletes the one it would replace.
+    /// Inserts `cookie`, keeping the creation time and sequence number of the cookie it replaces
+    /// (a new cookie gets the store's next number, so cookies inserted at the same time keep their
+    /// order), then keeps the store within its limits; an expired `cookie` only deletes the one it
+    /// would replace.
     static func insert(_ cookie: StoredCookie, into store: inout any CookieStore, now: Date) {
         let existing = store.cookie(for: cookie.key)
         if cookie.isExpired(at: now) {
@@ -101,6 +103,9 @@ extension CookieJar {
         var cookie = cookie
         if let existing {
             cookie.created = existing.created
+            cookie.sequence = existing.sequence
+        } else {
+            cookie.sequence = store.nextSequenceNumber()
         }
         store.insert(cookie)
         store.enforceLimits(after: cookie, perGroup: maximumCookiesPerGroup, total: maximumCookies, now: now)

@@ -16,7 +16,9 @@ import FoundationNetworking
 ///   prefix's rules.
 /// - `Max-Age` wins over `Expires`; a time in the past deletes the cookie. A lifetime is capped at
 ///   400 days.
-/// - Cookies are sent longest path first, then oldest first.
+/// - Cookies are sent longest path first, then oldest first; the cookies of one response are
+///   created in the order of its `Set-Cookie` headers, and a cookie that replaces another keeps
+///   its place.
 /// - A server cannot make the jar grow without bound: it keeps at most 50 cookies per registrable
 ///   domain and 3,000 in all, dropping expired cookies first, then the least recently used.
 ///
@@ -58,8 +60,10 @@ public final class CookieJar: Sendable {
     ///
     /// On Linux, `HTTPCookieStorage.shared` writes persistent cookies to a file under
     /// `~/.local/share`; `URLSessionConfiguration.ephemeral.httpCookieStorage` stays in memory.
-    /// The jar keeps the cookies' creation times itself, since Foundation's `HTTPCookie` does not
-    /// let them be set; a cookie other code stores counts as the oldest.
+    /// The jar keeps the cookies' creation times and order itself, since Foundation's `HTTPCookie`
+    /// does not let them be set; a cookie other code stores counts as the oldest, and so does one
+    /// that an earlier jar left in a storage that keeps cookies on disk (such cookies go by name
+    /// among themselves).
     public init(storage: HTTPCookieStorage, acceptPolicy: HTTPCookie.AcceptPolicy = .always) {
         acceptPolicyRawValue = acceptPolicy.rawValue
         cookieStore = Protected(FoundationCookieStore(storage: storage))

@@ -20,6 +20,9 @@ protocol CookieStore: Sendable {
     mutating func removeAll()
     /// Records that the cookies with `keys`, all counted in `group`, were sent at `date`.
     mutating func touch(_ keys: [StoredCookie.Key], inGroup group: String, at date: Date)
+    /// A number greater than any the store gave before, for a cookie it is about to keep for the
+    /// first time (see ``StoredCookie/sequence``); never 0.
+    mutating func nextSequenceNumber() -> UInt64
 }
 
 extension CookieStore {
@@ -52,7 +55,7 @@ extension CookieStore {
             }
         }
         guard remaining > limit else { return }
-        live.sort { ($0.lastAccess, $0.created) < ($1.lastAccess, $1.created) }
+        live.sort { ($0.lastAccess, $0.created, $0.sequence) < ($1.lastAccess, $1.created, $1.sequence) }
         for cookie in live where remaining > limit && cookie.key != kept {
             remove(cookie.key)
             remaining -= 1

@@ -10,9 +10,10 @@ import FoundationNetworking
 ///
 /// The storage holds the cookies; the jar reads them back and does its own matching, because
 /// storages differ in theirs (Linux's sends `Secure` cookies over HTTP and ignores paths). What an
-/// `HTTPCookie` cannot carry is kept beside it, by key: when each cookie was created and last sent.
-/// A cookie the jar did not store (set by other code) counts as created and sent at
-/// `Date.distantPast`, so it sorts before the others, by name among its equals.
+/// `HTTPCookie` cannot carry is kept beside it, by key: when each cookie was created and last sent,
+/// and its place in the order of creation (``StoredCookie/sequence``). A cookie the jar did not
+/// store (set by other code, or by an earlier jar on a storage that keeps cookies on disk) counts as
+/// created and sent at `Date.distantPast`, so it sorts before the others, by name among its equals.
 ///
 /// What swift-corelibs-foundation (Linux) does, which this store relies on or works around:
 /// - It keeps a cookie's domain as given, lowercased: ".example.com" (a domain cookie) and
@@ -41,6 +42,8 @@ struct FoundationCookieStore: CookieStore {
         var created: Date
         /// When the cookie was last sent or stored.
         var lastAccess: Date
+        /// The cookie's place in the order of creation (see ``StoredCookie/sequence``).
+        var sequence: UInt64
     }
 
     /// The storage. Sendable: `HTTPCookieStorage` is thread-safe (it serialises its work on its
@@ -51,6 +54,8 @@ struct FoundationCookieStore: CookieStore {
     private var times: [StoredCookie.Key: Times] = [:]
     /// The size of `times` at which entries of cookies no longer in the storage are dropped.
     private var pruneThreshold = 128
+    /// The last number ``nextSequenceNumber()`` gave.
+    private var lastSequenceNumber: UInt64 = 0
 
     /// A store kept in `storage`.
     init(storage: HTTPCookieStorage) {
@@ -92,7 +97,7 @@ struct FoundationCookieStore: CookieStore {
         deleteFromStorage(cookie.key)
         guard let httpCookie = cookie.httpCookie() else { return }
         storage.value.setCookie(httpCookie)
-        times[cookie.key] = Times(created: cookie.created, lastAccess: cookie.lastAccess)
+        times[cookie.key] = Times(created: cookie.created, lastAccess: cookie.lastAccess, sequence: cookie.sequence)
         forgetTimesOfMissingCookies()
     }
 
@@ -113,8 +118,14 @@ struct FoundationCookieStore: CookieStore {
     /// Records that the cookies with `keys` were sent at `date`.
     mutating func touch(_ keys: [StoredCookie.Key], inGroup group: String, at date: Date) {
         for key in keys {
-            times[key, default: Times(created: .distantPast, lastAccess: .distantPast)].lastAccess = date
+            times[key, default: Times(created: .distantPast, lastAccess: .distantPast, sequence: 0)].lastAccess = date
         }
+    }
+
+    /// A number greater than any the store gave before; never 0.
+    mutating func nextSequenceNumber() -> UInt64 {
+        lastSequenceNumber += 1
+        return lastSequenceNumber
     }
 
     /// `cookie` in the jar's form, with the times the jar recorded for it.
@@ -123,6 +134,7 @@ struct FoundationCookieStore: CookieStore {
         if let known = times[stored.key] {
             stored.created = known.created
             stored.lastAccess = known.lastAccess
+            stored.sequence = known.sequence
         }
         return stored
     }

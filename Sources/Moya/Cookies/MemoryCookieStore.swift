@@ -7,6 +7,8 @@ struct MemoryCookieStore: CookieStore {
     private var groups: [String: [StoredCookie.Key: StoredCookie]] = [:]
     /// How many cookies `groups` holds in all.
     private(set) var count = 0
+    /// The last number ``nextSequenceNumber()`` gave.
+    private var lastSequenceNumber: UInt64 = 0
 
     /// An empty store.
     init() {}
@@ -54,5 +56,11 @@ struct MemoryCookieStore: CookieStore {
         for key in keys {
             groups[group]?[key]?.lastAccess = date
         }
+    }
+
+    /// A number greater than any the store gave before; never 0.
+    mutating func nextSequenceNumber() -> UInt64 {
+        lastSequenceNumber += 1
+        return lastSequenceNumber
     }
 }

@@ -44,6 +44,12 @@ struct StoredCookie: Equatable, Sendable {
     var created: Date
     /// When the cookie was last sent or stored.
     var lastAccess: Date
+    /// The place of the cookie's creation in the jar's sequence: the jar numbers the cookies it
+    /// stores in order, so that cookies created at the same time (those of one response) keep the
+    /// order in which they came (RFC 6265, section 5.4, step 2). A replacement keeps the number of
+    /// the cookie it replaces, as it keeps its creation time; 0 for a cookie the jar did not number
+    /// (one that other code put in a Foundation storage), which goes first among its equals.
+    var sequence: UInt64 = 0
 
     /// The cookie's identity in the jar.
     var key: Key {

@@ -94,11 +94,12 @@ struct CookieJarSendingTests {
         ("file:///tmp/x", nil),
     ]
 
-    /// Cookies set by responses, all at the same time (so they go by name among equal paths).
+    /// Cookies set by responses, all at the same time (so they go in the order they were set
+    /// among equal paths).
     static func jarContents(_ backend: CookieBackend) -> CookieJar {
         let jar = backend.makeJar()
         let now = Date()
-        jar.store(["host=1", "domain=1; Domain=example.com"], from: "http://www.example.com/", at: now)
+        jar.store(["domain=1; Domain=example.com", "host=1"], from: "http://www.example.com/", at: now)
         jar.store(["secure=1; Secure", "docs=1; Path=/docs"], from: "https://www.example.com/", at: now)
         jar.store(["ip=1"], from: "http://192.168.0.1/", at: now)
         jar.store(["ip6=1"], from: "http://[::1]/", at: now)
@@ -127,12 +128,57 @@ struct CookieJarSendingTests {
         #expect(jar.cookies(for: CookieJarFixture.url(url)).map(\.name) == ["b", "y", "c", "z", "a"])
     }
 
+    /// Responses from http://www.example.com/p/q received at the same instant (one `Set-Cookie`
+    /// value each), and the `Cookie` header a request to that URL then carries.
+    struct ResponseOrderCase: Sendable, CustomTestStringConvertible {
+        let responses: [[String]]
+        let expected: String
+        var testDescription: String { responses.map { $0.joined(separator: " | ") }.joined(separator: " then ") }
+
+        init(_ responses: [[String]], _ expected: String) {
+            self.responses = responses
+            self.expected = expected
+        }
+    }
+
+    /// Cookies created at the same time go in the order they were first stored (RFC 6265,
+    /// section 5.4, step 2: a response's cookies are created in the order of its headers); a
+    /// replaced cookie keeps its place, a deleted one that comes back goes last.
+    static let responseOrderCases: [ResponseOrderCase] = [
+        ResponseOrderCase([["z=y", "a=b"]], "z=y; a=b"),
+        ResponseOrderCase([["b=1", "a=", "c=1"]], "b=1; a=; c=1"),
+        ResponseOrderCase([["h=1", "d=1; Domain=example.com"]], "h=1; d=1"),
+        ResponseOrderCase([["d=1; Domain=example.com", "h=1"]], "d=1; h=1"),
+        // A longer path still goes first.
+        ResponseOrderCase([["z=1; Path=/", "y=1; Path=/p", "a=1; Path=/"]], "y=1; z=1; a=1"),
+        // Replacing keeps the place, within a response and across responses.
+        ResponseOrderCase([["m=1", "b=1", "m=2"]], "m=2; b=1"),
+        ResponseOrderCase([["z=1", "y=1"], ["b=1", "y=2"]], "z=1; y=2; b=1"),
+        ResponseOrderCase([["z=1", "y=1"], ["y=2; Domain=www.example.com"]], "z=1; y=2"),
+        // A deleted cookie set again is a new cookie.
+        ResponseOrderCase([["a=1", "z=1"], ["a=x; Max-Age=0"], ["a=2"]], "z=1; a=2"),
+        ResponseOrderCase([["a=1", "z=1", "a=x; Max-Age=0", "a=2"]], "z=1; a=2"),
+    ]
+
+    @Test("Cookies created at the same time go in the order they were set", arguments: CookieBackend.allCases, responseOrderCases)
+    func responseOrder(_ backend: CookieBackend, _ testCase: ResponseOrderCase) {
+        let jar = backend.makeJar()
+        let now = Date()
+        let url = "http://www.example.com/p/q"
+        for headers in testCase.responses {
+            jar.store(headers, from: url, at: now)
+        }
+        #expect(jar.header(for: url, at: now) == testCase.expected)
+        let pairs = jar.cookies(for: CookieJarFixture.url(url)).map { "\($0.name)=\($0.value)" }
+        #expect(pairs.joined(separator: "; ") == testCase.expected)
+    }
+
     @Test("Expired cookies are not sent and are removed", arguments: CookieBackend.allCases)
     func expiredAreDropped(_ backend: CookieBackend) {
         let (jar, storage) = backend.makeJarAndStorage()
         let now = Date()
         jar.store(["short=1; Max-Age=10", "long=1; Max-Age=1000"], from: "http://h.example/", at: now)
-        #expect(jar.header(for: "http://h.example/", at: now + 5) == "long=1; short=1")
+        #expect(jar.header(for: "http://h.example/", at: now + 5) == "short=1; long=1")
         #expect(jar.header(for: "http://h.example/", at: now + 11) == "long=1")
         // Gone from the store itself, not just from the header.
         #expect(jar.cookies.map(\.name) == ["long"])
