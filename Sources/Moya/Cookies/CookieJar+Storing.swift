@@ -11,10 +11,14 @@ extension CookieJar {
     func makeCookie(from parsed: SetCookieParser.ParsedCookie, origin: CookieOrigin, mainHost: String, now: Date) -> StoredCookie? {
         // Domain: a cookie for the host itself, or for a domain that covers it and that is not a
         // public suffix. An IP address, or a public suffix that is the host itself, gets a
-        // host-only cookie.
+        // host-only cookie. A domain that ends with "." covers no host (hosts are compared without
+        // their trailing dot), so it is not stripped as a host's is: the cookie is refused (RFC
+        // 6265, section 5.3, step 6).
         var domain = origin.host
         var hostOnly = true
-        if let attribute = parsed.domain.map(Self.canonicalHost) {
+        if let rawAttribute = parsed.domain {
+            guard !rawAttribute.hasSuffix(".") else { return nil }
+            let attribute = Self.canonicalHost(rawAttribute)
             guard !attribute.isEmpty, attribute.utf8.allSatisfy({ $0 < 0x80 }) else { return nil }
             if origin.isIPAddress || PublicSuffixList.shared.isPublicSuffix(attribute) {
                 guard attribute == origin.host else { return nil }

@@ -10,7 +10,8 @@ import FoundationNetworking
 /// It follows RFC 6265 and what RFC 6265bis and browsers add:
 /// - A cookie's `Domain` must cover the host that sent it and must not be a public suffix
 ///   ("com", "co.uk"), unless it is that very host, which then gets a host-only cookie. A host
-///   that is an IP address only gets host-only cookies.
+///   that is an IP address only gets host-only cookies. A `Domain` that ends with a dot
+///   ("example.com.") covers no host: the cookie is refused.
 /// - `Secure` cookies are stored only from HTTPS and sent only over HTTPS, and an HTTP response
 ///   cannot replace or shadow one. Names starting with `__Secure-` and `__Host-` must meet their
 ///   prefix's rules.
