@@ -5,6 +5,7 @@ enum Route: Sendable, Equatable {
     case delay(milliseconds: Int?)
     case bytes(count: Int?)
     case upload
+    case echoParts
     case multipart
     case redirect(remaining: Int?)
     case redirectTo
@@ -43,6 +44,7 @@ enum Route: Sendable, Equatable {
         case ("delay", 2): self = .delay(milliseconds: number(1))
         case ("bytes", 2): self = .bytes(count: number(1))
         case ("upload", 1): self = .upload
+        case ("echo-parts", 1): self = .echoParts
         case ("multipart", 1): self = .multipart
         case ("redirect", 2): self = .redirect(remaining: number(1))
         case ("redirect-to", 1): self = .redirectTo

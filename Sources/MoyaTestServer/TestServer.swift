@@ -18,6 +18,9 @@ import MoyaTesting
 /// - `/bytes/<n>[?chunk=16384&interval_ms=0&length=true&cache_control=...]`: `n` pattern bytes
 ///   (`i % 251`), streamed, with `Cache-Control` when `cache_control` is given.
 /// - `/upload`: streams the body, answers its length and SHA-256.
+/// - `/echo-parts`: `200` at once, when the request's head arrives, then each part of the
+///   request's body written back (and flushed) as it arrives, chunked; the response ends with the
+///   request. A client that streams its body reads the echo of one part before it sends the next.
 /// - `/multipart`: parses `multipart/form-data`.
 /// - `/redirect/<n>`, `/redirect-to?url=...&status=302`, `/redirect-loop`.
 /// - `/gzip`, `/deflate`: compressed JSON.

@@ -22,8 +22,8 @@ extension TestServerHandler {
             }
         case .bytes(let count):
             self.startByteStream(count: count, target: target, head: head, context: context)
-        case .upload:
-            // Uploads are streamed and never reach this point.
+        case .upload, .echoParts:
+            // Uploads and echoed parts are streamed and never reach this point.
             self.send(.notFound, for: head, context: context)
         case .multipart:
             self.send(self.multipart(request), for: head, context: context)

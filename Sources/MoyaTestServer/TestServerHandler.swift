@@ -48,6 +48,8 @@ final class TestServerHandler: ChannelInboundHandler, RemovableChannelHandler {
         case idle
         case buffering(BufferedRequest)
         case uploading(StreamingUpload)
+        /// `/echo-parts`: each body part is written back as it arrives.
+        case echoingParts(head: HTTPRequestHead, target: RequestTarget, length: Int)
         /// The connection is being torn down on purpose (`/drop`, `/malformed`); ignore input.
         case discarding
     }
@@ -101,6 +103,11 @@ final class TestServerHandler: ChannelInboundHandler, RemovableChannelHandler {
                 upload.length += buffer.readableBytes
                 buffer.withUnsafeReadableBytes { upload.hasher.update(bufferPointer: $0) }
                 self.requestState = .uploading(upload)
+            case .echoingParts(let head, let target, let length):
+                self.requestState = .echoingParts(head: head, target: target, length: length + buffer.readableBytes)
+                if self.isActive {
+                    context.writeAndFlush(self.wrapOutboundOut(.body(.byteBuffer(buffer))), promise: nil)
+                }
             case .idle, .discarding:
                 break
             }
@@ -130,6 +137,12 @@ final class TestServerHandler: ChannelInboundHandler, RemovableChannelHandler {
                     "transferEncoding": TestResponse.nullable(headers.first(name: "transfer-encoding")),
                 ]
                 self.send(.json(body), for: upload.head, context: context)
+            case .echoingParts(let head, let target, let length):
+                self.requestState = .idle
+                self.record(head: head, target: target, bodyLength: length)
+                if self.isActive {
+                    self.finishResponse(keepAlive: head.isKeepAlive, context: context)
+                }
             case .idle, .discarding:
                 break
             }
@@ -211,6 +224,14 @@ final class TestServerHandler: ChannelInboundHandler, RemovableChannelHandler {
 
         if route == .upload {
             self.requestState = .uploading(StreamingUpload(head: head, target: target, hasher: SHA256(), length: 0))
+        } else if route == .echoParts {
+            // The head goes at once, before any of the body has arrived: the client reads the
+            // response while it is still sending its request.
+            var headers = HTTPHeaders()
+            headers.add(name: "Content-Type", value: "application/octet-stream")
+            self.applyConnectionHeaders(&headers, for: head, keepAlive: head.isKeepAlive)
+            context.writeAndFlush(self.wrapOutboundOut(.head(HTTPResponseHead(version: head.version, status: .ok, headers: headers))), promise: nil)
+            self.requestState = .echoingParts(head: head, target: target, length: 0)
         } else {
             let body = context.channel.allocator.buffer(capacity: 0)
             self.requestState = .buffering(BufferedRequest(head: head, target: target, route: route, body: body, length: 0))
