@@ -86,6 +86,17 @@ final class InterceptedExchange: Sendable {
                 return
             case .retry, .retryWithDelay:
                 Self.discardFile(of: transportResult)
+                // A one-shot body that was read cannot be sent again: the request fails, saying
+                // so, with the response that asked for the retry.
+                if let body, !body.canBeSent {
+                    let error: MoyaError =
+                        switch rawResult {
+                        case .success(let response): .underlying(NonReplayableBodyError(reason: .retry), response)
+                        case .failure(let failure): .underlying(NonReplayableBodyError(reason: .retry, attemptFailure: failure), failure.response)
+                        }
+                    flight.complete(.failure(error))
+                    return
+                }
                 guard flight.retryDecided() else { return }
                 retryCount += 1
                 flight.willRetry(attemptRequest, after: rawResult, attempt: retryCount + 1)
@@ -106,10 +117,10 @@ final class InterceptedExchange: Sendable {
     }
 
     /// The first decision that is not `.doNotRetry`, in interceptor order; each interceptor is
-    /// asked the async way, then, for a failed attempt, the Alamofire way. A body that cannot
-    /// be sent twice, or a cancelled request, is never retried.
+    /// asked the async way, then, for a failed attempt, the Alamofire way. A cancelled request is
+    /// never retried (a body that cannot be sent twice fails the request in ``run()`` when a
+    /// retry is decided).
     private func retryDecision(for request: URLRequest, result: Result<Moya.Response, MoyaError>, retryCount: Int) async -> RetryDecision {
-        guard body?.isReplayable ?? true else { return .doNotRetry }
         var failedAttempt: (request: InterceptedRequest, error: MoyaError)?
         for interceptor in interceptors {
             guard !isCancelled else { return .doNotRetry }

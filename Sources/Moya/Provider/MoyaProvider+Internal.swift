@@ -78,10 +78,11 @@ extension MoyaProvider {
     ///   - identity:   For a flight that other callers can join (`trackInflights`), its key in
     ///                 `table`.
     ///   - streamSink: For a streamed response, where its body goes.
+    ///   - body:       A body given with the request, which replaces the task's.
     func makeFlight(
         for target: Target, plan: RequestPlan, callbackQueue: DispatchQueue?, progress: Moya.ProgressBlock?,
         identity: EndpointIdentity? = nil, table: Protected<[EndpointIdentity: RequestFlight]>? = nil, streamSink: StreamSink? = nil,
-        resume: ResumePoint? = nil
+        body: StreamedBody? = nil, resume: ResumePoint? = nil
     ) -> RequestFlight {
         RequestFlight(
             endpoint: plan.endpoint,
@@ -98,6 +99,7 @@ extension MoyaProvider {
             downloadFolder: session.downloadFolder,
             measures: session.requestMetrics != nil,
             streamSink: streamSink,
+            requestBody: body,
             // Made in the caller's call (`request`, `stream`, or an awaiting task), so its
             // task-local context is the caller's.
             traceContext: session.callerTraceContext(),
@@ -230,6 +232,13 @@ extension MoyaProvider {
         }
 
         let send = SendContext(target: target, flight: flight, interceptors: interceptors)
+        // A body given with the request replaces the task's (parameters in the URL stay).
+        if let body = flight.requestBody {
+            var request = request
+            request.httpBody = nil
+            sendRequest(request, send, body: body)
+            return
+        }
         switch endpoint.task {
         case .requestPlain, .requestData, .requestJSONEncodable, .requestCustomJSONEncodable, .requestParameters,
             .requestCompositeData, .requestCompositeParameters:
@@ -281,14 +290,19 @@ extension MoyaProvider {
 
     /// Prepares and sends a request: a data request, a streamed upload (`body`), or a download
     /// (the flight's destination). Progress events and the completion go to the flight's
-    /// delivery queue.
+    /// delivery queue. Without `body`, a request whose `httpBodyStream` is set (by the request
+    /// closure or a plugin) streams it.
     func sendRequest(_ request: URLRequest, _ send: SendContext, body: StreamedBody? = nil) {
         let flight = send.flight
         let (preparedRequest, credentials) = prepareAndAnnounce(applyingTimeout(of: send.target, to: request), pluginTarget: flight.pluginTarget)
+        // Made once, here, so that every attempt (an interceptor's retry) knows whether it can be
+        // sent again.
+        let body = body ?? StreamedBody.bodyStream(of: preparedRequest)
         // Metrics: the request, as the plugins prepared it, goes to the transport (or fails just
-        // before).
+        // before). A body of unknown length counts as empty.
         if let metrics = session.requestMetrics {
-            flight.measure(metrics.start(preparedRequest, requestBodyBytes: body.map { Int64(clamping: $0.length) }, stubbed: false, target: send.target))
+            flight.measure(
+                metrics.start(preparedRequest, requestBodyBytes: body.map { Int64(clamping: $0.length ?? 0) }, stubbed: false, target: send.target))
         }
 
         if let error = preparedRequest.bodyInGETRequestError {

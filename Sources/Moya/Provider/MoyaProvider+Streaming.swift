@@ -49,9 +49,10 @@ extension MoyaProvider {
     }
 
     /// ``stream(_:options:)`` with header fields added to the endpoint's (a reconnection's
-    /// `Last-Event-ID`).
+    /// `Last-Event-ID`), and a body that replaces the task's.
     nonisolated(nonsending)
-        func stream(_ target: Target, options: StreamOptions, headers: [String: String]) async throws(MoyaError) -> StreamedResponse
+        func stream(_ target: Target, options: StreamOptions, headers: [String: String], body: StreamedBody? = nil) async throws(MoyaError)
+        -> StreamedResponse
     {
         let buffer = StreamBuffer(highWatermark: options.bufferSize)
         // Without plugins nothing but the continuation runs on the callback queue.
@@ -62,7 +63,7 @@ extension MoyaProvider {
             buffer: buffer, accepts: { validation.accepts($0) }, idleTimeout: options.idleTimeout, stubChunkSize: options.stubChunkSize)
         // A stream has a flight of its own (never joined), whose callers get the head; its body
         // goes to `buffer`.
-        let flight = makeFlight(for: target, plan: plan, callbackQueue: queue, progress: nil, streamSink: sink)
+        let flight = makeFlight(for: target, plan: plan, callbackQueue: queue, progress: nil, streamSink: sink, body: body)
         // The consumer stopping stops the request. The handler keeps the flight; the buffer lets
         // go of it when the stream ends, and the flight lets go of the buffer's handler when it
         // ends before its head was handed over.

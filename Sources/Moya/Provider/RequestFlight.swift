@@ -62,6 +62,9 @@ final class RequestFlight: @unchecked Sendable {
     /// For a streamed response (``MoyaProvider/stream(_:options:)``), where its body goes;
     /// `nil` for every other request.
     let streamSink: StreamSink?
+    /// The body given with the request (``MoyaProvider/request(_:body:)``), which replaces the
+    /// task's; `nil` for the task's own.
+    let requestBody: StreamedBody?
     /// Whether the request's metrics are measured (the session has a metrics backend): without
     /// them, ending a request does not take the lock for a measurement that cannot exist.
     let measures: Bool
@@ -134,6 +137,7 @@ final class RequestFlight: @unchecked Sendable {
     ///                             folder of the flight's own when not given).
     ///   - measures:               Whether the session measures request metrics.
     ///   - streamSink:             For a streamed response, where its body goes.
+    ///   - requestBody:            A body given with the request, which replaces the task's.
     ///   - traceContext:           The trace context of the caller who made the request.
     init(
         endpoint: Endpoint,
@@ -148,6 +152,7 @@ final class RequestFlight: @unchecked Sendable {
         downloadFolder: DownloadFolder = DownloadFolder(FileManager.default.temporaryDirectory.appendingPathComponent(DownloadFolder.templateName)),
         measures: Bool = true,
         streamSink: StreamSink? = nil,
+        requestBody: StreamedBody? = nil,
         traceContext: TraceContext? = nil,
         resume: ResumePoint? = nil
     ) {
@@ -164,6 +169,7 @@ final class RequestFlight: @unchecked Sendable {
         let reporter = progress.map { ProgressReporter(block: $0, queue: queue) }
         let destination = endpoint.task.downloadDestination
         self.streamSink = streamSink
+        self.requestBody = requestBody
         self.measures = measures
         self.reportsProgress = progress != nil
         // A stream reads its body as it arrives, whatever the task: it stores no file.

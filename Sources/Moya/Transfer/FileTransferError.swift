@@ -29,8 +29,10 @@ public enum FileTransferError: Swift.Error, LocalizedError, CustomStringConverti
     /// The URL is `nil` for a stream.
     case readFailed(URL?, underlying: (any Error)?)
 
-    /// A file or stream produced fewer bytes than announced (a file shrank while it was sent, or
-    /// a stream ended early), so the request could not be completed.
+    /// A file or stream produced fewer or more bytes than announced (a file shrank while it was
+    /// sent, a stream ended early, or went on past its `Content-Length` or
+    /// ``RequestBodyStream/length``), so the request could not be completed. When the source
+    /// produced more, `actual` counts the bytes read up to the first one too many.
     case lengthMismatch(expected: UInt64, actual: UInt64)
 
     /// The temporary file of a download could not be created or written.
@@ -59,6 +61,8 @@ public enum FileTransferError: Swift.Error, LocalizedError, CustomStringConverti
         case .readFailed(let url, let underlying):
             let what = url.map { "the file at \($0.path)" } ?? "an input stream"
             return "Reading \(what) failed" + (underlying.map { ": \(Self.cause(of: $0, at: nil))." } ?? ".")
+        case .lengthMismatch(let expected, let actual) where actual > expected:
+            return "The body source produced more bytes than the \(expected) announced."
         case .lengthMismatch(let expected, let actual):
             return "The body source produced \(actual) bytes, but \(expected) were announced."
         case .temporaryFileFailed(let url, let underlying):

@@ -35,7 +35,8 @@ public final class RequestMultipartFormData {
     private struct Part {
         let headers: [(name: String, value: String)]
         let source: StreamedBody.Segment
-        var length: UInt64 { source.length }
+        /// A part's length is always known: its source is never a whole stream.
+        var length: UInt64 { source.length ?? 0 }
     }
 
     private var parts: [Part] = []

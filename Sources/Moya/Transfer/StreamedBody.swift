@@ -9,12 +9,16 @@ import Darwin
 #endif
 
 /// A request body that is streamed instead of held in memory: bytes, file regions and input
-/// streams, in order, with their total length known up front.
+/// streams, in order, with their total length known up front; a request's whole
+/// `httpBodyStream`, whose length may be unknown; or the chunks of a ``RequestBodyStream``.
 ///
 /// Building one checks every file (exists, is a file, is readable, has a size), so that a bad
 /// file fails the request before anything is sent.
 struct StreamedBody: Sendable {
     /// One piece of the body.
+    ///
+    /// Sendable: an input stream is read by one upload only, one read after another (a body
+    /// with a stream has a ``OneShotClaim`` that lets one upload start), and by nothing else.
     enum Segment: Sendable {
         /// Bytes in memory (part headers, boundaries, `Data` parts).
         case bytes(Data)
@@ -22,30 +26,81 @@ struct StreamedBody: Sendable {
         case file(URL, length: UInt64)
         /// `length` bytes read from a stream. A stream can be read once only.
         case stream(UncheckedSendable<InputStream>, length: UInt64)
+        /// A stream read to its end (a request's `httpBodyStream`); with a declared length (the
+        /// request's `Content-Length`), it must produce exactly that many bytes.
+        case wholeStream(UncheckedSendable<InputStream>, declaredLength: UInt64?)
 
-        var length: UInt64 {
+        /// The segment's length; `nil` when only reading it tells.
+        var length: UInt64? {
             switch self {
             case .bytes(let data): return UInt64(data.count)
             case .file(_, let length), .stream(_, let length): return length
+            case .wholeStream(_, let declaredLength): return declaredLength
+            }
+        }
+
+        /// Whether the segment is read from an input stream, which can be read once only.
+        var isStream: Bool {
+            switch self {
+            case .bytes, .file: return false
+            case .stream, .wholeStream: return true
             }
         }
     }
 
-    /// The pieces, in order.
+    /// The pieces, in order; empty for a ``sequence``.
     let segments: [Segment]
 
-    /// The total number of bytes.
-    let length: UInt64
+    /// The chunks sent instead of ``segments``, if any.
+    let sequence: RequestBodyStream?
+
+    /// The total number of bytes; `nil` when it is not known before the body is read (the body is
+    /// then sent with chunked transfer encoding on HTTP/1.1).
+    let length: UInt64?
+
+    /// For a body that can be read once only (with an input stream, or a sequence iterated once),
+    /// whether it was: shared by every attempt that would send it. `nil` for a body that can be
+    /// read again.
+    let claim: OneShotClaim?
 
     init(segments: [Segment]) {
         self.segments = segments
-        self.length = segments.reduce(0) { $0 + $1.length }
+        self.sequence = nil
+        var total: UInt64? = 0
+        for segment in segments {
+            total = total.flatMap { total in segment.length.map { total + $0 } }
+        }
+        self.length = total
+        self.claim = segments.contains { $0.isStream } ? OneShotClaim() : nil
+    }
+
+    /// A body made of the chunks of `sequence`.
+    init(sequence: RequestBodyStream) {
+        self.segments = []
+        self.sequence = sequence
+        self.length = sequence.length.map { UInt64($0) }
+        self.claim = sequence.claim
+    }
+
+    /// The body of `request` when it is its `httpBodyStream`, read to its end; its length is the
+    /// request's `Content-Length`, when that is a number. `nil` without a stream.
+    static func bodyStream(of request: URLRequest) -> StreamedBody? {
+        guard let stream = request.httpBodyStream else { return nil }
+        let declaredLength = request.value(forHTTPHeaderField: "Content-Length").flatMap { UInt64($0.trimmingCharacters(in: .whitespaces)) }
+        return StreamedBody(segments: [.wholeStream(UncheckedSendable(stream), declaredLength: declaredLength)])
     }
 
     /// Whether the body can be produced again (for a second attempt after an authentication
-    /// challenge): only bodies without input streams can.
+    /// challenge): only bodies without input streams, and sequences that may be iterated more
+    /// than once, can.
     var isReplayable: Bool {
-        !segments.contains { if case .stream = $0 { return true } else { return false } }
+        claim == nil
+    }
+
+    /// Whether the body can be sent (again) now: it can be read again, or it was never read (the
+    /// attempt before failed before its body started, or a `307` came before it).
+    var canBeSent: Bool {
+        claim.map { !$0.isClaimed } ?? true
     }
 
     /// A body that is the whole file at `url`.
@@ -74,7 +129,8 @@ struct StreamedBody: Sendable {
 
     /// Reads the whole body into memory, straight into the returned buffer.
     func encodedData() throws -> Data {
-        var data = Data(count: Int(clamping: length))
+        // Only forms are read into memory, and their length is always known.
+        var data = Data(count: Int(clamping: length ?? 0))
         let reader = BodyReader(body: self)
         try data.withUnsafeMutableBytes { buffer in
             var filled = 0
@@ -124,6 +180,13 @@ final class BodyReader: @unchecked Sendable {
             if !isStarted {
                 try start(segment)
             }
+            if case .wholeStream(_, let declaredLength) = segment {
+                if let read = try readWholeStream(into: buffer, declaredLength: declaredLength) {
+                    return read
+                }
+                finishSegment()
+                continue
+            }
             if remaining == 0 {
                 finishSegment()
                 continue
@@ -147,6 +210,9 @@ final class BodyReader: @unchecked Sendable {
                 if read == 0 {
                     throw FileTransferError.lengthMismatch(expected: length, actual: length - remaining)
                 }
+            case .wholeStream:
+                // Read by `readWholeStream(into:declaredLength:)`.
+                return 0
             case .stream(_, let length):
                 guard let stream else { throw FileTransferError.readFailed(nil, underlying: nil) }
                 read = stream.read(target.bindMemory(to: UInt8.self).baseAddress!, maxLength: count)
@@ -161,6 +227,32 @@ final class BodyReader: @unchecked Sendable {
             return read
         }
         return 0
+    }
+
+    /// Reads the next bytes of a whole stream into `buffer`: up to the end of the stream, or
+    /// with a declared length, up to it, after which the stream must end.
+    ///
+    /// - Returns: How many bytes were read; `nil` at the end of the stream.
+    private func readWholeStream(into buffer: UnsafeMutableRawBufferPointer, declaredLength: UInt64?) throws -> Int? {
+        guard let stream, buffer.count > 0 else { throw FileTransferError.readFailed(nil, underlying: nil) }
+        let bytes = buffer.bindMemory(to: UInt8.self).baseAddress!
+        guard let declaredLength else {
+            let read = stream.read(bytes, maxLength: buffer.count)
+            if read < 0 { throw FileTransferError.readFailed(nil, underlying: stream.streamError) }
+            return read == 0 ? nil : read
+        }
+        guard remaining > 0 else {
+            // All the declared bytes were read: the stream must end here.
+            let read = stream.read(bytes, maxLength: 1)
+            if read < 0 { throw FileTransferError.readFailed(nil, underlying: stream.streamError) }
+            if read > 0 { throw FileTransferError.lengthMismatch(expected: declaredLength, actual: declaredLength + UInt64(read)) }
+            return nil
+        }
+        let read = stream.read(bytes, maxLength: Int(min(UInt64(buffer.count), remaining)))
+        if read < 0 { throw FileTransferError.readFailed(nil, underlying: stream.streamError) }
+        if read == 0 { throw FileTransferError.lengthMismatch(expected: declaredLength, actual: declaredLength - remaining) }
+        remaining -= UInt64(read)
+        return read
     }
 
     /// One `read(2)` of the file into `buffer`, again after an interrupted call.
@@ -191,7 +283,7 @@ final class BodyReader: @unchecked Sendable {
 
     private func start(_ segment: StreamedBody.Segment) throws {
         isStarted = true
-        remaining = segment.length
+        remaining = segment.length ?? 0
         switch segment {
         case .bytes:
             break
@@ -201,7 +293,7 @@ final class BodyReader: @unchecked Sendable {
             } catch {
                 throw FileTransferError.readFailed(url, underlying: error)
             }
-        case .stream(let box, _):
+        case .stream(let box, _), .wholeStream(let box, _):
             let stream = box.value
             if stream.streamStatus == .notOpen {
                 stream.open()

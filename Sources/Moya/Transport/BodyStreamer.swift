@@ -18,8 +18,14 @@ import NIOPosix
 /// AsyncHTTPClient then leaves the write the upload waits for pending, and the files and streams
 /// it reads would stay open. Either way they are closed.
 ///
+/// A body without a known length (a request's `httpBodyStream` without a `Content-Length`, a
+/// ``RequestBodyStream`` without a length) is sent with chunked transfer encoding on HTTP/1.1.
+/// The chunks of a ``RequestBodyStream`` are not read ahead: its ``SequenceUpload`` asks for the
+/// next one only once the connection has taken the previous one.
+///
 /// One streamer serves one attempt; AsyncHTTPClient starts an upload each time it sends the body
-/// (again after a redirect that keeps it).
+/// (again after a redirect that keeps it). A body that can be read once only is read by the first
+/// upload that starts, and any other fails with ``NonReplayableBodyError``.
 ///
 /// Sendable: `current` and `isStopped` are only touched on `eventLoop`.
 final class BodyStreamer: @unchecked Sendable {
@@ -43,11 +49,11 @@ final class BodyStreamer: @unchecked Sendable {
     /// What to send; dropped by ``stop()``, so that a request AsyncHTTPClient never frees (see
     /// `.ci/lsan.supp`) does not keep the body's bytes. Touched on `eventLoop` only.
     private var body: StreamedBody?
-    private let length: UInt64
+    private let length: UInt64?
     private let eventLoop: any EventLoop
     private let writeTimeout: TimeAmount
     /// The upload in progress, if any.
-    private var current: Upload?
+    private var current: (any BodyUpload)?
     /// Whether ``stop()`` was called: no upload may start after that.
     private var isStopped = false
 
@@ -63,9 +69,9 @@ final class BodyStreamer: @unchecked Sendable {
         self.writeTimeout = writeTimeout
     }
 
-    /// The AsyncHTTPClient body, with its `Content-Length`.
+    /// The AsyncHTTPClient body, with its `Content-Length` when its length is known.
     var clientBody: HTTPClient.Body {
-        .stream(contentLength: Int64(length)) { writer in
+        .stream(contentLength: length.map { Int64(clamping: $0) }) { writer in
             self.eventLoop.flatSubmit { self.start(writer) }
         }
     }
@@ -84,7 +90,16 @@ final class BodyStreamer: @unchecked Sendable {
         guard !isStopped, let body else {
             return eventLoop.makeFailedFuture(HTTPClientError.cancelled)
         }
+        if let claim = body.claim, !claim.claim() {
+            return eventLoop.makeFailedFuture(NonReplayableBodyError(reason: .alreadySent))
+        }
         current?.finish(.failure(HTTPClientError.cancelled))
+        if let sequence = body.sequence {
+            let upload = SequenceUpload(stream: sequence, writer: writer, eventLoop: eventLoop, writeTimeout: writeTimeout)
+            current = upload
+            upload.start()
+            return upload.promise.futureResult
+        }
         let upload = Upload(reader: BodyReader(body: body), writer: writer, eventLoop: eventLoop, writeTimeout: writeTimeout)
         current = upload
         upload.pump()
@@ -92,11 +107,20 @@ final class BodyStreamer: @unchecked Sendable {
     }
 }
 
+/// An upload of a ``BodyStreamer``, which the streamer ends when the request ends another way.
+protocol BodyUpload: AnyObject {
+    /// Completed when the upload ends.
+    var promise: EventLoopPromise<Void> { get }
+
+    /// Ends the upload with `result`, once. Call on the upload's event loop.
+    func finish(_ result: Result<Void, any Error>)
+}
+
 /// One upload of a body: the chunk loop and its timer, on one event loop.
 ///
 /// The next chunk is read on the thread pool while the previous one is being written, so that
 /// the file system and the network work at the same time; at most one chunk waits between them.
-private final class Upload {
+private final class Upload: BodyUpload {
     let reader: BodyReader
     let writer: HTTPClient.Body.StreamWriter
     let eventLoop: any EventLoop

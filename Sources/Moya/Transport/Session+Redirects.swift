@@ -53,14 +53,15 @@ extension Session {
     /// `Proxy-Authorization` are removed when the target is another origin (those of the
     /// session's ``Configuration/headers`` too: see
     /// ``makeClientRequest(_:authorization:body:route:socketPath:crossedOrigin:)``). A redirect to a
-    /// scheme other than `http` or `https`, or one that would send again a body that cannot be
-    /// read again, is not followed: the redirect response is the result.
+    /// scheme other than `http` or `https` is not followed: the redirect response is the result.
     ///
     /// - Parameters:
     ///   - response:         The response.
     ///   - request:          The request it answers.
     ///   - bodyIsReplayable: Whether the request's body can be sent again.
-    func redirectStep(after response: TransportResponse, of request: URLRequest, bodyIsReplayable: Bool) -> RedirectStep? {
+    /// - Throws: ``NonReplayableBodyError`` for a redirect that keeps the body (a `307` or
+    ///   `308`, say) when the body cannot be sent again: a one-shot stream that was read.
+    func redirectStep(after response: TransportResponse, of request: URLRequest, bodyIsReplayable: Bool) throws -> RedirectStep? {
         // Checked first: it is what almost every response stops at.
         guard Session.isRedirectStatus(response.statusCode),
             case .follow = configuration.redirectPolicy,
@@ -75,13 +76,14 @@ extension Session {
         let method = request.httpMethod?.uppercased() ?? "GET"
         let convertsToGet = (status == 303 && method != "HEAD") || ((status == 301 || status == 302) && method == "POST")
         if !convertsToGet, !bodyIsReplayable {
-            return nil
+            throw NonReplayableBodyError(reason: .redirect(statusCode: status, location: target))
         }
         var next = request
         next.url = target
         if convertsToGet {
             next.httpMethod = "GET"
             next.httpBody = nil
+            next.httpBodyStream = nil
             next.setValue(nil, forHTTPHeaderField: "Content-Length")
             next.setValue(nil, forHTTPHeaderField: "Content-Type")
         }

@@ -78,7 +78,7 @@ extension Session {
     static func setRequestAttributes(of request: TransportRequest, on attributes: inout SpanAttributes) {
         let urlRequest = request.urlRequest
         attributes["http.request.method"] = urlRequest.httpMethod ?? "GET"
-        if let length = request.body.map({ Int64(clamping: $0.length) }) ?? urlRequest.httpBody.map({ Int64($0.count) }) {
+        if let length = request.body.map({ $0.length.map { Int64(clamping: $0) } }) ?? urlRequest.httpBody.map({ Int64($0.count) }) {
             attributes["http.request.body.size"] = length
         }
         guard let url = urlRequest.url else { return }

@@ -208,7 +208,10 @@ final class TransportExchange: HTTPClientResponseDelegate, @unchecked Sendable {
                 return
             }
         }
-        send(Attempt(urlRequest: request.urlRequest, body: request.body, authorization: nil, startedAt: .now()))
+        // A request's `httpBodyStream` is its body, when nothing replaces it (an interceptor may
+        // have set it on the attempt).
+        let body = request.body ?? StreamedBody.bodyStream(of: request.urlRequest)
+        send(Attempt(urlRequest: request.urlRequest, body: body, authorization: nil, startedAt: .now()))
     }
 
     /// The session's HTTP cache, when this exchange may use it: data requests only (downloads
@@ -338,7 +341,7 @@ final class TransportExchange: HTTPClientResponseDelegate, @unchecked Sendable {
         switch destination {
         case .memory:
             collector = ResponseCollector(limit: session.configuration.maximumResponseBodySize)
-            uploadLength = attempt.body.map { Int64($0.length) }
+            uploadLength = attempt.body.map { $0.length.map { Int64(clamping: $0) } ?? -1 }
         case .file:
             collector = ResponseCollector(limit: Int64(DownloadSink.errorBodyLimit), overflow: .truncates)
             uploadLength = nil
@@ -668,8 +671,11 @@ final class TransportExchange: HTTPClientResponseDelegate, @unchecked Sendable {
 
     /// The attempt for the redirect in `response`, when the session follows it
     /// (``Session/redirectStep(after:of:bodyIsReplayable:)``).
+    ///
+    /// - Throws: ``NonReplayableBodyError`` for a redirect that keeps a body that was read and
+    ///   cannot be read again.
     private func redirect(after response: TransportResponse, of attempt: Attempt) throws -> Attempt? {
-        guard let step = session.redirectStep(after: response, of: attempt.urlRequest, bodyIsReplayable: attempt.body?.isReplayable ?? true) else {
+        guard let step = try session.redirectStep(after: response, of: attempt.urlRequest, bodyIsReplayable: attempt.body?.canBeSent ?? true) else {
             return nil
         }
         guard owner.transportIsWanted else { throw HTTPClientError.cancelled }
