@@ -28,6 +28,24 @@ struct HTTPCacheFreshnessTests {
         LifetimeCase(name: "Expires without Date uses the response time", status: 200, headers: ["Expires: \(cacheHTTPDate(30))"], lifetime: 30),
         LifetimeCase(
             name: "invalid Expires is already expired", status: 200, headers: ["Expires: 0", "Last-Modified: \(cacheHTTPDate(-10_000))"], lifetime: 0),
+        LifetimeCase(
+            name: "Expires with doubled spaces is already expired", status: 200,
+            headers: ["Date: \(cacheHTTPDate(0))", "Expires: \(cacheHTTPDate(3600).replacingOccurrences(of: " ", with: "  "))"], lifetime: 0),
+        LifetimeCase(
+            name: "Expires with a time zone other than GMT is already expired", status: 200,
+            headers: ["Date: \(cacheHTTPDate(0))", "Expires: \(cacheHTTPDate(3600).replacingOccurrences(of: "GMT", with: "UTC"))"], lifetime: 0),
+        LifetimeCase(
+            name: "Expires with names in another case", status: 200,
+            headers: ["Date: \(cacheHTTPDate(0))", "Expires: \(cacheHTTPDate(3600).lowercased())"], lifetime: 3600),
+        LifetimeCase(
+            name: "an invalid Date is the response time", status: 200,
+            headers: ["Date: \(cacheHTTPDate(-600).replacingOccurrences(of: " ", with: "  "))", "Expires: \(cacheHTTPDate(60))"], lifetime: 60),
+        LifetimeCase(
+            name: "Last-Modified with names in another case", status: 200,
+            headers: ["Date: \(cacheHTTPDate(0))", "Last-Modified: \(cacheHTTPDate(-1000).lowercased())"], lifetime: 100),
+        LifetimeCase(
+            name: "Last-Modified with doubled spaces gives no heuristic", status: 200,
+            headers: ["Date: \(cacheHTTPDate(0))", "Last-Modified: \(cacheHTTPDate(-1000).replacingOccurrences(of: " ", with: "  "))"], lifetime: 0),
         LifetimeCase(name: "Expires in the past", status: 200, headers: ["Date: \(cacheHTTPDate(0))", "Expires: \(cacheHTTPDate(-60))"], lifetime: 0),
         LifetimeCase(name: "invalid max-age is stale", status: 200, headers: ["Cache-Control: max-age=soon", "Expires: \(cacheHTTPDate(60))"], lifetime: 0),
         LifetimeCase(
