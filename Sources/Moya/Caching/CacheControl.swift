@@ -35,6 +35,9 @@ struct CacheControl: Sendable, Equatable {
 
     /// `no-store`: nothing of the exchange is stored.
     var noStore: Bool { has("no-store") }
+    /// `must-understand`: stored only by a cache that knows the rules of the status code, which
+    /// then ignores `no-store` (RFC 9111 §5.2.2.3).
+    var mustUnderstand: Bool { has("must-understand") }
     /// `no-cache`: a stored response is never used without validation. The qualified response
     /// form (`no-cache="Set-Cookie"`) is treated as the unqualified one, which RFC 9111 §5.2.2.4
     /// allows and which never serves something the server wanted checked.

@@ -65,7 +65,8 @@ struct CacheDiskStore: Sendable {
 
     /// Indexes the directory as a cache opens: deletes temporary files left by a process that
     /// stopped while writing, and entry files that are torn (their length disagrees with their
-    /// header); orders the rest by modification time and deletes the oldest until they fit in
+    /// header) or of another format version (an older Moya's, never misread as this one's);
+    /// orders the rest by modification time and deletes the oldest until they fit in
     /// `capacity`. Other files are left alone.
     func makeIndex(capacity: Int) -> (index: Index, nextGeneration: UInt64) {
         let manager = FileManager.default

@@ -1,57 +1,67 @@
 import Foundation
 
-/// The file format of a stored response on disk.
+/// The file format of the responses stored for one URL on disk (its ``CachedVariants``).
 ///
 /// A 24-byte header, then the payload:
 ///
 /// | Bytes | Holds |
 /// |---|---|
 /// | 4 | the magic `MYHC` |
-/// | 2 | the format version, 1 (big-endian, like every number here) |
+/// | 2 | the format version, 2 (big-endian, like every number here) |
 /// | 2 | zero (reserved) |
 /// | 8 | the payload's length |
 /// | 8 | the payload's FNV-1a 64-bit hash |
 ///
-/// The payload: the key, the URL, the status (4 bytes), the request and response times (the
-/// bits of two `Double`s), the header count (4) and each name and value, the count of `Vary`
-/// values (4) and each name, a presence byte and the value, and the body (8-byte length). A
-/// string is its UTF-8 length (4 bytes) and bytes.
+/// The payload: the key, the count of variants (4 bytes), then for each variant, the oldest
+/// first: the URL, the status (4), the request and response times (the bits of two `Double`s),
+/// the header count (4) and each name and value, the count of `Vary` values (4) and each name, a
+/// presence byte and the value, and the body (8-byte length). A string is its UTF-8 length (4
+/// bytes) and bytes.
 ///
-/// A file whose length is not the header's plus the payload's (torn), whose hash differs
-/// (corrupt), or whose lengths overrun the payload is rejected: `decode` returns `nil`.
+/// Version 1 held one response per file (no variant count, the URL after the key). A file of
+/// another version, one whose length is not the header's plus the payload's (torn), whose hash
+/// differs (corrupt), or whose lengths or counts overrun the payload is rejected: `decode` returns
+/// `nil`, and the cache deletes the file, so a folder written by an older version is emptied
+/// entry by entry, never misread.
 enum CacheEntryCodec {
     /// The first four bytes of every entry file.
     static let magic: [UInt8] = Array("MYHC".utf8)
     /// The version this code writes and reads.
-    static let version: UInt16 = 1
+    static let version: UInt16 = 2
     /// The size of the fixed header.
     static let headerLength = 24
-    /// The most header fields or `Vary` values an entry may hold when read back.
+    /// The most header fields or `Vary` values a variant may hold when read back.
     static let maximumFieldCount = 10_000
+    /// The most variants a file may hold when read back.
+    static let maximumVariantCount = 64
 
-    /// The file's bytes for `entry`.
-    static func encode(_ entry: CachedResponse) -> Data {
+    /// The file's bytes for `variants`.
+    static func encode(_ variants: CachedVariants) -> Data {
         var payload = Data()
-        payload.reserveCapacity(entry.body.count + CacheHeaderFields.byteCount(of: entry.storedHeaders) + 512)
-        appendString(entry.key, to: &payload)
-        appendString(entry.url.absoluteString, to: &payload)
-        append(UInt32(truncatingIfNeeded: entry.status), to: &payload)
-        append(entry.requestTime.timeIntervalSince1970.bitPattern, to: &payload)
-        append(entry.responseTime.timeIntervalSince1970.bitPattern, to: &payload)
-        append(UInt32(entry.storedHeaders.count), to: &payload)
-        for field in entry.storedHeaders {
-            appendString(field.name, to: &payload)
-            appendString(field.value, to: &payload)
+        payload.reserveCapacity(
+            variants.responses.reduce(512) { $0 + $1.body.count + CacheHeaderFields.byteCount(of: $1.storedHeaders) + 512 })
+        appendString(variants.key, to: &payload)
+        append(UInt32(variants.responses.count), to: &payload)
+        for entry in variants.responses {
+            appendString(entry.url.absoluteString, to: &payload)
+            append(UInt32(truncatingIfNeeded: entry.status), to: &payload)
+            append(entry.requestTime.timeIntervalSince1970.bitPattern, to: &payload)
+            append(entry.responseTime.timeIntervalSince1970.bitPattern, to: &payload)
+            append(UInt32(entry.storedHeaders.count), to: &payload)
+            for field in entry.storedHeaders {
+                appendString(field.name, to: &payload)
+                appendString(field.value, to: &payload)
+            }
+            let vary = entry.varyValues.sorted { $0.key < $1.key }
+            append(UInt32(vary.count), to: &payload)
+            for (name, value) in vary {
+                appendString(name, to: &payload)
+                payload.append(value == nil ? 0 : 1)
+                appendString(value ?? "", to: &payload)
+            }
+            append(UInt64(entry.body.count), to: &payload)
+            payload.append(entry.body)
         }
-        let vary = entry.varyValues.sorted { $0.key < $1.key }
-        append(UInt32(vary.count), to: &payload)
-        for (name, value) in vary {
-            appendString(name, to: &payload)
-            payload.append(value == nil ? 0 : 1)
-            appendString(value ?? "", to: &payload)
-        }
-        append(UInt64(entry.body.count), to: &payload)
-        payload.append(entry.body)
 
         var file = Data(magic)
         file.reserveCapacity(headerLength + payload.count)
@@ -74,8 +84,9 @@ enum CacheEntryCodec {
         return UInt64(fileSize - headerLength) == length
     }
 
-    /// The entry in `file`, or `nil` when the file is not a whole, intact entry of this format.
-    static func decode(_ file: Data) -> CachedResponse? {
+    /// The variants in `file`, or `nil` when the file is not a whole, intact entry of this
+    /// format.
+    static func decode(_ file: Data) -> CachedVariants? {
         guard file.count >= headerLength else { return nil }
         var reader = Reader(file)
         guard let magicBytes = reader.bytes(4), Array(magicBytes) == magic, reader.uint16() == version, reader.uint16() == 0,
@@ -85,9 +96,20 @@ enum CacheEntryCodec {
         guard checksum(payload) == sum else { return nil }
 
         var body = Reader(payload)
-        guard let key = body.string(), let urlText = body.string(), let url = URL(string: urlText), let status = body.uint32(),
-            let requestBits = body.uint64(), let responseBits = body.uint64(), let headerCount = body.uint32(),
-            headerCount <= maximumFieldCount
+        guard let key = body.string(), let count = body.uint32(), count >= 1, count <= maximumVariantCount else { return nil }
+        var responses: [CachedResponse] = []
+        for _ in 0..<count {
+            guard let entry = decodeVariant(key: key, from: &body) else { return nil }
+            responses.append(entry)
+        }
+        guard body.isAtEnd else { return nil }
+        return CachedVariants(key: key, responses: responses)
+    }
+
+    /// One variant of the payload, read off the front of `body`.
+    private static func decodeVariant(key: String, from body: inout Reader) -> CachedResponse? {
+        guard let urlText = body.string(), let url = URL(string: urlText), let status = body.uint32(), let requestBits = body.uint64(),
+            let responseBits = body.uint64(), let headerCount = body.uint32(), headerCount <= maximumFieldCount
         else { return nil }
         var headers: [(name: String, value: String)] = []
         for _ in 0..<headerCount {
@@ -100,8 +122,7 @@ enum CacheEntryCodec {
             guard let name = body.string(), let present = body.bytes(1), let value = body.string() else { return nil }
             varyValues[name] = present.first == 0 ? .some(nil) : .some(value)
         }
-        guard let bodyLength = body.uint64(), bodyLength <= UInt64(Int.max), let content = body.bytes(Int(bodyLength)), body.isAtEnd
-        else { return nil }
+        guard let bodyLength = body.uint64(), bodyLength <= UInt64(Int.max), let content = body.bytes(Int(bodyLength)) else { return nil }
         return CachedResponse(
             key: key, url: url, status: Int(status), headers: headers, body: content,
             requestTime: Date(timeIntervalSince1970: Double(bitPattern: requestBits)),

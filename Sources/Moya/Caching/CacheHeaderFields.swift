@@ -47,6 +47,25 @@ enum CacheHeaderFields {
             .joined(separator: ",")
     }
 
+    /// Request header fields whose value is a list of tokens with optional parameters that say
+    /// the same thing whatever the order of the members, their letters' case and the whitespace
+    /// around `;` and `=` (RFC 9110 §12.5.3, §12.5.4; language tags, content codings and charsets
+    /// compare without case).
+    static let unorderedCaseInsensitiveLists: Set<String> = ["accept-language", "accept-encoding", "accept-charset"]
+
+    /// The values of `name` in the form `Vary` compares (RFC 9111 §4.1): ``normalized(_:in:)``,
+    /// and for the fields in ``unorderedCaseInsensitiveLists`` the members lowercased, without
+    /// whitespace, empty ones dropped, in sorted order. `nil` when the field is absent.
+    static func varyNormalized(_ name: String, in fields: [(name: String, value: String)]) -> String? {
+        guard unorderedCaseInsensitiveLists.contains(name.lowercased()) else { return normalized(name, in: fields) }
+        guard contains(name, in: fields) else { return nil }
+        return values(name, in: fields).flatMap { value in value.split(separator: ",") }
+            .map { member in String(member.lowercased().unicodeScalars.filter { $0 != " " && $0 != "\t" }) }
+            .filter { !$0.isEmpty }
+            .sorted()
+            .joined(separator: ",")
+    }
+
     /// The total size of the fields' names and values, in bytes.
     static func byteCount(of fields: [(name: String, value: String)]) -> Int {
         fields.reduce(0) { $0 + $1.name.utf8.count + $1.value.utf8.count + 4 }

@@ -1,7 +1,7 @@
-/// The responses kept in memory, bounded in bytes, least recently used evicted first. A value
-/// kept inside `HTTPCache`'s lock.
+/// The responses kept in memory, bounded in bytes, least recently used URL evicted first, all
+/// the variants of a URL together. A value kept inside `HTTPCache`'s lock.
 struct CacheMemoryStore: Sendable {
-    private var entries: CacheLRU<String, CachedResponse>
+    private var entries: CacheLRU<String, CachedVariants>
 
     /// An empty store of at most `capacity` bytes.
     init(capacity: Int) {
@@ -17,19 +17,19 @@ struct CacheMemoryStore: Sendable {
     /// The keys, least recently used first.
     var keysOldestFirst: [String] { entries.keysOldestFirst }
 
-    /// The entry for `key`, now the most recently used.
-    mutating func entry(for key: String) -> CachedResponse? {
+    /// The variants stored for `key`, now the most recently used.
+    mutating func variants(for key: String) -> CachedVariants? {
         entries.touch(key)
     }
 
-    /// Stores `entry` under its key, replacing the one before, evicting the least recently used
-    /// to make room. An entry larger than the whole store is not kept (and the one it replaces
-    /// is dropped, being older).
-    mutating func store(_ entry: CachedResponse) {
-        _ = entries.insert(entry.key, entry, cost: entry.cost)
+    /// Stores `variants` under their key, replacing the ones before, evicting the least recently
+    /// used to make room. Variants larger than the whole store are not kept (and the ones they
+    /// replace are dropped, being older).
+    mutating func store(_ variants: CachedVariants) {
+        _ = entries.insert(variants.key, variants, cost: variants.cost)
     }
 
-    /// Removes the entry for `key`.
+    /// Removes the variants for `key`.
     mutating func remove(_ key: String) {
         entries.remove(key)
     }

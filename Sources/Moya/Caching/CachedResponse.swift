@@ -2,6 +2,7 @@ import Foundation
 
 /// One stored response (RFC 9111 §3): what came back, when it was asked for and received, and
 /// the request's values of the headers its `Vary` names. Immutable; a 304 produces a new one.
+/// The responses stored for one URL are its ``CachedVariants``.
 ///
 /// The freshness lifetime and the corrected initial age are worked out once, when it is made.
 struct CachedResponse: Sendable {
@@ -20,8 +21,9 @@ struct CachedResponse: Sendable {
     let requestTime: Date
     /// When that response arrived.
     let responseTime: Date
-    /// The request's normalized values of each header the response's `Vary` names, by lowercased
-    /// name; `nil` for a header the request did not have.
+    /// The request's values of each header the response's `Vary` names, by lowercased name, as
+    /// ``CacheHeaderFields/varyNormalized(_:in:)`` gives them; `nil` for a header the request
+    /// did not have.
     let varyValues: [String: String?]
 
     /// The response's `Cache-Control` directives.
@@ -97,7 +99,7 @@ struct CachedResponse: Sendable {
     /// Whether a request with `requestHeaders` may be answered with this response (RFC 9111 §4.1).
     func matchesVary(_ requestHeaders: [(name: String, value: String)]) -> Bool {
         guard let varyNames else { return false }
-        for name in varyNames where CacheHeaderFields.normalized(name, in: requestHeaders) != (varyValues[name] ?? nil) {
+        for name in varyNames where CacheHeaderFields.varyNormalized(name, in: requestHeaders) != (varyValues[name] ?? nil) {
             return false
         }
         return true

@@ -191,7 +191,8 @@ final class URLCacheRegistry: Sendable {
 
     private let entries = Protected<[ObjectIdentifier: (urlCache: WeakURLCache, cache: HTTPCache)]>([:])
 
-    /// The cache for `urlCache`, made on first use with its memory capacity.
+    /// The cache for `urlCache`, made on first use with its memory capacity; like `URLSession`, it
+    /// sends a caller's own conditional requests to the server.
     func cache(for urlCache: URLCache) -> HTTPCache {
         entries.withLock { entries in
             let id = ObjectIdentifier(urlCache)
@@ -199,7 +200,7 @@ final class URLCacheRegistry: Sendable {
                 return entry.cache
             }
             entries = entries.filter { $0.value.urlCache.value != nil }
-            let cache = HTTPCache(memoryCapacity: urlCache.memoryCapacity)
+            let cache = HTTPCache(memoryCapacity: urlCache.memoryCapacity, diskCapacity: 0, directory: nil, callerConditionals: .passedThrough)
             entries[id] = (WeakURLCache(urlCache), cache)
             return cache
         }

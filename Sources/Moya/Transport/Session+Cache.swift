@@ -23,7 +23,8 @@ extension Session {
     /// Hands a response from the network to the cache: a `304` to a validation of `validation`
     /// becomes the stored response, updated, which is returned; any other response is stored
     /// when it may be (and an unsafe method's success invalidates what it changed), and returned
-    /// as it is.
+    /// as it is. A `304` to the caller's own conditional request goes back to the caller as it
+    /// is, after updating the stored response it names.
     ///
     /// - Parameters:
     ///   - response:   The response, from the network.

@@ -55,8 +55,8 @@ extension HTTPCache {
         decision(method: "GET", url: url, requestHeaders: cacheFields(request), policy: policy, now: cacheTime(seconds))
     }
 
-    /// The entry stored for `url`, whatever the request headers.
+    /// The response stored last for `url`, whatever the request headers.
     func stored(_ url: URL) -> CachedResponse? {
-        lookup(key: HTTPCache.key(for: url))
+        lookup(key: HTTPCache.key(for: url))?.responses.last
     }
 }

@@ -39,12 +39,31 @@ struct HTTPCacheStorabilityTests {
         StoreCase(name: "503 with public", status: 503, request: [], response: ["Cache-Control: public"], stored: true),
         StoreCase(name: "206", status: 206, request: [], response: ["Cache-Control: max-age=60", "Content-Range: bytes 0-3/10"], stored: false),
         StoreCase(
-            name: "200 with Content-Range", status: 200, request: [], response: ["Cache-Control: max-age=60", "Content-Range: bytes 0-3/10"], stored: false),
+            name: "200 with Content-Range (meaningless there)", status: 200, request: [],
+            response: ["Cache-Control: max-age=60", "Content-Range: bytes 0-3/10"],
+            stored: true),
         StoreCase(name: "response no-store", status: 200, request: [], response: ["Cache-Control: max-age=60, no-store"], stored: false),
         StoreCase(name: "request no-store", status: 200, request: ["Cache-Control: no-store"], response: ["Cache-Control: max-age=60"], stored: false),
         StoreCase(name: "private is fine in a private cache", status: 200, request: [], response: ["Cache-Control: private, max-age=60"], stored: true),
         StoreCase(name: "response no-cache is stored", status: 200, request: [], response: ["Cache-Control: no-cache"], stored: true),
         StoreCase(name: "Authorization is fine in a private cache", status: 200, request: ["Authorization: Basic eDp5"], response: [], stored: true),
+        StoreCase(
+            name: "must-understand with 200 ignores no-store", status: 200, request: [], response: ["Cache-Control: max-age=60, no-store, must-understand"],
+            stored: true),
+        StoreCase(
+            name: "must-understand with 404 ignores no-store", status: 404, request: [], response: ["Cache-Control: no-store, must-understand, max-age=60"],
+            stored: true),
+        StoreCase(name: "must-understand with 200 alone", status: 200, request: [], response: ["Cache-Control: max-age=60, must-understand"], stored: true),
+        StoreCase(
+            name: "must-understand with an unknown status", status: 599, request: [], response: ["Cache-Control: max-age=3600, no-store, must-understand"],
+            stored: false),
+        StoreCase(
+            name: "must-understand with an unknown status, without no-store", status: 599, request: [],
+            response: ["Cache-Control: max-age=3600, must-understand"], stored: false),
+        StoreCase(name: "an unknown status with explicit freshness", status: 599, request: [], response: ["Cache-Control: max-age=3600"], stored: true),
+        StoreCase(
+            name: "must-understand leaves the request's no-store", status: 200, request: ["Cache-Control: no-store"],
+            response: ["Cache-Control: max-age=60, no-store, must-understand"], stored: false),
         StoreCase(name: "1xx", status: 101, request: [], response: ["Cache-Control: max-age=60"], stored: false),
         StoreCase(
             name: "more than 64 KiB of headers", status: 200, request: [],
@@ -69,6 +88,61 @@ struct HTTPCacheStorabilityTests {
             requestTime: cacheEpoch, responseTime: cacheEpoch)
         #expect(cache.stored(url) == nil)
         #expect(CacheDecisionKind(cache.decision(method: method, url: url, requestHeaders: [], policy: .useProtocolCachePolicy)) == .network)
+    }
+
+    /// A response to `POST` and whether a later `GET` of the same URL is answered with it
+    /// (RFC 9110 §9.3.3, RFC 9111 §4: explicit freshness and a `Content-Location` that is the
+    /// request's own URL).
+    struct PostCase: Sendable, CustomTestStringConvertible {
+        let name: String
+        var status = 200
+        let response: [String]
+        let reused: Bool
+        var testDescription: String { name }
+    }
+
+    static let postCases: [PostCase] = [
+        PostCase(name: "relative Content-Location, max-age", response: ["Cache-Control: max-age=60", "Content-Location: /item"], reused: true),
+        PostCase(
+            name: "absolute Content-Location, Expires", response: ["Expires: \(cacheHTTPDate(60))", "Content-Location: https://A.example:443/item"],
+            reused: true),
+        PostCase(name: "empty-path relative Content-Location", response: ["Cache-Control: max-age=60", "Content-Location: item"], reused: true),
+        PostCase(name: "203", status: 203, response: ["Cache-Control: max-age=60", "Content-Location: /item"], reused: true),
+        PostCase(name: "without Content-Location", response: ["Cache-Control: max-age=60"], reused: false),
+        PostCase(name: "another Content-Location", response: ["Cache-Control: max-age=60", "Content-Location: /other"], reused: false),
+        PostCase(name: "Content-Location with another query", response: ["Cache-Control: max-age=60", "Content-Location: /item?x"], reused: false),
+        PostCase(name: "Content-Location on another host", response: ["Cache-Control: max-age=60", "Content-Location: https://b.example/item"], reused: false),
+        PostCase(name: "heuristic freshness only", response: ["Last-Modified: \(cacheHTTPDate(-10_000))", "Content-Location: /item"], reused: false),
+        PostCase(name: "public is not explicit freshness", response: ["Cache-Control: public", "Content-Location: /item"], reused: false),
+        PostCase(name: "no-store", response: ["Cache-Control: max-age=60, no-store", "Content-Location: /item"], reused: false),
+        PostCase(name: "201", status: 201, response: ["Cache-Control: max-age=60", "Content-Location: /item"], reused: false),
+        PostCase(name: "an error", status: 500, response: ["Cache-Control: max-age=60", "Content-Location: /item"], reused: false),
+    ]
+
+    @Test(arguments: postCases)
+    func postResponseReusedForGET(_ testCase: PostCase) {
+        let url = URL(string: "https://a.example/item")!
+        let cache = HTTPCache()
+        cache.responseReceived(
+            method: "POST", url: url, requestHeaders: cacheFields(["Content-Type: text/plain"]), status: testCase.status,
+            responseHeaders: cacheFields(testCase.response), body: Data("posted".utf8), requestTime: cacheEpoch, responseTime: cacheEpoch)
+        guard case .useStored(let entry) = cache.decide(url, at: 1) else {
+            #expect(!testCase.reused)
+            return
+        }
+        #expect(testCase.reused)
+        #expect(entry.body == Data("posted".utf8))
+        #expect(entry.status == testCase.status)
+    }
+
+    @Test func aPostResponseReplacesTheStoredGETResponse() {
+        let url = URL(string: "https://a.example/item")!
+        let cache = HTTPCache()
+        cache.storeGET(url, response: ["Cache-Control: max-age=600"], body: Data("got".utf8))
+        cache.responseReceived(
+            method: "POST", url: url, requestHeaders: [], status: 200, responseHeaders: cacheFields(["Cache-Control: max-age=60", "Content-Location: /item"]),
+            body: Data("posted".utf8), requestTime: cacheTime(1), responseTime: cacheTime(1))
+        #expect(cache.stored(url)?.body == Data("posted".utf8))
     }
 
     @Test func theKeyIgnoresTheFragment() {

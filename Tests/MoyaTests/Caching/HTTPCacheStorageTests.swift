@@ -18,7 +18,7 @@ struct HTTPCacheStorageTests {
         let entry = CachedResponse(
             key: HTTPCache.key(for: url(index)), url: url(index), status: 200, headers: cacheFields(fresh), body: Data(count: bodySize),
             requestTime: cacheEpoch, responseTime: cacheEpoch, varyValues: withoutCredentials)
-        return CacheEntryCodec.encode(entry).count
+        return CacheEntryCodec.encode(CachedVariants(key: entry.key, responses: [entry])).count
     }
 
     /// The vary values the cache keeps for a request without `Authorization` or `Cookie`.

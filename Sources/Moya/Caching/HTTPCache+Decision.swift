@@ -1,0 +1,92 @@
+import Foundation
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+extension HTTPCache {
+    /// What to do with a request before it is sent: answer from storage, validate, send, or
+    /// fail because the network is not allowed (RFC 9111 §4, under `policy`).
+    ///
+    /// Only `GET` is answered from storage; another method goes to the network (or is
+    /// `.unavailable` under `.returnCacheDataDontLoad`). A request that carries `If-Match`,
+    /// `If-Unmodified-Since`, `If-Range` or `Range` goes to the network as it is under
+    /// `.useProtocolCachePolicy` and `.reloadRevalidatingCacheData`. One with its own
+    /// `If-None-Match` or `If-Modified-Since` is answered from a fresh stored response (a `304`
+    /// when that response satisfies it) and otherwise sent as it is, never with the cache's
+    /// validators added; with ``CallerConditionals/passedThrough`` it is always sent as it is.
+    func decision(
+        method: String, url: URL, requestHeaders: [(name: String, value: String)], policy: URLRequest.CachePolicy, now: Date = Date()
+    ) -> CacheDecision {
+        guard method.uppercased() == "GET" else {
+            return policy == .returnCacheDataDontLoad ? .unavailable : .network
+        }
+        switch policy {
+        case .reloadIgnoringLocalCacheData, .reloadIgnoringLocalAndRemoteCacheData:
+            return .network
+        case .returnCacheDataElseLoad:
+            return storedResponse(for: url, requestHeaders: requestHeaders).map { .useStored(answer(from: $0, to: requestHeaders)) } ?? .network
+        case .returnCacheDataDontLoad:
+            return storedResponse(for: url, requestHeaders: requestHeaders).map { .useStored(answer(from: $0, to: requestHeaders)) } ?? .unavailable
+        case .reloadRevalidatingCacheData:
+            guard !Self.isConditionalOrRanged(requestHeaders), let entry = storedResponse(for: url, requestHeaders: requestHeaders),
+                entry.hasValidator
+            else { return .network }
+            return .validate(entry, conditionalHeaders: entry.conditionalHeaders)
+        case .useProtocolCachePolicy:
+            return protocolDecision(url: url, requestHeaders: requestHeaders, now: now)
+        @unknown default:
+            return .network
+        }
+    }
+
+    /// `.useProtocolCachePolicy`: RFC 9111 §4 with the request's directives.
+    ///
+    /// A caller's own conditional request is answered only from a response that may be used
+    /// without validation. When the stored response would need one, the request goes as it is:
+    /// adding the cache's validators would let the server answer `304` for the cache's response
+    /// where the caller's condition is false, and the cache would then have to turn that `304`
+    /// back into the response the caller asked about. Its answer still updates the stored
+    /// response (``responseReceived(method:url:requestHeaders:status:responseHeaders:body:requestTime:responseTime:)``).
+    private func protocolDecision(url: URL, requestHeaders: [(name: String, value: String)], now: Date) -> CacheDecision {
+        var request = CacheControl(headers: requestHeaders)
+        if request.isEmpty, CacheHeaderFields.listMembers("Pragma", in: requestHeaders).contains(where: { $0.lowercased() == "no-cache" }) {
+            request = CacheControl(["no-cache"])
+        }
+        let fallback: CacheDecision = request.onlyIfCached ? .unavailable : .network
+        let conditional = Self.isConditional(requestHeaders)
+        guard !Self.hasOtherPreconditionsOrRange(requestHeaders), !conditional || callerConditionals == .answered,
+            let entry = storedResponse(for: url, requestHeaders: requestHeaders)
+        else { return fallback }
+        if !request.noCache && !entry.cacheControl.noCache {
+            let age = entry.currentAge(now: now)
+            let ageAcceptable = request.maxAge.map { age <= TimeInterval($0) } ?? true
+            if ageAcceptable {
+                let remaining = entry.freshnessLifetime - age
+                if remaining > 0 {
+                    if remaining >= TimeInterval(request.minFresh ?? 0) { return .useStored(answer(from: entry, to: requestHeaders)) }
+                } else if !entry.cacheControl.mustRevalidate, let maxStale = request.maxStale, -remaining <= TimeInterval(maxStale) {
+                    return .useStored(answer(from: entry, to: requestHeaders))
+                }
+            }
+        }
+        guard !request.onlyIfCached, !conditional, entry.hasValidator else { return fallback }
+        return .validate(entry, conditionalHeaders: entry.conditionalHeaders)
+    }
+
+    /// Whether the request carries its own `If-None-Match` or `If-Modified-Since`.
+    static func isConditional(_ headers: [(name: String, value: String)]) -> Bool {
+        CacheHeaderFields.contains("If-None-Match", in: headers) || CacheHeaderFields.contains("If-Modified-Since", in: headers)
+    }
+
+    /// Whether the request carries preconditions the cache does not evaluate, or a range: the
+    /// cache neither answers nor validates those, the caller expects the server's own answer.
+    private static func hasOtherPreconditionsOrRange(_ headers: [(name: String, value: String)]) -> Bool {
+        ["If-Match", "If-Unmodified-Since", "If-Range", "Range"].contains { CacheHeaderFields.contains($0, in: headers) }
+    }
+
+    /// Whether the request carries any precondition or a range.
+    private static func isConditionalOrRanged(_ headers: [(name: String, value: String)]) -> Bool {
+        isConditional(headers) || hasOtherPreconditionsOrRange(headers)
+    }
+}

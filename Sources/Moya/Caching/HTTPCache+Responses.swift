@@ -1,0 +1,199 @@
+import Foundation
+
+extension HTTPCache {
+    /// Handles a response from the network (anything but a 304 to the cache's own validation):
+    /// stores it when RFC 9111 §3 allows, and after an unsafe method's success invalidates what it
+    /// changed (RFC 9111 §4.4).
+    ///
+    /// A response to `GET` that may not be stored (other than a 206, a 304 or a 5xx) removes the
+    /// stored response the request selected: it is newer, and the stored one must not be served
+    /// instead. A 304 to the caller's own conditional request updates the stored response that
+    /// carries the same validator (RFC 9111 §4.3.4) and removes nothing. A successful `POST`
+    /// whose `Content-Location` is its own URL, with explicit freshness, is stored for later
+    /// `GET`s (RFC 9110 §9.3.3).
+    func responseReceived(
+        method: String, url: URL, requestHeaders: [(name: String, value: String)], status: Int,
+        responseHeaders: [(name: String, value: String)], body: Data, requestTime: Date, responseTime: Date
+    ) {
+        let method = method.uppercased()
+        let key = Self.key(for: url)
+        guard method == "GET" else {
+            if !Self.safeMethods.contains(method), (200..<400).contains(status) {
+                invalidate(url: url, key: key, responseHeaders: responseHeaders)
+            }
+            if method == "POST",
+                Self.isReusableForGET(postTo: url, status: status, requestHeaders: requestHeaders, responseHeaders: responseHeaders, bodyCount: body.count)
+            {
+                store(
+                    CachedResponse(
+                        key: key, url: url, status: status, headers: responseHeaders, body: body, requestTime: requestTime, responseTime: responseTime,
+                        varyValues: Self.varyValues(responseHeaders: responseHeaders, requestHeaders: requestHeaders)), requestHeaders: requestHeaders)
+            }
+            return
+        }
+        if status == 304 {
+            freshen(url: url, requestHeaders: requestHeaders, responseHeaders: responseHeaders, requestTime: requestTime, responseTime: responseTime)
+            return
+        }
+        guard Self.isStorable(status: status, requestHeaders: requestHeaders, responseHeaders: responseHeaders, bodyCount: body.count) else {
+            if status != 206, status < 500, status >= 200 { removeVariants(key: key, matching: requestHeaders) }
+            return
+        }
+        let entry = CachedResponse(
+            key: key, url: url, status: status, headers: responseHeaders, body: body, requestTime: requestTime, responseTime: responseTime,
+            varyValues: Self.varyValues(responseHeaders: responseHeaders, requestHeaders: requestHeaders))
+        store(entry, requestHeaders: requestHeaders)
+    }
+
+    /// Handles a 304 to a validation of `entry`: the stored response takes the 304's header
+    /// fields, except those it cannot take (RFC 9111 §3.2: `Content-Length`, the content coding,
+    /// connection-specific fields), and the new request and response times; the update is stored
+    /// and returned, to answer the request with. Without an `Age` in the 304, the old `Age` is
+    /// dropped: the origin just vouched for the response.
+    ///
+    /// A 304 whose strong `ETag` differs from the entry's does not describe it (RFC 9111
+    /// §4.3.4): the stored response is removed and `entry` is returned as it is.
+    func notModifiedReceived(
+        _ entry: CachedResponse, url: URL, requestHeaders: [(name: String, value: String)], responseHeaders: [(name: String, value: String)],
+        requestTime: Date, responseTime: Date
+    ) -> CachedResponse {
+        if let newTag = CacheHeaderFields.first("ETag", in: responseHeaders), !newTag.hasPrefix("W/"), newTag != entry.entityTag {
+            removeVariants(key: entry.key, matching: requestHeaders)
+            return entry
+        }
+        let replacing = Set(
+            responseHeaders.map { $0.name.lowercased() }.filter { !CacheHeaderFields.keptOnUpdate.contains($0) }
+        ).union(["age"])
+        var headers = entry.storedHeaders.filter { !replacing.contains($0.name.lowercased()) }
+        headers += responseHeaders.filter { !CacheHeaderFields.keptOnUpdate.contains($0.name.lowercased()) }
+        let updated = CachedResponse(
+            key: entry.key, url: entry.url, status: entry.status, headers: headers, body: entry.body, requestTime: requestTime,
+            responseTime: responseTime, varyValues: Self.varyValues(responseHeaders: headers, requestHeaders: requestHeaders))
+        if Self.isStorable(status: updated.status, requestHeaders: requestHeaders, responseHeaders: headers, bodyCount: entry.body.count) {
+            store(updated, requestHeaders: requestHeaders)
+        } else {
+            removeVariants(key: entry.key, matching: requestHeaders)
+        }
+        return updated
+    }
+
+    /// A 304 to the caller's own conditional request: the stored response the request selects is
+    /// updated as by a validation when the 304 names its validator, its `ETag` (compared as
+    /// strings), or without an `ETag` its `Last-Modified` (RFC 9111 §4.3.4). A 304 that names
+    /// neither says nothing about the stored response, which stays as it is.
+    private func freshen(
+        url: URL, requestHeaders: [(name: String, value: String)], responseHeaders: [(name: String, value: String)], requestTime: Date,
+        responseTime: Date
+    ) {
+        guard let entry = storedResponse(for: url, requestHeaders: requestHeaders) else { return }
+        if let tag = CacheHeaderFields.first("ETag", in: responseHeaders) {
+            guard tag == entry.entityTag else { return }
+        } else {
+            guard let lastModified = CacheHeaderFields.first("Last-Modified", in: responseHeaders), lastModified == entry.lastModified else { return }
+        }
+        _ = notModifiedReceived(
+            entry, url: url, requestHeaders: requestHeaders, responseHeaders: responseHeaders, requestTime: requestTime, responseTime: responseTime)
+    }
+
+    // MARK: - Storability
+
+    /// Methods that change nothing on the server (RFC 9110 §9.2.1).
+    static let safeMethods: Set<String> = ["GET", "HEAD", "OPTIONS", "TRACE"]
+
+    /// Status codes whose caching rules the cache knows and follows: those it stores without
+    /// explicit freshness, and the redirections. With `must-understand`, only these are stored,
+    /// and `no-store` is ignored for them (RFC 9111 §5.2.2.3).
+    static let understoodStatuses = heuristicallyCacheableStatuses.union([302, 303, 307])
+
+    /// Whether a response to `GET` may be stored (RFC 9111 §3, for a private cache).
+    static func isStorable(
+        status: Int, requestHeaders: [(name: String, value: String)], responseHeaders: [(name: String, value: String)], bodyCount: Int
+    ) -> Bool {
+        // Partial content is never stored. `Content-Range` means nothing in another status (RFC
+        // 9110 §14.4): a 200 with one is the whole representation, stored like any other.
+        guard status >= 200, status != 206, status != 304 else { return false }
+        let response = CacheControl(headers: responseHeaders)
+        if response.mustUnderstand {
+            guard understoodStatuses.contains(status) else { return false }
+        } else if response.noStore {
+            return false
+        }
+        guard !CacheControl(headers: requestHeaders).noStore else { return false }
+        guard CacheHeaderFields.byteCount(of: responseHeaders) <= maximumHeaderBytes else { return false }
+        return heuristicallyCacheableStatuses.contains(status) || hasExplicitFreshness(headers: responseHeaders)
+    }
+
+    /// Whether a response to `POST url` may be stored and reused for a later `GET` of `url`
+    /// (RFC 9110 §9.3.3, RFC 9111 §4): a `200` or `203` with explicit freshness (`max-age` or
+    /// `Expires`) and a `Content-Location` that is `url` (relative to it, fragment aside), storable
+    /// otherwise.
+    static func isReusableForGET(
+        postTo url: URL, status: Int, requestHeaders: [(name: String, value: String)], responseHeaders: [(name: String, value: String)],
+        bodyCount: Int
+    ) -> Bool {
+        guard status == 200 || status == 203, let location = CacheHeaderFields.first("Content-Location", in: responseHeaders),
+            let target = URL(string: location, relativeTo: url)?.absoluteURL, key(for: target) == key(for: url),
+            CacheControl(headers: responseHeaders).maxAge != nil || CacheHeaderFields.contains("Expires", in: responseHeaders)
+        else { return false }
+        return isStorable(status: status, requestHeaders: requestHeaders, responseHeaders: responseHeaders, bodyCount: bodyCount)
+    }
+
+    /// The request's values of the headers the response's `Vary` names.
+    static func varyValues(
+        responseHeaders: [(name: String, value: String)], requestHeaders: [(name: String, value: String)]
+    ) -> [String: String?] {
+        var values: [String: String?] = [:]
+        for name in CacheHeaderFields.listMembers("Vary", in: responseHeaders).map({ $0.lowercased() }) + credentialHeaderNames where name != "*" {
+            values[name] = .some(CacheHeaderFields.varyNormalized(name, in: requestHeaders))
+        }
+        return values
+    }
+
+    /// Request headers every stored response varies on, whatever its `Vary` says: a response to
+    /// one user's credentials or cookies is never served to a request with other ones (or none),
+    /// so a cache shared by the sessions of several users cannot hand one user's data to
+    /// another. A single user's requests, which carry the same credentials each time, still hit.
+    static let credentialHeaderNames = ["authorization", "cookie"]
+
+    /// The cache key of `url`: its text without the fragment, the scheme and host lowercased
+    /// and a default port left out, so that equivalent spellings share an entry.
+    static func key(for url: URL) -> String {
+        guard var components = URLComponents(url: url, resolvingAgainstBaseURL: true) else {
+            let text = url.absoluteString
+            return text.firstIndex(of: "#").map { String(text[..<$0]) } ?? text
+        }
+        components.fragment = nil
+        let scheme = components.scheme?.lowercased()
+        components.scheme = scheme
+        components.percentEncodedHost = components.percentEncodedHost?.lowercased()
+        if let port = components.port, (scheme == "http" && port == 80) || (scheme == "https" && port == 443) {
+            components.port = nil
+        }
+        return components.string ?? url.absoluteString
+    }
+
+    // MARK: - Invalidation
+
+    /// Removes the responses stored for `url` and for the same-origin URLs in the response's
+    /// `Location` and `Content-Location` (RFC 9111 §4.4), every variant of each.
+    private func invalidate(url: URL, key: String, responseHeaders: [(name: String, value: String)]) {
+        remove(key: key)
+        for name in ["Location", "Content-Location"] {
+            guard let value = CacheHeaderFields.first(name, in: responseHeaders), let target = URL(string: value, relativeTo: url)?.absoluteURL,
+                Self.sameOrigin(target, url)
+            else { continue }
+            remove(key: Self.key(for: target))
+        }
+    }
+
+    /// Whether two URLs have the same scheme, host and port (default ports filled in).
+    static func sameOrigin(_ left: URL, _ right: URL) -> Bool {
+        func origin(_ url: URL) -> (String, String, Int)? {
+            guard let scheme = url.scheme?.lowercased(), let host = url.host?.lowercased() else { return nil }
+            let port = url.port ?? (scheme == "https" ? 443 : scheme == "http" ? 80 : -1)
+            return (scheme, host, port)
+        }
+        guard let a = origin(left), let b = origin(right) else { return false }
+        return a == b
+    }
+}

@@ -1,0 +1,209 @@
+import Foundation
+import Testing
+
+@testable import Moya
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// Several responses for one URL that differ by `Vary` (RFC 9111 §4.1): a few kept per URL,
+/// the oldest out first, all invalidated together (§4.4), in memory and on disk.
+struct HTTPCacheVariantTests {
+    /// The URL every variant is stored for.
+    let url = URL(string: "https://a.example/item")!
+    /// A response fresh for 100 s that varies on `Accept-Language`.
+    static let varying = ["Cache-Control: max-age=100", "Vary: Accept-Language"]
+
+    /// Stores the variant for `Accept-Language: language`, with `language` as its body.
+    func store(_ cache: HTTPCache, _ language: String, at seconds: TimeInterval = 0) {
+        cache.storeGET(url, request: ["Accept-Language: \(language)"], response: Self.varying, body: Data(language.utf8), at: seconds)
+    }
+
+    /// The body the cache answers `Accept-Language: language` with, or `nil` when it does not.
+    func answer(_ cache: HTTPCache, _ language: String, at seconds: TimeInterval = 1) -> String? {
+        guard case .useStored(let entry) = cache.decide(url, request: ["Accept-Language: \(language)"], at: seconds) else { return nil }
+        return String(decoding: entry.body, as: UTF8.self)
+    }
+
+    @Test func twoVariantsAreBothAnswered() {
+        let cache = HTTPCache()
+        store(cache, "en")
+        store(cache, "de")
+        #expect(answer(cache, "en") == "en")
+        #expect(answer(cache, "de") == "de")
+        #expect(answer(cache, "fr") == nil)
+    }
+
+    @Test func aNewResponseForTheSameVariantReplacesIt() {
+        let cache = HTTPCache()
+        store(cache, "en")
+        store(cache, "de")
+        let usage = cache.currentMemoryUsage
+        cache.storeGET(url, request: ["Accept-Language: en"], response: Self.varying, body: Data("EN".utf8), at: 5)
+        #expect(answer(cache, "en", at: 6) == "EN")
+        #expect(answer(cache, "de", at: 6) == "de")
+        #expect(cache.currentMemoryUsage == usage, "replaced, not added")
+    }
+
+    @Test func atMostFourVariantsPerURLTheOldestOut() {
+        let cache = HTTPCache()
+        for (index, language) in ["a", "b", "c", "d", "e"].enumerated() { store(cache, language, at: TimeInterval(index)) }
+        #expect(answer(cache, "a", at: 5) == nil, "the oldest went")
+        for language in ["b", "c", "d", "e"] { #expect(answer(cache, language, at: 5) == language) }
+    }
+
+    @Test(arguments: ["POST", "PUT", "DELETE", "PATCH"])
+    func anUnsafeMethodInvalidatesEveryVariant(_ method: String) throws {
+        let directory = try TemporaryDirectory()
+        let cache = HTTPCache(memoryCapacity: 1 << 20, diskCapacity: 1 << 20, directory: directory.url)
+        store(cache, "en")
+        store(cache, "de")
+        cache.responseReceived(
+            method: method, url: url, requestHeaders: [], status: 200, responseHeaders: [], body: Data(), requestTime: cacheTime(1), responseTime: cacheTime(1))
+        #expect(answer(cache, "en") == nil)
+        #expect(answer(cache, "de") == nil)
+        #expect(cache.currentMemoryUsage == 0)
+        #expect(cache.currentDiskUsage == 0)
+        #expect(directory.contents.isEmpty)
+    }
+
+    @Test func anUnsafeMethodToAnotherURLInvalidatesEveryVariantOfItsLocation() {
+        let cache = HTTPCache()
+        store(cache, "en")
+        store(cache, "de")
+        cache.responseReceived(
+            method: "POST", url: URL(string: "https://a.example/other")!, requestHeaders: [], status: 201, responseHeaders: cacheFields(["Location: /item"]),
+            body: Data(), requestTime: cacheTime(1), responseTime: cacheTime(1))
+        #expect(answer(cache, "en") == nil)
+        #expect(answer(cache, "de") == nil)
+    }
+
+    @Test func anUnstorableResponseRemovesOnlyItsOwnVariant() {
+        let cache = HTTPCache()
+        store(cache, "en")
+        store(cache, "de")
+        cache.storeGET(url, request: ["Accept-Language: de"], response: ["Cache-Control: no-store"], at: 1)
+        #expect(answer(cache, "en", at: 2) == "en")
+        #expect(answer(cache, "de", at: 2) == nil)
+    }
+
+    @Test func theMemoryUsageCountsEveryVariant() {
+        let cache = HTTPCache()
+        store(cache, "en")
+        let one = cache.currentMemoryUsage
+        store(cache, "de")
+        #expect(cache.currentMemoryUsage > one)
+        #expect(cache.currentMemoryUsage <= 2 * one + 16)
+    }
+
+    @Test func variantsSurviveOnDisk() throws {
+        let directory = try TemporaryDirectory()
+        do {
+            let cache = HTTPCache(memoryCapacity: 0, diskCapacity: 1 << 20, directory: directory.url)
+            store(cache, "en")
+            store(cache, "de")
+            #expect(directory.contents.count == 1, "one file per URL")
+        }
+        let reopened = HTTPCache(memoryCapacity: 0, diskCapacity: 1 << 20, directory: directory.url)
+        #expect(answer(reopened, "en") == "en")
+        #expect(answer(reopened, "de") == "de")
+    }
+
+    /// A file of the format before variants (version 1) is ignored and removed: a cache opened on
+    /// a folder written by an older version starts empty there, and nothing crashes.
+    @Test func aFileOfTheFormerFormatIsIgnoredAndRemoved() throws {
+        let directory = try TemporaryDirectory()
+        let name = CacheDiskStore.fileName(forKey: HTTPCache.key(for: url))
+        try Self.versionOneFile(url: url).write(to: directory.file(name))
+        let cache = HTTPCache(memoryCapacity: 1 << 20, diskCapacity: 1 << 20, directory: directory.url)
+        #expect(cache.stored(url) == nil)
+        #expect(CacheDecisionKind(cache.decide(url, at: 1)) == .network)
+        #expect(directory.contents.isEmpty)
+        #expect(cache.currentDiskUsage == 0)
+        // The URL is stored again in the current format.
+        cache.storeGET(url, response: ["Cache-Control: max-age=100"])
+        let reopened = HTTPCache(memoryCapacity: 0, diskCapacity: 1 << 20, directory: directory.url)
+        #expect(CacheDecisionKind(reopened.decide(url, at: 1)) == .useStored)
+    }
+
+    /// A whole, intact entry file of format version 1, as the cache wrote it before it kept
+    /// variants: `GET url`, 200, `Cache-Control: max-age=100`, body `old`.
+    static func versionOneFile(url: URL) -> Data {
+        func number<Integer: FixedWidthInteger>(_ value: Integer, _ data: inout Data) {
+            withUnsafeBytes(of: value.bigEndian) { data.append(contentsOf: $0) }
+        }
+        func string(_ text: String, _ data: inout Data) {
+            number(UInt32(text.utf8.count), &data)
+            data.append(contentsOf: Array(text.utf8))
+        }
+        var payload = Data()
+        string(HTTPCache.key(for: url), &payload)
+        string(url.absoluteString, &payload)
+        number(UInt32(200), &payload)
+        number(cacheEpoch.timeIntervalSince1970.bitPattern, &payload)
+        number(cacheEpoch.timeIntervalSince1970.bitPattern, &payload)
+        number(UInt32(1), &payload)
+        string("Cache-Control", &payload)
+        string("max-age=100", &payload)
+        number(UInt32(0), &payload)
+        number(UInt64(3), &payload)
+        payload.append(contentsOf: Array("old".utf8))
+        var file = Data("MYHC".utf8)
+        number(UInt16(1), &file)
+        number(UInt16(0), &file)
+        number(UInt64(payload.count), &file)
+        number(CacheEntryCodec.checksum(payload), &file)
+        file.append(payload)
+        return file
+    }
+
+    /// Request headers whose values say the same thing in other layouts select the same variant.
+    struct NormalisationCase: Sendable, CustomTestStringConvertible {
+        let name: String
+        let vary: String
+        let stored: [String]
+        let request: [String]
+        let matches: Bool
+        var testDescription: String { name }
+    }
+
+    static let normalisationCases: [NormalisationCase] = [
+        NormalisationCase(
+            name: "Accept-Language order", vary: "Accept-Language", stored: ["Accept-Language: en, de"], request: ["Accept-Language: de, en"], matches: true),
+        NormalisationCase(
+            name: "Accept-Language case", vary: "Accept-Language", stored: ["Accept-Language: en, de"], request: ["Accept-Language: eN, De"], matches: true),
+        NormalisationCase(
+            name: "Accept-Language spaces", vary: "Accept-Language", stored: ["Accept-Language: en, de"], request: ["Accept-Language:  en ,   de"],
+            matches: true),
+        NormalisationCase(
+            name: "Accept-Language parameters", vary: "Accept-Language", stored: ["Accept-Language: en;q=0.5, de"],
+            request: ["Accept-Language: de,EN ; Q=0.5"], matches: true),
+        NormalisationCase(
+            name: "Accept-Language over two fields", vary: "Accept-Language", stored: ["Accept-Language: en, de"],
+            request: ["Accept-Language: de", "Accept-Language: en"], matches: true),
+        NormalisationCase(
+            name: "Accept-Language, another language", vary: "Accept-Language", stored: ["Accept-Language: en, de"], request: ["Accept-Language: en, fr"],
+            matches: false),
+        NormalisationCase(
+            name: "Accept-Language, another weight", vary: "Accept-Language", stored: ["Accept-Language: en;q=0.5, de"],
+            request: ["Accept-Language: en;q=0.6, de"], matches: false),
+        NormalisationCase(
+            name: "Accept-Encoding order and case", vary: "Accept-Encoding", stored: ["Accept-Encoding: gzip, br"], request: ["Accept-Encoding: BR,gzip"],
+            matches: true),
+        NormalisationCase(
+            name: "Accept-Charset order", vary: "Accept-Charset", stored: ["Accept-Charset: utf-8, iso-8859-1"],
+            request: ["Accept-Charset: ISO-8859-1, UTF-8"], matches: true),
+        NormalisationCase(name: "unknown header, spaces", vary: "Foo", stored: ["Foo: 1,2"], request: ["Foo:  1, 2 "], matches: true),
+        NormalisationCase(name: "unknown header, two fields", vary: "Foo", stored: ["Foo: 1, 2"], request: ["Foo: 1", "Foo: 2"], matches: true),
+        NormalisationCase(name: "unknown header keeps its order", vary: "Foo", stored: ["Foo: 1, 2"], request: ["Foo: 2, 1"], matches: false),
+        NormalisationCase(name: "unknown header keeps its case", vary: "Foo", stored: ["Foo: a"], request: ["Foo: A"], matches: false),
+    ]
+
+    @Test(arguments: normalisationCases)
+    func normalisation(_ testCase: NormalisationCase) {
+        let cache = HTTPCache()
+        cache.storeGET(url, request: testCase.stored, response: ["Cache-Control: max-age=100", "Vary: \(testCase.vary)"])
+        #expect(CacheDecisionKind(cache.decide(url, request: testCase.request, at: 1)) == (testCase.matches ? .useStored : .network))
+    }
+}
