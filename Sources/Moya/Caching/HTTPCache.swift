@@ -9,11 +9,10 @@ import FoundationNetworking
 /// `URLRequest.CachePolicy` values.
 ///
 /// Responses to `GET` are stored, and a `POST` response that names its own URL in
-/// `Content-Location` with explicit freshness, for later `GET`s. A URL keeps up to
-/// ``maximumVariantsPerURL`` responses that differ by `Vary` (the oldest out first); a newer
-/// response replaces the one the same request selected. Memory and disk are each bounded in
-/// bytes and give up their least recently used URLs first; a URL's responses larger than a
-/// capacity are not kept there. On disk, the responses of a URL are a file named by the SHA-256
+/// `Content-Location` with explicit freshness, for later `GET`s. A URL keeps up to four
+/// responses that differ by `Vary` (the oldest out first); a newer response replaces the one the
+/// same request selected. Memory and disk are each bounded in bytes and give up their least
+/// recently used URLs first; a URL's responses larger than a capacity are not kept there. On disk, the responses of a URL are a file named by the SHA-256
 /// of its URL, with a checksum, written to a temporary file and renamed into place: a process
 /// stopped mid-write leaves no torn entry under a real name, and a file damaged anyway (or
 /// written in an older format) is found, deleted and treated as absent.
