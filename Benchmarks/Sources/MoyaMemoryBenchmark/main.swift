@@ -1,8 +1,11 @@
-// Moves a large file up and down through MoyaProvider against the in-process server, then the
-// same transfers through raw AsyncHTTPClient, and reports peak resident memory of each against
-// the program's idle baseline.
+// Moves a large file up and down through MoyaProvider against the in-process server (up as a
+// file, a multipart form, a request's httpBodyStream with and without a Content-Length, and an
+// AsyncSequence body), then the same transfers through raw AsyncHTTPClient, and reports peak
+// resident memory of each against the program's idle baseline.
 //
-//     cd Benchmarks && swift run -c release MoyaMemoryBenchmark [size-in-MiB]     (default 1024)
+//     cd Benchmarks && swift run -c release MoyaMemoryBenchmark [size-in-MiB [name]]     (default 1024)
+//
+// With a name, only the transfers whose name contains it run (`httpBodyStream`, say).
 //
 // Goals: peak RSS at most 32 MiB above the idle baseline for every Moya transfer, and
 // Moya's peak RSS within 1.2x of raw AsyncHTTPClient's for the same transfer.
@@ -94,6 +97,9 @@ final class Protected<Value>: @unchecked Sendable {
 }
 
 let sizeMiB = CommandLine.arguments.dropFirst().first.flatMap(Int.init) ?? 1024
+/// Only the transfers whose name contains this run, when it is given.
+let only = CommandLine.arguments.dropFirst(2).first
+func runs(_ name: String) -> Bool { only.map { name.contains($0) } ?? true }
 let size = sizeMiB << 20
 let goal = 32 << 20
 
@@ -156,9 +162,13 @@ func peakOf(_ transfer: () throws -> Void) rethrows -> (seconds: Double, peak: I
     return (seconds, max(sampled, hwmReset ? (Memory.highWaterMark ?? 0) : 0))
 }
 
-@MainActor func measure(_ name: String, _ target: TransferTarget, check: (Moya.Response) throws -> Void) {
+@MainActor func measure(
+    _ name: String, _ target: TransferTarget, through sender: MoyaProvider<TransferTarget> = provider,
+    send: ((MoyaProvider<TransferTarget>, TransferTarget) -> Result<Moya.Response, MoyaError>)? = nil, check: (Moya.Response) throws -> Void
+) {
+    guard runs(name) else { return }
     var result: Result<Moya.Response, MoyaError>?
-    let (seconds, peak) = peakOf { result = run(provider, target) }
+    let (seconds, peak) = peakOf { result = send.map { $0(sender, target) } ?? run(sender, target) }
     moyaPeaks[name] = peak
     var status = peak - idle <= goal ? "met" : "MISSED"
     do {
@@ -198,6 +208,69 @@ measure(
             MultipartFormData(provider: .data(Data("benchmark".utf8)), name: "title"),
             MultipartFormData(provider: .file(source), name: "file"),
         ])), check: uploadCheck(expectedLength: nil))
+// The file as a request's httpBodyStream (as URLSession takes it), set by the request closure, with
+// and without a Content-Length header (chunked).
+func bodyStreamProvider(withLength: Bool) -> MoyaProvider<TransferTarget> {
+    MoyaProvider<TransferTarget>(
+        requestClosure: { endpoint, done in
+            do {
+                var request = try endpoint.urlRequest()
+                request.httpBodyStream = InputStream(url: source)
+                if withLength {
+                    request.setValue(String(size), forHTTPHeaderField: "Content-Length")
+                }
+                done(.success(request))
+            } catch {
+                done(.failure(error as? MoyaError ?? .underlying(error, nil)))
+            }
+        }, session: session)
+}
+for withLength in [true, false] {
+    measure(
+        withLength ? "httpBodyStream (length)" : "httpBodyStream (chunked)",
+        TransferTarget(baseURL: server.baseURL, path: "/upload", method: .post, task: .requestPlain), through: bodyStreamProvider(withLength: withLength),
+        check: uploadCheck(expectedLength: size))
+}
+
+/// `size` pattern bytes in chunks of 64 KiB, made as they are asked for.
+struct PatternChunks: AsyncSequence, Sendable {
+    let size: Int
+
+    struct AsyncIterator: AsyncIteratorProtocol {
+        var remaining: Int
+        let chunk = [UInt8]((0..<(64 << 10)).map { UInt8(truncatingIfNeeded: $0 % 251) })
+
+        mutating func next() async -> ArraySlice<UInt8>? {
+            guard remaining > 0 else { return nil }
+            let count = Swift.min(remaining, chunk.count)
+            remaining -= count
+            return chunk[0..<count]
+        }
+    }
+
+    func makeAsyncIterator() -> AsyncIterator { AsyncIterator(remaining: size) }
+}
+
+/// Sends `target` with `body` from a task, waiting for it on this thread (off the task pool).
+func run(_ provider: MoyaProvider<TransferTarget>, _ target: TransferTarget, body: RequestBodyStream) -> Result<Moya.Response, MoyaError> {
+    let done = DispatchSemaphore(value: 0)
+    let result = Protected<Result<Moya.Response, MoyaError>>()
+    _Concurrency.Task {
+        do throws(MoyaError) {
+            result.set(.success(try await provider.request(target, body: body)))
+        } catch {
+            result.set(.failure(error))
+        }
+        done.signal()
+    }
+    done.wait()
+    return result.get()!
+}
+measure(
+    "RequestBodyStream", TransferTarget(baseURL: server.baseURL, path: "/upload", method: .post, task: .requestPlain),
+    send: { provider, target in run(provider, target, body: RequestBodyStream(PatternChunks(size: size), length: Int64(size))) },
+    check: uploadCheck(expectedLength: size))
+
 let destination = work.appendingPathComponent("downloaded.bin")
 for withLength in [true, false] {
     let target = TransferTarget(
@@ -258,7 +331,7 @@ for (name, transfer) in [
     ("uploadFile", { try rawUpload() }),
     ("download (Content-Length)", { try rawDownload(withLength: true) }),
     ("download (chunked)", { try rawDownload(withLength: false) }),
-] as [(String, () throws -> Void)] {
+] as [(String, () throws -> Void)] where runs(name) {
     do {
         let (seconds, peak) = try peakOf(transfer)
         let ratio = Double(moyaPeaks[name] ?? 0) / Double(peak)
