@@ -9,6 +9,10 @@ let package = Package(
         .library(name: "CombineMoya", targets: ["CombineMoya"]),
         // For test targets only: a mock server, cassettes and expectations (see the Testing article).
         .library(name: "MoyaTesting", targets: ["MoyaTesting"]),
+        // A ClientTransport for clients that swift-openapi-generator makes: their requests go
+        // through a MoyaProvider. Only a package that adds this product resolves its two
+        // dependencies below.
+        .library(name: "MoyaOpenAPI", targets: ["MoyaOpenAPI"]),
         // Empty modules unless their trait is enabled: see `traits` below.
         .library(name: "RxMoya", targets: ["RxMoya"]),
         .library(name: "ReactiveMoya", targets: ["ReactiveMoya"]),
@@ -52,6 +56,9 @@ let package = Package(
         // already in the graph through AsyncHTTPClient's swift-certificates, so it adds nothing
         // to a user's resolution.
         .package(url: "https://github.com/apple/swift-crypto", "3.12.3"..<"6.0.0"),
+        // For MoyaOpenAPI only: the ClientTransport protocol and the HTTP types it speaks.
+        .package(url: "https://github.com/apple/swift-openapi-runtime", from: "1.13.4"),
+        .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
     ],
     targets: [
         .target(
@@ -108,6 +115,15 @@ let package = Package(
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "NIOHTTP2", package: "swift-nio-http2"),
+            ]
+        ),
+        // MoyaTransport: Moya's public API only (no NIO, no AsyncHTTPClient).
+        .target(
+            name: "MoyaOpenAPI",
+            dependencies: [
+                "Moya",
+                .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
             ]
         ),
         .target(

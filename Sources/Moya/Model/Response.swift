@@ -28,6 +28,25 @@ public final class Response: CustomDebugStringConvertible, Equatable, Sendable {
         deferredResponse?.value ?? builtResponse
     }
 
+    /// The response's header fields in the order they were received, a field sent more than once
+    /// (two `Set-Cookie` fields, say) once per occurrence.
+    ///
+    /// ``response``'s `allHeaderFields` is a dictionary: it joins the values of a repeated field
+    /// with `", "`, which cannot be split again for `Set-Cookie`. A response from the network
+    /// keeps each field as received; one built from an `HTTPURLResponse` (a stub, a response
+    /// you create, or one answered from the HTTP cache) has that response's `allHeaderFields`,
+    /// one field per name.
+    public var headerFields: [HTTPHeader] {
+        if let head = deferredResponse?.head {
+            return head.headers.map { HTTPHeader(name: $0.name, value: $0.value) }
+        }
+        guard let response else { return [] }
+        return response.allHeaderFields.compactMap { name, value in
+            guard let name = name as? String else { return nil }
+            return HTTPHeader(name: name, value: "\(value)")
+        }
+    }
+
     /// Whether the response came from the session's HTTP cache (see
     /// ``Session/Configuration/cache``): ``CacheStatus/hit`` when it was answered from the cache
     /// without asking the server, ``CacheStatus/revalidated`` when the server confirmed the

@@ -28,13 +28,25 @@ public final class StreamedResponse: Sendable, CustomDebugStringConvertible {
     public let response: HTTPURLResponse
     /// The request as it was sent (after the plugins' `prepare`), if known.
     public let request: URLRequest?
+    /// The response's header fields in the order they were received, a field sent more than
+    /// once (two `Set-Cookie` fields, say) once per occurrence; ``response``'s `allHeaderFields`
+    /// joins them. See ``Response/headerFields``.
+    public let headerFields: [HTTPHeader]
     private let consumer: StreamConsumer
     private let options: StreamOptions
 
-    init(statusCode: Int, response: HTTPURLResponse, request: URLRequest?, buffer: StreamBuffer, options: StreamOptions) {
+    init(
+        statusCode: Int, response: HTTPURLResponse, request: URLRequest?, headerFields: [HTTPHeader]? = nil, buffer: StreamBuffer,
+        options: StreamOptions
+    ) {
         self.statusCode = statusCode
         self.response = response
         self.request = request
+        self.headerFields =
+            headerFields
+            ?? response.allHeaderFields.compactMap { name, value in
+                (name as? String).map { HTTPHeader(name: $0, value: "\(value)") }
+            }
         self.consumer = StreamConsumer(buffer: buffer)
         self.options = options
     }
