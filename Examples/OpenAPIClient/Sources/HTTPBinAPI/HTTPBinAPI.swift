@@ -1,0 +1,1 @@
+// The client is generated from openapi.yaml at build time; see openapi-generator-config.yaml.
