@@ -1,5 +1,6 @@
 import Foundation
 import MoyaTestServer
+import MoyaTesting
 import Testing
 
 @testable import Moya
@@ -114,6 +115,36 @@ struct RequestBodyStreamTests {
         #expect(unknown.transferEncoding == "chunked")
     }
 
+    @Test("Over HTTP/2 a body of unknown length, an httpBodyStream or a sequence, goes in frames as it comes and arrives whole")
+    func http2() async throws {
+        let server = try await MockServer.start(.https)
+        server.route("/upload", response: .text("ok"))
+        let session = Session(configuration: .init(timeoutIntervalForRequest: 60, tls: .mockServer))
+        let streaming = MoyaProvider<Remote>(
+            requestClosure: { endpoint, done in
+                do {
+                    var request = try endpoint.urlRequest()
+                    request.httpBodyStream = InputStream(data: Self.body.bytes)
+                    done(.success(request))
+                } catch {
+                    done(.failure(error as? MoyaError ?? .underlying(error, nil)))
+                }
+            }, session: session)
+        #expect(try await streaming.request(Remote(server.baseURL, "/upload", method: .post)).statusCode == 200)
+        let provider = MoyaProvider<Remote>(session: session)
+        #expect(try await provider.request(Remote(server.baseURL, "/upload", method: .post), body: RequestBodyStream(Self.body)).statusCode == 200)
+        #expect(server.requests.count == 2)
+        for request in server.requests {
+            #expect(request.httpVersion == "HTTP/2")
+            #expect(request.body == Self.body.bytes)
+            // No length was sent (the server's HTTP/2-to-HTTP/1 codec adds a chunked framing of
+            // its own for such a body).
+            #expect(request.header("content-length") == nil)
+        }
+        try await session.shutdown()
+        await server.shutdown()
+    }
+
     @Test("Chunks of [UInt8], ArraySlice<UInt8> and Data all make a body")
     func elementTypes() async throws {
         let parts = [Array("one,".utf8), Array("two,".utf8), Array("three".utf8)]
@@ -192,6 +223,19 @@ struct RequestBodyStreamTests {
         #expect(isNotReplayable(oneShot.error, .retry), "\(oneShot)")
         #expect(oneShot.error?.response?.statusCode == 503)
         #expect(server.receivedRequests.count == 1)
+    }
+
+    @Test("An attempt refused before its one-shot body was read is retried as usual")
+    func retryBeforeBodyWasRead() async throws {
+        let closed = try await TestServer.start()
+        let url = closed.baseURL
+        await closed.shutdown()
+        let retries = Recorder<Int>()
+        let provider = MoyaProvider<Remote>(
+            plugins: [WillRetryPlugin { retries.append($0) }], interceptors: [RetryPolicy(retryLimit: 1, exponentialBackoffScale: 0, jitter: 0)])
+        let result = await result(Remote(url, "/upload", method: .put), body: RequestBodyStream(Self.body), provider: provider)
+        #expect(retries.values == [2])
+        #expect(result.error?.underlyingTransportError?.code == .cannotConnectToHost, "\(result)")
     }
 
     @Test("A one-shot body sent a second time fails without reading it again")
