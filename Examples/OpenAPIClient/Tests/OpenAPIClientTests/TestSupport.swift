@@ -71,3 +71,16 @@ final class OperationRecorder: PluginType, Sendable {
 func moyaClient(_ serverURL: URL, provider: MoyaProvider<OpenAPIOperation> = MoyaProvider(), middlewares: [any ClientMiddleware] = []) -> Client {
     Client(serverURL: serverURL, transport: MoyaTransport(provider: provider), middlewares: middlewares)
 }
+
+/// The lines a `NetworkLoggerPlugin` wrote.
+final class LogLines: Sendable {
+    private let lines = Mutex<[String]>([])
+
+    /// Everything written, one line after another.
+    var text: String { lines.withLock { $0.joined(separator: "\n") } }
+
+    /// Keeps `items`.
+    func append(_ items: [String]) {
+        lines.withLock { $0.append(contentsOf: items) }
+    }
+}
