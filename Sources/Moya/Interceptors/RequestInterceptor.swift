@@ -41,10 +41,14 @@ public protocol RequestInterceptor: Sendable {
 
     /// Decides whether an attempt is sent again.
     ///
-    /// Called for every attempt that ends, except when the request was cancelled or its body
-    /// cannot be sent twice (a stream). `result` is the attempt's raw outcome: any HTTP response
-    /// is a `.success`, **before** the target's validation, so a 401 or 503 shows up here as a
-    /// response; transport failures (timeouts, refused connections) are `.failure`.
+    /// Called for every attempt that ends, except when the request was cancelled or its response
+    /// was already handed to the caller as a stream. `result` is the attempt's raw outcome: any
+    /// HTTP response is a `.success`, **before** the target's validation, so a 401 or 503 shows
+    /// up here as a response; transport failures (timeouts, refused connections) are `.failure`.
+    ///
+    /// Retrying a request whose one-shot body (an `httpBodyStream`, or a ``RequestBodyStream``
+    /// that can be iterated once only) was already sent fails it with ``NonReplayableBodyError``;
+    /// `Data`, a file and a replayable ``RequestBodyStream`` are sent again.
     ///
     /// - Parameters:
     ///   - request:    The request this attempt sent (after ``adapt(_:retryCount:)``).

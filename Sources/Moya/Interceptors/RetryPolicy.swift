@@ -7,8 +7,13 @@ import FoundationNetworking
 /// Retries requests that failed for a passing reason: a connection error, or a status code such
 /// as 503, with exponential backoff and jitter, honouring `Retry-After`.
 ///
-/// Only idempotent methods are retried unless ``retryableHTTPMethods`` says otherwise, and a
-/// request whose body is a stream (which cannot be sent twice) is never retried.
+/// Only idempotent methods are retried unless ``retryableHTTPMethods`` says otherwise. A body
+/// that can be read again (`Data`, a file, or a ``RequestBodyStream`` made with
+/// `iteration: .multiple`) is sent again with each retry. A one-shot body (a `URLRequest`'s
+/// `httpBodyStream`, or a ``RequestBodyStream`` that can be iterated once only) cannot be: when
+/// the failed attempt had begun sending it, the retry fails the request with
+/// ``NonReplayableBodyError`` (reason ``NonReplayableBodyError/Reason/retry``), with the response
+/// that asked for it; when the attempt failed before reading any of it, the request is retried.
 ///
 /// The wait before retry number *n* (counting from 0) is
 /// `exponentialBackoffScale * pow(exponentialBackoffBase, n)`, moved at random by up to

@@ -105,11 +105,22 @@ private let ownErrors: [ErrorTextCoverageTests.Sample] = [
     .init("FileTransferError.readFailed, stream", FileTransferError.readFailed(nil, underlying: nil)),
     .init("FileTransferError.readFailed, opaque cause", FileTransferError.readFailed(nil, underlying: Opaque())),
     .init("FileTransferError.lengthMismatch", FileTransferError.lengthMismatch(expected: 20, actual: 10)),
+    .init("FileTransferError.lengthMismatch, too many", FileTransferError.lengthMismatch(expected: 10, actual: 11)),
     .init("FileTransferError.temporaryFileFailed", FileTransferError.temporaryFileFailed(file, underlying: POSIXError(.ENOSPC))),
     .init(
         "FileTransferError.moveFailed",
         FileTransferError.moveFailed(
             source: file, destination: destination, underlying: CocoaError(.fileWriteFileExists, userInfo: [NSFilePathErrorKey: destination.path]))),
+
+    .init(
+        "NonReplayableBodyError.redirect",
+        NonReplayableBodyError(reason: .redirect(statusCode: 307, location: URL(string: "https://api.example.com/v2/upload")!))),
+    .init("NonReplayableBodyError.retry", NonReplayableBodyError(reason: .retry)),
+    .init(
+        "NonReplayableBodyError.retry, attempt failed",
+        NonReplayableBodyError(reason: .retry, attemptFailure: .underlying(URLError(.networkConnectionLost), nil))),
+    .init("NonReplayableBodyError.retry, opaque attempt failure", NonReplayableBodyError(reason: .retry, attemptFailure: .underlying(Opaque(), nil))),
+    .init("NonReplayableBodyError.alreadySent", NonReplayableBodyError(reason: .alreadySent)),
 
     .init("MultipartEncodingError.emptyForm", MultipartEncodingError.emptyForm),
     .init("MultipartEncodingError.methodNotAllowed", MultipartEncodingError.methodNotAllowed(.get)),
@@ -222,5 +233,18 @@ struct ErrorTextCoverageTests {
         #expect(read.localizedDescription.contains(String(cString: strerror(EIO))), "\(read.localizedDescription)")
         let cancelled = MoyaError.requestCancelled
         #expect(cancelled.localizedDescription.contains("cancelled"), "\(cancelled.localizedDescription)")
+    }
+
+    /// A one-shot body's error names the redirect it could not follow, or how the attempt it could
+    /// not retry failed, and what body to send instead.
+    @Test("A one-shot body that cannot be sent again says what asked for it again and what to send instead")
+    func nonReplayableBody() {
+        let location = URL(string: "https://api.example.com/v2/upload")!
+        let redirect = NonReplayableBodyError(reason: .redirect(statusCode: 308, location: location)).localizedDescription
+        #expect(redirect.contains("308") && redirect.contains(location.absoluteString), "\(redirect)")
+        let retry = NonReplayableBodyError(reason: .retry, attemptFailure: .underlying(URLError(.timedOut), nil)).localizedDescription
+        #expect(retry.contains("timed out") && !retry.contains(".)"), "\(retry)")
+        let sent = NonReplayableBodyError(reason: .alreadySent).localizedDescription
+        #expect(sent.contains("already sent") && sent.contains(".multiple"), "\(sent)")
     }
 }
