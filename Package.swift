@@ -9,18 +9,22 @@ let package = Package(
         .library(name: "CombineMoya", targets: ["CombineMoya"]),
         // For test targets only: a mock server, cassettes and expectations (see the Testing article).
         .library(name: "MoyaTesting", targets: ["MoyaTesting"]),
-        // A ClientTransport for clients that swift-openapi-generator makes: their requests go
-        // through a MoyaProvider. Only a package that adds this product resolves its two
-        // dependencies below.
+        // Empty modules unless their trait is enabled: see `traits` below. MoyaOpenAPI is a
+        // ClientTransport for clients that swift-openapi-generator makes: their requests go
+        // through a MoyaProvider.
         .library(name: "MoyaOpenAPI", targets: ["MoyaOpenAPI"]),
-        // Empty modules unless their trait is enabled: see `traits` below.
         .library(name: "RxMoya", targets: ["RxMoya"]),
         .library(name: "ReactiveMoya", targets: ["ReactiveMoya"]),
     ],
-    // RxMoya and ReactiveMoya are opt-in: a package that enables neither trait never resolves,
-    // fetches or builds RxSwift or ReactiveSwift. Enable one from a dependent package with
-    // `.package(url: ..., from: ..., traits: ["RxMoya"])`, or here with `--traits RxMoya`.
+    // MoyaOpenAPI, RxMoya and ReactiveMoya are opt-in: a package that enables none of these
+    // traits never resolves, fetches or builds swift-openapi-runtime, RxSwift or ReactiveSwift.
+    // Enable one from a dependent package with `.package(url: ..., from: ..., traits:
+    // ["MoyaOpenAPI"])`, or here with `--traits MoyaOpenAPI`.
     traits: [
+        .trait(
+            name: "MoyaOpenAPI",
+            description: "Builds the MoyaOpenAPI product: MoyaTransport, a ClientTransport for generated OpenAPI clients."
+        ),
         .trait(name: "RxMoya", description: "Builds the RxMoya product: MoyaProvider.rx and its operators, on RxSwift 6."),
         .trait(name: "ReactiveMoya", description: "Builds the ReactiveMoya product: MoyaProvider.reactive and its operators, on ReactiveSwift 7."),
         .default(enabledTraits: []),
@@ -122,8 +126,8 @@ let package = Package(
             name: "MoyaOpenAPI",
             dependencies: [
                 "Moya",
-                .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
-                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime", condition: .when(traits: ["MoyaOpenAPI"])),
+                .product(name: "HTTPTypes", package: "swift-http-types", condition: .when(traits: ["MoyaOpenAPI"])),
             ]
         ),
         .target(

@@ -8,7 +8,8 @@ let package = Package(
     name: "OpenAPIClient",
     platforms: [.macOS(.v13)],
     dependencies: [
-        .package(name: "Moya", path: "../.."),
+        // MoyaOpenAPI is built only with its trait.
+        .package(name: "Moya", path: "../..", traits: ["MoyaOpenAPI"]),
         .package(url: "https://github.com/apple/swift-openapi-generator", from: "1.14.3"),
         .package(url: "https://github.com/apple/swift-openapi-runtime", from: "1.13.4"),
         .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),

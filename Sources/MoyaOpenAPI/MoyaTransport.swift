@@ -1,3 +1,4 @@
+#if MoyaOpenAPI
 import Foundation
 import HTTPTypes
 import Moya
@@ -13,9 +14,13 @@ import OpenAPIRuntime
 ///
 /// Each operation is an ``OpenAPIOperation``, sent as any target is: the provider's endpoint
 /// and request closures, stubs, plugins (`prepare`, `willSend`, `didReceive`, `process`) and
-/// interceptors, and its session's cookie jar, HTTP cache, proxies, trust evaluation, metrics,
-/// tracing and limits all apply. Plugins and interceptors tell operations apart by
+/// interceptors, and its session's cookie jar, proxies, trust evaluation, metrics, tracing and
+/// limits all apply. Plugins and interceptors tell operations apart by
 /// ``OpenAPIOperation/operationID``.
+///
+/// Not yet: the session's HTTP cache (the responses are streamed, and streamed responses do not
+/// use it), and an interceptor's retry after a response: every status code is handed to the
+/// client, so interceptors retry only attempts that fail before a response arrives.
 ///
 /// The request body is sent while the generated client produces it; a redirect that keeps the
 /// body (`307`, `308`) or an interceptor's retry sends it again only when the body's
@@ -80,3 +85,4 @@ public struct MoyaTransport: ClientTransport, Sendable {
         return (response, HTTPBody(streamed.body, length: length.map { .known($0) } ?? .unknown, iterationBehavior: .single))
     }
 }
+#endif

@@ -1,3 +1,4 @@
+#if MoyaOpenAPI
 import Foundation
 
 /// An error of ``MoyaTransport`` itself, before any request is sent. A failure of the exchange
@@ -18,3 +19,4 @@ public enum MoyaTransportError: Error, LocalizedError, CustomStringConvertible, 
     /// The same as ``errorDescription``.
     public var description: String { errorDescription ?? "MoyaTransportError" }
 }
+#endif

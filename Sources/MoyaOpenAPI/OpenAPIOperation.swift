@@ -1,3 +1,4 @@
+#if MoyaOpenAPI
 import Foundation
 import HTTPTypes
 import Moya
@@ -129,3 +130,4 @@ extension OpenAPIOperation: AccessTokenAuthorizable {
     /// `.bearer`, for every operation.
     public var authorizationType: AuthorizationType? { .bearer }
 }
+#endif

@@ -1,3 +1,4 @@
+#if MoyaOpenAPI
 import Foundation
 import Moya
 
@@ -27,3 +28,4 @@ struct OpenAPIURLEncoding: ParameterEncoding, Sendable {
         return request
     }
 }
+#endif

@@ -1,3 +1,4 @@
+#if MoyaOpenAPI
 import Moya
 import OpenAPIRuntime
 
@@ -16,3 +17,4 @@ extension RequestBodyStream {
         self.init(body, length: length, iteration: body.iterationBehavior == .multiple ? .multiple : .single)
     }
 }
+#endif
