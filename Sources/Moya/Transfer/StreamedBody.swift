@@ -252,6 +252,15 @@ final class BodyReader: @unchecked Sendable {
         if read < 0 { throw FileTransferError.readFailed(nil, underlying: stream.streamError) }
         if read == 0 { throw FileTransferError.lengthMismatch(expected: declaredLength, actual: declaredLength - remaining) }
         remaining -= UInt64(read)
+        if remaining == 0 {
+            // The stream must end with the declared bytes. Checked before the last of them go
+            // out: a server that answers once it has them would otherwise complete the request,
+            // and the longer stream would go unnoticed.
+            var extra: UInt8 = 0
+            let more = stream.read(&extra, maxLength: 1)
+            if more < 0 { throw FileTransferError.readFailed(nil, underlying: stream.streamError) }
+            if more > 0 { throw FileTransferError.lengthMismatch(expected: declaredLength, actual: declaredLength + UInt64(more)) }
+        }
         return read
     }
 

@@ -65,14 +65,14 @@ struct IdleTimeoutTests {
     @Test("Requests quicker than the limit are unaffected, one after another on one connection")
     func quickRequestsPass() async throws {
         let server = try await TestServer.start()
-        let session = Session(configuration: .init(timeoutIntervalForRequest: 2))
+        let session = Session(configuration: .init(timeoutIntervalForRequest: 4))
         let provider = MoyaProvider<Remote>(session: session)
-        // Each takes 800 ms: inside the limit with 1.2 s to spare (the whole suite runs in
-        // parallel, under the sanitizers too, and a loop can stall for a few hundred
-        // milliseconds), and together well past it, so a timer left over from an earlier request
-        // would cut a later one.
+        // Each takes 1.5 s: inside the limit with 2.5 s to spare (the whole suite runs in
+        // parallel, under the sanitizers too, on two cores that may be compiling something else;
+        // 1.2 s to spare was once not enough), and together well past it, so a timer left over
+        // from an earlier request would cut a later one.
         for _ in 0..<4 {
-            let result = await send(provider, Remote(server.baseURL, "/delay/800"))
+            let result = await send(provider, Remote(server.baseURL, "/delay/1500"))
             #expect(result.response?.statusCode == 200, "\(result)")
         }
         try await session.shutdown()
