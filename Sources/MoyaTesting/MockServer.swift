@@ -49,6 +49,10 @@ public final class MockServer: Sendable {
     /// its handshake fails).
     public var acceptedConnections: Int { self.listener.acceptedConnections }
 
+    /// How many of the accepted connections are still open: it drops when a client closes one
+    /// (a cancelled request, say), and is `0` once the server has shut down.
+    public var openConnections: Int { self.listener.openConnections }
+
     let listener: MockServerListener
     let script: ResponseScript
     let journal: RequestJournal<MockRequest>

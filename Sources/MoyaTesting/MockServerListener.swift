@@ -46,6 +46,11 @@ final class MockServerListener: Sendable {
         self.state.withLockedValue { $0.accepted }
     }
 
+    /// How many accepted connections are still open.
+    var openConnections: Int {
+        self.state.withLockedValue { $0.connections.count }
+    }
+
     /// Binds a listening socket as `configuration` says and returns it with its port.
     static func bind(
         configuration: MockServer.Configuration,
