@@ -15,6 +15,9 @@ let package = Package(
         .library(name: "MoyaOpenAPI", targets: ["MoyaOpenAPI"]),
         .library(name: "RxMoya", targets: ["RxMoya"]),
         .library(name: "ReactiveMoya", targets: ["ReactiveMoya"]),
+        // Not for users: compiles the Swift examples of the documentation. Examples/OpenAPIClient
+        // applies it to compile the article whose examples use its generated client.
+        .plugin(name: "DocExamples", targets: ["DocExamples"]),
     ],
     // MoyaOpenAPI, RxMoya and ReactiveMoya are opt-in: a package that enables none of these
     // traits never resolves, fetches or builds swift-openapi-runtime, RxSwift or ReactiveSwift.

@@ -43,6 +43,21 @@ let package = Package(
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
             ]
         ),
+        // The Swift examples of the article "Generated OpenAPI Clients" (Moya's DocC catalog),
+        // compiled against the generated client by Moya's DocExamples plugin; the Moya package
+        // cannot compile them, having no generated client.
+        .testTarget(
+            name: "DocExamplesTests",
+            dependencies: [
+                "HTTPBinAPI",
+                .product(name: "Moya", package: "Moya"),
+                .product(name: "MoyaOpenAPI", package: "Moya"),
+                .product(name: "MoyaTesting", package: "Moya"),
+                .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+            ],
+            plugins: [.plugin(name: "DocExamples", package: "Moya")]
+        ),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -23,5 +23,8 @@
 //   enabled (`swift build --build-tests --traits RxMoya,ReactiveMoya`): put
 //   `<!-- example-trait: RxMoya -->` on the line before its block. The modules of the trait
 //   are imported for it. The examples in Sources/RxMoya and Sources/ReactiveMoya are marked so.
+// - An article whose examples need a package of their own (a generated OpenAPI client) names
+//   it on a line `<!-- example-package: OpenAPIClient -->`: this target leaves the article out,
+//   and that package's DocExamplesTests (Examples/OpenAPIClient) compiles it with the same plugin.
 // - SwiftPM plans the plugin's work when the package changes shape: after adding a document,
 //   touch Package.swift (CI always starts from a fresh clone).
