@@ -142,9 +142,12 @@ struct RequestMetrics: Sendable {
     }
 
     /// `moya.target` for `target` when the options include it, `nil` otherwise (and `target` is
-    /// not read): the name ``NetworkLoggerPlugin`` logs, without a path.
+    /// not read): a ``NamedTarget``'s operation name, or else the name ``NetworkLoggerPlugin``
+    /// logs, without a path.
     func targetName(of target: @autoclosure () -> any TargetType) -> String? {
-        options.includesTargetName ? NetworkLoggerPlugin.caseName(of: target(), includingPath: false) : nil
+        guard options.includesTargetName else { return nil }
+        let target = target()
+        return target.namedOperation ?? NetworkLoggerPlugin.caseName(of: target, includingPath: false)
     }
 
     /// `http.request.method`: a method OpenTelemetry knows, as it is, and `_OTHER` for any other,

@@ -26,8 +26,9 @@ extension Session.Configuration {
         /// `moya.target` dimension. Default: `false`.
         ///
         /// The name is the case of an enum target without its associated values (`userProfile`
-        /// for `.userProfile("ann")`), or the type name of any other target; a ``MultiTarget``
-        /// is named by the target it wraps. Turn it on only when your targets' case names are
+        /// for `.userProfile("ann")`), or the type name of any other target, unless the target
+        /// names itself (``NamedTarget/operationName``); a ``MultiTarget`` is named by the
+        /// target it wraps. Turn it on only when your targets' case names are
         /// few and say nothing about your users: every name makes series of its own in the
         /// backend, and the names go wherever your metrics go.
         public var includesTargetName: Bool

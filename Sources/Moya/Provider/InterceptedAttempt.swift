@@ -8,26 +8,54 @@ import FoundationNetworking
 /// request's flight, which keeps its state (so a cancel stops the attempt), and its result goes
 /// back to the interceptors' task, which decides whether it is the request's result.
 ///
-/// A streamed response whose head was handed to the caller is the request's, whatever its end:
-/// the task is told so, and does not ask the interceptors whether to retry.
+/// A streamed response is decided on at its head, before the caller gets it: the attempt holds
+/// the response (``StreamHeadGate``) and wakes the interceptors' task with the head. When no
+/// interceptor retries, the task hands the head over (``handOver(_:request:gate:)``) and the
+/// rest of the attempt (its body, its end) goes straight to the flight; otherwise the task
+/// abandons the attempt (``abandon(gate:)``), whose connection closes with the body unread.
 final class InterceptedAttempt: TransportOwner {
-    /// What the attempt ends with: its result, and whether it streamed its body to the caller.
-    typealias Outcome = (result: Result<TransportResponse, any Error>, streamed: Bool)
+    /// What wakes the interceptors' task.
+    enum Outcome: Sendable {
+        /// The attempt ended with `result`.
+        case finished(Result<TransportResponse, any Error>)
+        /// A streamed response's head arrived (in answer to `request`); the attempt waits on
+        /// `gate`.
+        case streamHead(TransportResponse, request: URLRequest, gate: StreamHeadGate)
+    }
+
+    /// Where the attempt stands with the interceptors' task.
+    private enum State {
+        /// The task waits for the outcome.
+        case waiting
+        /// The task woke up with the outcome (its end, or a streamed head it decides on).
+        case woken
+        /// The attempt ended while the task decided on its head.
+        case endedWhileDeciding(Result<TransportResponse, any Error>, request: URLRequest)
+        /// The head was handed to the caller: the attempt's end is the flight's.
+        case handedOver
+        /// The task went on without the attempt (a retry, a failure): its end is ignored.
+        case abandoned
+    }
 
     private let flight: RequestFlight
-    /// Where the outcome is left for the interceptors' task, before ``continuation`` wakes it.
-    private let outcome: Protected<Outcome?>
+    /// The outcome, left for the interceptors' task before ``continuation`` wakes it, and the
+    /// attempt's state.
+    private let state: Protected<(outcome: Outcome?, state: State)>
     private let continuation: CheckedContinuation<Void, Never>
 
-    /// - Parameters:
-    ///   - outcome: Receives the attempt's outcome, under its lock, before `continuation` is
-    ///     resumed: the task reads it there. The continuation carries no value because a
-    ///     continuation resumed before its task reached `await` hands its value over without an
-    ///     ordering ThreadSanitizer can see; the lock gives one.
-    init(flight: RequestFlight, outcome: Protected<Outcome?>, continuation: CheckedContinuation<Void, Never>) {
+    /// - Parameter continuation: Resumed once, after the outcome was left under the lock: the
+    ///   task reads it there (``outcome``). The continuation carries no value because a
+    ///   continuation resumed before its task reached `await` hands its value over without an
+    ///   ordering ThreadSanitizer can see; the lock gives one.
+    init(flight: RequestFlight, continuation: CheckedContinuation<Void, Never>) {
         self.flight = flight
-        self.outcome = outcome
+        self.state = Protected((nil, .waiting))
         self.continuation = continuation
+    }
+
+    /// The outcome that woke the interceptors' task.
+    var outcome: Outcome? {
+        state.withLock { $0.outcome }
     }
 
     func transportWillStart() -> Bool {
@@ -50,19 +78,77 @@ final class InterceptedAttempt: TransportOwner {
         flight.transportReceivedBody(byteCount: byteCount)
     }
 
+    /// Not called: the head goes through ``transportStreamHeadGate(_:request:)``.
     func transportStreamStarted(_ head: TransportResponse, request: URLRequest) -> Bool {
         flight.transportStreamStarted(head, request: request)
     }
 
-    /// Resumes the interceptors' task; the exchange calls this exactly once. Whether the
-    /// response streamed to the caller is the flight's to know (its state machine).
+    /// Holds the streamed head for the interceptors' task, and wakes it.
+    func transportStreamHeadGate(_ head: TransportResponse, request: URLRequest) -> StreamHeadGate? {
+        let gate = StreamHeadGate()
+        let wakes: Bool = state.withLock { state in
+            guard case .waiting = state.state else { return false }
+            state = (.streamHead(head, request: request, gate: gate), .woken)
+            return true
+        }
+        guard wakes else { return nil }
+        continuation.resume()
+        return gate
+    }
+
+    /// The head goes to the caller, and the attempt reads its body on. When the attempt ended
+    /// meanwhile (the connection closed while the interceptors decided), the caller gets the
+    /// head all the same, and the stream ends with the attempt's end, as it would have had the
+    /// head been handed over at once.
+    func handOver(_ head: TransportResponse, request: URLRequest, gate: StreamHeadGate) {
+        let ended: (Result<TransportResponse, any Error>, URLRequest)? = state.withLock { state in
+            if case .endedWhileDeciding(let result, let request) = state.state {
+                return (result, request)
+            }
+            state.state = .handedOver
+            return nil
+        }
+        let readsOn = flight.transportStreamStarted(head, request: request)
+        guard let (result, endRequest) = ended else {
+            gate.answer(readsOn)
+            return
+        }
+        gate.answer(false)
+        flight.transportFinished(result, request: endRequest)
+    }
+
+    /// The interceptors' task goes on without the attempt: it stops, its body unread.
+    func abandon(gate: StreamHeadGate) {
+        state.withLock { $0.state = .abandoned }
+        gate.answer(false)
+    }
+
+    /// Wakes the interceptors' task with the result, or, once the head was handed over, ends the
+    /// request with it; the exchange calls this exactly once.
     func transportFinished(_ result: Result<TransportResponse, any Error>, request: URLRequest) {
         // A download interrupted part-way: a retry goes on from where it stopped.
         if case .failure(let error as InterruptedDownload) = result {
             flight.interrupted(at: ResumePoint(state: error.resume, file: error.file))
         }
-        let streamed = flight.withMachine { $0.hasStreamed }
-        outcome.withLock { $0 = (result, streamed) }
-        continuation.resume()
+        enum Next { case wake, forward, none }
+        let next: Next = state.withLock { state in
+            switch state.state {
+            case .waiting:
+                state = (.finished(result), .woken)
+                return .wake
+            case .woken:
+                state.state = .endedWhileDeciding(result, request: request)
+                return .none
+            case .handedOver:
+                return .forward
+            case .endedWhileDeciding, .abandoned:
+                return .none
+            }
+        }
+        switch next {
+        case .wake: continuation.resume()
+        case .forward: flight.transportFinished(result, request: request)
+        case .none: break
+        }
     }
 }

@@ -64,27 +64,43 @@ final class InterceptedExchange: Sendable {
             }
             guard !isCancelled else { return }
 
-            let (transportResult, streamed) = await send(attemptRequest)
-            if streamed {
-                // The caller has the stream's head: this is the result, whatever its end.
-                flight.transportFinished(transportResult, request: attemptRequest)
-                return
+            let transportResult: Result<TransportResponse, any Error>
+            let rawResult: Result<Moya.Response, MoyaError>
+            // A streamed head: the attempt waits while the interceptors decide on it.
+            var streamHead: (head: TransportResponse, request: URLRequest, gate: StreamHeadGate, attempt: InterceptedAttempt)?
+            switch await send(attemptRequest) {
+            case (.finished(let result), _):
+                transportResult = result
+                rawResult = RequestFlight.result(of: result, request: attemptRequest, validation: .none)
+            case (.streamHead(let head, let request, let gate), let attempt):
+                streamHead = (head, request, gate, attempt)
+                transportResult = .success(head)
+                rawResult = .success(
+                    Moya.Response(statusCode: head.statusCode, data: Data(), request: attemptRequest, deferredResponse: head.response))
             }
-            let rawResult = RequestFlight.result(of: transportResult, request: attemptRequest, validation: .none)
             let decision = await retryDecision(for: attemptRequest, result: rawResult, retryCount: retryCount)
             guard !isCancelled else {
+                streamHead.map { $0.attempt.abandon(gate: $0.gate) }
                 Self.discardFile(of: transportResult)
                 return
             }
             switch decision {
             case .doNotRetry:
-                flight.transportFinished(transportResult, request: attemptRequest)
+                if let streamHead {
+                    // The caller gets the head, and reads the body as it arrives.
+                    streamHead.attempt.handOver(streamHead.head, request: streamHead.request, gate: streamHead.gate)
+                } else {
+                    flight.transportFinished(transportResult, request: attemptRequest)
+                }
                 return
             case .doNotRetryWithError(let error):
+                streamHead.map { $0.attempt.abandon(gate: $0.gate) }
                 Self.discardFile(of: transportResult)
                 flight.complete(.failure(.underlying(error, try? rawResult.get())))
                 return
             case .retry, .retryWithDelay:
+                // A streamed attempt stops, its body unread.
+                streamHead.map { $0.attempt.abandon(gate: $0.gate) }
                 Self.discardFile(of: transportResult)
                 // A one-shot body that was read cannot be sent again: the request fails, saying
                 // so, with the response that asked for the retry.
@@ -153,22 +169,27 @@ final class InterceptedExchange: Sendable {
         return (attempt, error)
     }
 
-    /// One attempt on the transport. A cancel during it stops it (the flight holds the attempt),
-    /// and it ends with the cancellation error.
-    private func send(_ attemptRequest: URLRequest) async -> InterceptedAttempt.Outcome {
-        // The outcome comes through a lock, not the continuation (see `InterceptedAttempt`).
-        let outcome = Protected<InterceptedAttempt.Outcome?>(nil)
+    /// One attempt on the transport, until it ends or, for a streamed response, until its head
+    /// arrives (the attempt then waits for the interceptors' decision). A cancel during it stops
+    /// it, and it ends with the cancellation error.
+    private func send(_ attemptRequest: URLRequest) async -> (InterceptedAttempt.Outcome, InterceptedAttempt) {
+        // The outcome comes through the attempt's lock, not the continuation (see
+        // `InterceptedAttempt`).
+        var owner: InterceptedAttempt?
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let attempt = InterceptedAttempt(flight: flight, continuation: continuation)
+            owner = attempt
             session.send(
                 TransportRequest(
                     urlRequest: attemptRequest, credential: credential, body: body, download: flight.makeDownload(), stream: flight.streamSink,
                     traceContext: flight.traceContext),
                 progress: flight.progressHandler,
-                owner: InterceptedAttempt(flight: flight, outcome: outcome, continuation: continuation)
+                owner: attempt
             )
         }
-        // The exchange calls `transportFinished` exactly once, before it resumes the task.
-        return outcome.withLock { $0 } ?? (.failure(URLError(.cancelled)), false)
+        // The exchange wakes the task exactly once, after leaving the outcome.
+        guard let owner else { preconditionFailure("the attempt is made before the task waits") }
+        return (owner.outcome ?? .finished(.failure(URLError(.cancelled))), owner)
     }
 
     private static func discardFile(of transportResult: Result<TransportResponse, any Error>) {

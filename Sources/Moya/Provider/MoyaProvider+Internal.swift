@@ -102,7 +102,7 @@ extension MoyaProvider {
             requestBody: body,
             // Made in the caller's call (`request`, `stream`, or an awaiting task), so its
             // task-local context is the caller's.
-            traceContext: session.callerTraceContext(),
+            traceContext: session.callerTraceContext(for: target),
             resume: resume
         )
     }

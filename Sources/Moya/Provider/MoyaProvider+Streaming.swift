@@ -12,8 +12,9 @@ extension MoyaProvider {
     /// plugins' `prepare` and `willSend`, interceptors, the target's time limit, the session's
     /// trust evaluation and tracing. The target's validation applies to the head: a rejected
     /// status code throws ``MoyaError/statusCode(_:)`` with a response that holds the first
-    /// MiB of the error body. Interceptors may retry until the head of an accepted response
-    /// has been handed over, never after. The plugins' `didReceive` and `process` run once, at
+    /// MiB of the error body. Interceptors decide on every head before it is handed over (an
+    /// accepted one as a response with an empty body, its body unread meanwhile) and may retry
+    /// it then, never after. The plugins' `didReceive` and `process` run once, at
     /// the end of the body: with a response that holds the head and no body, or with the
     /// error that ended the stream (the cancellation error when the consumer stopped). When
     /// `process` turns a completed stream into a failure, the loop reading it throws that

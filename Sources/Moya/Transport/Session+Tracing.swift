@@ -7,13 +7,17 @@ import FoundationNetworking
 
 /// The trace context of the code that made a request: the `ServiceContext` bound to its task
 /// (or thread) when it called the provider. The request's client span is its child, and its
-/// values are injected into the request's headers.
+/// values are injected into the request's headers. With it, the name of the target's operation
+/// (``NamedTarget``), an attribute of the span.
 ///
 /// Captured when the request is made, not when it is sent: the callback API sends from other
 /// threads (after the request closure, interceptors, a retry's delay), where the caller's
 /// task-local context is gone.
 struct TraceContext: Sendable {
-    let serviceContext: ServiceContext
+    /// The caller's context; `nil` when it had none (the span is then a root).
+    let serviceContext: ServiceContext?
+    /// The target's ``NamedTarget/operationName``, the span's `moya.target`.
+    var operationName: String? = nil
 }
 
 /// What a session does for distributed tracing: the instrument active when it was created
@@ -39,11 +43,16 @@ struct TracePropagation: Sendable {
 }
 
 extension Session {
-    /// The caller's trace context, for a request made now; `nil` when the session propagates
-    /// nothing (no instrument was active when it was created) or the caller has no context.
-    func callerTraceContext() -> TraceContext? {
-        guard tracePropagation != nil, let context = ServiceContext.current else { return nil }
-        return TraceContext(serviceContext: context)
+    /// The caller's trace context for a request to `target`, made now, with the target's
+    /// operation name when it has one and the session has a tracer; `nil` when the session
+    /// propagates nothing (no instrument was active when it was created, and `target` is not
+    /// read) or there is neither a context nor a name.
+    func callerTraceContext(for target: @autoclosure () -> any TargetType) -> TraceContext? {
+        guard let tracePropagation else { return nil }
+        let operationName = tracePropagation.tracer == nil ? nil : target().namedOperation
+        let context = ServiceContext.current
+        guard context != nil || operationName != nil else { return nil }
+        return TraceContext(serviceContext: context, operationName: operationName)
     }
 
     /// Starts the request's client span, when the session has a tracer, and injects its context
@@ -60,7 +69,12 @@ extension Session {
         var propagated = parent
         if let tracer = propagation.tracer {
             let span = tracer.startSpan(request.urlRequest.httpMethod ?? "GET", context: parent, ofKind: .client)
-            span.updateAttributes { Self.setRequestAttributes(of: request, on: &$0) }
+            span.updateAttributes { attributes in
+                Self.setRequestAttributes(of: request, on: &attributes)
+                if let operationName = request.traceContext?.operationName {
+                    attributes[RequestMetrics.Dimension.target] = operationName
+                }
+            }
             propagated = span.context
             owner = SpanEndingOwner(owner: owner, span: span)
         }
@@ -134,6 +148,10 @@ private final class SpanEndingOwner: TransportOwner {
 
     func transportStreamStarted(_ head: TransportResponse, request: URLRequest) -> Bool {
         owner.transportStreamStarted(head, request: request)
+    }
+
+    func transportStreamHeadGate(_ head: TransportResponse, request: URLRequest) -> StreamHeadGate? {
+        owner.transportStreamHeadGate(head, request: request)
     }
 
     func transportFinished(_ result: Result<TransportResponse, any Error>, request: URLRequest) {

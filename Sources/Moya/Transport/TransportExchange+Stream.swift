@@ -36,6 +36,9 @@ extension TransportExchange {
         let response = TransportResponse(response: DeferredHTTPURLResponse(head: head, url: url), data: Data())
         // The cookies are stored at once, rather than when the stream ends.
         session.storeCookies(from: response, of: attemptRequest)
+        if let gate = owner.transportStreamHeadGate(response, request: request.urlRequest) {
+            return waitForStreamHead(gate, task: task)
+        }
         guard owner.transportStreamStarted(response, request: request.urlRequest) else {
             return task.eventLoop.makeFailedFuture(HTTPClientError.cancelled)
         }

@@ -18,7 +18,7 @@ struct TransportRequest: Sendable {
     /// Where to stream the response body to its consumer as it arrives; `nil` keeps it in
     /// memory (or stores a download).
     var stream: StreamSink?
-    /// The trace context of the caller who made the request (``Session/callerTraceContext()``);
+    /// The trace context of the caller who made the request (``Session/callerTraceContext(for:)``);
     /// `nil` when there is none or the session propagates nothing.
     var traceContext: TraceContext?
 
@@ -150,7 +150,24 @@ protocol TransportOwner: AnyObject, Sendable {
     /// - Returns: Whether to read on: `false` stops the attempt.
     func transportStreamStarted(_ head: TransportResponse, request: URLRequest) -> Bool
 
+    /// A streamed response's head arrived (as for ``transportStreamStarted(_:request:)``), and
+    /// the owner may answer later whether it is the stream: interceptors decide on it first.
+    /// Called on the attempt's event loop, after ``transportReceivedHead()``; the exchange then
+    /// reads nothing more until the gate's answer, and calls
+    /// ``transportStreamStarted(_:request:)`` neither way (the owner hands the head over itself).
+    ///
+    /// - Returns: The gate the exchange waits on, or `nil` (the default) for
+    ///   ``transportStreamStarted(_:request:)``'s answer at once.
+    func transportStreamHeadGate(_ head: TransportResponse, request: URLRequest) -> StreamHeadGate?
+
     /// The exchange ended with `result`, the response to `request` (the request the exchange
     /// was given, not a redirect's). Called exactly once.
     func transportFinished(_ result: Result<TransportResponse, any Error>, request: URLRequest)
+}
+
+extension TransportOwner {
+    /// No gate: the owner answers at once, through ``transportStreamStarted(_:request:)``.
+    func transportStreamHeadGate(_ head: TransportResponse, request: URLRequest) -> StreamHeadGate? {
+        nil
+    }
 }
