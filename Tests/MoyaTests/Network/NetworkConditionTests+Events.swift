@@ -98,21 +98,35 @@ extension NetworkConditionTests {
         let back = try #require(linkBack.values.first) - start
 
         #expect(arrivals.map(\.event.data) == (1...12).map(String.init), "every event, once, in order")
-        // The stream stalled while the link was down: the longest silence, and what came after.
-        let gaps = arrivals.indices.dropFirst().map { ($0, arrivals[$0].at - arrivals[$0 - 1].at) }
-        let (resumed, gap) = try #require(gaps.max { $0.1 < $1.1 })
-        #expect(gap >= .seconds(2), "the outage (3 s) shows as a silence")
-        #expect(arrivals[resumed].at >= back, "the events after the silence came once the link was back")
-        // The idle timeout ended the silent connection (without it the same connection would
-        // have gone on once the link was back, and the server would have seen one request): the
-        // next request to reach the server resumed after the last event received.
-        // (Normally [nil, lastReceived, "12"]; a CI machine pausing the process for over 1.5 s
-        // could add a reconnection, which is not what this test is about.)
-        let lastReceived = arrivals[resumed - 1].event.id
         let sent = try await lastEventIDs(provider, key: key)
         #expect(sent.first == .some(nil) && sent.last == "12", "\(sent)")
-        #expect(sent.dropFirst().contains(lastReceived), "no request resumed after event \(lastReceived ?? "?"): \(sent)")
-        #expect(elapsed < .seconds(12 * 0.2 + 3) + Netem.margin)
+        let gaps = arrivals.indices.dropFirst().map { ($0, arrivals[$0].at - arrivals[$0 - 1].at) }
+        let (resumed, gap) = try #require(gaps.max { $0.1 < $1.1 })
+        let checkOutage = {
+            // The stream stalled while the link was down: the longest silence, and what came
+            // after.
+            #expect(gap >= .seconds(2), "the outage (3 s) shows as a silence")
+            #expect(arrivals[resumed].at >= back, "the events after the silence came once the link was back")
+            // The idle timeout ended the silent connection (without it the same connection would
+            // have gone on once the link was back, and the server would have seen one request):
+            // the next request to reach the server resumed after the last event received.
+            // (Normally [nil, lastReceived, "12"]; a CI machine pausing the process for over
+            // 1.5 s could add a reconnection, which is not what this test is about.)
+            let lastReceived = arrivals[resumed - 1].event.id
+            #expect(sent.dropFirst().contains(lastReceived), "no request resumed after event \(lastReceived ?? "?"): \(sent)")
+            #expect(elapsed < .seconds(12 * 0.2 + 3) + Netem.margin)
+        }
+        // Event 4 leaves the server at about 0.8 s, and the outage starts when the client reads
+        // it. A client starved for over a second (a sanitizer run on two busy cores) reads it
+        // once the server has sent the rest too, and the outage then has nothing to stall.
+        let outageStarted = arrivals.first { $0.event.id == "4" }?.at ?? .zero
+        if outageStarted > .seconds(2) {
+            withKnownIssue("the client read event 4 at \(outageStarted), after the server had sent the stream", isIntermittent: true) {
+                checkOutage()
+            }
+        } else {
+            checkOutage()
+        }
         try await session.shutdown()
     }
 }
