@@ -11,9 +11,14 @@ extension HTTPCache {
     /// carries the same validator (RFC 9111 §4.3.4) and removes nothing. A successful `POST`
     /// whose `Content-Location` is its own URL, with explicit freshness, is stored for later
     /// `GET`s (RFC 9110 §9.3.3).
+    ///
+    /// `body` is `nil` when the whole body was not kept (a streamed response larger than the
+    /// cache, ``largestStreamedBody``, or an error body cut short): nothing is stored, and a
+    /// storable response to `GET` removes the stored response the request selected, which it
+    /// replaces.
     func responseReceived(
         method: String, url: URL, requestHeaders: [(name: String, value: String)], status: Int,
-        responseHeaders: [(name: String, value: String)], body: Data, requestTime: Date, responseTime: Date
+        responseHeaders: [(name: String, value: String)], body: Data?, requestTime: Date, responseTime: Date
     ) {
         let method = method.uppercased()
         let key = Self.key(for: url)
@@ -21,7 +26,7 @@ extension HTTPCache {
             if !Self.safeMethods.contains(method), (200..<400).contains(status) {
                 invalidate(url: url, key: key, responseHeaders: responseHeaders)
             }
-            if method == "POST",
+            if method == "POST", let body,
                 Self.isReusableForGET(postTo: url, status: status, requestHeaders: requestHeaders, responseHeaders: responseHeaders, bodyCount: body.count)
             {
                 store(
@@ -35,7 +40,8 @@ extension HTTPCache {
             freshen(url: url, requestHeaders: requestHeaders, responseHeaders: responseHeaders, requestTime: requestTime, responseTime: responseTime)
             return
         }
-        guard Self.isStorable(status: status, requestHeaders: requestHeaders, responseHeaders: responseHeaders, bodyCount: body.count) else {
+        guard let body, Self.isStorable(status: status, requestHeaders: requestHeaders, responseHeaders: responseHeaders, bodyCount: body.count)
+        else {
             if status != 206, status < 500, status >= 200 { removeVariants(key: key, matching: requestHeaders) }
             return
         }

@@ -40,6 +40,9 @@ struct ResponseCollector {
     private var fullSegments: [ByteBuffer] = []
     /// Body bytes kept so far.
     private(set) var received: Int64 = 0
+    /// Whether bytes over the limit were dropped (``Overflow/truncates``): the body kept is not
+    /// the whole body.
+    private(set) var truncated = false
 
     /// The most bytes kept in one buffer.
     private let segmentSize: Int
@@ -94,6 +97,7 @@ struct ResponseCollector {
                 return .responseBodyTooLarge(limit: limit, announcedLength: nil)
             }
             // Keep what fits.
+            truncated = true
             guard received < limit, let slice = buffer.readSlice(length: Int(limit - received)) else { return nil }
             buffer = slice
         }

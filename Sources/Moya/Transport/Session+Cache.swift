@@ -33,10 +33,13 @@ extension Session {
     ///                     the decision before it was sent.
     ///   - validation:     The stored response the request asked the server to confirm, if any.
     ///   - sentAt:         When the request was sent.
+    ///   - body:           The response's whole body, to store: its data, or for a streamed
+    ///                     response the copy its ``StreamCacheTee`` kept; `nil` when the whole
+    ///                     body was not kept (then nothing is stored).
     ///   - cache:          The session's cache.
     func cacheReceived(
         _ response: TransportResponse, of urlRequest: URLRequest, requestHeaders: [(name: String, value: String)], validation: CachedResponse?,
-        sentAt: Date, cache: HTTPCache
+        sentAt: Date, body: Data?, cache: HTTPCache
     ) -> TransportResponse {
         guard let head = response.response.head, let url = urlRequest.url else { return response }
         let responseHeaders = head.headers.map { (name: $0.name, value: $0.value) }
@@ -50,8 +53,30 @@ extension Session {
         }
         cache.responseReceived(
             method: urlRequest.httpMethod ?? "GET", url: url, requestHeaders: requestHeaders, status: response.statusCode,
-            responseHeaders: responseHeaders, body: response.data, requestTime: sentAt, responseTime: now)
+            responseHeaders: responseHeaders, body: body, requestTime: sentAt, responseTime: now)
         return response
+    }
+
+    /// The copy to keep of a streamed response's body, with `head`, for the cache to store once
+    /// the body has ended; `nil` when the cache would not store the response anyway. The copy
+    /// holds at most the smaller of ``HTTPCache/largestStreamedBody`` and
+    /// ``Configuration/maximumResponseBodySize``.
+    ///
+    /// - Parameters:
+    ///   - head:           The response's head.
+    ///   - urlRequest:     The request it answers (this attempt's).
+    ///   - requestHeaders: The request's headers as the cache compares them.
+    ///   - cache:          The session's cache.
+    func cacheTee(
+        for head: HTTPResponseHead, of urlRequest: URLRequest, requestHeaders: [(name: String, value: String)], cache: HTTPCache
+    ) -> StreamCacheTee? {
+        guard let url = urlRequest.url,
+            HTTPCache.storesResponse(
+                method: urlRequest.httpMethod ?? "GET", url: url, status: Int(head.status.code), requestHeaders: requestHeaders,
+                responseHeaders: head.headers.map { (name: $0.name, value: $0.value) })
+        else { return nil }
+        let limit = min(cache.largestStreamedBody, Int(clamping: configuration.maximumResponseBodySize ?? .max))
+        return StreamCacheTee(limit: limit, expectedLength: head.expectedBodyLength)
     }
 
     /// The request's headers as the session sends them, for the cache's `Vary` matching (which

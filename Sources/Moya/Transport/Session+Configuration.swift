@@ -166,7 +166,10 @@ extension Session {
         /// `nil` (the default) for none. A session made from a `URLSessionConfiguration` uses a
         /// cache of its `urlCache`'s capacities, as `URLSession` does.
         ///
-        /// Stubbed requests, downloads to a file and streamed responses never use the cache.
+        /// Streamed responses use it as other requests do: a fresh hit or a `304` to the cache's
+        /// validation streams the stored body, and a response from the network is stored while
+        /// it streams, when its body ends whole and fits in the cache. Stubbed requests and
+        /// downloads to a file never use the cache.
         public var cache: HTTPCache?
 
         /// How requests use the ``cache`` when their own `cachePolicy` is Foundation's default,

@@ -50,7 +50,10 @@ extension TransportExchange {
         case .file(let sink):
             return fileReceivedHead(head, sink: sink, task: task)
         case .stream(let sink):
-            return streamReceivedHead(head, sink: sink, task: task)
+            guard let attemptCache else {
+                return streamReceivedHead(head, sink: sink, task: task)
+            }
+            return streamReceivedHead(head, sink: sink, task: task, cache: attemptCache)
         }
     }
 
@@ -71,6 +74,9 @@ extension TransportExchange {
         case .file:
             return fileReceivedBodyPart(buffer, task: task)
         case .stream(let sink):
+            if cacheTee != nil {
+                cacheTee!.append(buffer)
+            }
             return streamReceivedBodyPart(buffer, sink: sink, task: task)
         }
     }

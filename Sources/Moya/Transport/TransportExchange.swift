@@ -67,7 +67,7 @@ final class TransportExchange: HTTPClientResponseDelegate, @unchecked Sendable {
 
     /// What the session's HTTP cache knows of one attempt. A class, so that an attempt without a
     /// cache carries one empty reference rather than a large struct it copies at every step.
-    private final class CacheState: Sendable {
+    final class CacheState: Sendable {
         /// When the attempt was sent, for the cache's age calculations.
         let sentAt: Date
         /// The attempt's headers as the cache compares them (``Session/cacheRequestHeaders(for:authorization:)``),
@@ -150,6 +150,11 @@ final class TransportExchange: HTTPClientResponseDelegate, @unchecked Sendable {
     var file: DownloadFile?
     /// Whether the body streams to the consumer (``Destination/stream(_:)``).
     var isStreaming = false
+    /// What the session's HTTP cache knows of the current attempt; `nil` without a cache.
+    var attemptCache: CacheState?
+    /// The copy of the streamed body the cache stores once it has ended; `nil` without a
+    /// cache, or for a response the cache does not store (`TransportExchange+Delegate.swift`).
+    var cacheTee: StreamCacheTee?
     /// The attempt's task while the ``IdleClock`` watches it (see ``armIdleTimer(_:)``).
     var idleTask: HTTPClient.Task<TransportResponse>?
     /// The clock of the event loop of the attempt ``idleTask`` belongs to.
@@ -214,10 +219,12 @@ final class TransportExchange: HTTPClientResponseDelegate, @unchecked Sendable {
         send(Attempt(urlRequest: request.urlRequest, body: body, authorization: nil, startedAt: .now()))
     }
 
-    /// The session's HTTP cache, when this exchange may use it: data requests only (downloads
-    /// to a file and streamed responses bypass it).
+    /// The session's HTTP cache, when this exchange may use it: data requests and streamed
+    /// responses (downloads to a file bypass it). A streamed response the cache answers (a fresh
+    /// hit, a `304` to its validation) is the stored response, whole; one from the network is
+    /// copied while it streams (``StreamCacheTee``) and stored once it has ended.
     private var cache: HTTPCache? {
-        guard let cache = session.configuration.cache, request.download == nil, request.stream == nil else { return nil }
+        guard let cache = session.configuration.cache, request.download == nil else { return nil }
         return cache
     }
 
@@ -364,6 +371,8 @@ final class TransportExchange: HTTPClientResponseDelegate, @unchecked Sendable {
         resumeTotal = nil
         fileDigest = nil
         isStreaming = false
+        attemptCache = attempt.cacheState
+        cacheTee = nil
         attemptEnded = false
         run(clientRequest, context: context, client: client)
     }
@@ -511,10 +520,27 @@ final class TransportExchange: HTTPClientResponseDelegate, @unchecked Sendable {
             finishDelivery(response, of: attempt)
             return
         }
+        // The whole body, to store: a streamed response's copy (none when its consumer stopped,
+        // or when it was not the whole body), or the body collected in memory, unless it was an
+        // error body cut at its limit.
+        let body: Data?
+        if isStreaming {
+            guard owner.transportIsWanted else {
+                finishDelivery(response, of: attempt)
+                return
+            }
+            if let cacheTee {
+                body = cacheTee.body
+            } else {
+                body = Data()
+            }
+        } else {
+            body = collector.truncated ? nil : response.data
+        }
         withCacheIO(cache) { [self] in
             let response = session.cacheReceived(
                 response, of: attempt.urlRequest, requestHeaders: state.requestHeaders, validation: state.validation?.entry, sentAt: state.sentAt,
-                cache: cache)
+                body: body, cache: cache)
             finishDelivery(response, of: attempt)
         }
     }

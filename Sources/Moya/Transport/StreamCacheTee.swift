@@ -1,0 +1,42 @@
+import Foundation
+import NIOCore
+
+/// The copy of a streamed response's body that the session's HTTP cache stores once the body
+/// has ended, as OkHttp's `CacheInterceptor` tees a network body into its cache
+/// (`cacheWritingResponse`).
+///
+/// The copy is taken from the parts the consumer's buffer accepted, so it never reads ahead of
+/// the consumer: reading stays paced by the consumer alone. It holds at most ``limit`` bytes;
+/// a part that would take it over the limit (or a `Content-Length` over it) abandons it for
+/// good, and what it held is released at once. It is stored only when the response ended
+/// whole (``TransportExchange``'s delivery); a failure or a consumer that stops drops it with
+/// the attempt.
+///
+/// A value kept by the exchange for its current attempt, on the attempt's event loop.
+struct StreamCacheTee {
+    /// The most body bytes the copy may hold.
+    let limit: Int
+    /// The body so far; `nil` once abandoned.
+    private(set) var body: Data?
+
+    /// A copy of at most `limit` bytes of a body of `expectedLength` bytes (-1 when unknown),
+    /// abandoned from the start when that length is over the limit.
+    init(limit: Int, expectedLength: Int64) {
+        self.limit = max(0, limit)
+        if expectedLength > Int64(self.limit) {
+            body = nil
+        } else {
+            body = Data(capacity: expectedLength > 0 ? Int(expectedLength) : 0)
+        }
+    }
+
+    /// Adds a part of the body, or abandons the copy when the part takes it over ``limit``.
+    mutating func append(_ buffer: ByteBuffer) {
+        guard let kept = body?.count else { return }
+        guard buffer.readableBytes <= limit - kept else {
+            body = nil
+            return
+        }
+        body!.append(contentsOf: buffer.readableBytesView)
+    }
+}

@@ -1,0 +1,29 @@
+import AsyncHTTPClient
+import Foundation
+import NIOCore
+import NIOHTTP1
+
+/// A streamed response with the session's HTTP cache: the head of an attempt the cache knows of
+/// (`TransportExchange+Stream.swift` does the rest).
+///
+/// A `304` to the cache's own validation is not streamed: it is collected like an error
+/// response, and its delivery turns it into the stored response, updated, whose body the
+/// stream then gets whole (as a fresh hit's). A response the cache stores gets a
+/// ``StreamCacheTee`` once it streams: each part the consumer's buffer takes is copied, up to
+/// the tee's limit, and the copy is stored when the body has ended.
+extension TransportExchange {
+    /// The head of a streamed response to an attempt that `cache` knows of.
+    func streamReceivedHead(
+        _ head: HTTPResponseHead, sink: StreamSink, task: HTTPClient.Task<TransportResponse>, cache: CacheState
+    ) -> EventLoopFuture<Void> {
+        if cache.validation != nil, head.status == .notModified {
+            armIdleTimer(task)
+            return task.eventLoop.makeSucceededVoidFuture()
+        }
+        let started = streamReceivedHead(head, sink: sink, task: task)
+        if isStreaming, let httpCache = session.configuration.cache {
+            cacheTee = session.cacheTee(for: head, of: attemptRequest, requestHeaders: cache.requestHeaders, cache: httpCache)
+        }
+        return started
+    }
+}
