@@ -106,6 +106,24 @@ struct HTTPCacheStreamTests {
         #expect(received("/p").count == 2)
     }
 
+    @Test("A streamed response is stored per variant: Vary selects which one a stream gets")
+    func variantsApply() async throws {
+        server.mock.route("/v") { request in
+            .stream([Data((request.header("Accept-Language") ?? "none").utf8)], headers: Self.freshHeaders + [("Vary", "Accept-Language")])
+        }
+        let cache = HTTPCache()
+        let (session, provider, plugin) = Self.provider(cache)
+        _ = try await Self.streamed(provider, Remote(base, "/v", headers: ["Accept-Language": "en"]))
+        let (_, german) = try await Self.streamed(provider, Remote(base, "/v", headers: ["Accept-Language": "de"]))
+        #expect(Self.lastCacheStatus(plugin) == .network)
+        let (_, english) = try await Self.streamed(provider, Remote(base, "/v", headers: ["Accept-Language": "en"]))
+        #expect(Self.lastCacheStatus(plugin) == .hit)
+        try await session.shutdown()
+        #expect(german == Data("de".utf8))
+        #expect(english == Data("en".utf8))
+        #expect(received("/v").count == 2)
+    }
+
     @Test("A stale stored response revalidated with a 304 streams the stored body, and the entry takes the 304's headers")
     func revalidatedStreamsTheStoredBody() async throws {
         let content = Self.body(50_000)
