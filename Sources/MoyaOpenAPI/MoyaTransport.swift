@@ -16,11 +16,17 @@ import OpenAPIRuntime
 /// and request closures, stubs, plugins (`prepare`, `willSend`, `didReceive`, `process`) and
 /// interceptors, and its session's cookie jar, proxies, trust evaluation, metrics, tracing and
 /// limits all apply. Plugins and interceptors tell operations apart by
-/// ``OpenAPIOperation/operationID``.
+/// ``OpenAPIOperation/operationID``, and metrics and spans name each request by it
+/// (`moya.target`).
+///
+/// Interceptors decide on each response's head before the client gets it, as they decide on a
+/// response that is not streamed: a `RetryPolicy` retries a `503`, an
+/// `AuthenticationInterceptor` refreshes its credential after a `401` and sends the request
+/// again. The response they retry is closed with its body unread; the one they accept is
+/// handed to the client. The `Moya.Response` they see holds the head and an empty body.
 ///
 /// Not yet: the session's HTTP cache (the responses are streamed, and streamed responses do not
-/// use it), and an interceptor's retry after a response: every status code is handed to the
-/// client, so interceptors retry only attempts that fail before a response arrives.
+/// use it).
 ///
 /// The request body is sent while the generated client produces it; a redirect that keeps the
 /// body (`307`, `308`) or an interceptor's retry sends it again only when the body's

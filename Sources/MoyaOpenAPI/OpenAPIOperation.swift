@@ -123,6 +123,14 @@ public struct OpenAPIOperation: TargetType, Sendable, CustomStringConvertible {
     }
 }
 
+/// Metrics and traces name each request by its operation: the `moya.target` dimension of the
+/// metrics (when the session's ``Moya/Session/Configuration/MetricsOptions/includesTargetName``
+/// is set) and the `moya.target` attribute of the client span are the ``operationID``.
+extension OpenAPIOperation: NamedTarget {
+    /// The ``operationID``.
+    public var operationName: String { operationID }
+}
+
 /// Every operation asks for a bearer token: with an `AccessTokenPlugin` on the provider, each
 /// request carries one (the generator does not read the document's security schemes). Its
 /// token closure gets the ``OpenAPIOperation`` and may answer per ``OpenAPIOperation/operationID``.

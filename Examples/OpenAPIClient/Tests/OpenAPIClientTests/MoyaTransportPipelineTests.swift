@@ -1,0 +1,178 @@
+import Foundation
+import HTTPBinAPI
+import HTTPTypes
+import Moya
+import MoyaOpenAPI
+import MoyaTesting
+import OpenAPIRuntime
+import Synchronization
+import Testing
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// A bearer token for ``PipelineAuthenticator``.
+private struct PipelineCredential: AuthenticationCredential {
+    let token: String
+    var requiresRefresh: Bool { false }
+}
+
+/// Applies a bearer token, and refreshes it to `fresh`, counting the refreshes.
+private final class PipelineAuthenticator: Authenticator, Sendable {
+    private let count = Mutex(0)
+
+    /// How many times the credential was refreshed.
+    var refreshes: Int { count.withLock { $0 } }
+
+    func apply(_ credential: PipelineCredential, to request: inout URLRequest) {
+        request.setValue("Bearer \(credential.token)", forHTTPHeaderField: "Authorization")
+    }
+
+    func refresh(_ credential: PipelineCredential) async throws -> PipelineCredential {
+        count.withLock { $0 += 1 }
+        return PipelineCredential(token: "fresh")
+    }
+}
+
+/// Replaces the generated client's request body with the one `makeBody` makes.
+private struct PipelineBodyReplacer: ClientMiddleware {
+    let makeBody: @Sendable () -> HTTPBody
+
+    func intercept(
+        _ request: HTTPRequest,
+        body: HTTPBody?,
+        baseURL: URL,
+        operationID: String,
+        next: @Sendable (HTTPRequest, HTTPBody?, URL) async throws -> (HTTPResponse, HTTPBody?)
+    ) async throws -> (HTTPResponse, HTTPBody?) {
+        try await next(request, makeBody(), baseURL)
+    }
+}
+
+/// Two chunks of bytes, handed out as often as the sequence is iterated.
+private struct PipelineChunks: AsyncSequence, Sendable {
+    static let chunks: [ArraySlice<UInt8>] = [Array(repeating: UInt8(ascii: "a"), count: 4096)[...], Array(repeating: UInt8(ascii: "b"), count: 4096)[...]]
+    static let length = chunks.reduce(0) { $0 + $1.count }
+
+    struct AsyncIterator: AsyncIteratorProtocol {
+        var index = 0
+
+        mutating func next() async -> ArraySlice<UInt8>? {
+            defer { index += 1 }
+            return index < PipelineChunks.chunks.count ? PipelineChunks.chunks[index] : nil
+        }
+    }
+
+    func makeAsyncIterator() -> AsyncIterator { AsyncIterator() }
+}
+
+/// Keeps the operation name of every target it sees sent, as metrics and spans name it.
+private final class OperationNameRecorder: PluginType, Sendable {
+    private let seen = Mutex<[String]>([])
+
+    var names: [String] { seen.withLock { $0 } }
+
+    func willSend(_ request: RequestType, target: TargetType) {
+        guard let named = target as? any NamedTarget else { return }
+        seen.withLock { $0.append(named.operationName) }
+    }
+}
+
+/// The provider's interceptors through MoyaTransport, against MoyaTesting's mock server: they
+/// decide on each response before the generated client gets it.
+@Suite("MoyaTransport through the provider's interceptors")
+struct MoyaTransportPipelineTests {
+    /// A quick policy that may retry `POST` too.
+    static let policy = RetryPolicy(retryLimit: 2, exponentialBackoffScale: 0.01, retryableHTTPMethods: [.get, .post])
+
+    @Test("RetryPolicy retries a 503 and the client gets the 200 that follows")
+    func retriesA503() async throws {
+        let server = try await MockServer.start()
+        server.enqueue(.status(503), .status(200))
+        let client = moyaClient(server.baseURL, provider: MoyaProvider(interceptors: [Self.policy]))
+        _ = try await client.getStatus(path: .init(code: 200)).ok
+        #expect(server.requests.map(\.path) == ["/status/200", "/status/200"])
+        await server.shutdown()
+    }
+
+    @Test("When RetryPolicy gives up, the client gets the last 503")
+    func givesUp() async throws {
+        let server = try await MockServer.start()
+        server.route("GET", "/status/503", response: .status(503))
+        let client = moyaClient(server.baseURL, provider: MoyaProvider(interceptors: [RetryPolicy(retryLimit: 1, exponentialBackoffScale: 0.01)]))
+        let output = try await client.getStatus(path: .init(code: 503))
+        guard case .default(let status, _) = output else {
+            Issue.record("expected the 503, got \(output)")
+            return
+        }
+        #expect(status == 503)
+        #expect(server.requests.count == 2)
+        await server.shutdown()
+    }
+
+    @Test("AuthenticationInterceptor refreshes its token after a 401 and sends the operation again with the new one")
+    func refreshesOn401() async throws {
+        let server = try await MockServer.start()
+        server.route("GET", "/bearer") { request in
+            guard request.header("Authorization") == "Bearer fresh" else { return .status(401) }
+            return .json(#"{"authenticated": true, "token": "fresh"}"#)
+        }
+        let authenticator = PipelineAuthenticator()
+        let interceptor = AuthenticationInterceptor(authenticator: authenticator, credential: PipelineCredential(token: "stale"))
+        let answer = try await moyaClient(server.baseURL, provider: MoyaProvider(interceptors: [interceptor])).bearer().ok.body.json
+        #expect(answer.token == "fresh")
+        #expect(authenticator.refreshes == 1)
+        #expect(server.requests.map { $0.header("Authorization") } == ["Bearer stale", "Bearer fresh"])
+        await server.shutdown()
+    }
+
+    @Test("A retry sends a body whose iteration behavior is .multiple again, complete")
+    func multipleBody() async throws {
+        let server = try await MockServer.start()
+        server.enqueue(.status(503), .json(#"{"json": {"message": "hi"}}"#))
+        let body = PipelineBodyReplacer {
+            HTTPBody(PipelineChunks(), length: .known(Int64(PipelineChunks.length)), iterationBehavior: .multiple)
+        }
+        let client = moyaClient(server.baseURL, provider: MoyaProvider(interceptors: [Self.policy]), middlewares: [body])
+        _ = try await client.postEcho(body: .json(.init(message: "hi"))).ok
+        #expect(server.requests.map(\.bodyLength) == [PipelineChunks.length, PipelineChunks.length])
+        #expect(server.requests.last?.body == Data(PipelineChunks.chunks.joined()))
+        await server.shutdown()
+    }
+
+    @Test("A retry that must send a .single body again fails the call with NonReplayableBodyError inside its MoyaError")
+    func singleBody() async throws {
+        let server = try await MockServer.start()
+        server.enqueue(.status(503), .json(#"{}"#))
+        let body = PipelineBodyReplacer {
+            HTTPBody(PipelineChunks(), length: .known(Int64(PipelineChunks.length)), iterationBehavior: .single)
+        }
+        let client = moyaClient(server.baseURL, provider: MoyaProvider(interceptors: [Self.policy]), middlewares: [body])
+        let error = await #expect(throws: ClientError.self) {
+            try await client.postEcho(body: .json(.init(message: "hi")))
+        }
+        #expect(error?.operationID == "postEcho")
+        guard case .underlying(let cause, let response) = error?.underlyingError as? MoyaError, let cause = cause as? NonReplayableBodyError else {
+            Issue.record("expected NonReplayableBodyError inside MoyaError, got \(String(describing: error?.underlyingError))")
+            return
+        }
+        #expect(cause.reason == .retry)
+        #expect(response?.statusCode == 503)
+        #expect(server.requests.count == 1)
+        await server.shutdown()
+    }
+
+    @Test("Each operation names itself by its operation ID, the name its metrics and client span carry (moya.target)")
+    func operationName() async throws {
+        let server = try await MockServer.start()
+        server.route("GET", "/status/200", response: .status(200))
+        server.route("GET", "/bearer", response: .json(#"{"authenticated": true, "token": "t"}"#))
+        let recorder = OperationNameRecorder()
+        let client = moyaClient(server.baseURL, provider: MoyaProvider(plugins: [recorder]))
+        _ = try await client.getStatus(path: .init(code: 200)).ok
+        _ = try await client.bearer().ok
+        #expect(recorder.names == ["getStatus", "bearer"])
+        await server.shutdown()
+    }
+}
