@@ -25,8 +25,8 @@ import OpenAPIRuntime
 /// again. The response they retry is closed with its body unread; the one they accept is
 /// handed to the client. The `Moya.Response` they see holds the head and an empty body.
 ///
-/// Not yet: the session's HTTP cache (the responses are streamed, and streamed responses do not
-/// use it).
+/// The session's HTTP cache answers operations as it answers other requests: a fresh stored
+/// response, or one the server confirms with a `304`, streams from the cache.
 ///
 /// The request body is sent while the generated client produces it; a redirect that keeps the
 /// body (`307`, `308`) or an interceptor's retry sends it again only when the body's

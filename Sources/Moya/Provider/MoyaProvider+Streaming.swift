@@ -81,7 +81,8 @@ extension MoyaProvider {
             head.response
             ?? HTTPURLResponse(url: head.request?.url ?? URL(fileURLWithPath: "/"), statusCode: head.statusCode, httpVersion: "HTTP/1.1", headerFields: [:])!
         return StreamedResponse(
-            statusCode: head.statusCode, response: httpResponse, request: head.request, headerFields: head.headerFields, buffer: buffer, options: options)
+            statusCode: head.statusCode, response: httpResponse, request: head.request, headerFields: head.headerFields, cacheStatus: head.cacheStatus,
+            buffer: buffer, options: options)
     }
 
     /// The completion of a stream's caller: the head goes to it as it is; a failure before the

@@ -32,14 +32,18 @@ public final class StreamedResponse: Sendable, CustomDebugStringConvertible {
     /// once (two `Set-Cookie` fields, say) once per occurrence; ``response``'s `allHeaderFields`
     /// joins them. See ``Response/headerFields``.
     public let headerFields: [HTTPHeader]
+    /// Where the response comes from: the network, or the session's HTTP cache (a fresh stored
+    /// response, or one the server confirmed with a `304`), as ``Response/cacheStatus`` says.
+    public let cacheStatus: Response.CacheStatus
     private let consumer: StreamConsumer
     private let options: StreamOptions
 
     init(
-        statusCode: Int, response: HTTPURLResponse, request: URLRequest?, headerFields: [HTTPHeader]? = nil, buffer: StreamBuffer,
-        options: StreamOptions
+        statusCode: Int, response: HTTPURLResponse, request: URLRequest?, headerFields: [HTTPHeader]? = nil,
+        cacheStatus: Response.CacheStatus = .network, buffer: StreamBuffer, options: StreamOptions
     ) {
         self.statusCode = statusCode
+        self.cacheStatus = cacheStatus
         self.response = response
         self.request = request
         self.headerFields =

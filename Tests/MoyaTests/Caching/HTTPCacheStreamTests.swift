@@ -74,6 +74,8 @@ struct HTTPCacheStreamTests {
         #expect(secondBody == content)
         #expect(first.statusCode == 200)
         #expect(second.statusCode == 200)
+        #expect(first.cacheStatus == .network)
+        #expect(second.cacheStatus == .hit)
         #expect(second.response.value(forHTTPHeaderField: "ETag") == "\"v1\"")
         #expect(received("/s").count == 1)
     }
@@ -140,6 +142,7 @@ struct HTTPCacheStreamTests {
         #expect(Self.lastCacheStatus(plugin) == .revalidated)
         try await session.shutdown()
         #expect(second.statusCode == 200)
+        #expect(second.cacheStatus == .revalidated)
         #expect(secondBody == content)
         #expect(second.response.value(forHTTPHeaderField: "X-Checked") == "yes")
         #expect(received("/r").count == 2)
