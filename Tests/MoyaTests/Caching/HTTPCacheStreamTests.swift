@@ -176,13 +176,14 @@ struct HTTPCacheStreamTests {
     @Test("A stream its consumer stops half-way is not stored; the next one, read to the end, is")
     func cancelledIsNotStored() async throws {
         let chunks = (0..<40).map { Data(repeating: UInt8($0), count: 1024) }
-        // The first response drips for 4 s, so that its consumer stops long before its end even
-        // on a starved machine (at 800 ms, a sanitizer run once read 10 KiB only after all of
-        // it had arrived, and the whole body was then rightly stored); the others come at once.
+        // The first response would drip for a minute, so that its consumer stops long before
+        // its end even on a starved machine (a sanitizer run once read its first 10 KiB only
+        // after the whole of a 4 s drip had come, which was then rightly stored); the others
+        // come at once.
         let attempts = Counter()
         server.mock.route("/c") { _ in
             attempts.next() == 1
-                ? .stream(chunks.flatMap { chunk in [chunk.prefix(512), chunk.suffix(512)] }, interval: .milliseconds(50), headers: Self.freshHeaders)
+                ? .stream(Array(repeating: Data(repeating: 7, count: 512), count: 1200), interval: .milliseconds(50), headers: Self.freshHeaders)
                 : .stream(chunks, headers: Self.freshHeaders)
         }
         let cache = HTTPCache()
