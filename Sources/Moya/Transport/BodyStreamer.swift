@@ -56,6 +56,14 @@ final class BodyStreamer: @unchecked Sendable {
     private var current: (any BodyUpload)?
     /// Whether ``stop()`` was called: no upload may start after that.
     private var isStopped = false
+    /// Whether the latest upload handed the whole body to the connection and said it was over;
+    /// read from the attempt's loop once AsyncHTTPClient has ended the request.
+    private let sentWhole = Protected(false)
+
+    /// Whether the latest upload handed the whole body to the connection and said it was over
+    /// (its future succeeded). A read error, a length mismatch, a write timeout or a stop leave
+    /// it `false`.
+    var hasSentWholeBody: Bool { sentWhole.current }
 
     /// - Parameters:
     ///   - body:         What to send.
@@ -94,15 +102,23 @@ final class BodyStreamer: @unchecked Sendable {
             return eventLoop.makeFailedFuture(NonReplayableBodyError(reason: .alreadySent))
         }
         current?.finish(.failure(HTTPClientError.cancelled))
+        sentWhole.withLock { $0 = false }
+        let upload: any BodyUpload
         if let sequence = body.sequence {
-            let upload = SequenceUpload(stream: sequence, writer: writer, eventLoop: eventLoop, writeTimeout: writeTimeout)
+            let sequenceUpload = SequenceUpload(stream: sequence, writer: writer, eventLoop: eventLoop, writeTimeout: writeTimeout)
+            upload = sequenceUpload
             current = upload
-            upload.start()
-            return upload.promise.futureResult
+            sequenceUpload.start()
+        } else {
+            let chunkUpload = Upload(
+                reader: BodyReader(body: body), length: length, writer: writer, eventLoop: eventLoop, writeTimeout: writeTimeout)
+            upload = chunkUpload
+            current = upload
+            chunkUpload.pump()
         }
-        let upload = Upload(reader: BodyReader(body: body), writer: writer, eventLoop: eventLoop, writeTimeout: writeTimeout)
-        current = upload
-        upload.pump()
+        // Recorded before AsyncHTTPClient hears of the end (its callbacks on this future run
+        // after this one), so that the exchange sees it when the request ends.
+        upload.promise.futureResult.whenSuccess { [sentWhole] in sentWhole.withLock { $0 = true } }
         return upload.promise.futureResult
     }
 }
@@ -137,9 +153,17 @@ private final class Upload: BodyUpload {
     /// Whether the reader reached the end of the body.
     private var reachedEnd = false
     private var isFinished = false
+    /// The body's length, when known.
+    let length: UInt64?
+    /// How many bytes were read so far.
+    private var readCount: UInt64 = 0
+    /// The chunk that completes the known length, held until the reader confirms the end: it
+    /// is then written, and the upload ends in the same turn (``writeLast(_:)``).
+    private var last: ByteBuffer?
 
-    init(reader: BodyReader, writer: HTTPClient.Body.StreamWriter, eventLoop: any EventLoop, writeTimeout: TimeAmount) {
+    init(reader: BodyReader, length: UInt64?, writer: HTTPClient.Body.StreamWriter, eventLoop: any EventLoop, writeTimeout: TimeAmount) {
         self.reader = reader
+        self.length = length
         self.writer = writer
         self.eventLoop = eventLoop
         self.writeTimeout = writeTimeout
@@ -197,8 +221,19 @@ private final class Upload: BodyUpload {
             finish(.failure(error))
         case .success(nil):
             reachedEnd = true
-            if !isWriting { finish(.success(())) }
+            if !isWriting { end() }
         case .success(let chunk?):
+            readCount += UInt64(chunk.readableBytes)
+            if let length, readCount >= length {
+                guard readCount == length, last == nil else {
+                    finish(.failure(FileTransferError.lengthMismatch(expected: length, actual: readCount)))
+                    return
+                }
+                // The last chunk: held until the reader confirms that nothing follows.
+                last = chunk
+                read()
+                return
+            }
             if isWriting {
                 ready = chunk
             } else {
@@ -229,7 +264,7 @@ private final class Upload: BodyUpload {
                     write(next)
                     read()
                 } else if reachedEnd {
-                    finish(.success(()))
+                    end()
                 } else {
                     // The upload now waits for its own read, not for the network.
                     timer?.cancel()
@@ -238,6 +273,29 @@ private final class Upload: BodyUpload {
                 }
             }
         }
+    }
+
+    /// The reader reached the end and no write is in flight: the held last chunk is written,
+    /// and the upload ends.
+    private func end() {
+        if let last {
+            self.last = nil
+            writeLast(last)
+        } else {
+            finish(.success(()))
+        }
+    }
+
+    /// Writes the chunk that completes the body and ends the upload in the same turn:
+    /// AsyncHTTPClient then hears of the end right after the chunk, in order on its loops,
+    /// before the server can answer the complete body. Waiting for the write's completion
+    /// instead lets a server that answers as soon as it has the declared bytes come first; a
+    /// redirect or an error status is then failed with `requestStreamCancelled`, and a success's
+    /// end is never sent (its connection stays leased). A failed write fails the request on the
+    /// connection; the exchange's limits replace the write timeout for this chunk.
+    private func writeLast(_ chunk: ByteBuffer) {
+        _ = writer.write(.byteBuffer(chunk))
+        finish(.success(()))
     }
 
     /// Ends the upload with `result` (once) and closes the reader, unless a read is running (it

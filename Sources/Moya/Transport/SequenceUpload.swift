@@ -10,6 +10,11 @@ import NIOCore
 /// the upload (``finish(_:)``: the request ended, the write timeout fired) cancels the task, so a
 /// sequence that honours cancellation stops at once, and releases the iterator.
 ///
+/// With a known length, the chunk that completes it is held until the sequence has confirmed
+/// that nothing follows, then written, and the upload ends in the same turn, so that
+/// AsyncHTTPClient hears of the end before a server that answers the declared bytes can answer
+/// (see ``startWrite(_:isLast:continuation:)``). That chunk has no write timeout of its own.
+///
 /// Sendable: `timer`, `isFinished`, `pendingWrite` and `task` are only touched on `eventLoop`;
 /// the task touches nothing of the upload's but its immutable fields, and hops to the loop for
 /// the rest.
@@ -57,6 +62,13 @@ final class SequenceUpload: BodyUpload, @unchecked Sendable {
                     throw FileTransferError.lengthMismatch(expected: UInt64(declared), actual: UInt64(sent))
                 }
                 guard chunk.readableBytes > 0 else { continue }
+                if let declared, sent == declared {
+                    // The last chunk: the sequence must end here, and the body ends with its
+                    // write (see ``startWrite(_:isLast:continuation:)``).
+                    try await expectEnd(of: reader, sent: sent)
+                    _ = await write(chunk, isLast: true)
+                    return
+                }
                 guard await write(chunk) else { return }
             }
             if let declared, sent != declared {
@@ -71,19 +83,46 @@ final class SequenceUpload: BodyUpload, @unchecked Sendable {
         }
     }
 
-    /// Hands `chunk` to the connection and waits until it was taken.
+    /// Checks that `reader` has nothing after the declared length's last byte.
+    ///
+    /// - Throws: ``FileTransferError/lengthMismatch(expected:actual:)`` when it has more bytes.
+    private func expectEnd(of reader: BodyChunkReader, sent: Int64) async throws {
+        var extra = ByteBuffer()
+        while extra.readableBytes == 0, try await reader.next({ extra.writeBytes($0) }) {}
+        guard extra.readableBytes == 0 else {
+            throw FileTransferError.lengthMismatch(expected: UInt64(sent), actual: UInt64(sent) + UInt64(extra.readableBytes))
+        }
+    }
+
+    /// Hands `chunk` to the connection and waits until it was taken; the last chunk ends the
+    /// upload at once.
     ///
     /// - Returns: `false` when the upload ended meanwhile.
-    private func write(_ chunk: ByteBuffer) async -> Bool {
+    private func write(_ chunk: ByteBuffer, isLast: Bool = false) async -> Bool {
         await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
-            eventLoop.execute { self.startWrite(chunk, continuation: continuation) }
+            eventLoop.execute { self.startWrite(chunk, isLast: isLast, continuation: continuation) }
         }
     }
 
     /// Called on `eventLoop`.
-    private func startWrite(_ chunk: ByteBuffer, continuation: CheckedContinuation<Bool, Never>) {
+    ///
+    /// The last chunk (`isLast`) ends the upload in the same turn as its write: AsyncHTTPClient
+    /// then hears of the end right after the chunk, in order on its loops, before the server can
+    /// answer the complete body. Waiting for the write's completion instead would let a server
+    /// that answers as soon as it has the declared bytes come first, and AsyncHTTPClient then
+    /// fails a redirect or an error status with `requestStreamCancelled`, and never sends a
+    /// success's end (its connection stays leased).
+    private func startWrite(_ chunk: ByteBuffer, isLast: Bool, continuation: CheckedContinuation<Bool, Never>) {
         guard !isFinished else {
             continuation.resume(returning: false)
+            return
+        }
+        if isLast {
+            // A failed write fails the request on the connection; the upload has nothing left
+            // to do. (No write timeout either: the exchange's limits take over.)
+            pendingWrite = continuation
+            _ = writer.write(.byteBuffer(chunk))
+            finish(.success(()))
             return
         }
         pendingWrite = continuation

@@ -461,6 +461,7 @@ final class TransportExchange: HTTPClientResponseDelegate, @unchecked Sendable {
             attemptEnded = true
             cancelIdleTimer()
             context.streamer?.stop()
+            let result = result.flatMapError { earlyAnswer(to: $0, task: task, context: context) }
             if case .failure(let error) = result,
                 waitsAgainForConnection(after: error, context: context) || resendsRefusedAttempt(after: error, context: context)
             {
@@ -503,6 +504,31 @@ final class TransportExchange: HTTPClientResponseDelegate, @unchecked Sendable {
                 }
             }
         }
+    }
+
+    /// The response of an attempt that AsyncHTTPClient failed with `requestStreamCancelled`
+    /// although the server answered it whole, after the last byte of its streamed body: `error`
+    /// itself otherwise.
+    ///
+    /// A server may answer as soon as it has the bytes the `Content-Length` announced, before the
+    /// upload has said that the body is over. When that answer is a redirect or an error status
+    /// (`>= 300`), and all of it arrived before that end did, AsyncHTTPClient's connection has
+    /// finished the request and refuses the end, and the task fails with that refusal instead of
+    /// succeeding with the response it has. The response is used when the upload handed the whole
+    /// body over ``BodyStreamer/hasSentWholeBody`` (a failed upload fails the task with its own
+    /// error) and the delegate has a final head: the task only fails that way once AsyncHTTPClient
+    /// has received the response's end, and the delegate every part of its body. Called on the
+    /// task's event loop, as the delegate's methods are.
+    private func earlyAnswer(
+        to error: any Error, task: HTTPClient.Task<TransportResponse>, context: AttemptContext
+    ) -> Result<TransportResponse, any Error> {
+        guard let clientError = error as? HTTPClientError, clientError == .requestStreamCancelled,
+            let streamer = context.streamer, streamer.hasSentWholeBody,
+            let response = try? didFinishRequest(task: task)
+        else {
+            return .failure(error)
+        }
+        return .success(response)
     }
 
     /// Reports `response` of the attempt, or sends the attempt that follows it up (a redirect,
