@@ -35,36 +35,10 @@ private final class PipelineAuthenticator: Authenticator, Sendable {
     }
 }
 
-/// Replaces the generated client's request body with the one `makeBody` makes.
-private struct PipelineBodyReplacer: ClientMiddleware {
-    let makeBody: @Sendable () -> HTTPBody
-
-    func intercept(
-        _ request: HTTPRequest,
-        body: HTTPBody?,
-        baseURL: URL,
-        operationID: String,
-        next: @Sendable (HTTPRequest, HTTPBody?, URL) async throws -> (HTTPResponse, HTTPBody?)
-    ) async throws -> (HTTPResponse, HTTPBody?) {
-        try await next(request, makeBody(), baseURL)
-    }
-}
-
 /// Two chunks of bytes, handed out as often as the sequence is iterated.
-private struct PipelineChunks: AsyncSequence, Sendable {
+private enum PipelineChunks {
     static let chunks: [ArraySlice<UInt8>] = [Array(repeating: UInt8(ascii: "a"), count: 4096)[...], Array(repeating: UInt8(ascii: "b"), count: 4096)[...]]
     static let length = chunks.reduce(0) { $0 + $1.count }
-
-    struct AsyncIterator: AsyncIteratorProtocol {
-        var index = 0
-
-        mutating func next() async -> ArraySlice<UInt8>? {
-            defer { index += 1 }
-            return index < PipelineChunks.chunks.count ? PipelineChunks.chunks[index] : nil
-        }
-    }
-
-    func makeAsyncIterator() -> AsyncIterator { AsyncIterator() }
 }
 
 /// Keeps the operation name of every target it sees sent, as metrics and spans name it.
@@ -131,8 +105,8 @@ struct MoyaTransportPipelineTests {
     func multipleBody() async throws {
         let server = try await MockServer.start()
         server.enqueue(.status(503), .json(#"{"json": {"message": "hi"}}"#))
-        let body = PipelineBodyReplacer {
-            HTTPBody(PipelineChunks(), length: .known(Int64(PipelineChunks.length)), iterationBehavior: .multiple)
+        let body = BodyReplacer {
+            HTTPBody(Chunks(PipelineChunks.chunks), length: .known(Int64(PipelineChunks.length)), iterationBehavior: .multiple)
         }
         let client = moyaClient(server.baseURL, provider: MoyaProvider(interceptors: [Self.policy]), middlewares: [body])
         _ = try await client.postEcho(body: .json(.init(message: "hi"))).ok
@@ -145,8 +119,8 @@ struct MoyaTransportPipelineTests {
     func singleBody() async throws {
         let server = try await MockServer.start()
         server.enqueue(.status(503), .json(#"{}"#))
-        let body = PipelineBodyReplacer {
-            HTTPBody(PipelineChunks(), length: .known(Int64(PipelineChunks.length)), iterationBehavior: .single)
+        let body = BodyReplacer {
+            HTTPBody(Chunks(PipelineChunks.chunks), length: .known(Int64(PipelineChunks.length)), iterationBehavior: .single)
         }
         let client = moyaClient(server.baseURL, provider: MoyaProvider(interceptors: [Self.policy]), middlewares: [body])
         let error = await #expect(throws: ClientError.self) {

@@ -84,3 +84,42 @@ final class LogLines: Sendable {
         lines.withLock { $0.append(contentsOf: items) }
     }
 }
+
+/// A middleware that replaces the request's body with the one `makeBody` makes.
+struct BodyReplacer: ClientMiddleware {
+    let makeBody: @Sendable () -> HTTPBody
+
+    func intercept(
+        _ request: HTTPRequest,
+        body: HTTPBody?,
+        baseURL: URL,
+        operationID: String,
+        next: @Sendable (HTTPRequest, HTTPBody?, URL) async throws -> (HTTPResponse, HTTPBody?)
+    ) async throws -> (HTTPResponse, HTTPBody?) {
+        try await next(request, makeBody(), baseURL)
+    }
+}
+
+/// Chunks of bytes as an async sequence that can be iterated any number of times, each chunk
+/// after a suspension, as a body read from elsewhere would come.
+struct Chunks: AsyncSequence, Sendable {
+    let chunks: [ArraySlice<UInt8>]
+
+    init(_ chunks: [ArraySlice<UInt8>]) {
+        self.chunks = chunks
+    }
+
+    func makeAsyncIterator() -> Iterator {
+        Iterator(rest: chunks[...])
+    }
+
+    /// Hands out the chunks in order.
+    struct Iterator: AsyncIteratorProtocol {
+        var rest: ArraySlice<ArraySlice<UInt8>>
+
+        mutating func next() async -> ArraySlice<UInt8>? {
+            await _Concurrency.Task.yield()
+            return rest.popFirst()
+        }
+    }
+}
