@@ -158,50 +158,42 @@ struct HTTPCacheVariantTests {
         return file
     }
 
-    /// Request headers whose values say the same thing in other layouts select the same variant.
-    struct NormalisationCase: Sendable, CustomTestStringConvertible {
-        let name: String
-        let vary: String
-        let stored: [String]
-        let request: [String]
-        let matches: Bool
-        var testDescription: String { name }
-    }
-
-    static let normalisationCases: [NormalisationCase] = [
-        NormalisationCase(
+    /// Request headers whose values say the same thing in other layouts select the same variant
+    /// (cases in the shape of ``HTTPCacheDecisionTests/VaryCase``).
+    static let normalisationCases: [HTTPCacheDecisionTests.VaryCase] = [
+        .init(
             name: "Accept-Language order", vary: "Accept-Language", stored: ["Accept-Language: en, de"], request: ["Accept-Language: de, en"], matches: true),
-        NormalisationCase(
+        .init(
             name: "Accept-Language case", vary: "Accept-Language", stored: ["Accept-Language: en, de"], request: ["Accept-Language: eN, De"], matches: true),
-        NormalisationCase(
+        .init(
             name: "Accept-Language spaces", vary: "Accept-Language", stored: ["Accept-Language: en, de"], request: ["Accept-Language:  en ,   de"],
             matches: true),
-        NormalisationCase(
+        .init(
             name: "Accept-Language parameters", vary: "Accept-Language", stored: ["Accept-Language: en;q=0.5, de"],
             request: ["Accept-Language: de,EN ; Q=0.5"], matches: true),
-        NormalisationCase(
+        .init(
             name: "Accept-Language over two fields", vary: "Accept-Language", stored: ["Accept-Language: en, de"],
             request: ["Accept-Language: de", "Accept-Language: en"], matches: true),
-        NormalisationCase(
+        .init(
             name: "Accept-Language, another language", vary: "Accept-Language", stored: ["Accept-Language: en, de"], request: ["Accept-Language: en, fr"],
             matches: false),
-        NormalisationCase(
+        .init(
             name: "Accept-Language, another weight", vary: "Accept-Language", stored: ["Accept-Language: en;q=0.5, de"],
             request: ["Accept-Language: en;q=0.6, de"], matches: false),
-        NormalisationCase(
+        .init(
             name: "Accept-Encoding order and case", vary: "Accept-Encoding", stored: ["Accept-Encoding: gzip, br"], request: ["Accept-Encoding: BR,gzip"],
             matches: true),
-        NormalisationCase(
+        .init(
             name: "Accept-Charset order", vary: "Accept-Charset", stored: ["Accept-Charset: utf-8, iso-8859-1"],
             request: ["Accept-Charset: ISO-8859-1, UTF-8"], matches: true),
-        NormalisationCase(name: "unknown header, spaces", vary: "Foo", stored: ["Foo: 1,2"], request: ["Foo:  1, 2 "], matches: true),
-        NormalisationCase(name: "unknown header, two fields", vary: "Foo", stored: ["Foo: 1, 2"], request: ["Foo: 1", "Foo: 2"], matches: true),
-        NormalisationCase(name: "unknown header keeps its order", vary: "Foo", stored: ["Foo: 1, 2"], request: ["Foo: 2, 1"], matches: false),
-        NormalisationCase(name: "unknown header keeps its case", vary: "Foo", stored: ["Foo: a"], request: ["Foo: A"], matches: false),
+        .init(name: "unknown header, spaces", vary: "Foo", stored: ["Foo: 1,2"], request: ["Foo:  1, 2 "], matches: true),
+        .init(name: "unknown header, two fields", vary: "Foo", stored: ["Foo: 1, 2"], request: ["Foo: 1", "Foo: 2"], matches: true),
+        .init(name: "unknown header keeps its order", vary: "Foo", stored: ["Foo: 1, 2"], request: ["Foo: 2, 1"], matches: false),
+        .init(name: "unknown header keeps its case", vary: "Foo", stored: ["Foo: a"], request: ["Foo: A"], matches: false),
     ]
 
     @Test(arguments: normalisationCases)
-    func normalisation(_ testCase: NormalisationCase) {
+    func normalisation(_ testCase: HTTPCacheDecisionTests.VaryCase) {
         let cache = HTTPCache()
         cache.storeGET(url, request: testCase.stored, response: ["Cache-Control: max-age=100", "Vary: \(testCase.vary)"])
         #expect(CacheDecisionKind(cache.decide(url, request: testCase.request, at: 1)) == (testCase.matches ? .useStored : .network))
