@@ -88,8 +88,10 @@ extension NetworkConditionTests {
                 outage = _Concurrency.Task {
                     try Netem.run("down")
                     try await _Concurrency.Task.sleep(for: .seconds(3))
-                    try Netem.run("up")
+                    // Taken before the link comes up: an event can reach the client before
+                    // this task runs again after `up`, never before `up` starts.
                     linkBack.append(.now)
+                    try Netem.run("up")
                 }
             }
         }

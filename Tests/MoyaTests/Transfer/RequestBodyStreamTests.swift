@@ -33,8 +33,15 @@ struct ChunkSequence: AsyncSequence, Sendable {
         AsyncIterator(chunks: chunks, failure: failure)
     }
 
-    /// All the chunks, joined.
-    var bytes: Data { Data(chunks.joined()) }
+    /// All the chunks, joined (copied chunk by chunk: joining them byte by byte took seconds
+    /// for a megabyte in a debug build under ThreadSanitizer).
+    var bytes: Data {
+        var bytes = Data(capacity: chunks.reduce(0) { $0 + $1.count })
+        for chunk in chunks {
+            bytes.append(contentsOf: chunk)
+        }
+        return bytes
+    }
 }
 
 /// The error a ``ChunkSequence`` throws.
