@@ -50,7 +50,8 @@ final class BodyStreamer: @unchecked Sendable {
     /// `.ci/lsan.supp`) does not keep the body's bytes. Touched on `eventLoop` only.
     private var body: StreamedBody?
     private let length: UInt64?
-    private let eventLoop: any EventLoop
+    /// Where the upload runs; the attempt's task runs there too (see `TransportExchange.run`).
+    let eventLoop: any EventLoop
     private let writeTimeout: TimeAmount
     /// The upload in progress, if any.
     private var current: (any BodyUpload)?

@@ -316,15 +316,16 @@ final class TransportExchange: HTTPClientResponseDelegate, @unchecked Sendable {
     }
 
     private func send(_ attempt: Attempt, route: TransportRoute, client: HTTPClient, socketPath: String?, bridgeFailuresBefore: Int = 0) {
-        // Any loop will do for reading upload chunks on the thread pool; the exchange itself lets
-        // AsyncHTTPClient choose (as its own `execute(request:)` does), which avoids hopping
-        // between loops on every response part. Only ask for a loop when there is a body:
-        // `any()` advances the group's round robin, and taking every other turn would leave
-        // AsyncHTTPClient the same loop for every request (all connections on one thread).
+        // A streamed body's upload and the attempt's task share one loop (`run(_:context:client:)`
+        // asks AsyncHTTPClient for it), the lone request's one when there is one. Without a body
+        // the exchange lets AsyncHTTPClient choose (as its own `execute(request:)` does), which
+        // avoids hopping between loops on every response part. Only ask for a loop when there is
+        // a body: `any()` advances the group's round robin, and taking every other turn would
+        // leave AsyncHTTPClient the same loop for every request (all connections on one thread).
         let clientRequest: HTTPClient.Request
         let streamedBody = attempt.body ?? BodyStreamer.streamedBody(for: attempt.urlRequest.httpBody)
         let streamer = streamedBody.map {
-            BodyStreamer(body: $0, eventLoop: session.client.eventLoopGroup.any(), writeTimeout: session.writeTimeout)
+            BodyStreamer(body: $0, eventLoop: session.loneRequestLoop() ?? session.client.eventLoopGroup.any(), writeTimeout: session.writeTimeout)
         }
         do {
             clientRequest = try session.makeClientRequest(
@@ -417,7 +418,15 @@ final class TransportExchange: HTTPClientResponseDelegate, @unchecked Sendable {
         // before AsyncHTTPClient sees it: there AsyncHTTPClient registers its callbacks, finds the
         // pooled connection and writes the request without a hand-over to the loop for each (one
         // wake-up of the loop's thread instead of three).
-        if let loop = session.loneRequestLoop() {
+        //
+        // A streamed body's task runs on its upload's loop. There the upload hands AsyncHTTPClient
+        // the last chunk and the end in one turn, and AsyncHTTPClient's request takes the end
+        // before it can hear of a response. A server may answer as soon as it has the declared
+        // bytes; when that answer (with its body) reached the request first, AsyncHTTPClient
+        // 1.37 succeeded the task while the connection still waited for the end, which it then
+        // dropped: the connection stayed leased, and after a few such requests the pool had none
+        // left.
+        if let loop = context.streamer?.eventLoop ?? session.loneRequestLoop() {
             loop.execute { self.execute(clientRequest, context: context, client: client, preference: .delegate(on: loop)) }
         } else {
             execute(clientRequest, context: context, client: client, preference: .indifferent)
@@ -428,7 +437,7 @@ final class TransportExchange: HTTPClientResponseDelegate, @unchecked Sendable {
     /// event loop in turn, so that the connections the pool opens for the waiting requests are
     /// spread over the loops.
     private func runAfterGate(_ clientRequest: HTTPClient.Request, context: AttemptContext, client: HTTPClient) {
-        let loop = client.eventLoopGroup.next()
+        let loop = context.streamer?.eventLoop ?? client.eventLoopGroup.next()
         loop.execute { self.execute(clientRequest, context: context, client: client, preference: .delegate(on: loop)) }
     }
 
