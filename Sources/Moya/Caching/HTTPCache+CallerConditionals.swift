@@ -14,11 +14,19 @@ extension HTTPCache {
     /// The conditions are evaluated only for a stored `2xx`, as an origin server would (RFC 9110
     /// §13.2.1), and only with ``CallerConditionals/answered``; an `If-Modified-Since` that is
     /// not an HTTP date is ignored.
+    ///
+    /// A request for one byte range gets a `206` with that part of a stored `200`
+    /// (``partialContent(from:range:)``), when its conditions do not make it a `304`.
     func answer(from entry: CachedResponse, to requestHeaders: [(name: String, value: String)]) -> CachedResponse {
-        guard callerConditionals == .answered, (200..<300).contains(entry.status), Self.isConditional(requestHeaders),
+        if callerConditionals == .answered, (200..<300).contains(entry.status), Self.isConditional(requestHeaders),
             Self.isNotModified(entry, requestHeaders: requestHeaders)
-        else { return entry }
-        return notModified(from: entry)
+        {
+            return notModified(from: entry)
+        }
+        if case .single(let range) = CacheByteRange.requested(in: requestHeaders) {
+            return partialContent(from: entry, range: range)
+        }
+        return entry
     }
 
     /// Whether the request's own conditions are false for `entry`, so that it is answered `304`.

@@ -10,8 +10,10 @@ extension HTTPCache {
     ///
     /// Only `GET` is answered from storage; another method goes to the network (or is
     /// `.unavailable` under `.returnCacheDataDontLoad`). A request that carries `If-Match`,
-    /// `If-Unmodified-Since`, `If-Range` or `Range` goes to the network as it is under
-    /// `.useProtocolCachePolicy` and `.reloadRevalidatingCacheData`. One with its own
+    /// `If-Unmodified-Since` or `If-Range` goes to the network as it is under
+    /// `.useProtocolCachePolicy` and `.reloadRevalidatingCacheData`. One with a `Range` of one
+    /// byte range is answered with a `206` from a stored `200` that may be used as it is (see
+    /// ``CacheByteRange``), and otherwise sent as it is, never validated. One with its own
     /// `If-None-Match` or `If-Modified-Since` is answered from a fresh stored response (a `304`
     /// when that response satisfies it) and otherwise sent as it is, never with the cache's
     /// validators added; with ``CallerConditionals/passedThrough`` it is always sent as it is.
@@ -55,9 +57,11 @@ extension HTTPCache {
         }
         let fallback: CacheDecision = request.onlyIfCached ? .unavailable : .network
         let conditional = Self.isConditional(requestHeaders)
-        guard !Self.hasOtherPreconditionsOrRange(requestHeaders), !conditional || callerConditionals == .answered,
+        let range = CacheByteRange.requested(in: requestHeaders)
+        guard !Self.hasOtherPreconditions(requestHeaders), range != .other, !conditional || callerConditionals == .answered,
             let entry = storedResponse(for: url, requestHeaders: requestHeaders)
         else { return fallback }
+        if case .single(let byteRange) = range, !Self.canAnswer(byteRange, from: entry) { return fallback }
         if !request.noCache && !entry.cacheControl.noCache {
             let age = entry.currentAge(now: now)
             let ageAcceptable = request.maxAge.map { age <= TimeInterval($0) } ?? true
@@ -70,7 +74,7 @@ extension HTTPCache {
                 }
             }
         }
-        guard !request.onlyIfCached, !conditional, entry.hasValidator else { return fallback }
+        guard !request.onlyIfCached, !conditional, range == .none, entry.hasValidator else { return fallback }
         return .validate(entry, conditionalHeaders: entry.conditionalHeaders)
     }
 
@@ -79,14 +83,14 @@ extension HTTPCache {
         CacheHeaderFields.contains("If-None-Match", in: headers) || CacheHeaderFields.contains("If-Modified-Since", in: headers)
     }
 
-    /// Whether the request carries preconditions the cache does not evaluate, or a range: the
-    /// cache neither answers nor validates those, the caller expects the server's own answer.
-    private static func hasOtherPreconditionsOrRange(_ headers: [(name: String, value: String)]) -> Bool {
-        ["If-Match", "If-Unmodified-Since", "If-Range", "Range"].contains { CacheHeaderFields.contains($0, in: headers) }
+    /// Whether the request carries preconditions the cache does not evaluate: the cache neither
+    /// answers nor validates those, the caller expects the server's own answer.
+    private static func hasOtherPreconditions(_ headers: [(name: String, value: String)]) -> Bool {
+        ["If-Match", "If-Unmodified-Since", "If-Range"].contains { CacheHeaderFields.contains($0, in: headers) }
     }
 
     /// Whether the request carries any precondition or a range.
     private static func isConditionalOrRanged(_ headers: [(name: String, value: String)]) -> Bool {
-        isConditional(headers) || hasOtherPreconditionsOrRange(headers)
+        isConditional(headers) || hasOtherPreconditions(headers) || CacheHeaderFields.contains("Range", in: headers)
     }
 }

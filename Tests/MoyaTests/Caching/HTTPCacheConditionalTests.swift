@@ -111,7 +111,8 @@ struct HTTPCacheConditionalTests {
             name: "only-if-cached, stale", request: ["If-None-Match: \"v1\"", "Cache-Control: only-if-cached"], at: 150, expected: .unavailable),
         ConditionalCase(name: "If-Match goes as it is", request: ["If-Match: \"v1\""], expected: .network),
         ConditionalCase(name: "If-Unmodified-Since goes as it is", request: ["If-Unmodified-Since: \(cacheHTTPDate(0))"], expected: .network),
-        ConditionalCase(name: "a range goes as it is", request: ["If-None-Match: \"v1\"", "Range: bytes=0-1"], expected: .network),
+        ConditionalCase(name: "a range whose condition is false: 304", request: ["If-None-Match: \"v1\"", "Range: bytes=0-1"], expected: .stored(304)),
+        ConditionalCase(name: "a range whose condition is true: 206", request: ["If-None-Match: \"v2\"", "Range: bytes=0-1"], expected: .stored(206)),
         ConditionalCase(name: "If-Range goes as it is", request: ["If-Range: \"v1\""], expected: .network),
     ]
 

@@ -99,7 +99,12 @@ struct HTTPCacheDecisionTests {
         DecisionCase(
             name: "a conditional request is answered from a fresh stored response", response: ["Cache-Control: max-age=100"],
             request: ["If-None-Match: \"x\""], at: 1, expected: .useStored),
-        DecisionCase(name: "a range request goes as it is", response: ["Cache-Control: max-age=100"], request: ["Range: bytes=0-1"], at: 1, expected: .network),
+        DecisionCase(
+            name: "a range request is answered from a fresh stored response", response: ["Cache-Control: max-age=100"], request: ["Range: bytes=0-1"],
+            at: 1, expected: .useStored),
+        DecisionCase(
+            name: "a range request with a stale stored response goes as it is", response: ["Cache-Control: max-age=100", "ETag: \"v1\""],
+            request: ["Range: bytes=0-1"], at: 150, expected: .network),
     ]
 
     @Test(arguments: directiveCases)
