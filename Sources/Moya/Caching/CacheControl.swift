@@ -52,6 +52,10 @@ struct CacheControl: Sendable, Equatable {
     var onlyIfCached: Bool { has("only-if-cached") }
     /// `max-age` in seconds; 0 when its argument is invalid.
     var maxAge: Int? { deltaSeconds("max-age", invalid: 0) }
+    /// `stale-while-revalidate` (response, RFC 5861 §3) in seconds: how long after it became
+    /// stale the response may still answer while it is refreshed in the background; ignored when
+    /// invalid.
+    var staleWhileRevalidate: Int? { deltaSeconds("stale-while-revalidate", invalid: nil) }
     /// `min-fresh` (request) in seconds; ignored when invalid.
     var minFresh: Int? { deltaSeconds("min-fresh", invalid: nil) }
     /// `max-stale` (request) in seconds: `Int.max` without an argument (any staleness), `nil`

@@ -17,6 +17,10 @@ extension HTTPCache {
     /// `If-None-Match` or `If-Modified-Since` is answered from a fresh stored response (a `304`
     /// when that response satisfies it) and otherwise sent as it is, never with the cache's
     /// validators added; with ``CallerConditionals/passedThrough`` it is always sent as it is.
+    ///
+    /// A stale response with `stale-while-revalidate` answers within that many seconds of
+    /// becoming stale (unless it says `must-revalidate` or the request asks for `min-fresh`),
+    /// and the caller then refreshes it in the background (``CacheDecision/useStaleAndRefresh(_:)``).
     func decision(
         method: String, url: URL, requestHeaders: [(name: String, value: String)], policy: URLRequest.CachePolicy, now: Date = Date()
     ) -> CacheDecision {
@@ -71,6 +75,13 @@ extension HTTPCache {
                     if remaining >= TimeInterval(request.minFresh ?? 0) { return .useStored(answer(from: entry, to: requestHeaders)) }
                 } else if !entry.cacheControl.mustRevalidate, let maxStale = request.maxStale, -remaining <= TimeInterval(maxStale) {
                     return .useStored(answer(from: entry, to: requestHeaders))
+                } else if !entry.cacheControl.mustRevalidate, request.minFresh == nil, let window = entry.cacheControl.staleWhileRevalidate,
+                    -remaining <= TimeInterval(window)
+                {
+                    // Stale, but within the window the server allows: answered now, refreshed
+                    // in the background (not when the caller forbids the network).
+                    let stored = answer(from: entry, to: requestHeaders)
+                    return request.onlyIfCached ? .useStored(stored) : .useStaleAndRefresh(stored)
                 }
             }
         }

@@ -44,11 +44,15 @@ public final class HTTPCache: Sendable {
         case passedThrough
     }
 
-    /// The memory store and the disk index, behind the cache's one lock.
+    /// The memory store, the disk index and the keys being refreshed, behind the cache's one
+    /// lock.
     private struct State: Sendable {
         var memory: CacheMemoryStore
         var disk: CacheDiskStore.Index?
         var nextGeneration: UInt64
+        /// The keys whose stale response a background request is refreshing
+        /// (``beginRefresh(key:)``).
+        var refreshing: Set<String> = []
     }
 
     /// The most bytes the cache keeps in memory.
@@ -208,4 +212,15 @@ public final class HTTPCache: Sendable {
 
     /// The entry file names on disk as indexed, least recently used first.
     var diskFilesOldestFirst: [String] { state.withLock { $0.disk?.keysOldestFirst ?? [] } }
+
+    /// Marks `key` as being refreshed in the background: `false` when a refresh of it already
+    /// runs, so that a burst of requests answered stale sends one refresh.
+    func beginRefresh(key: String) -> Bool {
+        state.withLock { $0.refreshing.insert(key).inserted }
+    }
+
+    /// The background refresh of `key` ended, however it ended.
+    func endRefresh(key: String) {
+        _ = state.withLock { $0.refreshing.remove(key) }
+    }
 }

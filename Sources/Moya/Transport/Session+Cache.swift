@@ -14,10 +14,49 @@ extension Session {
         guard let url = urlRequest.url else { return .network }
         let policy = urlRequest.cachePolicy == .useProtocolCachePolicy ? configuration.requestCachePolicy : urlRequest.cachePolicy
         let decision = cache.decision(method: urlRequest.httpMethod ?? "GET", url: url, requestHeaders: requestHeaders, policy: policy)
-        if case .useStored = decision {
+        switch decision {
+        case .useStored:
             SessionLog.logger.debug("Answered from the HTTP cache", metadata: ["moya.url": "\(SessionLog.describe(url))"])
+        case .useStaleAndRefresh:
+            SessionLog.logger.debug(
+                "Answered from the HTTP cache while stale (stale-while-revalidate)", metadata: ["moya.url": "\(SessionLog.describe(url))"])
+        default:
+            break
         }
         return decision
+    }
+
+    /// Refreshes the stored response for `key`, which answered `urlRequest` while stale within
+    /// its `stale-while-revalidate` window, with a request of the session's own (RFC 5861 §3):
+    /// `urlRequest` without the caller's conditions and range, validated with the stored
+    /// response's validators when it has some (``HTTPCache/decision(method:url:requestHeaders:policy:now:)``
+    /// under `.reloadRevalidatingCacheData`). Its answer goes to the cache as any other does;
+    /// nobody waits for it, and a failure leaves the stored response as it was. One refresh of a
+    /// key runs at a time; the session's shutdown ends it.
+    ///
+    /// - Parameters:
+    ///   - urlRequest: The request the stale response answered (the attempt's).
+    ///   - credential: The request's credential for its origin's challenges, if any.
+    ///   - key:        The stored response's cache key.
+    ///   - cache:      The session's cache.
+    func refreshInBackground(_ urlRequest: URLRequest, credential: ScopedCredential?, key: String, cache: HTTPCache) {
+        guard cache.beginRefresh(key: key) else { return }
+        var refresh = urlRequest
+        for name in ["Range", "If-Range", "If-None-Match", "If-Modified-Since", "If-Match", "If-Unmodified-Since"] {
+            refresh.setValue(nil, forHTTPHeaderField: name)
+        }
+        refresh.cachePolicy = .reloadRevalidatingCacheData
+        let url = urlRequest.url
+        send(
+            TransportRequest(urlRequest: refresh, credential: credential), progress: nil,
+            owner: CacheRefreshOwner { result in
+                cache.endRefresh(key: key)
+                if case .failure(let error) = result {
+                    SessionLog.logger.debug(
+                        "The background refresh of a stale cached response failed; the stored response is kept",
+                        metadata: ["moya.url": "\(url.map(SessionLog.describe) ?? "")", "moya.error": "\(error)"])
+                }
+            })
     }
 
     /// Hands a response from the network to the cache: a `304` to a validation of `validation`

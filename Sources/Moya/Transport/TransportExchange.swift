@@ -247,6 +247,14 @@ final class TransportExchange: HTTPClientResponseDelegate, @unchecked Sendable {
                 }
                 deliver(Session.transportResponse(for: entry, cacheStatus: .hit), of: attempt)
                 return
+            case .useStaleAndRefresh(let entry):
+                guard owner.transportIsWanted else {
+                    finish(.failure(HTTPClientError.cancelled))
+                    return
+                }
+                session.refreshInBackground(attempt.urlRequest, credential: request.credential, key: entry.key, cache: cache)
+                deliver(Session.transportResponse(for: entry, cacheStatus: .hit), of: attempt)
+                return
             case .validate(let entry, let headers):
                 validation = (entry, headers)
             case .network:

@@ -25,11 +25,12 @@ func cacheFields(_ lines: [String]) -> [(name: String, value: String)] {
 
 /// The name of a decision's case, for tables of expectations.
 enum CacheDecisionKind: String, Sendable {
-    case useStored, validate, network, unavailable
+    case useStored, useStaleAndRefresh, validate, network, unavailable
 
     init(_ decision: CacheDecision) {
         switch decision {
         case .useStored: self = .useStored
+        case .useStaleAndRefresh: self = .useStaleAndRefresh
         case .validate: self = .validate
         case .network: self = .network
         case .unavailable: self = .unavailable

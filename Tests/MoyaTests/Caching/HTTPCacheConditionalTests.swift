@@ -15,6 +15,8 @@ struct HTTPCacheConditionalTests {
     enum Answer: Equatable, Sendable, CustomStringConvertible {
         /// From storage, with this status.
         case stored(Int)
+        /// From storage while stale, with this status, refreshed in the background.
+        case refreshing(Int)
         /// The request goes to the network as it is.
         case network
         /// The request fails without being sent.
@@ -25,6 +27,7 @@ struct HTTPCacheConditionalTests {
         init(_ decision: CacheDecision) {
             switch decision {
             case .useStored(let entry): self = .stored(entry.status)
+            case .useStaleAndRefresh(let entry): self = .refreshing(entry.status)
             case .network: self = .network
             case .unavailable: self = .unavailable
             case .validate: self = .validate
@@ -35,6 +38,7 @@ struct HTTPCacheConditionalTests {
         var description: String {
             switch self {
             case .stored(let status): "stored \(status)"
+            case .refreshing(let status): "stored \(status), refreshing"
             case .network: "network"
             case .unavailable: "unavailable"
             case .validate: "validate"

@@ -1,0 +1,33 @@
+import Foundation
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// The owner of a background refresh of a stale cached response
+/// (``Session/refreshInBackground(_:credential:key:cache:)``): nobody waits for its result,
+/// which the exchange has already handed to the cache; it only hears that the refresh ended.
+final class CacheRefreshOwner: TransportOwner {
+    private let ended: @Sendable (Result<TransportResponse, any Error>) -> Void
+
+    /// - Parameter ended: Called once, with the refresh's result, when it ends.
+    init(ended: @escaping @Sendable (Result<TransportResponse, any Error>) -> Void) {
+        self.ended = ended
+    }
+
+    func transportWillStart() -> Bool { true }
+
+    func transportStarted(_ attempt: any TransportAttempt) -> Bool { true }
+
+    var transportIsWanted: Bool { true }
+
+    func transportReceivedHead() -> Bool { true }
+
+    func transportReceivedBody(byteCount: Int) -> Bool { true }
+
+    func transportStreamStarted(_ head: TransportResponse, request: URLRequest) -> Bool { true }
+
+    func transportFinished(_ result: Result<TransportResponse, any Error>, request: URLRequest) {
+        ended(result)
+    }
+}

@@ -1,0 +1,99 @@
+import Foundation
+import MoyaTestServer
+import MoyaTesting
+import Testing
+
+@testable import Moya
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+extension HTTPCacheExchangeTests {
+    /// Answers `/swr` with version N of the resource (its N-th request): `ETag: "vN"`, body `vN`,
+    /// stale at once but usable for `window` seconds while it is refreshed. A request with
+    /// `If-None-Match` (a refresh) is answered after `refreshDelay`.
+    func routeVersions(window: Int = 60, refreshDelay: Duration = .zero) {
+        let count = Locked(0)
+        server.mock.route("/swr") { request in
+            var version = 0
+            count.update {
+                $0 += 1
+                version = $0
+            }
+            let response = MockResponse(
+                status: 200, headers: [("Cache-Control", "max-age=0, stale-while-revalidate=\(window)"), ("ETag", "\"v\(version)\"")],
+                body: Data("v\(version)".utf8))
+            return request.header("If-None-Match") == nil ? response : response.delayed(by: refreshDelay)
+        }
+    }
+
+    @Test("stale-while-revalidate: the stale response answers at once, a background request refreshes it, and the next request gets the new one")
+    func staleWhileRevalidate() async throws {
+        routeVersions()
+        let (session, provider) = Self.provider(HTTPCache())
+        let target = Remote(base, "/swr")
+        let first = try await provider.request(target)
+        let stale = try await provider.request(target)
+        #expect(first.cacheStatus == .network)
+        #expect(stale.cacheStatus == .hit)
+        #expect(stale.data == Data("v1".utf8), "the stored response answered")
+        // The refresh went in the background, validated with the stored ETag; its answer (a new
+        // version) was stored.
+        #expect(await eventually(within: 30) { received("/swr").count == 2 })
+        #expect(received("/swr").last?.header("If-None-Match") == "\"v1\"")
+        let stored = { session.configuration.cache?.storedResponse(for: base.appending(path: "swr"), requestHeaders: []) }
+        #expect(await eventually(within: 30) { stored()?.entityTag == "\"v2\"" })
+        let refreshed = try await provider.request(target)
+        #expect(refreshed.cacheStatus == .hit)
+        #expect(refreshed.data == Data("v2".utf8))
+        try await session.shutdown()
+    }
+
+    @Test("stale-while-revalidate: requests answered while a refresh runs send no refresh of their own")
+    func oneRefreshAtATime() async throws {
+        routeVersions(refreshDelay: .seconds(2))
+        let (session, provider) = Self.provider(HTTPCache())
+        let target = Remote(base, "/swr")
+        _ = try await provider.request(target)
+        for _ in 0..<5 {
+            let response = try await provider.request(target)
+            #expect(response.cacheStatus == .hit)
+            #expect(response.data == Data("v1".utf8))
+        }
+        #expect(await eventually(within: 30) { received("/swr").count == 2 })
+        // The refresh ends (its answer comes 2 s later) before the session shuts down.
+        try await _Concurrency.Task.sleep(for: .seconds(3))
+        #expect(received("/swr").count == 2, "one refresh for the five stale answers")
+        try await session.shutdown()
+    }
+
+    @Test("stale-while-revalidate: a refresh that fails leaves the stored response, and the next stale answer tries again")
+    func failedRefresh() async throws {
+        let count = Locked(0)
+        server.mock.route("/swr") { request in
+            var attempt = 0
+            count.update {
+                $0 += 1
+                attempt = $0
+            }
+            guard attempt == 1 else { return MockResponse.fault(.closeBeforeResponse) }
+            return MockResponse(
+                status: 200, headers: [("Cache-Control", "max-age=0, stale-while-revalidate=60"), ("ETag", "\"v1\"")], body: Data("v1".utf8))
+        }
+        let (session, provider) = Self.provider(HTTPCache())
+        let target = Remote(base, "/swr")
+        _ = try await provider.request(target)
+        #expect(try await provider.request(target).data == Data("v1".utf8))
+        #expect(await eventually(within: 30) { count.value >= 2 })
+        // The failed refresh ended: no refresh of the key runs any more.
+        let key = HTTPCache.key(for: base.appending(path: "swr"))
+        #expect(await eventually(within: 30) { session.configuration.cache?.beginRefresh(key: key) == true })
+        session.configuration.cache?.endRefresh(key: key)
+        let again = try await provider.request(target)
+        #expect(again.data == Data("v1".utf8))
+        #expect(again.cacheStatus == .hit)
+        #expect(await eventually(within: 30) { count.value >= 3 }, "the next stale answer refreshed again")
+        try await session.shutdown()
+    }
+}
