@@ -56,6 +56,10 @@ struct CacheControl: Sendable, Equatable {
     /// stale the response may still answer while it is refreshed in the background; ignored when
     /// invalid.
     var staleWhileRevalidate: Int? { deltaSeconds("stale-while-revalidate", invalid: nil) }
+    /// `stale-if-error` (response or request, RFC 5861 §4) in seconds: how long after it became
+    /// stale the response may answer when the server cannot be reached or answers 500, 502, 503
+    /// or 504; ignored when invalid.
+    var staleIfError: Int? { deltaSeconds("stale-if-error", invalid: nil) }
     /// `min-fresh` (request) in seconds; ignored when invalid.
     var minFresh: Int? { deltaSeconds("min-fresh", invalid: nil) }
     /// `max-stale` (request) in seconds: `Int.max` without an argument (any staleness), `nil`

@@ -104,4 +104,20 @@ extension HTTPCache {
     private static func isConditionalOrRanged(_ headers: [(name: String, value: String)]) -> Bool {
         isConditional(headers) || hasOtherPreconditions(headers) || CacheHeaderFields.contains("Range", in: headers)
     }
+
+    /// The stored response that answers a `GET` of `url` whose request failed (no connection,
+    /// a timeout, a connection closed before the answer) or was answered 500, 502, 503 or 504:
+    /// one within its `stale-if-error` window (RFC 5861 §4), the response's or the request's,
+    /// whichever is longer. `nil` when there is none, or when `must-revalidate` or `no-cache`
+    /// (the response's or the request's) forbid a stale answer.
+    func staleIfError(url: URL, requestHeaders: [(name: String, value: String)], now: Date = Date()) -> CachedResponse? {
+        let request = CacheControl(headers: requestHeaders)
+        guard !request.noCache, let entry = storedResponse(for: url, requestHeaders: requestHeaders), !entry.cacheControl.noCache,
+            !entry.cacheControl.mustRevalidate
+        else { return nil }
+        guard let window = [request.staleIfError, entry.cacheControl.staleIfError].compactMap({ $0 }).max() else { return nil }
+        let staleness = entry.currentAge(now: now) - entry.freshnessLifetime
+        guard staleness <= TimeInterval(window) else { return nil }
+        return answer(from: entry, to: requestHeaders)
+    }
 }

@@ -26,6 +26,18 @@ extension Session {
         return decision
     }
 
+    /// The stored response that answers `urlRequest` instead of its failure or of its server's
+    /// 500, 502, 503 or 504 (``HTTPCache/staleIfError(url:requestHeaders:now:)``): only for a
+    /// `GET` under `.useProtocolCachePolicy`, the policy that follows the server's directives.
+    func staleIfErrorResponse(for urlRequest: URLRequest, requestHeaders: [(name: String, value: String)], cache: HTTPCache) -> TransportResponse? {
+        let policy = urlRequest.cachePolicy == .useProtocolCachePolicy ? configuration.requestCachePolicy : urlRequest.cachePolicy
+        guard policy == .useProtocolCachePolicy, (urlRequest.httpMethod ?? "GET").uppercased() == "GET", let url = urlRequest.url,
+            let entry = cache.staleIfError(url: url, requestHeaders: requestHeaders)
+        else { return nil }
+        SessionLog.logger.debug("Answered from the HTTP cache after a failure (stale-if-error)", metadata: ["moya.url": "\(SessionLog.describe(url))"])
+        return Session.transportResponse(for: entry, cacheStatus: .hit)
+    }
+
     /// Refreshes the stored response for `key`, which answered `urlRequest` while stale within
     /// its `stale-while-revalidate` window, with a request of the session's own (RFC 5861 §3):
     /// `urlRequest` without the caller's conditions and range, validated with the stored

@@ -499,6 +499,18 @@ final class TransportExchange: HTTPClientResponseDelegate, @unchecked Sendable {
                     }
                 }
             case .failure(let error):
+                // A stored response may answer instead (stale-if-error); the cache is read off
+                // the loop.
+                if let cache, context.attempt.cacheState != nil, !isStreaming, fileCreation == nil, owner.transportIsWanted {
+                    withCacheIO(cache) { [self] in
+                        if let stale = staleIfError(for: context.attempt) {
+                            finishDelivery(stale, of: context.attempt)
+                        } else {
+                            finish(.failure(failureError(error, of: context)))
+                        }
+                    }
+                    return
+                }
                 let error = failureError(error, of: context)
                 guard fileCreation != nil else {
                     finish(.failure(error))
@@ -563,6 +575,20 @@ final class TransportExchange: HTTPClientResponseDelegate, @unchecked Sendable {
             finishDelivery(response, of: attempt)
             return
         }
+        if [500, 502, 503, 504].contains(response.statusCode), !isStreaming {
+            withCacheIO(cache) { [self] in
+                if let stale = staleIfError(for: attempt) {
+                    discard(response)
+                    finishDelivery(stale, of: attempt)
+                } else {
+                    let stored = session.cacheReceived(
+                        response, of: attempt.urlRequest, requestHeaders: state.requestHeaders, validation: state.validation?.entry,
+                        sentAt: state.sentAt, body: collector.truncated ? nil : response.data, cache: cache)
+                    finishDelivery(stored, of: attempt)
+                }
+            }
+            return
+        }
         // The whole body, to store: a streamed response's copy (none when its consumer stopped,
         // or when it was not the whole body), or the body collected in memory, unless it was an
         // error body cut at its limit.
@@ -586,6 +612,15 @@ final class TransportExchange: HTTPClientResponseDelegate, @unchecked Sendable {
                 body: body, cache: cache)
             finishDelivery(response, of: attempt)
         }
+    }
+
+    /// The stored response that answers `attempt` in place of its failure or its server error,
+    /// when its `stale-if-error` allows (``Session/staleIfErrorResponse(for:requestHeaders:cache:)``):
+    /// only for an attempt the cache saw, whose result is still wanted, that does not stream or
+    /// download. Reads the cache (a disk cache's file too).
+    private func staleIfError(for attempt: Attempt) -> TransportResponse? {
+        guard let cache, let state = attempt.cacheState, !isStreaming, fileCreation == nil, owner.transportIsWanted else { return nil }
+        return session.staleIfErrorResponse(for: attempt.urlRequest, requestHeaders: state.requestHeaders, cache: cache)
     }
 
     /// Reports `response`, or sends the attempt that follows it up.
