@@ -13,6 +13,9 @@ public enum Fault: String, Sendable, CaseIterable {
     case shortContentLength = "short-content-length"
     /// A `Content-Length` of 5 followed by 500 bytes and a clean close.
     case longContentLength = "long-content-length"
+    /// A `Content-Length` of 5 followed by 500 bytes, and the connection kept open: the extra
+    /// bytes wait there for the next request's answer.
+    case longContentLengthKeptOpen = "long-content-length-kept-open"
     /// A status line that is not HTTP.
     case malformedStatusLine = "malformed-status-line"
     /// `Transfer-Encoding: chunked` with a chunk size that is not hexadecimal.

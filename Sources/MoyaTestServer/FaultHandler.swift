@@ -89,6 +89,8 @@ final class FaultHandler: ChannelInboundHandler {
             write("HTTP/1.1 200 OK\r\nContent-Length: 1000\r\n\r\n0123456789", context: context, thenClose: true)
         case .longContentLength:
             write("HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\n" + String(repeating: "x", count: 500), context: context, thenClose: true)
+        case .longContentLengthKeptOpen:
+            write("HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\n" + String(repeating: "x", count: 500), context: context, thenClose: false)
         case .malformedStatusLine:
             write("HTTP/1.1 two hundred OK\r\nContent-Length: 2\r\n\r\nok", context: context, thenClose: true)
         case .badChunking:

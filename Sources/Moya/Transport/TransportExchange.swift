@@ -59,7 +59,8 @@ final class TransportExchange: HTTPClientResponseDelegate, @unchecked Sendable {
         /// pool: its ``ResponseStartLimit`` is then armed from the start.
         var waitedBefore = false
         /// Whether the attempt was already sent again after a closing connection refused it
-        /// (``resendsRefusedAttempt(after:context:)``): it is sent again once at most.
+        /// (``resendsRefusedAttempt(after:context:)``) or a spoiled one failed it
+        /// (``resendsFromSpoiledConnection(after:context:)``): it is sent again once at most.
         var refusedBefore = false
         /// What the session's HTTP cache knows of this attempt; `nil` without a cache.
         var cacheState: CacheState?
@@ -481,6 +482,7 @@ final class TransportExchange: HTTPClientResponseDelegate, @unchecked Sendable {
             let result = result.flatMapError { earlyAnswer(to: $0, task: task, context: context) }
             if case .failure(let error) = result,
                 waitsAgainForConnection(after: error, context: context) || resendsRefusedAttempt(after: error, context: context)
+                    || resendsFromSpoiledConnection(after: error, context: context)
             {
                 return
             }
@@ -676,6 +678,33 @@ final class TransportExchange: HTTPClientResponseDelegate, @unchecked Sendable {
         else {
             return false
         }
+        if let deadline, NIODeadline.now() >= deadline {
+            return false
+        }
+        var attempt = context.attempt
+        attempt.refusedBefore = true
+        send(attempt, like: context)
+        return true
+    }
+
+    /// Sends the attempt again, once, when the pooled connection it was given was spoiled by
+    /// the answer before it, and nothing of its own answer arrived: a server that sent more bytes
+    /// than its `Content-Length` left them where this answer should be, so that the connection
+    /// failed to parse them (`HTTPParserError`) or closed before the request could be written
+    /// (`ioOnClosedChannel`). The pool has dropped that connection; the attempt goes on another.
+    ///
+    /// A request that could not be written reached nobody; one that failed to parse may have
+    /// reached the server, so it is sent again only when its method is idempotent (RFC 9110
+    /// §9.2.2). Never a streamed body, which may not be readable twice.
+    private func resendsFromSpoiledConnection(after error: any Error, context: AttemptContext) -> Bool {
+        let unwritten = (error as? ChannelError) == .ioOnClosedChannel
+        guard unwritten || error is HTTPParserError, !responseLimit.headSent, context.streamer == nil, !context.attempt.refusedBefore,
+            !responseLimit.fired, owner.transportIsWanted, !session.isShutDown.current
+        else {
+            return false
+        }
+        let method = (context.attempt.urlRequest.httpMethod ?? "GET").uppercased()
+        guard unwritten || ["GET", "HEAD", "OPTIONS", "TRACE", "PUT", "DELETE"].contains(method) else { return false }
         if let deadline, NIODeadline.now() >= deadline {
             return false
         }
