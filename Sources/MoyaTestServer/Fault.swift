@@ -16,6 +16,9 @@ public enum Fault: String, Sendable, CaseIterable {
     /// A `Content-Length` of 5 followed by 500 bytes, and the connection kept open: the extra
     /// bytes wait there for the next request's answer.
     case longContentLengthKeptOpen = "long-content-length-kept-open"
+    /// A `Content-Length` of 5 with its 5 bytes, then, 300 ms later, 500 more bytes on the
+    /// connection kept open: they arrive while the next request on it waits for its answer.
+    case lateBytesPastContentLength = "late-bytes-past-content-length"
     /// A status line that is not HTTP.
     case malformedStatusLine = "malformed-status-line"
     /// `Transfer-Encoding: chunked` with a chunk size that is not hexadecimal.

@@ -89,6 +89,12 @@ final class FaultHandler: ChannelInboundHandler {
             write("HTTP/1.1 200 OK\r\nContent-Length: 1000\r\n\r\n0123456789", context: context, thenClose: true)
         case .longContentLength:
             write("HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\n" + String(repeating: "x", count: 500), context: context, thenClose: true)
+        case .lateBytesPastContentLength:
+            write("HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nxxxxx", context: context, thenClose: false)
+            context.eventLoop.assumeIsolated().scheduleTask(in: .milliseconds(300)) { [self] in
+                guard isActive else { return }
+                write(String(repeating: "x", count: 500), context: context, thenClose: false)
+            }
         case .longContentLengthKeptOpen:
             write("HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\n" + String(repeating: "x", count: 500), context: context, thenClose: false)
         case .malformedStatusLine:

@@ -698,7 +698,7 @@ final class TransportExchange: HTTPClientResponseDelegate, @unchecked Sendable {
     /// §9.2.2). Never a streamed body, which may not be readable twice.
     private func resendsFromSpoiledConnection(after error: any Error, context: AttemptContext) -> Bool {
         let unwritten = (error as? ChannelError) == .ioOnClosedChannel
-        guard unwritten || error is HTTPParserError, !responseLimit.headSent, context.streamer == nil, !context.attempt.refusedBefore,
+        guard unwritten || error is HTTPParserError, !responseLimit.hasResponse, context.streamer == nil, !context.attempt.refusedBefore,
             !responseLimit.fired, owner.transportIsWanted, !session.isShutDown.current
         else {
             return false

@@ -187,11 +187,13 @@ struct FaultInjectionTests {
     /// The extra bytes stay on the connection, where the next request's answer would be: that
     /// request fails to parse them before anything of its own answer arrived, and is sent once
     /// more, on a new connection.
-    @Test("Bytes past the Content-Length on a connection kept open do not fail the next request")
-    func longContentLengthKeptOpen() async throws {
+    @Test(
+        "Bytes past the Content-Length on a connection kept open do not fail the next request",
+        arguments: [Fault.longContentLengthKeptOpen, .lateBytesPastContentLength])
+    func longContentLengthKeptOpen(_ fault: Fault) async throws {
         var outcomes: [FaultOutcome] = []
         for round in 0..<3 {
-            let outcome = await outcome(provider, target(.longContentLengthKeptOpen))
+            let outcome = await outcome(provider, target(fault))
             #expect(try outcome.result.get().data == Data("xxxxx".utf8), "round \(round)")
             outcomes.append(outcome)
         }
