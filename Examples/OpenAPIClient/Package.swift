@@ -13,7 +13,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-openapi-generator", from: "1.14.3"),
         .package(url: "https://github.com/apple/swift-openapi-runtime", from: "1.13.4"),
         .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
-        // Only the tests use them: the same client through the official AsyncHTTPClient transport.
+        // Only the tests and the benchmark use them: the same client through the official
+        // AsyncHTTPClient transport.
         .package(url: "https://github.com/swift-server/swift-openapi-async-http-client", from: "1.5.0"),
         .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
     ],
@@ -27,6 +28,21 @@ let package = Package(
                 .product(name: "HTTPTypes", package: "swift-http-types"),
             ],
             plugins: [.plugin(name: "OpenAPIGenerator", package: "swift-openapi-generator")]
+        ),
+        // The generated client through MoyaTransport against AsyncHTTPClientTransport: requests
+        // per second, CPU per request and the memory of a long streamed response
+        // (Benchmarks/README.md, "OpenAPITransportBench"). Run it with `swift run -c release`.
+        .executableTarget(
+            name: "OpenAPITransportBench",
+            dependencies: [
+                "HTTPBinAPI",
+                .product(name: "Moya", package: "Moya"),
+                .product(name: "MoyaOpenAPI", package: "Moya"),
+                .product(name: "MoyaTesting", package: "Moya"),
+                .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
+                .product(name: "OpenAPIAsyncHTTPClient", package: "swift-openapi-async-http-client"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+            ]
         ),
         // `swift test`: the client through MoyaTransport against httpbin (MOYA_HTTPBIN_URL) and
         // against MoyaTesting's mock server, and side by side with AsyncHTTPClientTransport.
