@@ -3,7 +3,7 @@
 // figures are in Benchmarks/README.md ("OpenAPITransportBench").
 //
 //   swift run -c release OpenAPITransportBench                  throughput, CPU, then memory
-//   swift run -c release OpenAPITransportBench --only throughput [--rounds 7] [--requests 2000]
+//   swift run -c release OpenAPITransportBench --only throughput [--rounds 7] [--requests 2000] [--blocks 10]
 //   swift run -c release OpenAPITransportBench --only memory [--mib 512]
 
 import AsyncHTTPClient
@@ -62,6 +62,11 @@ func statusKiB(_ field: String) -> Int {
     let status = (try? String(contentsOfFile: "/proc/self/status", encoding: .utf8)) ?? ""
     let line = status.split(separator: "\n").first { $0.hasPrefix(field + ":") } ?? ""
     return Int(line.split(separator: " ").dropFirst().first ?? "") ?? 0
+}
+
+/// `duration` in seconds.
+func seconds(_ duration: Duration) -> Double {
+    Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
 }
 
 /// The median of `values`.
@@ -153,11 +158,15 @@ func throughput(port: Int, options: Options) async throws {
     let base = URL(string: "http://127.0.0.1:\(port)")!
     let session = Session()
     let httpClient = HTTPClient(eventLoopGroupProvider: .singleton)
-    let contenders = [
+    let all = [
         Contender(name: "MoyaTransport", client: Client(serverURL: base, transport: MoyaTransport(provider: MoyaProvider<OpenAPIOperation>(session: session)))),
         Contender(
             name: "AsyncHTTPClientTransport", client: Client(serverURL: base, transport: AsyncHTTPClientTransport(configuration: .init(client: httpClient)))),
     ]
+    // `--clients moya` or `--clients ahc`: one of them alone, to profile it.
+    let contenders = all.filter { contender in
+        options.values["clients"].map { $0 == (contender.name == "MoyaTransport" ? "moya" : "ahc") } ?? true
+    }
     // Warm-up: connections opened, code paths run.
     for contender in contenders {
         try await run(contender.client, requests: 500, concurrency: 32)
@@ -167,49 +176,65 @@ func throughput(port: Int, options: Options) async throws {
     var rps1Ratios: [Double] = []
     var rps32Ratios: [Double] = []
     var figures: [String: [String: [Double]]] = [:]
+    let blocks = options.int("blocks", 10)
     print("round  contender                  c1 req/s   c1 CPU µs/req   c32 req/s")
     for round in 1...rounds {
-        // Alternating order: who goes first changes every round.
-        let order = round % 2 == 1 ? contenders : contenders.reversed()
+        // Short turns: each contender runs a tenth of its requests, then the other, the order
+        // alternating, so that both see the same mix of the host's fast and slow moments.
+        var time1: [String: Double] = [:]
+        var cpu1: [String: Double] = [:]
+        var time32: [String: Double] = [:]
+        for block in 0..<blocks {
+            let order = (round + block) % 2 == 1 ? contenders : contenders.reversed()
+            for contender in order {
+                let cpuBefore = processCPUTime()
+                let start = ContinuousClock.now
+                try await run(contender.client, requests: requests / blocks, concurrency: 1)
+                time1[contender.name, default: 0] += seconds(ContinuousClock.now - start)
+                cpu1[contender.name, default: 0] += processCPUTime() - cpuBefore
+            }
+        }
+        for block in 0..<blocks {
+            let order = (round + block) % 2 == 1 ? contenders : contenders.reversed()
+            for contender in order {
+                let start = ContinuousClock.now
+                try await run(contender.client, requests: 2 * requests / blocks, concurrency: 32)
+                time32[contender.name, default: 0] += seconds(ContinuousClock.now - start)
+            }
+        }
         var results: [String: (rps1: Double, cpu: Double, rps32: Double)] = [:]
-        for contender in order {
-            let cpuBefore = processCPUTime()
-            let start = ContinuousClock.now
-            try await run(contender.client, requests: requests, concurrency: 1)
-            let elapsed = ContinuousClock.now - start
-            let cpu = (processCPUTime() - cpuBefore) / Double(requests)
-            let seconds1 = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
-            let start32 = ContinuousClock.now
-            try await run(contender.client, requests: requests * 2, concurrency: 32)
-            let elapsed32 = ContinuousClock.now - start32
-            let seconds32 = Double(elapsed32.components.seconds) + Double(elapsed32.components.attoseconds) / 1e18
-            let result = (rps1: Double(requests) / seconds1, cpu: cpu, rps32: Double(requests * 2) / seconds32)
-            results[contender.name] = result
-            figures[contender.name, default: [:]]["rps1", default: []].append(result.rps1)
-            figures[contender.name, default: [:]]["cpu", default: []].append(result.cpu)
-            figures[contender.name, default: [:]]["rps32", default: []].append(result.rps32)
+        for contender in contenders {
+            let name = contender.name
+            let done = Double(requests / blocks * blocks)
+            let result = (rps1: done / time1[name]!, cpu: cpu1[name]! / done, rps32: 2 * done / time32[name]!)
+            results[name] = result
+            figures[name, default: [:]]["rps1", default: []].append(result.rps1)
+            figures[name, default: [:]]["cpu", default: []].append(result.cpu)
+            figures[name, default: [:]]["rps32", default: []].append(result.rps32)
             print(
-                "\(String(round).padding(toLength: 7, withPad: " ", startingAt: 0))\(contender.name.padding(toLength: 27, withPad: " ", startingAt: 0))"
+                "\(String(round).padding(toLength: 7, withPad: " ", startingAt: 0))\(name.padding(toLength: 27, withPad: " ", startingAt: 0))"
                     + "\(format(result.rps1, 0).padding(toLength: 11, withPad: " ", startingAt: 0))"
                     + "\(format(result.cpu * 1e6, 1).padding(toLength: 16, withPad: " ", startingAt: 0))\(format(result.rps32, 0))")
         }
-        let moya = results["MoyaTransport"]!
-        let ahc = results["AsyncHTTPClientTransport"]!
-        cpuRatios.append(moya.cpu / ahc.cpu)
-        rps1Ratios.append(moya.rps1 / ahc.rps1)
-        rps32Ratios.append(moya.rps32 / ahc.rps32)
+        if let moya = results["MoyaTransport"], let ahc = results["AsyncHTTPClientTransport"] {
+            cpuRatios.append(moya.cpu / ahc.cpu)
+            rps1Ratios.append(moya.rps1 / ahc.rps1)
+            rps32Ratios.append(moya.rps32 / ahc.rps32)
+        }
     }
     print("")
     for name in ["MoyaTransport", "AsyncHTTPClientTransport"] {
-        let values = figures[name]!
+        guard let values = figures[name] else { continue }
         print(
             "\(name): median c1 \(format(median(values["rps1"]!), 0)) req/s, \(format(median(values["cpu"]!) * 1e6, 1)) µs CPU/req; c32 \(format(median(values["rps32"]!), 0)) req/s"
         )
     }
-    print("MoyaTransport / AsyncHTTPClientTransport, median of \(rounds) rounds paired by round:")
-    print("  CPU per request at c1: \(format(median(cpuRatios)))x  (goal ≤ 1.05x; range \(format(cpuRatios.min()!))–\(format(cpuRatios.max()!)))")
-    print("  requests/s at c1:      \(format(median(rps1Ratios)))x  (goal ≥ 0.95x; range \(format(rps1Ratios.min()!))–\(format(rps1Ratios.max()!)))")
-    print("  requests/s at c32:     \(format(median(rps32Ratios)))x  (goal ≥ 0.95x; range \(format(rps32Ratios.min()!))–\(format(rps32Ratios.max()!)))")
+    if !cpuRatios.isEmpty {
+        print("MoyaTransport / AsyncHTTPClientTransport, median of \(rounds) rounds paired by round:")
+        print("  CPU per request at c1: \(format(median(cpuRatios)))x  (goal ≤ 1.05x; range \(format(cpuRatios.min()!))–\(format(cpuRatios.max()!)))")
+        print("  requests/s at c1:      \(format(median(rps1Ratios)))x  (goal ≥ 0.95x; range \(format(rps1Ratios.min()!))–\(format(rps1Ratios.max()!)))")
+        print("  requests/s at c32:     \(format(median(rps32Ratios)))x  (goal ≥ 0.95x; range \(format(rps32Ratios.min()!))–\(format(rps32Ratios.max()!)))")
+    }
     try await session.shutdown()
     try await httpClient.shutdown()
 }
@@ -244,8 +269,10 @@ case "serve":
 case "memory":
     try await memory(port: options.int("port", 0), mib: options.int("mib", 512), transport: options.values["transport"] ?? "moya")
 default:
-    let server = try Child(["serve"])
-    guard let port = Int(server.line()) else { fatalError("the server did not start") }
+    // `--port`: a server started apart (`OpenAPITransportBench serve`), to profile the clients'
+    // process alone.
+    let server = options.values["port"] == nil ? try Child(["serve"]) : nil
+    guard let port = options.values["port"].flatMap(Int.init) ?? server.flatMap({ Int($0.line()) }) else { fatalError("the server did not start") }
     let only = options.values["only"]
     if only == nil || only == "throughput" {
         print("Generated client, getEcho (a small JSON body), against MoyaTesting's MockServer in a child process")
@@ -263,5 +290,5 @@ default:
             print("  \(name): \(fields[0] / 1024) MiB before, peak \(fields[1] / 1024) MiB (goal for MoyaTransport: under 64 MiB)")
         }
     }
-    server.stop()
+    server?.stop()
 }

@@ -10,6 +10,26 @@ import Testing
 /// percent-encoding of header parameter values.
 @Suite("MoyaTransport: stubs and header parameters")
 struct StubAndHeaderTests {
+    @Test("An endpoint closure that points the provider at another server keeps the client's path and query, byte for byte")
+    func endpointMovesTheServer() async throws {
+        let server = try await MockServer.start()
+        server.route("GET", "/etag/%22v1%22", response: .json(#"{"url": "moved"}"#))
+        let port = server.port
+        let provider = MoyaProvider<OpenAPIOperation>(endpointClosure: { operation in
+            let endpoint = MoyaProvider.defaultEndpointMapping(for: operation)
+            let moved = endpoint.url.replacingOccurrences(of: "http://127.0.0.1:9", with: "http://localhost:\(port)")
+            return Endpoint(
+                url: moved, sampleResponseClosure: endpoint.sampleResponseClosure, method: endpoint.method, task: endpoint.task,
+                httpHeaderFields: endpoint.httpHeaderFields)
+        })
+        // Nothing listens on port 9: only the moved endpoint can answer.
+        let answer = try await moyaClient(URL(string: "http://127.0.0.1:9")!, provider: provider).getETag(path: .init(etag: "\"v1\"")).ok
+        #expect(try answer.body.json.url == "moved")
+        #expect(server.requests.first?.uri == "/etag/%22v1%22")
+        #expect(server.requests.first?.header("Host") == "localhost:\(port)")
+        await server.shutdown()
+    }
+
     @Test("A stubbing provider answers an operation by its ID; nothing is sent")
     func stubs() async throws {
         let provider = MoyaProvider<OpenAPIOperation>(
