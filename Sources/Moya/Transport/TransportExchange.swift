@@ -678,13 +678,7 @@ final class TransportExchange: HTTPClientResponseDelegate, @unchecked Sendable {
         else {
             return false
         }
-        if let deadline, NIODeadline.now() >= deadline {
-            return false
-        }
-        var attempt = context.attempt
-        attempt.refusedBefore = true
-        send(attempt, like: context)
-        return true
+        return resendOnce(context)
     }
 
     /// Sends the attempt again, once, when its connection failed it before anything of its
@@ -719,6 +713,12 @@ final class TransportExchange: HTTPClientResponseDelegate, @unchecked Sendable {
         }
         let method = (context.attempt.urlRequest.httpMethod ?? "GET").uppercased()
         guard unwritten || ["GET", "HEAD", "OPTIONS", "TRACE", "PUT", "DELETE"].contains(method) else { return false }
+        return resendOnce(context)
+    }
+
+    /// Sends `context`'s attempt again, marked as sent again (``Attempt/refusedBefore``), unless
+    /// the exchange's deadline has passed.
+    private func resendOnce(_ context: AttemptContext) -> Bool {
         if let deadline, NIODeadline.now() >= deadline {
             return false
         }

@@ -12,13 +12,7 @@ import FoundationNetworking
 extension HTTPCacheExchangeTests {
     /// Answers `/sie` first with `v1` under `cacheControl`, then with `failure`.
     func routeThenFail(_ cacheControl: String, failure: MockResponse) {
-        let count = Locked(0)
-        server.mock.route("/sie") { _ in
-            var attempt = 0
-            count.update {
-                $0 += 1
-                attempt = $0
-            }
+        routeCounting("/sie") { attempt, _ in
             guard attempt == 1 else { return failure }
             return MockResponse(status: 200, headers: [("Cache-Control", cacheControl), ("ETag", "\"v1\"")], body: Data("v1".utf8))
         }

@@ -10,17 +10,27 @@ import FoundationNetworking
 #endif
 
 extension HTTPCacheExchangeTests {
+    /// Routes `path` to `respond`, which gets the request's number (from 1) with it; returns the
+    /// count of requests so far.
+    @discardableResult
+    func routeCounting(_ path: String, _ respond: @escaping @Sendable (Int, MockRequest) -> MockResponse) -> Locked<Int> {
+        let count = Locked(0)
+        server.mock.route(path) { request in
+            var number = 0
+            count.update {
+                $0 += 1
+                number = $0
+            }
+            return respond(number, request)
+        }
+        return count
+    }
+
     /// Answers `/swr` with version N of the resource (its N-th request): `ETag: "vN"`, body `vN`,
     /// stale at once but usable for `window` seconds while it is refreshed. A request with
     /// `If-None-Match` (a refresh) is answered after `refreshDelay`.
     func routeVersions(window: Int = 60, refreshDelay: Duration = .zero) {
-        let count = Locked(0)
-        server.mock.route("/swr") { request in
-            var version = 0
-            count.update {
-                $0 += 1
-                version = $0
-            }
+        routeCounting("/swr") { version, request in
             let response = MockResponse(
                 status: 200, headers: [("Cache-Control", "max-age=0, stale-while-revalidate=\(window)"), ("ETag", "\"v\(version)\"")],
                 body: Data("v\(version)".utf8))
@@ -70,13 +80,7 @@ extension HTTPCacheExchangeTests {
 
     @Test("stale-while-revalidate: a refresh that fails leaves the stored response, and the next stale answer tries again")
     func failedRefresh() async throws {
-        let count = Locked(0)
-        server.mock.route("/swr") { request in
-            var attempt = 0
-            count.update {
-                $0 += 1
-                attempt = $0
-            }
+        let count = routeCounting("/swr") { attempt, _ in
             guard attempt == 1 else { return MockResponse.fault(.closeBeforeResponse) }
             return MockResponse(
                 status: 200, headers: [("Cache-Control", "max-age=0, stale-while-revalidate=60"), ("ETag", "\"v1\"")], body: Data("v1".utf8))
