@@ -681,32 +681,21 @@ final class TransportExchange: HTTPClientResponseDelegate, @unchecked Sendable {
         return resendOnce(context)
     }
 
-    /// Sends the attempt again, once, when its connection failed it before anything of its
-    /// answer arrived (RFC 9112 §9.3.1): the pooled connection it was given had been spoiled by
-    /// the answer before it (a server that sent more bytes than its `Content-Length` left them
-    /// where this answer should be, so that they failed to parse, `HTTPParserError`), or was
-    /// closed or reset by the server as the request went out (a keep-alive connection the server
-    /// dropped, `remoteConnectionClosed`, `ECONNRESET`, `EPIPE`), or had closed before the request
-    /// could be written (`ioOnClosedChannel`). The pool has dropped that connection; the attempt
-    /// goes on another.
+    /// Sends the attempt again, once, when the pooled connection it was given had been spoiled by
+    /// the answer before it, and nothing of its own answer arrived: a server that sent more bytes
+    /// than its `Content-Length` left them where this answer should be, so that they failed to
+    /// parse (`HTTPParserError`), or the connection closed over them before the request could be
+    /// written (`ioOnClosedChannel`). The pool has dropped that connection; the attempt goes on
+    /// another.
     ///
-    /// A request that could not be written reached nobody. The others may have reached the
-    /// server, so they are sent again only when their method is idempotent (RFC 9110 §9.2.2).
-    /// Never a streamed body, which may not be readable twice.
+    /// A request that could not be written reached nobody; one whose answer failed to parse may
+    /// have reached the server, so it is sent again only when its method is idempotent (RFC 9110
+    /// §9.2.2). Never a streamed body, which may not be readable twice. A connection the server
+    /// closed or reset before answering is not a reason: that failure is the request's
+    /// (`networkConnectionLost`), for a `RetryPolicy` to retry.
     private func resendsFromSpoiledConnection(after error: any Error, context: AttemptContext) -> Bool {
         let unwritten = (error as? ChannelError) == .ioOnClosedChannel
-        let lost: Bool
-        switch error {
-        case is HTTPParserError:
-            lost = true
-        case let clientError as HTTPClientError:
-            lost = clientError == .remoteConnectionClosed
-        case let ioError as IOError:
-            lost = ioError.errnoCode == ECONNRESET || ioError.errnoCode == EPIPE
-        default:
-            lost = false
-        }
-        guard unwritten || lost, !responseLimit.hasResponse, context.streamer == nil, !context.attempt.refusedBefore,
+        guard unwritten || error is HTTPParserError, !responseLimit.hasResponse, context.streamer == nil, !context.attempt.refusedBefore,
             !responseLimit.fired, owner.transportIsWanted, !session.isShutDown.current
         else {
             return false
