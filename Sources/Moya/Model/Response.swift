@@ -78,6 +78,9 @@ public final class Response: CustomDebugStringConvertible, Equatable, Sendable {
     private let builtResponse: HTTPURLResponse?
     private let deferredResponse: DeferredHTTPURLResponse?
 
+    /// Whether ``response`` is non-`nil`, found without building it.
+    var hasHTTPResponse: Bool { builtResponse != nil || deferredResponse != nil }
+
     /// Creates a response.
     ///
     /// - Parameters:

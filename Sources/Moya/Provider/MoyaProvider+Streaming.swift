@@ -77,12 +77,7 @@ extension MoyaProvider {
             }
             return true
         }
-        let httpResponse =
-            head.response
-            ?? HTTPURLResponse(url: head.request?.url ?? URL(fileURLWithPath: "/"), statusCode: head.statusCode, httpVersion: "HTTP/1.1", headerFields: [:])!
-        return StreamedResponse(
-            statusCode: head.statusCode, response: httpResponse, request: head.request, headerFields: head.headerFields, cacheStatus: head.cacheStatus,
-            buffer: buffer, options: options)
+        return StreamedResponse(head: head, buffer: buffer, options: options)
     }
 
     /// The completion of a stream's caller: the head goes to it as it is; a failure before the

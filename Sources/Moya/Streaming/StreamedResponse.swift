@@ -25,7 +25,16 @@ public final class StreamedResponse: Sendable, CustomDebugStringConvertible {
     public let statusCode: Int
     /// The HTTP response: its status code, URL and headers. A stub's response is built from
     /// its sample response.
-    public let response: HTTPURLResponse
+    ///
+    /// For a response from the network, the Foundation object is built the first time this is
+    /// read, as ``Response/response`` is: code that reads ``statusCode`` and ``headerFields``
+    /// (a generated client through `MoyaTransport`) never pays for it.
+    public var response: HTTPURLResponse {
+        if let response = head.response { return response }
+        // The initializer made one whenever the head has none; Foundation's initializer never
+        // fails.
+        return fallbackResponse ?? HTTPURLResponse(url: URL(fileURLWithPath: "/"), statusCode: statusCode, httpVersion: "HTTP/1.1", headerFields: [:])!
+    }
     /// The request as it was sent (after the plugins' `prepare`), if known.
     public let request: URLRequest?
     /// The response's header fields in the order they were received, a field sent more than
@@ -37,20 +46,24 @@ public final class StreamedResponse: Sendable, CustomDebugStringConvertible {
     public let cacheStatus: Response.CacheStatus
     private let consumer: StreamConsumer
     private let options: StreamOptions
+    /// The head as the flight delivered it, whose `HTTPURLResponse` is built when first read.
+    private let head: Response
+    /// The response of a head that has none (a stub without one): its status code and URL.
+    private let fallbackResponse: HTTPURLResponse?
 
-    init(
-        statusCode: Int, response: HTTPURLResponse, request: URLRequest?, headerFields: [HTTPHeader]? = nil,
-        cacheStatus: Response.CacheStatus = .network, buffer: StreamBuffer, options: StreamOptions
-    ) {
-        self.statusCode = statusCode
-        self.cacheStatus = cacheStatus
-        self.response = response
-        self.request = request
-        self.headerFields =
-            headerFields
-            ?? response.allHeaderFields.compactMap { name, value in
-                (name as? String).map { HTTPHeader(name: $0, value: "\(value)") }
-            }
+    /// A stream of `head`'s body, read from `buffer`.
+    init(head: Response, buffer: StreamBuffer, options: StreamOptions) {
+        self.statusCode = head.statusCode
+        self.cacheStatus = head.cacheStatus
+        self.head = head
+        // Made only when the head has no response of its own: only its status and URL.
+        self.fallbackResponse =
+            head.hasHTTPResponse
+            ? nil
+            : HTTPURLResponse(
+                url: head.request?.url ?? URL(fileURLWithPath: "/"), statusCode: head.statusCode, httpVersion: "HTTP/1.1", headerFields: [:])
+        self.request = head.request
+        self.headerFields = head.headerFields
         self.consumer = StreamConsumer(buffer: buffer)
         self.options = options
     }
