@@ -90,6 +90,9 @@ public struct OpenAPIOperation: TargetType, Sendable, CustomStringConvertible {
     /// The request's whole URL on ``baseURL``'s server.
     let resolvedURL: URL
 
+    /// The header fields as a target's dictionary: the values of a repeated field are joined
+    /// with `", "` (`"; "` for `Cookie`). `Content-Length` and `Transfer-Encoding` are left out:
+    /// the body that ``MoyaTransport`` sends sets them.
     public var headers: [String: String]? {
         var headers: [String: String] = [:]
         for field in headerFields where field.name != .contentLength && field.name != .transferEncoding {
