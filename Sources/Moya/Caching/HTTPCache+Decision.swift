@@ -100,9 +100,12 @@ extension HTTPCache {
         ["If-Match", "If-Unmodified-Since", "If-Range"].contains { CacheHeaderFields.contains($0, in: headers) }
     }
 
+    /// The request header fields that make a request conditional or ranged.
+    static let conditionAndRangeHeaderNames = ["If-None-Match", "If-Modified-Since", "If-Match", "If-Unmodified-Since", "If-Range", "Range"]
+
     /// Whether the request carries any precondition or a range.
     private static func isConditionalOrRanged(_ headers: [(name: String, value: String)]) -> Bool {
-        isConditional(headers) || hasOtherPreconditions(headers) || CacheHeaderFields.contains("Range", in: headers)
+        conditionAndRangeHeaderNames.contains { CacheHeaderFields.contains($0, in: headers) }
     }
 
     /// The stored response that answers a `GET` of `url` whose request failed (no connection,

@@ -12,8 +12,8 @@ extension Session {
     /// it keeps Foundation's default.
     func cacheDecision(for urlRequest: URLRequest, requestHeaders: [(name: String, value: String)], cache: HTTPCache) -> CacheDecision {
         guard let url = urlRequest.url else { return .network }
-        let policy = urlRequest.cachePolicy == .useProtocolCachePolicy ? configuration.requestCachePolicy : urlRequest.cachePolicy
-        let decision = cache.decision(method: urlRequest.httpMethod ?? "GET", url: url, requestHeaders: requestHeaders, policy: policy)
+        let decision = cache.decision(
+            method: urlRequest.httpMethod ?? "GET", url: url, requestHeaders: requestHeaders, policy: effectiveCachePolicy(of: urlRequest))
         switch decision {
         case .useStored:
             SessionLog.logger.debug("Answered from the HTTP cache", metadata: ["moya.url": "\(SessionLog.describe(url))"])
@@ -26,12 +26,17 @@ extension Session {
         return decision
     }
 
+    /// The cache policy `urlRequest` is sent under: its own `cachePolicy`, or
+    /// ``Configuration/requestCachePolicy`` when it keeps Foundation's default.
+    func effectiveCachePolicy(of urlRequest: URLRequest) -> URLRequest.CachePolicy {
+        urlRequest.cachePolicy == .useProtocolCachePolicy ? configuration.requestCachePolicy : urlRequest.cachePolicy
+    }
+
     /// The stored response that answers `urlRequest` instead of its failure or of its server's
     /// 500, 502, 503 or 504 (``HTTPCache/staleIfError(url:requestHeaders:now:)``): only for a
     /// `GET` under `.useProtocolCachePolicy`, the policy that follows the server's directives.
     func staleIfErrorResponse(for urlRequest: URLRequest, requestHeaders: [(name: String, value: String)], cache: HTTPCache) -> TransportResponse? {
-        let policy = urlRequest.cachePolicy == .useProtocolCachePolicy ? configuration.requestCachePolicy : urlRequest.cachePolicy
-        guard policy == .useProtocolCachePolicy, (urlRequest.httpMethod ?? "GET").uppercased() == "GET", let url = urlRequest.url,
+        guard effectiveCachePolicy(of: urlRequest) == .useProtocolCachePolicy, (urlRequest.httpMethod ?? "GET").uppercased() == "GET", let url = urlRequest.url,
             let entry = cache.staleIfError(url: url, requestHeaders: requestHeaders)
         else { return nil }
         SessionLog.logger.debug("Answered from the HTTP cache after a failure (stale-if-error)", metadata: ["moya.url": "\(SessionLog.describe(url))"])
@@ -54,7 +59,7 @@ extension Session {
     func refreshInBackground(_ urlRequest: URLRequest, credential: ScopedCredential?, key: String, cache: HTTPCache) {
         guard cache.beginRefresh(key: key) else { return }
         var refresh = urlRequest
-        for name in ["Range", "If-Range", "If-None-Match", "If-Modified-Since", "If-Match", "If-Unmodified-Since"] {
+        for name in HTTPCache.conditionAndRangeHeaderNames {
             refresh.setValue(nil, forHTTPHeaderField: name)
         }
         refresh.cachePolicy = .reloadRevalidatingCacheData

@@ -503,7 +503,7 @@ final class TransportExchange: HTTPClientResponseDelegate, @unchecked Sendable {
             case .failure(let error):
                 // A stored response may answer instead (stale-if-error); the cache is read off
                 // the loop.
-                if let cache, context.attempt.cacheState != nil, !isStreaming, fileCreation == nil, owner.transportIsWanted {
+                if let cache, mayAnswerStale(context.attempt) {
                     withCacheIO(cache) { [self] in
                         if let stale = staleIfError(for: context.attempt) {
                             finishDelivery(stale, of: context.attempt)
@@ -577,20 +577,6 @@ final class TransportExchange: HTTPClientResponseDelegate, @unchecked Sendable {
             finishDelivery(response, of: attempt)
             return
         }
-        if [500, 502, 503, 504].contains(response.statusCode), !isStreaming {
-            withCacheIO(cache) { [self] in
-                if let stale = staleIfError(for: attempt) {
-                    discard(response)
-                    finishDelivery(stale, of: attempt)
-                } else {
-                    let stored = session.cacheReceived(
-                        response, of: attempt.urlRequest, requestHeaders: state.requestHeaders, validation: state.validation?.entry,
-                        sentAt: state.sentAt, body: collector.truncated ? nil : response.data, cache: cache)
-                    finishDelivery(stored, of: attempt)
-                }
-            }
-            return
-        }
         // The whole body, to store: a streamed response's copy (none when its consumer stopped,
         // or when it was not the whole body), or the body collected in memory, unless it was an
         // error body cut at its limit.
@@ -609,6 +595,12 @@ final class TransportExchange: HTTPClientResponseDelegate, @unchecked Sendable {
             body = collector.truncated ? nil : response.data
         }
         withCacheIO(cache) { [self] in
+            // A server error may be answered with the stored response (stale-if-error).
+            if [500, 502, 503, 504].contains(response.statusCode), let stale = staleIfError(for: attempt) {
+                discard(response)
+                finishDelivery(stale, of: attempt)
+                return
+            }
             let response = session.cacheReceived(
                 response, of: attempt.urlRequest, requestHeaders: state.requestHeaders, validation: state.validation?.entry, sentAt: state.sentAt,
                 body: body, cache: cache)
@@ -621,8 +613,15 @@ final class TransportExchange: HTTPClientResponseDelegate, @unchecked Sendable {
     /// only for an attempt the cache saw, whose result is still wanted, that does not stream or
     /// download. Reads the cache (a disk cache's file too).
     private func staleIfError(for attempt: Attempt) -> TransportResponse? {
-        guard let cache, let state = attempt.cacheState, !isStreaming, fileCreation == nil, owner.transportIsWanted else { return nil }
+        guard mayAnswerStale(attempt), let cache, let state = attempt.cacheState else { return nil }
         return session.staleIfErrorResponse(for: attempt.urlRequest, requestHeaders: state.requestHeaders, cache: cache)
+    }
+
+    /// Whether ``staleIfError(for:)`` may find a stored response for `attempt`, without reading
+    /// the cache: one the cache saw, whose result is still wanted, that does not stream or
+    /// download.
+    private func mayAnswerStale(_ attempt: Attempt) -> Bool {
+        cache != nil && attempt.cacheState != nil && !isStreaming && fileCreation == nil && owner.transportIsWanted
     }
 
     /// Reports `response`, or sends the attempt that follows it up.
