@@ -10,6 +10,21 @@ import Testing
 /// Cancelling the task that called the generated client cancels the exchange, once.
 @Suite("MoyaTransport: cancellation")
 struct CancellationTests {
+    /// Cancels `call` and checks what follows: the call throws a cancellation, `server` sees its
+    /// connection closed, and the plugin hears of one cancelled completion and no later one.
+    func cancelOnce<Success: Sendable>(
+        _ call: _Concurrency.Task<Success, any Error>, server: MockServer, completions: CompletionCounter,
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) async throws {
+        call.cancel()
+        let error = await #expect(throws: (any Error).self, sourceLocation: sourceLocation) { try await call.value }
+        #expect(isCancellation(error), "\(String(describing: error))", sourceLocation: sourceLocation)
+        try await waitUntil { server.openConnections == 0 }
+        // No second completion comes later.
+        try await _Concurrency.Task.sleep(for: .milliseconds(200))
+        #expect(completions.results == ["cancelled"], sourceLocation: sourceLocation)
+    }
+
     @Test("Cancelled while waiting for the head: the call throws a cancellation, the server sees the connection closed, a plugin one completion")
     func cancelBeforeHead() async throws {
         let server = try await MockServer.start()
@@ -20,13 +35,7 @@ struct CancellationTests {
         let call = _Concurrency.Task { try await client.getEcho().ok }
         try await server.waitForRequests(count: 1)
         #expect(server.openConnections == 1)
-        call.cancel()
-        let error = await #expect(throws: (any Error).self) { try await call.value }
-        #expect(isCancellation(error), "\(String(describing: error))")
-        try await waitUntil { server.openConnections == 0 }
-        // No second completion comes later.
-        try await _Concurrency.Task.sleep(for: .milliseconds(200))
-        #expect(completions.results == ["cancelled"])
+        try await cancelOnce(call, server: server, completions: completions)
         #expect(server.requests.count == 1)
         await server.shutdown()
     }
@@ -50,12 +59,7 @@ struct CancellationTests {
             return count
         }
         for await _ in firstByte.stream { break }
-        call.cancel()
-        let error = await #expect(throws: (any Error).self) { try await call.value }
-        #expect(isCancellation(error), "\(String(describing: error))")
-        try await waitUntil { server.openConnections == 0 }
-        try await _Concurrency.Task.sleep(for: .milliseconds(200))
-        #expect(completions.results == ["cancelled"])
+        try await cancelOnce(call, server: server, completions: completions)
         await server.shutdown()
     }
 }
