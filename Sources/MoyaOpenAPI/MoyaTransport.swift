@@ -76,12 +76,22 @@ public struct MoyaTransport: ClientTransport, Sendable {
             streamed = try await provider.stream(operation, options: streamOptions)
         }
         var fields = HTTPFields()
-        for field in streamed.headerFields {
+        let headerFields = streamed.headerFields
+        fields.reserveCapacity(headerFields.count)
+        // The length is read here: a lookup in `HTTPFields` first builds an index of its names.
+        // Two different lengths make it unknown.
+        var length: Int64?
+        var lengths = 0
+        for field in headerFields {
             guard let name = HTTPField.Name(field.name) else { continue }
+            if name == .contentLength {
+                let value = Int64(field.value)
+                length = lengths == 0 || value == length ? value : nil
+                lengths += 1
+            }
             fields.append(HTTPField(name: name, value: field.value))
         }
         let response = HTTPResponse(status: HTTPResponse.Status(code: streamed.statusCode), headerFields: fields)
-        let length = fields[.contentLength].flatMap { Int64($0) }
         if request.method == .head || length == 0 {
             // Nothing to read: the body is read to its end here, so that the plugins hear of a
             // completed response rather than of a consumer that stopped.

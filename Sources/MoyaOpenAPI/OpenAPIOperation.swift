@@ -79,7 +79,9 @@ public struct OpenAPIOperation: TargetType, Sendable, CustomStringConvertible {
         self.operationID = operationID
         self.baseURL = baseURL
         self.percentEncodedPath = percentEncodedPath
-        self.path = percentEncodedPath.removingPercentEncoding ?? percentEncodedPath
+        // Foundation's decoding costs microseconds even when there is nothing to decode.
+        self.path =
+            percentEncodedPath.utf8.contains(UInt8(ascii: "%")) ? (percentEncodedPath.removingPercentEncoding ?? percentEncodedPath) : percentEncodedPath
         self.percentEncodedQuery = pathEnd == requestPath.endIndex ? nil : String(requestPath[requestPath.index(after: pathEnd)...])
         self.method = Moya.Method(rawValue: request.method.rawValue)
         self.headerFields = request.headerFields

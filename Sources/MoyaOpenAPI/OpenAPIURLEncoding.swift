@@ -8,7 +8,7 @@ import FoundationNetworking
 
 /// Sets the path and query of a request's URL to the ones a generated client encoded, whatever
 /// the endpoint's URL had; its scheme, host and port stay.
-struct OpenAPIURLEncoding: ParameterEncoding, Sendable {
+struct OpenAPIURLEncoding: RequestURLEncoding, Sendable {
     /// The server URL the generated client was made with.
     let baseURL: URL
     /// The request's whole URL on that server.
@@ -21,22 +21,41 @@ struct OpenAPIURLEncoding: ParameterEncoding, Sendable {
     func encode(_ urlRequest: any URLRequestConvertible, with parameters: Parameters?) throws -> URLRequest {
         var request = try urlRequest.asURLRequest()
         guard let url = request.url else { return request }
-        // The endpoint kept the client's server (no endpoint closure moved it): the URL made
-        // with the operation, without taking the endpoint's apart.
-        if url.scheme == baseURL.scheme, url.host == baseURL.host, url.port == baseURL.port, url.user == baseURL.user,
-            url.password == baseURL.password
-        {
-            request.url = resolvedURL
-            return request
+        request.url = try requestURL(for: url)
+        return request
+    }
+
+    /// The URL made with the operation when `endpointURL` is on the client's server (no endpoint
+    /// closure moved it), without taking `endpointURL` apart; otherwise `endpointURL` with the
+    /// operation's path and query.
+    func requestURL(for endpointURL: URL) throws -> URL {
+        if Self.isOnServer(endpointURL.absoluteString, base: baseURL.absoluteString) {
+            return resolvedURL
         }
-        guard var components = URLComponents(url: url, resolvingAgainstBaseURL: true) else { return request }
+        if endpointURL.scheme == baseURL.scheme, endpointURL.host == baseURL.host, endpointURL.port == baseURL.port,
+            endpointURL.user == baseURL.user, endpointURL.password == baseURL.password
+        {
+            return resolvedURL
+        }
+        guard var components = URLComponents(url: endpointURL, resolvingAgainstBaseURL: true) else {
+            throw MoyaTransportError.invalidRequestURL(path: percentEncodedPath, baseURL: endpointURL)
+        }
         components.percentEncodedPath = percentEncodedPath
         components.percentEncodedQuery = percentEncodedQuery
         guard let encoded = components.url else {
-            throw MoyaTransportError.invalidRequestURL(path: percentEncodedPath, baseURL: url)
+            throw MoyaTransportError.invalidRequestURL(path: percentEncodedPath, baseURL: endpointURL)
         }
-        request.url = encoded
-        return request
+        return encoded
+    }
+
+    /// Whether `url` starts with the whole authority of `base` (scheme, user, host and port as
+    /// written): `base` is a prefix that ends with `/`, or is followed in `url` by the start of a
+    /// path, query or fragment, or by nothing.
+    static func isOnServer(_ url: String, base: String) -> Bool {
+        guard url.hasPrefix(base) else { return false }
+        let rest = url.utf8.dropFirst(base.utf8.count)
+        guard let next = rest.first else { return true }
+        return base.utf8.last == UInt8(ascii: "/") || next == UInt8(ascii: "/") || next == UInt8(ascii: "?") || next == UInt8(ascii: "#")
     }
 }
 #endif

@@ -34,6 +34,15 @@ extension Endpoint {
         guard let requestURL = ParsedURLCache.shared.url(for: url, parse: Endpoint.strictURL(from:)) else {
             throw MoyaError.requestMapping(url)
         }
+        // An encoding that decides the whole URL (a generated OpenAPI client's) gives it before
+        // the request is made, rather than changing the request afterwards.
+        if case .requestParameters(_, let parameterEncoding) = task, let urlEncoding = parameterEncoding as? any RequestURLEncoding {
+            do {
+                return makeRequest(url: try urlEncoding.requestURL(for: requestURL))
+            } catch {
+                throw MoyaError.parameterEncoding(error)
+            }
+        }
         var request = makeRequest(url: requestURL)
         switch task {
         case .requestPlain, .uploadFile, .uploadMultipart, .uploadMultipartFormData, .downloadDestination:

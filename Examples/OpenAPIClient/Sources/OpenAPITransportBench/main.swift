@@ -194,7 +194,8 @@ func throughput(port: Int, options: Options) async throws {
                 cpu1[contender.name, default: 0] += processCPUTime() - cpuBefore
             }
         }
-        for block in 0..<blocks {
+        // `--c32 no`: concurrency 1 alone, to profile it.
+        for block in 0..<(options.values["c32"] == "no" ? 0 : blocks) {
             let order = (round + block) % 2 == 1 ? contenders : contenders.reversed()
             for contender in order {
                 let start = ContinuousClock.now
@@ -206,7 +207,7 @@ func throughput(port: Int, options: Options) async throws {
         for contender in contenders {
             let name = contender.name
             let done = Double(requests / blocks * blocks)
-            let result = (rps1: done / time1[name]!, cpu: cpu1[name]! / done, rps32: 2 * done / time32[name]!)
+            let result = (rps1: done / time1[name]!, cpu: cpu1[name]! / done, rps32: 2 * done / (time32[name] ?? .infinity))
             results[name] = result
             figures[name, default: [:]]["rps1", default: []].append(result.rps1)
             figures[name, default: [:]]["cpu", default: []].append(result.cpu)
