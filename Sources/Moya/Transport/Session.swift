@@ -504,29 +504,6 @@ public final class Session: Sendable {
         return limit.map { .now() + Session.timeAmount($0) }
     }
 
-    /// Whether an attempt that AsyncHTTPClient's pool gave up on while it waited for a free
-    /// connection should wait again.
-    ///
-    /// The pool charges that wait to its connect timeout (here the shorter of
-    /// ``Configuration/timeoutIntervalForConnect`` and ``Configuration/timeoutIntervalForRequest``),
-    /// so a burst of requests to a healthy server would fail only because it had to queue. Here
-    /// the wait counts against the request's own limits instead: it waits again while it has
-    /// waited less than ``requestTimeout`` since `startedAt` and its deadline has not passed.
-    /// The caller arms the attempt's ``ResponseStartLimit`` so that it ends at that limit.
-    ///
-    /// Only the failure path calls this; the attempt never reached a connection, so sending it
-    /// again sends nothing twice.
-    func waitsAgainForConnection(after error: any Error, startedAt: NIODeadline, deadline: NIODeadline?) -> Bool {
-        guard let clientError = error as? HTTPClientError, clientError == .getConnectionFromPoolTimeout else {
-            return false
-        }
-        let now = NIODeadline.now()
-        if let deadline, now >= deadline {
-            return false
-        }
-        return now - startedAt < requestTimeout
-    }
-
     /// The tracer the session reports spans to: the one active when the session was created
     /// (the task's `withTracer`, or the one bootstrapped in `InstrumentationSystem`), or none
     /// when that is the no-op tracer.
@@ -544,7 +521,7 @@ public final class Session: Sendable {
     static let foundationDefaultTimeoutInterval: TimeInterval = 60
 
     private static func clientConfiguration(for configuration: Configuration) -> HTTPClient.Configuration {
-        // The session follows redirects itself (see `redirectStep(after:of:bodyIsReplayable:)`).
+        // The session follows redirects itself (see `FollowUp.redirectStep(after:of:bodyIsReplayable:policy:)`).
         let redirect = HTTPClient.Configuration.RedirectConfiguration.disallow
         let decompression: HTTPClient.Decompression
         switch configuration.decompression {
@@ -557,7 +534,7 @@ public final class Session: Sendable {
             // The pool gives a queued request up after its connect timeout. No request may wait
             // longer than timeoutIntervalForRequest for its response to begin, so when that is
             // the shorter, it is the pool's limit too; a request the pool gives up on sooner
-            // waits again (`waitsAgainForConnection`). No write timeout: AsyncHTTPClient's would
+            // waits again (`FollowUp.waitAgain`). No write timeout: AsyncHTTPClient's would
             // put a timer on every request and stops while the server is not reading; uploads
             // have their own (`BodyStreamer`). No read timeout either: AsyncHTTPClient's moves
             // its timer at every part it reads (three timers scheduled and cancelled for a small

@@ -10,7 +10,7 @@ import FoundationNetworking
 
 /// One request/response exchange on a ``Session``, possibly in several attempts: when a Basic
 /// challenge is answered, and for every redirect the session follows
-/// (``Session/redirectStep(after:of:bodyIsReplayable:)``), so that each hop is checked, routed
+/// (``FollowUp/redirectStep(after:of:bodyIsReplayable:policy:)``), so that each hop is checked, routed
 /// and evaluated for its own host. It is the one adapter between a request and AsyncHTTPClient,
 /// and the one response delegate of every attempt, whatever becomes of the body
 /// (``Destination``): collected in memory, written to a file, or streamed to a consumer
@@ -22,7 +22,7 @@ import FoundationNetworking
 ///
 /// Its deadline (``Session/deadline(for:)``) is set once, when it starts, and covers every
 /// attempt. An attempt that the connection pool gave up on while it waited for a connection
-/// waits again (``Session/waitsAgainForConnection(after:startedAt:deadline:)``).
+/// waits again (``FollowUp/waitAgain``).
 ///
 /// Sendable: the mutable fields are the current attempt's (touched by AsyncHTTPClient's
 /// delegate calls, by the attempt's timers and by the completion of its file writes, which all
@@ -43,27 +43,6 @@ final class TransportExchange: HTTPClientResponseDelegate, @unchecked Sendable {
         case file(DownloadSink)
         /// Streamed to the sink's consumer, when the status is one the sink accepts.
         case stream(StreamSink)
-    }
-
-    /// What one attempt sends.
-    private struct Attempt: Sendable {
-        var urlRequest: URLRequest
-        var body: StreamedBody?
-        /// An `Authorization` value that replaces the request's (a Basic challenge answer).
-        var authorization: String?
-        /// Whether a redirect led to another origin than the request's.
-        var crossedOrigin = false
-        /// When the attempt's wait for its response began (``ResponseStartLimit/startedAt``).
-        var startedAt: NIODeadline
-        /// Whether the attempt already waited for a connection once and was given up on by the
-        /// pool: its ``ResponseStartLimit`` is then armed from the start.
-        var waitedBefore = false
-        /// Whether the attempt was already sent again after a closing connection refused it
-        /// (``resendsRefusedAttempt(after:context:)``) or a spoiled one failed it
-        /// (``resendsFromSpoiledConnection(after:context:)``): it is sent again once at most.
-        var refusedBefore = false
-        /// What the session's HTTP cache knows of this attempt; `nil` without a cache.
-        var cacheState: CacheState?
     }
 
     /// What the session's HTTP cache knows of one attempt. A class, so that an attempt without a
@@ -106,11 +85,6 @@ final class TransportExchange: HTTPClientResponseDelegate, @unchecked Sendable {
     let idleTimeout: TimeAmount?
     /// When the whole exchange, every attempt included, must be done by.
     private let deadline: NIODeadline?
-
-    // The exchange's bookkeeping, between attempts.
-    private var answeredChallenge = false
-    /// The URLs visited so far, once a redirect was followed.
-    private var visited: [String] = []
 
     // The current attempt, as its delegate sees it (see `TransportExchange+Delegate.swift`).
     /// The response's head and URL, and its body when it is kept in memory.
@@ -217,7 +191,7 @@ final class TransportExchange: HTTPClientResponseDelegate, @unchecked Sendable {
         // A request's `httpBodyStream` is its body, when nothing replaces it (an interceptor may
         // have set it on the attempt).
         let body = request.body ?? StreamedBody.bodyStream(of: request.urlRequest)
-        send(Attempt(urlRequest: request.urlRequest, body: body, authorization: nil, startedAt: .now()))
+        send(ExchangeAttempt(urlRequest: request.urlRequest, body: body, startedAt: .now()))
     }
 
     /// The session's HTTP cache, when this exchange may use it: data requests and streamed
@@ -232,7 +206,7 @@ final class TransportExchange: HTTPClientResponseDelegate, @unchecked Sendable {
     /// Answers `attempt` from the cache, or sends it (made conditional when the cache holds a
     /// response to validate); then routes it, through the bridge when its host is pinned by
     /// public key or when it is plain `http` through an HTTP proxy.
-    private func send(_ attempt: Attempt) {
+    private func send(_ attempt: ExchangeAttempt) {
         guard let cache else {
             route(attempt)
             return
@@ -284,7 +258,7 @@ final class TransportExchange: HTTPClientResponseDelegate, @unchecked Sendable {
 
     /// Routes `attempt`: through the bridge when its host is pinned by public key or when it is
     /// plain `http` through an HTTP proxy, with the client of the proxy it goes through.
-    private func route(_ attempt: Attempt) {
+    private func route(_ attempt: ExchangeAttempt) {
         var route: TransportRoute
         let client: HTTPClient
         do {
@@ -324,7 +298,7 @@ final class TransportExchange: HTTPClientResponseDelegate, @unchecked Sendable {
         }
     }
 
-    private func send(_ attempt: Attempt, route: TransportRoute, client: HTTPClient, socketPath: String?, bridgeFailuresBefore: Int = 0) {
+    private func send(_ attempt: ExchangeAttempt, route: TransportRoute, client: HTTPClient, socketPath: String?, bridgeFailuresBefore: Int = 0) {
         // A streamed body's upload and the attempt's task share one loop (`run(_:context:client:)`
         // asks AsyncHTTPClient for it), the lone request's one when there is one. Without a body
         // the exchange lets AsyncHTTPClient choose (as its own `execute(request:)` does), which
@@ -389,7 +363,7 @@ final class TransportExchange: HTTPClientResponseDelegate, @unchecked Sendable {
 
     /// An attempt with how it was routed.
     private struct AttemptContext {
-        let attempt: Attempt
+        let attempt: ExchangeAttempt
         let route: TransportRoute
         /// The client that sends the attempt: the session's, or one for a proxy.
         let client: HTTPClient
@@ -480,11 +454,20 @@ final class TransportExchange: HTTPClientResponseDelegate, @unchecked Sendable {
             cancelIdleTimer()
             context.streamer?.stop()
             let result = result.flatMapError { earlyAnswer(to: $0, task: task, context: context) }
-            if case .failure(let error) = result,
-                waitsAgainForConnection(after: error, context: context) || resendsRefusedAttempt(after: error, context: context)
-                    || resendsFromSpoiledConnection(after: error, context: context)
-            {
-                return
+            if case .failure(let error) = result {
+                var attempt = context.attempt
+                switch followUp(after: .failure(FollowUp.Failure(error)), of: context) {
+                case .waitAgain:
+                    attempt.waitedBefore = true
+                    send(attempt, like: context)
+                    return
+                case .resend:
+                    attempt.resentBefore = true
+                    send(attempt, like: context)
+                    return
+                case .done, .fail, .redirect, .answerChallenge, .restartRange:
+                    break
+                }
             }
             switch result {
             case .success(let response):
@@ -566,7 +549,7 @@ final class TransportExchange: HTTPClientResponseDelegate, @unchecked Sendable {
     /// the answer to a challenge). A response from the network first gives its cookies to the
     /// session's jar and goes through its cache (a `304` to a validation becomes the stored
     /// response).
-    private func deliver(_ response: TransportResponse, of attempt: Attempt) {
+    private func deliver(_ response: TransportResponse, of attempt: ExchangeAttempt) {
         guard response.cacheStatus == .network else {
             finishDelivery(response, of: attempt)
             return
@@ -612,7 +595,7 @@ final class TransportExchange: HTTPClientResponseDelegate, @unchecked Sendable {
     /// when its `stale-if-error` allows (``Session/staleIfErrorResponse(for:requestHeaders:cache:)``):
     /// only for an attempt the cache saw, whose result is still wanted, that does not stream or
     /// download. Reads the cache (a disk cache's file too).
-    private func staleIfError(for attempt: Attempt) -> TransportResponse? {
+    private func staleIfError(for attempt: ExchangeAttempt) -> TransportResponse? {
         guard mayAnswerStale(attempt), let cache, let state = attempt.cacheState else { return nil }
         return session.staleIfErrorResponse(for: attempt.urlRequest, requestHeaders: state.requestHeaders, cache: cache)
     }
@@ -620,26 +603,63 @@ final class TransportExchange: HTTPClientResponseDelegate, @unchecked Sendable {
     /// Whether ``staleIfError(for:)`` may find a stored response for `attempt`, without reading
     /// the cache: one the cache saw, whose result is still wanted, that does not stream or
     /// download.
-    private func mayAnswerStale(_ attempt: Attempt) -> Bool {
+    private func mayAnswerStale(_ attempt: ExchangeAttempt) -> Bool {
         cache != nil && attempt.cacheState != nil && !isStreaming && fileCreation == nil && owner.transportIsWanted
     }
 
     /// Reports `response`, or sends the attempt that follows it up.
-    private func finishDelivery(_ response: TransportResponse, of attempt: Attempt) {
-        let next: Attempt?
-        do {
-            next = try followUp(after: response, of: attempt)
-        } catch {
+    private func finishDelivery(_ response: TransportResponse, of attempt: ExchangeAttempt) {
+        var next = attempt.followingUp()
+        switch followUp(after: .response(response), of: attempt, streamedBody: false) {
+        case .done, .waitAgain, .resend:
+            finish(.success(response))
+            return
+        case .fail(let error):
             discard(response)
             finish(.failure(error))
             return
+        case .restartRange:
+            // The server cannot send the rest (the representation is shorter now, say): start
+            // over, without a range.
+            if let refused = resume {
+                resume = nil
+                session.releasePartial(refused.file, deleting: true)
+            }
+        case .answerChallenge(let authorization):
+            next.authorization = authorization
+            next.answeredChallenge = true
+        case .redirect(let step, let visited):
+            next.urlRequest = step.request
+            next.visited = visited
+            if step.dropsBody { next.body = nil }
+            if step.crossesOrigin {
+                next.authorization = nil
+                next.crossedOrigin = true
+            }
         }
-        if let next {
-            discard(response)
-            send(next)
-            return
-        }
-        finish(.success(response))
+        discard(response)
+        send(next)
+    }
+
+    /// What follows the attempt of `context` after `outcome` (``FollowUp/decide(after:of:rules:)``),
+    /// with what the exchange knows now.
+    private func followUp(after outcome: FollowUp.Outcome, of context: AttemptContext) -> FollowUp {
+        followUp(after: outcome, of: context.attempt, streamedBody: context.streamer != nil)
+    }
+
+    private func followUp(after outcome: FollowUp.Outcome, of attempt: ExchangeAttempt, streamedBody: Bool) -> FollowUp {
+        let facts = FollowUp.Facts(
+            outcome: outcome, headSent: responseLimit.headSent, hasResponse: responseLimit.hasResponse, limitFired: responseLimit.fired,
+            streamedBody: streamedBody, resumesRange: resume != nil, isWanted: owner.transportIsWanted, isShuttingDown: session.isShutDown.current,
+            now: .now())
+        return FollowUp.decide(after: facts, of: attempt, rules: followUpRules)
+    }
+
+    /// What the exchange's follow-ups obey.
+    private var followUpRules: FollowUp.Rules {
+        FollowUp.Rules(
+            redirectPolicy: session.configuration.redirectPolicy, requestTimeout: session.requestTimeout, deadline: deadline,
+            credential: request.credential, firstURL: request.urlRequest.url)
     }
 
     /// Ends the exchange with `result`: the session counts it as no longer in flight, and the
@@ -649,75 +669,8 @@ final class TransportExchange: HTTPClientResponseDelegate, @unchecked Sendable {
         owner.transportFinished(result, request: request.urlRequest)
     }
 
-    /// Sends the attempt again when the pool gave up on it while it waited for a connection and
-    /// it may wait longer (see ``Session/waitsAgainForConnection(after:startedAt:deadline:)``).
-    /// Called on the task's event loop, where the delegate lives.
-    private func waitsAgainForConnection(after error: any Error, context: AttemptContext) -> Bool {
-        let limit = responseLimit
-        guard !limit.hasResponse, !limit.fired, owner.transportIsWanted,
-            session.waitsAgainForConnection(after: error, startedAt: context.attempt.startedAt, deadline: deadline)
-        else {
-            return false
-        }
-        var attempt = context.attempt
-        attempt.waitedBefore = true
-        send(attempt, like: context)
-        return true
-    }
-
-    /// Sends the attempt again when AsyncHTTPClient cancelled it before a byte of it was sent, and
-    /// neither the caller nor a limit of ours asked for that: the pool had handed it to a
-    /// connection that began to close meanwhile (a GOAWAY from the server, or one retired by
-    /// `HTTP2SilentConnectionHandler`). The pool knows by then, so the attempt goes on another
-    /// connection. Once at most per attempt, and never after the session began to shut down.
-    /// Called on the task's event loop, where the delegate lives.
-    private func resendsRefusedAttempt(after error: any Error, context: AttemptContext) -> Bool {
-        guard let clientError = error as? HTTPClientError, clientError == .cancelled,
-            !responseLimit.headSent, !context.attempt.refusedBefore, !responseLimit.fired, owner.transportIsWanted, !session.isShutDown.current
-        else {
-            return false
-        }
-        return resendOnce(context)
-    }
-
-    /// Sends the attempt again, once, when the pooled connection it was given had been spoiled by
-    /// the answer before it, and nothing of its own answer arrived: a server that sent more bytes
-    /// than its `Content-Length` left them where this answer should be, so that they failed to
-    /// parse (`HTTPParserError`), or the connection closed over them before the request could be
-    /// written (`ioOnClosedChannel`). The pool has dropped that connection; the attempt goes on
-    /// another.
-    ///
-    /// A request that could not be written reached nobody; one whose answer failed to parse may
-    /// have reached the server, so it is sent again only when its method is idempotent (RFC 9110
-    /// §9.2.2). Never a streamed body, which may not be readable twice. A connection the server
-    /// closed or reset before answering is not a reason: that failure is the request's
-    /// (`networkConnectionLost`), for a `RetryPolicy` to retry.
-    private func resendsFromSpoiledConnection(after error: any Error, context: AttemptContext) -> Bool {
-        let unwritten = (error as? ChannelError) == .ioOnClosedChannel
-        guard unwritten || error is HTTPParserError, !responseLimit.hasResponse, context.streamer == nil, !context.attempt.refusedBefore,
-            !responseLimit.fired, owner.transportIsWanted, !session.isShutDown.current
-        else {
-            return false
-        }
-        let method = (context.attempt.urlRequest.httpMethod ?? "GET").uppercased()
-        guard unwritten || ["GET", "HEAD", "OPTIONS", "TRACE", "PUT", "DELETE"].contains(method) else { return false }
-        return resendOnce(context)
-    }
-
-    /// Sends `context`'s attempt again, marked as sent again (``Attempt/refusedBefore``), unless
-    /// the exchange's deadline has passed.
-    private func resendOnce(_ context: AttemptContext) -> Bool {
-        if let deadline, NIODeadline.now() >= deadline {
-            return false
-        }
-        var attempt = context.attempt
-        attempt.refusedBefore = true
-        send(attempt, like: context)
-        return true
-    }
-
     /// Sends `attempt` again the way `context`'s attempt went: same route, client and socket.
-    private func send(_ attempt: Attempt, like context: AttemptContext) {
+    private func send(_ attempt: ExchangeAttempt, like context: AttemptContext) {
         send(attempt, route: context.route, client: context.client, socketPath: context.socketPath, bridgeFailuresBefore: context.bridgeFailuresBefore)
     }
 
@@ -751,79 +704,5 @@ final class TransportExchange: HTTPClientResponseDelegate, @unchecked Sendable {
 
     private func discard(_ response: TransportResponse) {
         PartialFile.discard(response.fileURL)
-    }
-
-    /// The next attempt after `response`: the answer to a Basic challenge, or a redirect the
-    /// exchange follows itself; `nil` when `response` is the result.
-    ///
-    /// - Throws: `HTTPClientError.redirectLimitReached` or `.redirectCycleDetected`.
-    private func followUp(after response: TransportResponse, of attempt: Attempt) throws -> Attempt? {
-        if response.statusCode == 416, let refused = resume {
-            // The server cannot send the rest (the representation is shorter now, say): start
-            // over, without a range.
-            resume = nil
-            session.releasePartial(refused.file, deleting: true)
-            var next = attempt
-            next.startedAt = .now()
-            next.waitedBefore = false
-            return next
-        }
-        if let challengeAnswer = basicChallengeAnswer(for: response, of: attempt) {
-            var next = attempt
-            next.authorization = challengeAnswer
-            next.startedAt = .now()
-            next.waitedBefore = false
-            return next
-        }
-        return try redirect(after: response, of: attempt)
-    }
-
-    /// The `Authorization` value to retry with, when `response` is a Basic challenge that this
-    /// exchange has not answered yet and the request carries a credential.
-    ///
-    /// Only a challenge from the credential's own origin is answered: the attempt must go
-    /// there, and the response must come from there (AsyncHTTPClient follows the redirects of
-    /// a session without a trust manager itself, so a 401 may come from another host). A
-    /// challenge from anywhere else is the result, unanswered.
-    private func basicChallengeAnswer(for response: TransportResponse, of attempt: Attempt) -> String? {
-        guard response.statusCode == 401,
-            attempt.body?.isReplayable ?? true,
-            let scoped = request.credential,
-            let user = scoped.credential.user,
-            let password = scoped.credential.password,
-            scoped.applies(to: attempt.urlRequest.url),
-            let httpResponse = response.httpResponse,
-            scoped.applies(to: httpResponse.url),
-            let challenge = httpResponse.value(forHTTPHeaderField: "WWW-Authenticate"),
-            challenge.lowercased().hasPrefix("basic")
-        else {
-            return nil
-        }
-        guard !answeredChallenge, owner.transportIsWanted else { return nil }
-        answeredChallenge = true
-        return "Basic " + Data("\(user):\(password)".utf8).base64EncodedString()
-    }
-
-    /// The attempt for the redirect in `response`, when the session follows it
-    /// (``Session/redirectStep(after:of:bodyIsReplayable:)``).
-    ///
-    /// - Throws: ``NonReplayableBodyError`` for a redirect that keeps a body that was read and
-    ///   cannot be read again.
-    private func redirect(after response: TransportResponse, of attempt: Attempt) throws -> Attempt? {
-        guard let step = try session.redirectStep(after: response, of: attempt.urlRequest, bodyIsReplayable: attempt.body?.canBeSent ?? true) else {
-            return nil
-        }
-        guard owner.transportIsWanted else { throw HTTPClientError.cancelled }
-        try session.recordRedirect(to: step.target, after: request.urlRequest.url, visited: &visited)
-        var next = attempt
-        next.startedAt = .now()
-        next.waitedBefore = false
-        next.urlRequest = step.request
-        if step.dropsBody { next.body = nil }
-        if step.crossesOrigin {
-            next.authorization = nil
-            next.crossedOrigin = true
-        }
-        return next
     }
 }
