@@ -11,15 +11,15 @@ import NIOHTTP1
 extension TransportExchange {
     func didSendRequestHead(task: HTTPClient.Task<TransportResponse>, _ head: HTTPRequestHead) {
         releaseOrigin()
-        if responseLimit.didSendHead() {
+        if current.responseLimit.didSendHead() {
             armResponseLimit(for: task)
         }
     }
 
     func didSendRequestPart(task: HTTPClient.Task<TransportResponse>, _ part: IOData) {
-        guard let uploadLength else { return }
-        sent += Int64(part.readableBytes)
-        progress?(sent, uploadLength)
+        guard let uploadLength = current.uploadLength else { return }
+        current.sent += Int64(part.readableBytes)
+        progress?(current.sent, uploadLength)
     }
 
     func didSendRequest(task: HTTPClient.Task<TransportResponse>) {
@@ -28,32 +28,32 @@ extension TransportExchange {
     }
 
     func didVisitURL(task: HTTPClient.Task<TransportResponse>, _ request: HTTPClient.Request, _ head: HTTPResponseHead) {
-        responseLimit.didReceiveResponse()
-        collector.visited(reportedURL ?? request.url, method: request.method)
+        current.responseLimit.didReceiveResponse()
+        current.collector.visited(current.reportedURL ?? request.url, method: request.method)
     }
 
     func didReceiveHead(task: HTTPClient.Task<TransportResponse>, _ head: HTTPResponseHead) -> EventLoopFuture<Void> {
         guard owner.transportReceivedHead() else {
             return task.eventLoop.makeFailedFuture(HTTPClientError.cancelled)
         }
-        if let error = collector.receivedHead(head) {
+        if let error = current.collector.receivedHead(head) {
             return task.eventLoop.makeFailedFuture(error)
         }
         switch destination {
         case .memory:
             heardFromServer()
             if progress != nil {
-                expected = head.expectedBodyLength
-                isRedirect = session.followsRedirects && head.isRedirect
+                current.expected = head.expectedBodyLength
+                current.isRedirect = session.followsRedirects && head.isRedirect
             }
             return task.eventLoop.makeSucceededVoidFuture()
         case .file(let sink):
             return fileReceivedHead(head, sink: sink, task: task)
         case .stream(let sink):
-            guard let attemptCache else {
+            guard let cache = current.cache else {
                 return streamReceivedHead(head, sink: sink, task: task)
             }
-            return streamReceivedHead(head, sink: sink, task: task, cache: attemptCache)
+            return streamReceivedHead(head, sink: sink, task: task, cache: cache)
         }
     }
 
@@ -62,20 +62,20 @@ extension TransportExchange {
         // cancel stops the task itself. Only a stream tells its owner of each part.
         switch destination {
         case .memory:
-            if let error = collector.receivedBodyPart(buffer) {
+            if let error = current.collector.receivedBodyPart(buffer) {
                 return task.eventLoop.makeFailedFuture(error)
             }
             heardFromServer()
-            received += Int64(buffer.readableBytes)
-            if uploadLength == nil, !isRedirect {
-                progress?(received, expected)
+            current.received += Int64(buffer.readableBytes)
+            if current.uploadLength == nil, !current.isRedirect {
+                progress?(current.received, current.expected)
             }
             return task.eventLoop.makeSucceededVoidFuture()
         case .file:
             return fileReceivedBodyPart(buffer, task: task)
         case .stream(let sink):
-            if cacheTee != nil {
-                cacheTee!.append(buffer)
+            if current.cacheTee != nil {
+                current.cacheTee!.append(buffer)
             }
             return streamReceivedBodyPart(buffer, sink: sink, task: task)
         }
@@ -87,9 +87,9 @@ extension TransportExchange {
 
     func didFinishRequest(task: HTTPClient.Task<TransportResponse>) throws -> TransportResponse {
         cancelIdleTimer()
-        let head = try collector.finishedHead()
-        guard let file else {
-            return TransportResponse(response: head, data: collector.data())
+        let head = try current.collector.finishedHead()
+        guard let file = current.file else {
+            return TransportResponse(response: head, data: current.collector.data())
         }
         // The last parts may still be on their way to the file: settleFile(_:on:) waits for
         // them before the response is used.
@@ -101,9 +101,9 @@ extension TransportExchange {
     /// Arms the attempt's ``ResponseStartLimit``: when it fires, the attempt fails with the
     /// limit's ``ResponseStartLimit/timeoutError``. Call on the task's event loop.
     func armResponseLimit(for task: HTTPClient.Task<TransportResponse>) {
-        responseLimit.arm(on: task.eventLoop) { [self] in
-            responseLimit.didFire()
-            task.fail(reason: responseLimit.timeoutError)
+        current.responseLimit.arm(on: task.eventLoop) { [self] in
+            current.responseLimit.didFire()
+            task.fail(reason: current.responseLimit.timeoutError)
         }
     }
 }

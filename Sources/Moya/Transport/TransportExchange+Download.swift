@@ -24,8 +24,8 @@ extension TransportExchange {
     /// Reading goes on once the file is open.
     func fileReceivedHead(_ head: HTTPResponseHead, sink: DownloadSink, task: HTTPClient.Task<TransportResponse>) -> EventLoopFuture<Void> {
         armIdleTimer(task)
-        expected = head.expectedBodyLength
-        isRedirect = session.followsRedirects && head.isRedirect
+        current.expected = head.expectedBodyLength
+        current.isRedirect = session.followsRedirects && head.isRedirect
         let status = Int(head.status.code)
         // A refused range is answered by starting over (`followUp`), not stored.
         if status == 416, resume != nil {
@@ -35,34 +35,34 @@ extension TransportExchange {
             return task.eventLoop.makeSucceededVoidFuture()
         }
         if status == 200 || status == 206 {
-            resumeValidator = DownloadResume.validator { head.headers.first(name: $0) }
-            fileDigest = RepresentationDigest.sha256(status: status) { head.headers.first(name: $0) }
+            current.resumeValidator = DownloadResume.validator { head.headers.first(name: $0) }
+            current.fileDigest = RepresentationDigest.sha256(status: status) { head.headers.first(name: $0) }
         }
         if status == 206, let resume {
             // The rest of the interrupted download: it must start where the partial file ends.
             let contentRange = head.headers.first(name: "Content-Range") ?? ""
             guard let range = DownloadResume.contentRange(contentRange), range.first == resume.state.offset else {
                 // The partial file cannot be completed from this server's answer: drop it.
-                resumeValidator = nil
+                current.resumeValidator = nil
                 self.resume = nil
                 session.releasePartial(resume.file, deleting: true)
                 return task.eventLoop.makeFailedFuture(DownloadResumeError.unexpectedRange(expectedStart: resume.state.offset, contentRange: contentRange))
             }
-            appendsToPartial = true
-            finalLength = range.length
-            resumeTotal = range.length
-            received = resume.state.offset
-            expected = range.length ?? -1
+            current.appendsToPartial = true
+            current.finalLength = range.length
+            current.resumeTotal = range.length
+            current.received = resume.state.offset
+            current.expected = range.length ?? -1
             let opening = DownloadFile.open(appendingTo: resume.file, on: task.eventLoop)
-            fileCreation = opening
+            current.fileCreation = opening
             // Reading waits for the file, and the idle timeout with it.
             cancelIdleTimer()
             return opening.map { file in
-                self.file = file
+                self.current.file = file
                 self.armIdleTimer(task)
             }
         }
-        resumeTotal = status == 200 && head.expectedBodyLength >= 0 ? head.expectedBodyLength : nil
+        current.resumeTotal = status == 200 && head.expectedBodyLength >= 0 ? head.expectedBodyLength : nil
         if let replaced = resume {
             // The server sent the whole representation (it changed, or ignores ranges): the
             // partial file is of no more use.
@@ -77,10 +77,10 @@ extension TransportExchange {
             return task.eventLoop.makeFailedFuture(error)
         }
         let creation = DownloadFile.create(in: directory, on: task.eventLoop)
-        fileCreation = creation
+        current.fileCreation = creation
         cancelIdleTimer()
         return creation.map { file in
-            self.file = file
+            self.current.file = file
             self.armIdleTimer(task)
         }
     }
@@ -89,12 +89,12 @@ extension TransportExchange {
     /// response that has none).
     func fileReceivedBodyPart(_ buffer: ByteBuffer, task: HTTPClient.Task<TransportResponse>) -> EventLoopFuture<Void> {
         armIdleTimer(task)
-        received += Int64(buffer.readableBytes)
-        if !isRedirect {
-            progress?(received, expected)
+        current.received += Int64(buffer.readableBytes)
+        if !current.isRedirect {
+            progress?(current.received, current.expected)
         }
-        guard let file else {
-            _ = collector.receivedBodyPart(buffer)
+        guard let file = current.file else {
+            _ = current.collector.receivedBodyPart(buffer)
             return task.eventLoop.makeSucceededVoidFuture()
         }
         let written = file.write(buffer)
@@ -109,15 +109,15 @@ extension TransportExchange {
     /// future fails with ``FileTransferError/temporaryFileFailed(_:underlying:)``. Called on the
     /// task's event loop with what `didFinishRequest` returned.
     func settleFile(_ response: TransportResponse, on eventLoop: any EventLoop) -> EventLoopFuture<TransportResponse> {
-        fileCreation = nil
-        guard let file else { return eventLoop.makeSucceededFuture(response) }
-        self.file = nil
-        if appendsToPartial {
+        current.fileCreation = nil
+        guard let file = current.file else { return eventLoop.makeSucceededFuture(response) }
+        current.file = nil
+        if current.appendsToPartial {
             // The partial file becomes the response's: the session no longer keeps it.
             resume = nil
             session.releasePartial(file.url, deleting: false)
         }
-        return file.finish(on: eventLoop, expectedLength: finalLength, digest: fileDigest).map { response }
+        return file.finish(on: eventLoop, expectedLength: current.finalLength, digest: current.fileDigest).map { response }
     }
 
     /// Keeps what an attempt that failed part-way received, for a later resumption: closes the
@@ -127,11 +127,11 @@ extension TransportExchange {
     /// - Returns: Where the download stopped, and the partial file; `nil` when nothing was kept
     ///   (no byte was written).
     func keepPartialFile(on eventLoop: any EventLoop) -> EventLoopFuture<(DownloadResume, URL)?> {
-        guard let file, let validator = resumeValidator else { return eventLoop.makeSucceededFuture(nil) }
-        fileCreation = nil
-        self.file = nil
+        guard let file = current.file, let validator = current.resumeValidator else { return eventLoop.makeSucceededFuture(nil) }
+        current.fileCreation = nil
+        current.file = nil
         let url = request.urlRequest.url?.absoluteString ?? ""
-        let total = resumeTotal
+        let total = current.resumeTotal
         return file.keep(on: eventLoop).map { [session] length in
             guard length > 0, session.keepPartial(file.url) else { return nil }
             return (DownloadResume(url: url, fileName: file.url.lastPathComponent, offset: length, validator: validator, totalLength: total), file.url)
@@ -142,10 +142,10 @@ extension TransportExchange {
     /// write in progress has finished. Called on the task's event loop when the attempt fails;
     /// the future completes (never fails) when the file is gone.
     func discardFile(on eventLoop: any EventLoop) -> EventLoopFuture<Void> {
-        guard let creation = fileCreation else { return eventLoop.makeSucceededVoidFuture() }
-        fileCreation = nil
-        file = nil
-        if appendsToPartial, let resume {
+        guard let creation = current.fileCreation else { return eventLoop.makeSucceededVoidFuture() }
+        current.fileCreation = nil
+        current.file = nil
+        if current.appendsToPartial, let resume {
             // The partial file is deleted below: the session no longer keeps it.
             self.resume = nil
             session.releasePartial(resume.file, deleting: false)

@@ -26,7 +26,7 @@ extension TransportExchange: IdleWatched {
     /// Does nothing without an ``idleTimeout``, or once the attempt has ended. Called on the
     /// task's event loop.
     func armIdleTimer(_ task: HTTPClient.Task<TransportResponse>) {
-        guard idleTimeout != nil, !attemptEnded else { return }
+        guard idleTimeout != nil, !current.ended else { return }
         lastActivity = .now()
         guard idleTask == nil else { return }
         idleTask = task

@@ -29,13 +29,13 @@ extension TransportExchange {
         armIdleTimer(task)
         let status = Int(head.status.code)
         let isFollowedUp = (session.followsRedirects && head.isRedirect) || (request.credential != nil && status == 401)
-        guard status >= 200, !isFollowedUp, sink.accepts(status), let url = collector.url else {
+        guard status >= 200, !isFollowedUp, sink.accepts(status), let url = current.collector.url else {
             return task.eventLoop.makeSucceededVoidFuture()
         }
-        isStreaming = true
+        current.isStreaming = true
         let response = TransportResponse(response: DeferredHTTPURLResponse(head: head, url: url), data: Data())
         // The cookies are stored at once, rather than when the stream ends.
-        session.storeCookies(from: response, of: attemptRequest)
+        session.storeCookies(from: response, of: current.request)
         if let gate = owner.transportStreamHeadGate(response, request: request.urlRequest) {
             return waitForStreamHead(gate, task: task)
         }
@@ -51,8 +51,8 @@ extension TransportExchange {
         guard owner.transportReceivedBody(byteCount: buffer.readableBytes) else {
             return task.eventLoop.makeFailedFuture(HTTPClientError.cancelled)
         }
-        guard isStreaming else {
-            _ = collector.receivedBodyPart(buffer)
+        guard current.isStreaming else {
+            _ = current.collector.receivedBodyPart(buffer)
             armIdleTimer(task)
             return task.eventLoop.makeSucceededVoidFuture()
         }

@@ -21,8 +21,8 @@ extension TransportExchange {
             return task.eventLoop.makeSucceededVoidFuture()
         }
         let started = streamReceivedHead(head, sink: sink, task: task)
-        if isStreaming, let httpCache = session.configuration.cache {
-            cacheTee = session.cacheTee(for: head, of: attemptRequest, requestHeaders: cache.requestHeaders, cache: httpCache)
+        if current.isStreaming, let httpCache = session.configuration.cache {
+            current.cacheTee = session.cacheTee(for: head, of: current.request, requestHeaders: cache.requestHeaders, cache: httpCache)
         }
         return started
     }

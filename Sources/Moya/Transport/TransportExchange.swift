@@ -86,59 +86,21 @@ final class TransportExchange: HTTPClientResponseDelegate, @unchecked Sendable {
     /// When the whole exchange, every attempt included, must be done by.
     private let deadline: NIODeadline?
 
-    // The current attempt, as its delegate sees it (see `TransportExchange+Delegate.swift`).
-    /// The response's head and URL, and its body when it is kept in memory.
-    var collector: ResponseCollector
-    /// The request the current attempt sends.
-    var attemptRequest: URLRequest
-    /// The length of a streamed upload whose progress is reported instead of the download's.
-    var uploadLength: Int64?
-    var sent: Int64 = 0
-    /// Body bytes received, for progress.
-    var received: Int64 = 0
-    var expected: Int64 = -1
-    /// Whether this response is a redirect the session will follow (it reports no progress).
-    var isRedirect = false
-    /// The URL the response names when AsyncHTTPClient connects elsewhere (the ``TLSBridge``).
-    var reportedURL: URL?
-    var responseLimit: ResponseStartLimit
+    /// The current attempt, as its delegate sees it (see `TransportExchange+Delegate.swift`):
+    /// made fresh for every attempt.
+    var current: AttemptState
     /// Where an interrupted download stopped, while the exchange still asks for the rest; `nil`
     /// once a server sent the whole representation again or refused the range.
     var resume: ResumePoint?
-    /// Whether the current response appends to ``resume``'s partial file (a `206`).
-    var appendsToPartial = false
-    /// The length the server announced for the whole file, checked when it is complete (a
-    /// resumed download's `Content-Range`).
-    var finalLength: Int64?
-    /// The current response's `If-Range` value, when a failure part-way can be resumed.
-    var resumeValidator: String?
-    /// The length of the whole representation, when the current response said.
-    var resumeTotal: Int64?
-    /// The digest the current response announced for the whole file, checked when it is done.
-    var fileDigest: RepresentationDigest?
     /// The folder a download's files are created in, made or checked when the exchange starts
     /// (``DownloadFolder/prepare()``), before anything is sent.
     var fileDirectory: URL?
-    /// A download's file, while it is being created (``Destination/file(_:)``).
-    var fileCreation: EventLoopFuture<DownloadFile>?
-    /// A download's file, once created.
-    var file: DownloadFile?
-    /// Whether the body streams to the consumer (``Destination/stream(_:)``).
-    var isStreaming = false
-    /// What the session's HTTP cache knows of the current attempt; `nil` without a cache.
-    var attemptCache: CacheState?
-    /// The copy of the streamed body the cache stores once it has ended; `nil` without a
-    /// cache, or for a response the cache does not store (`TransportExchange+Delegate.swift`).
-    var cacheTee: StreamCacheTee?
     /// The attempt's task while the ``IdleClock`` watches it (see ``armIdleTimer(_:)``).
     var idleTask: HTTPClient.Task<TransportResponse>?
     /// The clock of the event loop of the attempt ``idleTask`` belongs to.
     var idleClock: IdleClock?
     /// When the network was last heard from (or waiting for it began).
     var lastActivity = NIODeadline.uptimeNanoseconds(0)
-    /// Whether the attempt has ended: a file write or a consumer that catches up afterwards must
-    /// not arm the idle timer again.
-    var attemptEnded = false
     /// The origin whose first connection this attempt opens, until its head is written or it
     /// ends (``FirstConnectionGate``).
     private var openingOrigin: FirstConnectionGate.Origin?
@@ -169,9 +131,10 @@ final class TransportExchange: HTTPClientResponseDelegate, @unchecked Sendable {
             destination = .memory
             idleTimeout = requestIdleLimit
         }
-        self.collector = ResponseCollector(limit: nil)
-        self.attemptRequest = request.urlRequest
-        self.responseLimit = ResponseStartLimit(startedAt: .uptimeNanoseconds(0), limit: session.requestTimeout, streamsBody: false)
+        // Replaced by each attempt's own before it is sent.
+        self.current = AttemptState(
+            request: request.urlRequest, collector: ResponseCollector(limit: nil), uploadLength: nil, reportedURL: nil,
+            responseLimit: ResponseStartLimit(startedAt: .uptimeNanoseconds(0), limit: session.requestTimeout, streamsBody: false), cache: nil)
     }
 
     func start() {
@@ -328,7 +291,9 @@ final class TransportExchange: HTTPClientResponseDelegate, @unchecked Sendable {
             case .bridged, .forwarded: attempt.urlRequest.url
             case .direct, .directWithTLS: nil
             }
-        // The exchange is the attempt's delegate: set up its state for this attempt.
+        // The exchange is the attempt's delegate: its state for this attempt.
+        let collector: ResponseCollector
+        let uploadLength: Int64?
         switch destination {
         case .memory:
             collector = ResponseCollector(limit: session.configuration.maximumResponseBodySize)
@@ -340,24 +305,9 @@ final class TransportExchange: HTTPClientResponseDelegate, @unchecked Sendable {
             collector = ResponseCollector(limit: Int64(StreamSink.errorBodyLimit), overflow: .truncates)
             uploadLength = nil
         }
-        attemptRequest = attempt.urlRequest
-        sent = 0
-        received = 0
-        expected = -1
-        isRedirect = false
-        self.reportedURL = reportedURL
-        responseLimit = limit
-        fileCreation = nil
-        file = nil
-        appendsToPartial = false
-        finalLength = nil
-        resumeValidator = nil
-        resumeTotal = nil
-        fileDigest = nil
-        isStreaming = false
-        attemptCache = attempt.cacheState
-        cacheTee = nil
-        attemptEnded = false
+        current = AttemptState(
+            request: attempt.urlRequest, collector: collector, uploadLength: uploadLength, reportedURL: reportedURL, responseLimit: limit,
+            cache: attempt.cacheState)
         run(clientRequest, context: context, client: client)
     }
 
@@ -449,8 +399,8 @@ final class TransportExchange: HTTPClientResponseDelegate, @unchecked Sendable {
             // Whatever happened, the attempt is over: stop its timers (on its loop, where they
             // run) and close what its upload reads.
             releaseOrigin()
-            responseLimit.cancel()
-            attemptEnded = true
+            current.responseLimit.cancel()
+            current.ended = true
             cancelIdleTimer()
             context.streamer?.stop()
             let result = result.flatMapError { earlyAnswer(to: $0, task: task, context: context) }
@@ -471,7 +421,7 @@ final class TransportExchange: HTTPClientResponseDelegate, @unchecked Sendable {
             }
             switch result {
             case .success(let response):
-                guard fileCreation != nil else {
+                guard current.fileCreation != nil else {
                     deliver(response, of: context.attempt)
                     return
                 }
@@ -497,13 +447,13 @@ final class TransportExchange: HTTPClientResponseDelegate, @unchecked Sendable {
                     return
                 }
                 let error = failureError(error, of: context)
-                guard fileCreation != nil else {
+                guard current.fileCreation != nil else {
                     finish(.failure(error))
                     return
                 }
                 // A download that got part of a resumable response keeps it, unless the caller
                 // cancelled.
-                if resumeValidator != nil, file != nil, owner.transportIsWanted {
+                if current.resumeValidator != nil, current.file != nil, owner.transportIsWanted {
                     keepPartialFile(on: task.eventLoop).whenComplete { kept in
                         if case .success(let (resume, file)?) = kept {
                             self.finish(.failure(InterruptedDownload(underlying: error, resume: resume, file: file)))
@@ -564,18 +514,18 @@ final class TransportExchange: HTTPClientResponseDelegate, @unchecked Sendable {
         // or when it was not the whole body), or the body collected in memory, unless it was an
         // error body cut at its limit.
         let body: Data?
-        if isStreaming {
+        if current.isStreaming {
             guard owner.transportIsWanted else {
                 finishDelivery(response, of: attempt)
                 return
             }
-            if let cacheTee {
+            if let cacheTee = current.cacheTee {
                 body = cacheTee.body
             } else {
                 body = Data()
             }
         } else {
-            body = collector.truncated ? nil : response.data
+            body = current.collector.truncated ? nil : response.data
         }
         withCacheIO(cache) { [self] in
             // A server error may be answered with the stored response (stale-if-error).
@@ -604,7 +554,7 @@ final class TransportExchange: HTTPClientResponseDelegate, @unchecked Sendable {
     /// the cache: one the cache saw, whose result is still wanted, that does not stream or
     /// download.
     private func mayAnswerStale(_ attempt: ExchangeAttempt) -> Bool {
-        cache != nil && attempt.cacheState != nil && !isStreaming && fileCreation == nil && owner.transportIsWanted
+        cache != nil && attempt.cacheState != nil && !current.isStreaming && current.fileCreation == nil && owner.transportIsWanted
     }
 
     /// Reports `response`, or sends the attempt that follows it up.
@@ -649,7 +599,7 @@ final class TransportExchange: HTTPClientResponseDelegate, @unchecked Sendable {
 
     private func followUp(after outcome: FollowUp.Outcome, of attempt: ExchangeAttempt, streamedBody: Bool) -> FollowUp {
         let facts = FollowUp.Facts(
-            outcome: outcome, headSent: responseLimit.headSent, hasResponse: responseLimit.hasResponse, limitFired: responseLimit.fired,
+            outcome: outcome, headSent: current.responseLimit.headSent, hasResponse: current.responseLimit.hasResponse, limitFired: current.responseLimit.fired,
             streamedBody: streamedBody, resumesRange: resume != nil, isWanted: owner.transportIsWanted, isShuttingDown: session.isShutDown.current,
             now: .now())
         return FollowUp.decide(after: facts, of: attempt, rules: followUpRules)
