@@ -32,11 +32,11 @@ sources() {
     local moya="$root/Sources/Moya"
     case "$1" in
     sse | lines) echo "$moya"/Streaming/Parsing/*.swift ;;
-    content-disposition) echo "$moya/Transfer/ContentDisposition.swift $moya/Transfer/DownloadFileName.swift" ;;
+    content-disposition) echo "$moya/Bodies/ContentDisposition.swift $moya/Bodies/DownloadFileName.swift" ;;
     key-path) echo "$moya/Model/JSONKeyPathScanner.swift $moya/Model/JSONKeyPath.swift" ;;
     redirect-location) echo "$moya/Security/URLOrigin.swift" ;;
-    set-cookie) echo "$moya/Cookies/SetCookieParser.swift $moya/Cookies/CookieDate.swift $moya/Caching/CacheHTTPDate.swift $moya/Utilities/CivilDate.swift" ;;
-    cache-control) echo "$moya/Caching/CacheControl.swift $moya/Caching/CacheHTTPDate.swift $moya/Caching/CacheHeaderFields.swift $moya/Utilities/CivilDate.swift" ;;
+    set-cookie) echo "$moya/Cookies/SetCookieParser.swift $moya/Cookies/CookieDate.swift $moya/Caching/CacheHTTPDate.swift $moya/Model/CivilDate.swift" ;;
+    cache-control) echo "$moya/Caching/CacheControl.swift $moya/Caching/CacheHTTPDate.swift $moya/Caching/CacheHeaderFields.swift $moya/Model/CivilDate.swift" ;;
     *)
         echo "unknown target '$1'; the targets are: ${targets[*]}" >&2
         return 1

@@ -7,8 +7,8 @@ import FoundationNetworking
 // Fuzz target for the resolution of a redirect's `Location` header and the origin check that
 // decides whether credentials follow it.
 //
-// `Session.redirectStep(after:of:bodyIsReplayable:)` (Sources/Moya/Transport/Session+Redirects.swift)
-// needs a Session, and so AsyncHTTPClient; its URL work is three expressions, which `resolve`
+// `FollowUp.redirectStep(after:of:bodyIsReplayable:policy:)` (Sources/Moya/Transport/FollowUp.swift)
+// needs AsyncHTTPClient's types; its URL work is three expressions, which `resolve`
 // below repeats word for word: `URL(string: location, relativeTo: current)?.absoluteURL`, the
 // scheme check, and `URLOrigin.same(current, target)` (Sources/Moya/Security/URLOrigin.swift,
 // compiled in). Keep `resolve` in step with redirectStep.
@@ -41,7 +41,7 @@ private let currentURLs = [
 ].map { URL(string: $0)! }
 
 /// The target a redirect to `location` after a request for `current` is followed to, as
-/// `Session.redirectStep` computes it; `nil` when it is not followed.
+/// `FollowUp.redirectStep` computes it; `nil` when it is not followed.
 private func resolve(_ location: String, against current: URL) -> URL? {
     guard let target = URL(string: location, relativeTo: current)?.absoluteURL,
         let scheme = target.scheme?.lowercased(), scheme == "http" || scheme == "https"
@@ -75,7 +75,7 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     // A target without a host (`http:path` after an `https` URL, which RFC 3986 resolves to
     // itself) is followed, and AsyncHTTPClient then refuses it with `emptyHost`: the request
     // fails instead of giving the redirect response. That is a clean error, and the fix belongs
-    // in redirectStep (Transport), so it is not a failed property here; see Fuzz/README.md.
+    // in FollowUp.redirectStep (Transport), so it is not a failed property here; see Fuzz/README.md.
     guard let connection = ConnectionTarget(target) else { return 0 }
     checkRequestURI(target, context)
     let reparsed = URL(string: target.absoluteString)

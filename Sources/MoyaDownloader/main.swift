@@ -1,6 +1,6 @@
 // MoyaDownloader: downloads one file through a Session whose folder for downloads in progress is
 // the default, for the tests of two users downloading at once and of the shared session's folder
-// at exit (Tests/MoyaTests/Transfer/DownloadFolderTests.swift). Not part of any product.
+// at exit (Tests/MoyaTests/Bodies/DownloadFolderTests.swift). Not part of any product.
 //
 //     MoyaDownloader <test server base URL> <byte count> own|shared [<uid> <gid>]
 //
