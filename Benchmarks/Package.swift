@@ -74,6 +74,27 @@ let package = Package(
                 .product(name: "NIOPosix", package: "swift-nio"),
             ]
         ),
+        // Peak memory of a program that links Moya against one that links only AsyncHTTPClient
+        // (Comparisons/memory-bench.sh): two programs, so that each maps only its own libraries.
+        // What both print about their memory, with the C library only.
+        .target(name: "MemoryBenchSupport"),
+        // AsyncHTTPClient and NIO, nothing of Moya.
+        .executableTarget(
+            name: "MemoryBenchAHC",
+            dependencies: [
+                "MemoryBenchSupport",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+            ]
+        ),
+        // A default MoyaProvider through the async API.
+        .executableTarget(
+            name: "MemoryBenchMoya",
+            dependencies: [
+                "MemoryBenchSupport",
+                .product(name: "Moya", package: "Moya"),
+            ]
+        ),
         .executableTarget(
             name: "MoyaBench",
             dependencies: [
