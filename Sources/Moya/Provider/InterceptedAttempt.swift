@@ -70,6 +70,14 @@ final class InterceptedAttempt: TransportOwner {
         flight.transportIsWanted
     }
 
+    var transportResumePoint: ResumePoint? {
+        flight.transportResumePoint
+    }
+
+    func transportDroppedResumePoint() {
+        flight.transportDroppedResumePoint()
+    }
+
     func transportReceivedHead() -> Bool {
         flight.transportReceivedHead()
     }

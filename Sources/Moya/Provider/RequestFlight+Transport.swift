@@ -20,6 +20,14 @@ extension RequestFlight: TransportOwner {
         isActive
     }
 
+    var transportResumePoint: ResumePoint? {
+        resumePoint
+    }
+
+    func transportDroppedResumePoint() {
+        dropResumePoint()
+    }
+
     func transportReceivedHead() -> Bool {
         withMachine { $0.headReceived() }
     }
@@ -68,10 +76,7 @@ extension RequestFlight: TransportOwner {
     func makeDownload() -> DownloadSink? {
         guard isDownload else { return nil }
         let validation = self.validation
-        // A partial file the transport dropped meanwhile (the server sent a new version, or
-        // refused the range) is no longer a place to go on from.
-        let resume = resumePoint.flatMap { FileManager.default.fileExists(atPath: $0.file.path) ? $0 : nil }
-        return DownloadSink(folder: downloadFolder, accepts: { validation.accepts($0) }, resume: resume)
+        return DownloadSink(folder: downloadFolder, accepts: { validation.accepts($0) })
     }
 
     /// Delivers `result` on the delivery queue: plugins, the final progress event (unless

@@ -75,50 +75,8 @@ final class RequestFlight: @unchecked Sendable {
     let traceContext: TraceContext?
     /// The provider's in-flight table, which the flight leaves when it ends (`trackInflights`).
     private let table: Protected<[EndpointIdentity: RequestFlight]>?
-    private let state = Protected(State())
-
-    /// The flight's mutable state, behind its one lock.
-    private struct State {
-        /// The request's life.
-        var machine = RequestStateMachine<Work>()
-        /// The request's metrics, from when it is sent until its outcome is known; `nil`
-        /// without metrics (``Session/requestMetrics``).
-        var measurement: RequestMeasurement?
-        /// The caller's progress block (in its reporter) and a download's destination closure:
-        /// the caller's own closures, which may capture the very token that holds this flight.
-        /// Released when the request ends, so that such a capture leaves no cycle.
-        var reporter: ProgressReporter?
-        var destination: DownloadRequest.Destination?
-        /// Where an interrupted attempt of this download stopped: the next attempt (a resumed
-        /// request's first, or an interceptor's retry) asks for the rest.
-        var resume: ResumePoint?
-        /// The result handed to a task awaiting the flight (``perform(_:)``), from its
-        /// completion until the task takes it.
-        var awaitedResult: Result<Moya.Response, MoyaError>?
-
-        /// The machine's `finished` event; the caller's closures are released with it.
-        mutating func finish() -> (RequestStateMachine<Work>.FinishAction, ProgressReporter?) {
-            let action = machine.finished()
-            guard case .deliver = action else { return (action, nil) }
-            defer { releaseCallerClosures() }
-            return (action, reporter)
-        }
-
-        /// After a cancel: when it ended the request, the caller's closures are released and
-        /// the measurement is handed back to be ended.
-        mutating func endedByCancel() -> RequestMeasurement? {
-            guard !machine.isActive else { return nil }
-            releaseCallerClosures()
-            defer { measurement = nil }
-            return measurement
-        }
-
-        /// Lets go of the caller's closures: the request has ended.
-        private mutating func releaseCallerClosures() {
-            reporter = nil
-            destination = nil
-        }
-    }
+    /// The request's whole state: its machine, behind the flight's one lock.
+    private let state: Protected<RequestStateMachine<Work>>
 
     /// - Parameters:
     ///   - endpoint:               The endpoint requested; a download's destination comes from
@@ -174,11 +132,7 @@ final class RequestFlight: @unchecked Sendable {
         self.reportsProgress = progress != nil
         // A stream reads its body as it arrives, whatever the task: it stores no file.
         self.isDownload = destination != nil && streamSink == nil
-        state.withLock { state in
-            state.reporter = reporter
-            state.destination = destination
-            state.resume = resume
-        }
+        self.state = Protected(RequestStateMachine(reporter: reporter, destination: destination, resume: resume))
         self.downloadFolder = downloadFolder
     }
 
@@ -186,13 +140,13 @@ final class RequestFlight: @unchecked Sendable {
     ///
     /// - Parameter pluginTarget: The caller's target as plugins see it; `nil` without plugins.
     func subscribe(_ completion: @escaping Completion, callbackQueue: DispatchQueue?, pluginTarget: UncheckedSendable<any TargetType>?) -> Int? {
-        state.withLock { $0.machine.subscribe(completion, callbackQueue: callbackQueue, pluginTarget: pluginTarget) }
+        state.withLock { $0.subscribe(completion, callbackQueue: callbackQueue, pluginTarget: pluginTarget) }
     }
 
     /// The request closure handed the request back: whether to send it (see
     /// ``RequestStateMachine/requestBuilt()``).
     func requestBuilt() -> Bool {
-        state.withLock { $0.machine.requestBuilt() }
+        state.withLock { $0.requestBuilt() }
     }
 
     /// Records what runs for this flight, or stops it at once when the flight already ended.
@@ -200,7 +154,7 @@ final class RequestFlight: @unchecked Sendable {
     /// - Returns: Whether the work may go on: `false` when it was stopped.
     @discardableResult
     func attach(_ work: Work) -> Bool {
-        if case .stop(let work) = state.withLock({ $0.machine.workStarted(work) }) {
+        if case .stop(let work) = state.withLock({ $0.workStarted(work) }) {
             work.stop()
             return false
         }
@@ -210,7 +164,7 @@ final class RequestFlight: @unchecked Sendable {
     /// Records the task that drives the request through its interceptors, or stops it at once
     /// when the flight already ended.
     func attachDriver(_ task: _Concurrency.Task<Void, Never>) {
-        if case .stop(let work) = state.withLock({ $0.machine.driverStarted(.driver(task)) }) {
+        if case .stop(let work) = state.withLock({ $0.driverStarted(.driver(task)) }) {
             work.stop()
         }
     }
@@ -218,12 +172,12 @@ final class RequestFlight: @unchecked Sendable {
     /// An interceptor decided to send the request again: whether to (see
     /// ``RequestStateMachine/retryDecided()``).
     func retryDecided() -> Bool {
-        state.withLock { $0.machine.retryDecided() }
+        state.withLock { $0.retryDecided() }
     }
 
     /// Whether the flight still waits for its result.
     var isActive: Bool {
-        state.withLock { $0.machine.isActive }
+        state.withLock { $0.isActive }
     }
 
     /// Ends the flight with its result: every caller still waiting gets it, inline when it shares
@@ -264,7 +218,7 @@ final class RequestFlight: @unchecked Sendable {
     /// progress reporter, which the flight lets go of as it ends), or a stream to end (its head
     /// was delivered), or nothing (it has ended).
     func claimOutcome() -> (action: RequestStateMachine<Work>.FinishAction, reporter: ProgressReporter?) {
-        state.withLock { $0.finish() }
+        state.withLock { $0.finishTakingReporter() }
     }
 
     /// Sends progress events, when the caller asked for them; `nil` once the request ended.
@@ -275,12 +229,17 @@ final class RequestFlight: @unchecked Sendable {
 
     /// Records where an interrupted attempt of this download stopped, for the next attempt.
     func interrupted(at resume: ResumePoint) {
-        state.withLock { $0.resume = resume }
+        state.withLock { $0.interrupted(at: resume) }
     }
 
     /// Where the next attempt of this download goes on from; `nil` to start at the beginning.
     var resumePoint: ResumePoint? {
         state.withLock { $0.resume }
+    }
+
+    /// The transport gave the resume point up: the next attempt starts at the beginning.
+    func dropResumePoint() {
+        state.withLock { $0.droppedResume() }
     }
 
     /// Where a download goes; `nil` for a data request, and once the request ended.
@@ -306,7 +265,7 @@ final class RequestFlight: @unchecked Sendable {
     func cancel(subscriber id: Int) {
         // A stub that has begun to deliver is not preempted: its result is the one outcome.
         let action = state.withLock { state in
-            (state.machine.cancelled(subscriber: id, preempting: Self.preempt), state.endedByCancel())
+            (state.cancelled(subscriber: id, preempting: Self.preempt), state.endedByCancel())
         }
         switch action {
         case (.none, _):
@@ -341,7 +300,7 @@ final class RequestFlight: @unchecked Sendable {
     nonisolated(nonsending)
         func perform(_ join: (@escaping Completion) -> Bool) async throws(MoyaError) -> Moya.Response
     {
-        let id = state.withLock { $0.machine.nextSubscriberID }
+        let id = state.withLock { $0.nextSubscriberID }
         let result: Result<Moya.Response, MoyaError> = await withTaskCancellationHandler {
             // Unchecked: the flight calls a caller's completion exactly once, and the
             // continuation is resumed either there or, when the caller never joined, below;
@@ -354,17 +313,14 @@ final class RequestFlight: @unchecked Sendable {
             // and what the task reads. The lock orders them, for it and for the reader.
             await withUnsafeContinuation { (continuation: UnsafeContinuation<Void, Never>) in
                 let joined = join { result in
-                    self.state.withLock { $0.awaitedResult = result }
+                    self.state.withLock { $0.resultArrived(result) }
                     continuation.resume()
                 }
                 if !joined {
                     continuation.resume()
                 }
             }
-            return state.withLock { state in
-                defer { state.awaitedResult = nil }
-                return state.awaitedResult ?? .failure(.requestCancelled)
-            }
+            return state.withLock { $0.takeAwaitedResult() } ?? .failure(.requestCancelled)
         } onCancel: {
             cancel(subscriber: id)
         }
@@ -380,12 +336,12 @@ final class RequestFlight: @unchecked Sendable {
 
     /// Whether the caller `id` asked to cancel.
     func isCancelled(subscriber id: Int) -> Bool {
-        state.withLock { $0.machine.isCancelled(subscriber: id) }
+        state.withLock { $0.isCancelled(subscriber: id) }
     }
 
     /// Runs `body` on the state machine, under the flight's lock (for the transport's events).
     func withMachine<Result>(_ body: (inout RequestStateMachine<Work>) -> Result) -> Result {
-        state.withLock { body(&$0.machine) }
+        state.withLock { body(&$0) }
     }
 
     // MARK: - Streams
@@ -406,7 +362,7 @@ final class RequestFlight: @unchecked Sendable {
     /// the cancellation. Does nothing when the stream has ended.
     func cancelStream() {
         let cancelled: (work: Work?, driver: Work?, measurement: RequestMeasurement?)? = state.withLock { state in
-            guard let (work, driver) = state.machine.streamCancelled() else { return nil }
+            guard let (work, driver) = state.streamCancelled() else { return nil }
             return (work, driver, state.endedByCancel())
         }
         guard let cancelled else { return }
@@ -458,12 +414,7 @@ final class RequestFlight: @unchecked Sendable {
     /// as cancelled when the request has already ended.
     func measure(_ measurement: RequestMeasurement?) {
         guard let measurement else { return }
-        let ended: Bool = state.withLock { state in
-            guard state.machine.isActive else { return true }
-            state.measurement = measurement
-            return false
-        }
-        if ended { measurement.finish(.failure(.requestCancelled)) }
+        if !state.withLock({ $0.measure(measurement) }) { measurement.finish(.failure(.requestCancelled)) }
     }
 
     /// Ends the request's metrics, if any, with `result`: the first outcome counts. Neither
@@ -475,10 +426,7 @@ final class RequestFlight: @unchecked Sendable {
         _ result: @autoclosure () -> Result<Moya.Response, MoyaError>, responseBodyBytes: @autoclosure () -> Int64? = nil
     ) {
         guard measures,
-            let measurement = state.withLock({ state in
-                defer { state.measurement = nil }
-                return state.measurement
-            })
+            let measurement = state.withLock({ $0.takeMeasurement() })
         else { return }
         measurement.finish(result(), responseBodyBytes: responseBodyBytes())
     }
@@ -495,6 +443,6 @@ final class RequestFlight: @unchecked Sendable {
 
     /// The completions still waiting, for `MoyaProvider.inflightRequests`.
     var completions: [Completion] {
-        state.withLock { $0.machine.completions }
+        state.withLock { $0.completions }
     }
 }

@@ -28,10 +28,15 @@
 /// arrive, the callers are delivered to exactly once. An event that cannot happen in a phase (a
 /// body part before its head, work before the request was built) traps in debug builds.
 ///
+/// It also holds what the request keeps until it ends (the measurement, the progress reporter,
+/// a download's destination and resume point, the result for an awaiting task), and lets go of
+/// the caller's closures as the request ends. Not `Sendable`: those closures are the caller's,
+/// and the machine lives behind its flight's lock.
+///
 /// `Work` is what runs on the request's behalf and what a cancel stops: a stub's token or an
 /// attempt on the transport. A request sent through interceptors also has a *driver*, the task
 /// that adapts, sends and retries; a cancel stops both.
-struct RequestStateMachine<Work: Sendable>: Sendable {
+struct RequestStateMachine<Work: Sendable> {
     /// Where the request is in its life.
     enum Phase: Sendable, Equatable {
         /// Waiting for the request closure to hand its request back.
@@ -92,7 +97,35 @@ struct RequestStateMachine<Work: Sendable>: Sendable {
     /// The callers whose cancel was asked for; usually none, so no storage.
     private var cancelledIDs: [Int] = []
 
-    init() {}
+    // What the request holds until it ends: the flight keeps nothing of its own beside the
+    // machine.
+
+    /// The request's metrics, from when it is sent until its outcome is known; `nil` without
+    /// metrics (``Session/requestMetrics``).
+    private var measurement: RequestMeasurement?
+    /// The caller's progress block, in its reporter: the caller's own closure, which may capture
+    /// the very token that holds the flight. Let go of when the request ends, so that such a
+    /// capture leaves no cycle.
+    private(set) var reporter: ProgressReporter?
+    /// A download's destination closure; let go of when the request ends, as ``reporter`` is.
+    private(set) var destination: DownloadRequest.Destination?
+    /// Where an interrupted attempt of this download stopped: the next attempt (a resumed
+    /// request's first, or an interceptor's retry) asks for the rest. Between attempts, this is
+    /// the one place the resume point is kept.
+    private(set) var resume: ResumePoint?
+    /// The result handed to a task awaiting the flight (``RequestFlight/perform(_:)``), from its
+    /// completion until the task takes it.
+    private var awaitedResult: Result<Moya.Response, MoyaError>?
+
+    /// - Parameters:
+    ///   - reporter:    The caller's progress reporter, if it asked for progress.
+    ///   - destination: A download's destination.
+    ///   - resume:      Where a resumed download goes on from.
+    init(reporter: ProgressReporter? = nil, destination: DownloadRequest.Destination? = nil, resume: ResumePoint? = nil) {
+        self.reporter = reporter
+        self.destination = destination
+        self.resume = resume
+    }
 
     /// Whether the result is still to come.
     var isActive: Bool {
@@ -315,5 +348,68 @@ struct RequestStateMachine<Work: Sendable>: Sendable {
             driver = nil
         }
         return .stop(subscriber, work: work, driver: driver)
+    }
+
+    // MARK: - What the request holds
+
+    /// Keeps `measurement` until the outcome is known.
+    ///
+    /// - Returns: `false` when the request has ended already: the caller ends the measurement
+    ///   itself, as cancelled.
+    mutating func measure(_ measurement: RequestMeasurement) -> Bool {
+        guard isActive else { return false }
+        self.measurement = measurement
+        return true
+    }
+
+    /// The measurement, taken out: the first outcome ends it.
+    mutating func takeMeasurement() -> RequestMeasurement? {
+        defer { measurement = nil }
+        return measurement
+    }
+
+    /// An attempt of the download stopped at `resume`: the next one goes on from there.
+    mutating func interrupted(at resume: ResumePoint) {
+        self.resume = resume
+    }
+
+    /// The transport gave the resume point up: the next attempt starts at the beginning.
+    mutating func droppedResume() {
+        resume = nil
+    }
+
+    /// Keeps `result` for the awaiting task, until ``takeAwaitedResult()``.
+    mutating func resultArrived(_ result: Result<Moya.Response, MoyaError>) {
+        awaitedResult = result
+    }
+
+    /// The result kept for the awaiting task, taken out; `nil` when it never came (the task
+    /// never joined).
+    mutating func takeAwaitedResult() -> Result<Moya.Response, MoyaError>? {
+        defer { awaitedResult = nil }
+        return awaitedResult
+    }
+
+    /// ``finished()``, with the reporter for the last progress event when the callers are to be
+    /// delivered to; the caller's closures are let go of with it.
+    mutating func finishTakingReporter() -> (FinishAction, ProgressReporter?) {
+        let action = finished()
+        guard case .deliver = action else { return (action, nil) }
+        defer { releaseCallerClosures() }
+        return (action, reporter)
+    }
+
+    /// After a cancel: when it ended the request, the caller's closures are let go of and the
+    /// measurement is handed back to be ended.
+    mutating func endedByCancel() -> RequestMeasurement? {
+        guard !isActive else { return nil }
+        releaseCallerClosures()
+        return takeMeasurement()
+    }
+
+    /// Lets go of the caller's closures: the request has ended.
+    private mutating func releaseCallerClosures() {
+        reporter = nil
+        destination = nil
     }
 }

@@ -21,6 +21,11 @@ final class CacheRefreshOwner: TransportOwner {
 
     var transportIsWanted: Bool { true }
 
+    /// A refresh is never a download: nothing to resume.
+    var transportResumePoint: ResumePoint? { nil }
+
+    func transportDroppedResumePoint() {}
+
     func transportReceivedHead() -> Bool { true }
 
     func transportReceivedBody(byteCount: Int) -> Bool { true }

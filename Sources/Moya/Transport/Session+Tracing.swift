@@ -143,6 +143,8 @@ private final class SpanEndingOwner: TransportOwner {
     func transportWillStart() -> Bool { owner.transportWillStart() }
     func transportStarted(_ attempt: any TransportAttempt) -> Bool { owner.transportStarted(attempt) }
     var transportIsWanted: Bool { owner.transportIsWanted }
+    var transportResumePoint: ResumePoint? { owner.transportResumePoint }
+    func transportDroppedResumePoint() { owner.transportDroppedResumePoint() }
     func transportReceivedHead() -> Bool { owner.transportReceivedHead() }
     func transportReceivedBody(byteCount: Int) -> Bool { owner.transportReceivedBody(byteCount: byteCount) }
 

@@ -44,7 +44,7 @@ extension TransportExchange {
             guard let range = DownloadResume.contentRange(contentRange), range.first == resume.state.offset else {
                 // The partial file cannot be completed from this server's answer: drop it.
                 current.resumeValidator = nil
-                self.resume = nil
+                owner.transportDroppedResumePoint()
                 session.releasePartial(resume.file, deleting: true)
                 return task.eventLoop.makeFailedFuture(DownloadResumeError.unexpectedRange(expectedStart: resume.state.offset, contentRange: contentRange))
             }
@@ -66,7 +66,7 @@ extension TransportExchange {
         if let replaced = resume {
             // The server sent the whole representation (it changed, or ignores ranges): the
             // partial file is of no more use.
-            resume = nil
+            owner.transportDroppedResumePoint()
             session.releasePartial(replaced.file, deleting: true)
         }
         let directory: URL
@@ -114,7 +114,7 @@ extension TransportExchange {
         current.file = nil
         if current.appendsToPartial {
             // The partial file becomes the response's: the session no longer keeps it.
-            resume = nil
+            owner.transportDroppedResumePoint()
             session.releasePartial(file.url, deleting: false)
         }
         return file.finish(on: eventLoop, expectedLength: current.finalLength, digest: current.fileDigest).map { response }
@@ -147,7 +147,7 @@ extension TransportExchange {
         current.file = nil
         if current.appendsToPartial, let resume {
             // The partial file is deleted below: the session no longer keeps it.
-            self.resume = nil
+            owner.transportDroppedResumePoint()
             session.releasePartial(resume.file, deleting: false)
         }
         // A file that could not be created left nothing behind.

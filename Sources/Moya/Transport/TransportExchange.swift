@@ -91,7 +91,14 @@ final class TransportExchange: HTTPClientResponseDelegate, @unchecked Sendable {
     var current: AttemptState
     /// Where an interrupted download stopped, while the exchange still asks for the rest; `nil`
     /// once a server sent the whole representation again or refused the range.
-    var resume: ResumePoint?
+
+    /// Where an interrupted download stopped, while the exchange still asks for the rest: its
+    /// owner's (``TransportOwner/transportResumePoint``), the one place it is kept; `nil` for a
+    /// request that is not a download.
+    var resume: ResumePoint? {
+        guard case .file = destination else { return nil }
+        return owner.transportResumePoint
+    }
     /// The folder a download's files are created in, made or checked when the exchange starts
     /// (``DownloadFolder/prepare()``), before anything is sent.
     var fileDirectory: URL?
@@ -126,7 +133,6 @@ final class TransportExchange: HTTPClientResponseDelegate, @unchecked Sendable {
             // run while the file holds the reader back (a busy thread pool is not a silent
             // server).
             idleTimeout = requestIdleLimit
-            resume = sink.resume
         } else {
             destination = .memory
             idleTimeout = requestIdleLimit
@@ -149,6 +155,11 @@ final class TransportExchange: HTTPClientResponseDelegate, @unchecked Sendable {
             } catch {
                 finish(.failure(error))
                 return
+            }
+            // A partial file that is gone (deleted since the download was interrupted) is no
+            // longer a place to go on from.
+            if let resume, !FileManager.default.fileExists(atPath: resume.file.path) {
+                owner.transportDroppedResumePoint()
             }
         }
         // A request's `httpBodyStream` is its body, when nothing replaces it (an interceptor may
@@ -572,7 +583,7 @@ final class TransportExchange: HTTPClientResponseDelegate, @unchecked Sendable {
             // The server cannot send the rest (the representation is shorter now, say): start
             // over, without a range.
             if let refused = resume {
-                resume = nil
+                owner.transportDroppedResumePoint()
                 session.releasePartial(refused.file, deleting: true)
             }
         case .answerChallenge(let authorization):

@@ -61,9 +61,6 @@ struct DownloadSink: Sendable {
     let folder: DownloadFolder
     /// Whether a status code is a success that is worth storing.
     let accepts: @Sendable (Int) -> Bool
-    /// Where an interrupted download of the same request stopped: the exchange asks for the
-    /// rest (`Range` and `If-Range`) and appends a `206` to the partial file.
-    var resume: ResumePoint? = nil
 
     /// How much of a rejected response's body is kept.
     static let errorBodyLimit = 1 << 20
@@ -126,6 +123,15 @@ protocol TransportOwner: AnyObject, Sendable {
     ///
     /// - Returns: `false` when the request ended meanwhile: the owner has stopped the attempt.
     func transportStarted(_ attempt: any TransportAttempt) -> Bool
+
+    /// Where an interrupted download of this request stopped, and its partial file: the exchange
+    /// asks for the rest (`Range` and `If-Range`) and appends a `206` to that file. The owner
+    /// keeps it, in one place, from attempt to attempt; `nil` for none.
+    var transportResumePoint: ResumePoint? { get }
+
+    /// The exchange gave up the resume point: the server sent the whole representation again,
+    /// refused the range, or the partial file became the response's. Later attempts start over.
+    func transportDroppedResumePoint()
 
     /// Whether the result is still wanted: `false` once the request ended (was cancelled).
     var transportIsWanted: Bool { get }

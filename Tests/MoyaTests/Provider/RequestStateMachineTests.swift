@@ -542,6 +542,73 @@ struct RequestStateMachineTests {
         #expect(server.receivedRequests.count == 1)
         await server.shutdown()
     }
+
+    // MARK: - What the request holds
+
+    private static let reporter = ProgressReporter(block: { _ in }, queue: .main)
+    private static let resumePoint = ResumePoint(
+        state: DownloadResume(url: "https://example.com/f", fileName: "moya-download-x", offset: 10, validator: "\"v1\"", totalLength: 20),
+        file: URL(fileURLWithPath: "/tmp/moya-download-x"))
+
+    @Test("The result takes the reporter for its last progress event, and lets go of the caller's closures")
+    func finishTakesReporter() {
+        var machine = Machine(reporter: Self.reporter, destination: { url, _ in (url, []) })
+        _ = machine.subscribe({ _ in }, callbackQueue: nil)
+        _ = machine.requestBuilt()
+        let (action, reporter) = machine.finishTakingReporter()
+        guard case .deliver(let callers) = action else {
+            Issue.record("expected the callers, got \(action)")
+            return
+        }
+        #expect(callers.map(\.id).count == 1)
+        #expect(reporter === Self.reporter)
+        #expect(machine.reporter == nil)
+        #expect(machine.destination == nil)
+        // Ended: a second outcome takes nothing.
+        let (again, none) = machine.finishTakingReporter()
+        guard case .none = again else {
+            Issue.record("a second outcome was answered with \(again)")
+            return
+        }
+        #expect(none == nil)
+    }
+
+    @Test("A cancel that detaches one of two callers keeps the closures; the last caller's lets go of them")
+    func cancelReleasesOnlyAtTheEnd() {
+        var machine = Machine(reporter: Self.reporter, destination: { url, _ in (url, []) })
+        let first = machine.subscribe({ _ in }, callbackQueue: nil)!
+        let second = machine.subscribe({ _ in }, callbackQueue: nil)!
+        _ = machine.cancelled(subscriber: first)
+        #expect(machine.endedByCancel().map { _ in true } == nil)
+        #expect(machine.reporter != nil)
+        #expect(machine.destination != nil)
+        _ = machine.cancelled(subscriber: second)
+        _ = machine.endedByCancel()
+        #expect(machine.reporter == nil)
+        #expect(machine.destination == nil)
+    }
+
+    @Test("The resume point is kept from attempt to attempt until the transport drops it")
+    func resumePoint() {
+        var machine = Machine(resume: Self.resumePoint)
+        #expect(machine.resume?.state.offset == 10)
+        machine.droppedResume()
+        #expect(machine.resume == nil)
+        machine.interrupted(at: Self.resumePoint)
+        #expect(machine.resume?.file == Self.resumePoint.file)
+    }
+
+    @Test("The awaited result is taken once")
+    func awaitedResult() {
+        var machine = Machine()
+        #expect(machine.takeAwaitedResult().map { _ in true } == nil)
+        machine.resultArrived(.failure(.requestCancelled))
+        guard case .failure(let error)? = machine.takeAwaitedResult(), error.isCancelled else {
+            Issue.record("the result was not kept")
+            return
+        }
+        #expect(machine.takeAwaitedResult().map { _ in true } == nil)
+    }
 }
 
 /// Counts the requests plugins are told are sent.

@@ -107,6 +107,8 @@ private final class AcceptingOwner: TransportOwner {
     func transportWillStart() -> Bool { true }
     func transportStarted(_ attempt: any TransportAttempt) -> Bool { true }
     var transportIsWanted: Bool { true }
+    var transportResumePoint: ResumePoint? { nil }
+    func transportDroppedResumePoint() {}
     func transportReceivedHead() -> Bool { true }
     func transportReceivedBody(byteCount: Int) -> Bool { true }
     func transportStreamStarted(_ head: TransportResponse, request: URLRequest) -> Bool { true }
