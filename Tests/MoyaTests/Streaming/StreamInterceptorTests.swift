@@ -40,7 +40,8 @@ private final class StallingInterceptor: RequestInterceptor {
 
     func retry(_ request: URLRequest, dueTo result: Result<Moya.Response, MoyaError>, retryCount: Int) async -> RetryDecision {
         started.update { $0 = true }
-        try? await _Concurrency.Task.sleep(nanoseconds: 30_000_000_000)
+        // Far longer than any run takes to cancel it: only a cancel ends the wait in time.
+        try? await _Concurrency.Task.sleep(nanoseconds: 300_000_000_000)
         return .retry
     }
 }
@@ -175,7 +176,9 @@ struct StreamInterceptorTests {
                 return .failure(error)
             }
         }
-        let deadline = Date().addingTimeInterval(10)
+        // Generous: a run of the whole suite under a sanitizer can keep the request from the
+        // interceptor for seconds.
+        let deadline = Date().addingTimeInterval(120)
         while !stalling.started.value && Date() < deadline {
             try await _Concurrency.Task.sleep(nanoseconds: 5_000_000)
         }
@@ -183,7 +186,8 @@ struct StreamInterceptorTests {
         let started = Date()
         task.cancel()
         let result = await task.value
-        #expect(Date().timeIntervalSince(started) < 5)
+        // Ended by the cancel, not by the interceptor's 300 s wait.
+        #expect(Date().timeIntervalSince(started) < 120)
         guard case .failure(let error) = result else {
             Issue.record("expected the cancellation error")
             return
