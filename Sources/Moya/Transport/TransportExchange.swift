@@ -24,10 +24,15 @@ import FoundationNetworking
 /// attempt. An attempt that the connection pool gave up on while it waited for a connection
 /// waits again (``FollowUp/waitAgain``).
 ///
-/// Sendable: the mutable fields are the current attempt's (touched by AsyncHTTPClient's
-/// delegate calls, by the attempt's timers and by the completion of its file writes, which all
-/// run on the attempt's event loop one at a time) and the exchange's follow-up bookkeeping
-/// (touched when an attempt has ended, before the next one starts). Attempts never overlap: the
+/// Each attempt is a value (``ExchangeAttempt``), the delegate's state of it another
+/// (``AttemptState``, made fresh for each), and what follows an attempt is one decision
+/// (``FollowUp/decide(after:of:rules:)``).
+///
+/// Sendable: the mutable fields are the current attempt's (``current``, touched by
+/// AsyncHTTPClient's delegate calls, by the attempt's timers and by the completion of its file
+/// writes, which all run on the attempt's event loop one at a time) and the idle timer's and the
+/// first-connection gate's (touched on that loop too, or when an attempt has ended, before the
+/// next one starts). Attempts never overlap: the
 /// next one is set up and sent from the previous one's completion, after that completion has
 /// stopped the previous attempt's timers on its loop, and AsyncHTTPClient's hand-over to an
 /// event loop orders those accesses.
