@@ -289,6 +289,8 @@ final class RequestFlight: @unchecked Sendable {
     /// Awaits the flight's result for a Swift task that joins it through `join`, the flight's
     /// first caller: the continuation is the caller's completion, and cancelling the task
     /// cancels that caller, also before it has joined (it then never joins, and nothing is sent).
+    /// The flight is new (every awaiting API makes its own): the task's id is the first caller's,
+    /// known without taking the lock.
     ///
     /// Not generic: async code in `MoyaProvider<Target>` would run unspecialized in the user's
     /// module, paying for runtime generic metadata at every suspension point.
@@ -300,7 +302,8 @@ final class RequestFlight: @unchecked Sendable {
     nonisolated(nonsending)
         func perform(_ join: (@escaping Completion) -> Bool) async throws(MoyaError) -> Moya.Response
     {
-        let id = state.withLock { $0.nextSubscriberID }
+        let id = RequestStateMachine<Work>.firstSubscriberID
+        assert(state.withLock { $0.nextSubscriberID } == id, "perform joins a new flight only")
         let result: Result<Moya.Response, MoyaError> = await withTaskCancellationHandler {
             // Unchecked: the flight calls a caller's completion exactly once, and the
             // continuation is resumed either there or, when the caller never joined, below;

@@ -142,6 +142,9 @@ struct RequestStateMachine<Work: Sendable> {
         lastID + 1
     }
 
+    /// The id of a flight's first caller.
+    static var firstSubscriberID: Int { 1 }
+
     /// The completions still waiting.
     var completions: [Completion] {
         subscribers.map(\.completion.value)

@@ -598,6 +598,15 @@ struct RequestStateMachineTests {
         #expect(machine.resume?.file == Self.resumePoint.file)
     }
 
+    @Test("A new flight's first caller gets the first id, which an awaiting task uses before it joins")
+    func firstSubscriberID() {
+        var machine = Machine()
+        #expect(machine.nextSubscriberID == Machine.firstSubscriberID)
+        // Cancelled before it joined: the caller with that id is refused when it comes.
+        _ = machine.cancelled(subscriber: Machine.firstSubscriberID)
+        #expect(machine.subscribe({ _ in }, callbackQueue: nil) == nil)
+    }
+
     @Test("The awaited result is taken once")
     func awaitedResult() {
         var machine = Machine()
