@@ -34,24 +34,44 @@ struct ProxyEnvironment: Sendable, Equatable {
 
     /// Reads the proxy variables from `environment`.
     init(environment: [String: String]) {
+        self.init(variable: { environment[$0] })
+    }
+
+    /// Reads the proxy variables through `variable`, which gives the value of the variable of
+    /// that name, or `nil` when it is unset.
+    init(variable: (String) -> String?) {
         func value(_ name: String) -> (name: String, value: String)? {
-            guard let raw = environment[name] else { return nil }
+            guard let raw = variable(name) else { return nil }
             let trimmed = raw.trimmingCharacters(in: .whitespacesAndNewlines)
             return trimmed.isEmpty ? nil : (name, trimmed)
         }
         func setting(_ names: String...) -> Setting? {
-            guard let found = names.lazy.compactMap(value).first else { return nil }
-            return Setting(variable: found.name, proxy: Self.parseProxy(found.value, variable: found.name))
+            // The first of `names` that is set.
+            for name in names {
+                if let found = value(name) {
+                    return Setting(variable: found.name, proxy: Self.parseProxy(found.value, variable: found.name))
+                }
+            }
+            return nil
         }
-        let isCGI = environment["REQUEST_METHOD"] != nil
+        let isCGI = variable("REQUEST_METHOD") != nil
         httpProxy = isCGI ? setting("http_proxy") : setting("http_proxy", "HTTP_PROXY")
         httpsProxy = setting("https_proxy", "HTTPS_PROXY")
         allProxy = setting("all_proxy", "ALL_PROXY")
         noProxy = (value("no_proxy") ?? value("NO_PROXY")).map { NoProxyRule.parseList($0.value) } ?? []
     }
 
-    /// The proxy variables of this process, read once from `ProcessInfo.processInfo.environment`.
-    static let process = ProxyEnvironment(environment: ProcessInfo.processInfo.environment)
+    /// The proxy variables of this process, read once, when the first session is made.
+    ///
+    /// Each variable it needs is read with `getenv`: `ProcessInfo.processInfo.environment`
+    /// would copy the whole environment into a dictionary, and the first call of it brings
+    /// about 170 KiB of Foundation's code into memory, for a value every session reads.
+    static let process = ProxyEnvironment(variable: ProxyEnvironment.processVariable)
+
+    /// The value of the process's environment variable `name`, or `nil` when it is unset.
+    static func processVariable(_ name: String) -> String? {
+        getenv(name).map { String(cString: $0) }
+    }
 
     /// Whether no proxy variable that could apply is set: every request goes direct.
     var isEmpty: Bool { httpProxy == nil && httpsProxy == nil && allProxy == nil }

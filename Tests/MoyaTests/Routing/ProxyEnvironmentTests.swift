@@ -252,4 +252,29 @@ struct ProxyEnvironmentTests {
     func processEnvironment() {
         #expect(ProxyEnvironment.process == ProxyEnvironment(environment: ProcessInfo.processInfo.environment))
     }
+
+    /// `process` reads each variable with `getenv`, which gives what Foundation's copy of the
+    /// environment holds.
+    @Test("A variable of the process reads as in ProcessInfo's environment; an unset one is nil")
+    func processVariable() {
+        let environment = ProcessInfo.processInfo.environment
+        #expect(ProxyEnvironment.processVariable("PATH") == environment["PATH"])
+        #expect(ProxyEnvironment.processVariable("MOYA_TEST_UNSET_VARIABLE") == nil)
+    }
+
+    /// The environment is asked for the proxy variables by name, and for nothing else.
+    @Test("Only the proxy variables are looked up")
+    func variablesLookedUp() {
+        var asked: [String] = []
+        let environment = ProxyEnvironment(variable: { name in
+            asked.append(name)
+            return name == "https_proxy" ? "http://p:1" : nil
+        })
+        let proxyVariables: Set<String> = [
+            "REQUEST_METHOD", "http_proxy", "HTTP_PROXY", "https_proxy", "HTTPS_PROXY", "all_proxy", "ALL_PROXY", "no_proxy", "NO_PROXY",
+        ]
+        #expect(!environment.isEmpty)
+        #expect(asked.contains("https_proxy"))
+        #expect(Set(asked).isSubset(of: proxyVariables))
+    }
 }
