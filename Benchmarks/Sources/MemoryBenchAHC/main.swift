@@ -19,13 +19,20 @@ guard let arguments = MemoryBenchArguments(CommandLine.arguments) else {
     print("usage: MemoryBenchAHC get [requests] [concurrency] | download [path]")
     exit(2)
 }
+MemoryReport.step("start")
 // As AsyncHTTPClient's defaults set it up, on NIO's singleton group.
 let http = HTTPClient(eventLoopGroup: MultiThreadedEventLoopGroup.singleton)
+MemoryReport.step("client")
 let label: String
+let started = monotonicSeconds()
 switch arguments.workload {
 case .get(let requests, let concurrency):
     label = "ahc get \(requests) c\(concurrency)"
     let url = arguments.server + "/"
+    if MemoryReport.printsSteps {
+        _ = try await http.execute(request: HTTPClient.Request(url: url)).get()
+        MemoryReport.step("first request")
+    }
     try await runWorkers(total: requests, concurrency: concurrency) {
         let response = try await http.execute(request: HTTPClient.Request(url: url)).get()
         guard response.status == .ok else { fatalError("GET / answered \(response.status)") }
@@ -38,10 +45,12 @@ case .download(let path):
     let progress = try await http.execute(request: HTTPClient.Request(url: arguments.server + path), delegate: delegate).get()
     guard progress.head.status == .ok else { fatalError("GET \(path) answered \(progress.head.status)") }
 }
+let seconds = monotonicSeconds(since: started)
 // Shut down as ProcessBench does: a top-level `await http.shutdown()` picks the overload that
 // returns a future.
 await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
     http.shutdown { _ in continuation.resume() }
 }
+MemoryReport.step("end")
 MemoryReport.saveMappingsIfAsked()
-print("\(label) \(MemoryReport().line)")
+print("\(label) \(MemoryReport().line) seconds \(seconds)")

@@ -44,12 +44,44 @@ enum Target: TargetType {
     var headers: [String: String]? { nil }
 }
 
+MemoryReport.step("start")
 let label: String
+let started: Double
 do {
-    let provider = MoyaProvider<Target>()
+    // With MEMORY_BENCH_FIXED_HEADERS set, the provider's session is made with headers of the
+    // program's own, so that `Session.defaultHTTPHeaders` (the User-Agent worked out from the
+    // system, Accept-Language from the locale) is never built: what those cost.
+    let fixedHeaders = getenv("MEMORY_BENCH_FIXED_HEADERS") != nil
+    if MemoryReport.printsSteps {
+        // What making a provider costs, part by part: Foundation's first use (the server's URL,
+        // which every request needs anyway), the default headers (User-Agent,
+        // Accept-Language), the rest of a default configuration, then the session.
+        _ = Target.server.absoluteString
+        MemoryReport.step("first URL")
+        if !fixedHeaders {
+            _ = Session.defaultHTTPHeaders
+            MemoryReport.step("default headers")
+            _ = Session.Configuration()
+            MemoryReport.step("configuration")
+            _ = Session.default
+            MemoryReport.step("session")
+        }
+    }
+    let provider =
+        fixedHeaders
+        ? MoyaProvider<Target>(
+            session: Session(configuration: .init(headers: ["Accept-Encoding": "gzip;q=1.0, deflate;q=0.9", "User-Agent": "MemoryBenchMoya"]))
+        )
+        : MoyaProvider<Target>()
+    MemoryReport.step("client")
+    started = monotonicSeconds()
     switch arguments.workload {
     case .get(let requests, let concurrency):
         label = "moya get \(requests) c\(concurrency)"
+        if MemoryReport.printsSteps {
+            _ = try await provider.request(.root)
+            MemoryReport.step("first request")
+        }
         try await runWorkers(total: requests, concurrency: concurrency) {
             let response = try await provider.request(.root)
             guard response.statusCode == 200 else { fatalError("GET / answered \(response.statusCode)") }
@@ -62,5 +94,7 @@ do {
         guard response.statusCode == 200 else { fatalError("GET \(path) answered \(response.statusCode)") }
     }
 }
+let seconds = monotonicSeconds(since: started)
+MemoryReport.step("end")
 MemoryReport.saveMappingsIfAsked()
-print("\(label) \(MemoryReport().line)")
+print("\(label) \(MemoryReport().line) seconds \(seconds)")

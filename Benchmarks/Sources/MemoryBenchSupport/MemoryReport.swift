@@ -42,6 +42,20 @@ public struct MemoryReport: Sendable {
             + "rss_anon_kib \(anonymousKiB) rss_file_kib \(fileKiB)"
     }
 
+    /// Whether the environment variable `MEMORY_BENCH_STEPS` is set: then the programs print
+    /// their resident memory after each step of a run (``step(_:)``) and send one request alone
+    /// before the workload, to show what the first request adds.
+    public static let printsSteps = getenv("MEMORY_BENCH_STEPS") != nil
+
+    /// Prints `step <name> vm_rss_kib <KiB> rss_anon_kib <KiB>` to standard error when
+    /// ``printsSteps`` is on.
+    public static func step(_ name: String) {
+        guard printsSteps else { return }
+        let report = MemoryReport()
+        let text = "step \(name) vm_rss_kib \(report.residentKiB) rss_anon_kib \(report.anonymousKiB)\n"
+        text.withCString { _ = write(2, $0, strlen($0)) }
+    }
+
     /// The `kB` fields of `/proc/self/status`, by name.
     private static func statusFields() -> [String: Int] {
         var fields: [String: Int] = [:]
@@ -122,6 +136,13 @@ public struct MemoryBenchArguments: Sendable {
 
     /// Removes a file, if it is there.
     public static func remove(_ path: String) { unlink(path) }
+}
+
+/// The monotonic clock's seconds since `start` (or since an unspecified moment).
+public func monotonicSeconds(since start: Double = 0) -> Double {
+    var now = timespec()
+    clock_gettime(CLOCK_MONOTONIC, &now)
+    return Double(now.tv_sec) + Double(now.tv_nsec) / 1e9 - start
 }
 
 /// Runs `concurrency` workers that each do `total / concurrency` requests in a row (the
