@@ -21,11 +21,11 @@ extension RequestFlight: TransportOwner {
     }
 
     var transportResumePoint: ResumePoint? {
-        resumePoint
+        withMachine { $0.resume }
     }
 
     func transportDroppedResumePoint() {
-        dropResumePoint()
+        withMachine { $0.droppedResume() }
     }
 
     func transportReceivedHead() -> Bool {

@@ -232,16 +232,6 @@ final class RequestFlight: @unchecked Sendable {
         state.withLock { $0.interrupted(at: resume) }
     }
 
-    /// Where the next attempt of this download goes on from; `nil` to start at the beginning.
-    var resumePoint: ResumePoint? {
-        state.withLock { $0.resume }
-    }
-
-    /// The transport gave the resume point up: the next attempt starts at the beginning.
-    func dropResumePoint() {
-        state.withLock { $0.droppedResume() }
-    }
-
     /// Where a download goes; `nil` for a data request, and once the request ended.
     var destination: DownloadRequest.Destination? {
         state.withLock { $0.destination }

@@ -27,6 +27,8 @@ extension TransportExchange {
         current.expected = head.expectedBodyLength
         current.isRedirect = session.followsRedirects && head.isRedirect
         let status = Int(head.status.code)
+        // Read once: the owner keeps it, behind its lock.
+        let resume = self.resume
         // A refused range is answered by starting over (`followUp`), not stored.
         if status == 416, resume != nil {
             return task.eventLoop.makeSucceededVoidFuture()
@@ -44,8 +46,7 @@ extension TransportExchange {
             guard let range = DownloadResume.contentRange(contentRange), range.first == resume.state.offset else {
                 // The partial file cannot be completed from this server's answer: drop it.
                 current.resumeValidator = nil
-                owner.transportDroppedResumePoint()
-                session.releasePartial(resume.file, deleting: true)
+                giveUpResumePoint(file: resume.file, deleting: true)
                 return task.eventLoop.makeFailedFuture(DownloadResumeError.unexpectedRange(expectedStart: resume.state.offset, contentRange: contentRange))
             }
             current.appendsToPartial = true
@@ -66,8 +67,7 @@ extension TransportExchange {
         if let replaced = resume {
             // The server sent the whole representation (it changed, or ignores ranges): the
             // partial file is of no more use.
-            owner.transportDroppedResumePoint()
-            session.releasePartial(replaced.file, deleting: true)
+            giveUpResumePoint(file: replaced.file, deleting: true)
         }
         let directory: URL
         do {
@@ -114,8 +114,7 @@ extension TransportExchange {
         current.file = nil
         if current.appendsToPartial {
             // The partial file becomes the response's: the session no longer keeps it.
-            owner.transportDroppedResumePoint()
-            session.releasePartial(file.url, deleting: false)
+            giveUpResumePoint(file: file.url, deleting: false)
         }
         return file.finish(on: eventLoop, expectedLength: current.finalLength, digest: current.fileDigest).map { response }
     }
@@ -147,10 +146,16 @@ extension TransportExchange {
         current.file = nil
         if current.appendsToPartial, let resume {
             // The partial file is deleted below: the session no longer keeps it.
-            owner.transportDroppedResumePoint()
-            session.releasePartial(resume.file, deleting: false)
+            giveUpResumePoint(file: resume.file, deleting: false)
         }
         // A file that could not be created left nothing behind.
         return creation.flatMap { $0.discard(on: eventLoop) }.flatMapError { _ in eventLoop.makeSucceededVoidFuture() }
+    }
+
+    /// Gives the resume point up: the owner forgets it (``TransportOwner/transportDroppedResumePoint()``),
+    /// and the session no longer keeps its partial file `file`, which it deletes when `deleting`.
+    func giveUpResumePoint(file: URL, deleting: Bool) {
+        owner.transportDroppedResumePoint()
+        session.releasePartial(file, deleting: deleting)
     }
 }

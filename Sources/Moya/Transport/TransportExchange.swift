@@ -575,7 +575,8 @@ final class TransportExchange: HTTPClientResponseDelegate, @unchecked Sendable {
 
     /// Reports `response`, or sends the attempt that follows it up.
     private func finishDelivery(_ response: TransportResponse, of attempt: ExchangeAttempt) {
-        var next = attempt.followingUp()
+        // The next attempt is made only for a follow-up: almost every response is the result.
+        let next: ExchangeAttempt
         switch followUp(after: .response(response), of: attempt, streamedBody: false) {
         case .done, .waitAgain, .resend:
             finish(.success(response))
@@ -588,20 +589,24 @@ final class TransportExchange: HTTPClientResponseDelegate, @unchecked Sendable {
             // The server cannot send the rest (the representation is shorter now, say): start
             // over, without a range.
             if let refused = resume {
-                owner.transportDroppedResumePoint()
-                session.releasePartial(refused.file, deleting: true)
+                giveUpResumePoint(file: refused.file, deleting: true)
             }
+            next = attempt.followingUp()
         case .answerChallenge(let authorization):
-            next.authorization = authorization
-            next.answeredChallenge = true
+            var answer = attempt.followingUp()
+            answer.authorization = authorization
+            answer.answeredChallenge = true
+            next = answer
         case .redirect(let step, let visited):
-            next.urlRequest = step.request
-            next.visited = visited
-            if step.dropsBody { next.body = nil }
+            var hop = attempt.followingUp()
+            hop.urlRequest = step.request
+            hop.visited = visited
+            if step.dropsBody { hop.body = nil }
             if step.crossesOrigin {
-                next.authorization = nil
-                next.crossedOrigin = true
+                hop.authorization = nil
+                hop.crossedOrigin = true
             }
+            next = hop
         }
         discard(response)
         send(next)
