@@ -121,6 +121,21 @@ enum FollowUp {
         var firstURL: URL?
     }
 
+    /// Which of the facts that cost a lock to learn ``decide(after:of:rules:)`` reads for
+    /// `outcome`: whether the result is still wanted (for a response that may be followed up,
+    /// a `401` or a redirect, and a failure that may be sent again) and whether the session
+    /// shuts down (for such a failure). For any other outcome it reads neither, and the exchange
+    /// asks neither its owner nor its session.
+    static func reads(after outcome: Outcome) -> (isWanted: Bool, isShuttingDown: Bool) {
+        switch outcome {
+        case .response(let response):
+            let followed = response.statusCode == 401 || Session.isRedirectStatus(response.statusCode)
+            return (followed, false)
+        case .failure(let failure):
+            return (failure != .other, failure != .other)
+        }
+    }
+
     /// What follows `attempt`, given how it ended.
     static func decide(after facts: Facts, of attempt: ExchangeAttempt, rules: Rules) -> FollowUp {
         switch facts.outcome {

@@ -620,22 +620,12 @@ final class TransportExchange: HTTPClientResponseDelegate, @unchecked Sendable {
 
     private func followUp(after outcome: FollowUp.Outcome, of attempt: ExchangeAttempt, streamedBody: Bool) -> FollowUp {
         // The owner and the session are asked (each under its lock) only when the answer can
-        // matter: a response that may be followed up, or a failure that may be sent again. Any
-        // other outcome is the result.
-        let mayFollowUp: Bool
-        let mayResend: Bool
-        switch outcome {
-        case .response(let response):
-            mayFollowUp = response.statusCode == 401 || Session.isRedirectStatus(response.statusCode)
-            mayResend = false
-        case .failure(let failure):
-            mayFollowUp = failure != .other
-            mayResend = mayFollowUp
-        }
+        // matter.
+        let reads = FollowUp.reads(after: outcome)
         let facts = FollowUp.Facts(
             outcome: outcome, headSent: current.responseLimit.headSent, hasResponse: current.responseLimit.hasResponse,
             limitFired: current.responseLimit.fired, streamedBody: streamedBody, resumesRange: resume != nil,
-            isWanted: mayFollowUp ? owner.transportIsWanted : true, isShuttingDown: mayResend ? session.isShutDown.current : false, now: .now())
+            isWanted: reads.isWanted ? owner.transportIsWanted : true, isShuttingDown: reads.isShuttingDown ? session.isShutDown.current : false, now: .now())
         return FollowUp.decide(after: facts, of: attempt, rules: followUpRules)
     }
 

@@ -197,11 +197,35 @@ struct FollowUpTests {
         #expect(Expected(Self.decide(row)) == row.expected)
     }
 
+    @Test(
+        "A fact the decision does not read for an outcome (FollowUp.reads), and the exchange does not ask for, changes nothing", arguments: responses + failures
+    )
+    func unreadFacts(_ row: Row) {
+        let reads = FollowUp.reads(after: Self.outcome(row))
+        for (isWanted, isShuttingDown) in [(false, false), (false, true), (true, false), (true, true)] {
+            var other = row
+            if !reads.isWanted { other.isWanted = isWanted }
+            if !reads.isShuttingDown { other.isShuttingDown = isShuttingDown }
+            #expect(Expected(Self.decide(other)) == Expected(Self.decide(row)))
+        }
+    }
+
     @Test("Failures are told apart by kind")
     func failureKinds() {
         #expect(FollowUp.Failure(ChannelError.ioOnClosedChannel) == .unwritten)
         #expect(FollowUp.Failure(ChannelError.connectTimeout(.seconds(1))) == .other)
         #expect(FollowUp.Failure(URLError(.timedOut)) == .other)
+    }
+
+    /// How `row`'s attempt ended.
+    static func outcome(_ row: Row) -> FollowUp.Outcome {
+        guard let status = row.status else { return .failure(row.failure) }
+        let url = URL(string: row.responseURL ?? row.url)!
+        let headers = row.headers
+        let response = DeferredHTTPURLResponse(statusCode: status) {
+            HTTPURLResponse(url: url, statusCode: status, httpVersion: "HTTP/1.1", headerFields: headers)
+        }
+        return .response(TransportResponse(response: response, data: Data()))
     }
 
     /// The decision for `row`.
@@ -218,19 +242,8 @@ struct FollowUpTests {
         attempt.resentBefore = row.resentBefore
         attempt.visited = row.visited
         let now = NIODeadline.uptimeNanoseconds(0) + .seconds(row.waited)
-        let outcome: FollowUp.Outcome
-        if let status = row.status {
-            let url = URL(string: row.responseURL ?? row.url)!
-            let headers = row.headers
-            let response = DeferredHTTPURLResponse(statusCode: status) {
-                HTTPURLResponse(url: url, statusCode: status, httpVersion: "HTTP/1.1", headerFields: headers)
-            }
-            outcome = .response(TransportResponse(response: response, data: Data()))
-        } else {
-            outcome = .failure(row.failure)
-        }
         let facts = FollowUp.Facts(
-            outcome: outcome, headSent: row.headSent, hasResponse: row.hasResponse, limitFired: row.limitFired, streamedBody: row.streamedBody,
+            outcome: outcome(row), headSent: row.headSent, hasResponse: row.hasResponse, limitFired: row.limitFired, streamedBody: row.streamedBody,
             resumesRange: row.resumesRange, isWanted: row.isWanted, isShuttingDown: row.isShuttingDown, now: now)
         let credential = URLCredential(user: "user", password: "secret", persistence: .none)
         let rules = FollowUp.Rules(
