@@ -37,32 +37,16 @@ here=$(cd "$(dirname "$0")/.." && pwd)
 work=$(mktemp -d)
 # nginx's worker runs as an unprivileged user: it must be able to read the files.
 chmod 755 "$work"
-trap 'nginx -c "$work/nginx.conf" -p "$work" -s stop 2>/dev/null || true; rm -rf "$work"' EXIT
+# shellcheck source=nginx.sh
+source "$(dirname "$0")/nginx.sh"
+trap 'stop_nginx "$work"; rm -rf "$work"' EXIT
 
 mkdir -p "$work/www" "$work/logs" "$work/downloads"
 chmod 755 "$work/www"
 head -c 128 /dev/zero | tr '\0' 'a' > "$work/www/index.html"
 head -c 536870912 /dev/urandom > "$work/www/big.bin"
 chmod 644 "$work/www/index.html" "$work/www/big.bin"
-cat > "$work/nginx.conf" <<CONF
-worker_processes 1;
-pid $work/nginx.pid;
-error_log $work/logs/error.log;
-events { worker_connections 1024; }
-http {
-  access_log off;
-  sendfile on;
-  keepalive_requests 1000000;
-  keepalive_timeout 120s;
-  client_body_temp_path $work/body;
-  proxy_temp_path $work/proxy;
-  fastcgi_temp_path $work/fastcgi;
-  uwsgi_temp_path $work/uwsgi;
-  scgi_temp_path $work/scgi;
-  server { listen 127.0.0.1:$port; root $work/www; }
-}
-CONF
-nginx -c "$work/nginx.conf" -p "$work"
+start_nginx "$work" "$port" "sendfile on;"
 
 if [ "${MEMORY_BENCH_NO_BUILD:-}" != 1 ]; then
     for product in MemoryBenchAHC MemoryBenchMoya; do

@@ -20,28 +20,13 @@ here=$(cd "$(dirname "$0")/.." && pwd)
 work=$(mktemp -d)
 # nginx's worker runs as an unprivileged user: it must be able to read the page.
 chmod 755 "$work"
-trap 'nginx -c "$work/nginx.conf" -p "$work" -s stop 2>/dev/null || true; rm -rf "$work"' EXIT
+# shellcheck source=nginx.sh
+source "$(dirname "$0")/nginx.sh"
+trap 'stop_nginx "$work"; rm -rf "$work"' EXIT
 
 mkdir -p "$work/www" "$work/logs"
 head -c 128 /dev/zero | tr '\0' 'a' > "$work/www/index.html"
-cat > "$work/nginx.conf" <<CONF
-worker_processes 1;
-pid $work/nginx.pid;
-error_log $work/logs/error.log;
-events { worker_connections 1024; }
-http {
-  access_log off;
-  keepalive_requests 1000000;
-  keepalive_timeout 120s;
-  client_body_temp_path $work/body;
-  proxy_temp_path $work/proxy;
-  fastcgi_temp_path $work/fastcgi;
-  uwsgi_temp_path $work/uwsgi;
-  scgi_temp_path $work/scgi;
-  server { listen 127.0.0.1:8089; root $work/www; }
-}
-CONF
-nginx -c "$work/nginx.conf" -p "$work"
+start_nginx "$work" 8089
 
 # Extra flags for `swift build` (a mirror configuration, say) come from SWIFT_BUILD_FLAGS.
 (cd "$here" && swift build -c release --product ProcessBench ${SWIFT_BUILD_FLAGS:-} >/dev/null)
