@@ -41,7 +41,7 @@ extension MoyaProvider {
         // the task cancels the flight.
         let plan = self.plan(target)
         let flight = makeFlight(for: target, plan: plan, callbackQueue: queue, progress: nil)
-        return try await flight.perform { completion in
+        return try await flight.perform(processes: plan.pluginTarget != nil) { completion in
             join(target, plan: plan, flight: flight, callbackQueue: queue, completion: plan.processing(completion))
         }
     }

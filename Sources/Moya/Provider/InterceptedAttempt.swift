@@ -58,10 +58,6 @@ final class InterceptedAttempt: TransportOwner {
         state.withLock { $0.outcome }
     }
 
-    func transportWillStart() -> Bool {
-        flight.transportWillStart()
-    }
-
     func transportStarted(_ attempt: any TransportAttempt) -> Bool {
         flight.transportStarted(attempt)
     }
@@ -76,14 +72,6 @@ final class InterceptedAttempt: TransportOwner {
 
     func transportDroppedResumePoint() {
         flight.transportDroppedResumePoint()
-    }
-
-    func transportReceivedHead() -> Bool {
-        flight.transportReceivedHead()
-    }
-
-    func transportReceivedBody(byteCount: Int) -> Bool {
-        flight.transportReceivedBody(byteCount: byteCount)
     }
 
     /// Not called: the head goes through ``transportStreamHeadGate(_:request:)``.

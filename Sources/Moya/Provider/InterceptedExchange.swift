@@ -59,7 +59,7 @@ final class InterceptedExchange: Sendable {
             do {
                 attemptRequest = try await adapt(retryCount: retryCount)
             } catch {
-                flight.complete(.failure(MoyaProvider<MultiTarget>.wrapped(error)))
+                flight.finish(.failure(MoyaProvider<MultiTarget>.wrapped(error)), .sent)
                 return
             }
             guard !isCancelled else { return }
@@ -96,7 +96,7 @@ final class InterceptedExchange: Sendable {
             case .doNotRetryWithError(let error):
                 streamHead.map { $0.attempt.abandon(gate: $0.gate) }
                 Self.discardFile(of: transportResult)
-                flight.complete(.failure(.underlying(error, try? rawResult.get())))
+                flight.finish(.failure(.underlying(error, try? rawResult.get())), .sent)
                 return
             case .retry, .retryWithDelay:
                 // A streamed attempt stops, its body unread.
@@ -110,7 +110,7 @@ final class InterceptedExchange: Sendable {
                         case .success(let response): .underlying(NonReplayableBodyError(reason: .retry), response)
                         case .failure(let failure): .underlying(NonReplayableBodyError(reason: .retry, attemptFailure: failure), failure.response)
                         }
-                    flight.complete(.failure(error))
+                    flight.finish(.failure(error), .sent)
                     return
                 }
                 guard flight.retryDecided() else { return }

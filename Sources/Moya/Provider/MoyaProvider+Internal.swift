@@ -24,8 +24,8 @@ extension MoyaProvider {
         // Join a flight already on its way, or start one.
         let (flight, subscriberID, isLeader) = register(
             endpoint: plan.endpoint, completion: plan.processing(completion), callbackQueue: callbackQueue, pluginTarget: plan.pluginTarget,
-            makeFlight: { identity, table in
-                makeFlight(for: target, plan: plan, callbackQueue: callbackQueue, progress: progress, identity: identity, table: table)
+            makeFlight: { identity, table, caller in
+                makeFlight(for: target, plan: plan, callbackQueue: callbackQueue, progress: progress, identity: identity, table: table, firstCaller: caller)
             })
         let cancellableToken = RequestTicket(flight: flight, subscriberID: subscriberID)
         if isLeader {
@@ -72,7 +72,7 @@ extension MoyaProvider {
         )
     }
 
-    /// A new flight for `target`, with no caller yet.
+    /// A new flight for `target`, with `firstCaller` as its first caller, or with no caller yet.
     ///
     /// - Parameters:
     ///   - identity:   For a flight that other callers can join (`trackInflights`), its key in
@@ -82,7 +82,7 @@ extension MoyaProvider {
     func makeFlight(
         for target: Target, plan: RequestPlan, callbackQueue: DispatchQueue?, progress: Moya.ProgressBlock?,
         identity: EndpointIdentity? = nil, table: Protected<[EndpointIdentity: RequestFlight]>? = nil, streamSink: StreamSink? = nil,
-        body: StreamedBody? = nil, resume: ResumePoint? = nil
+        body: StreamedBody? = nil, resume: ResumePoint? = nil, firstCaller: RequestFlight.FirstCaller? = nil
     ) -> RequestFlight {
         RequestFlight(
             endpoint: plan.endpoint,
@@ -103,17 +103,22 @@ extension MoyaProvider {
             // Made in the caller's call (`request`, `stream`, or an awaiting task), so its
             // task-local context is the caller's.
             traceContext: session.callerTraceContext(for: target),
-            resume: resume
+            resume: resume,
+            firstCaller: firstCaller
         )
     }
 
-    /// Makes `completion` the first caller of a new `flight` and launches the request: how an
-    /// awaiting task joins its flight (``RequestFlight/perform(_:)``).
+    /// Makes `completion`, an awaiting task's, the first caller of a new `flight` and launches
+    /// the request: how an awaiting task joins its flight (``RequestFlight/perform(_:)``).
     ///
     /// - Returns: `false` when the flight refused the caller (its task was cancelled first):
     ///   nothing was launched.
     func join(_ target: Target, plan: RequestPlan, flight: RequestFlight, callbackQueue: DispatchQueue, completion: @escaping Moya.Completion) -> Bool {
-        guard flight.subscribe(completion, callbackQueue: callbackQueue, pluginTarget: plan.pluginTarget) != nil else { return false }
+        guard flight.subscribe(completion, callbackQueue: callbackQueue, pluginTarget: plan.pluginTarget, awaiting: true) != nil else {
+            // Nobody else waits: the flight ends before it starts.
+            flight.finish(.failure(.requestCancelled), .unannounced)
+            return false
+        }
         launch(target, plan: plan, flight: flight, callbackQueue: callbackQueue, progress: nil)
         return true
     }
@@ -138,7 +143,7 @@ extension MoyaProvider {
                 )
             case .failure(let error):
                 // As in Moya, plugins never saw this request, so they are not told of its end.
-                DispatchQueue.moyaDeliver(.failure(error), on: callbackQueue, to: flight.end(with:))
+                DispatchQueue.moyaDeliver(.failure(error), on: callbackQueue) { flight.finish($0, .unannounced) }
             }
         }
     }
@@ -161,18 +166,18 @@ extension MoyaProvider {
     // MARK: - Flights
 
     /// Joins a flight already on its way (`trackInflights`), or starts one with `makeFlight`
-    /// (given the flight's identity and the table, with `trackInflights`).
+    /// (given the flight's identity and the table, with `trackInflights`, and the caller, who
+    /// joins a new flight as it is made).
     ///
     /// - Returns: The flight, the caller's id in it, and whether the caller leads it (sends
     ///   the request).
     private func register(
         endpoint: Endpoint, completion: @escaping Moya.Completion, callbackQueue: DispatchQueue?, pluginTarget: UncheckedSendable<any TargetType>?,
-        makeFlight: (EndpointIdentity?, Protected<[EndpointIdentity: RequestFlight]>?) -> RequestFlight
+        makeFlight: (EndpointIdentity?, Protected<[EndpointIdentity: RequestFlight]>?, RequestFlight.FirstCaller) -> RequestFlight
     ) -> (RequestFlight, Int, Bool) {
+        let caller = (completion: completion, callbackQueue: callbackQueue, pluginTarget: pluginTarget)
         guard trackInflights else {
-            let flight = makeFlight(nil, nil)
-            let id = flight.subscribe(completion, callbackQueue: callbackQueue, pluginTarget: pluginTarget) ?? 0
-            return (flight, id, true)
+            return (makeFlight(nil, nil, caller), RequestStateMachine<RequestFlight.Work>.firstSubscriberID, true)
         }
         // Built once, outside the lock: it builds the endpoint's request.
         let identity = EndpointIdentity(endpoint: endpoint)
@@ -181,10 +186,9 @@ extension MoyaProvider {
             if let flight = flights[identity], let id = flight.subscribe(completion, callbackQueue: callbackQueue, pluginTarget: pluginTarget) {
                 return (flight, id, false)
             }
-            let flight = makeFlight(identity, table)
-            let id = flight.subscribe(completion, callbackQueue: callbackQueue, pluginTarget: pluginTarget) ?? 0
+            let flight = makeFlight(identity, table, caller)
             flights[identity] = flight
-            return (flight, id, true)
+            return (flight, RequestStateMachine<RequestFlight.Work>.firstSubscriberID, true)
         }
     }
 
@@ -222,9 +226,9 @@ extension MoyaProvider {
                 progress.map { progress in
                     { result in
                         progress(ProgressResponse(progress: ProgressReporter.snapshot(completed: 1, total: 1), response: try? result.get()))
-                        flight.end(with: result)
+                        flight.finish(result, .unannounced)
                     }
-                } ?? flight.end(with:)
+                } ?? { flight.finish($0, .unannounced) }
             let token = stubRequest(
                 target, request: request, callbackQueue: callbackQueue, completion: stubCompletion, endpoint: endpoint, stubBehavior: stubBehavior)
             flight.attach(.stub(token))
@@ -285,7 +289,7 @@ extension MoyaProvider {
 
     /// Fails a request before sending it: plugins see `prepare`, `willSend` and `didReceive`.
     func fail(_ send: SendContext, error: MoyaError) {
-        send.flight.complete(.failure(error), reportsProgress: false)
+        send.flight.finish(.failure(error), .notSent)
     }
 
     /// Prepares and sends a request: a data request, a streamed upload (`body`), or a download

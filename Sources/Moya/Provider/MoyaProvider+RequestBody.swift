@@ -37,7 +37,7 @@ extension MoyaProvider {
         let queue = plugins.isEmpty ? DispatchQueue.moyaInline : (self.callbackQueue ?? ConcurrencyQueue.shared)
         let plan = self.plan(target)
         let flight = makeFlight(for: target, plan: plan, callbackQueue: queue, progress: nil, body: StreamedBody(sequence: body))
-        return try await flight.perform { completion in
+        return try await flight.perform(processes: plan.pluginTarget != nil) { completion in
             join(target, plan: plan, flight: flight, callbackQueue: queue, completion: plan.processing(completion))
         }
     }

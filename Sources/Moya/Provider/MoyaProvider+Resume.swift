@@ -47,9 +47,10 @@ extension MoyaProvider {
             DispatchQueue.moyaDeliver(.failure(error), on: queue ?? .main, to: completion)
             return CancellableToken(action: {})
         }
-        let flight = makeFlight(for: target, plan: plan, callbackQueue: queue, progress: progress, resume: resume)
-        let id = flight.subscribe(plan.processing(completion), callbackQueue: queue, pluginTarget: plan.pluginTarget) ?? 0
-        let ticket = RequestTicket(flight: flight, subscriberID: id)
+        let flight = makeFlight(
+            for: target, plan: plan, callbackQueue: queue, progress: progress, resume: resume,
+            firstCaller: (plan.processing(completion), queue, plan.pluginTarget))
+        let ticket = RequestTicket(flight: flight, subscriberID: RequestStateMachine<RequestFlight.Work>.firstSubscriberID)
         launch(target, plan: plan, flight: flight, callbackQueue: queue, progress: progress)
         return ticket
     }
@@ -69,7 +70,7 @@ extension MoyaProvider {
         let plan = self.plan(target)
         let resume = try resumePoint(for: plan.endpoint, from: resumeData)
         let flight = makeFlight(for: target, plan: plan, callbackQueue: queue, progress: nil, resume: resume)
-        return try await flight.perform { completion in
+        return try await flight.perform(processes: plan.pluginTarget != nil) { completion in
             join(target, plan: plan, flight: flight, callbackQueue: queue, completion: plan.processing(completion))
         }
     }

@@ -68,14 +68,9 @@ extension MoyaProvider {
         // The consumer stopping stops the request. The handler keeps the flight; the buffer lets
         // go of it when the stream ends, and the flight lets go of the buffer's handler when it
         // ends before its head was handed over.
-        buffer.setStopHandler { flight.cancelStream() }
-        let head = try await flight.perform { completion in
-            guard join(target, plan: plan, flight: flight, callbackQueue: queue, completion: Self.streamHeadCompletion(completion, plan: plan, buffer: buffer))
-            else {
-                flight.releaseUnstartedStream(.failure(.requestCancelled))
-                return false
-            }
-            return true
+        buffer.setStopHandler { flight.finish(.failure(.requestCancelled), .streamStopped) }
+        let head = try await flight.perform(processes: plan.pluginTarget != nil) { completion in
+            join(target, plan: plan, flight: flight, callbackQueue: queue, completion: Self.streamHeadCompletion(completion, plan: plan, buffer: buffer))
         }
         return StreamedResponse(head: head, buffer: buffer, options: options)
     }
@@ -117,19 +112,19 @@ extension MoyaProvider {
             case .success(let response):
                 whole = response
             case .failure(let error):
-                flight.complete(.failure(error))
+                flight.finish(.failure(error), .sent)
                 return
             }
             let data = whole.data
             let head = Moya.Response(statusCode: whole.statusCode, data: Data(), request: preparedRequest, response: whole.response)
-            guard flight.transportReceivedHead(), flight.streamStarted(head), let buffer = flight.streamSink?.buffer else { return }
+            guard flight.streamStarted(head), let buffer = flight.streamSink?.buffer else { return }
             var offset = data.startIndex
             while offset < data.endIndex {
+                // A cancel stops this task (the flight's driver).
                 guard await Self.stubDelay(delay) else { return }
                 let end = data.index(offset, offsetBy: chunkSize, limitedBy: data.endIndex) ?? data.endIndex
                 let chunk = Data(data[offset..<end])
                 offset = end
-                guard flight.transportReceivedBody(byteCount: chunk.count) else { return }
                 switch buffer.append(chunk) {
                 case .more:
                     break
@@ -143,7 +138,7 @@ extension MoyaProvider {
                     return
                 }
             }
-            flight.complete(.success(head))
+            flight.finish(.success(head), .sent, responseBodyBytes: Int64(data.count))
         }
         flight.attach(.driver(stub))
     }

@@ -70,7 +70,7 @@ extension MoyaProvider {
         let sample = UncheckedSendable(endpoint.sampleResponseClosure)
         let stub = {
             guard token.beginDelivery() else { return }
-            flight.endStub(with: Self.stubResult(sample.value(), request: preparedRequest, validation: validation), progress: progress)
+            flight.finish(Self.stubResult(sample.value(), request: preparedRequest, validation: validation), .stub(progress: progress))
         }
         scheduleStub(stub, behavior: stubBehavior, callbackQueue: callbackQueue ?? self.callbackQueue)
     }

@@ -8,10 +8,6 @@ import FoundationNetworking
 /// transport's result becomes Moya's (validated, a download moved to its destination), the
 /// plugins see it, and the callers get it, all on the delivery queue.
 extension RequestFlight: TransportOwner {
-    func transportWillStart() -> Bool {
-        withMachine { $0.attemptStarting() }
-    }
-
     func transportStarted(_ attempt: any TransportAttempt) -> Bool {
         attach(.transport(attempt))
     }
@@ -21,19 +17,11 @@ extension RequestFlight: TransportOwner {
     }
 
     var transportResumePoint: ResumePoint? {
-        withMachine { $0.resume }
+        locked { $0.resume }
     }
 
     func transportDroppedResumePoint() {
-        withMachine { $0.droppedResume() }
-    }
-
-    func transportReceivedHead() -> Bool {
-        withMachine { $0.headReceived() }
-    }
-
-    func transportReceivedBody(byteCount: Int) -> Bool {
-        withMachine { $0.bodyReceived(byteCount: byteCount) }
+        locked { $0.droppedResume() }
     }
 
     func transportStreamStarted(_ head: TransportResponse, request: URLRequest) -> Bool {
@@ -43,24 +31,26 @@ extension RequestFlight: TransportOwner {
     /// Takes the transport's result for `request`, the request as it was sent.
     func transportFinished(_ result: Result<TransportResponse, any Error>, request: URLRequest) {
         guard isDownload, case .success(let response) = result, let fileURL = response.fileURL else {
-            complete(Self.result(of: result, request: request, validation: validation))
+            // A stream's response holds no body: its size is what was streamed.
+            let streamed = streamSink == nil ? nil : (try? result.get())?.streamedByteCount
+            finish(Self.result(of: result, request: request, validation: validation), .sent, responseBodyBytes: streamed)
             return
         }
         // The download's response is complete: its metrics end here, with the file's size
         // (placing the file is not part of the request).
-        finishMeasurement(
+        locked { $0.takeMeasurement() }?.finish(
             Self.result(of: result, request: request, validation: validation),
             responseBodyBytes: (try? FileManager.default.attributesOfItem(atPath: fileURL.path)[.size] as? NSNumber)?.int64Value)
         // Moving a file may copy it between file systems: keep that off the event loop and off
         // the callback queue.
         DispatchQueue.global(qos: .utility).moyaDeliver(()) { [self] _ in
             // No destination once the request ended (cancelled): the file has nowhere to go.
-            guard let destination else {
+            guard let destination = locked({ $0.destination }) else {
                 PartialFile.discard(fileURL)
                 return
             }
             let placed = DownloadPlacement.place(response, from: fileURL, destination: destination)
-            complete(Self.result(of: placed, request: request, validation: validation))
+            finish(Self.result(of: placed, request: request, validation: validation), .sent)
         }
     }
 
@@ -77,35 +67,6 @@ extension RequestFlight: TransportOwner {
         guard isDownload else { return nil }
         let validation = self.validation
         return DownloadSink(folder: downloadFolder, accepts: { validation.accepts($0) })
-    }
-
-    /// Delivers `result` on the delivery queue: plugins, the final progress event (unless
-    /// `reportsProgress` is `false`: the request failed before it was sent), then the callers.
-    /// Nothing happens once the flight has ended (cancelled).
-    func complete(_ result: Result<Moya.Response, MoyaError>, reportsProgress: Bool = true) {
-        // The outcome is known: the metrics end with it, before the hop to the callers (a
-        // cancel may still reach them first; the metrics keep the outcome that came first). A
-        // stream's response holds no body: its size is what was streamed.
-        if streamSink == nil {
-            finishMeasurement(result)
-        } else {
-            finishMeasurement(result, responseBodyBytes: bodyBytesReceived)
-        }
-        queue.moyaDeliver { [self] in
-            // The result claims the flight first: a cancel that comes while the plugins run
-            // finds it ended, so plugins and callers hear of the result alone.
-            switch claimOutcome() {
-            case (.deliver(let callers), let reporter):
-                if let pluginTarget { plugins.didReceive(result, anyTarget: pluginTarget) }
-                if reportsProgress { reporter?.reportCompletion(response: try? result.get()) }
-                deliver(result, to: callers)
-                releaseUnstartedStream(result)
-            case (.endStream, _):
-                endStream(with: result)
-            case (.none, _):
-                return
-            }
-        }
     }
 
     /// Tells the plugins, on the delivery queue, that `request` is sent again after `result`.

@@ -39,6 +39,10 @@ final class RequestFlight: @unchecked Sendable {
         }
     }
 
+    /// A caller known as the flight is made: its completion, callback queue and target as
+    /// plugins see it.
+    typealias FirstCaller = (completion: Completion, callbackQueue: DispatchQueue?, pluginTarget: UncheckedSendable<any TargetType>?)
+
     /// The endpoint requested, for `MoyaProvider.inflightRequests`.
     let endpoint: Endpoint
     /// The endpoint's identity, the flight's key in the provider's table (`trackInflights`).
@@ -97,6 +101,10 @@ final class RequestFlight: @unchecked Sendable {
     ///   - streamSink:             For a streamed response, where its body goes.
     ///   - requestBody:            A body given with the request, which replaces the task's.
     ///   - traceContext:           The trace context of the caller who made the request.
+    ///   - resume:                 Where a resumed download goes on from.
+    ///   - firstCaller:            The first caller, when it is known as the flight is made: it
+    ///                             joins without taking the lock (with the id
+    ///                             ``RequestStateMachine/firstSubscriberID``).
     init(
         endpoint: Endpoint,
         identity: EndpointIdentity? = nil,
@@ -112,7 +120,8 @@ final class RequestFlight: @unchecked Sendable {
         streamSink: StreamSink? = nil,
         requestBody: StreamedBody? = nil,
         traceContext: TraceContext? = nil,
-        resume: ResumePoint? = nil
+        resume: ResumePoint? = nil,
+        firstCaller: FirstCaller? = nil
     ) {
         self.traceContext = traceContext
         let queue = isSerialDeliveryNeeded ? DispatchQueue(label: "org.moya.delivery", target: callbackQueue ?? .main) : (callbackQueue ?? .main)
@@ -132,21 +141,33 @@ final class RequestFlight: @unchecked Sendable {
         self.reportsProgress = progress != nil
         // A stream reads its body as it arrives, whatever the task: it stores no file.
         self.isDownload = destination != nil && streamSink == nil
-        self.state = Protected(RequestStateMachine(reporter: reporter, destination: destination, resume: resume))
+        let first = firstCaller.map {
+            RequestSubscriber(
+                id: RequestStateMachine<Work>.firstSubscriberID, completion: UncheckedSendable($0.completion), callbackQueue: $0.callbackQueue,
+                pluginTarget: $0.pluginTarget)
+        }
+        self.state = Protected(RequestStateMachine(first: first, reporter: reporter, destination: destination, resume: resume))
         self.downloadFolder = downloadFolder
+        #if DEBUG
+        Self.madeFlights?.withLock { $0.append(self) }
+        #endif
     }
 
     /// Adds a caller; `nil` when the flight has already ended.
     ///
-    /// - Parameter pluginTarget: The caller's target as plugins see it; `nil` without plugins.
-    func subscribe(_ completion: @escaping Completion, callbackQueue: DispatchQueue?, pluginTarget: UncheckedSendable<any TargetType>?) -> Int? {
-        state.withLock { $0.subscribe(completion, callbackQueue: callbackQueue, pluginTarget: pluginTarget) }
+    /// - Parameters:
+    ///   - pluginTarget: The caller's target as plugins see it; `nil` without plugins.
+    ///   - awaiting:     Whether the caller is a task that awaits the result (``perform(_:)``).
+    func subscribe(_ completion: @escaping Completion, callbackQueue: DispatchQueue?, pluginTarget: UncheckedSendable<any TargetType>?, awaiting: Bool = false)
+        -> Int?
+    {
+        locked { $0.subscribe(completion, callbackQueue: callbackQueue, pluginTarget: pluginTarget, awaiting: awaiting) }
     }
 
     /// The request closure handed the request back: whether to send it (see
     /// ``RequestStateMachine/requestBuilt()``).
     func requestBuilt() -> Bool {
-        state.withLock { $0.requestBuilt() }
+        locked { $0.requestBuilt() }
     }
 
     /// Records what runs for this flight, or stops it at once when the flight already ended.
@@ -154,7 +175,7 @@ final class RequestFlight: @unchecked Sendable {
     /// - Returns: Whether the work may go on: `false` when it was stopped.
     @discardableResult
     func attach(_ work: Work) -> Bool {
-        if case .stop(let work) = state.withLock({ $0.workStarted(work) }) {
+        if case .stop(let work) = locked({ $0.workStarted(work) }) {
             work.stop()
             return false
         }
@@ -164,7 +185,7 @@ final class RequestFlight: @unchecked Sendable {
     /// Records the task that drives the request through its interceptors, or stops it at once
     /// when the flight already ended.
     func attachDriver(_ task: _Concurrency.Task<Void, Never>) {
-        if case .stop(let work) = state.withLock({ $0.driverStarted(.driver(task)) }) {
+        if case .stop(let work) = locked({ $0.driverStarted(.driver(task)) }) {
             work.stop()
         }
     }
@@ -172,74 +193,156 @@ final class RequestFlight: @unchecked Sendable {
     /// An interceptor decided to send the request again: whether to (see
     /// ``RequestStateMachine/retryDecided()``).
     func retryDecided() -> Bool {
-        state.withLock { $0.retryDecided() }
+        locked { $0.retryDecided() }
     }
 
     /// Whether the flight still waits for its result.
     var isActive: Bool {
-        state.withLock { $0.isActive }
+        locked { $0.isActive }
     }
 
-    /// Ends the flight with its result: every caller still waiting gets it, inline when it shares
-    /// the flight's callback queue (the current context), on its own queue otherwise. Does
-    /// nothing when the flight has already ended (cancelled). Stubs and a failed request
-    /// closure end this way: plugins hear of a stub from the stub itself, and never of a request
-    /// that could not be built.
-    func end(with result: Result<Moya.Response, MoyaError>) {
-        finishMeasurement(result)
-        guard let subscribers = claim() else { return }
-        deliver(result, to: subscribers)
+    // MARK: - The end
+
+    /// How a flight's end came about, which says who hears of it and where.
+    enum Cause {
+        /// The result of a sent request (from the transport, the interceptors, or a streamed
+        /// stub): the plugins hear of it and the caller's progress gets its last event, on the
+        /// delivery queue.
+        case sent
+        /// A failure before the request was sent (it could not be prepared): the plugins hear of
+        /// it, on the delivery queue; no progress event.
+        case notSent
+        /// A stub's result, where the stub runs (the delivery queue, or the caller's thread for
+        /// an immediate stub without one): the plugins hear of it, then `progress`, the caller's
+        /// block, gets its one event.
+        case stub(progress: Moya.ProgressBlock?)
+        /// A result no plugin hears of, delivered where this is called: the request closure
+        /// failed (plugins never saw the request), or a subclass's `stubRequest` told them.
+        case unannounced
+        /// The caller `subscriber` cancels. When it is the last one, the request ends: its work
+        /// stops at once, and the plugins (with that caller's target) and the caller hear of the
+        /// cancellation on the delivery queue. Otherwise only that caller leaves, with the
+        /// error, on its own queue.
+        case cancel(subscriber: Int)
+        /// A stream's consumer stopped reading before the end: the work stops, and the plugins
+        /// hear of the cancellation.
+        case streamStopped
+    }
+
+    /// Ends the flight: the one way every flight ends, whatever ends it (a result, a stub, a
+    /// cancel, a stream's end or its consumer stopping). The first end counts; later ones do
+    /// nothing.
+    ///
+    /// What hears of the end, in this order:
+    /// 1. (On the calling thread, under the lock) the flight is claimed: from here on a cancel
+    ///    does nothing, so everything below hears of this outcome alone; an awaiting task's
+    ///    result is kept.
+    /// 2. (On the calling thread) the work stops, for a cancel; the request's metrics end with
+    ///    the outcome.
+    /// 3. (On the delivery queue, on the cancelling caller's queue for a cancel, or here for
+    ///    ``Cause/stub(progress:)`` and ``Cause/unannounced``) the plugins' `didReceive` (and for
+    ///    a stream's end, `process`); the last progress event; the callers, inline when they
+    ///    share the flight's callback queue, on their own queue otherwise; the stream's consumer,
+    ///    after the last part; then the flight leaves the provider's in-flight table
+    ///    (`trackInflights`), so that callers see it there while they run, as in Moya.
+    ///
+    /// A request's client span (tracing) ends before all this, when its exchange with the
+    /// server ends.
+    ///
+    /// - Parameters:
+    ///   - result:            The outcome (`.requestCancelled` for a cancel).
+    ///   - cause:             How it came about.
+    ///   - responseBodyBytes: For the metrics, a body that is not in `result` (a stream's, a
+    ///                        download's file); `nil` for the size of the response's data.
+    func finish(_ result: Result<Moya.Response, MoyaError>, _ cause: Cause, responseBodyBytes: Int64? = nil) {
+        let machineCause: RequestStateMachine<Work>.Cause =
+            switch cause {
+            case .sent, .notSent, .stub, .unannounced: .result
+            case .cancel(let id): .cancel(subscriber: id, preempting: Self.preempt)
+            case .streamStopped: .streamStopped
+            }
+        let ending: RequestStateMachine<Work>.Ending
+        switch locked({ $0.finish(result, cause: machineCause) }) {
+        case .none:
+            return
+        case .detach(let subscriber):
+            (subscriber.callbackQueue ?? .main).moyaDeliver(result, to: subscriber.completion.value)
+            return
+        case .end(let end):
+            ending = end
+        }
+        ending.driver?.stop()
+        ending.work?.stop()
+        ending.measurement?.finish(result, responseBodyBytes: responseBodyBytes)
+        switch cause {
+        case .stub, .unannounced:
+            announce(result, ending: ending, cause: cause)
+        case .cancel:
+            // On the queue of the caller who cancelled, as when others still wait.
+            let caller = ending.callers.first { _ in true }
+            (caller?.callbackQueue ?? .main).moyaDeliver((result, ending, cause)) { [self] in announce($0.0, ending: $0.1, cause: $0.2) }
+        case .sent, .notSent, .streamStopped:
+            queue.moyaDeliver((result, ending, cause)) { [self] in announce($0.0, ending: $0.1, cause: $0.2) }
+        }
+    }
+
+    /// Step 3 of ``finish(_:_:responseBodyBytes:)``: the plugins, the last progress event, the
+    /// callers and the stream hear of `result`.
+    private func announce(_ result: Result<Moya.Response, MoyaError>, ending: RequestStateMachine<Work>.Ending, cause: Cause) {
+        if ending.streamed {
+            guard let pluginTarget else {
+                if case .streamStopped = cause { return }
+                streamSink?.buffer.finish(result.map { _ in () })
+                return
+            }
+            plugins.didReceive(result, anyTarget: pluginTarget)
+            // The consumer stopped: nobody reads on.
+            if case .streamStopped = cause { return }
+            streamSink?.buffer.finish(plugins.process(result, anyTarget: pluginTarget).map { _ in () })
+            return
+        }
+        switch cause {
+        case .sent:
+            if let pluginTarget { plugins.didReceive(result, anyTarget: pluginTarget) }
+            ending.reporter?.reportCompletion(response: try? result.get())
+        case .notSent:
+            if let pluginTarget { plugins.didReceive(result, anyTarget: pluginTarget) }
+        case .stub(let progress):
+            if let pluginTarget { plugins.didReceive(result, anyTarget: pluginTarget) }
+            // Stubs report one final progress event, with the response when there is one.
+            progress?(ProgressResponse(progress: ProgressReporter.snapshot(completed: 1, total: 1), response: try? result.get()))
+        case .cancel:
+            // The plugins hear of a cancel with the target of the caller who cancelled, on its
+            // queue, where it gets the error next.
+            for caller in ending.callers {
+                if let target = caller.pluginTarget { plugins.didReceive(result, anyTarget: target.value) }
+                caller.completion.value(result)
+            }
+            releaseUnstartedStream(result)
+            leaveTable()
+            return
+        case .unannounced, .streamStopped:
+            break
+        }
+        deliver(result, to: ending.callers)
         releaseUnstartedStream(result)
-    }
-
-    /// Ends the flight with a stub's result, where the stub runs (its callback queue, or the
-    /// caller's thread for an immediate stub without one): the flight is claimed first, so a
-    /// cancel that comes later does nothing; then the plugins hear of the result, the caller's
-    /// progress block gets its one final event, and the callers get the result.
-    func endStub(with result: Result<Moya.Response, MoyaError>, progress: Moya.ProgressBlock?) {
-        finishMeasurement(result)
-        guard let callers = claim() else { return }
-        if let pluginTarget { plugins.didReceive(result, anyTarget: pluginTarget) }
-        // Stubs report one final progress event, with the response when there is one.
-        progress?(ProgressResponse(progress: ProgressReporter.snapshot(completed: 1, total: 1), response: try? result.get()))
-        deliver(result, to: callers)
-    }
-
-    /// Ends the flight and takes its callers, before the result is handed over: from here on a
-    /// cancel does nothing, so what runs before ``deliver(_:to:)`` (the plugins' `didReceive`,
-    /// the last progress event) runs for the result alone. `nil` when the flight has already
-    /// ended (cancelled).
-    func claim() -> RequestSubscriber.List? {
-        guard case .deliver(let subscribers) = claimOutcome().action else { return nil }
-        return subscribers
-    }
-
-    /// ``claim()`` as the result of a sent request needs it: its callers to deliver to (with the
-    /// progress reporter, which the flight lets go of as it ends), or a stream to end (its head
-    /// was delivered), or nothing (it has ended).
-    func claimOutcome() -> (action: RequestStateMachine<Work>.FinishAction, reporter: ProgressReporter?) {
-        state.withLock { $0.finishTakingReporter() }
+        leaveTable()
     }
 
     /// Sends progress events, when the caller asked for them; `nil` once the request ended.
     var reporter: ProgressReporter? {
         guard reportsProgress else { return nil }
-        return state.withLock { $0.reporter }
+        return locked { $0.reporter }
     }
 
     /// Records where an interrupted attempt of this download stopped, for the next attempt.
     func interrupted(at resume: ResumePoint) {
-        state.withLock { $0.interrupted(at: resume) }
+        locked { $0.interrupted(at: resume) }
     }
 
-    /// Where a download goes; `nil` for a data request, and once the request ended.
-    var destination: DownloadRequest.Destination? {
-        state.withLock { $0.destination }
-    }
-
-    /// Hands `result` to the callers ``claim()`` returned: inline for those that share the
-    /// flight's callback queue (the current context), on their own queue for the others.
-    func deliver(_ result: Result<Moya.Response, MoyaError>, to subscribers: RequestSubscriber.List) {
+    /// Hands `result` to `subscribers`: inline for those that share the flight's callback queue
+    /// (the current context), on their own queue for the others.
+    private func deliver(_ result: Result<Moya.Response, MoyaError>, to subscribers: RequestSubscriber.List) {
         for subscriber in subscribers {
             if subscriber.callbackQueue === callbackQueue {
                 subscriber.completion.value(result)
@@ -247,73 +350,58 @@ final class RequestFlight: @unchecked Sendable {
                 (subscriber.callbackQueue ?? .main).moyaDeliver(result, to: subscriber.completion.value)
             }
         }
-        leaveTable()
     }
 
-    /// Cancels the caller `id`: it gets the cancellation error on its queue. When it was the
-    /// last caller, the flight ends, its work stops, and the plugins hear of the cancellation.
+    /// Cancels the caller `id`: it gets the cancellation error. When it was the last caller, the
+    /// flight ends, its work stops, and the plugins hear of the cancellation.
     func cancel(subscriber id: Int) {
-        // A stub that has begun to deliver is not preempted: its result is the one outcome.
-        let action = state.withLock { state in
-            (state.cancelled(subscriber: id, preempting: Self.preempt), state.endedByCancel())
-        }
-        switch action {
-        case (.none, _):
-            return
-        case (.detach(let subscriber), _):
-            (subscriber.callbackQueue ?? .main).moyaDeliver(.failure(.requestCancelled), to: subscriber.completion.value)
-        case (.stop(let subscriber, let work, let driver), let measurement):
-            measurement?.finish(.failure(.requestCancelled))
-            releaseUnstartedStream(.failure(.requestCancelled))
-            driver?.stop()
-            work?.stop()
-            leaveTable()
-            let plugins = self.plugins
-            (subscriber.callbackQueue ?? .main).moyaDeliver(MoyaError.requestCancelled) { error in
-                if let target = subscriber.pluginTarget { plugins.didReceive(.failure(error), anyTarget: target.value) }
-                subscriber.completion.value(.failure(error))
-            }
-        }
+        finish(.failure(.requestCancelled), .cancel(subscriber: id))
     }
 
     /// Awaits the flight's result for a Swift task that joins it through `join`, the flight's
-    /// first caller: the continuation is the caller's completion, and cancelling the task
-    /// cancels that caller, also before it has joined (it then never joins, and nothing is sent).
-    /// The flight is new (every awaiting API makes its own): the task's id is the first caller's,
-    /// known without taking the lock.
+    /// first caller: cancelling the task cancels that caller, also before it has joined (it
+    /// then never joins, and nothing is sent). The flight is new (every awaiting API makes its
+    /// own): the task's id is the first caller's, known without taking the lock.
     ///
     /// Not generic: async code in `MoyaProvider<Target>` would run unspecialized in the user's
     /// module, paying for runtime generic metadata at every suspension point.
     ///
-    /// - Parameter join: Subscribes the given completion to this flight and starts the request;
-    ///   returns `false` when the flight would not take it (the task was cancelled first).
+    /// - Parameters:
+    ///   - processes: Whether the result the caller gets may differ from the flight's (plugins'
+    ///     `process` runs in the caller's completion): it is then handed over under the lock,
+    ///     once more. Without it, the flight keeps its result for the task as it ends.
+    ///   - join: Subscribes the given completion to this flight (awaiting) and starts the
+    ///     request; returns `false` when the flight would not take it (the task was cancelled
+    ///     first), after ending the flight.
     /// - Returns: The response.
     /// - Throws: The request's `MoyaError`, or the cancellation error.
     nonisolated(nonsending)
-        func perform(_ join: (@escaping Completion) -> Bool) async throws(MoyaError) -> Moya.Response
+        func perform(processes: Bool, _ join: (@escaping Completion) -> Bool) async throws(MoyaError) -> Moya.Response
     {
         let id = RequestStateMachine<Work>.firstSubscriberID
+        // Uncounted (``lockAcquisitions``): debug builds only.
         assert(state.withLock { $0.nextSubscriberID } == id, "perform joins a new flight only")
         let result: Result<Moya.Response, MoyaError> = await withTaskCancellationHandler {
             // Unchecked: the flight calls a caller's completion exactly once, and the
             // continuation is resumed either there or, when the caller never joined, below;
             // never both. (A checked continuation costs an extra allocation per request.)
             //
-            // The result goes through the flight's lock rather than the continuation: when the
-            // completion runs before the task has suspended (a stub on another queue can be that
-            // quick), the task goes on without the runtime's hand-over, and ThreadSanitizer
-            // would see no ordering between what the completion's thread wrote (the response)
-            // and what the task reads. The lock orders them, for it and for the reader.
+            // The result is kept by the flight as it ends (under its lock) rather than passed
+            // through the continuation: when the completion runs before the task has suspended
+            // (a stub on another queue can be that quick), the task goes on without the
+            // runtime's hand-over, and ThreadSanitizer would see no ordering between what the
+            // completion's thread wrote (the response) and what the task reads. The lock orders
+            // them, for it and for the reader.
             await withUnsafeContinuation { (continuation: UnsafeContinuation<Void, Never>) in
                 let joined = join { result in
-                    self.state.withLock { $0.resultArrived(result) }
+                    if processes { self.locked { $0.resultArrived(result) } }
                     continuation.resume()
                 }
                 if !joined {
                     continuation.resume()
                 }
             }
-            return state.withLock { $0.takeAwaitedResult() } ?? .failure(.requestCancelled)
+            return locked { $0.takeAwaitedResult() } ?? .failure(.requestCancelled)
         } onCancel: {
             cancel(subscriber: id)
         }
@@ -329,13 +417,31 @@ final class RequestFlight: @unchecked Sendable {
 
     /// Whether the caller `id` asked to cancel.
     func isCancelled(subscriber id: Int) -> Bool {
-        state.withLock { $0.isCancelled(subscriber: id) }
+        locked { $0.isCancelled(subscriber: id) }
     }
 
-    /// Runs `body` on the state machine, under the flight's lock (for the transport's events).
-    func withMachine<Result>(_ body: (inout RequestStateMachine<Work>) -> Result) -> Result {
-        state.withLock { body(&$0) }
+    /// Runs `body` on the state machine, under the flight's lock: every access to the machine
+    /// goes through here (in debug builds, it counts them).
+    func locked<Result>(_ body: (inout RequestStateMachine<Work>) -> Result) -> Result {
+        state.withLock { machine in
+            #if DEBUG
+            machine.accesses += 1
+            #endif
+            return body(&machine)
+        }
     }
+
+    #if DEBUG
+    /// How many times the flight took its lock so far (for the tests that hold a request to its
+    /// budget); reading it takes the lock once more, uncounted.
+    var lockAcquisitions: Int {
+        state.withLock { $0.accesses }
+    }
+
+    /// Collects the flights made while it is bound, for tests that count what a request costs
+    /// (``lockAcquisitions``): set in the test's task, read after its requests ended.
+    @TaskLocal static var madeFlights: Protected<[RequestFlight]>?
+    #endif
 
     // MARK: - Streams
 
@@ -344,47 +450,18 @@ final class RequestFlight: @unchecked Sendable {
     ///
     /// - Returns: Whether to read on: `false` when the request ended meanwhile.
     func streamStarted(_ head: Moya.Response) -> Bool {
-        guard case .deliver(let callers) = withMachine({ $0.streamStarted() }) else { return false }
+        guard let callers = locked({ $0.streamStarted(head: head) }) else { return false }
         queue.moyaDeliver { [self] in
             deliver(.success(head), to: callers)
         }
         return true
     }
 
-    /// The stream's consumer stopped before the end: the work stops, and the plugins hear of
-    /// the cancellation. Does nothing when the stream has ended.
-    func cancelStream() {
-        let cancelled: (work: Work?, driver: Work?, measurement: RequestMeasurement?)? = state.withLock { state in
-            guard let (work, driver) = state.streamCancelled() else { return nil }
-            return (work, driver, state.endedByCancel())
-        }
-        guard let cancelled else { return }
-        cancelled.measurement?.finish(.failure(.requestCancelled))
-        cancelled.driver?.stop()
-        cancelled.work?.stop()
-        guard pluginTarget != nil else { return }
-        queue.moyaDeliver { [self] in
-            if let pluginTarget { plugins.didReceive(.failure(.requestCancelled), anyTarget: pluginTarget) }
-        }
-    }
-
-    /// Ends a stream whose head was delivered, with `result`, on the delivery queue: the
-    /// plugins hear of it (`didReceive`, then `process`), and the consumer gets the end after
-    /// the last chunk, or the error `process` left.
-    func endStream(with result: Result<Moya.Response, MoyaError>) {
-        var outcome = result
-        if let pluginTarget {
-            plugins.didReceive(result, anyTarget: pluginTarget)
-            outcome = plugins.process(result, anyTarget: pluginTarget)
-        }
-        streamSink?.buffer.finish(outcome.map { _ in () })
-    }
-
     /// A stream that ended before its head was handed over (failed, rejected, cancelled, or
     /// answered by a response that was not streamed): its buffer ends too, with that response's
     /// data, and lets go of its stop handler, which holds this flight. Called after the callers
     /// got `result` (a `process` that turned it into a success has ended the buffer already).
-    func releaseUnstartedStream(_ result: Result<Moya.Response, MoyaError>) {
+    private func releaseUnstartedStream(_ result: Result<Moya.Response, MoyaError>) {
         guard let buffer = streamSink?.buffer else { return }
         switch result {
         case .success(let response):
@@ -396,32 +473,13 @@ final class RequestFlight: @unchecked Sendable {
         }
     }
 
-    /// Body bytes the current attempt received: for a stream's metrics.
-    var bodyBytesReceived: Int64 {
-        withMachine { $0.bodyBytesReceived }
-    }
-
     // MARK: - Metrics
 
     /// Keeps `measurement`, the request's metrics, until its outcome is known; ends it at once
     /// as cancelled when the request has already ended.
     func measure(_ measurement: RequestMeasurement?) {
         guard let measurement else { return }
-        if !state.withLock({ $0.measure(measurement) }) { measurement.finish(.failure(.requestCancelled)) }
-    }
-
-    /// Ends the request's metrics, if any, with `result`: the first outcome counts. Neither
-    /// argument is worked out without metrics.
-    ///
-    /// - Parameter responseBodyBytes: A download's size (its body is in a file); `nil` for the
-    ///   size of the response's data.
-    func finishMeasurement(
-        _ result: @autoclosure () -> Result<Moya.Response, MoyaError>, responseBodyBytes: @autoclosure () -> Int64? = nil
-    ) {
-        guard measures,
-            let measurement = state.withLock({ $0.takeMeasurement() })
-        else { return }
-        measurement.finish(result(), responseBodyBytes: responseBodyBytes())
+        if !locked({ $0.measure(measurement) }) { measurement.finish(.failure(.requestCancelled)) }
     }
 
     /// Takes the flight out of the provider's table, unless another flight has its place.
@@ -436,6 +494,6 @@ final class RequestFlight: @unchecked Sendable {
 
     /// The completions still waiting, for `MoyaProvider.inflightRequests`.
     var completions: [Completion] {
-        state.withLock { $0.completions }
+        locked { $0.completions }
     }
 }

@@ -7,26 +7,26 @@
 /// `Transaction` and `Transaction.StateMachine`.
 ///
 /// ```
-///           requestBuilt           headReceived             finished / cancelled (last caller)
-/// building ─────────────▶ sending ─────────────▶ receiving ──────────────────────────────────▶ finished
-///                          ▲   ▲                  │  │ bodyReceived (stays)                      ▲
-///                          │   └ attemptStarting ─┘  │ (a redirect, a challenge answered)        │
-///                          │                         ▼                                           │
-///                          └ attemptStarting ─ waitingToRetry ◀── retryDecided                   │
-///   building, sending, receiving, waitingToRetry ── finished / cancelled (last caller) ──────────┘
-///
-///   receiving ── streamStarted ──▶ streaming ── finished / streamCancelled ──▶ finished
+///           requestBuilt                      finish (a result, the last caller's cancel)
+/// building ─────────────▶ sending ─────────────────────────────────────────────────▶ finished
+///                          │   ▲                                                        ▲
+///           retryDecided   ▼   │ workStarted (the next attempt)                         │
+///                     waitingToRetry ───────────────── finish ─────────────────────────┤
+///   building ───────────────────────────────────────── finish (cancel) ────────────────┤
+///   sending ── streamStarted ──▶ streaming ── finish (its end, the consumer stopping) ──┘
 /// ```
 ///
-/// A streamed response (``MoyaProvider/stream(_:options:)``) hands its head to the callers when
-/// it arrives (`streamStarted`), and stays `streaming` while its body is read: the work stays
-/// attached, body parts still count, and the end (`finished`) or the consumer stopping
-/// (`streamCancelled`) ends it. A stream is never retried once its head was handed over.
+/// The transport's events within an attempt (a response head, body parts) do not reach the
+/// machine: the exchange keeps them on its event loop, and a cancel stops the attempt itself. A
+/// streamed response (``MoyaProvider/stream(_:options:)``) hands its head to the callers when it
+/// arrives (`streamStarted`), and stays `streaming` while its body is read; it is never retried.
 ///
-/// Once `finished`, every event is answered with "do nothing" (or "stop the work you just
-/// started", or "stop reading"): whatever the order in which a result, a cancel and a time limit
-/// arrive, the callers are delivered to exactly once. An event that cannot happen in a phase (a
-/// body part before its head, work before the request was built) traps in debug builds.
+/// Every way a request ends is one event, ``finish(_:)``: a result (sent, stubbed, or a request
+/// that could not be built), a caller's cancel (which ends the request when it was the last
+/// caller), or a stream's consumer stopping. Once `finished`, every event is answered with "do
+/// nothing" (or "stop the work you just started"): whatever the order in which a result, a
+/// cancel and a time limit arrive, the callers are delivered to exactly once. An event that
+/// cannot happen in a phase (work before the request was built) traps in debug builds.
 ///
 /// It also holds what the request keeps until it ends (the measurement, the progress reporter,
 /// a download's destination and resume point, the result for an awaiting task), and lets go of
@@ -41,10 +41,8 @@ struct RequestStateMachine<Work: Sendable> {
     enum Phase: Sendable, Equatable {
         /// Waiting for the request closure to hand its request back.
         case building
-        /// Built, and sent or stubbed: an attempt runs, and its response has not begun.
+        /// Built, and sent or stubbed: an attempt runs.
         case sending
-        /// The current attempt's response head arrived; its body may be arriving.
-        case receiving
         /// An interceptor decided to send the request again; the next attempt has not started.
         case waitingToRetry
         /// A streamed response's head was handed to the caller; its body is being read. The
@@ -62,33 +60,51 @@ struct RequestStateMachine<Work: Sendable> {
         case stop(Work)
     }
 
-    /// What the owner does after ``finished()``.
-    enum FinishAction: Sendable {
-        /// Deliver the result to these callers.
-        case deliver(RequestSubscriber.List)
-        /// End the stream whose head was delivered with the result (the callers have gone).
-        case endStream
-        /// Nothing: the request had already ended.
-        case none
+    /// How a request ends (``finish(_:)``).
+    enum Cause {
+        /// Its result is there: a response, a transport failure or a time limit, a stub's, or
+        /// the request closure's error. For a stream whose head was handed over, its end.
+        case result
+        /// The caller `id` cancels; the request ends when it is the last one waiting.
+        /// `preempting` is asked, when the cancel would stop the work, whether the work can
+        /// still be stopped before it delivers: a stub that has begun to deliver its result
+        /// answers `false`, and the cancel is then too late: the result is the one outcome.
+        case cancel(subscriber: Int, preempting: (Work) -> Bool)
+        /// The consumer of a stream stopped reading before its end.
+        case streamStopped
     }
 
-    /// What the owner does after ``cancelled(subscriber:)``.
-    enum CancelAction: Sendable {
-        /// Nothing: the request had ended, or this caller had already gone.
+    /// What the request leaves its owner to do as it ends: everything it held, taken out.
+    struct Ending {
+        /// The callers to deliver the result to; none for a stream whose head was handed over.
+        var callers: RequestSubscriber.List
+        /// Whether the head of a streamed response was handed over: the end is the stream's
+        /// (the plugins hear of it, its consumer gets the end after the last part).
+        var streamed: Bool
+        /// The work and the driver to stop: a cancel's; `nil` for a result (they produced it).
+        var work: Work?
+        var driver: Work?
+        /// The request's metrics, to end with the outcome.
+        var measurement: RequestMeasurement?
+        /// The caller's progress reporter, for the last progress event.
+        var reporter: ProgressReporter?
+    }
+
+    /// What the owner does after ``finish(_:)``.
+    enum FinishAction {
+        /// Nothing: the request had already ended, that caller had gone, or the cancel came too
+        /// late.
         case none
         /// Deliver the cancellation error to this caller alone; the others still wait.
         case detach(RequestSubscriber)
-        /// The last caller left: stop the work and the driver, if any, and deliver the
-        /// cancellation error to it.
-        case stop(RequestSubscriber, work: Work?, driver: Work?)
+        /// The request ended: do what ``Ending`` says.
+        case end(Ending)
     }
 
     /// Where the request is.
     private(set) var phase: Phase = .building
-    /// Body bytes received by the current attempt.
-    private(set) var bodyBytesReceived: Int64 = 0
-    /// Whether a streamed response's head was handed to the callers (``streamStarted()``): the
-    /// response is then the request's, whatever its end, and never retried.
+    /// Whether a streamed response's head was handed to the callers (``streamStarted(head:)``):
+    /// the response is then the request's, whatever its end, and never retried.
     private(set) var hasStreamed = false
     private var subscribers = RequestSubscriber.List()
     private var lastID = 0
@@ -113,15 +129,29 @@ struct RequestStateMachine<Work: Sendable> {
     /// request's first, or an interceptor's retry) asks for the rest. Between attempts, this is
     /// the one place the resume point is kept.
     private(set) var resume: ResumePoint?
-    /// The result handed to a task awaiting the flight (``RequestFlight/perform(_:)``), from its
-    /// completion until the task takes it.
+    /// Whether the first caller is a task that awaits the result (``RequestFlight/perform(_:)``):
+    /// the result is then kept for it, under the lock the request ends in.
+    private var isAwaited = false
+    /// The result kept for the awaiting task, from the request's end until the task takes it.
     private var awaitedResult: Result<Moya.Response, MoyaError>?
 
+    #if DEBUG
+    /// How many times the owner took its lock to reach the machine (``RequestFlight``'s count,
+    /// for the tests that hold it to its budget).
+    var accesses = 0
+    #endif
+
     /// - Parameters:
+    ///   - first:       The first caller, when it is known as the request is made (it then
+    ///                  joins without an event).
     ///   - reporter:    The caller's progress reporter, if it asked for progress.
     ///   - destination: A download's destination.
     ///   - resume:      Where a resumed download goes on from.
-    init(reporter: ProgressReporter? = nil, destination: DownloadRequest.Destination? = nil, resume: ResumePoint? = nil) {
+    init(first: RequestSubscriber? = nil, reporter: ProgressReporter? = nil, destination: DownloadRequest.Destination? = nil, resume: ResumePoint? = nil) {
+        if let first {
+            subscribers.append(first)
+            lastID = first.id
+        }
         self.reporter = reporter
         self.destination = destination
         self.resume = resume
@@ -155,19 +185,21 @@ struct RequestStateMachine<Work: Sendable> {
     /// A caller joins: the first one, or one with an identical request (`trackInflights`).
     ///
     /// A caller may have cancelled before it joined: an awaiting task whose cancellation handler
-    /// ran first cancels the id it is about to get (``nextSubscriberID``). It is then not added,
-    /// and a request that nobody else waits for ends before it starts.
+    /// ran first cancels the id it is about to get (``nextSubscriberID``). It is then not added;
+    /// the owner ends a request that nobody else waits for (``finish(_:)``) before it starts.
     ///
+    /// - Parameter awaiting: Whether the caller is a task that awaits the result: the request
+    ///   then keeps its result for it (``takeAwaitedResult()``).
     /// - Returns: The caller's id, or `nil` when the request has already ended or the caller
     ///   cancelled first.
-    mutating func subscribe(_ completion: @escaping Completion, callbackQueue: DispatchQueue?, pluginTarget: UncheckedSendable<any TargetType>? = nil) -> Int? {
+    mutating func subscribe(
+        _ completion: @escaping Completion, callbackQueue: DispatchQueue?, pluginTarget: UncheckedSendable<any TargetType>? = nil, awaiting: Bool = false
+    ) -> Int? {
         guard phase != .finished else { return nil }
         lastID += 1
-        guard !cancelledIDs.contains(lastID) else {
-            if subscribers.isEmpty { phase = .finished }
-            return nil
-        }
+        guard !cancelledIDs.contains(lastID) else { return nil }
         subscribers.append(RequestSubscriber(id: lastID, completion: UncheckedSendable(completion), callbackQueue: callbackQueue, pluginTarget: pluginTarget))
+        if awaiting { isAwaited = true }
         return lastID
     }
 
@@ -181,37 +213,21 @@ struct RequestStateMachine<Work: Sendable> {
         return true
     }
 
-    /// An attempt on the transport is about to start (the first, a redirect's, a challenge's
-    /// answer, one sent again after waiting for a connection, or an interceptor's retry): the
-    /// request is sending again, with nothing received. Fed before the attempt's work exists, so
-    /// that its first events cannot overtake it.
-    ///
-    /// - Returns: Whether to start it: `false` when the request ended meanwhile.
-    mutating func attemptStarting() -> Bool {
-        switch phase {
-        case .building:
-            assertionFailure("an attempt started before the request was built")
-            return false
-        case .sending, .receiving, .waitingToRetry:
-            phase = .sending
-            bodyBytesReceived = 0
-            return true
-        case .streaming:
-            assertionFailure("an attempt started while a stream was read")
-            return false
-        case .finished:
-            return false
-        }
-    }
-
-    /// Work started on the request's behalf: the stub, or an attempt on the transport. It
-    /// replaces the previous attempt's, which has ended.
+    /// Work started on the request's behalf: the stub, or an attempt on the transport (the
+    /// first, a redirect's, a challenge's answer, one sent again after waiting for a connection,
+    /// or an interceptor's retry). It replaces the previous attempt's, which has ended, and the
+    /// request is sending again.
     mutating func workStarted(_ work: Work) -> StartAction {
         switch phase {
         case .building:
             assertionFailure("work started before the request was built")
             return .stop(work)
-        case .sending, .receiving, .waitingToRetry, .streaming:
+        case .sending, .waitingToRetry:
+            phase = .sending
+            self.work = work
+            return .proceed
+        case .streaming:
+            // The attempt whose head was handed over, recorded after its first events.
             self.work = work
             return .proceed
         case .finished:
@@ -225,44 +241,11 @@ struct RequestStateMachine<Work: Sendable> {
         case .building:
             assertionFailure("driver started before the request was built")
             return .stop(driver)
-        case .sending, .receiving, .waitingToRetry, .streaming:
+        case .sending, .waitingToRetry, .streaming:
             self.driver = driver
             return .proceed
         case .finished:
             return .stop(driver)
-        }
-    }
-
-    /// The current attempt's response head arrived.
-    ///
-    /// - Returns: Whether to read on: `false` when the request ended meanwhile.
-    mutating func headReceived() -> Bool {
-        switch phase {
-        case .sending, .receiving:
-            phase = .receiving
-            bodyBytesReceived = 0
-            return true
-        case .building, .waitingToRetry, .streaming:
-            assertionFailure("a response head arrived in phase \(phase)")
-            return false
-        case .finished:
-            return false
-        }
-    }
-
-    /// A part of the current attempt's body arrived.
-    ///
-    /// - Returns: Whether to read on: `false` when the request ended meanwhile.
-    mutating func bodyReceived(byteCount: Int) -> Bool {
-        switch phase {
-        case .receiving, .streaming:
-            bodyBytesReceived += Int64(byteCount)
-            return true
-        case .building, .sending, .waitingToRetry:
-            assertionFailure("a body part arrived in phase \(phase)")
-            return false
-        case .finished:
-            return false
         }
     }
 
@@ -271,7 +254,7 @@ struct RequestStateMachine<Work: Sendable> {
     /// - Returns: Whether to: `false` when the request ended meanwhile.
     mutating func retryDecided() -> Bool {
         switch phase {
-        case .sending, .receiving:
+        case .sending:
             phase = .waitingToRetry
             work = nil
             return true
@@ -287,70 +270,60 @@ struct RequestStateMachine<Work: Sendable> {
     /// A streamed response's head arrived and is accepted: it goes to the callers, and its body
     /// to the consumer that the head gives them.
     ///
-    /// - Returns: The callers to hand the head to (``FinishAction/deliver(_:)``), or
-    ///   ``FinishAction/none`` when the request ended meanwhile.
-    mutating func streamStarted() -> FinishAction {
+    /// - Returns: The callers to hand the head to; `nil` when the request ended meanwhile.
+    mutating func streamStarted(head: Moya.Response) -> RequestSubscriber.List? {
         switch phase {
-        case .receiving:
+        case .sending:
             phase = .streaming
             hasStreamed = true
+            if isAwaited { awaitedResult = .success(head) }
             defer { subscribers = RequestSubscriber.List() }
-            return .deliver(subscribers)
-        case .building, .sending, .waitingToRetry, .streaming:
+            return subscribers
+        case .building, .waitingToRetry, .streaming:
             assertionFailure("a stream started in phase \(phase)")
-            return .none
+            return nil
         case .finished:
-            return .none
+            return nil
         }
     }
 
-    /// The consumer of a stream stopped reading before its end.
-    ///
-    /// - Returns: The work and driver to stop when this ended the stream; `nil` when the
-    ///   request was not streaming (it has ended, or its head has not been handed over).
-    mutating func streamCancelled() -> (work: Work?, driver: Work?)? {
-        guard phase == .streaming else { return nil }
+    /// The request ends, or one caller leaves it (see ``Cause``), with `result`: what the owner
+    /// does about it. The first end counts; every later one is ``FinishAction/none``.
+    mutating func finish(_ result: Result<Moya.Response, MoyaError>, cause: Cause) -> FinishAction {
+        var stopsWork = false
+        switch cause {
+        case .result:
+            guard phase != .finished else { return .none }
+        case .cancel(let id, let preempting):
+            if phase != .finished, subscribers.hasOne, subscribers.contains(id: id), let work, !preempting(work) {
+                return .none
+            }
+            if !cancelledIDs.contains(id) { cancelledIDs.append(id) }
+            guard phase != .finished, subscribers.contains(id: id) else { return .none }
+            let subscriber = subscribers.remove(id: id)!
+            guard subscribers.isEmpty else { return .detach(subscriber) }
+            subscribers.append(subscriber)
+            stopsWork = true
+        case .streamStopped:
+            guard phase == .streaming else { return .none }
+            stopsWork = true
+        }
+        let streamed = phase == .streaming
         phase = .finished
+        if isAwaited, !streamed { awaitedResult = result }
         defer {
             work = nil
             driver = nil
+            measurement = nil
+            subscribers = RequestSubscriber.List()
+            // The caller's closures are let go of: the request has ended.
+            reporter = nil
+            destination = nil
         }
-        return (work, driver)
-    }
-
-    /// The result is there (a response, a transport failure or a time limit, a stub, or the
-    /// request closure's error): the request ends.
-    mutating func finished() -> FinishAction {
-        guard phase != .finished else { return .none }
-        let wasStreaming = phase == .streaming
-        phase = .finished
-        work = nil
-        driver = nil
-        // A stream's callers got its head and are gone already.
-        if wasStreaming { return .endStream }
-        defer { subscribers = RequestSubscriber.List() }
-        return .deliver(subscribers)
-    }
-
-    /// The caller `id` cancels. When it is the last one waiting, the request ends.
-    ///
-    /// - Parameter preempting: Asked, when the cancel would stop the work, whether the work
-    ///   can still be stopped before it delivers: a stub that has begun to deliver its result
-    ///   answers `false`, and the cancel is then too late (``CancelAction/none``): the result
-    ///   is the one outcome.
-    mutating func cancelled(subscriber id: Int, preempting: (Work) -> Bool = { _ in true }) -> CancelAction {
-        if phase != .finished, subscribers.hasOne, subscribers.contains(id: id), let work, !preempting(work) {
-            return .none
-        }
-        if !cancelledIDs.contains(id) { cancelledIDs.append(id) }
-        guard phase != .finished, let subscriber = subscribers.remove(id: id) else { return .none }
-        guard subscribers.isEmpty else { return .detach(subscriber) }
-        phase = .finished
-        defer {
-            work = nil
-            driver = nil
-        }
-        return .stop(subscriber, work: work, driver: driver)
+        return .end(
+            Ending(
+                callers: subscribers, streamed: streamed, work: stopsWork ? work : nil, driver: stopsWork ? driver : nil, measurement: measurement,
+                reporter: reporter))
     }
 
     // MARK: - What the request holds
@@ -365,7 +338,8 @@ struct RequestStateMachine<Work: Sendable> {
         return true
     }
 
-    /// The measurement, taken out: the first outcome ends it.
+    /// The measurement, taken out before the end: a download's, whose response is complete
+    /// before its file is placed.
     mutating func takeMeasurement() -> RequestMeasurement? {
         defer { measurement = nil }
         return measurement
@@ -381,7 +355,8 @@ struct RequestStateMachine<Work: Sendable> {
         resume = nil
     }
 
-    /// Keeps `result` for the awaiting task, until ``takeAwaitedResult()``.
+    /// Keeps `result` for the awaiting task, in place of the one kept as the request ended: what
+    /// the caller's completion got (after the plugins' `process`).
     mutating func resultArrived(_ result: Result<Moya.Response, MoyaError>) {
         awaitedResult = result
     }
@@ -391,28 +366,5 @@ struct RequestStateMachine<Work: Sendable> {
     mutating func takeAwaitedResult() -> Result<Moya.Response, MoyaError>? {
         defer { awaitedResult = nil }
         return awaitedResult
-    }
-
-    /// ``finished()``, with the reporter for the last progress event when the callers are to be
-    /// delivered to; the caller's closures are let go of with it.
-    mutating func finishTakingReporter() -> (FinishAction, ProgressReporter?) {
-        let action = finished()
-        guard case .deliver = action else { return (action, nil) }
-        defer { releaseCallerClosures() }
-        return (action, reporter)
-    }
-
-    /// After a cancel: when it ended the request, the caller's closures are let go of and the
-    /// measurement is handed back to be ended.
-    mutating func endedByCancel() -> RequestMeasurement? {
-        guard !isActive else { return nil }
-        releaseCallerClosures()
-        return takeMeasurement()
-    }
-
-    /// Lets go of the caller's closures: the request has ended.
-    private mutating func releaseCallerClosures() {
-        reporter = nil
-        destination = nil
     }
 }

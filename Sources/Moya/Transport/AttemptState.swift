@@ -17,7 +17,7 @@ struct AttemptState {
     let uploadLength: Int64?
     /// Body bytes sent, for progress.
     var sent: Int64 = 0
-    /// Body bytes received, for progress.
+    /// Body bytes received: for progress, and for a stream's metrics.
     var received: Int64 = 0
     /// The body's length as the response announced it; `-1` for unknown.
     var expected: Int64 = -1

@@ -15,8 +15,6 @@ final class CacheRefreshOwner: TransportOwner {
         self.ended = ended
     }
 
-    func transportWillStart() -> Bool { true }
-
     func transportStarted(_ attempt: any TransportAttempt) -> Bool { true }
 
     var transportIsWanted: Bool { true }
@@ -25,10 +23,6 @@ final class CacheRefreshOwner: TransportOwner {
     var transportResumePoint: ResumePoint? { nil }
 
     func transportDroppedResumePoint() {}
-
-    func transportReceivedHead() -> Bool { true }
-
-    func transportReceivedBody(byteCount: Int) -> Bool { true }
 
     func transportStreamStarted(_ head: TransportResponse, request: URLRequest) -> Bool { true }
 

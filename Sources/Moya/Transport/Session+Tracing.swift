@@ -58,32 +58,46 @@ extension Session {
     /// Starts the request's client span, when the session has a tracer, and injects its context
     /// (or the caller's, without a tracer) into the request's headers.
     ///
-    /// - Returns: The request with the injected headers, and the owner to give the exchange: one
-    ///   that ends the span with the result before `owner` hears of it, or `owner` itself.
-    func traced(
-        _ request: TransportRequest, owner: any TransportOwner, propagation: TracePropagation
-    ) -> (TransportRequest, any TransportOwner) {
+    /// - Returns: The request with the injected headers, and its span, which the exchange ends
+    ///   (``endSpan(_:with:)``) before its owner hears of the result, so that the span has ended
+    ///   when the caller gets it; `nil` without a tracer.
+    func traced(_ request: TransportRequest, propagation: TracePropagation) -> (TransportRequest, (any Span)?) {
         let parent = request.traceContext?.serviceContext ?? .topLevel
         var request = request
-        var owner = owner
+        var span: (any Span)?
         var propagated = parent
         if let tracer = propagation.tracer {
-            let span = tracer.startSpan(request.urlRequest.httpMethod ?? "GET", context: parent, ofKind: .client)
-            span.updateAttributes { attributes in
+            let started = tracer.startSpan(request.urlRequest.httpMethod ?? "GET", context: parent, ofKind: .client)
+            started.updateAttributes { attributes in
                 Self.setRequestAttributes(of: request, on: &attributes)
                 if let operationName = request.traceContext?.operationName {
                     attributes[RequestMetrics.Dimension.target] = operationName
                 }
             }
-            propagated = span.context
-            owner = SpanEndingOwner(owner: owner, span: span)
+            propagated = started.context
+            span = started
         }
         var headers: [String: String] = [:]
         propagation.instrument.inject(propagated, into: &headers, using: HeaderInjector())
         for (name, value) in headers {
             request.urlRequest.setValue(value, forHTTPHeaderField: name)
         }
-        return (request, owner)
+        return (request, span)
+    }
+
+    /// Ends a request's client span with the exchange's result: its status code, or the error.
+    static func endSpan(_ span: any Span, with result: Result<TransportResponse, any Error>) {
+        switch result {
+        case .success(let response):
+            span.attributes["http.status_code"] = Int64(response.statusCode)
+            if response.statusCode >= 400 {
+                span.setStatus(SpanStatus(code: .error))
+            }
+        case .failure(let error):
+            span.recordError(TransportError.translate(error))
+            span.setStatus(SpanStatus(code: .error))
+        }
+        span.end()
     }
 
     /// The attributes AsyncHTTPClient gave its client spans, under the same names, for the
@@ -123,51 +137,5 @@ extension Session {
 private struct HeaderInjector: Injector {
     func inject(_ value: String, forKey key: String, into carrier: inout [String: String]) {
         carrier[key] = value
-    }
-}
-
-/// The owner of a traced exchange: it forwards every event to the request's own owner, and
-/// ends the request's client span with the result, before that owner hears of it (so that the
-/// span has ended when the caller gets the result).
-///
-/// Sendable: its two fields are immutable, and a span may be used from any thread.
-private final class SpanEndingOwner: TransportOwner {
-    private let owner: any TransportOwner
-    private let span: any Span
-
-    init(owner: any TransportOwner, span: any Span) {
-        self.owner = owner
-        self.span = span
-    }
-
-    func transportWillStart() -> Bool { owner.transportWillStart() }
-    func transportStarted(_ attempt: any TransportAttempt) -> Bool { owner.transportStarted(attempt) }
-    var transportIsWanted: Bool { owner.transportIsWanted }
-    var transportResumePoint: ResumePoint? { owner.transportResumePoint }
-    func transportDroppedResumePoint() { owner.transportDroppedResumePoint() }
-    func transportReceivedHead() -> Bool { owner.transportReceivedHead() }
-    func transportReceivedBody(byteCount: Int) -> Bool { owner.transportReceivedBody(byteCount: byteCount) }
-
-    func transportStreamStarted(_ head: TransportResponse, request: URLRequest) -> Bool {
-        owner.transportStreamStarted(head, request: request)
-    }
-
-    func transportStreamHeadGate(_ head: TransportResponse, request: URLRequest) -> StreamHeadGate? {
-        owner.transportStreamHeadGate(head, request: request)
-    }
-
-    func transportFinished(_ result: Result<TransportResponse, any Error>, request: URLRequest) {
-        switch result {
-        case .success(let response):
-            span.attributes["http.status_code"] = Int64(response.statusCode)
-            if response.statusCode >= 400 {
-                span.setStatus(SpanStatus(code: .error))
-            }
-        case .failure(let error):
-            span.recordError(TransportError.translate(error))
-            span.setStatus(SpanStatus(code: .error))
-        }
-        span.end()
-        owner.transportFinished(result, request: request)
     }
 }

@@ -139,7 +139,7 @@ public final class Session: Sendable {
         var clientConfiguration = Session.clientConfiguration(for: configuration)
         clientConfiguration.tlsConfiguration = try? baseTLS.get()
         // The session starts each request's span itself, as a child of the caller's context
-        // (see `traced(_:owner:propagation:)`). AsyncHTTPClient would start another one per
+        // (see `traced(_:propagation:)`). AsyncHTTPClient would start another one per
         // attempt, on an event loop where the caller's context is unknown, so as a root.
         clientConfiguration.tracing.tracer = nil
         // An HTTP/2 connection that went silent under an abandoned request is not given the next
@@ -313,8 +313,8 @@ public final class Session: Sendable {
             TransportExchange(session: self, request: request, progress: progress, owner: owner).start()
             return
         }
-        let (tracedRequest, tracedOwner) = traced(request, owner: owner, propagation: tracePropagation)
-        TransportExchange(session: self, request: tracedRequest, progress: progress, owner: tracedOwner).start()
+        let (tracedRequest, span) = traced(request, propagation: tracePropagation)
+        TransportExchange(session: self, request: tracedRequest, progress: progress, owner: owner, span: span).start()
     }
 
     /// Builds the AsyncHTTPClient request for `urlRequest`.

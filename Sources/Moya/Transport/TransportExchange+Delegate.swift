@@ -33,9 +33,6 @@ extension TransportExchange {
     }
 
     func didReceiveHead(task: HTTPClient.Task<TransportResponse>, _ head: HTTPResponseHead) -> EventLoopFuture<Void> {
-        guard owner.transportReceivedHead() else {
-            return task.eventLoop.makeFailedFuture(HTTPClientError.cancelled)
-        }
         if let error = current.collector.receivedHead(head) {
             return task.eventLoop.makeFailedFuture(error)
         }
@@ -59,7 +56,7 @@ extension TransportExchange {
 
     func didReceiveBodyPart(task: HTTPClient.Task<TransportResponse>, _ buffer: ByteBuffer) -> EventLoopFuture<Void> {
         // Collected and counted here, on the task's event loop, without the owner's lock: a
-        // cancel stops the task itself. Only a stream tells its owner of each part.
+        // cancel stops the task itself.
         switch destination {
         case .memory:
             if let error = current.collector.receivedBodyPart(buffer) {
@@ -89,7 +86,8 @@ extension TransportExchange {
         cancelIdleTimer()
         let head = try current.collector.finishedHead()
         guard let file = current.file else {
-            return TransportResponse(response: head, data: current.collector.data())
+            return TransportResponse(
+                response: head, data: current.collector.data(), streamedByteCount: current.isStreaming ? current.received : nil)
         }
         // The last parts may still be on their way to the file: settleFile(_:on:) waits for
         // them before the response is used.

@@ -48,14 +48,13 @@ extension TransportExchange {
     /// A part of a streamed response's body arrived: handed to the consumer, or kept when the
     /// response is not the stream's.
     func streamReceivedBodyPart(_ buffer: ByteBuffer, sink: StreamSink, task: HTTPClient.Task<TransportResponse>) -> EventLoopFuture<Void> {
-        guard owner.transportReceivedBody(byteCount: buffer.readableBytes) else {
-            return task.eventLoop.makeFailedFuture(HTTPClientError.cancelled)
-        }
         guard current.isStreaming else {
             _ = current.collector.receivedBodyPart(buffer)
             armIdleTimer(task)
             return task.eventLoop.makeSucceededVoidFuture()
         }
+        // Counted for the request's metrics (``TransportResponse/streamedByteCount``).
+        current.received += Int64(buffer.readableBytes)
         switch sink.buffer.append(Data(buffer: buffer, byteTransferStrategy: .noCopy)) {
         case .more:
             armIdleTimer(task)

@@ -3,6 +3,7 @@ import Foundation
 import NIOCore
 import NIOHTTP1
 import NIOPosix
+import Tracing
 
 #if canImport(FoundationNetworking)
 import FoundationNetworking
@@ -17,8 +18,9 @@ import FoundationNetworking
 /// (`TransportExchange+Delegate.swift`, `+Download`, `+Stream`).
 ///
 /// The request's state lives in its ``TransportOwner``: the exchange hands it every attempt
-/// (which a cancel then stops), tells it of each response head, asks it before every follow-up
-/// whether the result is still wanted, and gives it the result, exactly once (``finish(_:)``).
+/// (which a cancel then stops), asks it before every follow-up whether the result is still
+/// wanted, and gives it the result, exactly once (``finish(_:)``). Response heads and body parts
+/// stay with the exchange, on the attempt's event loop.
 ///
 /// Its deadline (``Session/deadline(for:)``) is set once, when it starts, and covers every
 /// attempt. An attempt that the connection pool gave up on while it waited for a connection
@@ -76,6 +78,9 @@ final class TransportExchange: HTTPClientResponseDelegate, @unchecked Sendable {
     let request: TransportRequest
     let progress: TransportProgressHandler?
     let owner: any TransportOwner
+    /// The request's client span, when the session traces: it ends with the exchange, before
+    /// the owner hears of the result (``finish(_:)``).
+    private let span: (any Span)?
     /// Where the response body goes.
     let destination: Destination
     /// Whether the response is read only as fast as its destination takes it (a stream, a
@@ -122,11 +127,13 @@ final class TransportExchange: HTTPClientResponseDelegate, @unchecked Sendable {
     ///   - request:  What to send.
     ///   - progress: Reports progress, if wanted.
     ///   - owner:    Keeps the request's state, and receives the result.
-    init(session: Session, request: TransportRequest, progress: TransportProgressHandler?, owner: any TransportOwner) {
+    ///   - span:     The request's client span, if the session traces.
+    init(session: Session, request: TransportRequest, progress: TransportProgressHandler?, owner: any TransportOwner, span: (any Span)? = nil) {
         self.session = session
         self.request = request
         self.progress = progress
         self.owner = owner
+        self.span = span
         self.deadline = session.deadline(for: request.urlRequest)
         let requestIdleLimit = Self.idleLimit(session.configuration.timeoutIntervalForRequest)
         if let sink = request.stream {
@@ -150,6 +157,7 @@ final class TransportExchange: HTTPClientResponseDelegate, @unchecked Sendable {
 
     func start() {
         if let refusal = session.admitExchange() {
+            if let span { Session.endSpan(span, with: .failure(refusal)) }
             owner.transportFinished(.failure(refusal), request: request.urlRequest)
             return
         }
@@ -376,9 +384,9 @@ final class TransportExchange: HTTPClientResponseDelegate, @unchecked Sendable {
         // dropped: the connection stayed leased, and after a few such requests the pool had none
         // left.
         if let loop = context.streamer?.eventLoop ?? session.loneRequestLoop() {
-            loop.execute { self.execute(clientRequest, context: context, client: client, preference: .delegate(on: loop)) }
+            execute(clientRequest, context: context, client: client, on: loop)
         } else {
-            execute(clientRequest, context: context, client: client, preference: .indifferent)
+            execute(clientRequest, context: context, client: client, preference: .indifferent, pending: nil)
         }
     }
 
@@ -387,7 +395,26 @@ final class TransportExchange: HTTPClientResponseDelegate, @unchecked Sendable {
     /// spread over the loops.
     private func runAfterGate(_ clientRequest: HTTPClient.Request, context: AttemptContext, client: HTTPClient) {
         let loop = context.streamer?.eventLoop ?? client.eventLoopGroup.next()
-        loop.execute { self.execute(clientRequest, context: context, client: client, preference: .delegate(on: loop)) }
+        execute(clientRequest, context: context, client: client, on: loop)
+    }
+
+    /// Executes the attempt on `loop`, after a hop there. The owner records the attempt before
+    /// the hop (``PendingAttempt``), so that a cancel during the hop stops it before anything is
+    /// sent.
+    private func execute(_ clientRequest: HTTPClient.Request, context: AttemptContext, client: HTTPClient, on loop: any EventLoop) {
+        let pending = PendingAttempt(loop: loop)
+        guard owner.transportStarted(pending) else {
+            notStarted(context)
+            return
+        }
+        loop.execute { self.execute(clientRequest, context: context, client: client, preference: .delegate(on: loop), pending: pending) }
+    }
+
+    /// Ends an attempt that was cancelled before it started.
+    private func notStarted(_ context: AttemptContext) {
+        releaseOrigin()
+        context.streamer?.stop()
+        finish(.failure(HTTPClientError.cancelled))
     }
 
     /// The attempt opened its origin's first connection, or ended without: the requests that
@@ -398,17 +425,27 @@ final class TransportExchange: HTTPClientResponseDelegate, @unchecked Sendable {
         session.firstConnectionGate?.opened(origin)
     }
 
-    /// Executes the attempt on `client`, asking for the event loop `preference` names.
-    private func execute(_ clientRequest: HTTPClient.Request, context: AttemptContext, client: HTTPClient, preference: HTTPClient.EventLoopPreference) {
-        guard owner.transportWillStart() else {
-            releaseOrigin()
-            context.streamer?.stop()
-            finish(.failure(HTTPClientError.cancelled))
+    /// Executes the attempt on `client`, asking for the event loop `preference` names. An
+    /// attempt that hopped to its loop was recorded by the owner before (`pending`); any other
+    /// is recorded once AsyncHTTPClient has its task.
+    private func execute(
+        _ clientRequest: HTTPClient.Request, context: AttemptContext, client: HTTPClient, preference: HTTPClient.EventLoopPreference,
+        pending: PendingAttempt?
+    ) {
+        if let pending, pending.isCancelled {
+            notStarted(context)
             return
         }
         let task = client.execute(request: clientRequest, delegate: self, eventLoop: preference, deadline: deadline)
         // The owner stops the task itself when the request ended meanwhile.
-        if owner.transportStarted(task), context.attempt.waitedBefore {
+        let isWanted: Bool
+        if let pending {
+            pending.started(task)
+            isWanted = true
+        } else {
+            isWanted = owner.transportStarted(task)
+        }
+        if isWanted, context.attempt.waitedBefore {
             task.eventLoop.execute { self.armResponseLimit(for: task) }
         }
         task.futureResult.whenComplete { [self] result in
@@ -636,10 +673,11 @@ final class TransportExchange: HTTPClientResponseDelegate, @unchecked Sendable {
             credential: request.credential, firstURL: request.urlRequest.url)
     }
 
-    /// Ends the exchange with `result`: the session counts it as no longer in flight, and the
-    /// owner hears of it. Every end goes through here, exactly once.
+    /// Ends the exchange with `result`: the session counts it as no longer in flight, its span
+    /// ends, and the owner hears of it. Every end goes through here, exactly once.
     private func finish(_ result: Result<TransportResponse, any Error>) {
         session.exchangeEnded()
+        if let span { Session.endSpan(span, with: result) }
         owner.transportFinished(result, request: request.urlRequest)
     }
 

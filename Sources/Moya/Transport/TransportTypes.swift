@@ -80,12 +80,16 @@ final class TransportResponse: Sendable {
     let fileURL: URL?
     /// Whether the response came from the session's HTTP cache.
     let cacheStatus: Response.CacheStatus
+    /// For a streamed response, the body bytes its consumer was handed (its `data` is empty);
+    /// `nil` for any other.
+    let streamedByteCount: Int64?
 
-    init(response: DeferredHTTPURLResponse, data: Data, fileURL: URL? = nil, cacheStatus: Response.CacheStatus = .network) {
+    init(response: DeferredHTTPURLResponse, data: Data, fileURL: URL? = nil, cacheStatus: Response.CacheStatus = .network, streamedByteCount: Int64? = nil) {
         self.response = response
         self.data = data
         self.fileURL = fileURL
         self.cacheStatus = cacheStatus
+        self.streamedByteCount = streamedByteCount
     }
 
     /// The HTTP status code.
@@ -106,20 +110,17 @@ protocol TransportAttempt: Sendable {
 }
 
 /// The request a ``TransportExchange`` runs for: it keeps the request's state (whether the
-/// result is still wanted) and hears of every event of the exchange.
+/// result is still wanted) and hears of what the exchange's caller must know.
 ///
-/// The exchange keeps no state of its own about cancellation: it asks its owner before every
-/// step that would send or read more, and hands each attempt to it, so that one cancel, made on
-/// the owner, stops whatever runs.
+/// The exchange keeps no state of its own about cancellation: it hands each attempt to its
+/// owner, so that one cancel, made on the owner, stops whatever runs, and asks it before every
+/// follow-up whether the result is still wanted. Within an attempt, the response's head and
+/// body parts stay with the exchange, on its event loop: the owner hears of a streamed head
+/// and of the end.
 protocol TransportOwner: AnyObject, Sendable {
-    /// An attempt is about to start (the first, a redirect's, a challenge's answer, or one sent
-    /// again after waiting for a connection). Its events may come before
-    /// ``transportStarted(_:)`` returns, never before this.
-    ///
-    /// - Returns: `false` when the request ended meanwhile: the exchange ends instead.
-    func transportWillStart() -> Bool
-
-    /// The attempt started.
+    /// An attempt starts (the first, a redirect's, a challenge's answer, or one sent again after
+    /// waiting for a connection): the owner records it, so that a cancel stops it. Its events
+    /// may come before this returns.
     ///
     /// - Returns: `false` when the request ended meanwhile: the owner has stopped the attempt.
     func transportStarted(_ attempt: any TransportAttempt) -> Bool
@@ -136,18 +137,8 @@ protocol TransportOwner: AnyObject, Sendable {
     /// Whether the result is still wanted: `false` once the request ended (was cancelled).
     var transportIsWanted: Bool { get }
 
-    /// The attempt's response head arrived. Called on the attempt's event loop.
-    ///
-    /// - Returns: Whether to read on: `false` stops the attempt.
-    func transportReceivedHead() -> Bool
-
-    /// A part of the attempt's response body arrived. Called on the attempt's event loop.
-    ///
-    /// - Returns: Whether to read on: `false` stops the attempt.
-    func transportReceivedBody(byteCount: Int) -> Bool
-
     /// A streamed response's head arrived and its body is about to stream (see
-    /// ``StreamSink``). Called on the attempt's event loop, after ``transportReceivedHead()``.
+    /// ``StreamSink``). Called on the attempt's event loop.
     /// The exchange ends later, with ``transportFinished(_:request:)``, when the body has.
     ///
     /// - Parameters:
@@ -158,7 +149,7 @@ protocol TransportOwner: AnyObject, Sendable {
 
     /// A streamed response's head arrived (as for ``transportStreamStarted(_:request:)``), and
     /// the owner may answer later whether it is the stream: interceptors decide on it first.
-    /// Called on the attempt's event loop, after ``transportReceivedHead()``; the exchange then
+    /// Called on the attempt's event loop; the exchange then
     /// reads nothing more until the gate's answer, and calls
     /// ``transportStreamStarted(_:request:)`` neither way (the owner hands the head over itself).
     ///

@@ -1,3 +1,4 @@
+import CoreMetrics
 import Dispatch
 import Foundation
 import MoyaTestServer
@@ -26,6 +27,18 @@ struct RequestStateMachineTests {
         event(&machine)
     }
 
+    private static let success: Result<Moya.Response, MoyaError> = .success(Moya.Response(statusCode: 200, data: Data()))
+
+    /// The end by a result.
+    private static func finished(_ machine: inout Machine) -> Machine.FinishAction {
+        machine.finish(success, cause: .result)
+    }
+
+    /// The caller `id`'s cancel.
+    private static func cancelled(_ machine: inout Machine, _ id: Int, preempting: @escaping (Int) -> Bool = { _ in true }) -> Machine.FinishAction {
+        machine.finish(.failure(.requestCancelled), cause: .cancel(subscriber: id, preempting: preempting))
+    }
+
     // MARK: - Transitions
 
     @Test("building → sending → finished: the callers get the result once")
@@ -39,13 +52,13 @@ struct RequestStateMachineTests {
             Issue.record("work refused")
             return
         }
-        guard case .deliver(let callers) = machine.finished() else {
+        guard case .end(let ending) = Self.finished(&machine) else {
             Issue.record("nothing delivered")
             return
         }
-        #expect(callers.map(\.id) == ids)
+        #expect(ending.callers.map(\.id) == ids)
         #expect(machine.phase == .finished)
-        guard case .none = machine.finished() else {
+        guard case .none = Self.finished(&machine) else {
             Issue.record("delivered twice")
             return
         }
@@ -54,11 +67,11 @@ struct RequestStateMachineTests {
     @Test("building → finished: the request closure failed")
     func requestClosureFailure() {
         var (machine, _) = Self.subscribed()
-        guard case .deliver(let callers) = machine.finished() else {
+        guard case .end(let ending) = Self.finished(&machine) else {
             Issue.record("nothing delivered")
             return
         }
-        #expect(Array(callers).count == 1)
+        #expect(Array(ending.callers).count == 1)
         let sent = machine.requestBuilt()
         #expect(!sent)
         #expect(!machine.isActive)
@@ -76,12 +89,12 @@ struct RequestStateMachineTests {
     @Test("Cancelled while building: the caller gets the cancellation, nothing is sent")
     func cancelWhileBuilding() {
         var (machine, ids) = Self.subscribed()
-        guard case .stop(let caller, let work, _) = machine.cancelled(subscriber: ids[0]) else {
+        guard case .end(let ending) = Self.cancelled(&machine, ids[0]) else {
             Issue.record("not stopped")
             return
         }
-        #expect(caller.id == ids[0])
-        #expect(work == nil)
+        #expect(ending.callers.map(\.id) == [ids[0]])
+        #expect(ending.work == nil)
         let sent = machine.requestBuilt()
         #expect(!sent)
         #expect(machine.isCancelled(subscriber: ids[0]))
@@ -92,12 +105,12 @@ struct RequestStateMachineTests {
         var (machine, ids) = Self.subscribed()
         _ = machine.requestBuilt()
         _ = machine.workStarted(7)
-        guard case .stop(_, let work, _) = machine.cancelled(subscriber: ids[0]) else {
+        guard case .end(let ending) = Self.cancelled(&machine, ids[0]) else {
             Issue.record("not stopped")
             return
         }
-        #expect(work == 7)
-        guard case .none = machine.finished() else {
+        #expect(ending.work == 7)
+        guard case .none = Self.finished(&machine) else {
             Issue.record("delivered after the cancel")
             return
         }
@@ -107,7 +120,7 @@ struct RequestStateMachineTests {
     func workAfterEnd() {
         var (machine, ids) = Self.subscribed()
         _ = machine.requestBuilt()
-        _ = machine.cancelled(subscriber: ids[0])
+        _ = Self.cancelled(&machine, ids[0])
         guard case .stop(let work) = machine.workStarted(3) else {
             Issue.record("late work kept")
             return
@@ -120,26 +133,34 @@ struct RequestStateMachineTests {
         var (machine, ids) = Self.subscribed()
         _ = machine.requestBuilt()
         _ = machine.workStarted(1)
-        #expect(Self.apply(&machine) { $0.attemptStarting() })
         _ = machine.workStarted(2)
-        guard case .stop(_, let work, _) = machine.cancelled(subscriber: ids[0]) else {
+        guard case .end(let ending) = Self.cancelled(&machine, ids[0]) else {
             Issue.record("not stopped")
             return
         }
-        #expect(work == 2)
-        #expect(!Self.apply(&machine) { $0.attemptStarting() })
+        #expect(ending.work == 2)
+        guard case .stop(3) = machine.workStarted(3) else {
+            Issue.record("an attempt started after the end")
+            return
+        }
     }
 
     @Test("A caller that cancelled before it joined is not added, and a request nobody waits for never starts")
     func cancelledBeforeJoining() {
         var machine = Machine()
         let id = machine.nextSubscriberID
-        guard case .none = machine.cancelled(subscriber: id) else {
+        guard case .none = Self.cancelled(&machine, id) else {
             Issue.record("a cancel before anyone joined did something")
             return
         }
         let joined = machine.subscribe({ _ in }, callbackQueue: nil)
         #expect(joined == nil)
+        // The owner ends the request nobody waits for, before it starts: with nobody to tell.
+        guard case .end(let ending) = Self.finished(&machine) else {
+            Issue.record("the request did not end")
+            return
+        }
+        #expect(ending.callers.isEmpty)
         #expect(!machine.isActive)
         #expect(!Self.apply(&machine) { $0.requestBuilt() })
         guard case .stop(let work) = machine.workStarted(1) else {
@@ -147,8 +168,8 @@ struct RequestStateMachineTests {
             return
         }
         #expect(work == 1)
-        guard case .none = machine.finished() else {
-            Issue.record("delivered to a caller that cancelled first")
+        guard case .none = Self.finished(&machine) else {
+            Issue.record("ended twice")
             return
         }
     }
@@ -157,15 +178,16 @@ struct RequestStateMachineTests {
     func cancelledBeforeJoiningOthers() {
         var (machine, ids) = Self.subscribed()
         _ = machine.requestBuilt()
-        _ = machine.cancelled(subscriber: machine.nextSubscriberID)
+        let next = machine.nextSubscriberID
+        _ = Self.cancelled(&machine, next)
         let joined = machine.subscribe({ _ in }, callbackQueue: nil)
         #expect(joined == nil)
         #expect(machine.isActive)
-        guard case .deliver(let callers) = machine.finished() else {
+        guard case .end(let ending) = Self.finished(&machine) else {
             Issue.record("nothing delivered")
             return
         }
-        #expect(callers.map(\.id) == ids)
+        #expect(ending.callers.map(\.id) == ids)
     }
 
     @Test("With several callers a cancel detaches one; the last one's stops the request")
@@ -173,65 +195,56 @@ struct RequestStateMachineTests {
         var (machine, ids) = Self.subscribed(3)
         _ = machine.requestBuilt()
         _ = machine.workStarted(9)
-        guard case .detach(let first) = machine.cancelled(subscriber: ids[1]) else {
+        guard case .detach(let first) = Self.cancelled(&machine, ids[1]) else {
             Issue.record("not detached")
             return
         }
         #expect(first.id == ids[1])
-        guard case .none = machine.cancelled(subscriber: ids[1]) else {
+        guard case .none = Self.cancelled(&machine, ids[1]) else {
             Issue.record("cancelled twice")
             return
         }
-        guard case .detach = machine.cancelled(subscriber: ids[0]) else {
+        guard case .detach = Self.cancelled(&machine, ids[0]) else {
             Issue.record("not detached")
             return
         }
-        guard case .stop(let last, let work, _) = machine.cancelled(subscriber: ids[2]) else {
+        guard case .end(let ending) = Self.cancelled(&machine, ids[2]) else {
             Issue.record("not stopped")
             return
         }
-        #expect(last.id == ids[2])
-        #expect(work == 9)
+        #expect(ending.callers.map(\.id) == [ids[2]])
+        #expect(ending.work == 9)
     }
 
     @Test("Nobody joins an ended request; a cancel after the result only marks the caller")
     func afterTheEnd() {
         var (machine, ids) = Self.subscribed()
         _ = machine.requestBuilt()
-        _ = machine.finished()
+        _ = Self.finished(&machine)
         let joined = machine.subscribe({ _ in }, callbackQueue: nil)
         #expect(joined == nil)
         #expect(!machine.isCancelled(subscriber: ids[0]))
-        guard case .none = machine.cancelled(subscriber: ids[0]) else {
+        guard case .none = Self.cancelled(&machine, ids[0]) else {
             Issue.record("cancelled after the result")
             return
         }
         #expect(machine.isCancelled(subscriber: ids[0]))
     }
 
-    @Test("sending → receiving: the head, then body parts are counted; a new attempt starts over")
-    func headAndBody() {
+    @Test("A result ends the request without stopping its work; only a cancel stops it")
+    func resultKeepsWork() {
         var (machine, _) = Self.subscribed()
         _ = machine.requestBuilt()
         _ = machine.workStarted(1)
-        #expect(Self.apply(&machine) { $0.headReceived() })
-        #expect(machine.phase == .receiving)
-        #expect(Self.apply(&machine) { $0.bodyReceived(byteCount: 10) })
-        #expect(Self.apply(&machine) { $0.bodyReceived(byteCount: 5) })
-        #expect(machine.bodyBytesReceived == 15)
-        // A redirect: the next attempt is sending again, with nothing received.
-        #expect(Self.apply(&machine) { $0.attemptStarting() })
-        #expect(machine.phase == .sending)
-        guard case .proceed = machine.workStarted(2) else {
-            Issue.record("redirect refused")
-            return
-        }
-        #expect(machine.bodyBytesReceived == 0)
-        #expect(Self.apply(&machine) { $0.headReceived() })
-        guard case .deliver = machine.finished() else {
+        _ = machine.driverStarted(2)
+        guard case .end(let ending) = Self.finished(&machine) else {
             Issue.record("nothing delivered")
             return
         }
+        // The work produced the result: it has ended already.
+        #expect(ending.work == nil)
+        #expect(ending.driver == nil)
+        #expect(!ending.streamed)
     }
 
     @Test("A cancel that comes once the work (a stub) has begun to deliver is too late: the result is the outcome")
@@ -241,8 +254,8 @@ struct RequestStateMachineTests {
         _ = machine.workStarted(5)
         var asked: [Int] = []
         guard
-            case .none = machine.cancelled(
-                subscriber: ids[0],
+            case .none = Self.cancelled(
+                &machine, ids[0],
                 preempting: { work in
                     asked.append(work)
                     return false
@@ -254,11 +267,11 @@ struct RequestStateMachineTests {
         #expect(asked == [5])
         #expect(machine.isActive)
         #expect(!machine.isCancelled(subscriber: ids[0]))
-        guard case .deliver(let callers) = machine.finished() else {
+        guard case .end(let ending) = Self.finished(&machine) else {
             Issue.record("the result was not delivered")
             return
         }
-        #expect(callers.map(\.id) == ids)
+        #expect(ending.callers.map(\.id) == ids)
     }
 
     @Test("A cancel that preempts the work stops it; a caller who leaves others waiting never asks")
@@ -268,8 +281,8 @@ struct RequestStateMachineTests {
         _ = machine.workStarted(5)
         var asked = 0
         guard
-            case .detach = machine.cancelled(
-                subscriber: ids[0],
+            case .detach = Self.cancelled(
+                &machine, ids[0],
                 preempting: { _ in
                     asked += 1
                     return false
@@ -280,8 +293,8 @@ struct RequestStateMachineTests {
         }
         #expect(asked == 0)
         guard
-            case .stop(_, let work, _) = machine.cancelled(
-                subscriber: ids[1],
+            case .end(let ending) = Self.cancelled(
+                &machine, ids[1],
                 preempting: { _ in
                     asked += 1
                     return true
@@ -291,24 +304,30 @@ struct RequestStateMachineTests {
             return
         }
         #expect(asked == 1)
-        #expect(work == 5)
-        guard case .none = machine.finished() else {
+        #expect(ending.work == 5)
+        guard case .none = Self.finished(&machine) else {
             Issue.record("delivered after the cancel")
             return
         }
     }
 
-    @Test("A head or body part after the end says stop reading")
+    @Test("After the end: no retry, no stream, no second end; a cancel only marks the caller")
     func eventsAfterEnd() {
         var (machine, ids) = Self.subscribed()
         _ = machine.requestBuilt()
         _ = machine.workStarted(1)
-        #expect(Self.apply(&machine) { $0.headReceived() })
-        _ = machine.cancelled(subscriber: ids[0])
-        #expect(!Self.apply(&machine) { $0.bodyReceived(byteCount: 1) })
-        #expect(!Self.apply(&machine) { $0.headReceived() })
+        _ = Self.cancelled(&machine, ids[0])
         #expect(!Self.apply(&machine) { $0.retryDecided() })
-        #expect(!Self.apply(&machine) { $0.attemptStarting() })
+        let started = machine.streamStarted(head: Moya.Response(statusCode: 200, data: Data()))
+        #expect(started == nil)
+        guard case .none = Self.finished(&machine) else {
+            Issue.record("ended twice")
+            return
+        }
+        guard case .none = machine.finish(.failure(.requestCancelled), cause: .streamStopped) else {
+            Issue.record("a stream stopped that never started")
+            return
+        }
     }
 
     @Test("A retry decided: waiting, then the next attempt; a cancel stops the driver and the attempt")
@@ -320,16 +339,15 @@ struct RequestStateMachineTests {
             return
         }
         _ = machine.workStarted(1)
-        #expect(Self.apply(&machine) { $0.headReceived() })
         #expect(Self.apply(&machine) { $0.retryDecided() })
         #expect(machine.phase == .waitingToRetry)
         // Cancelled while waiting: only the driver runs.
-        guard case .stop(_, let work, let driver) = machine.cancelled(subscriber: ids[0]) else {
+        guard case .end(let ending) = Self.cancelled(&machine, ids[0]) else {
             Issue.record("not stopped")
             return
         }
-        #expect(work == nil)
-        #expect(driver == 100)
+        #expect(ending.work == nil)
+        #expect(ending.driver == 100)
         guard case .stop(let late) = machine.workStarted(2) else {
             Issue.record("an attempt after the cancel was kept")
             return
@@ -341,7 +359,7 @@ struct RequestStateMachineTests {
     func driverAfterEnd() {
         var (machine, _) = Self.subscribed()
         _ = machine.requestBuilt()
-        _ = machine.finished()
+        _ = Self.finished(&machine)
         guard case .stop(let driver) = machine.driverStarted(5) else {
             Issue.record("late driver kept")
             return
@@ -349,25 +367,22 @@ struct RequestStateMachineTests {
         #expect(driver == 5)
     }
 
-    @Test("After a retry the next attempt sends; its head and result end the request once")
+    @Test("After a retry the next attempt sends; its result ends the request once")
     func retryThenResult() {
         var (machine, _) = Self.subscribed()
         _ = machine.requestBuilt()
         _ = machine.workStarted(1)
-        #expect(Self.apply(&machine) { $0.headReceived() })
         #expect(Self.apply(&machine) { $0.retryDecided() })
-        #expect(Self.apply(&machine) { $0.attemptStarting() })
-        #expect(machine.phase == .sending)
         guard case .proceed = machine.workStarted(2) else {
             Issue.record("retry refused")
             return
         }
-        #expect(Self.apply(&machine) { $0.headReceived() })
-        guard case .deliver = machine.finished() else {
+        #expect(machine.phase == .sending)
+        guard case .end = Self.finished(&machine) else {
             Issue.record("nothing delivered")
             return
         }
-        guard case .none = machine.finished() else {
+        guard case .none = Self.finished(&machine) else {
             Issue.record("delivered twice")
             return
         }
@@ -396,7 +411,7 @@ struct RequestStateMachineTests {
             let (flight, ticket) = Self.flight(calls, queue: .moyaInline)
             _ = flight.requestBuilt()
             DispatchQueue.concurrentPerform(iterations: 2) { index in
-                if index == round % 2 { ticket.cancel() } else { flight.end(with: .success(Self.response())) }
+                if index == round % 2 { ticket.cancel() } else { flight.finish(.success(Self.response()), .unannounced) }
             }
             #expect(calls.values.count == 1)
             #expect(!flight.isActive)
@@ -414,7 +429,7 @@ struct RequestStateMachineTests {
             let ticket = RequestTicket(flight: flight, subscriberID: id)
             _ = flight.requestBuilt()
             DispatchQueue.concurrentPerform(iterations: 2) { index in
-                if index == round % 2 { ticket.cancel() } else { flight.complete(.success(Self.response())) }
+                if index == round % 2 { ticket.cancel() } else { flight.finish(.success(Self.response()), .sent) }
             }
             #expect(calls.values.count == 1)
             #expect(plugin.received.values.count == 1)
@@ -429,9 +444,9 @@ struct RequestStateMachineTests {
             _ = flight.requestBuilt()
             DispatchQueue.concurrentPerform(iterations: 2) { index in
                 if index == 0 {
-                    flight.end(with: .failure(.underlying(URLError(.timedOut), nil)))
+                    flight.finish(.failure(.underlying(URLError(.timedOut), nil)), .unannounced)
                 } else {
-                    flight.end(with: .success(Self.response()))
+                    flight.finish(.success(Self.response()), .unannounced)
                 }
             }
             #expect(calls.values.count == 1)
@@ -555,22 +570,25 @@ struct RequestStateMachineTests {
         var machine = Machine(reporter: Self.reporter, destination: { url, _ in (url, []) })
         _ = machine.subscribe({ _ in }, callbackQueue: nil)
         _ = machine.requestBuilt()
-        let (action, reporter) = machine.finishTakingReporter()
-        guard case .deliver(let callers) = action else {
-            Issue.record("expected the callers, got \(action)")
+        let measurement = RequestMeasurement(handles: MetricHandles(dimensions: [], factory: NOOPMetricsHandler.instance), targetName: nil, requestBodyBytes: 0)
+        let kept = machine.measure(measurement)
+        #expect(kept)
+        guard case .end(let ending) = Self.finished(&machine) else {
+            Issue.record("nothing delivered")
             return
         }
-        #expect(callers.map(\.id).count == 1)
-        #expect(reporter === Self.reporter)
+        #expect(ending.callers.map(\.id).count == 1)
+        #expect(ending.reporter === Self.reporter)
+        #expect(ending.measurement === measurement)
         #expect(machine.reporter == nil)
         #expect(machine.destination == nil)
-        // Ended: a second outcome takes nothing.
-        let (again, none) = machine.finishTakingReporter()
-        guard case .none = again else {
-            Issue.record("a second outcome was answered with \(again)")
+        // Ended: a second outcome takes nothing, and a measurement that comes late is refused.
+        guard case .none = Self.finished(&machine) else {
+            Issue.record("a second outcome was answered")
             return
         }
-        #expect(none == nil)
+        let keptLate = machine.measure(measurement)
+        #expect(!keptLate)
     }
 
     @Test("A cancel that detaches one of two callers keeps the closures; the last caller's lets go of them")
@@ -578,12 +596,14 @@ struct RequestStateMachineTests {
         var machine = Machine(reporter: Self.reporter, destination: { url, _ in (url, []) })
         let first = machine.subscribe({ _ in }, callbackQueue: nil)!
         let second = machine.subscribe({ _ in }, callbackQueue: nil)!
-        _ = machine.cancelled(subscriber: first)
-        #expect(machine.endedByCancel().map { _ in true } == nil)
+        _ = Self.cancelled(&machine, first)
         #expect(machine.reporter != nil)
         #expect(machine.destination != nil)
-        _ = machine.cancelled(subscriber: second)
-        _ = machine.endedByCancel()
+        guard case .end(let ending) = Self.cancelled(&machine, second) else {
+            Issue.record("the last caller's cancel did not end the request")
+            return
+        }
+        #expect(ending.reporter === Self.reporter)
         #expect(machine.reporter == nil)
         #expect(machine.destination == nil)
     }
@@ -603,20 +623,43 @@ struct RequestStateMachineTests {
         var machine = Machine()
         #expect(machine.nextSubscriberID == Machine.firstSubscriberID)
         // Cancelled before it joined: the caller with that id is refused when it comes.
-        _ = machine.cancelled(subscriber: Machine.firstSubscriberID)
+        _ = Self.cancelled(&machine, Machine.firstSubscriberID)
         #expect(machine.subscribe({ _ in }, callbackQueue: nil) == nil)
     }
 
-    @Test("The awaited result is taken once")
+    @Test("An awaiting caller's result is kept as the request ends, and taken once")
     func awaitedResult() {
         var machine = Machine()
+        _ = machine.subscribe({ _ in }, callbackQueue: nil, awaiting: true)
+        _ = machine.requestBuilt()
         #expect(machine.takeAwaitedResult().map { _ in true } == nil)
-        machine.resultArrived(.failure(.requestCancelled))
+        _ = Self.cancelled(&machine, Machine.firstSubscriberID)
         guard case .failure(let error)? = machine.takeAwaitedResult(), error.isCancelled else {
             Issue.record("the result was not kept")
             return
         }
         #expect(machine.takeAwaitedResult().map { _ in true } == nil)
+    }
+
+    @Test("A caller that does not await keeps no result in the request")
+    func notAwaited() {
+        var (machine, _) = Self.subscribed()
+        _ = Self.finished(&machine)
+        #expect(machine.takeAwaitedResult().map { _ in true } == nil)
+    }
+
+    @Test("A caller known when the request is made joins without an event, with the first id")
+    func firstCaller() {
+        var machine = Machine(
+            first: RequestSubscriber(id: Machine.firstSubscriberID, completion: UncheckedSendable({ _ in }), callbackQueue: nil, pluginTarget: nil))
+        #expect(machine.nextSubscriberID == Machine.firstSubscriberID + 1)
+        let joined = machine.subscribe({ _ in }, callbackQueue: nil)
+        #expect(joined == Machine.firstSubscriberID + 1)
+        guard case .end(let ending) = Self.finished(&machine) else {
+            Issue.record("nothing delivered")
+            return
+        }
+        #expect(ending.callers.map(\.id) == [1, 2])
     }
 }
 
