@@ -82,7 +82,7 @@ extension MoyaProvider {
     func makeFlight(
         for target: Target, plan: RequestPlan, callbackQueue: DispatchQueue?, progress: Moya.ProgressBlock?,
         identity: EndpointIdentity? = nil, table: Protected<[EndpointIdentity: RequestFlight]>? = nil, streamSink: StreamSink? = nil,
-        body: StreamedBody? = nil, resume: ResumePoint? = nil, firstCaller: RequestFlight.FirstCaller? = nil
+        body: StreamedBody? = nil, resume: ResumePoint? = nil, firstCaller: RequestSubscriber? = nil
     ) -> RequestFlight {
         RequestFlight(
             endpoint: plan.endpoint,
@@ -173,9 +173,9 @@ extension MoyaProvider {
     ///   the request).
     private func register(
         endpoint: Endpoint, completion: @escaping Moya.Completion, callbackQueue: DispatchQueue?, pluginTarget: UncheckedSendable<any TargetType>?,
-        makeFlight: (EndpointIdentity?, Protected<[EndpointIdentity: RequestFlight]>?, RequestFlight.FirstCaller) -> RequestFlight
+        makeFlight: (EndpointIdentity?, Protected<[EndpointIdentity: RequestFlight]>?, RequestSubscriber) -> RequestFlight
     ) -> (RequestFlight, Int, Bool) {
-        let caller = (completion: completion, callbackQueue: callbackQueue, pluginTarget: pluginTarget)
+        let caller = RequestSubscriber.first(completion, callbackQueue: callbackQueue, pluginTarget: pluginTarget)
         guard trackInflights else {
             return (makeFlight(nil, nil, caller), RequestStateMachine<RequestFlight.Work>.firstSubscriberID, true)
         }

@@ -49,7 +49,7 @@ extension MoyaProvider {
         }
         let flight = makeFlight(
             for: target, plan: plan, callbackQueue: queue, progress: progress, resume: resume,
-            firstCaller: (plan.processing(completion), queue, plan.pluginTarget))
+            firstCaller: .first(plan.processing(completion), callbackQueue: queue, pluginTarget: plan.pluginTarget))
         let ticket = RequestTicket(flight: flight, subscriberID: RequestStateMachine<RequestFlight.Work>.firstSubscriberID)
         launch(target, plan: plan, flight: flight, callbackQueue: queue, progress: progress)
         return ticket

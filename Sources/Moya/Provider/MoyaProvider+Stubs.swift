@@ -70,7 +70,8 @@ extension MoyaProvider {
         let sample = UncheckedSendable(endpoint.sampleResponseClosure)
         let stub = {
             guard token.beginDelivery() else { return }
-            flight.finish(Self.stubResult(sample.value(), request: preparedRequest, validation: validation), .stub(progress: progress))
+            flight.finish(
+                Self.stubResult(sample.value(), request: preparedRequest, validation: validation), .stub(progress: progress.map(UncheckedSendable.init)))
         }
         scheduleStub(stub, behavior: stubBehavior, callbackQueue: callbackQueue ?? self.callbackQueue)
     }

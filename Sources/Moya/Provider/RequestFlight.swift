@@ -39,10 +39,6 @@ final class RequestFlight: @unchecked Sendable {
         }
     }
 
-    /// A caller known as the flight is made: its completion, callback queue and target as
-    /// plugins see it.
-    typealias FirstCaller = (completion: Completion, callbackQueue: DispatchQueue?, pluginTarget: UncheckedSendable<any TargetType>?)
-
     /// The endpoint requested, for `MoyaProvider.inflightRequests`.
     let endpoint: Endpoint
     /// The endpoint's identity, the flight's key in the provider's table (`trackInflights`).
@@ -102,9 +98,9 @@ final class RequestFlight: @unchecked Sendable {
     ///   - requestBody:            A body given with the request, which replaces the task's.
     ///   - traceContext:           The trace context of the caller who made the request.
     ///   - resume:                 Where a resumed download goes on from.
-    ///   - firstCaller:            The first caller, when it is known as the flight is made: it
-    ///                             joins without taking the lock (with the id
-    ///                             ``RequestStateMachine/firstSubscriberID``).
+    ///   - firstCaller:            The first caller, when it is known as the flight is made
+    ///                             (``RequestSubscriber/first(_:callbackQueue:pluginTarget:)``):
+    ///                             it joins without taking the lock.
     init(
         endpoint: Endpoint,
         identity: EndpointIdentity? = nil,
@@ -121,7 +117,7 @@ final class RequestFlight: @unchecked Sendable {
         requestBody: StreamedBody? = nil,
         traceContext: TraceContext? = nil,
         resume: ResumePoint? = nil,
-        firstCaller: FirstCaller? = nil
+        firstCaller: RequestSubscriber? = nil
     ) {
         self.traceContext = traceContext
         let queue = isSerialDeliveryNeeded ? DispatchQueue(label: "org.moya.delivery", target: callbackQueue ?? .main) : (callbackQueue ?? .main)
@@ -141,12 +137,7 @@ final class RequestFlight: @unchecked Sendable {
         self.reportsProgress = progress != nil
         // A stream reads its body as it arrives, whatever the task: it stores no file.
         self.isDownload = destination != nil && streamSink == nil
-        let first = firstCaller.map {
-            RequestSubscriber(
-                id: RequestStateMachine<Work>.firstSubscriberID, completion: UncheckedSendable($0.completion), callbackQueue: $0.callbackQueue,
-                pluginTarget: $0.pluginTarget)
-        }
-        self.state = Protected(RequestStateMachine(first: first, reporter: reporter, destination: destination, resume: resume))
+        self.state = Protected(RequestStateMachine(first: firstCaller, reporter: reporter, destination: destination, resume: resume))
         self.downloadFolder = downloadFolder
         #if DEBUG
         Self.madeFlights?.withLock { $0.append(self) }
@@ -204,7 +195,7 @@ final class RequestFlight: @unchecked Sendable {
     // MARK: - The end
 
     /// How a flight's end came about, which says who hears of it and where.
-    enum Cause {
+    enum Cause: Sendable {
         /// The result of a sent request (from the transport, the interceptors, or a streamed
         /// stub): the plugins hear of it and the caller's progress gets its last event, on the
         /// delivery queue.
@@ -215,7 +206,9 @@ final class RequestFlight: @unchecked Sendable {
         /// A stub's result, where the stub runs (the delivery queue, or the caller's thread for
         /// an immediate stub without one): the plugins hear of it, then `progress`, the caller's
         /// block, gets its one event.
-        case stub(progress: Moya.ProgressBlock?)
+        ///
+        /// Unchecked: the block is the caller's, and runs where the stub ends, never elsewhere.
+        case stub(progress: UncheckedSendable<Moya.ProgressBlock>?)
         /// A result no plugin hears of, delivered where this is called: the request closure
         /// failed (plugins never saw the request), or a subclass's `stubRequest` told them.
         case unannounced
@@ -263,13 +256,13 @@ final class RequestFlight: @unchecked Sendable {
             }
         let ending: RequestStateMachine<Work>.Ending
         switch locked({ $0.finish(result, cause: machineCause) }) {
-        case .none:
-            return
+        case .end(let end):
+            ending = end
         case .detach(let subscriber):
             (subscriber.callbackQueue ?? .main).moyaDeliver(result, to: subscriber.completion.value)
             return
-        case .end(let end):
-            ending = end
+        case .none:
+            return
         }
         ending.driver?.stop()
         ending.work?.stop()
@@ -280,9 +273,14 @@ final class RequestFlight: @unchecked Sendable {
         case .cancel:
             // On the queue of the caller who cancelled, as when others still wait.
             let caller = ending.callers.first { _ in true }
-            (caller?.callbackQueue ?? .main).moyaDeliver((result, ending, cause)) { [self] in announce($0.0, ending: $0.1, cause: $0.2) }
+            (caller?.callbackQueue ?? .main).moyaDeliver { [self] in announce(result, ending: ending, cause: cause) }
         case .sent, .notSent, .streamStopped:
-            queue.moyaDeliver((result, ending, cause)) { [self] in announce($0.0, ending: $0.1, cause: $0.2) }
+            // An awaiting task without plugins needs no queue: no closure to allocate either.
+            guard queue !== DispatchQueue.moyaInline else {
+                announce(result, ending: ending, cause: cause)
+                return
+            }
+            queue.moyaDeliver { [self] in announce(result, ending: ending, cause: cause) }
         }
     }
 
@@ -310,7 +308,7 @@ final class RequestFlight: @unchecked Sendable {
         case .stub(let progress):
             if let pluginTarget { plugins.didReceive(result, anyTarget: pluginTarget) }
             // Stubs report one final progress event, with the response when there is one.
-            progress?(ProgressResponse(progress: ProgressReporter.snapshot(completed: 1, total: 1), response: try? result.get()))
+            progress?.value(ProgressResponse(progress: ProgressReporter.snapshot(completed: 1, total: 1), response: try? result.get()))
         case .cancel:
             // The plugins hear of a cancel with the target of the caller who cancelled, on its
             // queue, where it gets the error next.

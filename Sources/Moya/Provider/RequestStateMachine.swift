@@ -75,7 +75,7 @@ struct RequestStateMachine<Work: Sendable> {
     }
 
     /// What the request leaves its owner to do as it ends: everything it held, taken out.
-    struct Ending {
+    struct Ending: Sendable {
         /// The callers to deliver the result to; none for a stream whose head was handed over.
         var callers: RequestSubscriber.List
         /// Whether the head of a streamed response was handed over: the end is the stream's
@@ -311,19 +311,32 @@ struct RequestStateMachine<Work: Sendable> {
         let streamed = phase == .streaming
         phase = .finished
         if isAwaited, !streamed { awaitedResult = result }
-        defer {
+        // Everything is moved out (no copy to retain and release): the request has ended, and
+        // the caller's closures are let go of with it.
+        destination = nil
+        var ending = Ending(
+            callers: Self.take(&subscribers, leaving: RequestSubscriber.List()), streamed: streamed, work: nil, driver: nil,
+            measurement: Self.take(&measurement), reporter: Self.take(&reporter))
+        if stopsWork {
+            swap(&ending.work, &work)
+            swap(&ending.driver, &driver)
+        } else {
             work = nil
             driver = nil
-            measurement = nil
-            subscribers = RequestSubscriber.List()
-            // The caller's closures are let go of: the request has ended.
-            reporter = nil
-            destination = nil
         }
-        return .end(
-            Ending(
-                callers: subscribers, streamed: streamed, work: stopsWork ? work : nil, driver: stopsWork ? driver : nil, measurement: measurement,
-                reporter: reporter))
+        return .end(ending)
+    }
+
+    /// `value`, moved out of its place, which is left `empty`.
+    private static func take<Value>(_ value: inout Value, leaving empty: Value) -> Value {
+        var taken = empty
+        swap(&taken, &value)
+        return taken
+    }
+
+    /// `value`, moved out of its place, which is left `nil`.
+    private static func take<Wrapped>(_ value: inout Wrapped?) -> Wrapped? {
+        take(&value, leaving: nil)
     }
 
     // MARK: - What the request holds

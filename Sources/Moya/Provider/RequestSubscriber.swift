@@ -10,3 +10,13 @@ struct RequestSubscriber: Sendable {
     /// The caller's target as plugins see it; `nil` when there are no plugins.
     let pluginTarget: UncheckedSendable<any TargetType>?
 }
+
+extension RequestSubscriber {
+    /// A flight's first caller, known as the flight is made: it has the first id
+    /// (``RequestStateMachine/firstSubscriberID``).
+    static func first(_ completion: @escaping Completion, callbackQueue: DispatchQueue?, pluginTarget: UncheckedSendable<any TargetType>?) -> Self {
+        RequestSubscriber(
+            id: RequestStateMachine<RequestFlight.Work>.firstSubscriberID, completion: UncheckedSendable(completion), callbackQueue: callbackQueue,
+            pluginTarget: pluginTarget)
+    }
+}
