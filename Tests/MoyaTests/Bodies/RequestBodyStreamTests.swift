@@ -234,9 +234,9 @@ struct RequestBodyStreamTests {
 
     @Test("An attempt refused before its one-shot body was read is retried as usual")
     func retryBeforeBodyWasRead() async throws {
-        let closed = try await TestServer.start()
+        let closed = try RefusingPort()
+        defer { withExtendedLifetime(closed) {} }
         let url = closed.baseURL
-        await closed.shutdown()
         let retries = Recorder<Int>()
         let provider = MoyaProvider<Remote>(
             plugins: [WillRetryPlugin { retries.append($0) }], interceptors: [RetryPolicy(retryLimit: 1, exponentialBackoffScale: 0, jitter: 0)])

@@ -134,9 +134,9 @@ struct RequestMetricsTests {
 
     @Test("A refused connection: error.type cannot_connect, no status, no response size", arguments: [Path.direct, .plugins])
     func connectionRefused(path: Path) async throws {
-        let gone = try await TestServer.start()
+        let gone = try RefusingPort()
+        defer { withExtendedLifetime(gone) {} }
         let url = gone.baseURL
-        await gone.shutdown()
         let metrics = TestMetrics()
         let session = session(metrics)
         let result = await send(path.provider(session), Remote(url, "/echo"))

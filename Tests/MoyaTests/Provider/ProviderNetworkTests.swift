@@ -463,10 +463,10 @@ struct ProviderNetworkTests {
 
     @Test("An unreachable host fails with cannotConnectToHost")
     func unreachable() async throws {
-        // Bind a server, note its port, shut it down: nothing listens there any more.
-        let gone = try await TestServer.start()
+        // A port that refuses connections, held for the whole test.
+        let gone = try RefusingPort()
+        defer { withExtendedLifetime(gone) {} }
         let url = gone.baseURL
-        await gone.shutdown()
         // The transport keeps retrying a refused connection until the connect timeout.
         let session = Session(configuration: .init(timeoutIntervalForConnect: 1))
         let provider = MoyaProvider<Remote>(session: session)

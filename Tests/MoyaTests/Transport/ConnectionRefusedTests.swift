@@ -1,7 +1,5 @@
 import Foundation
 import MoyaTestServer
-import NIOCore
-import NIOPosix
 import Testing
 
 @testable import Moya
@@ -14,20 +12,11 @@ import FoundationNetworking
 /// which host and port refused, in words.
 @Suite("Refused connections")
 struct ConnectionRefusedTests {
-    /// A loopback port nothing listens on: bound to let the system pick it, then closed.
-    static func closedPort() async throws -> Int {
-        let channel = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
-            .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
-            .bind(host: "127.0.0.1", port: 0)
-            .get()
-        let port = try #require(channel.localAddress?.port)
-        try await channel.close()
-        return port
-    }
-
     @Test("The text names the host and port that refused the connection, without the system's raw error", arguments: ["127.0.0.1", "localhost"])
     func namesHostAndPort(host: String) async throws {
-        let port = try await Self.closedPort()
+        let refusing = try RefusingPort()
+        defer { withExtendedLifetime(refusing) {} }
+        let port = refusing.port
         let url = try #require(URL(string: "http://\(host):\(port)"))
         let result = await send(MoyaProvider<Remote>(), Remote(url, "/echo"))
         let error = try #require(result.error)

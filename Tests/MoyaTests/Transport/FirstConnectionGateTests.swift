@@ -136,9 +136,9 @@ struct FirstConnectionGateTests {
 
     @Test("A burst to an origin that refuses connections fails every request, at once")
     func burstToRefusingOrigin() async throws {
-        let gone = try await TestServer.start()
+        let gone = try RefusingPort()
+        defer { withExtendedLifetime(gone) {} }
         let url = gone.baseURL
-        await gone.shutdown()
         let session = Session()
         let provider = MoyaProvider<Remote>(session: session)
         let start = Date()
