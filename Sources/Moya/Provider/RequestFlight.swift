@@ -231,7 +231,8 @@ final class RequestFlight: @unchecked Sendable {
     ///    does nothing, so everything below hears of this outcome alone; an awaiting task's
     ///    result is kept.
     /// 2. (On the calling thread) the work stops, for a cancel; the request's metrics end with
-    ///    the outcome.
+    ///    the outcome (a download's have ended already, when its response was complete and
+    ///    before its file was placed: placing the file is not part of the request).
     /// 3. (On the delivery queue, on the cancelling caller's queue for a cancel, or here for
     ///    ``Cause/stub(progress:)`` and ``Cause/unannounced``) the plugins' `didReceive` (and for
     ///    a stream's end, `process`); the last progress event; the callers, inline when they
