@@ -325,4 +325,27 @@ struct RequestMetricsTests {
         let dimensions = serverDimensions() + [("http.response.status_code", "200")]
         #expect(try metrics.expectRecorder("http.client.response.body.size", dimensions).values == [5000])
     }
+
+    @Test("A streamed response's size is what its consumer was handed, from the network and from the cache")
+    func streamedSize() async throws {
+        let metrics = TestMetrics()
+        let session = withMetricsFactory(metrics) {
+            Session(configuration: .init(timeoutIntervalForConnect: 1, cache: HTTPCache()))
+        }
+        let provider = MoyaProvider<Remote>(session: session)
+        let target = Remote(
+            base, "/response-headers", task: .requestParameters(parameters: ["Cache-Control": "max-age=60"], encoding: URLEncoding.queryString))
+        var sizes: [Int] = []
+        for _ in 0..<2 {
+            var size = 0
+            for try await chunk in try await provider.stream(target).body { size += chunk.count }
+            sizes.append(size)
+        }
+        await Self.shutDown(session)
+        #expect(sizes[0] > 0)
+        #expect(sizes[0] == sizes[1])
+        let fromNetwork = serverDimensions() + [("http.response.status_code", "200")]
+        #expect(try metrics.expectRecorder("http.client.response.body.size", fromNetwork).values == [Double(sizes[0])])
+        #expect(try metrics.expectRecorder("http.client.response.body.size", fromNetwork + [("moya.cache", "hit")]).values == [Double(sizes[1])])
+    }
 }
