@@ -22,7 +22,9 @@ import Foundation
 ///
 /// The name is the `moya.target` dimension of the duration and body-size metrics, when the
 /// session includes target names (``Session/Configuration/MetricsOptions/includesTargetName``),
-/// and the `moya.target` attribute of the request's client span, whenever the session traces.
+/// the `moya.target` attribute of the request's client span, whenever the session traces, and
+/// the target's name in ``NetworkLoggerPlugin``'s entries and `moya.target` log metadata (unless
+/// its redaction is turned off, ``NetworkLoggerPlugin/Redaction/redactsTargetDetails``).
 /// The span keeps its name, the request's method, as OpenTelemetry's conventions for HTTP
 /// client spans ask (`{method}`, never a name of the application's). A ``MultiTarget`` is named
 /// by the target it wraps.

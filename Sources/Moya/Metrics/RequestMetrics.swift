@@ -147,7 +147,7 @@ struct RequestMetrics: Sendable {
     func targetName(of target: @autoclosure () -> any TargetType) -> String? {
         guard options.includesTargetName else { return nil }
         let target = target()
-        return target.namedOperation ?? NetworkLoggerPlugin.caseName(of: target, includingPath: false)
+        return NetworkLoggerPlugin.caseName(of: target, includingPath: false)
     }
 
     /// `http.request.method`: a method OpenTelemetry knows, as it is, and `_OTHER` for any other,

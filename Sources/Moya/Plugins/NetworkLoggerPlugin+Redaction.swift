@@ -19,9 +19,9 @@ extension NetworkLoggerPlugin.Configuration {
     /// entry and the error entry), in `application/x-www-form-urlencoded` bodies and in JSON
     /// bodies, at any depth, in requests and responses alike.
     ///
-    /// A target is logged by its name only (``redactsTargetDetails``): the case of an enum
-    /// target without its associated values (`login`, not `login(username: "ann", password:
-    /// "…")`), or the type and path of any other target.
+    /// A target is logged by its name only (``redactsTargetDetails``): the operation a
+    /// ``NamedTarget`` names, the case of an enum target without its associated values (`login`,
+    /// not `login(username: "ann", password: "…")`), or the type and path of any other target.
     ///
     /// ```swift
     /// // Hide one more header and one more parameter:
@@ -48,8 +48,9 @@ extension NetworkLoggerPlugin.Configuration {
         /// ``defaultParameterNames``.
         public var parameterNames: Set<String>
 
-        /// Whether targets are logged by name only: `true` (the default) writes the case of an
-        /// enum target without its associated values (`login`), or the type name and path of
+        /// Whether targets are logged by name only: `true` (the default) writes the operation a
+        /// ``NamedTarget`` names, the case of an enum target without its associated values
+        /// (`login`), or the type name and path of
         /// any other target (`UserTarget /users/42`), in the `moya.target` metadata of
         /// ``NetworkLoggerPlugin/Configuration/loggerOutput(_:level:redaction:)`` and in the
         /// entries that name the target. `false` writes `String(describing: target)`, as Moya

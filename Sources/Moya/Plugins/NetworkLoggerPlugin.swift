@@ -173,14 +173,18 @@ public final class NetworkLoggerPlugin: PluginType, Sendable {
 }
 
 extension NetworkLoggerPlugin {
-    /// `target`'s name without its details: for an enum, the case (`login` for
-    /// `.login(username: "ann", password: "…")`, read from the case's reflection rather than
-    /// from a description that could show the values); for any other target, its type and
-    /// path (`UserTarget /users/42`). A ``MultiTarget`` is named by the target it wraps.
+    /// `target`'s name without its details: a ``NamedTarget``'s operation; for an enum, the
+    /// case (`login` for `.login(username: "ann", password: "…")`, read from the case's
+    /// reflection rather than from a description that could show the values); for any other
+    /// target, its type and path (`UserTarget /users/42`). A ``MultiTarget`` is named by the
+    /// target it wraps.
     ///
     /// The request metrics name targets with it too (`moya.target`), without the path
     /// (`includingPath: false`), which could make a name per user.
     static func caseName(of target: TargetType, includingPath: Bool = true) -> String {
+        if let operation = target.namedOperation {
+            return operation
+        }
         if let multiTarget = target as? MultiTarget {
             return caseName(of: multiTarget.target, includingPath: includingPath)
         }

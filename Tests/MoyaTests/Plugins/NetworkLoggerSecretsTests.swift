@@ -116,6 +116,9 @@ struct NetworkLoggerSecretsTests {
         #expect(NetworkLoggerPlugin.caseName(of: GitHub.branches("moya", true)) == "branches")
         #expect(NetworkLoggerPlugin.caseName(of: MultiTarget(AccountAPI.profile("ann"))) == "profile")
         #expect(NetworkLoggerPlugin.caseName(of: Remote(URL(string: "https://a.example")!, "/users/42")) == "Remote /users/42")
+        // A target that names its operation is logged by that name, also inside a MultiTarget.
+        #expect(NetworkLoggerPlugin.caseName(of: NamedOperation(name: "getUser", path: "/users/42")) == "getUser")
+        #expect(NetworkLoggerPlugin.caseName(of: MultiTarget(NamedOperation(name: "getUser", path: "/users/42"))) == "getUser")
     }
 
     // MARK: - Parameters in URLs
@@ -301,4 +304,15 @@ struct NetworkLoggerSecretsTests {
         #expect(Redaction.disabled.parameterNames.isEmpty)
         #expect(Redaction.default.revealing(headers: "cookie").headerNames == ["Authorization", "Proxy-Authorization", "Set-Cookie"])
     }
+}
+
+/// A target made at run time that names its operation.
+private struct NamedOperation: NamedTarget {
+    let name: String
+    let path: String
+    var baseURL: URL { URL(string: "https://a.example")! }
+    var method: Moya.Method { .get }
+    var task: Moya.Task { .requestPlain }
+    var headers: [String: String]? { nil }
+    var operationName: String { name }
 }
