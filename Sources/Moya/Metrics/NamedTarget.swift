@@ -24,7 +24,7 @@ import Foundation
 /// session includes target names (``Session/Configuration/MetricsOptions/includesTargetName``),
 /// the `moya.target` attribute of the request's client span, whenever the session traces, and
 /// the target's name in ``NetworkLoggerPlugin``'s entries and `moya.target` log metadata (unless
-/// its redaction is turned off, ``NetworkLoggerPlugin/Redaction/redactsTargetDetails``).
+/// its redaction is turned off, ``NetworkLoggerPlugin/Configuration/Redaction/redactsTargetDetails``).
 /// The span keeps its name, the request's method, as OpenTelemetry's conventions for HTTP
 /// client spans ask (`{method}`, never a name of the application's). A ``MultiTarget`` is named
 /// by the target it wraps.
