@@ -51,6 +51,18 @@ struct RequestMetricsTests {
         }
     }
 
+    /// A session with an HTTP cache whose metrics go to `metrics`.
+    private func cachingSession(_ metrics: TestMetrics) -> Session {
+        withMetricsFactory(metrics) {
+            Session(configuration: .init(timeoutIntervalForConnect: 1, cache: HTTPCache()))
+        }
+    }
+
+    /// A response the cache keeps for a minute.
+    private var cacheableTarget: Remote {
+        Remote(base, "/response-headers", task: .requestParameters(parameters: ["Cache-Control": "max-age=60"], encoding: URLEncoding.queryString))
+    }
+
     /// The dimensions every real request to the test server has.
     private func serverDimensions(method: String = "GET") -> [(String, String)] {
         [("http.request.method", method), ("url.scheme", "http"), ("server.address", "127.0.0.1"), ("server.port", port)]
@@ -118,12 +130,9 @@ struct RequestMetricsTests {
     @Test("A response from the HTTP cache carries moya.cache: hit; one from the network does not")
     func cacheDimension() async throws {
         let metrics = TestMetrics()
-        let session = withMetricsFactory(metrics) {
-            Session(configuration: .init(timeoutIntervalForConnect: 1, cache: HTTPCache()))
-        }
+        let session = cachingSession(metrics)
         let provider = MoyaProvider<Remote>(session: session)
-        let target = Remote(
-            base, "/response-headers", task: .requestParameters(parameters: ["Cache-Control": "max-age=60"], encoding: URLEncoding.queryString))
+        let target = cacheableTarget
         _ = try await provider.request(target)
         _ = try await provider.request(target)
         await Self.shutDown(session)
@@ -329,12 +338,9 @@ struct RequestMetricsTests {
     @Test("A streamed response's size is what its consumer was handed, from the network and from the cache")
     func streamedSize() async throws {
         let metrics = TestMetrics()
-        let session = withMetricsFactory(metrics) {
-            Session(configuration: .init(timeoutIntervalForConnect: 1, cache: HTTPCache()))
-        }
+        let session = cachingSession(metrics)
         let provider = MoyaProvider<Remote>(session: session)
-        let target = Remote(
-            base, "/response-headers", task: .requestParameters(parameters: ["Cache-Control": "max-age=60"], encoding: URLEncoding.queryString))
+        let target = cacheableTarget
         var sizes: [Int] = []
         for _ in 0..<2 {
             var size = 0
