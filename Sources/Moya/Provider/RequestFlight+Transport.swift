@@ -38,9 +38,11 @@ extension RequestFlight: TransportOwner {
         }
         // The download's response is complete: its metrics end here, with the file's size
         // (placing the file is not part of the request).
-        locked { $0.takeMeasurement() }?.finish(
-            Self.result(of: result, request: request, validation: validation),
-            responseBodyBytes: (try? FileManager.default.attributesOfItem(atPath: fileURL.path)[.size] as? NSNumber)?.int64Value)
+        if measures, let measurement = locked({ $0.takeMeasurement() }) {
+            measurement.finish(
+                Self.result(of: result, request: request, validation: validation),
+                responseBodyBytes: (try? FileManager.default.attributesOfItem(atPath: fileURL.path)[.size] as? NSNumber)?.int64Value)
+        }
         // Moving a file may copy it between file systems: keep that off the event loop and off
         // the callback queue.
         DispatchQueue.global(qos: .utility).moyaDeliver(()) { [self] _ in

@@ -66,7 +66,8 @@ final class RequestFlight: @unchecked Sendable {
     /// task's; `nil` for the task's own.
     let requestBody: StreamedBody?
     /// Whether the request's metrics are measured (the session has a metrics backend): without
-    /// them, ending a request does not take the lock for a measurement that cannot exist.
+    /// them, a download's complete response does not take the lock for a measurement that cannot
+    /// exist (every other end takes the lock anyway, and the measurement with it).
     let measures: Bool
     /// Whether the caller asked for progress events.
     let reportsProgress: Bool
@@ -289,15 +290,11 @@ final class RequestFlight: @unchecked Sendable {
     /// callers and the stream hear of `result`.
     private func announce(_ result: Result<Moya.Response, MoyaError>, ending: RequestStateMachine<Work>.Ending, cause: Cause) {
         if ending.streamed {
-            guard let pluginTarget else {
-                if case .streamStopped = cause { return }
-                streamSink?.buffer.finish(result.map { _ in () })
-                return
-            }
-            plugins.didReceive(result, anyTarget: pluginTarget)
+            if let pluginTarget { plugins.didReceive(result, anyTarget: pluginTarget) }
             // The consumer stopped: nobody reads on.
             if case .streamStopped = cause { return }
-            streamSink?.buffer.finish(plugins.process(result, anyTarget: pluginTarget).map { _ in () })
+            let outcome = pluginTarget.map { plugins.process(result, anyTarget: $0) } ?? result
+            streamSink?.buffer.finish(outcome.map { _ in () })
             return
         }
         switch cause {

@@ -157,8 +157,8 @@ final class TransportExchange: HTTPClientResponseDelegate, @unchecked Sendable {
 
     func start() {
         if let refusal = session.admitExchange() {
-            if let span { Session.endSpan(span, with: .failure(refusal)) }
-            owner.transportFinished(.failure(refusal), request: request.urlRequest)
+            // Never counted as in flight: only the span and the owner hear of it.
+            report(.failure(refusal))
             return
         }
         if case .file(let sink) = destination {
@@ -677,6 +677,12 @@ final class TransportExchange: HTTPClientResponseDelegate, @unchecked Sendable {
     /// ends, and the owner hears of it. Every end goes through here, exactly once.
     private func finish(_ result: Result<TransportResponse, any Error>) {
         session.exchangeEnded()
+        report(result)
+    }
+
+    /// Ends the span with `result`, then gives it to the owner: the span has ended when the
+    /// caller hears of the result.
+    private func report(_ result: Result<TransportResponse, any Error>) {
         if let span { Session.endSpan(span, with: result) }
         owner.transportFinished(result, request: request.urlRequest)
     }
