@@ -40,9 +40,9 @@ extension MoyaProvider {
         // Otherwise the task is the flight's one caller: the flight resumes it, and cancelling
         // the task cancels the flight.
         let plan = self.plan(target)
-        let flight = makeFlight(for: target, plan: plan, callbackQueue: queue, progress: nil)
-        return try await flight.perform(processes: plan.pluginTarget != nil) { completion in
-            join(target, plan: plan, flight: flight, callbackQueue: queue, completion: plan.processing(completion))
+        let (flight, awaited) = makeAwaitedFlight(for: target, plan: plan, callbackQueue: queue)
+        return try await flight.perform(awaited) {
+            launch(target, plan: plan, flight: flight, callbackQueue: queue, progress: nil)
         }
     }
 

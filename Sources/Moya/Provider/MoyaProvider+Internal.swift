@@ -108,19 +108,26 @@ extension MoyaProvider {
         )
     }
 
-    /// Makes `completion`, an awaiting task's, the first caller of a new `flight` and launches
-    /// the request: how an awaiting task joins its flight (``RequestFlight/perform(_:)``).
+    /// A new flight whose first caller is the calling task, and the slot that caller's completion
+    /// fills: ``RequestFlight/perform(_:launch:)`` awaits it. The completion is `completion`
+    /// made from the slot's (by default, the plugins' `process` in front of it).
     ///
-    /// - Returns: `false` when the flight refused the caller (its task was cancelled first):
-    ///   nothing was launched.
-    func join(_ target: Target, plan: RequestPlan, flight: RequestFlight, callbackQueue: DispatchQueue, completion: @escaping Moya.Completion) -> Bool {
-        guard flight.subscribe(completion, callbackQueue: callbackQueue, pluginTarget: plan.pluginTarget, awaiting: true) != nil else {
-            // Nobody else waits: the flight ends before it starts.
-            flight.finish(.failure(.requestCancelled), .unannounced)
-            return false
-        }
-        launch(target, plan: plan, flight: flight, callbackQueue: callbackQueue, progress: nil)
-        return true
+    /// - Parameters:
+    ///   - streamSink: For a streamed response, where its body goes.
+    ///   - body:       A body given with the request, which replaces the task's.
+    ///   - resume:     Where a resumed download goes on from.
+    func makeAwaitedFlight(
+        for target: Target, plan: RequestPlan, callbackQueue: DispatchQueue, streamSink: StreamSink? = nil, body: StreamedBody? = nil,
+        resume: ResumePoint? = nil, completion: ((@escaping Moya.Completion) -> Moya.Completion)? = nil
+    ) -> (RequestFlight, AwaitedResult) {
+        let awaited = AwaitedResult.make()
+        let fulfil: Moya.Completion = awaited.fulfil
+        let caller = RequestSubscriber.first(
+            completion.map { $0(fulfil) } ?? plan.processing(fulfil), callbackQueue: callbackQueue, pluginTarget: plan.pluginTarget)
+        let flight = makeFlight(
+            for: target, plan: plan, callbackQueue: callbackQueue, progress: nil, streamSink: streamSink, body: body, resume: resume,
+            firstCaller: caller)
+        return (flight, awaited)
     }
 
     /// The one way into the pipeline once a flight has its first caller: the request closure

@@ -36,9 +36,9 @@ extension MoyaProvider {
         // Without plugins nothing but the continuation runs on the callback queue.
         let queue = plugins.isEmpty ? DispatchQueue.moyaInline : (self.callbackQueue ?? ConcurrencyQueue.shared)
         let plan = self.plan(target)
-        let flight = makeFlight(for: target, plan: plan, callbackQueue: queue, progress: nil, body: StreamedBody(sequence: body))
-        return try await flight.perform(processes: plan.pluginTarget != nil) { completion in
-            join(target, plan: plan, flight: flight, callbackQueue: queue, completion: plan.processing(completion))
+        let (flight, awaited) = makeAwaitedFlight(for: target, plan: plan, callbackQueue: queue, body: StreamedBody(sequence: body))
+        return try await flight.perform(awaited) {
+            launch(target, plan: plan, flight: flight, callbackQueue: queue, progress: nil)
         }
     }
 

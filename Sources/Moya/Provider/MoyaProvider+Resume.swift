@@ -69,9 +69,9 @@ extension MoyaProvider {
         let queue = plugins.isEmpty ? DispatchQueue.moyaInline : (self.callbackQueue ?? ConcurrencyQueue.shared)
         let plan = self.plan(target)
         let resume = try resumePoint(for: plan.endpoint, from: resumeData)
-        let flight = makeFlight(for: target, plan: plan, callbackQueue: queue, progress: nil, resume: resume)
-        return try await flight.perform(processes: plan.pluginTarget != nil) { completion in
-            join(target, plan: plan, flight: flight, callbackQueue: queue, completion: plan.processing(completion))
+        let (flight, awaited) = makeAwaitedFlight(for: target, plan: plan, callbackQueue: queue, resume: resume)
+        return try await flight.perform(awaited) {
+            launch(target, plan: plan, flight: flight, callbackQueue: queue, progress: nil)
         }
     }
 

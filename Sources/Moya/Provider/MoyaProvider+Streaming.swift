@@ -64,13 +64,15 @@ extension MoyaProvider {
             buffer: buffer, accepts: { validation.accepts($0) }, idleTimeout: options.idleTimeout, stubChunkSize: options.stubChunkSize)
         // A stream has a flight of its own (never joined), whose callers get the head; its body
         // goes to `buffer`.
-        let flight = makeFlight(for: target, plan: plan, callbackQueue: queue, progress: nil, streamSink: sink, body: body)
+        let (flight, awaited) = makeAwaitedFlight(
+            for: target, plan: plan, callbackQueue: queue, streamSink: sink, body: body,
+            completion: { Self.streamHeadCompletion($0, plan: plan, buffer: buffer) })
         // The consumer stopping stops the request. The handler keeps the flight; the buffer lets
         // go of it when the stream ends, and the flight lets go of the buffer's handler when it
         // ends before its head was handed over.
         buffer.setStopHandler { flight.finish(.failure(.requestCancelled), .streamStopped) }
-        let head = try await flight.perform(processes: plan.pluginTarget != nil) { completion in
-            join(target, plan: plan, flight: flight, callbackQueue: queue, completion: Self.streamHeadCompletion(completion, plan: plan, buffer: buffer))
+        let head = try await flight.perform(awaited) {
+            launch(target, plan: plan, flight: flight, callbackQueue: queue, progress: nil)
         }
         return StreamedResponse(head: head, buffer: buffer, options: options)
     }

@@ -145,15 +145,12 @@ final class RequestFlight: @unchecked Sendable {
         #endif
     }
 
-    /// Adds a caller; `nil` when the flight has already ended.
+    /// Adds a caller with an identical request (`trackInflights`); `nil` when the flight has
+    /// already ended.
     ///
-    /// - Parameters:
-    ///   - pluginTarget: The caller's target as plugins see it; `nil` without plugins.
-    ///   - awaiting:     Whether the caller is a task that awaits the result (``perform(_:)``).
-    func subscribe(_ completion: @escaping Completion, callbackQueue: DispatchQueue?, pluginTarget: UncheckedSendable<any TargetType>?, awaiting: Bool = false)
-        -> Int?
-    {
-        locked { $0.subscribe(completion, callbackQueue: callbackQueue, pluginTarget: pluginTarget, awaiting: awaiting) }
+    /// - Parameter pluginTarget: The caller's target as plugins see it; `nil` without plugins.
+    func subscribe(_ completion: @escaping Completion, callbackQueue: DispatchQueue?, pluginTarget: UncheckedSendable<any TargetType>?) -> Int? {
+        locked { $0.subscribe(completion, callbackQueue: callbackQueue, pluginTarget: pluginTarget) }
     }
 
     /// The request closure handed the request back: whether to send it (see
@@ -229,8 +226,7 @@ final class RequestFlight: @unchecked Sendable {
     ///
     /// What hears of the end, in this order:
     /// 1. (On the calling thread, under the lock) the flight is claimed: from here on a cancel
-    ///    does nothing, so everything below hears of this outcome alone; an awaiting task's
-    ///    result is kept.
+    ///    does nothing, so everything below hears of this outcome alone.
     /// 2. (On the calling thread) the work stops, for a cancel; the request's metrics end with
     ///    the outcome (a download's have ended already, when its response was complete and
     ///    before its file was placed: placing the file is not part of the request).
@@ -354,52 +350,35 @@ final class RequestFlight: @unchecked Sendable {
         finish(.failure(.requestCancelled), .cancel(subscriber: id))
     }
 
-    /// Awaits the flight's result for a Swift task that joins it through `join`, the flight's
-    /// first caller: cancelling the task cancels that caller, also before it has joined (it
-    /// then never joins, and nothing is sent). The flight is new (every awaiting API makes its
-    /// own): the task's id is the first caller's, known without taking the lock.
+    /// Awaits the flight's result for the Swift task that is its first caller: the caller made
+    /// with the flight (``RequestSubscriber/first(_:callbackQueue:pluginTarget:)``), whose
+    /// completion fills `awaited`. Cancelling the task cancels that caller. A task cancelled
+    /// before it gets here sends nothing and no plugin hears of it; one cancelled after, before
+    /// the request was launched, is not launched.
+    ///
+    /// The flight's lock is not taken here: the task and the flight meet in `awaited`.
     ///
     /// Not generic: async code in `MoyaProvider<Target>` would run unspecialized in the user's
     /// module, paying for runtime generic metadata at every suspension point.
     ///
     /// - Parameters:
-    ///   - processes: Whether the result the caller gets may differ from the flight's (plugins'
-    ///     `process` runs in the caller's completion): it is then handed over under the lock,
-    ///     once more. Without it, the flight keeps its result for the task as it ends.
-    ///   - join: Subscribes the given completion to this flight (awaiting) and starts the
-    ///     request; returns `false` when the flight would not take it (the task was cancelled
-    ///     first), after ending the flight.
+    ///   - awaited: Where the first caller's completion puts the result.
+    ///   - launch:  Starts the request.
     /// - Returns: The response.
     /// - Throws: The request's `MoyaError`, or the cancellation error.
     nonisolated(nonsending)
-        func perform(processes: Bool, _ join: (@escaping Completion) -> Bool) async throws(MoyaError) -> Moya.Response
+        func perform(_ awaited: AwaitedResult, launch: () -> Void) async throws(MoyaError) -> Moya.Response
     {
-        let id = RequestStateMachine<Work>.firstSubscriberID
-        // Uncounted (``lockAcquisitions``): debug builds only.
-        assert(state.withLock { $0.nextSubscriberID } == id, "perform joins a new flight only")
-        let result: Result<Moya.Response, MoyaError> = await withTaskCancellationHandler {
-            // Unchecked: the flight calls a caller's completion exactly once, and the
-            // continuation is resumed either there or, when the caller never joined, below;
-            // never both. (A checked continuation costs an extra allocation per request.)
-            //
-            // The result is kept by the flight as it ends (under its lock) rather than passed
-            // through the continuation: when the completion runs before the task has suspended
-            // (a stub on another queue can be that quick), the task goes on without the
-            // runtime's hand-over, and ThreadSanitizer would see no ordering between what the
-            // completion's thread wrote (the response) and what the task reads. The lock orders
-            // them, for it and for the reader.
-            await withUnsafeContinuation { (continuation: UnsafeContinuation<Void, Never>) in
-                let joined = join { result in
-                    if processes { self.locked { $0.resultArrived(result) } }
-                    continuation.resume()
-                }
-                if !joined {
-                    continuation.resume()
-                }
-            }
-            return locked { $0.takeAwaitedResult() } ?? .failure(.requestCancelled)
+        guard !_Concurrency.Task.isCancelled else {
+            // Never launched, and nobody else waits: the flight is let go of as it is (nothing
+            // runs for it, nothing is measured), so the caller's completion, and with it the
+            // plugins' `process`, never runs.
+            throw .requestCancelled
+        }
+        let result = await withTaskCancellationHandler {
+            await awaited.wait(launching: launch)
         } onCancel: {
-            cancel(subscriber: id)
+            cancel(subscriber: RequestStateMachine<Work>.firstSubscriberID)
         }
         return try result.get()
     }

@@ -29,7 +29,7 @@
 /// cannot happen in a phase (work before the request was built) traps in debug builds.
 ///
 /// It also holds what the request keeps until it ends (the measurement, the progress reporter,
-/// a download's destination and resume point, the result for an awaiting task), and lets go of
+/// a download's destination and resume point), and lets go of
 /// the caller's closures as the request ends. Not `Sendable`: those closures are the caller's,
 /// and the machine lives behind its flight's lock.
 ///
@@ -129,11 +129,6 @@ struct RequestStateMachine<Work: Sendable> {
     /// request's first, or an interceptor's retry) asks for the rest. Between attempts, this is
     /// the one place the resume point is kept.
     private(set) var resume: ResumePoint?
-    /// Whether the first caller is a task that awaits the result (``RequestFlight/perform(_:)``):
-    /// the result is then kept for it, under the lock the request ends in.
-    private var isAwaited = false
-    /// The result kept for the awaiting task, from the request's end until the task takes it.
-    private var awaitedResult: Result<Moya.Response, MoyaError>?
 
     #if DEBUG
     /// How many times the owner took its lock to reach the machine (``RequestFlight``'s count,
@@ -167,11 +162,6 @@ struct RequestStateMachine<Work: Sendable> {
         cancelledIDs.contains(id)
     }
 
-    /// The id the next caller to join gets.
-    var nextSubscriberID: Int {
-        lastID + 1
-    }
-
     /// The id of a flight's first caller.
     static var firstSubscriberID: Int { 1 }
 
@@ -182,24 +172,16 @@ struct RequestStateMachine<Work: Sendable> {
 
     // MARK: - Events
 
-    /// A caller joins: the first one, or one with an identical request (`trackInflights`).
+    /// A caller with an identical request joins (`trackInflights`). (The first caller joins as
+    /// the request is made: see ``init(first:reporter:destination:resume:)``.)
     ///
-    /// A caller may have cancelled before it joined: an awaiting task whose cancellation handler
-    /// ran first cancels the id it is about to get (``nextSubscriberID``). It is then not added;
-    /// the owner ends a request that nobody else waits for (``finish(_:)``) before it starts.
-    ///
-    /// - Parameter awaiting: Whether the caller is a task that awaits the result: the request
-    ///   then keeps its result for it (``takeAwaitedResult()``).
-    /// - Returns: The caller's id, or `nil` when the request has already ended or the caller
-    ///   cancelled first.
-    mutating func subscribe(
-        _ completion: @escaping Completion, callbackQueue: DispatchQueue?, pluginTarget: UncheckedSendable<any TargetType>? = nil, awaiting: Bool = false
-    ) -> Int? {
+    /// - Returns: The caller's id, or `nil` when the request has already ended.
+    mutating func subscribe(_ completion: @escaping Completion, callbackQueue: DispatchQueue?, pluginTarget: UncheckedSendable<any TargetType>? = nil)
+        -> Int?
+    {
         guard phase != .finished else { return nil }
         lastID += 1
-        guard !cancelledIDs.contains(lastID) else { return nil }
         subscribers.append(RequestSubscriber(id: lastID, completion: UncheckedSendable(completion), callbackQueue: callbackQueue, pluginTarget: pluginTarget))
-        if awaiting { isAwaited = true }
         return lastID
     }
 
@@ -276,7 +258,6 @@ struct RequestStateMachine<Work: Sendable> {
         case .sending:
             phase = .streaming
             hasStreamed = true
-            if isAwaited { awaitedResult = .success(head) }
             defer { subscribers = RequestSubscriber.List() }
             return subscribers
         case .building, .waitingToRetry, .streaming:
@@ -310,7 +291,6 @@ struct RequestStateMachine<Work: Sendable> {
         }
         let streamed = phase == .streaming
         phase = .finished
-        if isAwaited, !streamed { awaitedResult = result }
         // Everything is moved out (no copy to retain and release): the request has ended, and
         // the caller's closures are let go of with it.
         destination = nil
@@ -366,18 +346,5 @@ struct RequestStateMachine<Work: Sendable> {
     /// The transport gave the resume point up: the next attempt starts at the beginning.
     mutating func droppedResume() {
         resume = nil
-    }
-
-    /// Keeps `result` for the awaiting task, in place of the one kept as the request ended: what
-    /// the caller's completion got (after the plugins' `process`).
-    mutating func resultArrived(_ result: Result<Moya.Response, MoyaError>) {
-        awaitedResult = result
-    }
-
-    /// The result kept for the awaiting task, taken out; `nil` when it never came (the task
-    /// never joined).
-    mutating func takeAwaitedResult() -> Result<Moya.Response, MoyaError>? {
-        defer { awaitedResult = nil }
-        return awaitedResult
     }
 }

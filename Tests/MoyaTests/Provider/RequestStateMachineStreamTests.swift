@@ -84,17 +84,6 @@ struct RequestStateMachineStreamTests {
         }
     }
 
-    @Test("An awaiting caller's result is the head, kept as the stream starts")
-    func awaitedHead() {
-        var machine = Machine()
-        _ = machine.subscribe({ _ in }, callbackQueue: nil, awaiting: true)
-        _ = machine.requestBuilt()
-        _ = machine.workStarted(1)
-        _ = machine.streamStarted(head: Moya.Response(statusCode: 206, data: Data()))
-        _ = Self.finished(&machine)
-        #expect((try? machine.takeAwaitedResult()?.get())?.statusCode == 206)
-    }
-
     @Test("The attempt may be recorded after its head was handed over")
     func workAfterHead() {
         var machine = Machine()

@@ -145,51 +145,6 @@ struct RequestStateMachineTests {
         }
     }
 
-    @Test("A caller that cancelled before it joined is not added, and a request nobody waits for never starts")
-    func cancelledBeforeJoining() {
-        var machine = Machine()
-        let id = machine.nextSubscriberID
-        guard case .none = Self.cancelled(&machine, id) else {
-            Issue.record("a cancel before anyone joined did something")
-            return
-        }
-        let joined = machine.subscribe({ _ in }, callbackQueue: nil)
-        #expect(joined == nil)
-        // The owner ends the request nobody waits for, before it starts: with nobody to tell.
-        guard case .end(let ending) = Self.finished(&machine) else {
-            Issue.record("the request did not end")
-            return
-        }
-        #expect(ending.callers.isEmpty)
-        #expect(!machine.isActive)
-        #expect(!Self.apply(&machine) { $0.requestBuilt() })
-        guard case .stop(let work) = machine.workStarted(1) else {
-            Issue.record("work kept after an early cancel")
-            return
-        }
-        #expect(work == 1)
-        guard case .none = Self.finished(&machine) else {
-            Issue.record("ended twice")
-            return
-        }
-    }
-
-    @Test("An early cancel of a caller joining a running request leaves the others waiting")
-    func cancelledBeforeJoiningOthers() {
-        var (machine, ids) = Self.subscribed()
-        _ = machine.requestBuilt()
-        let next = machine.nextSubscriberID
-        _ = Self.cancelled(&machine, next)
-        let joined = machine.subscribe({ _ in }, callbackQueue: nil)
-        #expect(joined == nil)
-        #expect(machine.isActive)
-        guard case .end(let ending) = Self.finished(&machine) else {
-            Issue.record("nothing delivered")
-            return
-        }
-        #expect(ending.callers.map(\.id) == ids)
-    }
-
     @Test("With several callers a cancel detaches one; the last one's stops the request")
     func joinedCallers() {
         var (machine, ids) = Self.subscribed(3)
@@ -618,41 +573,10 @@ struct RequestStateMachineTests {
         #expect(machine.resume?.file == Self.resumePoint.file)
     }
 
-    @Test("A new flight's first caller gets the first id, which an awaiting task uses before it joins")
-    func firstSubscriberID() {
-        var machine = Machine()
-        #expect(machine.nextSubscriberID == Machine.firstSubscriberID)
-        // Cancelled before it joined: the caller with that id is refused when it comes.
-        _ = Self.cancelled(&machine, Machine.firstSubscriberID)
-        #expect(machine.subscribe({ _ in }, callbackQueue: nil) == nil)
-    }
-
-    @Test("An awaiting caller's result is kept as the request ends, and taken once")
-    func awaitedResult() {
-        var machine = Machine()
-        _ = machine.subscribe({ _ in }, callbackQueue: nil, awaiting: true)
-        _ = machine.requestBuilt()
-        #expect(machine.takeAwaitedResult().map { _ in true } == nil)
-        _ = Self.cancelled(&machine, Machine.firstSubscriberID)
-        guard case .failure(let error)? = machine.takeAwaitedResult(), error.isCancelled else {
-            Issue.record("the result was not kept")
-            return
-        }
-        #expect(machine.takeAwaitedResult().map { _ in true } == nil)
-    }
-
-    @Test("A caller that does not await keeps no result in the request")
-    func notAwaited() {
-        var (machine, _) = Self.subscribed()
-        _ = Self.finished(&machine)
-        #expect(machine.takeAwaitedResult().map { _ in true } == nil)
-    }
-
     @Test("A caller known when the request is made joins without an event, with the first id")
     func firstCaller() {
         var machine = Machine(
             first: RequestSubscriber(id: Machine.firstSubscriberID, completion: UncheckedSendable({ _ in }), callbackQueue: nil, pluginTarget: nil))
-        #expect(machine.nextSubscriberID == Machine.firstSubscriberID + 1)
         let joined = machine.subscribe({ _ in }, callbackQueue: nil)
         #expect(joined == Machine.firstSubscriberID + 1)
         guard case .end(let ending) = Self.finished(&machine) else {
