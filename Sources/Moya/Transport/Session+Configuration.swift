@@ -327,13 +327,7 @@ extension Session {
         "User-Agent": defaultUserAgent,
     ]
 
-    static var defaultAcceptLanguage: String {
-        let languages = Locale.preferredLanguages.prefix(6)
-        guard !languages.isEmpty else { return "en;q=1.0" }
-        return languages.enumerated().map { index, language in
-            "\(language);q=\(1.0 - Double(index) * 0.1)"
-        }.joined(separator: ", ")
-    }
+    static var defaultAcceptLanguage: String { AcceptLanguage.current }
 
     static var defaultUserAgent: String { UserAgent.current.value }
 }

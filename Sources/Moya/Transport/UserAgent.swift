@@ -35,12 +35,27 @@ struct UserAgent: Equatable, Sendable {
     var swiftVersion: String
 
     /// The default session's value, worked out once.
+    ///
+    /// Outside Apple platforms it is worked out without Foundation's bundles, process
+    /// information or string folding (for text that is all ASCII): a program has no bundle
+    /// there, and their first use brings more than a mebibyte of Foundation's code into memory
+    /// for a few dozen bytes of header.
     static let current = UserAgent(
-        bundleInfo: (Bundle.main.infoDictionary ?? [:]).compactMapValues { $0 as? String },
+        bundleInfo: mainBundleInfo(),
         executablePath: CommandLine.arguments.first,
         system: UserAgent.currentSystem(),
         swiftVersion: UserAgent.compilerVersion
     )
+
+    /// The main bundle's `Info.plist` entries that are strings; none outside Apple platforms,
+    /// where a program has no bundle.
+    static func mainBundleInfo() -> [String: String] {
+        #if canImport(Darwin)
+        return (Bundle.main.infoDictionary ?? [:]).compactMapValues { $0 as? String }
+        #else
+        return [:]
+        #endif
+    }
 
     /// The header's value.
     var value: String {
@@ -66,10 +81,14 @@ struct UserAgent: Equatable, Sendable {
     /// The executable's name as a token: the bundle's `CFBundleExecutable`, or the last component
     /// of the path the program was started as.
     var executableName: String? {
-        let name =
-            self.bundleInfo["CFBundleExecutable"]
-            ?? self.executablePath.map { URL(fileURLWithPath: $0).lastPathComponent }
+        let name = self.bundleInfo["CFBundleExecutable"] ?? self.executablePath.map(Self.lastPathComponent)
         return name.flatMap(Self.token)
+    }
+
+    /// The last component of `path` (`/usr/bin/tool` and `/usr/bin/tool/` are `tool`); the path
+    /// itself when it has none (`/`).
+    static func lastPathComponent(_ path: String) -> String {
+        path.split(separator: "/").last.map(String.init) ?? path
     }
 
     // MARK: - Making text valid
@@ -77,8 +96,7 @@ struct UserAgent: Equatable, Sendable {
     /// `text` as a token (RFC 9110, section 5.6.2): accents dropped, and every character that is
     /// not a `tchar` replaced by `-`; `nil` when nothing is left.
     static func token(_ text: String) -> String? {
-        let folded = text.folding(options: .diacriticInsensitive, locale: nil)
-            .trimmingCharacters(in: .whitespacesAndNewlines)
+        let folded = trimmingWhitespace(withoutAccents(text))
         let scalars = folded.unicodeScalars.map { scalar -> Unicode.Scalar in
             scalar.isASCII && HTTPSyntax.isTokenCharacter(UInt8(scalar.value)) ? scalar : "-"
         }
@@ -91,7 +109,7 @@ struct UserAgent: Equatable, Sendable {
     /// backslashes included), runs of spaces made one, and spaces before `;` and `,` and at
     /// either end removed.
     static func commentText(_ text: String) -> String {
-        let folded = text.folding(options: .diacriticInsensitive, locale: nil)
+        let folded = withoutAccents(text)
         var result = ""
         var pendingSpace = false
         for scalar in folded.unicodeScalars {
@@ -110,20 +128,49 @@ struct UserAgent: Equatable, Sendable {
         return result
     }
 
+    /// `text` without its accents (`Café` is `Cafe`); ASCII text as it is, without asking
+    /// Foundation.
+    static func withoutAccents(_ text: String) -> String {
+        text.utf8.allSatisfy { $0 < 0x80 } ? text : text.folding(options: .diacriticInsensitive, locale: nil)
+    }
+
+    /// `text` without white space (spaces, tabs, line breaks, Unicode's other spaces) at either
+    /// end.
+    static func trimmingWhitespace<Text: StringProtocol>(_ text: Text) -> String {
+        guard let first = text.firstIndex(where: { !$0.isWhitespace }), let last = text.lastIndex(where: { !$0.isWhitespace }) else {
+            return ""
+        }
+        return String(text[first...last])
+    }
+
     // MARK: - The system
 
     /// The operating system of this process, as ``system`` shows it.
     static func currentSystem() -> String {
-        let version = ProcessInfo.processInfo.operatingSystemVersion
-        let number = "\(version.majorVersion).\(version.minorVersion).\(version.patchVersion)"
         #if os(Linux)
-        let release = ["/etc/os-release", "/usr/lib/os-release"].lazy
+        var names = utsname()
+        let kernelRelease =
+            uname(&names) == 0 ? withUnsafeBytes(of: &names.release) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) } : ""
+        let osRelease = ["/etc/os-release", "/usr/lib/os-release"].lazy
             .compactMap { try? String(contentsOfFile: $0, encoding: .utf8) }
             .first
-        return linuxSystem(osRelease: release, kernelVersion: number)
+        return linuxSystem(osRelease: osRelease, kernelVersion: kernelVersion(release: kernelRelease))
         #else
-        return "\(systemName) \(number)"
+        let version = ProcessInfo.processInfo.operatingSystemVersion
+        return "\(systemName) \(version.majorVersion).\(version.minorVersion).\(version.patchVersion)"
         #endif
+    }
+
+    /// The kernel's version as `major.minor.patch`, from its release as `uname(2)` gives it
+    /// (`6.1.0-18-amd64` is `6.1.0`, `6.8` is `6.8.0`), read as Foundation's
+    /// `ProcessInfo.operatingSystemVersion` reads it (up to the first `-`, the components that
+    /// are whole numbers), without Foundation.
+    static func kernelVersion(release: String) -> String {
+        let numbers = release.prefix { $0 != "-" }.split(separator: ".").compactMap { Int($0) }
+        let major = numbers.first ?? -1
+        let minor = numbers.count > 1 ? numbers[1] : 0
+        let patch = numbers.count > 2 ? numbers[2] : 0
+        return "\(major).\(minor).\(patch)"
     }
 
     /// A Linux system: the distribution named by the `os-release` file `osRelease` (its
@@ -142,7 +189,7 @@ struct UserAgent: Equatable, Sendable {
     static func osReleaseFields(_ contents: String) -> [String: String] {
         var fields: [String: String] = [:]
         for line in contents.split(whereSeparator: \.isNewline) {
-            let line = line.trimmingCharacters(in: .whitespaces)
+            let line = trimmingWhitespace(line)
             guard !line.hasPrefix("#"), let equals = line.firstIndex(of: "=") else { continue }
             let key = String(line[..<equals])
             var value = Substring(line[line.index(after: equals)...])

@@ -129,6 +129,36 @@ struct UserAgentTests {
         #expect(Self.isValidUserAgent(app.value))
     }
 
+    @Test("The kernel's version is read from its release as Foundation reads it")
+    func kernelVersion() {
+        let cases: [(String, String)] = [
+            ("6.1.0-18-amd64", "6.1.0"), ("6.18.44-fc-v669", "6.18.44"), ("5.15.0-1051-azure", "5.15.0"), ("6.8", "6.8.0"),
+            ("6", "6.0.0"), ("6.8.0+", "6.8.0"), ("6.x.3", "6.3.0"), ("", "-1.0.0"),
+        ]
+        for (release, version) in cases {
+            #expect(UserAgent.kernelVersion(release: release) == version, "\(release)")
+        }
+        #if os(Linux)
+        // This host's kernel, as Foundation has it.
+        let version = ProcessInfo.processInfo.operatingSystemVersion
+        #expect(UserAgent.currentSystem().hasSuffix("Linux \(version.majorVersion).\(version.minorVersion).\(version.patchVersion)"))
+        #endif
+    }
+
+    @Test("Without Foundation: the executable's name, accents and white space come out as Foundation's did")
+    func withoutFoundation() {
+        for path in ["/usr/bin/tool", "tool", "./tool", "/opt/My Tool/", "/opt/Café tool\u{7}(x)", "a//b", "/"] {
+            #expect(UserAgent.lastPathComponent(path) == URL(fileURLWithPath: path).lastPathComponent, "\(path)")
+        }
+        for text in ["plain", " Café ", "Ünïcödé\t", "\u{00A0}spaced\u{2003}", "\n", "", "a b\r\n"] {
+            #expect(
+                UserAgent.trimmingWhitespace(UserAgent.withoutAccents(text))
+                    == text.folding(options: .diacriticInsensitive, locale: nil).trimmingCharacters(in: .whitespacesAndNewlines),
+                "\(text)")
+        }
+        #expect(UserAgent.mainBundleInfo().isEmpty || Bundle.main.infoDictionary != nil)
+    }
+
     @Test("The checker accepts products and nested comments, and refuses what RFC 9110 does")
     func checker() {
         #expect(Self.isValidUserAgent("curl/8.5.0"))
