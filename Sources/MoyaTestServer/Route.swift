@@ -6,6 +6,7 @@ enum Route: Sendable, Equatable {
     case bytes(count: Int?)
     case upload
     case echoParts
+    case answerAtOnce
     case multipart
     case redirect(remaining: Int?)
     case redirectTo
@@ -45,6 +46,7 @@ enum Route: Sendable, Equatable {
         case ("bytes", 2): self = .bytes(count: number(1))
         case ("upload", 1): self = .upload
         case ("echo-parts", 1): self = .echoParts
+        case ("answer-at-once", 1): self = .answerAtOnce
         case ("multipart", 1): self = .multipart
         case ("redirect", 2): self = .redirect(remaining: number(1))
         case ("redirect-to", 1): self = .redirectTo

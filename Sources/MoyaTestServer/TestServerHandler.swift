@@ -206,6 +206,12 @@ final class TestServerHandler: ChannelInboundHandler, RemovableChannelHandler {
             self.requestState = .discarding
             self.writeRawAndClose(Array("this is not HTTP\r\n\r\n".utf8), context: context)
             return
+        case .answerAtOnce:
+            // The whole answer before any of the body; the body is read and dropped.
+            self.record(head: head, target: target, bodyLength: 0)
+            self.requestState = .discarding
+            self.send(.text("early"), for: head, context: context)
+            return
         case .stopReading:
             // Reads nothing more from the connection and never answers: once the socket buffers
             // are full, the client cannot send another byte of its body.

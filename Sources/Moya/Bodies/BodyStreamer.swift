@@ -85,6 +85,14 @@ final class BodyStreamer: @unchecked Sendable {
         }
     }
 
+    /// When the upload in progress ends, whether it sent the whole body or failed: a future that
+    /// succeeds then; `nil` when no upload is running (or when called off ``eventLoop``, where
+    /// the upload cannot be looked at).
+    func uploadEnd() -> EventLoopFuture<Void>? {
+        guard eventLoop.inEventLoop, let current else { return nil }
+        return current.promise.futureResult.flatMapErrorThrowing { _ in }
+    }
+
     /// Ends the upload in progress, if any, and keeps any other from starting.
     func stop() {
         eventLoop.execute {
@@ -120,6 +128,12 @@ final class BodyStreamer: @unchecked Sendable {
         // Recorded before AsyncHTTPClient hears of the end (its callbacks on this future run
         // after this one), so that the exchange sees it when the request ends.
         upload.promise.futureResult.whenSuccess { [sentWhole] in sentWhole.withLock { $0 = true } }
+        // An upload that ended is no longer in progress (``uploadEnd()``).
+        let uploadID = ObjectIdentifier(upload)
+        upload.promise.futureResult.assumeIsolated().whenComplete { [weak self] _ in
+            guard let self, let current, ObjectIdentifier(current) == uploadID else { return }
+            self.current = nil
+        }
         return upload.promise.futureResult
     }
 }

@@ -53,10 +53,17 @@ struct AttemptState {
     /// not arm the idle timer again.
     var ended = false
 
+    /// Sends the attempt's streamed body, if it has one.
+    let streamer: BodyStreamer?
+    /// Whether the response's status is below 300 (a success, or informational), known from its
+    /// final head: such a response may arrive whole while the body is still being sent.
+    var isEarlySuccessPossible = false
+
     init(
         request: URLRequest, collector: ResponseCollector, uploadLength: Int64?, reportedURL: URL?, responseLimit: ResponseStartLimit,
-        cache: TransportExchange.CacheState?
+        cache: TransportExchange.CacheState?, streamer: BodyStreamer? = nil
     ) {
+        self.streamer = streamer
         self.request = request
         self.collector = collector
         self.uploadLength = uploadLength

@@ -36,6 +36,7 @@ extension TransportExchange {
         if let error = current.collector.receivedHead(head) {
             return task.eventLoop.makeFailedFuture(error)
         }
+        current.isEarlySuccessPossible = head.status.code < 300
         switch destination {
         case .memory:
             heardFromServer()
@@ -66,6 +67,14 @@ extension TransportExchange {
             current.received += Int64(buffer.readableBytes)
             if current.uploadLength == nil, !current.isRedirect {
                 progress?(current.received, current.expected)
+            }
+            // A success that arrives while the body is still being sent is taken once the body is
+            // sent. AsyncHTTPClient would otherwise end the task with the response's last part and
+            // then refuse the rest of the body, while its connection still waits for the body's
+            // end: that connection would be lost to the pool for good. (A response of 300 or more
+            // stops the upload and closes the connection; one without a body waits by itself.)
+            if current.isEarlySuccessPossible, let uploadEnd = current.streamer?.uploadEnd() {
+                return uploadEnd
             }
             return task.eventLoop.makeSucceededVoidFuture()
         case .file:

@@ -331,7 +331,7 @@ final class TransportExchange: HTTPClientResponseDelegate, @unchecked Sendable {
         }
         current = AttemptState(
             request: attempt.urlRequest, collector: collector, uploadLength: uploadLength, reportedURL: reportedURL, responseLimit: limit,
-            cache: attempt.cacheState)
+            cache: attempt.cacheState, streamer: streamer)
         run(clientRequest, context: context, client: client)
     }
 
