@@ -72,4 +72,27 @@ struct EarlySuccessUploadTests {
         try await session.shutdown()
         await server.shutdown()
     }
+
+    @Test("A stream: the answer's body, whole; the connection serves the next requests", .timeLimit(.minutes(2)))
+    func streamed() async throws {
+        let server = try await TestServer.start()
+        let session = Self.session()
+        let provider = MoyaProvider<Remote>(session: session)
+        let (body, producer) = AsyncStream<Data>.makeStream()
+        producer.yield(Data(repeating: UInt8(ascii: "a"), count: 1024))
+        let response = try await provider.stream(Remote(server.baseURL, "/answer-at-once", method: .post), body: RequestBodyStream(body))
+        #expect(response.statusCode == 200)
+        let reader = _Concurrency.Task {
+            var received = Data()
+            for try await chunk in response.body { received += chunk }
+            return received
+        }
+        try await _Concurrency.Task.sleep(for: .milliseconds(200))
+        producer.yield(Data(repeating: UInt8(ascii: "b"), count: 64 * 1024))
+        producer.finish()
+        #expect(String(decoding: try await reader.value, as: UTF8.self) == "early")
+        try await Self.nextRequests(provider, server)
+        try await session.shutdown()
+        await server.shutdown()
+    }
 }
