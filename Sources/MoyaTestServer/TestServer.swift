@@ -21,9 +21,9 @@ import MoyaTesting
 /// - `/echo-parts`: `200` at once, when the request's head arrives, then each part of the
 ///   request's body written back (and flushed) as it arrives, chunked; the response ends with the
 ///   request. A client that streams its body reads the echo of one part before it sends the next.
-/// - `/answer-at-once`: `200` with the body `early`, whole, as soon as the request's head
-///   arrives; the request's body is then read to its end and thrown away (a server that decided
-///   from the head alone).
+/// - `/answer-at-once[?stop_reading=true]`: `200` with the body `early`, whole, as soon as the
+///   request's head arrives; the request's body is then read to its end and thrown away (a
+///   server that decided from the head alone), or with `stop_reading=true` not read at all.
 /// - `/multipart`: parses `multipart/form-data`.
 /// - `/redirect/<n>`, `/redirect-to?url=...&status=302`, `/redirect-loop`.
 /// - `/gzip`, `/deflate`: compressed JSON.

@@ -207,10 +207,14 @@ final class TestServerHandler: ChannelInboundHandler, RemovableChannelHandler {
             self.writeRawAndClose(Array("this is not HTTP\r\n\r\n".utf8), context: context)
             return
         case .answerAtOnce:
-            // The whole answer before any of the body; the body is read and dropped.
+            // The whole answer before any of the body; the body is read and dropped, or, with
+            // `stop_reading=true`, not read at all (the connection stays open).
             self.record(head: head, target: target, bodyLength: 0)
             self.requestState = .discarding
             self.send(.text("early"), for: head, context: context)
+            if target.value("stop_reading") == "true" {
+                context.channel.setOption(ChannelOptions.autoRead, value: false).whenComplete { _ in }
+            }
             return
         case .stopReading:
             // Reads nothing more from the connection and never answers: once the socket buffers

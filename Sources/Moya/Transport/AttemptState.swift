@@ -55,8 +55,10 @@ struct AttemptState {
 
     /// Sends the attempt's streamed body, if it has one.
     let streamer: BodyStreamer?
-    /// Whether the response's status is below 300 (a success, or informational), known from its
-    /// final head: such a response may arrive whole while the body is still being sent.
+    /// Whether the response's status is below 300 and its connection stays open, known from its
+    /// final head: such a response may arrive whole while the body is still being sent, and its
+    /// connection would then wait for the rest of the body (see
+    /// `TransportExchange.didReceiveBodyPart`). A connection the server closes ends by itself.
     var isEarlySuccessPossible = false
 
     init(

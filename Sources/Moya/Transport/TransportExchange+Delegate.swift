@@ -36,12 +36,16 @@ extension TransportExchange {
         if let error = current.collector.receivedHead(head) {
             return task.eventLoop.makeFailedFuture(error)
         }
-        current.isEarlySuccessPossible = head.status.code < 300
+        // A connection the server closes after its answer is not left waiting (see
+        // `isEarlySuccessPossible`).
+        current.isEarlySuccessPossible = head.status.code < 300 && head.isKeepAlive
         switch destination {
         case .memory:
             heardFromServer()
-            if progress != nil {
+            if progress != nil || current.streamer != nil {
                 current.expected = head.expectedBodyLength
+            }
+            if progress != nil {
                 current.isRedirect = session.followsRedirects && head.isRedirect
             }
             return task.eventLoop.makeSucceededVoidFuture()

@@ -539,13 +539,29 @@ final class TransportExchange: HTTPClientResponseDelegate, @unchecked Sendable {
     private func earlyAnswer(
         to error: any Error, task: HTTPClient.Task<TransportResponse>, context: AttemptContext
     ) -> Result<TransportResponse, any Error> {
-        guard let clientError = error as? HTTPClientError, clientError == .requestStreamCancelled,
+        if let clientError = error as? HTTPClientError, clientError == .requestStreamCancelled,
             let streamer = context.streamer, streamer.hasSentWholeBody,
             let response = try? didFinishRequest(task: task)
-        else {
-            return .failure(error)
+        {
+            return .success(response)
         }
-        return .success(response)
+        // A success that arrived whole in memory while the body was still being sent (the
+        // delegate takes its parts once the upload ends), after which the server closed the
+        // connection or stopped reading, so that the upload failed: the server has answered, and
+        // its answer is the response. Not when the caller's own limits ended the request.
+        if context.streamer != nil, current.isEarlySuccessPossible, case .memory = destination, current.expected >= 0,
+            current.received == current.expected, !Self.endsByCallersLimit(error), let response = try? didFinishRequest(task: task)
+        {
+            return .success(response)
+        }
+        return .failure(error)
+    }
+
+    /// Whether `error` is a cancel or the request's deadline, which end a request whatever it
+    /// received.
+    private static func endsByCallersLimit(_ error: any Error) -> Bool {
+        guard let clientError = error as? HTTPClientError else { return false }
+        return clientError == .cancelled || clientError == .deadlineExceeded
     }
 
     /// Reports `response` of the attempt, or sends the attempt that follows it up (a redirect,

@@ -95,4 +95,45 @@ struct EarlySuccessUploadTests {
         try await session.shutdown()
         await server.shutdown()
     }
+
+    @Test("A success whose server then closes the connection, the body still open, is the response", .timeLimit(.minutes(2)))
+    func closedAfterTheAnswer() async throws {
+        let server = try await TestServer.start()
+        let session = Self.session()
+        let provider = MoyaProvider<Remote>(session: session)
+        let (body, producer) = AsyncStream<Data>.makeStream()
+        producer.yield(Data(repeating: UInt8(ascii: "a"), count: 1024))
+        // `Connection: close`: the server closes the connection right after its answer.
+        let target = Remote(server.baseURL, "/answer-at-once", method: .post, headers: ["Connection": "close"])
+        let response = try await provider.request(target, body: RequestBodyStream(body))
+        #expect(response.statusCode == 200)
+        #expect(String(decoding: response.data, as: UTF8.self) == "early")
+        try await Self.nextRequests(provider, server)
+        producer.finish()
+        try await session.shutdown()
+        await server.shutdown()
+    }
+
+    @Test("A success whose server then stops reading the body is the response, once the upload gives up", .timeLimit(.minutes(2)))
+    func stopsReadingAfterTheAnswer() async throws {
+        let server = try await TestServer.start()
+        // The upload gives up when a chunk is not taken within a second.
+        let session = Session(configuration: .init(timeoutIntervalForRequest: 5, timeoutIntervalForWrite: 1, maximumConnectionsPerHost: 1))
+        let provider = MoyaProvider<Remote>(session: session)
+        // More than the socket buffers hold, produced as fast as the connection takes it.
+        let chunk = Data(repeating: UInt8(ascii: "a"), count: 256 * 1024)
+        let body = AsyncStream<Data> { producer in
+            for _ in 0..<256 { producer.yield(chunk) }
+            producer.finish()
+        }
+        let target = Remote(
+            server.baseURL, "/answer-at-once", method: .post,
+            task: .requestParameters(parameters: ["stop_reading": "true"], encoding: URLEncoding.queryString))
+        let response = try await provider.request(target, body: RequestBodyStream(body))
+        #expect(response.statusCode == 200)
+        #expect(String(decoding: response.data, as: UTF8.self) == "early")
+        try await Self.nextRequests(provider, server)
+        try await session.shutdown()
+        await server.shutdown()
+    }
 }
