@@ -1,11 +1,5 @@
 import Foundation
 
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#endif
-
 /// The `Accept-Language` a session sends by default (see ``Session/defaultHTTPHeaders``): the
 /// user's preferred languages, at most six, each a tenth less preferred than the one before
 /// (`de-DE;q=1.0, en;q=0.9`).
@@ -38,7 +32,7 @@ enum AcceptLanguage {
         #if canImport(Darwin)
         return Locale.preferredLanguages
         #else
-        return posixLanguages { name in getenv(name).map { String(cString: $0) } }
+        return posixLanguages(environment: ProxyEnvironment.processVariable)
         #endif
     }
 
