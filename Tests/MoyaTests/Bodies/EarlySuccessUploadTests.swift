@@ -5,10 +5,12 @@ import Testing
 @testable import Moya
 
 /// A server may answer `200` from the request's head alone, while the client is still sending a
-/// body of unknown length (chunked). The answer is the response, returned once the body has
-/// been sent, and the connection is not lost: with one connection per host, later requests to
-/// that host still go through. (AsyncHTTPClient, left to itself, ends such a request with the
-/// response's last part and then refuses the rest of the body while its connection waits for it.)
+/// body of unknown length (chunked). The answer is the response, and the connection is not lost:
+/// with one connection per host, later requests to that host still go through. (AsyncHTTPClient,
+/// left to itself, ends such a request with the response's last part and then refuses the rest
+/// of the body while its connection waits for it.) A response collected in memory is returned
+/// once the body has been sent, and its connection serves the next request; a stream's or a
+/// download's comes at once, and its connection is closed (the next request opens another).
 @Suite("A 2xx before the end of a body of unknown length: the response, and the connection is not lost")
 struct EarlySuccessUploadTests {
     let server: TestServer
@@ -77,7 +79,27 @@ struct EarlySuccessUploadTests {
         try await nextRequestsGoThrough()
     }
 
-    @Test("A stream: the answer's body, whole; the connection serves the next requests", .timeLimit(.minutes(2)))
+    @Test("A download: the answer's body in its file; the next requests go through", .timeLimit(.minutes(2)))
+    func downloaded() async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("early-success-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let destination = folder.appendingPathComponent("answer.txt")
+        let (body, producer) = openBody()
+        let target = Remote(
+            server.baseURL, "/answer-at-once", method: .post,
+            task: .downloadDestination { _, _ in (destination, [.createIntermediateDirectories]) })
+        let request = _Concurrency.Task { [provider] in try await provider.request(target, body: body) }
+        _ = try await server.waitForRequests(count: 1)
+        try await _Concurrency.Task.sleep(for: .milliseconds(200))
+        producer.yield(Data(repeating: UInt8(ascii: "b"), count: 64 * 1024))
+        producer.finish()
+        let response = try await request.value
+        #expect(response.statusCode == 200)
+        #expect(String(decoding: try Data(contentsOf: destination), as: UTF8.self) == "early")
+        try await nextRequestsGoThrough()
+    }
+
+    @Test("A stream: the answer's body, whole; the next requests go through", .timeLimit(.minutes(2)))
     func streamed() async throws {
         let (body, producer) = openBody()
         let response = try await provider.stream(answerAtOnce(), body: body)
