@@ -4,8 +4,9 @@
 //     cd Benchmarks && swift build -c release && .build/release/MoyaBench [--rounds N] [--requests N] [--url http://host:port] [--clients ahc,callbacks,...]
 //
 // It also times key-path mapping of a large body against JSONDecoder (`--only mapping`), fresh
-// hits of the HTTP cache against loopback requests (`--only cache`), and the CPU time each client
-// spends per request (`--only cpu`, against a server in a child process).
+// hits of the HTTP cache against loopback requests (`--only cache`), the CPU time each client
+// spends per request (`--only cpu`, against a server in a child process), and a lock against a
+// hop to an event loop (`--only handover`).
 //
 // Without --url it starts the benchmarks' in-process NIO server (BenchServer) on 127.0.0.1. With
 // --url it sends GET <url>/ and POST <url>/ instead (any server that answers 200 to both, e.g.
@@ -76,7 +77,7 @@ struct Options {
             case "--modes": trustModes = iterator.next().map { $0.split(separator: ",").map(String.init) }
             case "--help", "-h":
                 print(
-                    "usage: MoyaBench [--rounds N] [--requests N] [--blocks N] [--stubs N] [--connections N] [--url URL] [--only get|get1|get32|post|cpu|https|transfer|stream|cache|rss|stubs|mapping|memory] [--concurrency N] [--ca PEM] [--sizes 512,1024] [--memory-mib N] [--clients ahc,ahc-notrace,ahc-delegate,ahc-request,ahc-async,callbacks,async,urlsession] [--per-round] [--no-spread] [--metrics] [--modes roots,default,certificates,keys,disabled]"
+                    "usage: MoyaBench [--rounds N] [--requests N] [--blocks N] [--stubs N] [--connections N] [--url URL] [--only get|get1|get32|post|cpu|https|transfer|stream|cache|handover|rss|stubs|mapping|memory] [--concurrency N] [--ca PEM] [--sizes 512,1024] [--memory-mib N] [--clients ahc,ahc-notrace,ahc-delegate,ahc-request,ahc-async,callbacks,async,urlsession] [--per-round] [--no-spread] [--metrics] [--modes roots,default,certificates,keys,disabled]"
                 )
                 exit(0)
             default:
@@ -313,6 +314,9 @@ if options.only == "transfer" {
 }
 if options.only == "cache" {
     try await CacheBenchmark.run(options: options, base: base)
+}
+if options.only == "handover" {
+    try HandoverBenchmark.run(rounds: options.rounds)
 }
 
 if options.only == nil || options.only == "stubs" {
