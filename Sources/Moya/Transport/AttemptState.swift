@@ -17,7 +17,8 @@ struct AttemptState {
     let uploadLength: Int64?
     /// Body bytes sent, for progress.
     var sent: Int64 = 0
-    /// Body bytes received: for progress, and for a stream's metrics.
+    /// Body bytes received: for progress, a stream's metrics, and an answer that arrives while
+    /// the body is still being sent.
     var received: Int64 = 0
     /// The body's length as the response announced it; `-1` for unknown.
     var expected: Int64 = -1
@@ -58,7 +59,8 @@ struct AttemptState {
     /// Whether the response's status is below 300 and its connection stays open, known from its
     /// final head: such a response may arrive whole while the body is still being sent, and its
     /// connection would then wait for the rest of the body (see
-    /// `TransportExchange.didReceiveBodyPart`). A connection the server closes ends by itself.
+    /// `TransportExchange.holdingForUpload(_:streams:)`). A connection the server closes ends by
+    /// itself.
     var isEarlySuccessPossible = false
 
     init(

@@ -72,23 +72,40 @@ extension TransportExchange {
             if current.uploadLength == nil, !current.isRedirect {
                 progress?(current.received, current.expected)
             }
-            // A success that arrives while the body is still being sent is taken once the body is
-            // sent. AsyncHTTPClient would otherwise end the task with the response's last part and
-            // then refuse the rest of the body, while its connection still waits for the body's
-            // end: that connection would be lost to the pool for good. (A response of 300 or more
-            // stops the upload and closes the connection; one without a body waits by itself.)
-            if current.isEarlySuccessPossible, let uploadEnd = current.streamer?.uploadEnd() {
-                return uploadEnd
-            }
-            return task.eventLoop.makeSucceededVoidFuture()
+            return holdingForUpload(task.eventLoop.makeSucceededVoidFuture(), streams: false)
         case .file:
-            return fileReceivedBodyPart(buffer, task: task)
+            return holdingForUpload(fileReceivedBodyPart(buffer, task: task), streams: false)
         case .stream(let sink):
             if current.cacheTee != nil {
                 current.cacheTee!.append(buffer)
             }
             return streamReceivedBodyPart(buffer, sink: sink, task: task)
         }
+    }
+
+    /// `taken`, the future of a body part just taken, held until the upload in progress ends
+    /// when the part may be the last of a success that arrives while the request's body is
+    /// still being sent.
+    ///
+    /// AsyncHTTPClient ends such a request with the response's last part and then refuses the
+    /// rest of the body, while its connection still waits for the body's end: that connection
+    /// would be lost to the pool for good. Holding the last part until the upload has ended lets
+    /// the body's end reach the connection first. With a known length, only the part that
+    /// completes it is held; with an unknown one (chunked, or compressed), every part is, except
+    /// for a stream (`streams`), whose consumer reads the response while the body goes out:
+    /// holding its parts would stop a server that answers as it reads. A response of 300 or
+    /// more stops the upload and closes the connection, one without a body waits by itself, and
+    /// one whose connection closes ends by itself (``AttemptState/isEarlySuccessPossible``).
+    /// Call after the part was counted (``AttemptState/received``).
+    func holdingForUpload(_ taken: EventLoopFuture<Void>, streams: Bool) -> EventLoopFuture<Void> {
+        guard let streamer = current.streamer, current.isEarlySuccessPossible else { return taken }
+        if current.expected >= 0 {
+            guard current.received >= current.expected else { return taken }
+        } else if streams {
+            return taken
+        }
+        guard let uploadEnd = streamer.uploadEnd() else { return taken }
+        return taken.flatMap { uploadEnd }
     }
 
     func didReceiveError(task: HTTPClient.Task<TransportResponse>, _ error: any Error) {

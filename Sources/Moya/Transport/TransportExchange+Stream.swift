@@ -27,6 +27,11 @@ extension TransportExchange {
     /// The head of a streamed response arrived: the stream starts if the head is the answer.
     func streamReceivedHead(_ head: HTTPResponseHead, sink: StreamSink, task: HTTPClient.Task<TransportResponse>) -> EventLoopFuture<Void> {
         armIdleTimer(task)
+        if current.streamer != nil {
+            // For an answer that may arrive while the body is still being sent
+            // (``holdingForUpload(_:streams:)``).
+            current.expected = head.expectedBodyLength
+        }
         let status = Int(head.status.code)
         let isFollowedUp = (session.followsRedirects && head.isRedirect) || (request.credential != nil && status == 401)
         guard status >= 200, !isFollowedUp, sink.accepts(status), let url = current.collector.url else {
@@ -48,13 +53,20 @@ extension TransportExchange {
     /// A part of a streamed response's body arrived: handed to the consumer, or kept when the
     /// response is not the stream's.
     func streamReceivedBodyPart(_ buffer: ByteBuffer, sink: StreamSink, task: HTTPClient.Task<TransportResponse>) -> EventLoopFuture<Void> {
+        // Counted for the request's metrics (``TransportResponse/streamedByteCount``, a stream's
+        // only) and for an answer that arrives while the body is still being sent.
+        current.received += Int64(buffer.readableBytes)
         guard current.isStreaming else {
             _ = current.collector.receivedBodyPart(buffer)
             armIdleTimer(task)
-            return task.eventLoop.makeSucceededVoidFuture()
+            return holdingForUpload(task.eventLoop.makeSucceededVoidFuture(), streams: false)
         }
-        // Counted for the request's metrics (``TransportResponse/streamedByteCount``).
-        current.received += Int64(buffer.readableBytes)
+        return holdingForUpload(streamTook(buffer, sink: sink, task: task), streams: true)
+    }
+
+    /// Hands a part of the streamed body to the consumer's buffer: the future succeeds when the
+    /// connection may be read on.
+    private func streamTook(_ buffer: ByteBuffer, sink: StreamSink, task: HTTPClient.Task<TransportResponse>) -> EventLoopFuture<Void> {
         switch sink.buffer.append(Data(buffer: buffer, byteTransferStrategy: .noCopy)) {
         case .more:
             armIdleTimer(task)

@@ -545,12 +545,13 @@ final class TransportExchange: HTTPClientResponseDelegate, @unchecked Sendable {
         {
             return .success(response)
         }
-        // A success that arrived whole in memory while the body was still being sent (the
-        // delegate takes its parts once the upload ends), after which the server closed the
-        // connection or stopped reading, so that the upload failed: the server has answered, and
-        // its answer is the response. Not when the caller's own limits ended the request.
-        if context.streamer != nil, current.isEarlySuccessPossible, case .memory = destination, current.expected >= 0,
-            current.received == current.expected, !Self.endsByCallersLimit(error), let response = try? didFinishRequest(task: task)
+        // A success that arrived whole while the body was still being sent (the delegate takes
+        // its last part once the upload ends, `holdingForUpload(_:streams:)`), after which the
+        // server closed the connection or stopped reading, so that the upload failed: the server
+        // has answered, and its answer is the response. Not when the caller's own limits ended
+        // the request.
+        if context.streamer != nil, current.isEarlySuccessPossible, current.expected >= 0, current.received == current.expected,
+            !Self.endsByCallersLimit(error), let response = try? didFinishRequest(task: task)
         {
             return .success(response)
         }

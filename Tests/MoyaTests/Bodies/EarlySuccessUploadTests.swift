@@ -8,9 +8,10 @@ import Testing
 /// body of unknown length (chunked). The answer is the response, and the connection is not lost:
 /// with one connection per host, later requests to that host still go through. (AsyncHTTPClient,
 /// left to itself, ends such a request with the response's last part and then refuses the rest
-/// of the body while its connection waits for it.) A response collected in memory is returned
-/// once the body has been sent, and its connection serves the next request; a stream's or a
-/// download's comes at once, and its connection is closed (the next request opens another).
+/// of the body while its connection waits for it.) A response collected in memory or in a file
+/// is returned once the body has been sent; a stream's body reaches its consumer at once, and
+/// its end comes once the body has been sent. The requests after it go the same way as the one
+/// answered early: a session sends streams and downloads through a connection pool of its own.
 @Suite("A 2xx before the end of a body of unknown length: the response, and the connection is not lost")
 struct EarlySuccessUploadTests {
     let server: TestServer
@@ -36,11 +37,32 @@ struct EarlySuccessUploadTests {
         return (RequestBodyStream(body), producer)
     }
 
-    /// Three GETs, each of which needs the one connection; then the session and the server end.
-    func nextRequestsGoThrough() async throws {
+    /// How the requests after the early answer are sent: the same way as the request answered
+    /// early, so that they go through its connection pool (a session sends streams and downloads
+    /// through a client of their own).
+    enum NextRequests {
+        case inMemory, streamed, downloaded
+    }
+
+    /// Three GETs, each of which needs the one connection of the pool that `kind` goes through;
+    /// then the session and the server end.
+    func nextRequestsGoThrough(_ kind: NextRequests = .inMemory) async throws {
         for _ in 0..<3 {
-            let next = try await provider.request(Remote(server.baseURL, "/echo"))
-            #expect(next.statusCode == 200)
+            switch kind {
+            case .inMemory:
+                let next = try await provider.request(Remote(server.baseURL, "/echo"))
+                #expect(next.statusCode == 200)
+            case .streamed:
+                let next = try await provider.stream(Remote(server.baseURL, "/echo"))
+                #expect(next.statusCode == 200)
+                for try await _ in next.body {}
+            case .downloaded:
+                let file = FileManager.default.temporaryDirectory.appendingPathComponent("early-success-next-\(UUID().uuidString)")
+                defer { try? FileManager.default.removeItem(at: file) }
+                let next = try await provider.request(Remote(server.baseURL, "/echo", task: .downloadDestination { _, _ in (file, []) }))
+                #expect(next.statusCode == 200)
+                #expect(FileManager.default.fileExists(atPath: file.path))
+            }
         }
         try await session.shutdown()
         await server.shutdown()
@@ -96,24 +118,65 @@ struct EarlySuccessUploadTests {
         let response = try await request.value
         #expect(response.statusCode == 200)
         #expect(String(decoding: try Data(contentsOf: destination), as: UTF8.self) == "early")
-        try await nextRequestsGoThrough()
+        try await nextRequestsGoThrough(.downloaded)
     }
 
-    @Test("A stream: the answer's body, whole; the next requests go through", .timeLimit(.minutes(2)))
+    @Test("A stream: the answer's body at once, its end once the body ends; the next streams go through", .timeLimit(.minutes(2)))
     func streamed() async throws {
         let (body, producer) = openBody()
         let response = try await provider.stream(answerAtOnce(), body: body)
         #expect(response.statusCode == 200)
-        let reader = _Concurrency.Task {
-            var received = Data()
-            for try await chunk in response.body { received += chunk }
-            return received
-        }
-        try await _Concurrency.Task.sleep(for: .milliseconds(200))
+        // The consumer reads the answer while the body is still open: a stream's parts are not
+        // held, only its end.
+        var parts = response.body.makeAsyncIterator()
+        let first = try await parts.next()
+        #expect(first.map { String(decoding: $0, as: UTF8.self) } == "early")
         producer.yield(Data(repeating: UInt8(ascii: "b"), count: 64 * 1024))
         producer.finish()
-        #expect(String(decoding: try await reader.value, as: UTF8.self) == "early")
-        try await nextRequestsGoThrough()
+        #expect(try await parts.next() == nil)
+        try await nextRequestsGoThrough(.streamed)
+    }
+
+    @Test("A stream whose body never ends: the answer's body, then a cancel; the next streams go through", .timeLimit(.minutes(2)))
+    func streamedBodyNeverEnds() async throws {
+        let (body, producer) = openBody()
+        defer { producer.finish() }
+        let answered = Signal()
+        let reader = _Concurrency.Task { [provider, target = answerAtOnce()] in
+            let response = try await provider.stream(target, body: body)
+            var received = Data()
+            for try await chunk in response.body {
+                received += chunk
+                // The whole answer has arrived; its end waits for the body, which never ends.
+                if received.count == 5 { answered.fire() }
+            }
+            return received
+        }
+        #expect(await answered.wait())
+        reader.cancel()
+        let result = await reader.result
+        guard case .failure(let error) = result else {
+            Issue.record("the stream ended with \(result)")
+            return
+        }
+        #expect((error as? MoyaError)?.isCancelled == true, "\(error)")
+        try await nextRequestsGoThrough(.streamed)
+    }
+
+    @Test("A stream whose server stops reading the body after its answer ends with that answer once the upload gives up", .timeLimit(.minutes(2)))
+    func streamedStopsReading() async throws {
+        let chunk = Data(repeating: UInt8(ascii: "a"), count: 256 * 1024)
+        let body = AsyncStream<Data> { producer in
+            for _ in 0..<256 { producer.yield(chunk) }
+            producer.finish()
+        }
+        let target = answerAtOnce(task: .requestParameters(parameters: ["stop_reading": "true"], encoding: URLEncoding.queryString))
+        let response = try await provider.stream(target, body: RequestBodyStream(body))
+        #expect(response.statusCode == 200)
+        var received = Data()
+        for try await part in response.body { received += part }
+        #expect(String(decoding: received, as: UTF8.self) == "early")
+        try await nextRequestsGoThrough(.streamed)
     }
 
     @Test("A success whose server then closes the connection, the body still open, is the response at once", .timeLimit(.minutes(2)))
