@@ -91,6 +91,9 @@ struct EarlySuccessUploadTests {
         defer { producer.finish() }
         let request = _Concurrency.Task { [provider, target = answerAtOnce()] in try await provider.request(target, body: body) }
         _ = try await server.waitForRequests(count: 1)
+        // Time for the answer to reach the client: without the hold, the request would end with
+        // it before the cancel.
+        try await _Concurrency.Task.sleep(for: .milliseconds(200))
         request.cancel()
         let result = await request.result
         guard case .failure(let error) = result else {
