@@ -30,6 +30,22 @@ struct EarlySuccessUploadTests {
         Remote(server.baseURL, "/answer-at-once", method: .post, task: task, headers: headers)
     }
 
+    /// A POST to the route that answers at once and then reads nothing more of the body.
+    func answerAtOnceThenStopReading() -> Remote {
+        answerAtOnce(task: .requestParameters(parameters: ["stop_reading": "true"], encoding: URLEncoding.queryString))
+    }
+
+    /// 64 MiB (one 256 KiB chunk, shared), more than the socket buffers hold, produced as fast as
+    /// the connection takes it.
+    func largeBody() -> RequestBodyStream {
+        let chunk = Data(repeating: UInt8(ascii: "a"), count: 256 * 1024)
+        return RequestBodyStream(
+            AsyncStream<Data> { producer in
+                for _ in 0..<256 { producer.yield(chunk) }
+                producer.finish()
+            })
+    }
+
     /// A body that has sent its first kilobyte and stays open until `producer` finishes it.
     func openBody() -> (body: RequestBodyStream, producer: AsyncStream<Data>.Continuation) {
         let (body, producer) = AsyncStream<Data>.makeStream()
@@ -168,13 +184,7 @@ struct EarlySuccessUploadTests {
 
     @Test("A stream whose server stops reading the body after its answer ends with that answer once the upload gives up", .timeLimit(.minutes(2)))
     func streamedStopsReading() async throws {
-        let chunk = Data(repeating: UInt8(ascii: "a"), count: 256 * 1024)
-        let body = AsyncStream<Data> { producer in
-            for _ in 0..<256 { producer.yield(chunk) }
-            producer.finish()
-        }
-        let target = answerAtOnce(task: .requestParameters(parameters: ["stop_reading": "true"], encoding: URLEncoding.queryString))
-        let response = try await provider.stream(target, body: RequestBodyStream(body))
+        let response = try await provider.stream(answerAtOnceThenStopReading(), body: largeBody())
         #expect(response.statusCode == 200)
         var received = Data()
         for try await part in response.body { received += part }
@@ -195,15 +205,7 @@ struct EarlySuccessUploadTests {
 
     @Test("A success whose server then stops reading the body is the response, once the upload gives up", .timeLimit(.minutes(2)))
     func stopsReadingAfterTheAnswer() async throws {
-        // 64 MiB (one 256 KiB chunk, shared), more than the socket buffers hold, produced as
-        // fast as the connection takes it.
-        let chunk = Data(repeating: UInt8(ascii: "a"), count: 256 * 1024)
-        let body = AsyncStream<Data> { producer in
-            for _ in 0..<256 { producer.yield(chunk) }
-            producer.finish()
-        }
-        let target = answerAtOnce(task: .requestParameters(parameters: ["stop_reading": "true"], encoding: URLEncoding.queryString))
-        let response = try await provider.request(target, body: RequestBodyStream(body))
+        let response = try await provider.request(answerAtOnceThenStopReading(), body: largeBody())
         #expect(response.statusCode == 200)
         #expect(String(decoding: response.data, as: UTF8.self) == "early")
         try await nextRequestsGoThrough()
