@@ -53,6 +53,32 @@ struct EarlySuccessUploadTests {
         return (RequestBodyStream(body), producer)
     }
 
+    /// Sends `target` with a body that stays open until the server's answer has had time to
+    /// reach the client, then ends (without the hold, the request would end with the answer, and
+    /// its connection wait for a body that is never sent); returns the response.
+    func requestWithBodyEndingAfterTheAnswer(_ target: Remote) async throws -> Moya.Response {
+        let (body, producer) = openBody()
+        let request = _Concurrency.Task { [provider] in try await provider.request(target, body: body) }
+        _ = try await server.waitForRequests(count: 1)
+        try await _Concurrency.Task.sleep(for: .milliseconds(200))
+        producer.yield(Data(repeating: UInt8(ascii: "b"), count: 64 * 1024))
+        producer.finish()
+        return try await request.value
+    }
+
+    /// Cancels `request`, which must then end with the cancellation error; then the next
+    /// requests, sent as `kind` says, go through.
+    func cancelThenNextRequestsGoThrough<Value: Sendable>(_ request: _Concurrency.Task<Value, any Error>, _ kind: NextRequests) async throws {
+        request.cancel()
+        let result = await request.result
+        guard case .failure(let error) = result else {
+            Issue.record("the request ended with \(result)")
+            return
+        }
+        #expect((error as? MoyaError)?.isCancelled == true, "\(error)")
+        try await nextRequestsGoThrough(kind)
+    }
+
     /// How the requests after the early answer are sent: the same way as the request answered
     /// early, so that they go through its connection pool (a session sends streams and downloads
     /// through a client of their own).
@@ -86,16 +112,7 @@ struct EarlySuccessUploadTests {
 
     @Test("The answer is the response once the body ends; the connection serves the next requests", .timeLimit(.minutes(2)))
     func bodyEndsAfterTheAnswer() async throws {
-        let (body, producer) = openBody()
-        let request = _Concurrency.Task { [provider, target = answerAtOnce()] in try await provider.request(target, body: body) }
-        // The server has answered; the rest of the body comes after its answer has had time to
-        // reach the client (without the hold, the request would end then, and its connection
-        // wait for a body that is never sent).
-        _ = try await server.waitForRequests(count: 1)
-        try await _Concurrency.Task.sleep(for: .milliseconds(200))
-        producer.yield(Data(repeating: UInt8(ascii: "b"), count: 64 * 1024))
-        producer.finish()
-        let response = try await request.value
+        let response = try await requestWithBodyEndingAfterTheAnswer(answerAtOnce())
         #expect(response.statusCode == 200)
         #expect(String(decoding: response.data, as: UTF8.self) == "early")
         try await nextRequestsGoThrough()
@@ -110,14 +127,7 @@ struct EarlySuccessUploadTests {
         // Time for the answer to reach the client: without the hold, the request would end with
         // it before the cancel.
         try await _Concurrency.Task.sleep(for: .milliseconds(200))
-        request.cancel()
-        let result = await request.result
-        guard case .failure(let error) = result else {
-            Issue.record("the request ended with \(result)")
-            return
-        }
-        #expect((error as? MoyaError)?.isCancelled == true, "\(error)")
-        try await nextRequestsGoThrough()
+        try await cancelThenNextRequestsGoThrough(request, .inMemory)
     }
 
     @Test("A download: the answer's body in its file; the next requests go through", .timeLimit(.minutes(2)))
@@ -125,16 +135,10 @@ struct EarlySuccessUploadTests {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("early-success-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: folder) }
         let destination = folder.appendingPathComponent("answer.txt")
-        let (body, producer) = openBody()
         let target = Remote(
             server.baseURL, "/answer-at-once", method: .post,
             task: .downloadDestination { _, _ in (destination, [.createIntermediateDirectories]) })
-        let request = _Concurrency.Task { [provider] in try await provider.request(target, body: body) }
-        _ = try await server.waitForRequests(count: 1)
-        try await _Concurrency.Task.sleep(for: .milliseconds(200))
-        producer.yield(Data(repeating: UInt8(ascii: "b"), count: 64 * 1024))
-        producer.finish()
-        let response = try await request.value
+        let response = try await requestWithBodyEndingAfterTheAnswer(target)
         #expect(response.statusCode == 200)
         #expect(String(decoding: try Data(contentsOf: destination), as: UTF8.self) == "early")
         try await nextRequestsGoThrough(.downloaded)
@@ -172,14 +176,7 @@ struct EarlySuccessUploadTests {
             return received
         }
         #expect(await answered.wait())
-        reader.cancel()
-        let result = await reader.result
-        guard case .failure(let error) = result else {
-            Issue.record("the stream ended with \(result)")
-            return
-        }
-        #expect((error as? MoyaError)?.isCancelled == true, "\(error)")
-        try await nextRequestsGoThrough(.streamed)
+        try await cancelThenNextRequestsGoThrough(reader, .streamed)
     }
 
     @Test("A stream whose server stops reading the body after its answer ends with that answer once the upload gives up", .timeLimit(.minutes(2)))
