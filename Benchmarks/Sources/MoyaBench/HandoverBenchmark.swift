@@ -100,9 +100,8 @@ enum HandoverBenchmark {
         return UInt64(time.tv_sec) * 1_000_000_000 + UInt64(time.tv_nsec)
     }
 
+    /// The median of `values` in `unit`, with their range.
     private static func describe(_ values: [Double], _ unit: String) -> String {
-        let sorted = values.sorted()
-        let median = sorted[sorted.count / 2]
-        return String(format: "%7.0f %@ (%.0f-%.0f)", median, unit, sorted.first ?? 0, sorted.last ?? 0)
+        String(format: "%7.0f %@ (%.0f-%.0f)", Statistics.median(values), unit, values.min() ?? 0, values.max() ?? 0)
     }
 }
