@@ -89,7 +89,7 @@ final class BodyStreamer: @unchecked Sendable {
     /// succeeds then; `nil` when no upload is running (or when called off ``eventLoop``, where
     /// the upload cannot be looked at).
     func uploadEnd() -> EventLoopFuture<Void>? {
-        guard eventLoop.inEventLoop, let current else { return nil }
+        guard eventLoop.inEventLoop, let current, !current.isFinished else { return nil }
         return current.promise.futureResult.flatMapErrorThrowing { _ in }
     }
 
@@ -128,12 +128,6 @@ final class BodyStreamer: @unchecked Sendable {
         // Recorded before AsyncHTTPClient hears of the end (its callbacks on this future run
         // after this one), so that the exchange sees it when the request ends.
         upload.promise.futureResult.whenSuccess { [sentWhole] in sentWhole.withLock { $0 = true } }
-        // An upload that ended is no longer in progress (``uploadEnd()``).
-        let uploadID = ObjectIdentifier(upload)
-        upload.promise.futureResult.assumeIsolated().whenComplete { [weak self] _ in
-            guard let self, let current, ObjectIdentifier(current) == uploadID else { return }
-            self.current = nil
-        }
         return upload.promise.futureResult
     }
 }
@@ -142,6 +136,9 @@ final class BodyStreamer: @unchecked Sendable {
 protocol BodyUpload: AnyObject {
     /// Completed when the upload ends.
     var promise: EventLoopPromise<Void> { get }
+    /// Whether the upload has ended (set before ``promise`` completes). Read on the upload's
+    /// event loop.
+    var isFinished: Bool { get }
 
     /// Ends the upload with `result`, once. Call on the upload's event loop.
     func finish(_ result: Result<Void, any Error>)
@@ -167,7 +164,7 @@ private final class Upload: BodyUpload {
     private var ready: ByteBuffer?
     /// Whether the reader reached the end of the body.
     private var reachedEnd = false
-    private var isFinished = false
+    private(set) var isFinished = false
     /// The body's length, when known.
     let length: UInt64?
     /// How many bytes were read so far.

@@ -26,7 +26,7 @@ final class SequenceUpload: BodyUpload, @unchecked Sendable {
     private let writeTimeout: TimeAmount
     /// Fails the upload when a chunk is not taken within `writeTimeout`.
     private var timer: Scheduled<Void>?
-    private var isFinished = false
+    private(set) var isFinished = false
     /// Resumes the task once the chunk it handed over was taken (`true`), or the upload ended
     /// (`false`).
     private var pendingWrite: CheckedContinuation<Bool, Never>?
