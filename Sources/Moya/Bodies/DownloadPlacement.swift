@@ -25,21 +25,22 @@ import Darwin
 /// the destination is never removed: the move fails with ``FileTransferError/isDirectory(_:)``
 /// as the cause. The replacement is a single `rename(2)`, which cannot remove a directory.
 enum DownloadPlacement {
-    /// Places the file and returns the response to deliver (its body is empty, as in Moya).
+    /// Places the file at the destination that `destination` chooses for `response` (the
+    /// response's head, `nil` when it could not be made), or discards it.
     static func place(
-        _ response: TransportResponse,
+        _ response: HTTPURLResponse?,
         from temporaryURL: URL,
         destination: DownloadRequest.Destination,
         fileManager: FileManager = .default
-    ) -> Result<TransportResponse, any Error> {
-        guard let httpResponse = response.httpResponse else {
+    ) -> Result<Void, any Error> {
+        guard let response else {
             PartialFile.discard(temporaryURL, fileManager: fileManager)
             return .failure(URLError(.badServerResponse))
         }
-        let (destinationURL, options) = destination(temporaryURL, httpResponse)
+        let (destinationURL, options) = destination(temporaryURL, response)
         do {
             try move(temporaryURL, to: destinationURL, options: options, fileManager: fileManager)
-            return .success(TransportResponse(response: response.response, data: Data(), fileURL: nil))
+            return .success(())
         } catch {
             PartialFile.discard(temporaryURL, fileManager: fileManager)
             return .failure(FileTransferError.moveFailed(source: temporaryURL, destination: destinationURL, underlying: error))

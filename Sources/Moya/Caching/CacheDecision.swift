@@ -5,7 +5,7 @@ enum CacheDecision: Sendable {
     /// Answer with the stored response; nothing goes to the network.
     case useStored(CachedResponse)
     /// Answer with the stored response, stale but within its `stale-while-revalidate` window
-    /// (RFC 5861 §3), and refresh it in the background (``Session/refreshInBackground(_:credential:key:cache:)``).
+    /// (RFC 5861 §3), and refresh it in the background (the transport's cache stage).
     case useStaleAndRefresh(CachedResponse)
     /// Send the request with `conditionalHeaders` (`If-None-Match`, `If-Modified-Since`) added:
     /// a 304 goes to `HTTPCache.notModifiedReceived`, anything else to `responseReceived`.

@@ -133,7 +133,7 @@ extension Session.Configuration {
     }
 }
 
-extension Session.Configuration.Proxy {
+extension SessionProxy {
     /// The proxy a `URLSessionConfiguration.connectionProxyDictionary` names: `nil` for no
     /// dictionary (the environment's proxies apply), ``direct`` for one that enables none.
     init?(urlSessionProxyDictionary dictionary: [AnyHashable: Any]?) {

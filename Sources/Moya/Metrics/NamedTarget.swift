@@ -21,7 +21,7 @@ import Foundation
 /// ```
 ///
 /// The name is the `moya.target` dimension of the duration and body-size metrics, when the
-/// session includes target names (``Session/Configuration/MetricsOptions/includesTargetName``),
+/// session includes target names (``SessionMetricsOptions/includesTargetName``),
 /// the `moya.target` attribute of the request's client span, whenever the session traces, and
 /// the target's name in ``NetworkLoggerPlugin``'s entries and `moya.target` log metadata (unless
 /// its redaction is turned off, ``NetworkLoggerPlugin/Configuration/Redaction/redactsTargetDetails``).

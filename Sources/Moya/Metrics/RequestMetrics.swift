@@ -36,7 +36,7 @@ struct RequestMetrics: Sendable {
         static let errorType = "error.type"
         /// `"true"` on a stubbed request; absent on the others.
         static let stubbed = "moya.stubbed"
-        /// The target's name, when ``Session/Configuration/MetricsOptions/includesTargetName`` is set.
+        /// The target's name, when ``SessionMetricsOptions/includesTargetName`` is set.
         static let target = "moya.target"
         /// `"hit"` or `"revalidated"` on a response from the HTTP cache (``Response/cacheStatus``);
         /// absent on the others.
@@ -49,7 +49,7 @@ struct RequestMetrics: Sendable {
     /// Where the metrics go.
     let factory: any MetricsFactory
     /// What the session was asked to report.
-    let options: Session.Configuration.MetricsOptions
+    let options: SessionMetricsOptions
     /// The metric objects made so far, by starting dimensions (see ``MetricHandles``).
     private let handles = Protected([StartKey: MetricHandles]())
 
@@ -65,7 +65,7 @@ struct RequestMetrics: Sendable {
     /// The metrics of a session created now with `options`, or `nil` when they are disabled or
     /// no backend is in place: the task's (`withMetricsFactory(_:_:)`), or else the one
     /// bootstrapped in `MetricsSystem`. Read once per session, like its tracer.
-    init?(options: Session.Configuration.MetricsOptions) {
+    init?(options: SessionMetricsOptions) {
         guard options.isEnabled else { return nil }
         let factory = MetricsSystem.factory
         guard !(factory is NOOPMetricsHandler) else { return nil }

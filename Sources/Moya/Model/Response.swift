@@ -37,8 +37,8 @@ public final class Response: CustomDebugStringConvertible, Equatable, Sendable {
     /// you create, or one answered from the HTTP cache) has that response's `allHeaderFields`,
     /// one field per name.
     public var headerFields: [HTTPHeader] {
-        if let head = deferredResponse?.head {
-            return head.headers.map { HTTPHeader(name: $0.name, value: $0.value) }
+        if let fields = deferredResponse?.receivedHeaderFields {
+            return fields
         }
         guard let response else { return [] }
         return response.allHeaderFields.compactMap { name, value in
@@ -76,7 +76,7 @@ public final class Response: CustomDebugStringConvertible, Equatable, Sendable {
     }
 
     private let builtResponse: HTTPURLResponse?
-    private let deferredResponse: DeferredHTTPURLResponse?
+    private let deferredResponse: (any ReceivedResponseHead)?
 
     /// Whether ``response`` is non-`nil`, found without building it.
     var hasHTTPResponse: Bool { builtResponse != nil || deferredResponse != nil }
@@ -98,7 +98,7 @@ public final class Response: CustomDebugStringConvertible, Equatable, Sendable {
     }
 
     /// Creates a response whose `HTTPURLResponse` is built on first use.
-    init(statusCode: Int, data: Data, request: URLRequest?, deferredResponse: DeferredHTTPURLResponse, cacheStatus: CacheStatus = .network) {
+    init(statusCode: Int, data: Data, request: URLRequest?, deferredResponse: any ReceivedResponseHead, cacheStatus: CacheStatus = .network) {
         self.statusCode = statusCode
         self.data = data
         self.request = request

@@ -96,7 +96,7 @@ extension MoyaProvider {
             pluginTarget: plan.pluginTarget?.value,
             validation: target.validationType,
             progress: progress,
-            downloadFolder: session.downloadFolder,
+            downloadFolder: session.parts.downloadFolder,
             measures: session.requestMetrics != nil,
             streamSink: streamSink,
             requestBody: body,

@@ -81,7 +81,7 @@ extension MoyaProvider {
             throw .underlying(DownloadResumeError.notADownload, nil)
         }
         do {
-            return try session.resumePoint(from: resumeData)
+            return try session.parts.partials.resumePoint(from: resumeData, in: session.parts.downloadFolder.current)
         } catch {
             throw .underlying(error, nil)
         }

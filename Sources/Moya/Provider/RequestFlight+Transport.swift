@@ -51,7 +51,10 @@ extension RequestFlight: TransportOwner {
                 PartialFile.discard(fileURL)
                 return
             }
-            let placed = DownloadPlacement.place(response, from: fileURL, destination: destination)
+            // The delivered response's body is empty, as in Moya.
+            let placed = DownloadPlacement.place(response.httpResponse, from: fileURL, destination: destination).map {
+                TransportResponse(response: response.response, data: Data(), fileURL: nil)
+            }
             finish(Self.result(of: placed, request: request, validation: validation), .sent)
         }
     }

@@ -22,7 +22,7 @@ struct ForwardProxy: Sendable, Hashable {
     let targetPort: Int
 
     /// `proxy`, as the session was told of it, for requests to `url`.
-    init(_ proxy: Session.Configuration.Proxy, for url: URL) {
+    init(_ proxy: SessionProxy, for url: URL) {
         self.targetHost = Self.bare(url.host ?? "").lowercased()
         self.targetPort = url.port ?? 80
         self.host = Self.bare(proxy.host)

@@ -6,8 +6,8 @@ extension ProxyEnvironment {
     /// one (the transport always lets the proxy resolve names); the port defaults to 1080; the
     /// user name and password are percent-decoded; an IPv6 host is in brackets (and comes back
     /// without them). Errors name `variable`, never the value.
-    static func parseProxy(_ value: String, variable: String) -> Result<Session.Configuration.Proxy, ProxyEnvironmentError> {
-        func failure(_ reason: ProxyEnvironmentError.Reason) -> Result<Session.Configuration.Proxy, ProxyEnvironmentError> {
+    static func parseProxy(_ value: String, variable: String) -> Result<SessionProxy, ProxyEnvironmentError> {
+        func failure(_ reason: ProxyEnvironmentError.Reason) -> Result<SessionProxy, ProxyEnvironmentError> {
             .failure(ProxyEnvironmentError(variable: variable, reason: reason))
         }
 

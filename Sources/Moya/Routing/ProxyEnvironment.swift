@@ -19,7 +19,7 @@ struct ProxyEnvironment: Sendable, Equatable {
         /// The variable's name, such as `https_proxy`.
         let variable: String
         /// The proxy it names, or why it cannot be used.
-        let proxy: Result<Session.Configuration.Proxy, ProxyEnvironmentError>
+        let proxy: Result<SessionProxy, ProxyEnvironmentError>
     }
 
     /// The proxy for `http` URLs (`http_proxy` or `HTTP_PROXY`), if set.
@@ -66,12 +66,7 @@ struct ProxyEnvironment: Sendable, Equatable {
     /// Each variable it needs is read with `getenv`: `ProcessInfo.processInfo.environment`
     /// would copy the whole environment into a dictionary, and the first call of it brings
     /// about 170 KiB of Foundation's code into memory, for a value every session reads.
-    static let process = ProxyEnvironment(variable: ProxyEnvironment.processVariable)
-
-    /// The value of the process's environment variable `name`, or `nil` when it is unset.
-    static func processVariable(_ name: String) -> String? {
-        getenv(name).map { String(cString: $0) }
-    }
+    static let process = ProxyEnvironment(variable: ProcessEnvironment.variable)
 
     /// Whether no proxy variable that could apply is set: every request goes direct.
     var isEmpty: Bool { httpProxy == nil && httpsProxy == nil && allProxy == nil }
@@ -81,7 +76,7 @@ struct ProxyEnvironment: Sendable, Equatable {
     ///
     /// A host that `no_proxy` lists goes direct, even when the proxy variable is malformed. So
     /// does a URL without a host.
-    func proxy(for url: URL) -> Result<Session.Configuration.Proxy?, ProxyEnvironmentError> {
+    func proxy(for url: URL) -> Result<SessionProxy?, ProxyEnvironmentError> {
         guard !isEmpty, let host = url.host, !host.isEmpty else { return .success(nil) }
         let scheme = url.scheme?.lowercased() ?? ""
         let applicable: Setting?

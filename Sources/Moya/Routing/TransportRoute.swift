@@ -1,6 +1,6 @@
 import NIOSSL
 
-/// How one request reaches its server; see ``Session/route(for:)``.
+/// How one request reaches its server; see ``SessionRoutes/route(for:)``.
 ///
 /// The payloads are boxed (`indirect`): a `TLSConfiguration` is a large struct, and the route is
 /// copied several times per request, so unboxed every copy of it went through its value witness.

@@ -13,8 +13,6 @@ struct AttemptState {
     let request: URLRequest
     /// The response's head and URL, and its body when it is kept in memory.
     var collector: ResponseCollector
-    /// The length of a streamed upload whose progress is reported instead of the download's.
-    let uploadLength: Int64?
     /// Body bytes sent, for progress.
     var sent: Int64 = 0
     /// Body bytes received: for progress, a stream's metrics, and an answer that arrives while
@@ -28,28 +26,10 @@ struct AttemptState {
     let reportedURL: URL?
     /// The limit on the wait for the response to begin, and what it saw of the attempt.
     var responseLimit: ResponseStartLimit
-    /// Whether the response appends to the exchange's resume point's partial file (a `206`).
-    var appendsToPartial = false
-    /// The length the server announced for the whole file, checked when it is complete (a
-    /// resumed download's `Content-Range`).
-    var finalLength: Int64?
-    /// The response's `If-Range` value, when a failure part-way can be resumed.
-    var resumeValidator: String?
-    /// The length of the whole representation, when the response said.
-    var resumeTotal: Int64?
-    /// The digest the response announced for the whole file, checked when it is done.
-    var fileDigest: RepresentationDigest?
-    /// A download's file, while it is being created.
-    var fileCreation: EventLoopFuture<DownloadFile>?
-    /// A download's file, once created.
-    var file: DownloadFile?
-    /// Whether the body streams to the consumer.
-    var isStreaming = false
+    /// What only the attempt's destination keeps.
+    var destination: Destination
     /// What the session's HTTP cache knows of the attempt; `nil` without a cache.
     let cache: TransportExchange.CacheState?
-    /// The copy of the streamed body the cache stores once it has ended; `nil` without a
-    /// cache, or for a response the cache does not store.
-    var cacheTee: StreamCacheTee?
     /// Whether the attempt has ended: a file write or a consumer that catches up afterwards must
     /// not arm the idle timer again.
     var ended = false
@@ -64,15 +44,66 @@ struct AttemptState {
     var isEarlySuccessPossible = false
 
     init(
-        request: URLRequest, collector: ResponseCollector, uploadLength: Int64?, reportedURL: URL?, responseLimit: ResponseStartLimit,
+        request: URLRequest, collector: ResponseCollector, destination: Destination, reportedURL: URL?, responseLimit: ResponseStartLimit,
         cache: TransportExchange.CacheState?, streamer: BodyStreamer? = nil
     ) {
         self.streamer = streamer
         self.request = request
         self.collector = collector
-        self.uploadLength = uploadLength
+        self.destination = destination
         self.reportedURL = reportedURL
         self.responseLimit = responseLimit
         self.cache = cache
     }
+
+    /// What an attempt keeps for one destination only (``TransportExchange/Destination``): no
+    /// field exists where it cannot apply.
+    enum Destination {
+        /// A response kept in memory. `uploadLength`: the length of a streamed upload whose
+        /// progress is reported instead of the response's (`-1` for unknown); `nil` without one.
+        case memory(uploadLength: Int64?)
+        /// A download to a file.
+        case file(DownloadAttemptState)
+        /// A response streamed to a consumer.
+        case stream(StreamAttemptState)
+    }
+
+    /// The length of a streamed upload whose progress is reported instead of the response's;
+    /// `nil` for an attempt without one, or whose response is not kept in memory.
+    var uploadLength: Int64? {
+        if case .memory(let length) = destination { return length }
+        return nil
+    }
+
+    /// A download's state of the attempt; `nil` for any other destination (then setting it does
+    /// nothing: `current.download?.file = file` only changes a download).
+    var download: DownloadAttemptState? {
+        get {
+            if case .file(let state) = destination { return state }
+            return nil
+        }
+        set {
+            guard let newValue, case .file = destination else { return }
+            destination = .file(newValue)
+        }
+    }
+
+    /// A stream's state of the attempt; `nil` for any other destination (then setting it does
+    /// nothing).
+    var stream: StreamAttemptState? {
+        get {
+            if case .stream(let state) = destination { return state }
+            return nil
+        }
+        set {
+            guard let newValue, case .stream = destination else { return }
+            destination = .stream(newValue)
+        }
+    }
+
+    /// Whether the body streams to the consumer (the head was accepted as the stream's).
+    var isStreaming: Bool { stream?.isStreaming ?? false }
+
+    /// A download's file, while it is being created; `nil` for any other destination.
+    var fileCreation: EventLoopFuture<DownloadFile>? { download?.fileCreation }
 }

@@ -5,7 +5,7 @@ import FoundationNetworking
 #endif
 
 /// The owner of a background refresh of a stale cached response
-/// (``Session/refreshInBackground(_:credential:key:cache:)``): nobody waits for its result,
+/// (``CacheStage/refreshInBackground(_:credential:key:parts:)``): nobody waits for its result,
 /// which the exchange has already handed to the cache; it only hears that the refresh ended.
 final class CacheRefreshOwner: TransportOwner {
     private let ended: @Sendable (Result<TransportResponse, any Error>) -> Void

@@ -10,7 +10,7 @@ import FoundationNetworking
 /// Building an `HTTPURLResponse` (a header dictionary, Foundation's header sanitising, a URL
 /// copy) costs more than the rest of a response's handling together, and most callers only
 /// look at the status code; so ``Response/response`` builds it when someone asks, once.
-final class DeferredHTTPURLResponse: Sendable {
+final class DeferredHTTPURLResponse: ReceivedResponseHead {
     /// What the response is built from, and then what was built. One state behind one lock, so
     /// that a response costs two allocations (this object and its lock), not a closure more.
     private enum State {
@@ -41,6 +41,11 @@ final class DeferredHTTPURLResponse: Sendable {
         self.statusCode = Int(head.status.code)
         self.head = head
         self.state = Protected(.head(head, url))
+    }
+
+    /// The head's fields as received, or `nil` for a response made by `make`.
+    var receivedHeaderFields: [HTTPHeader]? {
+        head.map { head in head.headers.map { HTTPHeader(name: $0.name, value: $0.value) } }
     }
 
     /// The Foundation response, built on first access.

@@ -7,7 +7,7 @@ import FoundationNetworking
 
 /// What one attempt of a ``TransportExchange`` sends, and what it carries from the attempts
 /// before it: a value made for each attempt (``followingUp()`` makes the next one), never reset
-/// by hand. ``FollowUp/decide(after:of:rules:)`` reads it to decide what follows.
+/// by hand. ``FollowUp/decide(after:of:rules:isWanted:isShuttingDown:)`` reads it to decide what follows.
 struct ExchangeAttempt: Sendable {
     /// The request this attempt sends.
     var urlRequest: URLRequest
@@ -23,7 +23,7 @@ struct ExchangeAttempt: Sendable {
     /// pool: its ``ResponseStartLimit`` is then armed from the start.
     var waitedBefore = false
     /// Whether the attempt was already sent again after a closing connection refused it or a
-    /// spoiled one failed it (``FollowUp/resend``): it is sent again once at most.
+    /// spoiled one failed it (``FollowUp/Step/resend``): it is sent again once at most.
     var resentBefore = false
     /// Whether an attempt of the exchange answered a Basic challenge: one answer per exchange.
     var answeredChallenge = false

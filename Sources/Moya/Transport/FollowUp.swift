@@ -8,38 +8,54 @@ import FoundationNetworking
 #endif
 
 /// What a ``TransportExchange`` does once an attempt has ended: the one decision between the
-/// attempt's outcome and the exchange's next step, made by ``decide(after:of:rules:)``,
-/// a pure function of the attempt, how it ended and the exchange's rules (a table of tests
-/// drives it without a network).
+/// attempt's outcome and the exchange's next step, made by
+/// ``decide(after:of:rules:isWanted:isShuttingDown:)``, a pure function of the attempt, how it
+/// ended and the exchange's rules (a table of tests drives it without a network). It answers with
+/// the next attempt itself, and the exchange has one place that acts on the answer.
 enum FollowUp {
     /// The response, or the failure, is the exchange's result.
-    case done
+    case end
     /// The response asked for a follow-up that cannot be made: the exchange fails with this
     /// error (a redirect past the limit, a cycle, a body that cannot be sent again, a caller
     /// who no longer wants the result).
     case fail(any Error)
-    /// Follow the redirect: send `step.request`, `visited` being the URLs visited with it.
-    case redirect(RedirectStep, visited: [String])
-    /// Send the attempt again with this `Authorization`, the answer to a Basic challenge.
-    case answerChallenge(authorization: String)
-    /// The server cannot send the rest of an interrupted download (`416`): start over without
-    /// a range.
-    case restartRange
-    /// The pool gave up waiting for a connection, and the request may wait longer: wait again.
-    ///
-    /// The pool charges that wait to its connect timeout (the shorter of
-    /// ``Session/Configuration/timeoutIntervalForConnect`` and
-    /// ``Session/Configuration/timeoutIntervalForRequest``), so a burst of requests to a healthy
-    /// server would fail only because it had to queue. Here the wait counts against the request's
-    /// own limits instead: it waits again while it has waited less than
-    /// ``Session/requestTimeout`` since ``ExchangeAttempt/startedAt`` and the exchange's deadline
-    /// has not passed, with its ``ResponseStartLimit`` armed from the start so that it ends at
-    /// that limit. The attempt never reached a connection, so sending it again sends nothing
-    /// twice.
-    case waitAgain
-    /// Send the attempt again, once: a closing connection refused it unsent, or a spoiled pooled
-    /// connection failed it before any of its answer arrived.
-    case resend
+    /// The exchange sends `next`, for the reason `step` gives.
+    case send(ExchangeAttempt, Step)
+
+    /// Why an attempt is followed by another.
+    enum Step {
+        /// A redirect the session follows.
+        case redirect(RedirectStep)
+        /// The answer to a Basic challenge.
+        case answerChallenge
+        /// The server cannot send the rest of an interrupted download (`416`): start over
+        /// without a range (the exchange gives up its resume point).
+        case restartRange
+        /// The pool gave up waiting for a connection, and the request may wait longer: wait again.
+        ///
+        /// The pool charges that wait to its connect timeout (the shorter of
+        /// ``Session/Configuration/timeoutIntervalForConnect`` and
+        /// ``Session/Configuration/timeoutIntervalForRequest``), so a burst of requests to a
+        /// healthy server would fail only because it had to queue. Here the wait counts against
+        /// the request's own limits instead: it waits again while it has waited less than
+        /// ``ExchangeTimeouts/request`` since ``ExchangeAttempt/startedAt`` and the exchange's
+        /// deadline has not passed, with its ``ResponseStartLimit`` armed from the start so that
+        /// it ends at that limit. The attempt never reached a connection, so sending it again
+        /// sends nothing twice.
+        case waitAgain
+        /// Send the attempt again, once: a closing connection refused it unsent, or a spoiled
+        /// pooled connection failed it before any of its answer arrived.
+        case resend
+
+        /// Whether the next attempt goes the way the last one went (its route, client and
+        /// socket): the last one reached no server.
+        var keepsRoute: Bool {
+            switch self {
+            case .waitAgain, .resend: return true
+            case .redirect, .answerChallenge, .restartRange: return false
+            }
+        }
+    }
 
     /// How an attempt failed, as far as a follow-up goes.
     enum Failure: Equatable {
@@ -98,10 +114,6 @@ enum FollowUp {
         var streamedBody = false
         /// Whether the exchange still asks for the rest of an interrupted download (a range).
         var resumesRange = false
-        /// Whether the result is still wanted: a cancelled request follows nothing up.
-        var isWanted = true
-        /// Whether the session began to shut down.
-        var isShuttingDown = false
         /// The time the attempt ended.
         var now: NIODeadline
     }
@@ -111,7 +123,7 @@ enum FollowUp {
         /// The session's ``Session/Configuration/redirectPolicy``.
         var redirectPolicy: Session.Configuration.RedirectPolicy
         /// How long a request may wait for its response to start, waits for a connection
-        /// included (``Session/requestTimeout``).
+        /// included (``ExchangeTimeouts/request``).
         var requestTimeout: TimeAmount
         /// When the whole exchange must be done by.
         var deadline: NIODeadline?
@@ -121,43 +133,48 @@ enum FollowUp {
         var firstURL: URL?
     }
 
-    /// Which of the facts that cost a lock to learn ``decide(after:of:rules:)`` reads for
-    /// `outcome`: whether the result is still wanted (for a response that may be followed up,
-    /// a `401` or a redirect, and a failure that may be sent again) and whether the session
-    /// shuts down (for such a failure). For any other outcome it reads neither, and the exchange
-    /// asks neither its owner nor its session.
-    static func reads(after outcome: Outcome) -> (isWanted: Bool, isShuttingDown: Bool) {
-        switch outcome {
-        case .response(let response):
-            let followed = response.statusCode == 401 || Session.isRedirectStatus(response.statusCode)
-            return (followed, false)
-        case .failure(let failure):
-            return (failure != .other, failure != .other)
-        }
-    }
-
     /// What follows `attempt`, given how it ended.
-    static func decide(after facts: Facts, of attempt: ExchangeAttempt, rules: Rules) -> FollowUp {
+    ///
+    /// Two facts cost a lock to learn, so they are functions, called only when the answer
+    /// depends on them: `isWanted`, whether the result is still wanted (a cancelled request
+    /// follows nothing up), read for a response that may be followed up (a `401`, a redirect)
+    /// and a failure that may be sent again; `isShuttingDown`, whether the session began to shut
+    /// down, read for such a failure. Almost every response reads neither.
+    static func decide(
+        after facts: Facts, of attempt: ExchangeAttempt, rules: Rules, isWanted: () -> Bool, isShuttingDown: () -> Bool
+    ) -> FollowUp {
         switch facts.outcome {
         case .failure(let failure):
-            return afterFailure(failure, facts: facts, of: attempt, rules: rules)
+            return afterFailure(failure, facts: facts, of: attempt, rules: rules, isWanted: isWanted, isShuttingDown: isShuttingDown)
         case .response(let response):
             if response.statusCode == 416, facts.resumesRange {
-                return .restartRange
+                return .send(attempt.followingUp(at: facts.now), .restartRange)
             }
-            if let authorization = basicChallengeAnswer(for: response, of: attempt, facts: facts, rules: rules) {
-                return .answerChallenge(authorization: authorization)
+            if response.statusCode == 401,
+                let authorization = basicChallengeAnswer(for: response, of: attempt, rules: rules), isWanted()
+            {
+                var answer = attempt.followingUp(at: facts.now)
+                answer.authorization = authorization
+                answer.answeredChallenge = true
+                return .send(answer, .answerChallenge)
             }
             do {
                 guard
                     let step = try redirectStep(
                         after: response, of: attempt.urlRequest, bodyIsReplayable: attempt.body?.canBeSent ?? true, policy: rules.redirectPolicy)
                 else {
-                    return .done
+                    return .end
                 }
-                guard facts.isWanted else { return .fail(HTTPClientError.cancelled) }
-                let visited = try recordingRedirect(to: step.target, after: rules.firstURL, visited: attempt.visited, policy: rules.redirectPolicy)
-                return .redirect(step, visited: visited)
+                guard isWanted() else { return .fail(HTTPClientError.cancelled) }
+                var hop = attempt.followingUp(at: facts.now)
+                hop.urlRequest = step.request
+                hop.visited = try recordingRedirect(to: step.target, after: rules.firstURL, visited: attempt.visited, policy: rules.redirectPolicy)
+                if step.dropsBody { hop.body = nil }
+                if step.crossesOrigin {
+                    hop.authorization = nil
+                    hop.crossedOrigin = true
+                }
+                return .send(hop, .redirect(step))
             } catch {
                 return .fail(error)
             }
@@ -171,26 +188,40 @@ enum FollowUp {
     /// §9.2.2). Never a streamed body, which may not be readable twice. A connection the server
     /// closed or reset before answering is not a reason: that failure is the request's
     /// (`networkConnectionLost`), for a `RetryPolicy` to retry.
-    private static func afterFailure(_ failure: Failure, facts: Facts, of attempt: ExchangeAttempt, rules: Rules) -> FollowUp {
-        guard facts.isWanted, !facts.limitFired else { return .done }
+    private static func afterFailure(
+        _ failure: Failure, facts: Facts, of attempt: ExchangeAttempt, rules: Rules, isWanted: () -> Bool, isShuttingDown: () -> Bool
+    ) -> FollowUp {
+        guard failure != .other, !facts.limitFired else { return .end }
         if let deadline = rules.deadline, facts.now >= deadline {
-            return .done
+            return .end
         }
+        let step: Step
         switch failure {
         case .poolTimeout:
-            guard !facts.hasResponse, facts.now - attempt.startedAt < rules.requestTimeout else { return .done }
-            return .waitAgain
+            guard !facts.hasResponse, facts.now - attempt.startedAt < rules.requestTimeout else { return .end }
+            step = .waitAgain
         case .refused:
-            guard !facts.headSent, !attempt.resentBefore, !facts.isShuttingDown else { return .done }
-            return .resend
+            guard !facts.headSent, !attempt.resentBefore else { return .end }
+            step = .resend
         case .unwritten, .unparsable:
-            guard !facts.hasResponse, !facts.streamedBody, !attempt.resentBefore, !facts.isShuttingDown else { return .done }
+            guard !facts.hasResponse, !facts.streamedBody, !attempt.resentBefore else { return .end }
             let method = (attempt.urlRequest.httpMethod ?? "GET").uppercased()
-            guard failure == .unwritten || ["GET", "HEAD", "OPTIONS", "TRACE", "PUT", "DELETE"].contains(method) else { return .done }
-            return .resend
+            guard failure == .unwritten || ["GET", "HEAD", "OPTIONS", "TRACE", "PUT", "DELETE"].contains(method) else { return .end }
+            step = .resend
         case .other:
-            return .done
+            return .end
         }
+        // The two facts that cost a lock, last: most failures never get here.
+        guard isWanted() else { return .end }
+        var next = attempt
+        switch step {
+        case .waitAgain:
+            next.waitedBefore = true
+        default:
+            guard !isShuttingDown() else { return .end }
+            next.resentBefore = true
+        }
+        return .send(next, step)
     }
 
     /// The `Authorization` value to retry with, when `response` is a Basic challenge that the
@@ -200,10 +231,9 @@ enum FollowUp {
     /// there, and the response must come from there (AsyncHTTPClient follows the redirects of
     /// a session without a trust manager itself, so a 401 may come from another host). A
     /// challenge from anywhere else is the result, unanswered.
-    private static func basicChallengeAnswer(for response: TransportResponse, of attempt: ExchangeAttempt, facts: Facts, rules: Rules) -> String? {
+    private static func basicChallengeAnswer(for response: TransportResponse, of attempt: ExchangeAttempt, rules: Rules) -> String? {
         guard response.statusCode == 401,
             !attempt.answeredChallenge,
-            facts.isWanted,
             attempt.body?.isReplayable ?? true,
             let scoped = rules.credential,
             let user = scoped.credential.user,
@@ -223,7 +253,7 @@ enum FollowUp {
     /// `policy` follows; `nil` when it is the result.
     ///
     /// The session follows redirects itself instead of letting AsyncHTTPClient do it: every hop
-    /// then goes through ``Session/makeClientRequest(_:authorization:body:route:socketPath:crossedOrigin:additionalHeaders:)``
+    /// then goes through ``ClientRequestFactory/make(_:authorization:body:route:socketPath:crossedOrigin:additionalHeaders:)``
     /// like the first one, so a `Location` with a port out of range fails with a clear error (in
     /// AsyncHTTPClient, it traps), and with a ``ServerTrustManager`` every hop is routed and
     /// evaluated for its own host.
@@ -232,7 +262,7 @@ enum FollowUp {
     /// after a `301` or `302` to a `POST`; `Origin`, `Cookie`, `Authorization` and
     /// `Proxy-Authorization` are removed when the target is another origin (those of the
     /// session's ``Session/Configuration/headers`` too: see
-    /// ``Session/makeClientRequest(_:authorization:body:route:socketPath:crossedOrigin:additionalHeaders:)``).
+    /// ``ClientRequestFactory/make(_:authorization:body:route:socketPath:crossedOrigin:additionalHeaders:)``).
     /// A redirect to a scheme other than `http` or `https` is not followed: the redirect
     /// response is the result.
     ///
@@ -242,7 +272,7 @@ enum FollowUp {
         after response: TransportResponse, of request: URLRequest, bodyIsReplayable: Bool, policy: Session.Configuration.RedirectPolicy
     ) throws -> RedirectStep? {
         // Checked first: it is what almost every response stops at.
-        guard Session.isRedirectStatus(response.statusCode),
+        guard RedirectStep.isRedirectStatus(response.statusCode),
             case .follow = policy,
             let location = response.httpResponse?.value(forHTTPHeaderField: "Location"),
             let current = request.url,

@@ -2,9 +2,9 @@ import NIOHTTP1
 
 extension HTTPResponseHead {
     /// Whether this is a redirect a session following redirects may follow: a status in
-    /// ``Session/isRedirectStatus(_:)`` with a `Location`.
+    /// ``RedirectStep/isRedirectStatus(_:)`` with a `Location`.
     var isRedirect: Bool {
-        Session.isRedirectStatus(Int(status.code)) && headers.contains(name: "Location")
+        RedirectStep.isRedirectStatus(Int(status.code)) && headers.contains(name: "Location")
     }
 
     /// The number of body bytes a delegate will count, for progress: the `Content-Length`, or -1

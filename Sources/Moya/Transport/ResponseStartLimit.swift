@@ -9,7 +9,7 @@ import NIOCore
 /// that wait. The timer that covers the difference costs nothing on a request that gets a
 /// connection at once: it is armed only when the request has already waited a noticeable part of
 /// its limit by the time its head is sent, or from the start for an attempt that waits again
-/// after the pool gave up on it (``FollowUp/waitAgain``).
+/// after the pool gave up on it (``FollowUp/Step/waitAgain``).
 /// A request still waiting in the pool needs no timer before that: the pool gives it up after at
 /// most the limit. For a streamed body the limit ends when the head is sent: from then on the
 /// upload's write timeout (``BodyStreamer``) and the idle timeout take over.

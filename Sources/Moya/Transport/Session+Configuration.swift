@@ -42,63 +42,11 @@ extension Session {
             case automatic
         }
 
-        /// A proxy requests go through, or ``direct`` for none.
-        ///
-        /// With an HTTP proxy, `https` requests are tunnelled with `CONNECT` and plain `http`
-        /// requests are sent to the proxy in absolute form (`GET http://host/path`), as curl and
-        /// browsers send them: many proxies only allow `CONNECT` to port 443. A proxy's password
-        /// is never logged, and ``description`` hides it.
-        public struct Proxy: Sendable, Hashable, CustomStringConvertible {
-            /// The kind of proxy.
-            public enum Kind: Sendable, Hashable {
-                /// An HTTP proxy.
-                case http
-                /// A SOCKS5 proxy (no authentication).
-                case socks
-                /// No proxy: every request goes straight to its server, whatever the environment
-                /// says (see ``direct``).
-                case direct
-            }
+        /// A proxy requests go through, or ``SessionProxy/direct`` for none (see ``SessionProxy``).
+        public typealias Proxy = SessionProxy
 
-            /// The kind of proxy.
-            public let kind: Kind
-            /// The proxy's host name or address.
-            public let host: String
-            /// The proxy's port.
-            public let port: Int
-            /// The credentials for an HTTP proxy's `Proxy-Authorization: Basic`, if it wants them.
-            public let username: String?
-            /// The password that goes with ``username``.
-            public let password: String?
-
-            /// An HTTP proxy, optionally with Basic credentials sent as `Proxy-Authorization`.
-            public static func http(host: String, port: Int, username: String? = nil, password: String? = nil) -> Proxy {
-                Proxy(kind: .http, host: host, port: port, username: username, password: password)
-            }
-
-            /// A SOCKS5 proxy.
-            public static func socks(host: String, port: Int = 1080) -> Proxy {
-                Proxy(kind: .socks, host: host, port: port, username: nil, password: nil)
-            }
-
-            /// No proxy, whatever the proxy environment variables say: set
-            /// ``Configuration/proxy`` to this to keep a session's requests direct.
-            public static let direct = Proxy(kind: .direct, host: "", port: 0, username: nil, password: nil)
-
-            /// The proxy as `http://user:***@host:port`, `socks5://host:port` or `direct`: the
-            /// password is never shown.
-            public var description: String {
-                switch kind {
-                case .direct:
-                    return "direct"
-                case .http, .socks:
-                    let scheme = kind == .http ? "http" : "socks5"
-                    let name = host.contains(":") && !host.hasPrefix("[") ? "[\(host)]" : host
-                    let credentials = username.map { "\($0):***@" } ?? ""
-                    return "\(scheme)://\(credentials)\(name):\(port)"
-                }
-            }
-        }
+        /// Which request metrics a session reports (see ``SessionMetricsOptions``).
+        public typealias MetricsOptions = SessionMetricsOptions
 
         /// How long opening one connection (TCP, proxy and TLS handshakes) may take; never more
         /// than ``timeoutIntervalForRequest``. Waiting for a free connection in the pool is not
@@ -139,7 +87,7 @@ extension Session {
 
         /// The proxy requests go through; `nil` (the default) to follow the proxy environment
         /// variables as curl reads them (`http_proxy`, `https_proxy`, `all_proxy` and their
-        /// upper-case forms, and `no_proxy`), and ``Proxy/direct`` for no proxy at all.
+        /// upper-case forms, and `no_proxy`), and ``SessionProxy/direct`` for no proxy at all.
         ///
         /// With the environment, each request chooses for its own URL, so hosts that `no_proxy`
         /// lists go direct while the others go through the proxy. A malformed variable fails the
@@ -148,7 +96,7 @@ extension Session {
         ///
         /// Requests to a host pinned by public key (``PublicKeysTrustEvaluator``) cannot go
         /// through a proxy and fail with ``TLSError/invalidConfiguration(_:)``: list the host in
-        /// `no_proxy`, or set ``Proxy/direct``.
+        /// `no_proxy`, or set ``SessionProxy/direct``.
         public var proxy: Proxy?
 
         /// The cookies the session stores and sends, or `nil` (the default) for none.
@@ -244,7 +192,7 @@ extension Session {
         public var temporaryDirectory: URL
 
         /// Which request metrics the session reports through swift-metrics when a metrics
-        /// backend is in place (see ``MetricsOptions``). Default: ``MetricsOptions/default``,
+        /// backend is in place (see ``SessionMetricsOptions``). Default: ``SessionMetricsOptions/default``,
         /// metrics on without target names.
         public var metrics: MetricsOptions
 
@@ -321,13 +269,5 @@ extension Session {
     /// The headers a default session sends: `Accept-Encoding` (what the transport can decode),
     /// `Accept-Language` (the user's preferred languages) and a `User-Agent` ending in
     /// `Moya/<version>`.
-    public static let defaultHTTPHeaders: [String: String] = [
-        "Accept-Encoding": "gzip;q=1.0, deflate;q=0.9",
-        "Accept-Language": defaultAcceptLanguage,
-        "User-Agent": defaultUserAgent,
-    ]
-
-    static var defaultAcceptLanguage: String { AcceptLanguage.current }
-
-    static var defaultUserAgent: String { UserAgent.current.value }
+    public static let defaultHTTPHeaders: [String: String] = HTTPHeaders.default.dictionary
 }

@@ -51,14 +51,14 @@ extension Session: Service {
     public func run() async throws {
         // Either way, the group is ending: a graceful shutdown, or a cancellation.
         let isGraceful = (try? await gracefulShutdown()) != nil
-        guard !isShared else { return }
-        lifecycle.close(.draining)
+        guard !parts.admission.isShared else { return }
+        parts.admission.lifecycle.close(.draining)
         if isGraceful, !_Concurrency.Task.isCancelled {
-            _ = await lifecycle.waitUntilDrained(gracePeriod: configuration.shutdownGracePeriod)
+            _ = await parts.admission.lifecycle.waitUntilDrained(gracePeriod: configuration.shutdownGracePeriod)
         }
         // From here, a request that the shutdown cancels fails with `stoppedByShutdown`.
-        lifecycle.close(.stopping)
-        defer { lifecycle.close(.stopped) }
+        parts.admission.lifecycle.close(.stopping)
+        defer { parts.admission.lifecycle.close(.stopped) }
         try await shutdown()
     }
 }

@@ -17,14 +17,4 @@ enum SessionLog {
         guard reported.withLock({ $0.insert(key).inserted }) else { return }
         logger.notice(message())
     }
-
-    /// `url` without its credentials, query and fragment, which may carry secrets.
-    static func describe(_ url: URL) -> String {
-        var components = URLComponents(url: url, resolvingAgainstBaseURL: true)
-        components?.query = nil
-        components?.fragment = nil
-        components?.user = nil
-        components?.password = nil
-        return components?.string ?? ""
-    }
 }

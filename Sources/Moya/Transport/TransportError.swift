@@ -54,7 +54,7 @@ enum TransportError {
 
     /// AsyncHTTPClient's errors, told apart by value (`HTTPClientError` is `Equatable`). The few
     /// that carry a value (an unsupported scheme, invalid header fields) cannot be matched that
-    /// way; ``Session/explainingFailure(_:of:)`` finds their cause in the request before they
+    /// way; ``ExchangeParts/explainingFailure(_:of:)`` finds their cause in the request before they
     /// get here.
     /// `error` with a download's resume data in its `userInfo`, under
     /// ``MoyaError/resumeDataKey`` (where ``MoyaError/resumeData`` finds it).

@@ -46,7 +46,7 @@ extension TransportExchange {
                 current.expected = head.expectedBodyLength
             }
             if progress != nil {
-                current.isRedirect = session.followsRedirects && head.isRedirect
+                current.isRedirect = parts.followsRedirects && head.isRedirect
             }
             return task.eventLoop.makeSucceededVoidFuture()
         case .file(let sink):
@@ -76,8 +76,8 @@ extension TransportExchange {
         case .file:
             return holdingForUpload(fileReceivedBodyPart(buffer, task: task), streams: false)
         case .stream(let sink):
-            if current.cacheTee != nil {
-                current.cacheTee!.append(buffer)
+            if current.stream?.cacheTee != nil {
+                current.stream?.cacheTee?.append(buffer)
             }
             return streamReceivedBodyPart(buffer, sink: sink, task: task)
         }
@@ -115,7 +115,7 @@ extension TransportExchange {
     func didFinishRequest(task: HTTPClient.Task<TransportResponse>) throws -> TransportResponse {
         cancelIdleTimer()
         let head = try current.collector.finishedHead()
-        guard let file = current.file else {
+        guard let file = current.download?.file else {
             return TransportResponse(
                 response: head, data: current.collector.data(), streamedByteCount: current.isStreaming ? current.received : nil)
         }

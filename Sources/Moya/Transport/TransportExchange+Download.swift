@@ -25,7 +25,7 @@ extension TransportExchange {
     func fileReceivedHead(_ head: HTTPResponseHead, sink: DownloadSink, task: HTTPClient.Task<TransportResponse>) -> EventLoopFuture<Void> {
         armIdleTimer(task)
         current.expected = head.expectedBodyLength
-        current.isRedirect = session.followsRedirects && head.isRedirect
+        current.isRedirect = parts.followsRedirects && head.isRedirect
         let status = Int(head.status.code)
         // Read once: the owner keeps it, behind its lock.
         let resume = self.resume
@@ -37,33 +37,33 @@ extension TransportExchange {
             return task.eventLoop.makeSucceededVoidFuture()
         }
         if status == 200 || status == 206 {
-            current.resumeValidator = DownloadResume.validator { head.headers.first(name: $0) }
-            current.fileDigest = RepresentationDigest.sha256(status: status) { head.headers.first(name: $0) }
+            current.download?.resumeValidator = DownloadResume.validator { head.headers.first(name: $0) }
+            current.download?.fileDigest = RepresentationDigest.sha256(status: status) { head.headers.first(name: $0) }
         }
         if status == 206, let resume {
             // The rest of the interrupted download: it must start where the partial file ends.
             let contentRange = head.headers.first(name: "Content-Range") ?? ""
             guard let range = DownloadResume.contentRange(contentRange), range.first == resume.state.offset else {
                 // The partial file cannot be completed from this server's answer: drop it.
-                current.resumeValidator = nil
+                current.download?.resumeValidator = nil
                 giveUpResumePoint(file: resume.file, deleting: true)
                 return task.eventLoop.makeFailedFuture(DownloadResumeError.unexpectedRange(expectedStart: resume.state.offset, contentRange: contentRange))
             }
-            current.appendsToPartial = true
-            current.finalLength = range.length
-            current.resumeTotal = range.length
+            current.download?.appendsToPartial = true
+            current.download?.finalLength = range.length
+            current.download?.resumeTotal = range.length
             current.received = resume.state.offset
             current.expected = range.length ?? -1
             let opening = DownloadFile.open(appendingTo: resume.file, on: task.eventLoop)
-            current.fileCreation = opening
+            current.download?.fileCreation = opening
             // Reading waits for the file, and the idle timeout with it.
             cancelIdleTimer()
             return opening.map { file in
-                self.current.file = file
+                self.current.download?.file = file
                 self.armIdleTimer(task)
             }
         }
-        current.resumeTotal = status == 200 && head.expectedBodyLength >= 0 ? head.expectedBodyLength : nil
+        current.download?.resumeTotal = status == 200 && head.expectedBodyLength >= 0 ? head.expectedBodyLength : nil
         if let replaced = resume {
             // The server sent the whole representation (it changed, or ignores ranges): the
             // partial file is of no more use.
@@ -77,10 +77,10 @@ extension TransportExchange {
             return task.eventLoop.makeFailedFuture(error)
         }
         let creation = DownloadFile.create(in: directory, on: task.eventLoop)
-        current.fileCreation = creation
+        current.download?.fileCreation = creation
         cancelIdleTimer()
         return creation.map { file in
-            self.current.file = file
+            self.current.download?.file = file
             self.armIdleTimer(task)
         }
     }
@@ -93,7 +93,7 @@ extension TransportExchange {
         if !current.isRedirect {
             progress?(current.received, current.expected)
         }
-        guard let file = current.file else {
+        guard let file = current.download?.file else {
             _ = current.collector.receivedBodyPart(buffer)
             return task.eventLoop.makeSucceededVoidFuture()
         }
@@ -109,14 +109,14 @@ extension TransportExchange {
     /// future fails with ``FileTransferError/temporaryFileFailed(_:underlying:)``. Called on the
     /// task's event loop with what `didFinishRequest` returned.
     func settleFile(_ response: TransportResponse, on eventLoop: any EventLoop) -> EventLoopFuture<TransportResponse> {
-        current.fileCreation = nil
-        guard let file = current.file else { return eventLoop.makeSucceededFuture(response) }
-        current.file = nil
-        if current.appendsToPartial {
+        current.download?.fileCreation = nil
+        guard let file = current.download?.file else { return eventLoop.makeSucceededFuture(response) }
+        current.download?.file = nil
+        if current.download?.appendsToPartial == true {
             // The partial file becomes the response's: the session no longer keeps it.
             giveUpResumePoint(file: file.url, deleting: false)
         }
-        return file.finish(on: eventLoop, expectedLength: current.finalLength, digest: current.fileDigest).map { response }
+        return file.finish(on: eventLoop, expectedLength: current.download?.finalLength, digest: current.download?.fileDigest).map { response }
     }
 
     /// Keeps what an attempt that failed part-way received, for a later resumption: closes the
@@ -126,13 +126,13 @@ extension TransportExchange {
     /// - Returns: Where the download stopped, and the partial file; `nil` when nothing was kept
     ///   (no byte was written).
     func keepPartialFile(on eventLoop: any EventLoop) -> EventLoopFuture<(DownloadResume, URL)?> {
-        guard let file = current.file, let validator = current.resumeValidator else { return eventLoop.makeSucceededFuture(nil) }
-        current.fileCreation = nil
-        current.file = nil
+        guard let file = current.download?.file, let validator = current.download?.resumeValidator else { return eventLoop.makeSucceededFuture(nil) }
+        current.download?.fileCreation = nil
+        current.download?.file = nil
         let url = request.urlRequest.url?.absoluteString ?? ""
-        let total = current.resumeTotal
-        return file.keep(on: eventLoop).map { [session] length in
-            guard length > 0, session.keepPartial(file.url) else { return nil }
+        let total = current.download?.resumeTotal
+        return file.keep(on: eventLoop).map { [parts] length in
+            guard length > 0, parts.partials.keep(file.url) else { return nil }
             return (DownloadResume(url: url, fileName: file.url.lastPathComponent, offset: length, validator: validator, totalLength: total), file.url)
         }
     }
@@ -141,10 +141,10 @@ extension TransportExchange {
     /// write in progress has finished. Called on the task's event loop when the attempt fails;
     /// the future completes (never fails) when the file is gone.
     func discardFile(on eventLoop: any EventLoop) -> EventLoopFuture<Void> {
-        guard let creation = current.fileCreation else { return eventLoop.makeSucceededVoidFuture() }
-        current.fileCreation = nil
-        current.file = nil
-        if current.appendsToPartial, let resume {
+        guard let creation = current.download?.fileCreation else { return eventLoop.makeSucceededVoidFuture() }
+        current.download?.fileCreation = nil
+        current.download?.file = nil
+        if current.download?.appendsToPartial == true, let resume {
             // The partial file is deleted below: the session no longer keeps it.
             giveUpResumePoint(file: resume.file, deleting: false)
         }
@@ -156,6 +156,6 @@ extension TransportExchange {
     /// and the session no longer keeps its partial file `file`, which it deletes when `deleting`.
     func giveUpResumePoint(file: URL, deleting: Bool) {
         owner.transportDroppedResumePoint()
-        session.releasePartial(file, deleting: deleting)
+        parts.partials.release(file, deleting: deleting)
     }
 }

@@ -18,7 +18,7 @@ import NIOCore
 extension TransportExchange: IdleWatched {
     /// `interval` as an idle limit: `nil` (no limit) when it is not positive or not finite.
     static func idleLimit(_ interval: TimeInterval) -> TimeAmount? {
-        interval > 0 && interval.isFinite ? Session.timeAmount(interval) : nil
+        interval > 0 && interval.isFinite ? .interval(interval) : nil
     }
 
     /// Records that the network was heard from (or that waiting for it starts): the idle timer

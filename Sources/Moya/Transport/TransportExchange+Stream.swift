@@ -33,14 +33,14 @@ extension TransportExchange {
             current.expected = head.expectedBodyLength
         }
         let status = Int(head.status.code)
-        let isFollowedUp = (session.followsRedirects && head.isRedirect) || (request.credential != nil && status == 401)
+        let isFollowedUp = (parts.followsRedirects && head.isRedirect) || (request.credential != nil && status == 401)
         guard status >= 200, !isFollowedUp, sink.accepts(status), let url = current.collector.url else {
             return task.eventLoop.makeSucceededVoidFuture()
         }
-        current.isStreaming = true
+        current.stream?.isStreaming = true
         let response = TransportResponse(response: DeferredHTTPURLResponse(head: head, url: url), data: Data())
         // The cookies are stored at once, rather than when the stream ends.
-        session.storeCookies(from: response, of: current.request)
+        parts.cookies.store(from: response, of: current.request)
         if let gate = owner.transportStreamHeadGate(response, request: request.urlRequest) {
             return waitForStreamHead(gate, task: task)
         }

@@ -21,8 +21,9 @@ extension TransportExchange {
             return task.eventLoop.makeSucceededVoidFuture()
         }
         let started = streamReceivedHead(head, sink: sink, task: task)
-        if current.isStreaming, let httpCache = session.configuration.cache {
-            current.cacheTee = session.cacheTee(for: head, of: current.request, requestHeaders: cache.requestHeaders, cache: httpCache)
+        if current.isStreaming, let stage = parts.cache {
+            let tee = stage.tee(for: head, of: current.request, requestHeaders: cache.requestHeaders)
+            current.stream?.cacheTee = tee
         }
         return started
     }

@@ -22,13 +22,13 @@ import FoundationNetworking
 /// wanted, and gives it the result, exactly once (``finish(_:)``). Response heads and body parts
 /// stay with the exchange, on the attempt's event loop.
 ///
-/// Its deadline (``Session/deadline(for:)``) is set once, when it starts, and covers every
+/// Its deadline (``ExchangeTimeouts/deadline(for:)``) is set once, when it starts, and covers every
 /// attempt. An attempt that the connection pool gave up on while it waited for a connection
-/// waits again (``FollowUp/waitAgain``).
+/// waits again (``FollowUp/Step/waitAgain``).
 ///
 /// Each attempt is a value (``ExchangeAttempt``), the delegate's state of it another
 /// (``AttemptState``, made fresh for each), and what follows an attempt is one decision
-/// (``FollowUp/decide(after:of:rules:)``).
+/// (``FollowUp/decide(after:of:rules:isWanted:isShuttingDown:)``), and one place acts on it.
 ///
 /// Sendable: the mutable fields are the current attempt's (``current``, touched by
 /// AsyncHTTPClient's delegate calls, by the attempt's timers and by the completion of its file
@@ -57,7 +57,7 @@ final class TransportExchange: HTTPClientResponseDelegate, @unchecked Sendable {
     final class CacheState: Sendable {
         /// When the attempt was sent, for the cache's age calculations.
         let sentAt: Date
-        /// The attempt's headers as the cache compares them (``Session/cacheRequestHeaders(for:authorization:)``),
+        /// The attempt's headers as the cache compares them (``CacheStage/requestHeaders(for:authorization:)``),
         /// worked out once for the decision before it and the storing after it.
         let requestHeaders: [(name: String, value: String)]
         /// The stored response the attempt asks the server to confirm (a conditional request),
@@ -74,7 +74,8 @@ final class TransportExchange: HTTPClientResponseDelegate, @unchecked Sendable {
         }
     }
 
-    let session: Session
+    /// What the exchange needs of its session (never the session itself).
+    let parts: ExchangeParts
     let request: TransportRequest
     let progress: TransportProgressHandler?
     let owner: any TransportOwner
@@ -84,7 +85,7 @@ final class TransportExchange: HTTPClientResponseDelegate, @unchecked Sendable {
     /// Where the response body goes.
     let destination: Destination
     /// Whether the response is read only as fast as its destination takes it (a stream, a
-    /// download): such an attempt goes through ``Session/streamingClient``, whose connections
+    /// download): such an attempt goes through ``SessionRoutes/streamingClient``, whose connections
     /// are pooled apart from the session's other requests.
     var pacesReading: Bool {
         if case .memory = destination { return false }
@@ -123,19 +124,19 @@ final class TransportExchange: HTTPClientResponseDelegate, @unchecked Sendable {
     private var openingOrigin: FirstConnectionGate.Origin?
 
     /// - Parameters:
-    ///   - session:  The transport.
+    ///   - parts:    What the exchange needs of its session.
     ///   - request:  What to send.
     ///   - progress: Reports progress, if wanted.
     ///   - owner:    Keeps the request's state, and receives the result.
     ///   - span:     The request's client span, if the session traces.
-    init(session: Session, request: TransportRequest, progress: TransportProgressHandler?, owner: any TransportOwner, span: (any Span)? = nil) {
-        self.session = session
+    init(parts: ExchangeParts, request: TransportRequest, progress: TransportProgressHandler?, owner: any TransportOwner, span: (any Span)? = nil) {
+        self.parts = parts
         self.request = request
         self.progress = progress
         self.owner = owner
         self.span = span
-        self.deadline = session.deadline(for: request.urlRequest)
-        let requestIdleLimit = Self.idleLimit(session.configuration.timeoutIntervalForRequest)
+        self.deadline = parts.timeouts.deadline(for: request.urlRequest)
+        let requestIdleLimit = Self.idleLimit(parts.timeouts.requestInterval)
         if let sink = request.stream {
             destination = .stream(sink)
             idleTimeout = sink.idleTimeout.map { Self.idleLimit($0) } ?? requestIdleLimit
@@ -151,12 +152,12 @@ final class TransportExchange: HTTPClientResponseDelegate, @unchecked Sendable {
         }
         // Replaced by each attempt's own before it is sent.
         self.current = AttemptState(
-            request: request.urlRequest, collector: ResponseCollector(limit: nil), uploadLength: nil, reportedURL: nil,
-            responseLimit: ResponseStartLimit(startedAt: .uptimeNanoseconds(0), limit: session.requestTimeout, streamsBody: false), cache: nil)
+            request: request.urlRequest, collector: ResponseCollector(limit: nil), destination: .memory(uploadLength: nil), reportedURL: nil,
+            responseLimit: ResponseStartLimit(startedAt: .uptimeNanoseconds(0), limit: parts.timeouts.request, streamsBody: false), cache: nil)
     }
 
     func start() {
-        if let refusal = session.admitExchange() {
+        if let refusal = parts.admission.admit() {
             // Never counted as in flight: only the span and the owner hear of it.
             report(.failure(refusal))
             return
@@ -185,62 +186,36 @@ final class TransportExchange: HTTPClientResponseDelegate, @unchecked Sendable {
     /// responses (downloads to a file bypass it). A streamed response the cache answers (a fresh
     /// hit, a `304` to its validation) is the stored response, whole; one from the network is
     /// copied while it streams (``StreamCacheTee``) and stored once it has ended.
-    private var cache: HTTPCache? {
-        guard let cache = session.configuration.cache, request.download == nil else { return nil }
-        return cache
+    private var cache: CacheStage? {
+        guard let stage = parts.cache, request.download == nil else { return nil }
+        return stage
     }
 
-    /// Answers `attempt` from the cache, or sends it (made conditional when the cache holds a
-    /// response to validate); then routes it, through the bridge when its host is pinned by
-    /// public key or when it is plain `http` through an HTTP proxy.
+    /// Sends `attempt` through the cache's stage before it (``CacheStage/before(_:)``), which
+    /// answers it from the cache or lets it go (made conditional when the cache holds a response
+    /// to validate); then routes it.
     private func send(_ attempt: ExchangeAttempt) {
         guard let cache else {
             route(attempt)
             return
         }
-        withCacheIO(cache) { [self] in
-            let requestHeaders = session.cacheRequestHeaders(for: attempt.urlRequest, authorization: attempt.authorization)
-            var validation: (entry: CachedResponse, headers: [(name: String, value: String)])?
-            switch session.cacheDecision(for: attempt.urlRequest, requestHeaders: requestHeaders, cache: cache) {
-            case .useStored(let entry):
+        cache.withIO { [self] in
+            switch cache.before(attempt) {
+            case .answer(let stored, let refreshKey):
                 guard owner.transportIsWanted else {
                     finish(.failure(HTTPClientError.cancelled))
                     return
                 }
-                deliver(Session.transportResponse(for: entry, cacheStatus: .hit), of: attempt)
-                return
-            case .useStaleAndRefresh(let entry):
-                guard owner.transportIsWanted else {
-                    finish(.failure(HTTPClientError.cancelled))
-                    return
+                if let refreshKey {
+                    cache.refreshInBackground(attempt.urlRequest, credential: request.credential, key: refreshKey, parts: parts)
                 }
-                session.refreshInBackground(attempt.urlRequest, credential: request.credential, key: entry.key, cache: cache)
-                deliver(Session.transportResponse(for: entry, cacheStatus: .hit), of: attempt)
-                return
-            case .validate(let entry, let headers):
-                validation = (entry, headers)
-            case .network:
-                break
-            case .unavailable:
-                finish(.failure(SessionError.notCached(url: attempt.urlRequest.url)))
-                return
+                deliver(stored, of: attempt)
+            case .send(let attempt):
+                route(attempt)
+            case .unavailable(let error):
+                finish(.failure(error))
             }
-            var attempt = attempt
-            attempt.cacheState = CacheState(sentAt: Date(), requestHeaders: requestHeaders, validation: validation)
-            route(attempt)
         }
-    }
-
-    /// Runs `body`, which reads or writes `cache`: at once for a cache in memory or when not on
-    /// an event loop (the caller's thread, for a request's first hop), on NIO's thread pool for
-    /// one on disk on an event loop, whose file I/O must not hold up the loop's other
-    /// connections.
-    private func withCacheIO(_ cache: HTTPCache, _ body: @escaping @Sendable () -> Void) {
-        guard cache.directory != nil, MultiThreadedEventLoopGroup.currentEventLoop != nil else {
-            body()
-            return
-        }
-        NIOThreadPool.singleton.submit { _ in body() }
     }
 
     /// Routes `attempt`: through the bridge when its host is pinned by public key or when it is
@@ -249,8 +224,8 @@ final class TransportExchange: HTTPClientResponseDelegate, @unchecked Sendable {
         var route: TransportRoute
         let client: HTTPClient
         do {
-            route = try session.route(for: attempt.urlRequest)
-            switch try session.proxyRoute(for: attempt.urlRequest.url, streaming: pacesReading) {
+            route = try parts.routes.route(for: attempt.urlRequest)
+            switch try parts.routes.proxyRoute(for: attempt.urlRequest.url, streaming: pacesReading) {
             case .client(let proxyClient):
                 client = proxyClient
             case .forward(let proxy, let ownClient):
@@ -266,11 +241,11 @@ final class TransportExchange: HTTPClientResponseDelegate, @unchecked Sendable {
         let failuresBefore: Int
         switch route {
         case .bridged(let upstream):
-            failuresBefore = session.bridge.failureCount(for: upstream)
-            socketPath = session.bridge.socketPath(for: upstream)
+            failuresBefore = parts.routes.bridge.failureCount(for: upstream)
+            socketPath = parts.routes.bridge.socketPath(for: upstream)
         case .forwarded(let proxy):
-            failuresBefore = session.bridge.failureCount(for: proxy)
-            socketPath = session.bridge.socketPath(for: proxy)
+            failuresBefore = parts.routes.bridge.failureCount(for: proxy)
+            socketPath = parts.routes.bridge.socketPath(for: proxy)
         case .direct, .directWithTLS:
             send(attempt, route: route, client: client, socketPath: nil)
             return
@@ -295,20 +270,20 @@ final class TransportExchange: HTTPClientResponseDelegate, @unchecked Sendable {
         let clientRequest: HTTPClient.Request
         let streamedBody = attempt.body ?? BodyStreamer.streamedBody(for: attempt.urlRequest.httpBody)
         let streamer = streamedBody.map {
-            BodyStreamer(body: $0, eventLoop: session.loneRequestLoop() ?? session.client.eventLoopGroup.any(), writeTimeout: session.writeTimeout)
+            BodyStreamer(body: $0, eventLoop: parts.placement.loneRequestLoop() ?? parts.routes.client.eventLoopGroup.any(), writeTimeout: parts.timeouts.write)
         }
         do {
-            clientRequest = try session.makeClientRequest(
+            clientRequest = try parts.requests.make(
                 attempt.urlRequest, authorization: attempt.authorization, body: streamer?.clientBody, route: route, socketPath: socketPath,
                 crossedOrigin: attempt.crossedOrigin, additionalHeaders: attempt.cacheState?.validation?.headers ?? resumeHeaders
             )
         } catch {
-            finish(.failure(session.explainingFailure(error, of: attempt.urlRequest)))
+            finish(.failure(parts.explainingFailure(error, of: attempt.urlRequest)))
             return
         }
         let context = AttemptContext(
             attempt: attempt, route: route, client: client, socketPath: socketPath, bridgeFailuresBefore: bridgeFailuresBefore, streamer: streamer)
-        let limit = ResponseStartLimit(startedAt: attempt.startedAt, limit: session.requestTimeout, streamsBody: streamedBody != nil)
+        let limit = ResponseStartLimit(startedAt: attempt.startedAt, limit: parts.timeouts.request, streamsBody: streamedBody != nil)
         // A bridged request goes to a local socket; the response names the real URL.
         let reportedURL: URL? =
             switch route {
@@ -317,20 +292,20 @@ final class TransportExchange: HTTPClientResponseDelegate, @unchecked Sendable {
             }
         // The exchange is the attempt's delegate: its state for this attempt.
         let collector: ResponseCollector
-        let uploadLength: Int64?
+        let destinationState: AttemptState.Destination
         switch destination {
         case .memory:
-            collector = ResponseCollector(limit: session.configuration.maximumResponseBodySize)
-            uploadLength = attempt.body.map { $0.length.map { Int64(clamping: $0) } ?? -1 }
+            collector = ResponseCollector(limit: parts.maximumResponseBodySize)
+            destinationState = .memory(uploadLength: attempt.body.map { $0.length.map { Int64(clamping: $0) } ?? -1 })
         case .file:
             collector = ResponseCollector(limit: Int64(DownloadSink.errorBodyLimit), overflow: .truncates)
-            uploadLength = nil
+            destinationState = .file(DownloadAttemptState())
         case .stream:
             collector = ResponseCollector(limit: Int64(StreamSink.errorBodyLimit), overflow: .truncates)
-            uploadLength = nil
+            destinationState = .stream(StreamAttemptState())
         }
         current = AttemptState(
-            request: attempt.urlRequest, collector: collector, uploadLength: uploadLength, reportedURL: reportedURL, responseLimit: limit,
+            request: attempt.urlRequest, collector: collector, destination: destinationState, reportedURL: reportedURL, responseLimit: limit,
             cache: attempt.cacheState, streamer: streamer)
         run(clientRequest, context: context, client: client)
     }
@@ -357,9 +332,9 @@ final class TransportExchange: HTTPClientResponseDelegate, @unchecked Sendable {
     private func run(_ clientRequest: HTTPClient.Request, context: AttemptContext, client: HTTPClient) {
         // A request to an origin whose first connection is still opening waits for it (see
         // ``FirstConnectionGate``). Bridged and forwarded requests go to a local socket.
-        if let gate = session.firstConnectionGate, context.socketPath == nil {
+        if let gate = parts.placement.firstConnectionGate, context.socketPath == nil {
             let origin = FirstConnectionGate.Origin(client: client, request: clientRequest)
-            let admission = gate.admit(origin, loop: session.soloEventLoop) {
+            let admission = gate.admit(origin, loop: parts.placement.soloEventLoop) {
                 { [self] in runAfterGate(clientRequest, context: context, client: client) }
             }
             switch admission {
@@ -383,7 +358,7 @@ final class TransportExchange: HTTPClientResponseDelegate, @unchecked Sendable {
         // 1.37 succeeded the task while the connection still waited for the end, which it then
         // dropped: the connection stayed leased, and after a few such requests the pool had none
         // left.
-        if let loop = context.streamer?.eventLoop ?? session.loneRequestLoop() {
+        if let loop = context.streamer?.eventLoop ?? parts.placement.loneRequestLoop() {
             execute(clientRequest, context: context, client: client, on: loop)
         } else {
             execute(clientRequest, context: context, client: client, preference: .indifferent, pending: nil)
@@ -422,7 +397,7 @@ final class TransportExchange: HTTPClientResponseDelegate, @unchecked Sendable {
     func releaseOrigin() {
         guard let origin = openingOrigin else { return }
         openingOrigin = nil
-        session.firstConnectionGate?.opened(origin)
+        parts.placement.firstConnectionGate?.opened(origin)
     }
 
     /// Executes the attempt on `client`, asking for the event loop `preference` names. An
@@ -457,20 +432,10 @@ final class TransportExchange: HTTPClientResponseDelegate, @unchecked Sendable {
             cancelIdleTimer()
             context.streamer?.stop()
             let result = result.flatMapError { earlyAnswer(to: $0, task: task, context: context) }
-            if case .failure(let error) = result {
-                var attempt = context.attempt
-                switch followUp(after: .failure(FollowUp.Failure(error)), of: context) {
-                case .waitAgain:
-                    attempt.waitedBefore = true
-                    send(attempt, like: context)
-                    return
-                case .resend:
-                    attempt.resentBefore = true
-                    send(attempt, like: context)
-                    return
-                case .done, .fail, .redirect, .answerChallenge, .restartRange:
-                    break
-                }
+            if case .failure(let error) = result,
+                act(on: followUp(after: .failure(FollowUp.Failure(error)), of: context.attempt, streamedBody: context.streamer != nil), after: context)
+            {
+                return
             }
             switch result {
             case .success(let response):
@@ -490,7 +455,7 @@ final class TransportExchange: HTTPClientResponseDelegate, @unchecked Sendable {
                 // A stored response may answer instead (stale-if-error); the cache is read off
                 // the loop.
                 if let cache, mayAnswerStale(context.attempt) {
-                    withCacheIO(cache) { [self] in
+                    cache.withIO { [self] in
                         if let stale = staleIfError(for: context.attempt) {
                             finishDelivery(stale, of: context.attempt)
                         } else {
@@ -506,7 +471,7 @@ final class TransportExchange: HTTPClientResponseDelegate, @unchecked Sendable {
                 }
                 // A download that got part of a resumable response keeps it, unless the caller
                 // cancelled.
-                if current.resumeValidator != nil, current.file != nil, owner.transportIsWanted {
+                if current.download?.resumeValidator != nil, current.download?.file != nil, owner.transportIsWanted {
                     keepPartialFile(on: task.eventLoop).whenComplete { kept in
                         if case .success(let (resume, file)?) = kept {
                             self.finish(.failure(InterruptedDownload(underlying: error, resume: resume, file: file)))
@@ -574,7 +539,7 @@ final class TransportExchange: HTTPClientResponseDelegate, @unchecked Sendable {
             finishDelivery(response, of: attempt)
             return
         }
-        session.storeCookies(from: response, of: attempt.urlRequest)
+        parts.cookies.store(from: response, of: attempt.urlRequest)
         // Every attempt sent with a cache has its state (``send(_:)``).
         guard let cache, let state = attempt.cacheState else {
             finishDelivery(response, of: attempt)
@@ -589,7 +554,7 @@ final class TransportExchange: HTTPClientResponseDelegate, @unchecked Sendable {
                 finishDelivery(response, of: attempt)
                 return
             }
-            if let cacheTee = current.cacheTee {
+            if let cacheTee = current.stream?.cacheTee {
                 body = cacheTee.body
             } else {
                 body = Data()
@@ -597,27 +562,25 @@ final class TransportExchange: HTTPClientResponseDelegate, @unchecked Sendable {
         } else {
             body = current.collector.truncated ? nil : response.data
         }
-        withCacheIO(cache) { [self] in
-            // A server error may be answered with the stored response (stale-if-error).
-            if [500, 502, 503, 504].contains(response.statusCode), let stale = staleIfError(for: attempt) {
+        // After the exchange, the cache's stage: a server error may be answered with the stored
+        // response (stale-if-error), only for what may answer stale.
+        let mayAnswerStale = mayAnswerStale(attempt)
+        cache.withIO { [self] in
+            let after = cache.after(response, of: attempt, state: state, body: body, mayAnswerStale: mayAnswerStale)
+            if after.replaced {
                 discard(response)
-                finishDelivery(stale, of: attempt)
-                return
             }
-            let response = session.cacheReceived(
-                response, of: attempt.urlRequest, requestHeaders: state.requestHeaders, validation: state.validation?.entry, sentAt: state.sentAt,
-                body: body, cache: cache)
-            finishDelivery(response, of: attempt)
+            finishDelivery(after.response, of: attempt)
         }
     }
 
-    /// The stored response that answers `attempt` in place of its failure or its server error,
-    /// when its `stale-if-error` allows (``Session/staleIfErrorResponse(for:requestHeaders:cache:)``):
-    /// only for an attempt the cache saw, whose result is still wanted, that does not stream or
-    /// download. Reads the cache (a disk cache's file too).
+    /// The stored response that answers `attempt` in place of its failure, when its
+    /// `stale-if-error` allows (``CacheStage/staleIfError(for:)``): only for an attempt the cache
+    /// saw, whose result is still wanted, that does not stream or download. Reads the cache (a
+    /// disk cache's file too).
     private func staleIfError(for attempt: ExchangeAttempt) -> TransportResponse? {
-        guard mayAnswerStale(attempt), let cache, let state = attempt.cacheState else { return nil }
-        return session.staleIfErrorResponse(for: attempt.urlRequest, requestHeaders: state.requestHeaders, cache: cache)
+        guard mayAnswerStale(attempt), let cache else { return nil }
+        return cache.staleIfError(for: attempt)
     }
 
     /// Whether ``staleIfError(for:)`` may find a stored response for `attempt`, without reading
@@ -629,78 +592,69 @@ final class TransportExchange: HTTPClientResponseDelegate, @unchecked Sendable {
 
     /// Reports `response`, or sends the attempt that follows it up.
     private func finishDelivery(_ response: TransportResponse, of attempt: ExchangeAttempt) {
-        // The next attempt is made only for a follow-up: almost every response is the result.
-        let next: ExchangeAttempt
-        switch followUp(after: .response(response), of: attempt, streamedBody: false) {
-        case .done, .waitAgain, .resend:
+        // Almost every response is the result.
+        if !act(on: followUp(after: .response(response), of: attempt, streamedBody: false), after: nil, replacing: response) {
             finish(.success(response))
-            return
+        }
+    }
+
+    /// The one place that acts on what follows an attempt (``FollowUp``): sends the next attempt
+    /// (the way `context`'s attempt went, when that one reached no server), or fails the
+    /// exchange. `response`, the outcome when it was a response, is discarded then.
+    ///
+    /// - Returns: `false` for ``FollowUp/end``: the outcome is the result, for the caller to
+    ///   report.
+    private func act(on followUp: FollowUp, after context: AttemptContext?, replacing response: TransportResponse? = nil) -> Bool {
+        switch followUp {
+        case .end:
+            return false
         case .fail(let error):
-            discard(response)
+            if let response { discard(response) }
             finish(.failure(error))
-            return
-        case .restartRange:
-            // The server cannot send the rest (the representation is shorter now, say): start
-            // over, without a range.
-            if let refused = resume {
+        case .send(let next, let step):
+            if let response { discard(response) }
+            if case .restartRange = step, let refused = resume {
                 giveUpResumePoint(file: refused.file, deleting: true)
             }
-            next = attempt.followingUp()
-        case .answerChallenge(let authorization):
-            var answer = attempt.followingUp()
-            answer.authorization = authorization
-            answer.answeredChallenge = true
-            next = answer
-        case .redirect(let step, let visited):
-            var hop = attempt.followingUp()
-            hop.urlRequest = step.request
-            hop.visited = visited
-            if step.dropsBody { hop.body = nil }
-            if step.crossesOrigin {
-                hop.authorization = nil
-                hop.crossedOrigin = true
+            if step.keepsRoute, let context {
+                send(next, like: context)
+            } else {
+                send(next)
             }
-            next = hop
         }
-        discard(response)
-        send(next)
+        return true
     }
 
-    /// What follows the attempt of `context` after `outcome` (``FollowUp/decide(after:of:rules:)``),
-    /// with what the exchange knows now.
-    private func followUp(after outcome: FollowUp.Outcome, of context: AttemptContext) -> FollowUp {
-        followUp(after: outcome, of: context.attempt, streamedBody: context.streamer != nil)
-    }
-
+    /// What follows `attempt` after `outcome`
+    /// (``FollowUp/decide(after:of:rules:isWanted:isShuttingDown:)``), with what the exchange
+    /// knows now. The owner and the session are asked (each under its lock) only when the
+    /// decision needs them.
     private func followUp(after outcome: FollowUp.Outcome, of attempt: ExchangeAttempt, streamedBody: Bool) -> FollowUp {
-        // The owner and the session are asked (each under its lock) only when the answer can
-        // matter.
-        let reads = FollowUp.reads(after: outcome)
         let facts = FollowUp.Facts(
             outcome: outcome, headSent: current.responseLimit.headSent, hasResponse: current.responseLimit.hasResponse,
-            limitFired: current.responseLimit.fired, streamedBody: streamedBody, resumesRange: resume != nil,
-            isWanted: reads.isWanted ? owner.transportIsWanted : true, isShuttingDown: reads.isShuttingDown ? session.isShutDown.current : false, now: .now())
-        return FollowUp.decide(after: facts, of: attempt, rules: followUpRules)
+            limitFired: current.responseLimit.fired, streamedBody: streamedBody, resumesRange: resume != nil, now: .now())
+        return FollowUp.decide(
+            after: facts, of: attempt, rules: followUpRules, isWanted: { owner.transportIsWanted }, isShuttingDown: { parts.admission.isShutDown })
     }
 
     /// What the exchange's follow-ups obey.
     private var followUpRules: FollowUp.Rules {
         FollowUp.Rules(
-            redirectPolicy: session.configuration.redirectPolicy, requestTimeout: session.requestTimeout, deadline: deadline,
+            redirectPolicy: parts.redirectPolicy, requestTimeout: parts.timeouts.request, deadline: deadline,
             credential: request.credential, firstURL: request.urlRequest.url)
     }
 
     /// Ends the exchange with `result`: the session counts it as no longer in flight, its span
     /// ends, and the owner hears of it. Every end goes through here, exactly once.
     private func finish(_ result: Result<TransportResponse, any Error>) {
-        session.exchangeEnded()
+        parts.admission.ended()
         report(result)
     }
 
     /// Ends the span with `result`, then gives it to the owner: the span has ended when the
     /// caller hears of the result.
     private func report(_ result: Result<TransportResponse, any Error>) {
-        if let span { Session.endSpan(span, with: result) }
+        if let span { TracePropagation.endSpan(span, with: result) }
         owner.transportFinished(result, request: request.urlRequest)
     }
 
@@ -714,14 +668,14 @@ final class TransportExchange: HTTPClientResponseDelegate, @unchecked Sendable {
     private func failureError(_ error: any Error, of context: AttemptContext) -> any Error {
         if case .bridged(let upstream) = context.route,
             owner.transportIsWanted,
-            let bridgeFailure = session.bridge.failure(for: upstream, after: context.bridgeFailuresBefore)
+            let bridgeFailure = parts.routes.bridge.failure(for: upstream, after: context.bridgeFailuresBefore)
         {
             let server = TransportError.Endpoint(host: upstream.host, port: upstream.port, isProxy: false)
             return TransportError.connectionFailure(bridgeFailure, endpoint: server) ?? bridgeFailure
         }
         if case .forwarded(let proxy) = context.route,
             owner.transportIsWanted,
-            let proxyFailure = session.bridge.failure(for: proxy, after: context.bridgeFailuresBefore)
+            let proxyFailure = parts.routes.bridge.failure(for: proxy, after: context.bridgeFailuresBefore)
         {
             let endpoint = TransportError.Endpoint(host: proxy.host, port: proxy.port, isProxy: true)
             if let connectionFailure = TransportError.connectionFailure(proxyFailure, endpoint: endpoint) {
@@ -734,7 +688,7 @@ final class TransportExchange: HTTPClientResponseDelegate, @unchecked Sendable {
                     NSUnderlyingErrorKey: proxyFailure as NSError,
                 ])
         }
-        return session.explainingFailure(error, of: context.attempt.urlRequest)
+        return parts.explainingFailure(error, of: context.attempt.urlRequest)
     }
 
     private func discard(_ response: TransportResponse) {

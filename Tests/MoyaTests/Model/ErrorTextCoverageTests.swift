@@ -143,10 +143,10 @@ private let ownErrors: [ErrorTextCoverageTests.Sample] = [
     .init("closed channel", TransportError.translate(ChannelError.ioOnClosedChannel)),
     .init("truncated response", TransportError.translate(HTTPParserError.invalidEOFState)),
     .init("malformed response", TransportError.translate(HTTPParserError.invalidHeaderToken)),
-    .init("handshake failure", TransportError.annotatingTLSFailure(NIOSSLError.handshakeFailed(.sslError([])), host: "api.example.com")),
-    .init("unvalidated certificate", TransportError.annotatingTLSFailure(NIOSSLError.unableToValidateCertificate, host: "api.example.com")),
-    .init("wrong host name", TransportError.annotatingTLSFailure(NIOSSLExtraError.failedToValidateHostname, host: "api.example.com")),
-    .init("other TLS failure", TransportError.annotatingTLSFailure(NIOSSLError.uncleanShutdown, host: "api.example.com")),
+    .init("handshake failure", TLSError.annotating(NIOSSLError.handshakeFailed(.sslError([])), host: "api.example.com")),
+    .init("unvalidated certificate", TLSError.annotating(NIOSSLError.unableToValidateCertificate, host: "api.example.com")),
+    .init("wrong host name", TLSError.annotating(NIOSSLExtraError.failedToValidateHostname, host: "api.example.com")),
+    .init("other TLS failure", TLSError.annotating(NIOSSLError.uncleanShutdown, host: "api.example.com")),
     .init("cancellation", MoyaError.cancellation),
 ]
 

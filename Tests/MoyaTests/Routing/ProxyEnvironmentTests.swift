@@ -258,8 +258,8 @@ struct ProxyEnvironmentTests {
     @Test("A variable of the process reads as in ProcessInfo's environment; an unset one is nil")
     func processVariable() {
         let environment = ProcessInfo.processInfo.environment
-        #expect(ProxyEnvironment.processVariable("PATH") == environment["PATH"])
-        #expect(ProxyEnvironment.processVariable("MOYA_TEST_UNSET_VARIABLE") == nil)
+        #expect(ProcessEnvironment.variable("PATH") == environment["PATH"])
+        #expect(ProcessEnvironment.variable("MOYA_TEST_UNSET_VARIABLE") == nil)
     }
 
     /// The environment is asked for the proxy variables by name, and for nothing else.

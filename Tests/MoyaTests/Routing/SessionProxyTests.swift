@@ -149,9 +149,9 @@ struct SessionProxyTests {
 
     @Test("Session.default and sessions without a proxy follow this process's environment")
     func processEnvironment() async throws {
-        #expect(Session.default.proxyEnvironment == ProxyEnvironment.process)
+        #expect(Session.default.parts.routes.proxyEnvironment == ProxyEnvironment.process)
         let session = Session(configuration: .init())
-        #expect(session.proxyEnvironment == ProxyEnvironment.process)
+        #expect(session.parts.routes.proxyEnvironment == ProxyEnvironment.process)
         try await session.shutdown()
     }
 

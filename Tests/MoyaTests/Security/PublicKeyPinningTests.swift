@@ -241,7 +241,7 @@ struct PublicKeyPinningTests {
         let session = Self.session(["127.0.0.1": try Self.evaluator([Self.serverPin])])
         let provider = MoyaProvider<Remote>(session: session)
         #expect(await send(provider, Remote(base, "/echo")).response?.statusCode == 200)
-        let directory = try #require(session.bridge.directoryPath)
+        let directory = try #require(session.parts.routes.bridge.directoryPath)
         var isDirectory: ObjCBool = false
         #expect(FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory) && isDirectory.boolValue)
         let attributes = try FileManager.default.attributesOfItem(atPath: directory)
@@ -255,7 +255,7 @@ struct PublicKeyPinningTests {
     func releasedSessionCleansUp() async throws {
         var session: Session? = Self.session(["127.0.0.1": try Self.evaluator([Self.serverPin])])
         #expect(await send(MoyaProvider<Remote>(session: session!), Remote(base, "/echo")).response?.statusCode == 200)
-        let directory = try #require(session?.bridge.directoryPath)
+        let directory = try #require(session?.parts.routes.bridge.directoryPath)
         session = nil
         // The released session's clients shut down on their own, then the bridge removes it.
         #expect(await eventually { !FileManager.default.fileExists(atPath: directory) })

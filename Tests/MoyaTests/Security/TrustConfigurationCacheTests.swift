@@ -31,7 +31,7 @@ struct TrustConfigurationCacheTests {
             let result = await send(provider, Remote(base, "/echo"))
             #expect(result.response?.statusCode == 200)
         }
-        #expect(session.trustConfigurations.count == 1)
+        #expect(session.parts.routes.trustConfigurations.count == 1)
         // Requests one after another reuse their pool's connection: an equal configuration
         // finds the same pool.
         #expect(server.acceptedConnections - connectionsBefore <= 2)
@@ -56,7 +56,7 @@ struct TrustConfigurationCacheTests {
         let rejected = await send(provider, Remote(components.url!, "/echo"))
         if case .underlying(let error, nil)? = rejected.error, error is TLSError {
             #expect(server.receivedRequests.isEmpty)
-            #expect(session.trustConfigurations.count == 2)
+            #expect(session.parts.routes.trustConfigurations.count == 2)
         } else {
             Issue.record("expected a trust failure, got \(rejected)")
         }

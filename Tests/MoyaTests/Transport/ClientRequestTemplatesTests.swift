@@ -96,7 +96,7 @@ struct ClientRequestTemplatesTests {
         #expect(received.map(\.method) == ["GET", "POST", "GET", "POST", "PUT"])
         #expect(received.map { $0.headers.first { $0.name.lowercased() == "x-turn" }?.value } == ["1", "2", nil, "4", "5"])
         #expect(received.map { String(decoding: $0.body, as: UTF8.self) } == ["", "two", "", "four", ""])
-        #expect(session.requestTemplates.count == 3, "one template for each method sent to the URL")
+        #expect(session.parts.requests.templates.count == 3, "one template for each method sent to the URL")
         try await session.shutdown()
         await server.shutdown()
     }

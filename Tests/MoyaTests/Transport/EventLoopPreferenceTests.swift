@@ -13,25 +13,25 @@ import Testing
 @Suite("A request alone in flight runs on the session's own event loop")
 struct EventLoopPreferenceTests {
     private static func asksForSoloLoop(_ session: Session) -> Bool {
-        session.loneRequestLoop().map { $0 === session.soloEventLoop } ?? false
+        session.parts.placement.loneRequestLoop().map { $0 === session.parts.placement.soloEventLoop } ?? false
     }
 
     @Test("Idle: the session's loop; with requests in flight, or on an event loop, AsyncHTTPClient chooses", arguments: [false, true])
     func preference(shared: Bool) async throws {
         let session = shared ? Session.default : Session()
-        if session.exchangesInFlight <= 1 {
+        if session.parts.admission.inFlight <= 1 {
             #expect(Self.asksForSoloLoop(session))
         }
         let onLoop = try await MultiThreadedEventLoopGroup.singleton.any().submit { Self.asksForSoloLoop(session) }.get()
         #expect(!onLoop, "a request made on an event loop stays there")
         if !shared {
             // Two exchanges in flight.
-            #expect(session.admitExchange() == nil)
-            #expect(session.admitExchange() == nil)
+            #expect(session.parts.admission.admit() == nil)
+            #expect(session.parts.admission.admit() == nil)
             #expect(!Self.asksForSoloLoop(session))
-            session.exchangeEnded()
+            session.parts.admission.ended()
             #expect(Self.asksForSoloLoop(session))
-            session.exchangeEnded()
+            session.parts.admission.ended()
             try await session.shutdown()
         }
     }
@@ -53,7 +53,7 @@ struct EventLoopPreferenceTests {
             let response = try await provider.request(.target(Root(baseURL: mock.baseURL)))
             #expect(response.data == Data("ok".utf8))
         }
-        #expect(session.exchangesInFlight == 0, "every exchange that started was counted as ended")
+        #expect(session.parts.admission.inFlight == 0, "every exchange that started was counted as ended")
         try await session.shutdown()
         await mock.shutdown()
     }

@@ -101,8 +101,8 @@ struct FirstConnectionGateTests {
     func onlyWithAutomaticVersion() async throws {
         let automatic = Session(configuration: .init(httpVersion: .automatic))
         let http1 = Session(configuration: .init(httpVersion: .http1Only))
-        #expect(automatic.firstConnectionGate != nil)
-        #expect(http1.firstConnectionGate == nil)
+        #expect(automatic.parts.placement.firstConnectionGate != nil)
+        #expect(http1.parts.placement.firstConnectionGate == nil)
         try await automatic.shutdown()
         try await http1.shutdown()
     }

@@ -34,18 +34,34 @@ struct FollowUpTests {
             }
         }
 
-        init(_ followUp: FollowUp) {
+        /// The shape of `followUp`, after `attempt`. The next attempt must be what the step
+        /// says: a redirect's request and visited URLs, a challenge's answer, the attempt
+        /// itself marked as waited or resent.
+        init(_ followUp: FollowUp, after attempt: ExchangeAttempt) {
             switch followUp {
-            case .done: self = .done
+            case .end: self = .done
             case .fail(let error): self = .fail(String(describing: error))
-            case .redirect(let step, let visited):
+            case .send(let next, .redirect(let step)):
+                #expect(next.urlRequest == step.request)
+                #expect(next.crossedOrigin == step.crossesOrigin || attempt.crossedOrigin)
+                #expect(!next.waitedBefore)
                 self = .redirect(
-                    to: step.target.absoluteString, method: step.request.httpMethod ?? "GET", dropsBody: step.dropsBody,
-                    crossesOrigin: step.crossesOrigin, hops: visited.count - 1)
-            case .answerChallenge(let value): self = .answerChallenge(value)
-            case .restartRange: self = .restartRange
-            case .waitAgain: self = .waitAgain
-            case .resend: self = .resend
+                    to: step.target.absoluteString, method: next.urlRequest.httpMethod ?? "GET", dropsBody: step.dropsBody,
+                    crossesOrigin: step.crossesOrigin, hops: next.visited.count - 1)
+            case .send(let next, .answerChallenge):
+                #expect(next.answeredChallenge)
+                #expect(next.urlRequest == attempt.urlRequest)
+                self = .answerChallenge(next.authorization ?? "")
+            case .send(let next, .restartRange):
+                #expect(next.urlRequest == attempt.urlRequest)
+                self = .restartRange
+            case .send(let next, .waitAgain):
+                #expect(next.waitedBefore)
+                #expect(!next.resentBefore)
+                self = .waitAgain
+            case .send(let next, .resend):
+                #expect(next.resentBefore)
+                self = .resend
             }
         }
     }
@@ -189,24 +205,31 @@ struct FollowUpTests {
 
     @Test("After a response", arguments: responses)
     func afterResponse(_ row: Row) {
-        #expect(Expected(Self.decide(row)) == row.expected)
+        #expect(Self.decide(row).expected == row.expected)
     }
 
     @Test("After a failure", arguments: failures)
     func afterFailure(_ row: Row) {
-        #expect(Expected(Self.decide(row)) == row.expected)
+        #expect(Self.decide(row).expected == row.expected)
     }
 
-    @Test(
-        "A fact the decision does not read for an outcome (FollowUp.reads), and the exchange does not ask for, changes nothing", arguments: responses + failures
-    )
+    @Test("A fact that costs a lock and that the decision did not ask for changes nothing", arguments: responses + failures)
     func unreadFacts(_ row: Row) {
-        let reads = FollowUp.reads(after: Self.outcome(row))
+        let decided = Self.decide(row)
         for (isWanted, isShuttingDown) in [(false, false), (false, true), (true, false), (true, true)] {
             var other = row
-            if !reads.isWanted { other.isWanted = isWanted }
-            if !reads.isShuttingDown { other.isShuttingDown = isShuttingDown }
-            #expect(Expected(Self.decide(other)) == Expected(Self.decide(row)))
+            if !decided.readIsWanted { other.isWanted = isWanted }
+            if !decided.readIsShuttingDown { other.isShuttingDown = isShuttingDown }
+            #expect(Self.decide(other).expected == decided.expected)
+        }
+    }
+
+    @Test("A plain response, or a failure that is the result, asks for neither fact that costs a lock")
+    func commonOutcomesReadNothing() {
+        for row in [Row(name: "200", status: 200, expected: .done), Row(name: "other", failure: .other, expected: .done)] {
+            let decided = Self.decide(row)
+            #expect(!decided.readIsWanted)
+            #expect(!decided.readIsShuttingDown)
         }
     }
 
@@ -228,8 +251,8 @@ struct FollowUpTests {
         return .response(TransportResponse(response: response, data: Data()))
     }
 
-    /// The decision for `row`.
-    static func decide(_ row: Row) -> FollowUp {
+    /// The decision for `row`, and which of the facts that cost a lock it asked for.
+    static func decide(_ row: Row) -> (expected: Expected, readIsWanted: Bool, readIsShuttingDown: Bool) {
         var request = URLRequest(url: URL(string: row.url)!)
         request.httpMethod = row.method
         var attempt = ExchangeAttempt(urlRequest: request, body: nil, startedAt: .uptimeNanoseconds(0))
@@ -244,12 +267,24 @@ struct FollowUpTests {
         let now = NIODeadline.uptimeNanoseconds(0) + .seconds(row.waited)
         let facts = FollowUp.Facts(
             outcome: outcome(row), headSent: row.headSent, hasResponse: row.hasResponse, limitFired: row.limitFired, streamedBody: row.streamedBody,
-            resumesRange: row.resumesRange, isWanted: row.isWanted, isShuttingDown: row.isShuttingDown, now: now)
+            resumesRange: row.resumesRange, now: now)
         let credential = URLCredential(user: "user", password: "secret", persistence: .none)
         let rules = FollowUp.Rules(
             redirectPolicy: row.policy, requestTimeout: .seconds(60), deadline: row.deadlineIn.map { now + .seconds($0) },
             credential: row.credential ? ScopedCredential(credential, for: URL(string: "https://api.example.com/")) : nil,
             firstURL: URL(string: "https://api.example.com/a"))
-        return FollowUp.decide(after: facts, of: attempt, rules: rules)
+        var readIsWanted = false
+        var readIsShuttingDown = false
+        let followUp = FollowUp.decide(
+            after: facts, of: attempt, rules: rules,
+            isWanted: {
+                readIsWanted = true
+                return row.isWanted
+            },
+            isShuttingDown: {
+                readIsShuttingDown = true
+                return row.isShuttingDown
+            })
+        return (Expected(followUp, after: attempt), readIsWanted, readIsShuttingDown)
     }
 }

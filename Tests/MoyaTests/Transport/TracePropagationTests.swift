@@ -295,9 +295,8 @@ struct TracePropagationTests {
         context.requestID = "request-7"
         var urlRequest = URLRequest(url: base.appendingPathComponent("echo"))
         urlRequest.setValue("kept", forHTTPHeaderField: "X-Other")
-        let (request, span) = session.traced(
-            TransportRequest(urlRequest: urlRequest, traceContext: TraceContext(serviceContext: context)),
-            propagation: TracePropagation(instrument: RequestIDInstrument(), tracer: nil))
+        let (request, span) = TracePropagation(instrument: RequestIDInstrument(), tracer: nil).traced(
+            TransportRequest(urlRequest: urlRequest, traceContext: TraceContext(serviceContext: context)))
         #expect(request.urlRequest.value(forHTTPHeaderField: "X-Request-ID") == "request-7")
         #expect(request.urlRequest.value(forHTTPHeaderField: "X-Other") == "kept")
         // No span for the exchange to end.
@@ -308,7 +307,7 @@ struct TracePropagationTests {
     @Test("A session without a tracer adds no header, even inside another tracer's span")
     func noTracer() async throws {
         let session = Session()
-        #expect(session.tracePropagation == nil)
+        #expect(session.parts.tracing == nil)
         let provider = MoyaProvider<Remote>(session: session)
         let tracer = W3CTracer()
         _ = try await tracer.withSpan("GET /handler", ofKind: .server) { _ in

@@ -42,18 +42,18 @@ struct TracingTests {
     @Test("Without a tracer the client gets none, rather than the no-op tracer, and requests still work")
     func noTracer() async throws {
         let session = Session()
-        #expect(session.client.tracer == nil)
+        #expect(session.parts.routes.client.tracer == nil)
         let provider = MoyaProvider<Remote>(session: session)
         #expect(try await provider.request(Remote(base, "/bytes/5")).data.count == 5)
         try await session.shutdown()
 
-        #expect(Session.default.client.tracer == nil)
+        #expect(Session.default.parts.routes.client.tracer == nil)
     }
 
     @Test("Only the no-op tracer is dropped")
     func clientTracer() {
-        #expect(Session.clientTracer(nil) == nil)
-        #expect(Session.clientTracer(NoOpTracer()) == nil)
-        #expect(Session.clientTracer(InMemoryTracer()) is InMemoryTracer)
+        #expect(TracePropagation.clientTracer(nil) == nil)
+        #expect(TracePropagation.clientTracer(NoOpTracer()) == nil)
+        #expect(TracePropagation.clientTracer(InMemoryTracer()) is InMemoryTracer)
     }
 }

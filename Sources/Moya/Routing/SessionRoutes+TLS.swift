@@ -6,7 +6,7 @@ import NIOSSL
 import FoundationNetworking
 #endif
 
-extension Session {
+extension SessionRoutes {
     /// How `request` reaches its server: directly, with a TLS configuration of its own when its
     /// host has a trust evaluator, or through the ``TLSBridge`` when the host is pinned by
     /// public key.
@@ -22,7 +22,7 @@ extension Session {
         guard url.scheme?.lowercased() == "https" else { return .direct }
         let base = try baseTLS.get()
         let host = url.host ?? ""
-        guard let manager = configuration.serverTrustManager,
+        guard let manager = serverTrustManager,
             let evaluator = try manager.serverTrustEvaluator(forHost: host)
         else {
             return .direct
@@ -33,7 +33,7 @@ extension Session {
                 throw TLSError.invalidConfiguration("no pinned public key for \(host)")
             }
             // The bridge connects to the port itself; nothing may reach it out of range.
-            try Session.checkPort(of: url)
+            try SessionRoutes.checkPort(of: url)
             guard try effectiveProxy(for: url) == nil else {
                 throw TLSError.invalidConfiguration(
                     "\(host) is pinned by public key, which does not work through a proxy (list it in no_proxy, or use Proxy.direct)")

@@ -6,18 +6,18 @@ import NIOSSL
 import FoundationNetworking
 #endif
 
-extension Session {
-    /// The NIOSSL configuration for `settings`.
-    static func nioTLSConfiguration(_ settings: TLSSettings) throws(TLSError) -> TLSConfiguration {
+extension TLSSettings {
+    /// The NIOSSL client configuration these settings describe.
+    func nioConfiguration() throws(TLSError) -> TLSConfiguration {
         var configuration = TLSConfiguration.makeClientConfiguration()
-        switch settings.minimumVersion {
+        switch self.minimumVersion {
         case .tls1_0: configuration.minimumTLSVersion = .tlsv1
         case .tls1_1: configuration.minimumTLSVersion = .tlsv11
         case .tls1_2: configuration.minimumTLSVersion = .tlsv12
         case .tls1_3: configuration.minimumTLSVersion = .tlsv13
         }
         do {
-            switch settings.trustRoots {
+            switch self.trustRoots {
             case .system:
                 configuration.trustRoots = .default
             case .certificates(let certificates):
@@ -26,11 +26,11 @@ extension Session {
                 configuration.trustRoots = .default
                 configuration.additionalTrustRoots = [.certificates(try certificates.map { try $0.nioCertificate })]
             }
-            if !settings.clientCertificateChain.isEmpty || settings.clientPrivateKey != nil {
-                guard let key = settings.clientPrivateKey, !settings.clientCertificateChain.isEmpty else {
+            if !self.clientCertificateChain.isEmpty || self.clientPrivateKey != nil {
+                guard let key = self.clientPrivateKey, !self.clientCertificateChain.isEmpty else {
                     throw TLSError.invalidConfiguration("a client certificate needs both a certificate chain and a private key")
                 }
-                configuration.certificateChain = try settings.clientCertificateChain.map { .certificate(try $0.nioCertificate) }
+                configuration.certificateChain = try self.clientCertificateChain.map { .certificate(try $0.nioCertificate) }
                 configuration.privateKey = .privateKey(try key.nioKey)
             }
         } catch let error as TLSError {
@@ -38,14 +38,14 @@ extension Session {
         } catch {
             throw TLSError.invalidConfiguration("\(error)")
         }
-        configuration.certificateVerification = settings.validatesHostName ? .fullVerification : .noHostnameVerification
+        configuration.certificateVerification = self.validatesHostName ? .fullVerification : .noHostnameVerification
         return configuration
     }
 }
 
-extension TransportError {
+extension TLSError {
     /// A TLS handshake failure as a ``TLSError`` naming `host`; other errors unchanged.
-    static func annotatingTLSFailure(_ error: any Error, host: String?) -> any Error {
+    static func annotating(_ error: any Error, host: String?) -> any Error {
         if let extraError = error as? NIOSSLExtraError, extraError == .failedToValidateHostname {
             return TLSError.serverTrustEvaluationFailed(host: host ?? "the server", reason: "The certificate does not name the host.")
         }

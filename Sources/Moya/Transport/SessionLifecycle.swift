@@ -2,46 +2,6 @@ import AsyncHTTPClient
 import Atomics
 import Foundation
 
-extension Session {
-    /// Asks whether a new exchange may start: `nil` admits it, and the session counts it as in
-    /// flight until ``exchangeEnded()``; an error refuses it (the exchange ends at once with it).
-    ///
-    /// On every request's path: one atomic compare-and-exchange on an open session, nothing on
-    /// the shared one (which never shuts down). Only a refusal takes a lock, to name its reason.
-    func admitExchange() -> (any Error)? {
-        guard !isShared else {
-            sharedExchanges.wrappingIncrement(ordering: .relaxed)
-            return nil
-        }
-        return lifecycle.admit()
-    }
-
-    /// An exchange that ``admitExchange()`` admitted has ended.
-    ///
-    /// One atomic decrement; a shutdown waiting for the last exchange is woken by the exchange
-    /// that ends last, the only one that takes a lock.
-    func exchangeEnded() {
-        guard !isShared else {
-            sharedExchanges.wrappingDecrement(ordering: .relaxed)
-            return
-        }
-        lifecycle.ended()
-    }
-
-    /// The exchanges in flight (the one asking included).
-    var exchangesInFlight: Int {
-        isShared ? sharedExchanges.load(ordering: .relaxed) : lifecycle.inFlight
-    }
-
-    /// Whether `error`, a failure of an exchange, is the session stopping it: the exchange was
-    /// cancelled while the session shut down (``shutdown()`` was called, or ``run()`` stopped the
-    /// requests still running). Only failures ask, so its lock is never on a request's path.
-    func isStoppedByShutdown(_ error: any Error) -> Bool {
-        guard !isShared, let clientError = error as? HTTPClientError, clientError == .cancelled else { return false }
-        return lifecycle.stopsRunningExchanges || isShutDown.current
-    }
-}
-
 /// The lifecycle of a ``Session`` that is not the shared one: how many exchanges are in flight,
 /// whether new ones are admitted, and the tasks waiting for the last one to end.
 ///

@@ -60,7 +60,7 @@ public enum SessionError: Swift.Error, LocalizedError, CustomStringConvertible, 
                 + "(after the grace period of a graceful shutdown, Session.Configuration.shutdownGracePeriod, "
                 + "or because the session's service was cancelled or its shutdown() was called)."
         case .notCached(let url):
-            let name = url.map { SessionLog.describe($0) } ?? "the request"
+            let name = url.map { LoggedURL.describe($0) } ?? "the request"
             return "The HTTP cache holds no response for \(name), and the request's cache policy does not allow the network."
         }
     }

@@ -32,7 +32,7 @@ enum AcceptLanguage {
         #if canImport(Darwin)
         return Locale.preferredLanguages
         #else
-        return posixLanguages(environment: ProxyEnvironment.processVariable)
+        return posixLanguages(environment: ProcessEnvironment.variable)
         #endif
     }
 

@@ -88,15 +88,15 @@ extension HTTPHeader {
     }
 
     /// The `Accept-Encoding` a session sends by default: the encodings the transport decodes.
-    public static let defaultAcceptEncoding = acceptEncoding(Session.defaultHTTPHeaders["Accept-Encoding"] ?? "gzip;q=1.0, deflate;q=0.9")
+    public static let defaultAcceptEncoding = acceptEncoding("gzip;q=1.0, deflate;q=0.9")
 
     /// The `Accept-Language` a session sends by default: the user's preferred languages.
-    public static let defaultAcceptLanguage = acceptLanguage(Session.defaultAcceptLanguage)
+    public static let defaultAcceptLanguage = acceptLanguage(AcceptLanguage.current)
 
     /// The `User-Agent` a session sends by default: the program's name (and its bundle's version,
     /// when it has one), the operating system, the Swift version and `Moya/<version>`, such as
     /// `GatewayService (Debian GNU/Linux 12 bookworm; Linux 6.18.44) Swift/6.3 Moya/0.1.0`. An
     /// app whose main bundle has an identifier sends Alamofire's format instead, ending in
     /// `Moya/<version>` too.
-    public static let defaultUserAgent = userAgent(Session.defaultUserAgent)
+    public static let defaultUserAgent = userAgent(UserAgent.current.value)
 }

@@ -3,7 +3,7 @@ import Foundation
 import NIOCore
 import NIOPosix
 
-/// How one request reaches a proxy, if it goes through one (``Session/proxyRoute(for:streaming:)``).
+/// How one request reaches a proxy, if it goes through one (``SessionRoutes/proxyRoute(for:streaming:)``).
 enum ProxyRoute {
     /// The client to send it with: the session's own (direct, or through the session's proxy for
     /// an `https` URL) or one made for a proxy of the environment, which tunnels with `CONNECT`
@@ -20,7 +20,7 @@ enum ProxyRoute {
 struct ProxiedClients {
     /// A proxy and whether the client is the one for streamed responses.
     struct Key: Hashable {
-        let proxy: Session.Configuration.Proxy
+        let proxy: SessionProxy
         let streaming: Bool
     }
 
@@ -28,16 +28,16 @@ struct ProxiedClients {
     var isShutDown = false
 }
 
-extension Session {
+extension SessionRoutes {
     /// The proxy a request to `url` goes through, or `nil` to go direct: the session's
-    /// ``Configuration/proxy`` when set (``Configuration/Proxy/direct`` meaning none), else what
+    /// ``Session/Configuration/proxy`` when set (``SessionProxy/direct`` meaning none), else what
     /// the environment says for this URL (`https_proxy`, `http_proxy`, `all_proxy`, `no_proxy`;
     /// see `ProxyEnvironment`).
     ///
     /// - Throws: `ProxyEnvironmentError` when the environment variable that applies is malformed:
     ///   the request fails rather than bypass a proxy the user asked for.
-    func effectiveProxy(for url: URL?) throws -> Configuration.Proxy? {
-        if let proxy = configuration.proxy {
+    func effectiveProxy(for url: URL?) throws -> SessionProxy? {
+        if let proxy = proxy {
             return proxy.kind == .direct ? nil : proxy
         }
         guard !proxyEnvironment.isEmpty, let url else { return nil }
@@ -55,7 +55,7 @@ extension Session {
     func proxyRoute(for url: URL?, streaming: Bool) throws -> ProxyRoute {
         let ownClient = streaming ? streamingClient : client
         // The common case: no proxy anywhere, nothing to read.
-        if configuration.proxy == nil, proxyEnvironment.isEmpty {
+        if proxy == nil, proxyEnvironment.isEmpty {
             return .client(ownClient)
         }
         // No proxy for this URL: the session's own client has none either (its configured proxy
@@ -67,20 +67,20 @@ extension Session {
             return .forward(ForwardProxy(proxy, for: url), client: ownClient)
         }
         // The session's own proxy: its client was made with it.
-        if configuration.proxy != nil {
+        if self.proxy != nil {
             return .client(ownClient)
         }
         return .client(try proxiedClient(for: proxy, streaming: streaming))
     }
 
     /// The client for `proxy`, made on first use with the session's settings.
-    private func proxiedClient(for proxy: Configuration.Proxy, streaming: Bool) throws -> HTTPClient {
+    private func proxiedClient(for proxy: SessionProxy, streaming: Bool) throws -> HTTPClient {
         let key = ProxiedClients.Key(proxy: proxy, streaming: streaming)
         return try proxiedClients.withLock { state in
             guard !state.isShutDown else { throw SessionError.shutDown }
             if let existing = state.clients[key] { return existing }
             var clientConfiguration = baseClientConfiguration
-            clientConfiguration.proxy = Session.clientProxy(proxy)
+            clientConfiguration.proxy = SessionRoutes.clientProxy(proxy)
             let made = HTTPClient(eventLoopGroup: MultiThreadedEventLoopGroup.singleton, configuration: clientConfiguration)
             state.clients[key] = made
             return made
@@ -96,8 +96,8 @@ extension Session {
         }
     }
 
-    /// `proxy` as AsyncHTTPClient takes it; `nil` for ``Configuration/Proxy/direct``.
-    static func clientProxy(_ proxy: Configuration.Proxy) -> HTTPClient.Configuration.Proxy? {
+    /// `proxy` as AsyncHTTPClient takes it; `nil` for ``SessionProxy/direct``.
+    static func clientProxy(_ proxy: SessionProxy) -> HTTPClient.Configuration.Proxy? {
         switch proxy.kind {
         case .http:
             let authorization = proxy.username.map { HTTPClient.Authorization.basic(username: $0, password: proxy.password ?? "") }

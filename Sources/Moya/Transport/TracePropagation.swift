@@ -5,21 +5,6 @@ import Tracing
 import FoundationNetworking
 #endif
 
-/// The trace context of the code that made a request: the `ServiceContext` bound to its task
-/// (or thread) when it called the provider. The request's client span is its child, and its
-/// values are injected into the request's headers. With it, the name of the target's operation
-/// (``NamedTarget``), an attribute of the span.
-///
-/// Captured when the request is made, not when it is sent: the callback API sends from other
-/// threads (after the request closure, interceptors, a retry's delay), where the caller's
-/// task-local context is gone.
-struct TraceContext: Sendable {
-    /// The caller's context; `nil` when it had none (the span is then a root).
-    let serviceContext: ServiceContext?
-    /// The target's ``NamedTarget/operationName``, the span's `moya.target`.
-    var operationName: String? = nil
-}
-
 /// What a session does for distributed tracing: the instrument active when it was created
 /// (bootstrapped in `InstrumentationSystem`, or bound to the creating task with `withTracer`),
 /// and the tracer in it, if any. A session has none when only the no-op instrument was active;
@@ -38,18 +23,30 @@ struct TracePropagation: Sendable {
         if instrument is NoOpInstrument || instrument is NoOpTracer {
             return nil
         }
-        return TracePropagation(instrument: instrument, tracer: Session.clientTracer(InstrumentationSystem.tracer))
+        return TracePropagation(instrument: instrument, tracer: clientTracer(InstrumentationSystem.tracer))
+    }
+
+    /// The tracer the session reports spans to: the one active when the session was created
+    /// (the task's `withTracer`, or the one bootstrapped in `InstrumentationSystem`), or none
+    /// when that is the no-op tracer.
+    ///
+    /// With the no-op tracer a span would still be started for every request and its attributes
+    /// (scheme, host, port, path, query, the URL without credentials) worked out, only to be
+    /// thrown away: a few percent of a small request's CPU. No tracer skips that; nothing that
+    /// anyone could observe changes, since the session keeps the tracer it was created with.
+    static func clientTracer(_ tracer: (any Tracer)?) -> (any Tracer)? {
+        guard let tracer, !(tracer is NoOpTracer) else { return nil }
+        return tracer
     }
 }
 
-extension Session {
+extension TracePropagation {
     /// The caller's trace context for a request to `target`, made now, with the target's
     /// operation name when it has one and the session has a tracer; `nil` when the session
     /// propagates nothing (no instrument was active when it was created, and `target` is not
     /// read) or there is neither a context nor a name.
     func callerTraceContext(for target: @autoclosure () -> any TargetType) -> TraceContext? {
-        guard let tracePropagation else { return nil }
-        let operationName = tracePropagation.tracer == nil ? nil : target().namedOperation
+        let operationName = tracer == nil ? nil : target().namedOperation
         let context = ServiceContext.current
         guard context != nil || operationName != nil else { return nil }
         return TraceContext(serviceContext: context, operationName: operationName)
@@ -61,12 +58,12 @@ extension Session {
     /// - Returns: The request with the injected headers, and its span, which the exchange ends
     ///   (``endSpan(_:with:)``) before its owner hears of the result, so that the span has ended
     ///   when the caller gets it; `nil` without a tracer.
-    func traced(_ request: TransportRequest, propagation: TracePropagation) -> (TransportRequest, (any Span)?) {
+    func traced(_ request: TransportRequest) -> (TransportRequest, (any Span)?) {
         let parent = request.traceContext?.serviceContext ?? .topLevel
         var request = request
         var span: (any Span)?
         var propagated = parent
-        if let tracer = propagation.tracer {
+        if let tracer {
             let started = tracer.startSpan(request.urlRequest.httpMethod ?? "GET", context: parent, ofKind: .client)
             started.updateAttributes { attributes in
                 Self.setRequestAttributes(of: request, on: &attributes)
@@ -78,7 +75,7 @@ extension Session {
             span = started
         }
         var headers: [String: String] = [:]
-        propagation.instrument.inject(propagated, into: &headers, using: HeaderInjector())
+        instrument.inject(propagated, into: &headers, using: HeaderInjector())
         for (name, value) in headers {
             request.urlRequest.setValue(value, forHTTPHeaderField: name)
         }

@@ -268,6 +268,6 @@ final class TLSBridge: Sendable {
                 reason: "Its public key (\(mismatch.presented)) is none of the pinned keys."
             )
         }
-        return TransportError.annotatingTLSFailure(error, host: upstream.host)
+        return TLSError.annotating(error, host: upstream.host)
     }
 }

@@ -1,4 +1,3 @@
-import AsyncHTTPClient
 import Foundation
 
 #if canImport(FoundationNetworking)
@@ -21,9 +20,7 @@ struct RedirectStep {
 
     /// The headers not sent to another origin than the request's.
     static let credentialHeaders = ["Origin", "Cookie", "Authorization", "Proxy-Authorization"]
-}
 
-extension Session {
     /// Whether the session follows a `Location` with this status: `301`, `302`, `303`, `307`
     /// and `308`.
     static func isRedirectStatus(_ status: Int) -> Bool {
@@ -31,11 +28,5 @@ extension Session {
         case 301, 302, 303, 307, 308: return true
         default: return false
         }
-    }
-
-    /// Whether the ``Configuration/redirectPolicy`` follows redirects.
-    var followsRedirects: Bool {
-        if case .follow = configuration.redirectPolicy { return true }
-        return false
     }
 }

@@ -1,0 +1,273 @@
+import Foundation
+import NIOHTTP1
+import NIOPosix
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// The session's HTTP cache as a stage before and after each attempt of an exchange (as OkHttp's
+/// `CacheInterceptor` is a stage of its chain): before, it answers from the cache, or makes the
+/// attempt conditional (``before(_:)``); after, it turns a `304` to its validation into the stored
+/// response, stores what may be stored and invalidates what an unsafe method changed
+/// (``after(_:of:body:)``), and answers a failure or a server error with a stored response when
+/// `stale-if-error` allows (``staleIfError(for:)``). The decisions themselves are
+/// ``HTTPCache``'s; this is where the exchange's requests and responses meet them.
+final class CacheStage: Sendable {
+    /// The session's cache.
+    let cache: HTTPCache
+    /// ``Session/Configuration/requestCachePolicy``.
+    let requestCachePolicy: URLRequest.CachePolicy
+    /// The session's ``Session/Configuration/headers``, for the request's headers as the cache
+    /// compares them.
+    let configuredHeaders: [String: String]
+    /// The session's cookie jar, whose cookies the request sends.
+    let cookies: CookieStage
+    /// ``Session/Configuration/maximumResponseBodySize``.
+    let maximumResponseBodySize: Int64?
+
+    /// The stage of `cache`, for a session with these settings.
+    init(
+        cache: HTTPCache, requestCachePolicy: URLRequest.CachePolicy, configuredHeaders: [String: String], cookies: CookieStage,
+        maximumResponseBodySize: Int64?
+    ) {
+        self.cache = cache
+        self.requestCachePolicy = requestCachePolicy
+        self.configuredHeaders = configuredHeaders
+        self.cookies = cookies
+        self.maximumResponseBodySize = maximumResponseBodySize
+    }
+
+    /// What the cache does with an attempt before it is sent.
+    enum Before {
+        /// A stored response answers; with `refreshKey`, it is stale within its
+        /// `stale-while-revalidate` window and the stored response of that key is refreshed in
+        /// the background.
+        case answer(TransportResponse, refreshKey: String?)
+        /// Send the attempt: it carries the cache's state of it (and, when the cache holds a
+        /// response to validate, the validators it sends).
+        case send(ExchangeAttempt)
+        /// The cache holds no response, and the request's policy does not allow the network.
+        case unavailable(any Error)
+    }
+
+    /// What the cache does with `attempt` before it is sent.
+    func before(_ attempt: ExchangeAttempt) -> Before {
+        let requestHeaders = requestHeaders(for: attempt.urlRequest, authorization: attempt.authorization)
+        var validation: (entry: CachedResponse, headers: [(name: String, value: String)])?
+        switch decision(for: attempt.urlRequest, requestHeaders: requestHeaders) {
+        case .useStored(let entry):
+            return .answer(Self.transportResponse(for: entry, cacheStatus: .hit), refreshKey: nil)
+        case .useStaleAndRefresh(let entry):
+            return .answer(Self.transportResponse(for: entry, cacheStatus: .hit), refreshKey: entry.key)
+        case .validate(let entry, let headers):
+            validation = (entry, headers)
+        case .network:
+            break
+        case .unavailable:
+            return .unavailable(SessionError.notCached(url: attempt.urlRequest.url))
+        }
+        var attempt = attempt
+        attempt.cacheState = TransportExchange.CacheState(sentAt: Date(), requestHeaders: requestHeaders, validation: validation)
+        return .send(attempt)
+    }
+
+    /// What the cache makes of `response`, from the network, to `attempt` (sent with the cache's
+    /// state `state`, ``before(_:)``), whose whole body is `body` (`nil` when it was not kept
+    /// whole): a stored response in place of a server error, when `mayAnswerStale` (the result
+    /// is still wanted, and neither streams nor downloads) and its `stale-if-error` allows
+    /// (`replaced` is then `true`, and `response` is of no more use), or what
+    /// ``received(_:of:requestHeaders:validation:sentAt:body:)`` makes of it.
+    func after(
+        _ response: TransportResponse, of attempt: ExchangeAttempt, state: TransportExchange.CacheState, body: Data?, mayAnswerStale: Bool
+    ) -> (response: TransportResponse, replaced: Bool) {
+        if mayAnswerStale, [500, 502, 503, 504].contains(response.statusCode),
+            let stale = staleIfErrorResponse(for: attempt.urlRequest, requestHeaders: state.requestHeaders)
+        {
+            return (stale, true)
+        }
+        let received = received(
+            response, of: attempt.urlRequest, requestHeaders: state.requestHeaders, validation: state.validation?.entry, sentAt: state.sentAt,
+            body: body)
+        return (received, false)
+    }
+
+    /// The stored response that answers `attempt` in place of its failure, when its
+    /// `stale-if-error` allows; `nil` for an attempt the cache did not see.
+    func staleIfError(for attempt: ExchangeAttempt) -> TransportResponse? {
+        guard let state = attempt.cacheState else { return nil }
+        return staleIfErrorResponse(for: attempt.urlRequest, requestHeaders: state.requestHeaders)
+    }
+
+    /// Runs `body`, which reads or writes the cache: at once for a cache in memory or when not on
+    /// an event loop (the caller's thread, for a request's first hop), on NIO's thread pool for
+    /// one on disk on an event loop, whose file I/O must not hold up the loop's other
+    /// connections.
+    func withIO(_ body: @escaping @Sendable () -> Void) {
+        guard cache.directory != nil, MultiThreadedEventLoopGroup.currentEventLoop != nil else {
+            body()
+            return
+        }
+        NIOThreadPool.singleton.submit { _ in body() }
+    }
+
+    /// What the HTTP cache does with `urlRequest`, whose headers as the cache compares them are
+    /// `requestHeaders` (``requestHeaders(for:authorization:)``), before it is sent, under its
+    /// effective cache policy: its own `cachePolicy`, or ``Session/Configuration/requestCachePolicy`` when
+    /// it keeps Foundation's default.
+    func decision(for urlRequest: URLRequest, requestHeaders: [(name: String, value: String)]) -> CacheDecision {
+        guard let url = urlRequest.url else { return .network }
+        let decision = cache.decision(
+            method: urlRequest.httpMethod ?? "GET", url: url, requestHeaders: requestHeaders, policy: effectiveCachePolicy(of: urlRequest))
+        switch decision {
+        case .useStored:
+            SessionLog.logger.debug("Answered from the HTTP cache", metadata: ["moya.url": "\(LoggedURL.describe(url))"])
+        case .useStaleAndRefresh:
+            SessionLog.logger.debug(
+                "Answered from the HTTP cache while stale (stale-while-revalidate)", metadata: ["moya.url": "\(LoggedURL.describe(url))"])
+        default:
+            break
+        }
+        return decision
+    }
+
+    /// The cache policy `urlRequest` is sent under: its own `cachePolicy`, or
+    /// ``Session/Configuration/requestCachePolicy`` when it keeps Foundation's default.
+    func effectiveCachePolicy(of urlRequest: URLRequest) -> URLRequest.CachePolicy {
+        urlRequest.cachePolicy == .useProtocolCachePolicy ? requestCachePolicy : urlRequest.cachePolicy
+    }
+
+    /// The stored response that answers `urlRequest` instead of its failure or of its server's
+    /// 500, 502, 503 or 504 (``HTTPCache/staleIfError(url:requestHeaders:now:)``): only for a
+    /// `GET` under `.useProtocolCachePolicy`, the policy that follows the server's directives.
+    func staleIfErrorResponse(for urlRequest: URLRequest, requestHeaders: [(name: String, value: String)]) -> TransportResponse? {
+        guard effectiveCachePolicy(of: urlRequest) == .useProtocolCachePolicy, (urlRequest.httpMethod ?? "GET").uppercased() == "GET", let url = urlRequest.url,
+            let entry = cache.staleIfError(url: url, requestHeaders: requestHeaders)
+        else { return nil }
+        SessionLog.logger.debug("Answered from the HTTP cache after a failure (stale-if-error)", metadata: ["moya.url": "\(LoggedURL.describe(url))"])
+        return Self.transportResponse(for: entry, cacheStatus: .hit)
+    }
+
+    /// Refreshes the stored response for `key`, which answered `urlRequest` while stale within
+    /// its `stale-while-revalidate` window, with a request of the session's own (RFC 5861 §3):
+    /// `urlRequest` without the caller's conditions and range, validated with the stored
+    /// response's validators when it has some (``HTTPCache/decision(method:url:requestHeaders:policy:now:)``
+    /// under `.reloadRevalidatingCacheData`). Its answer goes to the cache as any other does;
+    /// nobody waits for it, and a failure leaves the stored response as it was. One refresh of a
+    /// key runs at a time; the session's shutdown ends it.
+    ///
+    /// - Parameters:
+    ///   - urlRequest: The request the stale response answered (the attempt's).
+    ///   - credential: The request's credential for its origin's challenges, if any.
+    ///   - key:        The stored response's cache key.
+    ///   - parts:      The session's parts, which send the refresh.
+    func refreshInBackground(_ urlRequest: URLRequest, credential: ScopedCredential?, key: String, parts: ExchangeParts) {
+        guard cache.beginRefresh(key: key) else { return }
+        var refresh = urlRequest
+        for name in HTTPCache.conditionAndRangeHeaderNames {
+            refresh.setValue(nil, forHTTPHeaderField: name)
+        }
+        refresh.cachePolicy = .reloadRevalidatingCacheData
+        let url = urlRequest.url
+        let cache = self.cache
+        parts.send(
+            TransportRequest(urlRequest: refresh, credential: credential), progress: nil,
+            owner: CacheRefreshOwner { result in
+                cache.endRefresh(key: key)
+                if case .failure(let error) = result {
+                    SessionLog.logger.debug(
+                        "The background refresh of a stale cached response failed; the stored response is kept",
+                        metadata: ["moya.url": "\(url.map(LoggedURL.describe) ?? "")", "moya.error": "\(error)"])
+                }
+            })
+    }
+
+    /// Hands a response from the network to the cache: a `304` to a validation of `validation`
+    /// becomes the stored response, updated, which is returned; any other response is stored
+    /// when it may be (and an unsafe method's success invalidates what it changed), and returned
+    /// as it is. A `304` to the caller's own conditional request goes back to the caller as it
+    /// is, after updating the stored response it names.
+    ///
+    /// - Parameters:
+    ///   - response:   The response, from the network.
+    ///   - urlRequest:     The request it answers (this attempt's).
+    ///   - requestHeaders: The request's headers as the cache compares them, as they were for
+    ///                     the decision before it was sent.
+    ///   - validation:     The stored response the request asked the server to confirm, if any.
+    ///   - sentAt:         When the request was sent.
+    ///   - body:           The response's whole body, to store: its data, or for a streamed
+    ///                     response the copy its ``StreamCacheTee`` kept; `nil` when the whole
+    ///                     body was not kept (then nothing is stored).
+    func received(
+        _ response: TransportResponse, of urlRequest: URLRequest, requestHeaders: [(name: String, value: String)], validation: CachedResponse?,
+        sentAt: Date, body: Data?
+    ) -> TransportResponse {
+        guard let head = response.response.head, let url = urlRequest.url else { return response }
+        let responseHeaders = head.headers.map { (name: $0.name, value: $0.value) }
+        let now = Date()
+        if let validation, response.statusCode == 304 {
+            let updated = cache.notModifiedReceived(
+                validation, url: url, requestHeaders: requestHeaders, responseHeaders: responseHeaders, requestTime: sentAt,
+                responseTime: now)
+            SessionLog.logger.debug("Revalidated the HTTP cache's response", metadata: ["moya.url": "\(LoggedURL.describe(url))"])
+            return Self.transportResponse(for: updated, cacheStatus: .revalidated, now: now)
+        }
+        cache.responseReceived(
+            method: urlRequest.httpMethod ?? "GET", url: url, requestHeaders: requestHeaders, status: response.statusCode,
+            responseHeaders: responseHeaders, body: body, requestTime: sentAt, responseTime: now)
+        return response
+    }
+
+    /// The copy to keep of a streamed response's body, with `head`, for the cache to store once
+    /// the body has ended; `nil` when the cache would not store the response anyway. The copy
+    /// holds at most the smaller of ``HTTPCache/largestStreamedBody`` and
+    /// ``Session/Configuration/maximumResponseBodySize``.
+    ///
+    /// - Parameters:
+    ///   - head:           The response's head.
+    ///   - urlRequest:     The request it answers (this attempt's).
+    ///   - requestHeaders: The request's headers as the cache compares them.
+    func tee(for head: HTTPResponseHead, of urlRequest: URLRequest, requestHeaders: [(name: String, value: String)]) -> StreamCacheTee? {
+        guard let url = urlRequest.url,
+            HTTPCache.storesResponse(
+                method: urlRequest.httpMethod ?? "GET", url: url, status: Int(head.status.code), requestHeaders: requestHeaders,
+                responseHeaders: head.headers.map { (name: $0.name, value: $0.value) })
+        else { return nil }
+        let limit = min(cache.largestStreamedBody, Int(clamping: maximumResponseBodySize ?? .max))
+        return StreamCacheTee(limit: limit, expectedLength: head.expectedBodyLength)
+    }
+
+    /// The request's headers as the session sends them, for the cache's `Vary` matching (which
+    /// always includes `Authorization` and `Cookie`): the session's ``Session/Configuration/headers``,
+    /// then the request's, which replace them, with `authorization` (a challenge's answer) and the
+    /// jar's cookies as ``ClientRequestFactory/make(_:authorization:body:route:socketPath:crossedOrigin:additionalHeaders:)``
+    /// adds them.
+    func requestHeaders(for urlRequest: URLRequest, authorization: String?) -> [(name: String, value: String)] {
+        let own = urlRequest.allHTTPHeaderFields ?? [:]
+        let ownNames = Set(own.keys.map { $0.lowercased() })
+        var headers = configuredHeaders.filter { !ownNames.contains($0.key.lowercased()) }.map { (name: $0.key, value: $0.value) }
+        headers += own.map { (name: $0.key, value: $0.value) }
+        if let authorization {
+            headers.removeAll { $0.name.lowercased() == "authorization" }
+            headers.append((name: "Authorization", value: authorization))
+        }
+        if cookies.jar != nil, urlRequest.httpShouldHandleCookies, let url = urlRequest.url {
+            let existing = headers.first { $0.name.lowercased() == "cookie" }?.value
+            if let cookie = cookies.header(for: url, adding: existing) {
+                headers.removeAll { $0.name.lowercased() == "cookie" }
+                headers.append((name: "Cookie", value: cookie))
+            }
+        }
+        return headers
+    }
+
+    /// A response for `entry`, stored in the cache, with its current `Age`.
+    static func transportResponse(for entry: CachedResponse, cacheStatus: Response.CacheStatus, now: Date = Date()) -> TransportResponse {
+        var headers = NIOHTTP1.HTTPHeaders()
+        for field in entry.headers(now: now) {
+            headers.add(name: field.name, value: field.value)
+        }
+        let head = HTTPResponseHead(version: .http1_1, status: HTTPResponseStatus(statusCode: entry.status), headers: headers)
+        return TransportResponse(response: DeferredHTTPURLResponse(head: head, url: entry.url), data: entry.body, cacheStatus: cacheStatus)
+    }
+}

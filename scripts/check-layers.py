@@ -1,0 +1,105 @@
+#!/usr/bin/env python3
+"""Checks that the folders of Sources/Moya ("rooms") are layered: a file may name the types of
+its own folder and of folders in lower layers only, never of a folder in its own layer or above.
+
+A file "names" a type when the type's name appears in it outside comments and string literals,
+and the type is declared at the top level of exactly one folder (a `struct`, `class`, `enum`,
+`actor`, `protocol` or `typealias`). Extensions do not declare: `extension Session` in a low
+folder would name `Session`, and is caught like any other use.
+
+The order is LAYERS below, lowest first; ARCHITECTURE.md draws the same table. A new folder must
+be added to it. Usage: python3 scripts/check-layers.py [Sources/Moya] [--why]
+Exit status 1 when a folder uses a folder that is not below it, or a folder is not in LAYERS.
+"""
+import os
+import re
+import sys
+
+# Lowest first. Folders in one layer may not use each other.
+LAYERS = [
+    ["(root)", "Sync"],  # building blocks: locks, bounded caches, the version
+    ["Model"],  # the request's vocabulary: targets, endpoints, responses, errors, headers
+    ["Encoding"],  # parameter encodings
+    ["Security", "Cookies", "Streaming", "Plugins", "Bodies"],  # parts a request is made with
+    ["Caching", "Metrics"],  # stages that read the parts above
+    ["Routing"],  # where a request goes: proxies, TLS bridge, clients per route
+    ["Transport"],  # the session and its exchange: the one AsyncHTTPClient adapter
+    ["Interceptors", "Compatibility"],  # what sessions and providers are configured with
+    ["Provider"],  # MoyaProvider and the request's flight
+    ["AsyncAwait"],  # the async face of the provider
+]
+
+DECLARATION = re.compile(
+    r"(?m)^(?:@[\w.]+(?:\([^)]*\))?\s+)*"
+    r"(?:(?:public|package|internal|fileprivate|private|open|final|indirect|nonisolated)\s+)*"
+    r"(?:struct|class|enum|protocol|actor|typealias)\s+([A-Z][A-Za-z0-9_]*)"
+)
+WORD = re.compile(r"\b[A-Z][A-Za-z0-9_]*\b")
+# Names Swift itself declares too: a use of them says nothing about a folder.
+IGNORED = {"Task"}
+
+
+def strip(source):
+    source = re.sub(r"/\*.*?\*/", " ", source, flags=re.S)
+    source = re.sub(r"//[^\n]*", " ", source)
+    source = re.sub(r'"""(.*?)"""', '""', source, flags=re.S)
+    return re.sub(r'"(?:\\.|[^"\\\n])*"', '""', source)
+
+
+def read(root):
+    files = {}
+    for directory, _, names in os.walk(root):
+        for name in names:
+            if not name.endswith(".swift"):
+                continue
+            path = os.path.join(directory, name)
+            relative = os.path.relpath(path, root)
+            folder = relative.split(os.sep)[0] if os.sep in relative else "(root)"
+            if folder.endswith(".docc"):
+                continue
+            with open(path, encoding="utf-8", errors="replace") as file:
+                files[path] = (folder, strip(file.read()))
+    return files
+
+
+def main():
+    arguments = [a for a in sys.argv[1:] if not a.startswith("--")]
+    why = "--why" in sys.argv
+    root = arguments[0] if arguments else "Sources/Moya"
+    files = read(root)
+    rank = {folder: index for index, layer in enumerate(LAYERS) for folder in layer}
+    declared = {}
+    for folder, source in files.values():
+        for match in DECLARATION.finditer(source):
+            declared.setdefault(match.group(1), set()).add(folder)
+    owner = {name: next(iter(folders)) for name, folders in declared.items() if len(folders) == 1 and name not in IGNORED}
+    uses = {}
+    for path, (folder, source) in files.items():
+        for name in set(WORD.findall(source)):
+            other = owner.get(name)
+            if other and other != folder:
+                uses.setdefault((folder, other), set()).add(f"{os.path.relpath(path, root)} names {name}")
+    failures = 0
+    for folder in sorted({folder for folder, _ in files.values()}):
+        if folder not in rank:
+            print(f"layers: the folder {folder} is in no layer of scripts/check-layers.py")
+            failures += 1
+    for (user, used), reasons in sorted(uses.items()):
+        if user in rank and used in rank and rank[used] >= rank[user]:
+            where = "its own layer" if rank[used] == rank[user] else "a layer above it"
+            print(f"layers: {user} uses {used}, which is in {where}:")
+            for reason in sorted(reasons):
+                print(f"    {reason}")
+            failures += 1
+    if why:
+        for (user, used), reasons in sorted(uses.items()):
+            print(f"{user} -> {used}: " + "; ".join(sorted(reasons)[:4]))
+    if failures:
+        print(f"layers: {failures} problem(s); the order is LAYERS in scripts/check-layers.py")
+        return 1
+    print(f"layers: {len(rank)} folders in {len(LAYERS)} layers, every use points down")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
