@@ -10,6 +10,9 @@ folder would name `Session`, and is caught like any other use.
 The order is LAYERS below, lowest first; ARCHITECTURE.md draws the same table. A new folder must
 be added to it. Usage: python3 scripts/check-layers.py [Sources/Moya] [--why]
 Exit status 1 when a folder uses a folder that is not below it, or a folder is not in LAYERS.
+`--self-test` checks the checker on small trees of its own: one that keeps the order, one whose
+low folder names a type of a higher one, one with a folder no layer lists, and one whose use of
+a higher type is only in a comment or a string.
 """
 import os
 import re
@@ -62,10 +65,8 @@ def read(root):
     return files
 
 
-def main():
-    arguments = [a for a in sys.argv[1:] if not a.startswith("--")]
-    why = "--why" in sys.argv
-    root = arguments[0] if arguments else "Sources/Moya"
+def check(root, why=False, quiet=False):
+    """The number of problems in the tree at `root`, printed unless `quiet`."""
     files = read(root)
     rank = {folder: index for index, layer in enumerate(LAYERS) for folder in layer}
     declared = {}
@@ -79,21 +80,61 @@ def main():
             other = owner.get(name)
             if other and other != folder:
                 uses.setdefault((folder, other), set()).add(f"{os.path.relpath(path, root)} names {name}")
+    say = (lambda text: None) if quiet else print
     failures = 0
     for folder in sorted({folder for folder, _ in files.values()}):
         if folder not in rank:
-            print(f"layers: the folder {folder} is in no layer of scripts/check-layers.py")
+            say(f"layers: the folder {folder} is in no layer of scripts/check-layers.py")
             failures += 1
     for (user, used), reasons in sorted(uses.items()):
         if user in rank and used in rank and rank[used] >= rank[user]:
             where = "its own layer" if rank[used] == rank[user] else "a layer above it"
-            print(f"layers: {user} uses {used}, which is in {where}:")
+            say(f"layers: {user} uses {used}, which is in {where}:")
             for reason in sorted(reasons):
-                print(f"    {reason}")
+                say(f"    {reason}")
             failures += 1
     if why:
         for (user, used), reasons in sorted(uses.items()):
-            print(f"{user} -> {used}: " + "; ".join(sorted(reasons)[:4]))
+            say(f"{user} -> {used}: " + "; ".join(sorted(reasons)[:4]))
+    return failures
+
+
+def self_test():
+    import tempfile
+
+    cases = [
+        ("keeps the order", {"Model/A.swift": "struct Alpha {}", "Transport/B.swift": "struct Beta { let a: Alpha }"}, 0),
+        ("a low folder names a higher type", {"Model/A.swift": "struct Alpha { let b: Beta }", "Transport/B.swift": "struct Beta {}"}, 1),
+        ("a folder in no layer", {"Model/A.swift": "struct Alpha {}", "Elsewhere/B.swift": "struct Beta {}"}, 1),
+        (
+            "comments and strings do not count",
+            {"Model/A.swift": 'struct Alpha { // Beta\n let text = "Beta" }', "Transport/B.swift": "struct Beta {}"},
+            0,
+        ),
+    ]
+    failed = 0
+    for name, tree, expected in cases:
+        with tempfile.TemporaryDirectory() as root:
+            for path, text in tree.items():
+                os.makedirs(os.path.join(root, os.path.dirname(path)), exist_ok=True)
+                with open(os.path.join(root, path), "w", encoding="utf-8") as file:
+                    file.write(text)
+            found = check(root, quiet=True)
+        if found != expected:
+            print(f"layers self-test: {name}: {found} problem(s), expected {expected}")
+            failed += 1
+    print(f"layers self-test: {len(cases) - failed} of {len(cases)} cases as expected")
+    return 1 if failed else 0
+
+
+def main():
+    if "--self-test" in sys.argv:
+        return self_test()
+    arguments = [a for a in sys.argv[1:] if not a.startswith("--")]
+    why = "--why" in sys.argv
+    root = arguments[0] if arguments else "Sources/Moya"
+    failures = check(root, why=why)
+    rank = {folder: index for index, layer in enumerate(LAYERS) for folder in layer}
     if failures:
         print(f"layers: {failures} problem(s); the order is LAYERS in scripts/check-layers.py")
         return 1
