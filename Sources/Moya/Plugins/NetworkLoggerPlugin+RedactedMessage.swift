@@ -39,6 +39,9 @@ extension NetworkLoggerPlugin.Configuration.Redaction {
     /// Hides secrets in a request or a response by these rules, the ones
     /// ``NetworkLoggerPlugin`` hides them by in its entries, and tells what was hidden.
     ///
+    /// One thing goes further than the log: hidden `name=value` pairs are also hidden in the
+    /// values of header fields that are not hidden as a whole (``RedactedMessage/headers``).
+    ///
     /// Use it to keep secrets out of what you store or send elsewhere: recorded exchanges, a
     /// crash report, an analytics event. Pass the parts you have; the others stay `nil` or
     /// empty in the result. A redaction that hides nothing (``disabled``) returns the parts as
