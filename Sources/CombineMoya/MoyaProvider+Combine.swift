@@ -57,11 +57,14 @@ extension MoyaProvider {
     /// - Returns: A publisher of progress events.
     public func requestWithProgressPublisher(_ target: Target, callbackQueue: DispatchQueue? = nil) -> AnyPublisher<ProgressResponse, MoyaError> {
         MoyaPublisher<ProgressResponse> { send, finish in
-            let latest = LatestProgress()
+            // The latest snapshot, for the event that carries the response. The lock: a
+            // concurrent callback queue may run the progress block and the completion at once.
+            let lock = NSLock()
+            var latest: Progress?
             // The provider's own completed event is held back: the completion brings the
             // response after the plugins' `process`, and that is the one published.
             let progress: ProgressBlock = { event in
-                latest.update(event.progressObject)
+                if let snapshot = event.progressObject { lock.withLock { latest = snapshot } }
                 if !event.completed {
                     send(event)
                 }
@@ -69,7 +72,7 @@ extension MoyaProvider {
             return self.request(target, callbackQueue: callbackQueue, progress: progress) { result in
                 switch result {
                 case .success(let response):
-                    send(ProgressResponse(progress: latest.value, response: response))
+                    send(ProgressResponse(progress: lock.withLock { latest }, response: response))
                     finish(.finished)
                 case .failure(let error):
                     finish(.failure(error))

@@ -18,17 +18,11 @@ struct OpenAPIURLEncoding: RequestURLEncoding, Sendable {
     /// The URL's query, percent-encoded; `nil` for none.
     let percentEncodedQuery: String?
 
-    func encode(_ urlRequest: any URLRequestConvertible, with parameters: Parameters?) throws -> URLRequest {
-        var request = try urlRequest.asURLRequest()
-        guard let url = request.url else { return request }
-        request.url = try requestURL(for: url)
-        return request
-    }
-
     /// The URL made with the operation when `endpointURL` is on the client's server (no endpoint
     /// closure moved it), without taking `endpointURL` apart; otherwise `endpointURL` with the
-    /// operation's path and query.
-    func requestURL(for endpointURL: URL) throws -> URL {
+    /// operation's path and query. The parameters are none: the generated client encoded them
+    /// into the path and query already.
+    func requestURL(for endpointURL: URL, with parameters: Parameters?) throws -> URL {
         if Self.isOnServer(endpointURL.absoluteString, base: baseURL.absoluteString) {
             return resolvedURL
         }

@@ -75,11 +75,14 @@ extension Reactive where Base: MoyaProviderType {
         return SignalProducer { observer, lifetime in
             let run = ProducerRun(observer: observer, lifetime: lifetime)
             guard !run.isInterrupted else { return }
-            let latest = LatestProgress()
+            // The latest snapshot, for the event that carries the response. The lock: a
+            // concurrent callback queue may run the progress block and the completion at once.
+            let lock = NSLock()
+            var latest: Progress?
             // The provider's own completed event is held back: the completion brings the
             // response after the plugins' `process`, and that is the one sent.
             let progress: ProgressBlock = { event in
-                latest.update(event.progressObject)
+                if let snapshot = event.progressObject { lock.withLock { latest = snapshot } }
                 if !event.completed {
                     run.send(event)
                 }
@@ -87,7 +90,7 @@ extension Reactive where Base: MoyaProviderType {
             let cancellable = provider.request(token, callbackQueue: callbackQueue, progress: progress) { result in
                 switch result {
                 case .success(let response):
-                    run.complete(with: ProgressResponse(progress: latest.value, response: response))
+                    run.complete(with: ProgressResponse(progress: lock.withLock { latest }, response: response))
                 case .failure(let error):
                     run.fail(error)
                 }

@@ -76,9 +76,12 @@ extension Reactive where Base: MoyaProviderType {
         let provider = base
         return Observable.create { observer in
             let subscription = RequestDisposable()
-            let latest = LatestProgress()
+            // The latest snapshot, for the event that carries the response. The lock: a
+            // concurrent callback queue may run the progress block and the completion at once.
+            let lock = NSLock()
+            var latest: Progress?
             let progress: ProgressBlock = { event in
-                latest.update(event.progressObject)
+                if let snapshot = event.progressObject { lock.withLock { latest = snapshot } }
                 // The provider's own completed event is left out: the one emitted at the end
                 // carries the response as the completion delivers it, after `process`.
                 guard !event.completed else { return }
@@ -90,7 +93,7 @@ extension Reactive where Base: MoyaProviderType {
                 guard subscription.finish() else { return }
                 switch result {
                 case .success(let response):
-                    observer.onNext(ProgressResponse(progress: latest.value, response: response))
+                    observer.onNext(ProgressResponse(progress: lock.withLock { latest }, response: response))
                     observer.onCompleted()
                 case .failure(let error):
                     observer.onError(error)

@@ -36,9 +36,9 @@ extension Endpoint {
         }
         // An encoding that decides the whole URL (a generated OpenAPI client's) gives it before
         // the request is made, rather than changing the request afterwards.
-        if case .requestParameters(_, let parameterEncoding) = task, let urlEncoding = parameterEncoding as? any RequestURLEncoding {
+        if case .requestParameters(let parameters, let parameterEncoding) = task, let urlEncoding = parameterEncoding as? any RequestURLEncoding {
             do {
-                return makeRequest(url: try urlEncoding.requestURL(for: requestURL))
+                return makeRequest(url: try urlEncoding.requestURL(for: requestURL, with: parameters))
             } catch {
                 throw MoyaError.parameterEncoding(error)
             }

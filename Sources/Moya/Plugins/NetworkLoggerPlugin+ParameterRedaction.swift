@@ -72,20 +72,20 @@ extension NetworkLoggerPlugin.Configuration.Redaction {
 
     /// Decides, for one log entry (or one cassette interaction), whether a parameter's value
     /// is hidden. Made once from ``parameterNames`` (normalized) and used for every name.
-    package struct ParameterMatcher: Sendable {
+    struct ParameterMatcher: Sendable {
         private let names: Set<String>
 
         /// A matcher for `names`, compared in their normalized form.
-        package init(_ names: Set<String>) {
+        init(_ names: Set<String>) {
             self.names = Set(names.map(NetworkLoggerPlugin.Configuration.Redaction.normalizedParameterName))
         }
 
         /// Whether it matches no name at all.
-        package var isEmpty: Bool { names.isEmpty }
+        var isEmpty: Bool { names.isEmpty }
 
         /// Whether the value of the parameter `name` is hidden: its normalized name is one of
         /// the names, or, for a name in brackets such as `user[password]`, its last key is.
-        package func matches<Name: StringProtocol>(_ name: Name) -> Bool {
+        func matches<Name: StringProtocol>(_ name: Name) -> Bool {
             guard !names.isEmpty else { return false }
             if names.contains(NetworkLoggerPlugin.Configuration.Redaction.normalizedParameterName(name)) {
                 return true
@@ -99,7 +99,7 @@ extension NetworkLoggerPlugin.Configuration.Redaction {
     }
 
     /// The matcher of ``parameterNames``.
-    package var parameterMatcher: ParameterMatcher {
+    var parameterMatcher: ParameterMatcher {
         ParameterMatcher(parameterNames)
     }
 
@@ -113,7 +113,7 @@ extension NetworkLoggerPlugin.Configuration.Redaction {
     ///   - matcher: The hidden parameters (``parameterMatcher``).
     ///   - hidden:  Receives the values hidden, as written (percent-encoded).
     /// - Returns: The URL's text, hidden values replaced by ``replacement`` as it is.
-    package func redactingParameters(inURL url: String, matcher: ParameterMatcher, hidden: inout [String]) -> String {
+    func redactingParameters(inURL url: String, matcher: ParameterMatcher, hidden: inout [String]) -> String {
         guard !matcher.isEmpty, let questionMark = url.firstIndex(where: { $0 == "?" || $0 == "#" }) else { return url }
         var result = String(url[..<questionMark])
         var rest = url[questionMark...]
@@ -172,7 +172,7 @@ extension NetworkLoggerPlugin.Configuration.Redaction {
     ///     (escapes and all; values of other kinds are not reported), a form field's value
     ///     (percent-encoded).
     /// - Returns: The body to show; `data` itself when nothing is hidden.
-    package func redactingBody(_ data: Data, contentType: String?, hidden: inout [String]) -> Data {
+    func redactingBody(_ data: Data, contentType: String?, hidden: inout [String]) -> Data {
         let matcher = parameterMatcher
         guard !matcher.isEmpty, !data.isEmpty else { return data }
         let type = contentType?.lowercased() ?? ""
@@ -262,7 +262,7 @@ extension NetworkLoggerPlugin.Configuration.Redaction {
     ///     uses `pairPattern(alsoEndingAt: "")`.
     ///   - hidden:  Receives the values hidden, as written.
     /// - Returns: The text, hidden values replaced.
-    package func redactingPairs(inText text: String, matcher: ParameterMatcher, pattern: NSRegularExpression, hidden: inout [String]) -> String {
+    func redactingPairs(inText text: String, matcher: ParameterMatcher, pattern: NSRegularExpression, hidden: inout [String]) -> String {
         guard !matcher.isEmpty, text.contains("=") else { return text }
         var found: [String] = []
         let result = Self.replacingMatches(of: pattern, in: text) { groups in
@@ -282,7 +282,7 @@ extension NetworkLoggerPlugin.Configuration.Redaction {
     /// - Parameter delimiters: More characters that end a value, written as they stand inside
     ///   a regular expression's bracket expression (`",<>"` for a `Link` header's `<…>`).
     /// - Returns: The pattern.
-    package static func pairPattern(alsoEndingAt delimiters: String) -> NSRegularExpression {
+    static func pairPattern(alsoEndingAt delimiters: String) -> NSRegularExpression {
         regex(#"(^|[?&#;\s"'"# + delimiters + #"])([A-Za-z0-9_.%+\-\[\]]+)=([^&#;\s"'"# + delimiters + #"]*)"#)
     }
 

@@ -109,10 +109,10 @@ extension NetworkLoggerPlugin.Configuration {
 
         // MARK: - Applying it
         //
-        // These functions are `package`, not `public`: MoyaTesting's cassettes hide secrets with
-        // them, so that a cassette file and the log follow one set of rules. The variants taking
-        // `hidden` also report each value they hide, as it was written, for a cassette to look
-        // for it elsewhere in the exchange.
+        // The logger's entries use these functions, and so does the public
+        // `redact(url:headers:body:)`, with which MoyaTesting's cassettes hide secrets: a cassette
+        // file and the log follow one set of rules. The variants taking `hidden` also report each
+        // value they hide, as it was written.
 
         var isDisabled: Bool {
             headerNames.isEmpty && !redactsPasswords && parameterNames.isEmpty
@@ -123,7 +123,7 @@ extension NetworkLoggerPlugin.Configuration {
         }
 
         /// Whether the value of the header `name` is hidden.
-        package func redacts(header name: String) -> Bool {
+        func redacts(header name: String) -> Bool {
             lowercasedHeaderNames.contains(name.lowercased())
         }
 
@@ -143,7 +143,7 @@ extension NetworkLoggerPlugin.Configuration {
         ///   - hidden: Receives what was hidden: the whole value, or the credentials after the
         ///     scheme, without surrounding white space.
         /// - Returns: The value to show.
-        package func value(_ value: String, forHeader name: String, hidden: inout [String]) -> String {
+        func value(_ value: String, forHeader name: String, hidden: inout [String]) -> String {
             guard redacts(header: name) else { return value }
             let lowercasedName = name.lowercased()
             if lowercasedName == "authorization" || lowercasedName == "proxy-authorization",
@@ -183,7 +183,7 @@ extension NetworkLoggerPlugin.Configuration {
         ///   - url:    The URL.
         ///   - hidden: Receives the password, percent-encoded as the URL writes it.
         /// - Returns: The URL's text.
-        package func redactingPassword(in url: URL, hidden: inout [String]) -> String {
+        func redactingPassword(in url: URL, hidden: inout [String]) -> String {
             guard redactsPasswords, url.password != nil,
                 var components = URLComponents(url: url, resolvingAgainstBaseURL: false)
             else {

@@ -20,6 +20,11 @@ import Foundation
 /// The producer calls ``append(_:)`` and obeys its answer, or, more simply, ``send(_:)`` (an
 /// async producer that can wait) or ``put(_:)`` (one that cannot, for a buffer that never
 /// pauses). Continuations, callbacks and the receiver run after the lock is released.
+///
+/// `package`: CombineMoya's subscriptions are consumers of the receiver kind. Only what they
+/// call is `package` (the initializer, ``setStart(_:)``, ``setStopHandler(_:)``,
+/// ``setReceiver(receive:complete:)``, ``request(_:)``, ``consumerStopped()``, and the
+/// producer's ``put(_:)``, ``send(_:)`` and ``finish(_:)``); the rest is internal.
 package final class BoundedBuffer<Element: Sendable>: Sendable {
     /// What happens when the elements kept weigh more than the limit.
     package enum Overflow: Sendable {
@@ -32,7 +37,7 @@ package final class BoundedBuffer<Element: Sendable>: Sendable {
     }
 
     /// What the producer does after appending an element.
-    package enum AppendResult: Sendable {
+    enum AppendResult: Sendable {
         /// Go on.
         case more
         /// Go on, and call ``BoundedBuffer/wakeConsumer()`` soon: the consumer waits. A producer
@@ -137,11 +142,11 @@ package final class BoundedBuffer<Element: Sendable>: Sendable {
     }
 
     /// Above this weight the ``overflow`` rule applies.
-    package let limit: Int
+    let limit: Int
     /// At or below this weight a paused producer goes on: half the limit.
-    package let resumeLevel: Int
+    let resumeLevel: Int
     /// What happens above the limit.
-    package let overflow: Overflow
+    let overflow: Overflow
     private let weigh: @Sendable (Element) -> Int
     private let state = Protected(State())
 
@@ -176,7 +181,7 @@ package final class BoundedBuffer<Element: Sendable>: Sendable {
     }
 
     /// Whether the consumer stopped.
-    package var isStopped: Bool {
+    var isStopped: Bool {
         state.withLock { $0.isStopped }
     }
 
@@ -200,7 +205,7 @@ package final class BoundedBuffer<Element: Sendable>: Sendable {
     }
 
     /// Keeps `element` for the consumer, and says what the producer does next.
-    package func append(_ element: Element) -> AppendResult {
+    func append(_ element: Element) -> AppendResult {
         let weight = weigh(element)
         if weight == 0 { return .more }
         let step: AppendStep = state.withLock { state in
@@ -291,7 +296,7 @@ package final class BoundedBuffer<Element: Sendable>: Sendable {
 
     /// Hands the waiting consumer the next element: after ``append(_:)`` answered
     /// ``AppendResult/moreAndWake``, once the producer's burst of elements is in.
-    package func wakeConsumer() {
+    func wakeConsumer() {
         let (waiter, element, producer, isReceiving) = state.withLock {
             state -> (Waiter?, Element?, (@Sendable () -> Void)?, Bool) in
             state.isWakeScheduled = false
@@ -308,7 +313,7 @@ package final class BoundedBuffer<Element: Sendable>: Sendable {
 
     /// Calls `resume` once the consumer has taken the buffer down to ``resumeLevel``, or has
     /// stopped, or the buffer has ended: after ``append(_:)`` answered ``AppendResult/pause``.
-    package func waitForDemand(_ resume: @escaping @Sendable () -> Void) {
+    func waitForDemand(_ resume: @escaping @Sendable () -> Void) {
         let resumeNow: Bool = state.withLock { state in
             if state.isDemandSignalled || state.isStopped || state.end != nil || !state.isProducerPaused {
                 state.isDemandSignalled = false
@@ -351,7 +356,7 @@ package final class BoundedBuffer<Element: Sendable>: Sendable {
 
     /// Takes the elements for one consumer: `false` when another has them already. (A buffer
     /// whose consumer starts the producer uses it to start it once.)
-    package func claim() -> Bool {
+    func claim() -> Bool {
         state.withLock { state in
             defer { state.isClaimed = true }
             return !state.isClaimed
@@ -363,7 +368,7 @@ package final class BoundedBuffer<Element: Sendable>: Sendable {
     /// producer (``setStart(_:)``). Cancelling the calling task stops the buffer
     /// (``consumerStopped()``) and returns ``MoyaError/requestCancelled``; a task cancelled
     /// before the first call never starts the producer.
-    package func next() async -> Result<Element?, MoyaError> {
+    func next() async -> Result<Element?, MoyaError> {
         if _Concurrency.Task.isCancelled {
             consumerStopped()
             let result = state.withLock { Self.take(&$0, resumeLevel: resumeLevel) }

@@ -6,23 +6,21 @@ import FoundationNetworking
 #endif
 
 /// Hides secrets in what a cassette stores, with the rules `NetworkLoggerPlugin` hides them by
-/// in its log: the same `NetworkLoggerPlugin.Configuration.Redaction`, applied by the same
-/// (package-visible) functions of Moya, so that a cassette file and a log never disagree:
+/// in its log: the same `NetworkLoggerPlugin.Configuration.Redaction`, applied by its
+/// `redact(url:headers:body:)`, so that a cassette file and a log never disagree:
 ///
 /// - the values of its `headerNames` (any case) become the replacement, keeping the scheme of
-///   an `Authorization` or `Proxy-Authorization` header (`Bearer ***`);
+///   an `Authorization` or `Proxy-Authorization` header (`Bearer ***`), and hidden `name=value`
+///   pairs in the values of the other headers too (a `Location` with a token in its query);
 /// - with `redactsPasswords`, the password of a URL (`user:***@`);
-/// - the values of parameters named in `parameterNames` in a URL's query and fragment, in
-///   `application/x-www-form-urlencoded` bodies and in JSON bodies (members at any depth, and
-///   `name=value` pairs inside string values; a body that is not quite JSON as free text).
+/// - the values of parameters named in `parameterNames` in a URL's query and fragment (the
+///   replacement percent-encoded, so that the recorded URL stays a URL that ``CassetteMatching``
+///   can take apart), in `application/x-www-form-urlencoded` bodies and in JSON bodies (members
+///   at any depth, and `name=value` pairs inside string values; a body that is not quite JSON
+///   as free text).
 ///
 /// What the log does not need and a cassette does is done here:
 ///
-/// - `name=value` pairs are hidden in the values of the other headers too (a `Location` with a
-///   token in its query), a value also ending at `,`, `<` or `>` (a `Link` header's
-///   `<…?access_token=…>; rel="next"` keeps its `>`);
-/// - in a URL's query the replacement is percent-encoded, so that the recorded URL stays a URL
-///   that ``CassetteMatching`` can take apart;
 /// - every secret value found by the rules (a bearer token, a query token, a cookie and each of
 ///   its values, a JSON password; six characters or more, also percent-decoded) is replaced
 ///   wherever else it occurs: in the URL's path, in other headers, in the request's body and in
@@ -38,20 +36,12 @@ struct CassetteRedactor: Sendable {
     /// their text occurs (`pin=42` would otherwise hide every `42`).
     static let minimumScrubbedLength = 6
 
-    /// A `name=value` pair in a header value: its value also ends at `,` (a list), `<` or `>`
-    /// (a `Link` header's `<…>`).
-    private static let headerValuePair = NetworkLoggerPlugin.Configuration.Redaction.pairPattern(alsoEndingAt: ",<>")
-
-    private let matcher: NetworkLoggerPlugin.Configuration.Redaction.ParameterMatcher
-    /// The rules with the replacement percent-encoded, for a URL's query.
-    private let inURL: NetworkLoggerPlugin.Configuration.Redaction
+    /// What a secret found elsewhere in a URL is replaced by: the replacement, percent-encoded.
+    private let urlReplacement: String
 
     init(_ redaction: NetworkLoggerPlugin.Configuration.Redaction) {
         self.redaction = redaction
-        self.matcher = redaction.parameterMatcher
-        var inURL = redaction
-        inURL.replacement = Self.urlEscaped(redaction.replacement)
-        self.inURL = inURL
+        self.urlReplacement = Self.urlEscaped(redaction.replacement)
     }
 
     // MARK: - Exchanges
@@ -59,17 +49,17 @@ struct CassetteRedactor: Sendable {
     /// The interaction to store for `request` and `response`, secrets hidden.
     func interaction(request urlRequest: URLRequest, response: Moya.Response, recordedAt date: Date?) -> CassetteInteraction {
         let (request, requestSecrets) = self.request(urlRequest)
-        var secrets = requestSecrets
-        var headers: [String: String] = [:]
+        var fields: [String: String] = [:]
         for (key, value) in response.response?.allHeaderFields ?? [:] {
             guard let name = key as? String else { continue }
-            headers[name] = "\(value)"
+            fields[name] = "\(value)"
         }
-        headers = self.headers(headers, secrets: &secrets)
         let original = response.data
-        var body = self.redaction.redactingBody(original, contentType: Self.value(of: "Content-Type", in: headers), hidden: &secrets)
-        headers = headers.mapValues { Self.scrub($0, secrets: secrets, replacement: self.redaction.replacement) }
-        body = Self.scrub(body, secrets: secrets, replacement: self.redaction.replacement)
+        let redacted = self.redaction.redact(headers: fields, body: original)
+        let secrets = requestSecrets + redacted.hiddenValues
+        let replacement = self.redaction.replacement
+        var headers = redacted.headers.mapValues { Self.scrub($0, secrets: secrets, replacement: replacement) }
+        let body = Self.scrub(redacted.body ?? original, secrets: secrets, replacement: replacement)
         // A hidden body is shorter or longer: keep the length the head announces true.
         if body != original, let name = headers.keys.first(where: { $0.lowercased() == "content-length" }) {
             headers[name] = String(body.count)
@@ -83,54 +73,17 @@ struct CassetteRedactor: Sendable {
 
     /// `urlRequest` as a cassette stores it, secrets hidden, and the secrets found in it.
     func request(_ urlRequest: URLRequest) -> (CassetteInteraction.Request, secrets: [String]) {
-        var secrets: [String] = []
-        let headers = self.headers(urlRequest.allHTTPHeaderFields ?? [:], secrets: &secrets)
-        var url = urlRequest.url.map { self.url($0, secrets: &secrets) } ?? ""
-        let contentType = Self.value(of: "Content-Type", in: headers)
-        var body = self.redaction.redactingBody(urlRequest.httpBody ?? Data(), contentType: contentType, hidden: &secrets)
+        let redacted = self.redaction.redact(url: urlRequest.url, headers: urlRequest.allHTTPHeaderFields ?? [:], body: urlRequest.httpBody)
+        let secrets = redacted.hiddenValues
         let replacement = self.redaction.replacement
-        url = Self.scrub(url, secrets: secrets, replacement: self.inURL.replacement)
-        body = Self.scrub(body, secrets: secrets, replacement: replacement)
+        let body = Self.scrub(redacted.body ?? Data(), secrets: secrets, replacement: replacement)
         let request = CassetteInteraction.Request(
             method: (urlRequest.httpMethod ?? "GET").uppercased(),
-            url: url,
-            headers: headers.mapValues { Self.scrub($0, secrets: secrets, replacement: replacement) },
+            url: Self.scrub(redacted.url ?? "", secrets: secrets, replacement: self.urlReplacement),
+            headers: redacted.headers.mapValues { Self.scrub($0, secrets: secrets, replacement: replacement) },
             body: body.isEmpty ? nil : CassetteBody(body)
         )
         return (request, secrets)
-    }
-
-    // MARK: - Parts
-
-    /// `headers` with the values of hidden headers replaced, and hidden pairs in the others.
-    /// The values hidden go to `secrets`, with the value of each cookie (a cookie can come back
-    /// in a body).
-    func headers(_ headers: [String: String], secrets: inout [String]) -> [String: String] {
-        var result: [String: String] = [:]
-        for (name, value) in headers {
-            guard self.redaction.redacts(header: name) else {
-                result[name] = self.redaction.redactingPairs(inText: value, matcher: self.matcher, pattern: Self.headerValuePair, hidden: &secrets)
-                continue
-            }
-            result[name] = self.redaction.value(value, forHeader: name, hidden: &secrets)
-            // A `Cookie` holds cookies; a `Set-Cookie` one cookie, then its attributes.
-            let lowercased = name.lowercased()
-            if lowercased == "cookie" || lowercased == "set-cookie" {
-                let pairs = value.split(separator: ";")
-                for pair in lowercased == "cookie" ? pairs : Array(pairs.prefix(1)) {
-                    if let equals = pair.firstIndex(of: "=") {
-                        secrets.append(String(pair[pair.index(after: equals)...]))
-                    }
-                }
-            }
-        }
-        return result
-    }
-
-    /// The text of `url` with its password and hidden parameters (query and fragment) hidden.
-    func url(_ url: URL, secrets: inout [String]) -> String {
-        let text = self.redaction.redactingPassword(in: url, hidden: &secrets)
-        return self.inURL.redactingParameters(inURL: text, matcher: self.matcher, hidden: &secrets)
     }
 
     // MARK: - Helpers
@@ -188,7 +141,8 @@ struct CassetteRedactor: Sendable {
         return variants.filter { $0.count >= Self.minimumScrubbedLength }.sorted { ($0.count, $0) > ($1.count, $1) }
     }
 
-    /// The replacement as it can stand in a URL.
+    /// The replacement as it can stand in a URL, percent-encoded as `redact(url:headers:body:)`
+    /// writes it in a query.
     static func urlEscaped(_ text: String) -> String {
         var allowed = CharacterSet.urlQueryAllowed
         allowed.remove(charactersIn: "&=+#?")
