@@ -1,0 +1,127 @@
+import Foundation
+import MoyaTestServer
+import Testing
+
+@testable import Moya
+
+/// A stream is full duplex: a server may answer, and end its answer, while the request's body is
+/// still being sent. The answer's end reaches the consumer at once, whether it arrives in a read
+/// of its own or with the body's last part; the body goes on (or stops) after it, and the
+/// connection is then kept (the body ended) or closed (it failed). The session has one connection
+/// per host, so a connection lost to its pool makes the next requests wait, and fail within the
+/// session's request timeout.
+@Suite("A stream whose answer ends while its body is still open: the end at once, the body after it")
+struct FullDuplexStreamTests {
+    let server: TestServer
+    let session = Session(configuration: .init(timeoutIntervalForRequest: 5, timeoutIntervalForWrite: 1, maximumConnectionsPerHost: 1))
+    let provider: MoyaProvider<Remote>
+
+    /// How long the answer's end may take to reach the consumer (the server ends it 100 ms after
+    /// the head): much less than the time a test waits for something that never comes.
+    static let endLimit: Duration = .seconds(5)
+
+    init() async throws {
+        server = try await TestServer.start()
+        provider = MoyaProvider<Remote>(session: session)
+    }
+
+    /// A POST to the route that answers, and ends its answer, while the body is still arriving:
+    /// its end `apart` (in a read of its own) or `with-last` (with the body's last part).
+    func answerEndsFirst(_ end: String) -> Remote {
+        Remote(
+            server.baseURL, "/answer-ends-first", method: .post,
+            task: .requestParameters(parameters: ["end": end], encoding: URLEncoding.queryString))
+    }
+
+    /// A body that has sent its first kilobyte and stays open until `producer` finishes it.
+    func openBody() -> (body: RequestBodyStream, producer: AsyncStream<Data>.Continuation) {
+        let (body, producer) = AsyncStream<Data>.makeStream()
+        producer.yield(Data(repeating: UInt8(ascii: "a"), count: 1024))
+        return (RequestBodyStream(body), producer)
+    }
+
+    /// Streams `target` with `body` and reads the whole answer; `ended` fires once the consumer
+    /// has seen the answer's end.
+    func readAnswer(_ target: Remote, body: RequestBodyStream, ended: Signal) -> _Concurrency.Task<String, any Error> {
+        _Concurrency.Task { [provider] in
+            let response = try await provider.stream(target, body: body)
+            #expect(response.statusCode == 200)
+            var received = Data()
+            for try await part in response.body { received += part }
+            ended.fire()
+            return String(decoding: received, as: UTF8.self)
+        }
+    }
+
+    /// Three streamed GETs, each of which needs the one connection of the session's stream pool;
+    /// then the session and the server end. Returns how many connections the server accepted
+    /// before the session ended.
+    func nextStreamsGoThrough() async throws -> Int {
+        for _ in 0..<3 {
+            let next = try await provider.stream(Remote(server.baseURL, "/echo"))
+            #expect(next.statusCode == 200)
+            for try await _ in next.body {}
+        }
+        let connections = server.acceptedConnections
+        try await session.shutdown()
+        await server.shutdown()
+        return connections
+    }
+
+    @Test(
+        "The answer's end reaches the consumer while the body is open; the body then ends and the connection serves the next streams",
+        .timeLimit(.minutes(1)), arguments: ["apart", "with-last"])
+    func endAtOnce(end: String) async throws {
+        let (body, producer) = openBody()
+        let ended = Signal()
+        let reader = readAnswer(answerEndsFirst(end), body: body, ended: ended)
+        let endedInTime = await ended.wait(timeout: Self.endLimit)
+        #expect(endedInTime, "the answer's end did not reach the consumer while the body was open")
+        // The body goes on after the answer, then ends: the server reads all of it.
+        producer.yield(Data(repeating: UInt8(ascii: "b"), count: 64 * 1024))
+        producer.finish()
+        #expect(try await reader.value == "early")
+        let recorded = try await server.waitForRequests(count: 1, timeout: Self.endLimit)
+        #expect(recorded.first?.bodyLength == 1024 + 64 * 1024)
+        // The connection was kept: the next streams go through on it.
+        #expect(try await nextStreamsGoThrough() == 1)
+    }
+
+    @Test(
+        "A body that ends once the consumer has seen the answer's end (interleaved) ends; the connection is kept",
+        .timeLimit(.minutes(1)), arguments: ["apart", "with-last"])
+    func interleaved(end: String) async throws {
+        let (body, producer) = openBody()
+        let ended = Signal()
+        // The body's producer waits for the answer's end, then says goodbye and ends the body.
+        let sender = _Concurrency.Task {
+            let answered = await ended.wait(timeout: Self.endLimit)
+            producer.yield(Data("bye".utf8))
+            producer.finish()
+            return answered
+        }
+        let reader = readAnswer(answerEndsFirst(end), body: body, ended: ended)
+        #expect(await sender.value, "the answer's end did not reach the consumer before the body ended")
+        #expect(try await reader.value == "early")
+        let recorded = try await server.waitForRequests(count: 1, timeout: Self.endLimit)
+        #expect(recorded.first?.bodyLength == 1024 + 3)
+        #expect(try await nextStreamsGoThrough() == 1)
+    }
+
+    @Test(
+        "A body that fails after the answer's end leaves the answer whole; its connection closes, and the next streams get another",
+        .timeLimit(.minutes(1)), arguments: ["apart", "with-last"])
+    func bodyFailsAfterTheAnswer(end: String) async throws {
+        struct ProducerGaveUp: Error {}
+        let (chunks, producer) = AsyncThrowingStream<Data, any Error>.makeStream()
+        producer.yield(Data(repeating: UInt8(ascii: "a"), count: 1024))
+        let ended = Signal()
+        let reader = readAnswer(answerEndsFirst(end), body: RequestBodyStream(chunks), ended: ended)
+        #expect(await ended.wait(timeout: Self.endLimit), "the answer's end did not reach the consumer while the body was open")
+        producer.finish(throwing: ProducerGaveUp())
+        #expect(try await reader.value == "early")
+        // The request never ended on the connection: it is closed, and the next streams open
+        // another.
+        #expect(try await nextStreamsGoThrough() == 2)
+    }
+}
