@@ -436,6 +436,11 @@ final class TransportExchange: HTTPClientResponseDelegate, @unchecked Sendable {
             notStarted(context)
             return
         }
+        // A stream whose body is streamed too is full duplex (`TransportExchange+Duplex.swift`).
+        if case .stream(let sink) = destination, let streamer = context.streamer {
+            executeDuplex(clientRequest, sink: sink, streamer: streamer, context: context, client: client, pending: pending)
+            return
+        }
         let task = client.execute(request: clientRequest, delegate: self, eventLoop: preference, deadline: deadline)
         // The owner stops the task itself when the request ended meanwhile.
         let isWanted: Bool
