@@ -124,4 +124,92 @@ struct FullDuplexStreamTests {
         // another.
         #expect(try await nextStreamsGoThrough() == 2)
     }
+
+    /// A body that has sent its first part, stays open until `producer` finishes it, and fires
+    /// `released` once the upload has let go of it (finished or stopped).
+    func watchedBody(first: Data) -> (body: RequestBodyStream, producer: AsyncStream<Data>.Continuation, released: Signal) {
+        let (chunks, producer) = AsyncStream<Data>.makeStream()
+        let released = Signal()
+        producer.yield(first)
+        return (RequestBodyStream(WatchedChunks(chunks: chunks, released: released)), producer, released)
+    }
+
+    @Test(
+        "A consumer that stops while the answer streams, the body still open, ends the request: the upload stops, the connection closes",
+        .timeLimit(.minutes(1)))
+    func consumerStops() async throws {
+        let (body, producer, released) = watchedBody(first: Data("ping".utf8))
+        defer { producer.finish() }
+        // `/echo-parts` answers at once and echoes each part; its answer ends with the body.
+        let response = try await provider.stream(Remote(server.baseURL, "/echo-parts", method: .post), body: body)
+        var parts = response.body.makeAsyncIterator()
+        #expect(try await parts.next() == Data("ping".utf8))
+        response.cancel()
+        #expect(await released.wait(timeout: Self.endLimit), "the upload went on after the consumer stopped")
+        #expect(try await nextStreamsGoThrough() == 2)
+    }
+
+    @Test("A server silent after its answer began times the stream out at its idle timeout, the body still open", .timeLimit(.minutes(1)))
+    func idleTimeout() async throws {
+        let (body, producer, released) = watchedBody(first: Data("ping".utf8))
+        defer { producer.finish() }
+        var options = StreamOptions()
+        options.idleTimeout = 0.3
+        let response = try await provider.stream(Remote(server.baseURL, "/echo-parts", method: .post), body: body, options: options)
+        do {
+            for try await _ in response.body {}
+            Issue.record("the stream did not time out")
+        } catch {
+            #expect((error.underlyingError as? URLError)?.code == .timedOut, "\(error)")
+        }
+        #expect(await released.wait(timeout: Self.endLimit), "the upload went on after the timeout")
+        #expect(try await nextStreamsGoThrough() == 2)
+    }
+
+    @Test(
+        "An error status that ends while the body is open fails the stream with its body; the upload stops, the connection closes",
+        .timeLimit(.minutes(1)), arguments: ["apart", "with-last"])
+    func errorStatus(end: String) async throws {
+        let (body, producer, released) = watchedBody(first: Data(repeating: UInt8(ascii: "a"), count: 1024))
+        defer { producer.finish() }
+        let target = Remote(
+            server.baseURL, "/answer-ends-first", method: .post,
+            task: .requestParameters(parameters: ["end": end, "status": 413], encoding: URLEncoding.queryString), validationType: .successCodes)
+        do {
+            _ = try await provider.stream(target, body: body)
+            Issue.record("the stream did not fail")
+        } catch {
+            #expect(error.response?.statusCode == 413, "\(error)")
+            #expect(error.response.map { String(decoding: $0.data, as: UTF8.self) } == "early")
+        }
+        #expect(await released.wait(timeout: Self.endLimit), "the upload went on after the error")
+        #expect(try await nextStreamsGoThrough() == 2)
+    }
+}
+
+/// The chunks of an `AsyncStream`, with `released` fired when the iterator that reads them goes:
+/// the upload has let go of the body.
+struct WatchedChunks: AsyncSequence, Sendable {
+    let chunks: AsyncStream<Data>
+    let released: Signal
+
+    /// Fires `released` when the iterator that holds it goes.
+    final class Release: Sendable {
+        let released: Signal
+        init(_ released: Signal) { self.released = released }
+        deinit { released.fire() }
+    }
+
+    struct AsyncIterator: AsyncIteratorProtocol {
+        var base: AsyncStream<Data>.Iterator
+        let release: Release
+
+        mutating func next() async -> Data? {
+            await base.next()
+        }
+    }
+
+    func makeAsyncIterator() -> AsyncIterator {
+        AsyncIterator(base: chunks.makeAsyncIterator(), release: Release(released))
+    }
 }
