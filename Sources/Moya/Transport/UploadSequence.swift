@@ -76,10 +76,13 @@ final class UploadSequence: AsyncSequence, Sendable {
         AsyncIterator(sequence: self)
     }
 
-    /// Hands no more parts to AsyncHTTPClient: the answer ends the request without the rest of
-    /// the body (a status of 300 or more, whose connection AsyncHTTPClient closes), and a part
-    /// handed over now would leave AsyncHTTPClient's writer waiting for ever for a connection
-    /// that takes no more. The body's end, or its failure, still reaches it.
+    /// Hands no more parts to AsyncHTTPClient, whose answer has a status of 300 or more: it sends
+    /// no more of the body then, and closes the connection once the answer has ended. A part
+    /// handed over now would leave its writer waiting for ever for the connection to take more
+    /// (AsyncHTTPClient 1.37's `Transaction` ends that wait only when the connection becomes
+    /// writable again or the request fails, and neither comes once the answer has ended); one
+    /// handed over between AsyncHTTPClient's pause and this call is left so. The upload's end,
+    /// or its failure, still reaches AsyncHTTPClient.
     func holdParts() {
         state.withLock { $0.holds = true }
     }
