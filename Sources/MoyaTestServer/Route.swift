@@ -7,6 +7,7 @@ enum Route: Sendable, Equatable {
     case upload
     case echoParts
     case answerAtOnce
+    case answerEndsFirst
     case multipart
     case redirect(remaining: Int?)
     case redirectTo
@@ -47,6 +48,7 @@ enum Route: Sendable, Equatable {
         case ("upload", 1): self = .upload
         case ("echo-parts", 1): self = .echoParts
         case ("answer-at-once", 1): self = .answerAtOnce
+        case ("answer-ends-first", 1): self = .answerEndsFirst
         case ("multipart", 1): self = .multipart
         case ("redirect", 2): self = .redirect(remaining: number(1))
         case ("redirect-to", 1): self = .redirectTo

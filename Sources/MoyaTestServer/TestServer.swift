@@ -24,6 +24,12 @@ import MoyaTesting
 /// - `/answer-at-once[?stop_reading=true]`: `200` with the body `early`, whole, as soon as the
 ///   request's head arrives; the request's body is then read to its end and thrown away (a
 ///   server that decided from the head alone), or with `stop_reading=true` not read at all.
+/// - `/answer-ends-first[?end=apart|with-last&status=200]`: `200` (or `status`), chunked, whose
+///   body `early` and end are written while the request's body is still arriving: with
+///   `end=apart` (the default) the head and `early` at once and the end 100 ms later in a write
+///   of its own, with `end=with-last` the head at once and `early` with the end in one write
+///   100 ms later. The request's body is then read to its end, and the request recorded with
+///   its length then.
 /// - `/multipart`: parses `multipart/form-data`.
 /// - `/redirect/<n>`, `/redirect-to?url=...&status=302`, `/redirect-loop`.
 /// - `/gzip`, `/deflate`: compressed JSON.

@@ -22,7 +22,7 @@ extension TestServerHandler {
             }
         case .bytes(let count):
             self.startByteStream(count: count, target: target, head: head, context: context)
-        case .upload, .echoParts, .answerAtOnce:
+        case .upload, .echoParts, .answerAtOnce, .answerEndsFirst:
             // Uploads and echoed parts are streamed and never reach this point.
             self.send(.notFound, for: head, context: context)
         case .multipart:

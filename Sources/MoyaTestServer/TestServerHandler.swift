@@ -50,6 +50,9 @@ final class TestServerHandler: ChannelInboundHandler, RemovableChannelHandler {
         case uploading(StreamingUpload)
         /// `/echo-parts`: each body part is written back as it arrives.
         case echoingParts(head: HTTPRequestHead, target: RequestTarget, length: Int)
+        /// `/answer-ends-first`: the body is counted, after the response; the request is recorded at
+        /// its end.
+        case countingAfterAnswer(head: HTTPRequestHead, target: RequestTarget, length: Int)
         /// The connection is being torn down on purpose (`/drop`, `/malformed`); ignore input.
         case discarding
     }
@@ -103,6 +106,8 @@ final class TestServerHandler: ChannelInboundHandler, RemovableChannelHandler {
                 upload.length += buffer.readableBytes
                 buffer.withUnsafeReadableBytes { upload.hasher.update(bufferPointer: $0) }
                 self.requestState = .uploading(upload)
+            case .countingAfterAnswer(let head, let target, let length):
+                self.requestState = .countingAfterAnswer(head: head, target: target, length: length + buffer.readableBytes)
             case .echoingParts(let head, let target, let length):
                 self.requestState = .echoingParts(head: head, target: target, length: length + buffer.readableBytes)
                 if self.isActive {
@@ -137,6 +142,9 @@ final class TestServerHandler: ChannelInboundHandler, RemovableChannelHandler {
                     "transferEncoding": TestResponse.nullable(headers.first(name: "transfer-encoding")),
                 ]
                 self.send(.json(body), for: upload.head, context: context)
+            case .countingAfterAnswer(let head, let target, let length):
+                self.requestState = .idle
+                self.record(head: head, target: target, bodyLength: length)
             case .echoingParts(let head, let target, let length):
                 self.requestState = .idle
                 self.record(head: head, target: target, bodyLength: length)
@@ -215,6 +223,10 @@ final class TestServerHandler: ChannelInboundHandler, RemovableChannelHandler {
             if target.value("stop_reading") == "true" {
                 context.channel.setOption(ChannelOptions.autoRead, value: false).whenComplete { _ in }
             }
+            return
+        case .answerEndsFirst:
+            self.requestState = .countingAfterAnswer(head: head, target: target, length: 0)
+            self.answerEndingFirst(head, target: target, context: context)
             return
         case .stopReading:
             // Reads nothing more from the connection and never answers: once the socket buffers

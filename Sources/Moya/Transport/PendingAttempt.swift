@@ -12,7 +12,7 @@ import NIOCore
 final class PendingAttempt: TransportAttempt, @unchecked Sendable {
     /// The loop the attempt starts on.
     let loop: any EventLoop
-    private var task: HTTPClient.Task<TransportResponse>?
+    private var task: (any TransportAttempt)?
     private var cancelled = false
 
     init(loop: any EventLoop) {
@@ -26,7 +26,7 @@ final class PendingAttempt: TransportAttempt, @unchecked Sendable {
     }
 
     /// The attempt's task was made: a later cancel stops it. Call on ``loop``.
-    func started(_ task: HTTPClient.Task<TransportResponse>) {
+    func started(_ task: any TransportAttempt) {
         loop.preconditionInEventLoop()
         self.task = task
     }

@@ -74,6 +74,12 @@ public final class Session: Sendable {
         clientConfiguration.http2ConnectionDebugInitializer = { channel in
             HTTP2SilentConnectionHandler.install(on: channel, silenceLimit: silenceLimit)
         }
+        // A connection (an HTTP/2 stream) that takes nothing more of an upload for longer than an
+        // upload waits is closed (`WriteStallHandler`): a full-duplex stream's request could not
+        // be stopped otherwise once its answer has ended.
+        let stallLimit = TimeAmount.interval(configuration.timeoutIntervalForWrite ?? configuration.timeoutIntervalForRequest) + .seconds(1)
+        clientConfiguration.http1_1ConnectionDebugInitializer = { WriteStallHandler.install(on: $0, limit: stallLimit) }
+        clientConfiguration.http2StreamChannelDebugInitializer = { WriteStallHandler.install(on: $0, limit: stallLimit) }
         self.parts = ExchangeParts(configuration: configuration, isShared: isShared, clientConfiguration: clientConfiguration, baseTLS: baseTLS)
     }
 

@@ -26,7 +26,7 @@ enum TransportError {
             if connectionError.dnsAError != nil, connectionError.dnsAAAAError != nil, connectionError.connectionErrors.isEmpty {
                 return urlError(.cannotFindHost, "The host \(connectionError.host) could not be found.", error)
             }
-            // Usually named for its endpoint already by `Session.explainingFailure`.
+            // Usually named for its endpoint already by `ExchangeParts.explainingFailure`.
             return connectionFailure(connectionError, endpoint: nil) ?? error
         }
         if let ioError = error as? IOError {

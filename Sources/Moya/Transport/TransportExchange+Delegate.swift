@@ -113,6 +113,11 @@ extension TransportExchange {
     }
 
     func didFinishRequest(task: HTTPClient.Task<TransportResponse>) throws -> TransportResponse {
+        try finishedResponse()
+    }
+
+    /// The attempt's response, once its body has ended.
+    func finishedResponse() throws -> TransportResponse {
         cancelIdleTimer()
         let head = try current.collector.finishedHead()
         guard let file = current.download?.file else {
@@ -128,7 +133,7 @@ extension TransportExchange {
 
     /// Arms the attempt's ``ResponseStartLimit``: when it fires, the attempt fails with the
     /// limit's ``ResponseStartLimit/timeoutError``. Call on the task's event loop.
-    func armResponseLimit(for task: HTTPClient.Task<TransportResponse>) {
+    func armResponseLimit(for task: any ExchangeTask) {
         current.responseLimit.arm(on: task.eventLoop) { [self] in
             current.responseLimit.didFire()
             task.fail(reason: current.responseLimit.timeoutError)

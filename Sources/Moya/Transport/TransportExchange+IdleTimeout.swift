@@ -25,7 +25,7 @@ extension TransportExchange: IdleWatched {
     /// runs from now, and the loop's ``IdleClock`` watches the attempt if it did not already.
     /// Does nothing without an ``idleTimeout``, or once the attempt has ended. Called on the
     /// task's event loop.
-    func armIdleTimer(_ task: HTTPClient.Task<TransportResponse>) {
+    func armIdleTimer(_ task: any ExchangeTask) {
         guard idleTimeout != nil, !current.ended else { return }
         lastActivity = .now()
         guard idleTask == nil else { return }

@@ -25,7 +25,7 @@ import FoundationNetworking
 /// slow consumer.
 extension TransportExchange {
     /// The head of a streamed response arrived: the stream starts if the head is the answer.
-    func streamReceivedHead(_ head: HTTPResponseHead, sink: StreamSink, task: HTTPClient.Task<TransportResponse>) -> EventLoopFuture<Void> {
+    func streamReceivedHead(_ head: HTTPResponseHead, sink: StreamSink, task: any ExchangeTask) -> EventLoopFuture<Void> {
         armIdleTimer(task)
         if current.streamer != nil {
             // For an answer that may arrive while the body is still being sent
@@ -52,7 +52,7 @@ extension TransportExchange {
 
     /// A part of a streamed response's body arrived: handed to the consumer, or kept when the
     /// response is not the stream's.
-    func streamReceivedBodyPart(_ buffer: ByteBuffer, sink: StreamSink, task: HTTPClient.Task<TransportResponse>) -> EventLoopFuture<Void> {
+    func streamReceivedBodyPart(_ buffer: ByteBuffer, sink: StreamSink, task: any ExchangeTask) -> EventLoopFuture<Void> {
         // Counted for the request's metrics (``TransportResponse/streamedByteCount``, a stream's
         // only) and for an answer that arrives while the body is still being sent.
         current.received += Int64(buffer.readableBytes)
@@ -66,7 +66,7 @@ extension TransportExchange {
 
     /// Hands a part of the streamed body to the consumer's buffer: the future succeeds when the
     /// connection may be read on.
-    private func streamTook(_ buffer: ByteBuffer, sink: StreamSink, task: HTTPClient.Task<TransportResponse>) -> EventLoopFuture<Void> {
+    private func streamTook(_ buffer: ByteBuffer, sink: StreamSink, task: any ExchangeTask) -> EventLoopFuture<Void> {
         switch sink.buffer.append(Data(buffer: buffer, byteTransferStrategy: .noCopy)) {
         case .more:
             armIdleTimer(task)

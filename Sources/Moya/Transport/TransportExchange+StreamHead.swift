@@ -6,7 +6,7 @@ import NIOCore
 /// interceptor's token refresh or backoff does not time the attempt out.
 extension TransportExchange {
     /// Waits for `gate`'s answer: reading on from the head, or stopping the attempt.
-    func waitForStreamHead(_ gate: StreamHeadGate, task: HTTPClient.Task<TransportResponse>) -> EventLoopFuture<Void> {
+    func waitForStreamHead(_ gate: StreamHeadGate, task: any ExchangeTask) -> EventLoopFuture<Void> {
         cancelIdleTimer()
         let promise = task.eventLoop.makePromise(of: Void.self)
         gate.whenAnswered { readsOn in

@@ -95,7 +95,7 @@ final class TransportExchange: HTTPClientResponseDelegate, @unchecked Sendable {
     /// (`TransportExchange+IdleTimeout.swift`); `nil` for no limit.
     let idleTimeout: TimeAmount?
     /// When the whole exchange, every attempt included, must be done by.
-    private let deadline: NIODeadline?
+    let deadline: NIODeadline?
 
     /// The current attempt, as its delegate sees it (see `TransportExchange+Delegate.swift`):
     /// made fresh for every attempt.
@@ -114,7 +114,7 @@ final class TransportExchange: HTTPClientResponseDelegate, @unchecked Sendable {
     /// (``DownloadFolder/prepare()``), before anything is sent.
     var fileDirectory: URL?
     /// The attempt's task while the ``IdleClock`` watches it (see ``armIdleTimer(_:)``).
-    var idleTask: HTTPClient.Task<TransportResponse>?
+    var idleTask: (any ExchangeTask)?
     /// The clock of the event loop of the attempt ``idleTask`` belongs to.
     var idleClock: IdleClock?
     /// When the network was last heard from (or waiting for it began).
@@ -311,7 +311,7 @@ final class TransportExchange: HTTPClientResponseDelegate, @unchecked Sendable {
     }
 
     /// An attempt with how it was routed.
-    private struct AttemptContext {
+    struct AttemptContext {
         let attempt: ExchangeAttempt
         let route: TransportRoute
         /// The client that sends the attempt: the session's, or one for a proxy.
@@ -411,6 +411,11 @@ final class TransportExchange: HTTPClientResponseDelegate, @unchecked Sendable {
             notStarted(context)
             return
         }
+        // A stream whose body is streamed too is full duplex (`TransportExchange+Duplex.swift`).
+        if case .stream(let sink) = destination, let streamer = context.streamer {
+            executeDuplex(clientRequest, sink: sink, streamer: streamer, context: context, client: client, pending: pending)
+            return
+        }
         let task = client.execute(request: clientRequest, delegate: self, eventLoop: preference, deadline: deadline)
         // The owner stops the task itself when the request ended meanwhile.
         let isWanted: Bool
@@ -424,66 +429,75 @@ final class TransportExchange: HTTPClientResponseDelegate, @unchecked Sendable {
             task.eventLoop.execute { self.armResponseLimit(for: task) }
         }
         task.futureResult.whenComplete { [self] result in
-            // Whatever happened, the attempt is over: stop its timers (on its loop, where they
-            // run) and close what its upload reads.
-            releaseOrigin()
-            current.responseLimit.cancel()
-            current.ended = true
-            cancelIdleTimer()
+            attemptEnded(result, context: context, on: task.eventLoop)
+        }
+    }
+
+    /// The attempt of `context` ended with `result`; call on its event loop. Whatever happened,
+    /// the attempt is over: its timers stop (on its loop, where they run) and what its upload
+    /// reads is closed, unless `keepsUpload` (a full-duplex stream's body goes on after its
+    /// answer, `TransportExchange+Duplex.swift`). Then the exchange ends, or goes on with
+    /// another attempt.
+    func attemptEnded(_ result: Result<TransportResponse, any Error>, context: AttemptContext, on eventLoop: any EventLoop, keepsUpload: Bool = false) {
+        releaseOrigin()
+        current.responseLimit.cancel()
+        current.ended = true
+        cancelIdleTimer()
+        if !keepsUpload {
             context.streamer?.stop()
-            let result = result.flatMapError { earlyAnswer(to: $0, task: task, context: context) }
-            if case .failure(let error) = result,
-                act(on: followUp(after: .failure(FollowUp.Failure(error)), of: context.attempt, streamedBody: context.streamer != nil), after: context)
-            {
+        }
+        let result = result.flatMapError { earlyAnswer(to: $0, context: context) }
+        if case .failure(let error) = result,
+            act(on: followUp(after: .failure(FollowUp.Failure(error)), of: context.attempt, streamedBody: context.streamer != nil), after: context)
+        {
+            return
+        }
+        switch result {
+        case .success(let response):
+            guard current.fileCreation != nil else {
+                deliver(response, of: context.attempt)
                 return
             }
-            switch result {
-            case .success(let response):
-                guard current.fileCreation != nil else {
-                    deliver(response, of: context.attempt)
-                    return
+            settleFile(response, on: eventLoop).whenComplete { settled in
+                switch settled {
+                case .success(let response):
+                    self.deliver(response, of: context.attempt)
+                case .failure(let error):
+                    self.finish(.failure(self.failureError(error, of: context)))
                 }
-                settleFile(response, on: task.eventLoop).whenComplete { settled in
-                    switch settled {
-                    case .success(let response):
-                        self.deliver(response, of: context.attempt)
-                    case .failure(let error):
-                        self.finish(.failure(self.failureError(error, of: context)))
+            }
+        case .failure(let error):
+            // A stored response may answer instead (stale-if-error); the cache is read off
+            // the loop.
+            if let cache, mayAnswerStale(context.attempt) {
+                cache.withIO { [self] in
+                    if let stale = staleIfError(for: context.attempt) {
+                        finishDelivery(stale, of: context.attempt)
+                    } else {
+                        finish(.failure(failureError(error, of: context)))
                     }
                 }
-            case .failure(let error):
-                // A stored response may answer instead (stale-if-error); the cache is read off
-                // the loop.
-                if let cache, mayAnswerStale(context.attempt) {
-                    cache.withIO { [self] in
-                        if let stale = staleIfError(for: context.attempt) {
-                            finishDelivery(stale, of: context.attempt)
-                        } else {
-                            finish(.failure(failureError(error, of: context)))
-                        }
+                return
+            }
+            let error = failureError(error, of: context)
+            guard current.fileCreation != nil else {
+                finish(.failure(error))
+                return
+            }
+            // A download that got part of a resumable response keeps it, unless the caller
+            // cancelled.
+            if current.download?.resumeValidator != nil, current.download?.file != nil, owner.transportIsWanted {
+                keepPartialFile(on: eventLoop).whenComplete { kept in
+                    if case .success(let (resume, file)?) = kept {
+                        self.finish(.failure(InterruptedDownload(underlying: error, resume: resume, file: file)))
+                    } else {
+                        self.finish(.failure(error))
                     }
-                    return
                 }
-                let error = failureError(error, of: context)
-                guard current.fileCreation != nil else {
-                    finish(.failure(error))
-                    return
-                }
-                // A download that got part of a resumable response keeps it, unless the caller
-                // cancelled.
-                if current.download?.resumeValidator != nil, current.download?.file != nil, owner.transportIsWanted {
-                    keepPartialFile(on: task.eventLoop).whenComplete { kept in
-                        if case .success(let (resume, file)?) = kept {
-                            self.finish(.failure(InterruptedDownload(underlying: error, resume: resume, file: file)))
-                        } else {
-                            self.finish(.failure(error))
-                        }
-                    }
-                    return
-                }
-                discardFile(on: task.eventLoop).whenComplete { _ in
-                    self.finish(.failure(error))
-                }
+                return
+            }
+            discardFile(on: eventLoop).whenComplete { _ in
+                self.finish(.failure(error))
             }
         }
     }
@@ -502,11 +516,11 @@ final class TransportExchange: HTTPClientResponseDelegate, @unchecked Sendable {
     /// has received the response's end, and the delegate every part of its body. Called on the
     /// task's event loop, as the delegate's methods are.
     private func earlyAnswer(
-        to error: any Error, task: HTTPClient.Task<TransportResponse>, context: AttemptContext
+        to error: any Error, context: AttemptContext
     ) -> Result<TransportResponse, any Error> {
         if let clientError = error as? HTTPClientError, clientError == .requestStreamCancelled,
             let streamer = context.streamer, streamer.hasSentWholeBody,
-            let response = try? didFinishRequest(task: task)
+            let response = try? finishedResponse()
         {
             return .success(response)
         }
@@ -516,7 +530,7 @@ final class TransportExchange: HTTPClientResponseDelegate, @unchecked Sendable {
         // has answered, and its answer is the response. Not when the caller's own limits ended
         // the request.
         if context.streamer != nil, current.isEarlySuccessPossible, current.expected >= 0, current.received == current.expected,
-            !Self.endsByCallersLimit(error), let response = try? didFinishRequest(task: task)
+            !Self.endsByCallersLimit(error), let response = try? finishedResponse()
         {
             return .success(response)
         }
