@@ -161,7 +161,7 @@ struct EarlySuccessUploadTests {
     }
 
     @Test(
-        "A stream whose body stays open: the answer and its end at once; its connection waits for the body's end, then serves the next streams",
+        "A stream whose body stays open: the answer and its end at once; the next streams go through once the body ends",
         .timeLimit(.minutes(2)))
     func streamedBodyStaysOpen() async throws {
         let (body, producer) = openBody()
@@ -170,15 +170,15 @@ struct EarlySuccessUploadTests {
         var received = Data()
         for try await part in response.body { received += part }
         #expect(String(decoding: received, as: UTF8.self) == "early")
-        // The request is not over while its body is still being sent: the next stream waits for
-        // the pool's one connection, and gets it once the body has ended.
+        // The request is not over while its body is still being sent: a stream started now is
+        // served once the body has ended (on the pool's one connection, or, when it asks for
+        // another event loop than that connection's, on one AsyncHTTPClient opens there: the
+        // limit per host is a soft one, so the order of the two is not checked here).
         let next = _Concurrency.Task { [provider, server] in
             let next = try await provider.stream(Remote(server.baseURL, "/echo"))
             for try await _ in next.body {}
             return next.statusCode
         }
-        try await _Concurrency.Task.sleep(for: .milliseconds(300))
-        #expect(server.receivedRequests.map(\.path) == ["/answer-at-once"])
         producer.finish()
         #expect(try await next.value == 200)
         try await nextRequestsGoThrough(.streamed)

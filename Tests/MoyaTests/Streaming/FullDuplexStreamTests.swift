@@ -168,8 +168,15 @@ struct FullDuplexStreamTests {
         #expect(try await nextStreamsGoThrough() == 2)
     }
 
+    // Not under AddressSanitizer: when the error status arrives while AsyncHTTPClient's upload
+    // writer has been paused with a part in hand, AsyncHTTPClient 1.37 closes the connection but
+    // never resumes that writer, so its request object, task and the part (at most 256 KiB) stay
+    // allocated and unreachable, which the leak check at the end of that run would report. The
+    // behaviour this test checks is the same with or without the sanitizer, and the plain and
+    // ThreadSanitizer runs check it.
     @Test(
         "An error status that ends while the body is open fails the stream with its body; the upload stops, the connection closes",
+        .disabled(if: MemoryProbe.isAddressSanitizer, "AsyncHTTPClient leaks the paused upload writer of a request answered >= 300"),
         .timeLimit(.minutes(3)), arguments: ["apart", "with-last"])
     func errorStatus(end: String) async throws {
         let (body, producer, released) = watchedBody(first: Data(repeating: UInt8(ascii: "a"), count: 1024))
