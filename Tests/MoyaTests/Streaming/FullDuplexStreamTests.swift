@@ -1,5 +1,6 @@
 import Foundation
 import MoyaTestServer
+import MoyaTesting
 import Testing
 
 @testable import Moya
@@ -193,6 +194,28 @@ struct FullDuplexStreamTests {
         }
         #expect(await released.wait(timeout: Self.endLimit), "the upload went on after the error")
         #expect(try await nextStreamsGoThrough() == 2)
+    }
+
+    @Test("Over HTTP/2 a stream's body goes out whole, and its answer comes back", .timeLimit(.minutes(3)))
+    func http2() async throws {
+        let http2Server = try await MockServer.start(.https)
+        http2Server.route("/upload", response: .text("ok"))
+        let http2Session = Session(configuration: .init(timeoutIntervalForRequest: 60, tls: .mockServer))
+        let (body, producer) = openBody()
+        // The mock server answers once it has the whole body.
+        producer.yield(Data(repeating: UInt8(ascii: "b"), count: 64 * 1024))
+        producer.finish()
+        let response = try await MoyaProvider<Remote>(session: http2Session).stream(Remote(http2Server.baseURL, "/upload", method: .post), body: body)
+        var received = Data()
+        for try await part in response.body { received += part }
+        #expect(response.statusCode == 200)
+        #expect(String(decoding: received, as: UTF8.self) == "ok")
+        #expect(http2Server.requests.map(\.httpVersion) == ["HTTP/2"])
+        #expect(http2Server.requests.first?.body.count == 1024 + 64 * 1024)
+        try await http2Session.shutdown()
+        await http2Server.shutdown()
+        try await session.shutdown()
+        await server.shutdown()
     }
 }
 
