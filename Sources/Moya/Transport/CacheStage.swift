@@ -18,25 +18,24 @@ final class CacheStage: Sendable {
     let cache: HTTPCache
     /// ``Session/Configuration/requestCachePolicy``.
     let requestCachePolicy: URLRequest.CachePolicy
-    /// The session's ``Session/Configuration/headers``, for the request's headers as the cache
-    /// compares them.
-    let configuredHeaders: [String: String]
-    /// The session's cookie jar, whose cookies the request sends.
-    let cookies: CookieStage
+    /// Makes the session's requests: the request's headers as the cache compares them are the
+    /// ones it sends (``ClientRequestFactory/headersAsSent(for:authorization:)``).
+    let requests: ClientRequestFactory
     /// ``Session/Configuration/maximumResponseBodySize``.
     let maximumResponseBodySize: Int64?
 
     /// The stage of `cache`, for a session with these settings.
     init(
-        cache: HTTPCache, requestCachePolicy: URLRequest.CachePolicy, configuredHeaders: [String: String], cookies: CookieStage,
-        maximumResponseBodySize: Int64?
+        cache: HTTPCache, requestCachePolicy: URLRequest.CachePolicy, requests: ClientRequestFactory, maximumResponseBodySize: Int64?
     ) {
         self.cache = cache
         self.requestCachePolicy = requestCachePolicy
-        self.configuredHeaders = configuredHeaders
-        self.cookies = cookies
+        self.requests = requests
         self.maximumResponseBodySize = maximumResponseBodySize
     }
+
+    /// The server errors a stored response may answer in place of (`stale-if-error`).
+    static let staleIfErrorStatuses: Set<Int> = [500, 502, 503, 504]
 
     /// What the cache does with an attempt before it is sent.
     enum Before {
@@ -53,7 +52,7 @@ final class CacheStage: Sendable {
 
     /// What the cache does with `attempt` before it is sent.
     func before(_ attempt: ExchangeAttempt) -> Before {
-        let requestHeaders = requestHeaders(for: attempt.urlRequest, authorization: attempt.authorization)
+        let requestHeaders = requests.headersAsSent(for: attempt.urlRequest, authorization: attempt.authorization)
         var validation: (entry: CachedResponse, headers: [(name: String, value: String)])?
         switch decision(for: attempt.urlRequest, requestHeaders: requestHeaders) {
         case .useStored(let entry):
@@ -81,7 +80,7 @@ final class CacheStage: Sendable {
     func after(
         _ response: TransportResponse, of attempt: ExchangeAttempt, state: TransportExchange.CacheState, body: Data?, mayAnswerStale: Bool
     ) -> (response: TransportResponse, replaced: Bool) {
-        if mayAnswerStale, [500, 502, 503, 504].contains(response.statusCode),
+        if mayAnswerStale, Self.staleIfErrorStatuses.contains(response.statusCode),
             let stale = staleIfErrorResponse(for: attempt.urlRequest, requestHeaders: state.requestHeaders)
         {
             return (stale, true)
@@ -112,7 +111,7 @@ final class CacheStage: Sendable {
     }
 
     /// What the HTTP cache does with `urlRequest`, whose headers as the cache compares them are
-    /// `requestHeaders` (``requestHeaders(for:authorization:)``), before it is sent, under its
+    /// `requestHeaders` (``ClientRequestFactory/headersAsSent(for:authorization:)``), before it is sent, under its
     /// effective cache policy: its own `cachePolicy`, or ``Session/Configuration/requestCachePolicy`` when
     /// it keeps Foundation's default.
     func decision(for urlRequest: URLRequest, requestHeaders: [(name: String, value: String)]) -> CacheDecision {
@@ -235,30 +234,6 @@ final class CacheStage: Sendable {
         else { return nil }
         let limit = min(cache.largestStreamedBody, Int(clamping: maximumResponseBodySize ?? .max))
         return StreamCacheTee(limit: limit, expectedLength: head.expectedBodyLength)
-    }
-
-    /// The request's headers as the session sends them, for the cache's `Vary` matching (which
-    /// always includes `Authorization` and `Cookie`): the session's ``Session/Configuration/headers``,
-    /// then the request's, which replace them, with `authorization` (a challenge's answer) and the
-    /// jar's cookies as ``ClientRequestFactory/make(_:authorization:body:route:socketPath:crossedOrigin:additionalHeaders:)``
-    /// adds them.
-    func requestHeaders(for urlRequest: URLRequest, authorization: String?) -> [(name: String, value: String)] {
-        let own = urlRequest.allHTTPHeaderFields ?? [:]
-        let ownNames = Set(own.keys.map { $0.lowercased() })
-        var headers = configuredHeaders.filter { !ownNames.contains($0.key.lowercased()) }.map { (name: $0.key, value: $0.value) }
-        headers += own.map { (name: $0.key, value: $0.value) }
-        if let authorization {
-            headers.removeAll { $0.name.lowercased() == "authorization" }
-            headers.append((name: "Authorization", value: authorization))
-        }
-        if cookies.jar != nil, urlRequest.httpShouldHandleCookies, let url = urlRequest.url {
-            let existing = headers.first { $0.name.lowercased() == "cookie" }?.value
-            if let cookie = cookies.header(for: url, adding: existing) {
-                headers.removeAll { $0.name.lowercased() == "cookie" }
-                headers.append((name: "Cookie", value: cookie))
-            }
-        }
-        return headers
     }
 
     /// A response for `entry`, stored in the cache, with its current `Age`.

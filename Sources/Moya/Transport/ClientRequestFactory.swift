@@ -152,4 +152,28 @@ final class ClientRequestFactory: Sendable {
         }
         return nil
     }
+
+    /// The request's headers as the session sends them, for the cache's `Vary` matching (which
+    /// always includes `Authorization` and `Cookie`): the session's ``Session/Configuration/headers``,
+    /// then the request's, which replace them, with `authorization` (a challenge's answer) and the
+    /// jar's cookies as ``make(_:authorization:body:route:socketPath:crossedOrigin:additionalHeaders:)``
+    /// adds them.
+    func headersAsSent(for urlRequest: URLRequest, authorization: String?) -> [(name: String, value: String)] {
+        let own = urlRequest.allHTTPHeaderFields ?? [:]
+        let ownNames = Set(own.keys.map { $0.lowercased() })
+        var headers = configuredHeaders.filter { !ownNames.contains($0.key.lowercased()) }.map { (name: $0.key, value: $0.value) }
+        headers += own.map { (name: $0.key, value: $0.value) }
+        if let authorization {
+            headers.removeAll { $0.name.lowercased() == "authorization" }
+            headers.append((name: "Authorization", value: authorization))
+        }
+        if cookies.jar != nil, urlRequest.httpShouldHandleCookies, let url = urlRequest.url {
+            let existing = headers.first { $0.name.lowercased() == "cookie" }?.value
+            if let cookie = cookies.header(for: url, adding: existing) {
+                headers.removeAll { $0.name.lowercased() == "cookie" }
+                headers.append((name: "Cookie", value: cookie))
+            }
+        }
+        return headers
+    }
 }

@@ -64,10 +64,11 @@ final class ExchangeParts: Sendable {
         )
         let cookies = CookieStage(jar: configuration.cookieJar)
         self.cookies = cookies
-        requests = ClientRequestFactory(headers: configuration.headers, cookies: cookies)
+        let requests = ClientRequestFactory(headers: configuration.headers, cookies: cookies)
+        self.requests = requests
         cache = configuration.cache.map {
             CacheStage(
-                cache: $0, requestCachePolicy: configuration.requestCachePolicy, configuredHeaders: configuration.headers, cookies: cookies,
+                cache: $0, requestCachePolicy: configuration.requestCachePolicy, requests: requests,
                 maximumResponseBodySize: configuration.maximumResponseBodySize)
         }
         timeouts = ExchangeTimeouts(

@@ -57,7 +57,7 @@ final class TransportExchange: HTTPClientResponseDelegate, @unchecked Sendable {
     final class CacheState: Sendable {
         /// When the attempt was sent, for the cache's age calculations.
         let sentAt: Date
-        /// The attempt's headers as the cache compares them (``CacheStage/requestHeaders(for:authorization:)``),
+        /// The attempt's headers as the cache compares them (``ClientRequestFactory/headersAsSent(for:authorization:)``),
         /// worked out once for the decision before it and the storing after it.
         let requestHeaders: [(name: String, value: String)]
         /// The stored response the attempt asks the server to confirm (a conditional request),
@@ -577,8 +577,9 @@ final class TransportExchange: HTTPClientResponseDelegate, @unchecked Sendable {
             body = current.collector.truncated ? nil : response.data
         }
         // After the exchange, the cache's stage: a server error may be answered with the stored
-        // response (stale-if-error), only for what may answer stale.
-        let mayAnswerStale = mayAnswerStale(attempt)
+        // response (stale-if-error), only for what may answer stale. Asked (the owner's lock)
+        // only for such an error, and here on the attempt's loop, where `current` is read.
+        let mayAnswerStale = CacheStage.staleIfErrorStatuses.contains(response.statusCode) && mayAnswerStale(attempt)
         cache.withIO { [self] in
             let after = cache.after(response, of: attempt, state: state, body: body, mayAnswerStale: mayAnswerStale)
             if after.replaced {
