@@ -30,16 +30,7 @@ extension TransportExchange {
         pending: PendingAttempt?
     ) {
         let attempt = DuplexAttempt(eventLoop: streamer.eventLoop)
-        let isWanted: Bool
-        if let pending {
-            pending.started(attempt)
-            isWanted = true
-        } else {
-            isWanted = owner.transportStarted(attempt)
-        }
-        if isWanted, context.attempt.waitedBefore {
-            attempt.eventLoop.execute { self.armResponseLimit(for: attempt) }
-        }
+        recordStarted(attempt, pending: pending, context: context)
         let body = streamer.clientBody
         let upload = UploadSequence(body: body, eventLoop: streamer.eventLoop) { [self] event in
             attempt.eventLoop.execute { self.uploadDid(event, in: attempt) }

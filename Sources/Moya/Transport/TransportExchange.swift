@@ -385,6 +385,23 @@ final class TransportExchange: HTTPClientResponseDelegate, @unchecked Sendable {
         loop.execute { self.execute(clientRequest, context: context, client: client, preference: .delegate(on: loop), pending: pending) }
     }
 
+    /// Records `task`, an attempt now handed to AsyncHTTPClient, with the owner (through
+    /// `pending` when it hopped to its loop, already recorded), so that a cancel stops it (the
+    /// owner stops it itself when the request ended meanwhile); an attempt that waited for a
+    /// connection before has its response-start limit armed from the start.
+    func recordStarted<Task: ExchangeTask & TransportAttempt>(_ task: Task, pending: PendingAttempt?, context: AttemptContext) {
+        let isWanted: Bool
+        if let pending {
+            pending.started(task)
+            isWanted = true
+        } else {
+            isWanted = owner.transportStarted(task)
+        }
+        if isWanted, context.attempt.waitedBefore {
+            task.eventLoop.execute { self.armResponseLimit(for: task) }
+        }
+    }
+
     /// Ends an attempt that was cancelled before it started.
     private func notStarted(_ context: AttemptContext) {
         releaseOrigin()
@@ -417,17 +434,7 @@ final class TransportExchange: HTTPClientResponseDelegate, @unchecked Sendable {
             return
         }
         let task = client.execute(request: clientRequest, delegate: self, eventLoop: preference, deadline: deadline)
-        // The owner stops the task itself when the request ended meanwhile.
-        let isWanted: Bool
-        if let pending {
-            pending.started(task)
-            isWanted = true
-        } else {
-            isWanted = owner.transportStarted(task)
-        }
-        if isWanted, context.attempt.waitedBefore {
-            task.eventLoop.execute { self.armResponseLimit(for: task) }
-        }
+        recordStarted(task, pending: pending, context: context)
         task.futureResult.whenComplete { [self] result in
             attemptEnded(result, context: context, on: task.eventLoop)
         }
