@@ -79,6 +79,9 @@ let package = Package(
                 .product(name: "NIOTLS", package: "swift-nio"),
                 .product(name: "NIOFoundationCompat", package: "swift-nio"),
                 .product(name: "NIOHTTPCompression", package: "swift-nio-extras"),
+                .product(name: "NIOSOCKS", package: "swift-nio-extras"),
+                .product(name: "NIOWebSocket", package: "swift-nio"),
+                "CMoyaZlib",
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "NIOHTTP2", package: "swift-nio-http2"),
                 .product(name: "Logging", package: "swift-log"),
@@ -87,6 +90,13 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Atomics", package: "swift-atomics"),
             ]
+        ),
+        // The system's zlib (zlib1g-dev on Debian, which Swift itself needs), for WebSocket
+        // permessage-deflate: raw deflate with a chosen window, which AsyncHTTPClient's and
+        // swift-nio-extras' compression do not offer.
+        .target(
+            name: "CMoyaZlib",
+            linkerSettings: [.linkedLibrary("z")]
         ),
         .target(
             name: "CombineMoya",

@@ -24,7 +24,7 @@ LAYERS = [
     ["Model"],  # the request's vocabulary: targets, endpoints, responses, errors, headers
     ["Encoding"],  # parameter encodings
     ["Security", "Cookies", "Streaming", "Plugins", "Bodies"],  # parts a request is made with
-    ["Caching", "Metrics"],  # stages that read the parts above
+    ["Caching", "Metrics", "WebSockets"],  # stages that read the parts above; the WebSocket conversation
     ["Routing"],  # where a request goes: proxies, TLS bridge, clients per route
     ["Transport"],  # the session and its exchange: the one AsyncHTTPClient adapter
     ["Interceptors", "Compatibility"],  # what sessions and providers are configured with

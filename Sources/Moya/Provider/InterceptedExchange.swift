@@ -182,7 +182,7 @@ final class InterceptedExchange: Sendable {
             session.send(
                 TransportRequest(
                     urlRequest: attemptRequest, credential: credential, body: body, download: flight.makeDownload(), stream: flight.streamSink,
-                    traceContext: flight.traceContext),
+                    traceContext: flight.traceContext, webSocket: flight.webSocketSink),
                 progress: flight.progressHandler,
                 owner: attempt
             )

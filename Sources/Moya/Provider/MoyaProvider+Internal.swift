@@ -82,7 +82,7 @@ extension MoyaProvider {
     func makeFlight(
         for target: Target, plan: RequestPlan, callbackQueue: DispatchQueue?, progress: Moya.ProgressBlock?,
         identity: EndpointIdentity? = nil, table: Protected<[EndpointIdentity: RequestFlight]>? = nil, streamSink: StreamSink? = nil,
-        body: StreamedBody? = nil, resume: ResumePoint? = nil, firstCaller: RequestSubscriber? = nil
+        webSocketSink: WebSocketSink? = nil, body: StreamedBody? = nil, resume: ResumePoint? = nil, firstCaller: RequestSubscriber? = nil
     ) -> RequestFlight {
         RequestFlight(
             endpoint: plan.endpoint,
@@ -94,11 +94,13 @@ extension MoyaProvider {
             isSerialDeliveryNeeded: progress != nil || !plan.interceptors.isEmpty || (streamSink != nil && !plan.plugins.isEmpty),
             plugins: plan.plugins,
             pluginTarget: plan.pluginTarget?.value,
-            validation: target.validationType,
+            // A WebSocket's handshake succeeds with its 101 only.
+            validation: webSocketSink == nil ? target.validationType : .customCodes([101]),
             progress: progress,
             downloadFolder: session.parts.downloadFolder,
             measures: session.requestMetrics != nil,
             streamSink: streamSink,
+            webSocketSink: webSocketSink,
             requestBody: body,
             // Made in the caller's call (`request`, `stream`, or an awaiting task), so its
             // task-local context is the caller's.
@@ -114,19 +116,20 @@ extension MoyaProvider {
     ///
     /// - Parameters:
     ///   - streamSink: For a streamed response, where its body goes.
+    ///   - webSocketSink: For a WebSocket, where its connection goes.
     ///   - body:       A body given with the request, which replaces the task's.
     ///   - resume:     Where a resumed download goes on from.
     func makeAwaitedFlight(
-        for target: Target, plan: RequestPlan, callbackQueue: DispatchQueue, streamSink: StreamSink? = nil, body: StreamedBody? = nil,
-        resume: ResumePoint? = nil, completion: ((@escaping Moya.Completion) -> Moya.Completion)? = nil
+        for target: Target, plan: RequestPlan, callbackQueue: DispatchQueue, streamSink: StreamSink? = nil, webSocketSink: WebSocketSink? = nil,
+        body: StreamedBody? = nil, resume: ResumePoint? = nil, completion: ((@escaping Moya.Completion) -> Moya.Completion)? = nil
     ) -> (RequestFlight, AwaitedResult) {
         let awaited = AwaitedResult.make()
         let fulfil: Moya.Completion = awaited.fulfil
         let caller = RequestSubscriber.first(
             completion.map { $0(fulfil) } ?? plan.processing(fulfil), callbackQueue: callbackQueue, pluginTarget: plan.pluginTarget)
         let flight = makeFlight(
-            for: target, plan: plan, callbackQueue: callbackQueue, progress: nil, streamSink: streamSink, body: body, resume: resume,
-            firstCaller: caller)
+            for: target, plan: plan, callbackQueue: callbackQueue, progress: nil, streamSink: streamSink, webSocketSink: webSocketSink, body: body,
+            resume: resume, firstCaller: caller)
         return (flight, awaited)
     }
 
@@ -215,6 +218,10 @@ extension MoyaProvider {
         case .never:
             break
         case .immediate, .delayed:
+            if flight.webSocketSink != nil {
+                stubWebSocket(target, request: request, flight: flight)
+                return
+            }
             if flight.streamSink != nil {
                 stubStream(target, request: request, flight: flight, endpoint: endpoint, stubBehavior: stubBehavior)
                 return
@@ -327,7 +334,7 @@ extension MoyaProvider {
             session.send(
                 TransportRequest(
                     urlRequest: preparedRequest, credential: credential, body: body, download: flight.makeDownload(), stream: flight.streamSink,
-                    traceContext: flight.traceContext),
+                    traceContext: flight.traceContext, webSocket: flight.webSocketSink),
                 progress: flight.progressHandler,
                 owner: flight
             )
@@ -339,7 +346,7 @@ extension MoyaProvider {
                 credential: credential,
                 body: body,
                 interceptors: send.interceptors,
-                validation: send.target.validationType
+                validation: flight.validation
             ).start()
         }
     }

@@ -62,6 +62,9 @@ final class RequestFlight: @unchecked Sendable {
     /// For a streamed response (``MoyaProvider/stream(_:options:)``), where its body goes;
     /// `nil` for every other request.
     let streamSink: StreamSink?
+    /// For a WebSocket (``MoyaProvider/webSocket(_:options:)``), where its connection goes;
+    /// `nil` for every other request.
+    let webSocketSink: WebSocketSink?
     /// The body given with the request (``MoyaProvider/request(_:body:)``), which replaces the
     /// task's; `nil` for the task's own.
     let requestBody: StreamedBody?
@@ -96,6 +99,7 @@ final class RequestFlight: @unchecked Sendable {
     ///                             folder of the flight's own when not given).
     ///   - measures:               Whether the session measures request metrics.
     ///   - streamSink:             For a streamed response, where its body goes.
+    ///   - webSocketSink:          For a WebSocket, where its connection goes.
     ///   - requestBody:            A body given with the request, which replaces the task's.
     ///   - traceContext:           The trace context of the caller who made the request.
     ///   - resume:                 Where a resumed download goes on from.
@@ -115,6 +119,7 @@ final class RequestFlight: @unchecked Sendable {
         downloadFolder: DownloadFolder = DownloadFolder(FileManager.default.temporaryDirectory.appendingPathComponent(DownloadFolder.templateName)),
         measures: Bool = true,
         streamSink: StreamSink? = nil,
+        webSocketSink: WebSocketSink? = nil,
         requestBody: StreamedBody? = nil,
         traceContext: TraceContext? = nil,
         resume: ResumePoint? = nil,
@@ -133,6 +138,7 @@ final class RequestFlight: @unchecked Sendable {
         let reporter = progress.map { ProgressReporter(block: $0, queue: queue) }
         let destination = endpoint.task.downloadDestination
         self.streamSink = streamSink
+        self.webSocketSink = webSocketSink
         self.requestBody = requestBody
         self.measures = measures
         self.reportsProgress = progress != nil

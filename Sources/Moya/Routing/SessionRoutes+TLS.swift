@@ -6,6 +6,20 @@ import NIOSSL
 import FoundationNetworking
 #endif
 
+/// The TLS a session uses for one host: what ``SessionRoutes/trust(forHost:)`` decides once, for
+/// HTTP requests (``SessionRoutes/route(for:)``) and other connections
+/// (``SessionRoutes/connectionRoute(for:)``) alike.
+enum HostTrust {
+    /// The session's own TLS setup (no trust manager, or no evaluator that changes it).
+    case session(TLSConfiguration)
+    /// The setup of the host's trust evaluator: pinned certificates, default validation with or
+    /// without the host check, or none.
+    case evaluated(TLSConfiguration)
+    /// The host is pinned by public key: the chain is checked per `performDefaultValidation`
+    /// with `configuration`, and then the server's key against `pins` (SPKI SHA-256 digests).
+    case pinnedKeys(TLSConfiguration, pins: Set<Data>, performDefaultValidation: Bool)
+}
+
 extension SessionRoutes {
     /// How `request` reaches its server: directly, with a TLS configuration of its own when its
     /// host has a trust evaluator, or through the ``TLSBridge`` when the host is pinned by
@@ -20,37 +34,52 @@ extension SessionRoutes {
         if routesEveryRequestDirectly { return .direct }
         guard let url = request.url else { throw URLError(.badURL) }
         guard url.scheme?.lowercased() == "https" else { return .direct }
-        let base = try baseTLS.get()
         let host = url.host ?? ""
-        guard let manager = serverTrustManager,
-            let evaluator = try manager.serverTrustEvaluator(forHost: host)
-        else {
+        switch try trust(forHost: host) {
+        case .session:
             return .direct
-        }
-        let policy = evaluator.policy
-        if case .publicKeys(let keys, let performDefaultValidation, let validateHost) = policy.kind {
-            guard !keys.isEmpty else {
-                throw TLSError.invalidConfiguration("no pinned public key for \(host)")
-            }
+        case .evaluated(let tls):
+            return .directWithTLS(tls)
+        case .pinnedKeys(var tls, let pins, let performDefaultValidation):
             // The bridge connects to the port itself; nothing may reach it out of range.
             try SessionRoutes.checkPort(of: url)
             guard try effectiveProxy(for: url) == nil else {
                 throw TLSError.invalidConfiguration(
                     "\(host) is pinned by public key, which does not work through a proxy (list it in no_proxy, or use Proxy.direct)")
             }
-            var tls = base
-            tls.certificateVerification = validateHost ? .fullVerification : .noHostnameVerification
             // The bridge forwards HTTP/1.1 bytes.
             tls.applicationProtocols = ["http/1.1"]
-            let bareHost = host.hasPrefix("[") && host.hasSuffix("]") ? String(host.dropFirst().dropLast()) : host
             return .bridged(
                 TLSBridge.Upstream(
-                    host: bareHost,
+                    host: Self.bareHost(host),
                     port: url.port ?? 443,
                     tls: tls,
-                    pins: Set(keys.map(\.sha256)),
+                    pins: pins,
                     performDefaultValidation: performDefaultValidation
                 ))
+        }
+    }
+
+    /// The TLS for a connection to `host`: the session's setup, or its trust manager's evaluator
+    /// for the host applied to it. The one place trust is decided, for every kind of connection.
+    ///
+    /// - Throws: The session's TLS setup error, ``TLSError/noEvaluatorFound(host:)``, or
+    ///   ``TLSError/invalidConfiguration(_:)`` for an evaluator that cannot be applied.
+    func trust(forHost host: String) throws -> HostTrust {
+        let base = try baseTLS.get()
+        guard let manager = serverTrustManager,
+            let evaluator = try manager.serverTrustEvaluator(forHost: host)
+        else {
+            return .session(base)
+        }
+        let policy = evaluator.policy
+        if case .publicKeys(let keys, let performDefaultValidation, let validateHost) = policy.kind {
+            guard !keys.isEmpty else {
+                throw TLSError.invalidConfiguration("no pinned public key for \(host)")
+            }
+            var tls = base
+            tls.certificateVerification = validateHost ? .fullVerification : .noHostnameVerification
+            return .pinnedKeys(tls, pins: Set(keys.map(\.sha256)), performDefaultValidation: performDefaultValidation)
         }
         let tls = try trustConfigurations.configuration(for: policy) { () throws -> TLSConfiguration in
             var tls = base
@@ -67,11 +96,16 @@ extension SessionRoutes {
             case .disabled:
                 tls.certificateVerification = .none
             case .publicKeys:
-                // Bridged above.
+                // Decided above.
                 break
             }
             return tls
         }
-        return .directWithTLS(tls)
+        return .evaluated(tls)
+    }
+
+    /// `host` without the brackets of an IPv6 literal.
+    static func bareHost(_ host: String) -> String {
+        host.hasPrefix("[") && host.hasSuffix("]") ? String(host.dropFirst().dropLast()) : host
     }
 }

@@ -43,6 +43,13 @@ final class SessionRoutes: Sendable {
     private let streamingClientState = Protected(StreamingClientState.none)
     /// The clients made for the proxies of ``proxyEnvironment``.
     let proxiedClients = Protected(ProxiedClients())
+    /// The connections opened outside AsyncHTTPClient (``openConnection(along:on:)``), closed
+    /// at shutdown.
+    let openConnections = OpenConnections()
+    /// The TLS contexts of those connections, one per configuration.
+    let sslContexts = SSLContextCache()
+    /// How long opening a connection may take, TLS and proxy included.
+    let connectTimeout: TimeAmount
 
     /// Whether there is a client for streamed responses.
     private enum StreamingClientState: Sendable {
@@ -71,6 +78,7 @@ final class SessionRoutes: Sendable {
         } else {
             self.routesEveryRequestDirectly = false
         }
+        self.connectTimeout = connectTimeout
         self.client = HTTPClient(eventLoopGroup: MultiThreadedEventLoopGroup.singleton, configuration: clientConfiguration)
         self.bridge = TLSBridge(group: MultiThreadedEventLoopGroup.singleton, connectTimeout: connectTimeout)
     }
@@ -113,7 +121,7 @@ final class SessionRoutes: Sendable {
         let clients = [client] + takeOtherClients()
         let closed = loop.makePromise(of: Void.self)
         let bridge = self.bridge
-        let shutdowns = clients.map { $0.shutdown() }
+        let shutdowns = clients.map { $0.shutdown() } + [openConnections.closeAll(on: loop)]
         EventLoopFuture.whenAllComplete(shutdowns, on: loop).flatMap { results in
             bridge.shutdown().flatMapThrowing {
                 for case .failure(let error) in results { throw error }
@@ -129,6 +137,7 @@ final class SessionRoutes: Sendable {
     /// Closes the clients in the background, for a session released without a shutdown; each
     /// client keeps itself alive until that finishes.
     func closeInBackground() {
+        _ = openConnections.closeAll(on: MultiThreadedEventLoopGroup.singleton.any())
         let bridge = self.bridge
         client.shutdown().whenComplete { _ in
             bridge.shutdown().whenComplete { _ in }

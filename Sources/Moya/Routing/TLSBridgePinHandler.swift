@@ -3,11 +3,12 @@ import NIOCore
 import NIOSSL
 import NIOTLS
 
-/// Sits behind the `NIOSSLClientHandler` of a ``TLSBridge`` upstream connection. When the
-/// handshake completes (NIOSSL's own checks have passed), it compares the SPKI SHA-256 of the
-/// server's certificate with the pins, and only then succeeds `verified` with the channel; on a mismatch, a TLS
-/// error or a close it fails `verified` and closes the connection. Nothing is written to the
-/// connection before `verified` succeeds.
+/// Sits behind the `NIOSSLClientHandler` of a ``TLSBridge`` upstream connection, or of any
+/// connection ``SessionRoutes/openConnection(along:on:)`` opens with TLS. When the handshake
+/// completes (NIOSSL's own checks have passed), it compares the SPKI SHA-256 of the server's
+/// certificate with the pins, if there are any, and only then succeeds `verified` with the
+/// channel; on a mismatch, a TLS error or a close it fails `verified` and closes the connection.
+/// Nothing is written to the connection before `verified` succeeds.
 final class TLSBridgePinHandler: ChannelInboundHandler, RemovableChannelHandler {
     typealias InboundIn = ByteBuffer
 
@@ -17,11 +18,12 @@ final class TLSBridgePinHandler: ChannelInboundHandler, RemovableChannelHandler 
         let presented: PublicKeyPin
     }
 
-    private let pins: Set<Data>
+    /// The pins, or `nil` to check nothing beyond NIOSSL's own checks.
+    private let pins: Set<Data>?
     private let verified: EventLoopPromise<any Channel>
     private var isDone = false
 
-    init(pins: Set<Data>, verified: EventLoopPromise<any Channel>) {
+    init(pins: Set<Data>?, verified: EventLoopPromise<any Channel>) {
         self.pins = pins
         self.verified = verified
     }
@@ -32,6 +34,11 @@ final class TLSBridgePinHandler: ChannelInboundHandler, RemovableChannelHandler 
             return
         }
         do {
+            guard let pins else {
+                finish(.success(context.channel))
+                context.fireUserInboundEventTriggered(event)
+                return
+            }
             guard let leaf = try context.pipeline.syncOperations.nioSSL_peerCertificate() else {
                 throw NIOSSLError.noCertificateToValidate
             }

@@ -96,12 +96,23 @@ final class ExchangeParts: Sendable {
     /// With a tracer, the request gets a client span, a child of the caller's context, which
     /// ends with the exchange; the span's context (or, with an instrument that is not a tracer,
     /// the caller's) is injected into the request's headers.
+    ///
+    /// A WebSocket handshake (a request with a ``TransportRequest/webSocket`` sink) goes to a
+    /// ``WebSocketExchange`` instead, with the same parts.
     func send(_ request: TransportRequest, progress: TransportProgressHandler?, owner: any TransportOwner) {
         guard let tracing else {
+            if let sink = request.webSocket {
+                WebSocketExchange(parts: self, request: request, sink: sink, owner: owner, span: nil).start()
+                return
+            }
             TransportExchange(parts: self, request: request, progress: progress, owner: owner).start()
             return
         }
         let (tracedRequest, span) = tracing.traced(request)
+        if let sink = request.webSocket {
+            WebSocketExchange(parts: self, request: tracedRequest, sink: sink, owner: owner, span: span).start()
+            return
+        }
         TransportExchange(parts: self, request: tracedRequest, progress: progress, owner: owner, span: span).start()
     }
 

@@ -21,11 +21,15 @@ struct TransportRequest: Sendable {
     /// The trace context of the caller who made the request (``Session/callerTraceContext(for:)``);
     /// `nil` when there is none or the session propagates nothing.
     var traceContext: TraceContext?
+    /// For a WebSocket handshake, where its connection goes (``WebSocketExchange``); `nil` for
+    /// an HTTP request.
+    var webSocket: WebSocketSink?
 
     init(
         urlRequest: URLRequest, credential: ScopedCredential? = nil, body: StreamedBody? = nil, download: DownloadSink? = nil,
-        stream: StreamSink? = nil, traceContext: TraceContext? = nil
+        stream: StreamSink? = nil, traceContext: TraceContext? = nil, webSocket: WebSocketSink? = nil
     ) {
+        self.webSocket = webSocket
         self.urlRequest = urlRequest
         self.traceContext = traceContext
         self.credential = credential

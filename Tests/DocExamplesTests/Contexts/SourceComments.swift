@@ -10,6 +10,7 @@ enum GitHub: TargetType {
     case feed
     case logs
     case notifications
+    case chat(room: String)
 
     var baseURL: URL { URL(string: "https://api.github.com")! }
 
@@ -21,6 +22,7 @@ enum GitHub: TargetType {
         case .events, .notifications: return "/notifications/stream"
         case .feed: return "/feed"
         case .logs: return "/logs"
+        case .chat(let room): return "/chat/\(room)"
         }
     }
 

@@ -1,0 +1,2 @@
+// Empty: the module's functions are inline, in include/CMoyaZlib.h.
+#include "CMoyaZlib.h"

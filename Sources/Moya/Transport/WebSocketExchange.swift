@@ -1,0 +1,256 @@
+import AsyncHTTPClient
+import Foundation
+import NIOCore
+import NIOHTTP1
+import NIOPosix
+import NIOWebSocket
+import Tracing
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// One WebSocket handshake: the sibling of ``TransportExchange`` for a connection that is not
+/// an AsyncHTTPClient request. It starts from the same ``ExchangeParts``: the session admits it,
+/// ``SessionRoutes`` decides its route, proxy and TLS and opens the connection, the request
+/// factory adds the session's headers and the jar's cookies, the answer's cookies go to the jar,
+/// and the session's request timeout bounds the wait for the answer.
+///
+/// The handshake is an HTTP/1.1 `GET` with NIO's WebSocket upgrader (the key and its check), the
+/// permessage-deflate offer and the subprotocols of the request's ``WebSocketSink``. A `101`
+/// whose headers are valid starts a ``WebSocketConversation`` on the channel and puts its
+/// ``WebSocketConnection`` in the sink; the owner then hears of the `101` as the response. Any
+/// other answer is the response as it is (its body kept up to 1 MiB), and the connection
+/// closes. A cancel (``TransportAttempt/cancel()``) closes the connection.
+final class WebSocketExchange: TransportAttempt {
+    private let parts: ExchangeParts
+    private let request: TransportRequest
+    private let sink: WebSocketSink
+    private let owner: any TransportOwner
+    private let span: (any Span)?
+    private let loop: any EventLoop
+    /// The channel once opened, and whether the exchange was cancelled (then the channel closes
+    /// as soon as it exists).
+    private let state = Protected<(channel: (any Channel)?, cancelled: Bool)>((nil, false))
+
+    init(parts: ExchangeParts, request: TransportRequest, sink: WebSocketSink, owner: any TransportOwner, span: (any Span)?) {
+        self.parts = parts
+        self.request = request
+        self.sink = sink
+        self.owner = owner
+        self.span = span
+        self.loop = MultiThreadedEventLoopGroup.singleton.next()
+    }
+
+    func cancel() {
+        let channel = state.withLock { state -> (any Channel)? in
+            state.cancelled = true
+            return state.channel
+        }
+        channel?.close(promise: nil)
+    }
+
+    /// Starts the handshake; the owner hears of its end once.
+    func start() {
+        if let refusal = parts.admission.admit() {
+            finish(.failure(refusal), admitted: false)
+            return
+        }
+        guard owner.transportStarted(self) else {
+            finish(.failure(HTTPClientError.cancelled), admitted: true)
+            return
+        }
+        let urlRequest = request.urlRequest
+        let plan: (route: ConnectionRoute, head: HTTPRequestHead)
+        do {
+            plan = try handshakePlan(for: urlRequest)
+        } catch {
+            finish(.failure(error), admitted: true)
+            return
+        }
+        let outcome = loop.makePromise(of: WebSocketHandshakeOutcome.self)
+        parts.routes.openConnection(along: plan.route, on: loop).whenComplete { [self] opened in
+            switch opened {
+            case .failure(let error):
+                outcome.fail(error)
+            case .success(let channel):
+                let cancelled = state.withLock { state -> Bool in
+                    state.channel = channel
+                    return state.cancelled
+                }
+                guard !cancelled else {
+                    channel.close(promise: nil)
+                    outcome.fail(HTTPClientError.cancelled)
+                    return
+                }
+                handshake(on: channel, head: plan.head, outcome: outcome)
+            }
+        }
+        outcome.futureResult.whenComplete { [self] result in
+            let cancelled = state.current.cancelled
+            switch result {
+            case .failure(let error):
+                finish(.failure(cancelled ? HTTPClientError.cancelled : error), admitted: true)
+            case .success(.refused(let head, let body)):
+                let response = TransportResponse(response: DeferredHTTPURLResponse(head: head, url: urlRequest.url!), data: body)
+                parts.cookies.store(from: response, of: Self.httpRequest(urlRequest))
+                finish(.success(response), admitted: true)
+            case .success(.upgraded(let head, let connectionParts)):
+                let response = TransportResponse(response: DeferredHTTPURLResponse(head: head, url: urlRequest.url!), data: Data())
+                parts.cookies.store(from: response, of: Self.httpRequest(urlRequest))
+                guard !cancelled, let channel = state.current.channel else {
+                    connectionParts.conversation.value.close(code: .goingAway, reason: "", promise: nil)
+                    finish(.failure(HTTPClientError.cancelled), admitted: true)
+                    return
+                }
+                let connection = WebSocketConnection(
+                    response: Response(statusCode: Int(head.status.code), data: Data(), request: urlRequest, deferredResponse: response.response),
+                    subprotocol: connectionParts.subprotocol, isCompressed: connectionParts.isCompressed, options: sink.options,
+                    channel: channel, conversation: connectionParts.conversation, record: connectionParts.record,
+                    messages: connectionParts.messages)
+                sink.offer(connection)
+                finish(.success(response), admitted: true)
+            }
+        }
+    }
+
+    /// The route, and the handshake's request head: the request's path and query, its headers
+    /// with the session's and the jar's cookies, `Host`, and the offers.
+    private func handshakePlan(for urlRequest: URLRequest) throws -> (route: ConnectionRoute, head: HTTPRequestHead) {
+        guard let url = urlRequest.url, url.host != nil else { throw URLError(.badURL) }
+        let method = urlRequest.httpMethod?.uppercased() ?? "GET"
+        guard method == "GET" else {
+            throw RequestValidationError.invalidMethod("\(method) (a WebSocket handshake is a GET request)")
+        }
+        if let body = urlRequest.httpBody, !body.isEmpty {
+            throw RequestValidationError.bodyDataInGETRequest(body)
+        }
+        let route = try parts.routes.connectionRoute(for: url)
+        // Cookies, header checks and the proxy variables see the URL as http or https.
+        let httpRequest = Self.httpRequest(urlRequest)
+        if let cause = parts.requests.refusalCause(of: httpRequest) {
+            throw cause
+        }
+        var headers = NIOHTTP1.HTTPHeaders()
+        let secure = route.tls != nil
+        headers.add(name: "Host", value: TLSBridge.hostHeader(host: route.host, port: route.port, defaultPort: secure ? 443 : 80))
+        let reserved: Set<String> = [
+            "host", "upgrade", "connection", "sec-websocket-key", "sec-websocket-version", "sec-websocket-extensions", "content-length",
+            "transfer-encoding",
+        ]
+        for (name, value) in parts.requests.headersAsSent(for: httpRequest, authorization: nil) where !reserved.contains(name.lowercased()) {
+            headers.add(name: name, value: value)
+        }
+        if let offer = sink.options.compression.offer {
+            headers.add(name: "Sec-WebSocket-Extensions", value: offer)
+        }
+        if !sink.options.subprotocols.isEmpty, !headers.contains(name: "Sec-WebSocket-Protocol") {
+            headers.add(name: "Sec-WebSocket-Protocol", value: sink.options.subprotocols.joined(separator: ", "))
+        }
+        var target = url.path.isEmpty ? "/" : (URLComponents(url: url, resolvingAgainstBaseURL: false)?.percentEncodedPath ?? url.path)
+        if target.isEmpty { target = "/" }
+        if let query = url.query { target += "?\(query)" }
+        return (route, HTTPRequestHead(version: .http1_1, method: .GET, uri: target, headers: headers))
+    }
+
+    /// Adds the HTTP handlers with NIO's upgrader, then sends the handshake; `outcome` completes
+    /// with the answer, or fails after the session's request timeout.
+    private func handshake(on channel: any Channel, head: HTTPRequestHead, outcome: EventLoopPromise<WebSocketHandshakeOutcome>) {
+        let options = sink.options
+        let collector = WebSocketHandshakeHandler(outcome: outcome)
+        let boundCollector = NIOLoopBound(collector, eventLoop: channel.eventLoop)
+        let upgrader = NIOWebSocketClientUpgrader(
+            maxFrameSize: max(126, options.maximumMessageSize),
+            automaticErrorHandling: false,
+            upgradePipelineHandler: { channel, answer in
+                channel.eventLoop.makeCompletedFuture {
+                    let collector = boundCollector.value
+                    collector.upgraded()
+                    do {
+                        let made = try Self.startConversation(on: channel, answer: answer, options: options, collector: collector)
+                        outcome.succeed(.upgraded(answer, made))
+                    } catch {
+                        outcome.fail(error)
+                        channel.close(promise: nil)
+                    }
+                }
+            })
+        do {
+            let sync = channel.pipeline.syncOperations
+            try sync.addHTTPClientHandlers(leftOverBytesStrategy: .forwardBytes, withClientUpgrade: (upgraders: [upgrader], completionHandler: { _ in }))
+            try sync.addHandler(collector)
+        } catch {
+            outcome.fail(error)
+            channel.close(promise: nil)
+            return
+        }
+        let timeout = channel.eventLoop.scheduleTask(in: parts.timeouts.request) {
+            outcome.fail(HTTPClientError.readTimeout)
+            channel.close(promise: nil)
+        }
+        outcome.futureResult.whenComplete { _ in timeout.cancel() }
+        channel.write(HTTPClientRequestPart.head(head), promise: nil)
+        channel.writeAndFlush(HTTPClientRequestPart.end(nil), promise: nil)
+    }
+
+    /// Checks the `101`'s headers beyond the key (NIO checked that), then puts the conversation
+    /// on the channel in place of the handshake's collector.
+    private static func startConversation(
+        on channel: any Channel, answer: HTTPResponseHead, options: WebSocketOptions, collector: WebSocketHandshakeHandler
+    ) throws -> WebSocketConnectionParts {
+        let connectionTokens = answer.headers[canonicalForm: "connection"].map { $0.lowercased() }
+        guard connectionTokens.contains("upgrade") else {
+            throw WebSocketError.handshakeFailed(reason: "its Connection header does not say upgrade")
+        }
+        let agreement = try PerMessageDeflateAgreement.negotiate(answer.headers["Sec-WebSocket-Extensions"], offer: options.compression)
+        var subprotocol: String?
+        let chosen = answer.headers["Sec-WebSocket-Protocol"]
+        if let first = chosen.first {
+            guard chosen.count == 1, options.subprotocols.contains(first) else {
+                throw WebSocketError.handshakeFailed(
+                    reason: "the server chose the subprotocol \(String(reflecting: chosen.joined(separator: ", "))), which was not offered")
+            }
+            subprotocol = first
+        }
+        let deflate = try agreement.map { try PerMessageDeflate(agreement: $0) }
+        let record = WebSocketCloseRecord()
+        let reference = WebSocketConversationReference()
+        let demand = WebSocketReadDemand(loop: channel.eventLoop, conversation: NIOLoopBound(reference, eventLoop: channel.eventLoop))
+        let buffered = max(1, options.maximumBufferedMessages)
+        let produced = WebSocketMessageProducer.makeSequence(
+            backPressureStrategy: .init(lowWatermark: max(0, buffered / 2), highWatermark: buffered),
+            finishOnDeinit: true,
+            delegate: demand)
+        let conversation = WebSocketConversation(options: options, deflate: deflate, record: record, source: produced.source)
+        reference.conversation = conversation
+        let sync = channel.pipeline.syncOperations
+        sync.removeHandler(collector, promise: nil)
+        try channel.syncOptions?.setOption(.autoRead, value: false)
+        try sync.addHandler(conversation)
+        return WebSocketConnectionParts(
+            conversation: NIOLoopBound(conversation, eventLoop: channel.eventLoop), record: record, messages: produced.sequence,
+            subprotocol: subprotocol, isCompressed: deflate != nil)
+    }
+
+    /// `urlRequest` with its `ws` or `wss` URL as `http` or `https`, for the cookie jar and the
+    /// header checks.
+    static func httpRequest(_ urlRequest: URLRequest) -> URLRequest {
+        guard let url = urlRequest.url, var components = URLComponents(url: url, resolvingAgainstBaseURL: false) else { return urlRequest }
+        switch components.scheme?.lowercased() {
+        case "ws": components.scheme = "http"
+        case "wss": components.scheme = "https"
+        default: return urlRequest
+        }
+        var copy = urlRequest
+        copy.url = components.url ?? url
+        return copy
+    }
+
+    /// Ends the exchange: the span, the admission, then the owner.
+    private func finish(_ result: Result<TransportResponse, any Error>, admitted: Bool) {
+        let result = result.mapError { parts.explainingFailure($0, of: Self.httpRequest(request.urlRequest)) }
+        if let span { TracePropagation.endSpan(span, with: result) }
+        if admitted { parts.admission.ended() }
+        owner.transportFinished(result, request: request.urlRequest)
+    }
+}

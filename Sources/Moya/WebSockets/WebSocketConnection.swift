@@ -1,0 +1,178 @@
+import Foundation
+import NIOCore
+
+/// An open WebSocket connection: what `MoyaProvider.webSocket(_:options:)` returns once the
+/// server accepted the handshake.
+///
+/// ```swift
+/// let connection = try await provider.webSocket(.chat(room: "general"))
+/// try await connection.send(.text("hello"))
+/// for try await message in connection.messages {
+///     print(message)
+/// }
+/// ```
+///
+/// Read the server's messages from ``messages`` (one reader); send with ``send(_:)`` from any
+/// task, any number at once (each waits until its message is written); ``ping()`` waits for the
+/// pong; ``close(code:reason:)`` closes with the close handshake. The close code and reason the
+/// server sent are in ``closeCode`` and ``closeReason`` once it has closed. Releasing the
+/// connection (and its ``messages``) without closing it closes it with
+/// ``WebSocketCloseCode/goingAway`` (1001); so does shutting down its session.
+public final class WebSocketConnection: Sendable {
+    /// The server's answer to the handshake: `101 Switching Protocols`, with its headers.
+    public let response: Response
+    /// The subprotocol the server chose from ``WebSocketOptions/subprotocols``, if any.
+    public let subprotocol: String?
+    /// Whether messages are compressed with permessage-deflate (the server agreed to it).
+    public let isCompressed: Bool
+    /// The options the connection was opened with.
+    public let options: WebSocketOptions
+
+    private let channel: any Channel
+    private let conversation: NIOLoopBound<WebSocketConversation>
+    private let record: WebSocketCloseRecord
+    /// The messages' sequence until a reader claims it.
+    private let unclaimed: Protected<WebSocketMessageProducer?>
+
+    init(
+        response: Response, subprotocol: String?, isCompressed: Bool, options: WebSocketOptions, channel: any Channel,
+        conversation: NIOLoopBound<WebSocketConversation>, record: WebSocketCloseRecord, messages: WebSocketMessageProducer
+    ) {
+        self.response = response
+        self.subprotocol = subprotocol
+        self.isCompressed = isCompressed
+        self.options = options
+        self.channel = channel
+        self.conversation = conversation
+        self.record = record
+        self.unclaimed = Protected(messages)
+    }
+
+    deinit {
+        // A connection nobody holds any more closes; its reader's iterator, if any, holds only
+        // the sequence, whose end closes it too.
+        let conversation = self.conversation
+        channel.eventLoop.execute {
+            conversation.value.close(code: .goingAway, reason: "", promise: nil)
+        }
+    }
+
+    /// The server's messages, in order; see ``WebSocketMessages``.
+    public var messages: WebSocketMessages {
+        WebSocketMessages(connection: self)
+    }
+
+    /// Takes the sequence for its one reader; `nil` after the first time.
+    func claimMessages() -> WebSocketMessageProducer? {
+        unclaimed.withLock { slot in
+            defer { slot = nil }
+            return slot
+        }
+    }
+
+    /// Sends `message` and returns once it is written to the connection (compressed if the
+    /// server agreed to compression).
+    ///
+    /// - Throws: `MoyaError.underlying(WebSocketError.connectionClosed(code:reason:), nil)` once
+    ///   the connection is closing or closed (or the ``WebSocketError`` it failed with).
+    public func send(_ message: WebSocketMessage) async throws(MoyaError) {
+        let promise = channel.eventLoop.makePromise(of: Void.self)
+        let conversation = self.conversation
+        channel.eventLoop.execute {
+            conversation.value.send(message, promise: promise)
+        }
+        try await wait(for: promise.futureResult)
+    }
+
+    /// Sends a text message; see ``send(_:)``.
+    public func send(text: String) async throws(MoyaError) {
+        try await send(.text(text))
+    }
+
+    /// Sends a binary message; see ``send(_:)``.
+    public func send(data: Data) async throws(MoyaError) {
+        try await send(.binary(data))
+    }
+
+    /// Sends a ping and returns when its pong arrives.
+    ///
+    /// - Throws: ``WebSocketError/pingTimeout`` after ``WebSocketOptions/pingTimeout`` (the
+    ///   connection is then closed), or the connection's end when it closes first.
+    public func ping() async throws(MoyaError) {
+        let promise = channel.eventLoop.makePromise(of: Void.self)
+        let conversation = self.conversation
+        channel.eventLoop.execute {
+            conversation.value.ping(promise: promise)
+        }
+        try await wait(for: promise.futureResult)
+    }
+
+    /// Closes the connection with `code` and `reason` (cut to 123 bytes of UTF-8), and returns
+    /// once it has ended: after the server's close frame and the end of the TCP connection, or
+    /// after ``WebSocketOptions/closeTimeout``. Messages that arrived before the server's close
+    /// frame can still be read. Closing again only waits for the first close.
+    ///
+    /// - Parameters:
+    ///   - code:   The close code; one that may not be sent (1005, 1006, 1015, or outside the
+    ///             ranges of RFC 6455) is sent as ``WebSocketCloseCode/normalClosure``.
+    ///   - reason: Why, for the server.
+    public func close(code: WebSocketCloseCode = .normalClosure, reason: String = "") async {
+        let promise = channel.eventLoop.makePromise(of: Void.self)
+        let conversation = self.conversation
+        let code = code.isSendable ? code : .normalClosure
+        channel.eventLoop.execute {
+            conversation.value.close(code: code, reason: reason, promise: promise)
+        }
+        try? await promise.futureResult.get()
+    }
+
+    /// Closes the connection with ``WebSocketCloseCode/goingAway`` without waiting: nobody took
+    /// it (its request failed after the handshake).
+    func abandon() {
+        let conversation = self.conversation
+        channel.eventLoop.execute {
+            conversation.value.close(code: .goingAway, reason: "", promise: nil)
+        }
+    }
+
+    /// The code of the server's close frame (``WebSocketCloseCode/noStatusReceived`` when it had
+    /// none), or ``WebSocketCloseCode/abnormalClosure`` when the connection ended without one;
+    /// `nil` while the server has not closed.
+    public var closeCode: WebSocketCloseCode? {
+        record.current.serverCode
+    }
+
+    /// The reason of the server's close frame; `nil` while the server has not closed.
+    public var closeReason: String? {
+        let state = record.current
+        return state.serverCode == nil ? nil : state.serverReason
+    }
+
+    /// Whether the connection has ended.
+    public var isClosed: Bool {
+        record.current.isEnded
+    }
+
+    /// What went over the connection so far: messages and payload bytes each way.
+    public var statistics: WebSocketStatistics {
+        let state = record.current
+        return WebSocketStatistics(
+            messagesSent: state.messagesSent, bytesSent: state.bytesSent, messagesReceived: state.messagesReceived,
+            bytesReceived: state.bytesReceived)
+    }
+
+    private func wait(for future: EventLoopFuture<Void>) async throws(MoyaError) {
+        do {
+            try await future.get()
+        } catch let error as MoyaError {
+            throw error
+        } catch let error as WebSocketError {
+            throw .underlying(error, nil)
+        } catch is ChannelError {
+            // Written to a channel that closed meanwhile: the connection's end says why.
+            throw .underlying(record.closedError, nil)
+        } catch {
+            throw .underlying(error, nil)
+        }
+    }
+}

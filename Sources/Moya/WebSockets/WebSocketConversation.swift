@@ -1,0 +1,570 @@
+import Foundation
+import NIOCore
+import NIOWebSocket
+
+/// The messages of a connection as its reader takes them: whole messages, with back pressure
+/// (``WebSocketConversation`` stops reading the socket while the reader is behind).
+typealias WebSocketMessageProducer = NIOThrowingAsyncSequenceProducer<
+    WebSocketMessage, any Error, NIOAsyncSequenceProducerBackPressureStrategies.HighLowWatermark, WebSocketReadDemand
+>
+
+/// One WebSocket conversation on its channel, after the handshake (RFC 6455 from section 5 on,
+/// and RFC 7692): the last handler of the pipeline, behind NIO's frame decoder and encoder.
+///
+/// Inbound, it checks every frame (reserved bits, opcodes, masking, control frame rules,
+/// continuations), reassembles fragmented messages up to ``WebSocketOptions/maximumMessageSize``,
+/// inflates compressed ones within the same limit, checks text for UTF-8, and yields whole
+/// messages to the reader's sequence; a ping is answered with a pong, a pong completes the
+/// pings waiting for it, a close frame is answered (when the server started the close) and
+/// ends the messages. Each violation closes the connection once, with its code, and ends the
+/// messages with its ``WebSocketError``.
+///
+/// Outbound, the connection's owner calls it on the event loop (``send(_:promise:)``,
+/// ``ping(promise:)``, ``close(code:reason:promise:)``); frames are masked by NIO's encoder.
+///
+/// Reading follows the reader: the channel reads only on demand (`autoRead` off), and a read is
+/// held back while the reader's sequence is above its high watermark.
+final class WebSocketConversation: ChannelDuplexHandler, RemovableChannelHandler {
+    typealias InboundIn = WebSocketFrame
+    typealias OutboundIn = Never
+    typealias OutboundOut = WebSocketFrame
+
+    private let options: WebSocketOptions
+    private let deflate: PerMessageDeflate?
+    private let record: WebSocketCloseRecord
+    private let source: WebSocketMessageProducer.Source
+    /// Holds the handler's context once it is added.
+    private var context: ChannelHandlerContext?
+
+    /// A message being reassembled: its opcode, whether it is compressed, and its bytes.
+    private var partial: (opcode: WebSocketOpcode, compressed: Bool, data: ByteBuffer)?
+    /// Whether the reader is behind (the sequence said to stop producing).
+    private var readerIsBehind = false
+    /// Whether a read was asked for while the reader was behind.
+    private var readIsPending = false
+    /// The pings waiting for their pong, by payload.
+    private var pings: [(payload: ByteBuffer, promise: EventLoopPromise<Void>, timer: Scheduled<Void>)] = []
+    private var pingCounter: UInt64 = 0
+    private var keepalive: RepeatedTask?
+    /// Closes the channel when the close handshake takes too long.
+    private var closeTimer: Scheduled<Void>?
+    /// Completed when the channel has closed, for those who asked to close.
+    private var closeWaiters: [EventLoopPromise<Void>] = []
+    /// The loop's own copies of the record's flags, read on every frame without its lock.
+    private var hasFailed = false
+    private var serverClosed = false
+    private var clientClosed = false
+
+    /// - Parameters:
+    ///   - options:  The connection's limits, keepalive and timeouts.
+    ///   - deflate:  The compression the server agreed to, if any.
+    ///   - record:   Where the end and the counts are kept for the owner.
+    ///   - source:   The reader's sequence.
+    init(options: WebSocketOptions, deflate: PerMessageDeflate?, record: WebSocketCloseRecord, source: WebSocketMessageProducer.Source) {
+        self.options = options
+        self.deflate = deflate
+        self.record = record
+        self.source = source
+    }
+
+    // MARK: - Lifecycle
+
+    func handlerAdded(context: ChannelHandlerContext) {
+        self.context = context
+        if let interval = options.pingInterval, interval > 0 {
+            let every = TimeAmount.nanoseconds(Int64(min(interval, 86_400) * 1_000_000_000))
+            let conversation = NIOLoopBound(self, eventLoop: context.eventLoop)
+            // Cancelled when the channel closes, which lets the conversation go.
+            keepalive = context.eventLoop.scheduleRepeatedTask(initialDelay: every, delay: every) { _ in
+                conversation.value.keepalivePing()
+            }
+        }
+        if context.channel.isActive {
+            context.read()
+        } else {
+            // Added to a channel that closed during the upgrade: the frames that came with the
+            // handshake are replayed to this handler right after it is added, and then the end
+            // is due, which the channel will not announce again.
+            context.eventLoop.assumeIsolated().execute { [self] in
+                guard let context = self.context, !record.current.isEnded else { return }
+                channelInactive(context: context)
+            }
+        }
+    }
+
+    func handlerRemoved(context: ChannelHandlerContext) {
+        self.context = nil
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        keepalive?.cancel()
+        closeTimer?.cancel()
+        let error = record.update { state -> WebSocketError? in
+            state.isEnded = true
+            state.isClosing = true
+            if state.serverCode == nil {
+                state.serverCode = .abnormalClosure
+                // Lost unless the client closed it on purpose (its close frame sent, or a failure
+                // already recorded).
+                if state.failure == nil, state.clientCode == nil {
+                    state.failure = .connectionLost
+                }
+            }
+            return state.failure
+        }
+        if let error {
+            source.finish(MoyaError.underlying(error, nil))
+        } else {
+            source.finish()
+        }
+        let closedError = record.closedError
+        for ping in pings {
+            ping.timer.cancel()
+            ping.promise.fail(closedError)
+        }
+        pings = []
+        for waiter in closeWaiters { waiter.succeed(()) }
+        closeWaiters = []
+        context.fireChannelInactive()
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        // NIO's frame decoder checks lengths and control frames before a frame exists.
+        if let frameError = error as? NIOWebSocketError {
+            switch frameError {
+            case .invalidFrameLength:
+                fail(.messageTooBig(limit: options.maximumMessageSize), code: .messageTooBig, context: context)
+            case .fragmentedControlFrame:
+                fail(.protocolViolation("a fragmented control frame"), code: .protocolError, context: context)
+            case .multiByteControlFrameLength:
+                fail(.protocolViolation("a control frame of more than 125 bytes"), code: .protocolError, context: context)
+            }
+            return
+        }
+        // Anything else (a TLS or socket error) ends the connection.
+        context.close(promise: nil)
+    }
+
+    // MARK: - Reading, paced by the reader
+
+    func read(context: ChannelHandlerContext) {
+        if readerIsBehind {
+            readIsPending = true
+        } else {
+            context.read()
+        }
+    }
+
+    /// The reader caught up: reading resumes.
+    func readerCaughtUp() {
+        readerIsBehind = false
+        if readIsPending, let context {
+            readIsPending = false
+            context.read()
+        }
+    }
+
+    /// The reader stopped reading (it left its loop, its task was cancelled, or the sequence was
+    /// released): the connection closes with 1001 (going away), once.
+    func readerLeft() {
+        guard let context else { return }
+        close(code: .goingAway, reason: "", promise: nil, context: context)
+    }
+
+    func channelReadComplete(context: ChannelHandlerContext) {
+        context.fireChannelReadComplete()
+        // autoRead is off: ask for more unless the reader is behind (then `read` holds it).
+        if context.channel.isActive {
+            context.read()
+        }
+    }
+
+    // MARK: - Frames in
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        let frame = unwrapInboundIn(data)
+        // Once the server closed, nothing it sends counts; after a failure, only its close frame
+        // does, which ends the connection at once (the client's close frame was sent).
+        if serverClosed { return }
+        if hasFailed {
+            if frame.opcode == .connectionClose {
+                serverClosed = true
+                record.update { state in
+                    if state.serverCode == nil {
+                        var payload = frame.data
+                        state.serverCode = payload.readInteger(as: UInt16.self).map(WebSocketCloseCode.init(rawValue:)) ?? .noStatusReceived
+                    }
+                }
+                context.close(promise: nil)
+            }
+            return
+        }
+        if frame.maskKey != nil {
+            fail(.protocolViolation("a masked frame from the server"), code: .protocolError, context: context)
+            return
+        }
+        if frame.rsv2 || frame.rsv3 {
+            fail(.protocolViolation("a reserved bit (RSV2 or RSV3) set"), code: .protocolError, context: context)
+            return
+        }
+        switch frame.opcode {
+        case .text, .binary:
+            guard partial == nil else {
+                fail(.protocolViolation("a new message inside a fragmented one"), code: .protocolError, context: context)
+                return
+            }
+            if frame.rsv1, deflate == nil {
+                fail(.protocolViolation("RSV1 set without a compression extension"), code: .protocolError, context: context)
+                return
+            }
+            var data = frame.data
+            if frame.fin {
+                deliver(opcode: frame.opcode, compressed: frame.rsv1, data: &data, context: context)
+            } else {
+                guard data.readableBytes <= options.maximumMessageSize else {
+                    fail(.messageTooBig(limit: options.maximumMessageSize), code: .messageTooBig, context: context)
+                    return
+                }
+                partial = (frame.opcode, frame.rsv1, data)
+            }
+        case .continuation:
+            guard var message = partial else {
+                fail(.protocolViolation("a continuation with nothing to continue"), code: .protocolError, context: context)
+                return
+            }
+            if frame.rsv1 {
+                fail(.protocolViolation("RSV1 set on a continuation frame"), code: .protocolError, context: context)
+                return
+            }
+            guard message.data.readableBytes + frame.data.readableBytes <= options.maximumMessageSize else {
+                partial = nil
+                fail(.messageTooBig(limit: options.maximumMessageSize), code: .messageTooBig, context: context)
+                return
+            }
+            partial = nil
+            var fragment = frame.data
+            message.data.writeBuffer(&fragment)
+            if frame.fin {
+                deliver(opcode: message.opcode, compressed: message.compressed, data: &message.data, context: context)
+            } else {
+                partial = message
+            }
+        case .ping:
+            guard checkControl(frame, context: context) else { return }
+            if !clientClosed {
+                context.writeAndFlush(wrapOutboundOut(WebSocketFrame(fin: true, opcode: .pong, maskKey: .random(), data: frame.data)), promise: nil)
+            }
+        case .pong:
+            guard checkControl(frame, context: context) else { return }
+            pongReceived(frame.data)
+        case .connectionClose:
+            guard checkControl(frame, context: context) else { return }
+            closeReceived(frame.data, context: context)
+        default:
+            fail(.protocolViolation("an unknown opcode \(frame.opcode)"), code: .protocolError, context: context)
+        }
+    }
+
+    /// A control frame must be whole, short and uncompressed.
+    private func checkControl(_ frame: WebSocketFrame, context: ChannelHandlerContext) -> Bool {
+        if !frame.fin {
+            fail(.protocolViolation("a fragmented control frame"), code: .protocolError, context: context)
+            return false
+        }
+        if frame.data.readableBytes > 125 {
+            fail(.protocolViolation("a control frame of more than 125 bytes"), code: .protocolError, context: context)
+            return false
+        }
+        if frame.rsv1 {
+            fail(.protocolViolation("RSV1 set on a control frame"), code: .protocolError, context: context)
+            return false
+        }
+        return true
+    }
+
+    /// A whole message arrived: inflated, checked and yielded to the reader.
+    private func deliver(opcode: WebSocketOpcode, compressed: Bool, data: inout ByteBuffer, context: ChannelHandlerContext) {
+        let wireBytes = data.readableBytes
+        var payload = data
+        if compressed, let deflate {
+            do {
+                payload = try deflate.decompress(data, limit: options.maximumMessageSize, allocator: context.channel.allocator)
+            } catch is PerMessageDeflate.TooBig {
+                fail(.messageTooBig(limit: options.maximumMessageSize), code: .messageTooBig, context: context)
+                return
+            } catch {
+                fail(.protocolViolation("compressed data that does not inflate"), code: .protocolError, context: context)
+                return
+            }
+        }
+        guard payload.readableBytes <= options.maximumMessageSize else {
+            fail(.messageTooBig(limit: options.maximumMessageSize), code: .messageTooBig, context: context)
+            return
+        }
+        let message: WebSocketMessage
+        if opcode == .text {
+            guard let text = String(validatingUTF8Bytes: payload.readableBytesView) else {
+                fail(.invalidUTF8, code: .invalidFramePayloadData, context: context)
+                return
+            }
+            message = .text(text)
+        } else {
+            message = .binary(Data(payload.readableBytesView))
+        }
+        record.update { state in
+            state.messagesReceived += 1
+            state.bytesReceived += Int64(wireBytes)
+        }
+        switch source.yield(message) {
+        case .produceMore:
+            break
+        case .stopProducing:
+            readerIsBehind = true
+        case .dropped:
+            // Nobody reads any more: the reader left, which closes the connection.
+            break
+        }
+    }
+
+    // MARK: - Frames out
+
+    /// Sends `message` as one frame, compressed when the server agreed to it; `promise`
+    /// succeeds when it is written, and fails with ``WebSocketError/connectionClosed(code:reason:)``
+    /// (or the failure) once the connection is closing.
+    func send(_ message: WebSocketMessage, promise: EventLoopPromise<Void>) {
+        guard let context, !clientClosed, !serverClosed, !hasFailed else {
+            promise.fail(record.closedError)
+            return
+        }
+        var payload: ByteBuffer
+        let opcode: WebSocketOpcode
+        switch message {
+        case .text(let text):
+            payload = context.channel.allocator.buffer(string: text)
+            opcode = .text
+        case .binary(let data):
+            payload = context.channel.allocator.buffer(bytes: data)
+            opcode = .binary
+        }
+        var compressed = false
+        if let deflate {
+            do {
+                payload = try deflate.compress(payload, allocator: context.channel.allocator)
+                compressed = true
+            } catch {
+                promise.fail(error)
+                return
+            }
+        }
+        let size = payload.readableBytes
+        record.update { state in
+            state.messagesSent += 1
+            state.bytesSent += Int64(size)
+        }
+        let frame = WebSocketFrame(fin: true, rsv1: compressed, opcode: opcode, maskKey: .random(), data: payload)
+        context.writeAndFlush(wrapOutboundOut(frame), promise: promise)
+    }
+
+    /// Sends a ping; `promise` succeeds when its pong arrives, and fails with
+    /// ``WebSocketError/pingTimeout`` (closing the connection) after
+    /// ``WebSocketOptions/pingTimeout``, or when the connection closes first.
+    func ping(promise: EventLoopPromise<Void>) {
+        guard let context, !clientClosed, !serverClosed, !hasFailed else {
+            promise.fail(record.closedError)
+            return
+        }
+        pingCounter += 1
+        var payload = context.channel.allocator.buffer(capacity: 8)
+        payload.writeInteger(pingCounter)
+        let timeout = TimeAmount.nanoseconds(Int64(min(max(options.pingTimeout, 0), 86_400) * 1_000_000_000))
+        let timer = context.eventLoop.assumeIsolated().scheduleTask(in: timeout) { [weak self] in
+            guard let self, let context = self.context else { return }
+            self.fail(.pingTimeout, code: .internalServerError, context: context)
+        }
+        pings.append((payload, promise, timer))
+        context.writeAndFlush(wrapOutboundOut(WebSocketFrame(fin: true, opcode: .ping, maskKey: .random(), data: payload)), promise: nil)
+    }
+
+    /// A pong completes the ping it answers and every earlier one (a pong may answer the
+    /// latest ping only); an unsolicited one is ignored.
+    private func pongReceived(_ payload: ByteBuffer) {
+        guard let index = pings.firstIndex(where: { $0.payload == payload }) else { return }
+        for ping in pings[...index] {
+            ping.timer.cancel()
+            ping.promise.succeed(())
+        }
+        pings.removeFirst(index + 1)
+    }
+
+    /// The keepalive's tick: a ping, unless one is already waiting for its pong.
+    private func keepalivePing() {
+        guard pings.isEmpty, let context else { return }
+        ping(promise: context.eventLoop.makePromise())
+    }
+
+    /// Starts the close handshake with `code` and `reason` (at most 123 bytes of UTF-8, cut at
+    /// a character boundary); `promise` succeeds when the connection has ended. A second close
+    /// only waits for the first.
+    func close(code: WebSocketCloseCode, reason: String, promise: EventLoopPromise<Void>?) {
+        guard let context else {
+            promise?.succeed(())
+            return
+        }
+        close(code: code, reason: reason, promise: promise, context: context)
+    }
+
+    private func close(code: WebSocketCloseCode, reason: String, promise: EventLoopPromise<Void>?, context: ChannelHandlerContext) {
+        if record.current.isEnded {
+            promise?.succeed(())
+            return
+        }
+        if let promise { closeWaiters.append(promise) }
+        let reason = Self.truncated(reason, toUTF8Bytes: 123)
+        let first = record.update { state -> Bool in
+            guard state.clientCode == nil else { return false }
+            state.clientCode = code
+            state.clientReason = reason
+            state.isClosing = true
+            return true
+        }
+        guard first else { return }
+        clientClosed = true
+        var payload = context.channel.allocator.buffer(capacity: 2 + reason.utf8.count)
+        payload.writeInteger(code.rawValue)
+        payload.writeString(reason)
+        context.writeAndFlush(wrapOutboundOut(WebSocketFrame(fin: true, opcode: .connectionClose, maskKey: .random(), data: payload)), promise: nil)
+        armCloseTimer(context: context)
+    }
+
+    /// The server's close frame: its code and reason are kept; when the server started the
+    /// close, the client answers with the same code. Either way the server closes the TCP
+    /// connection, within ``WebSocketOptions/closeTimeout``.
+    private func closeReceived(_ payload: ByteBuffer, context: ChannelHandlerContext) {
+        var payload = payload
+        var code = WebSocketCloseCode.noStatusReceived
+        var reason = ""
+        if payload.readableBytes == 1 {
+            fail(.protocolViolation("a close frame of one byte"), code: .protocolError, context: context)
+            return
+        }
+        if let raw = payload.readInteger(as: UInt16.self) {
+            code = WebSocketCloseCode(rawValue: raw)
+            guard code.isSendable else {
+                fail(.protocolViolation("an invalid close code \(raw)"), code: .protocolError, context: context)
+                return
+            }
+            guard let text = String(validatingUTF8Bytes: Array(payload.readableBytesView)) else {
+                fail(.invalidUTF8, code: .invalidFramePayloadData, context: context)
+                return
+            }
+            reason = text
+        }
+        let answer = record.update { state -> Bool in
+            guard state.serverCode == nil else { return false }
+            state.serverCode = code
+            state.serverReason = reason
+            state.isClosing = true
+            return state.clientCode == nil
+        }
+        // The messages end here; later frames are not the reader's.
+        partial = nil
+        serverClosed = true
+        if answer {
+            clientClosed = true
+            record.update { state in
+                state.clientCode = code == .noStatusReceived ? nil : code
+            }
+            var echo = context.channel.allocator.buffer(capacity: 2)
+            if code != .noStatusReceived { echo.writeInteger(code.rawValue) }
+            context.writeAndFlush(wrapOutboundOut(WebSocketFrame(fin: true, opcode: .connectionClose, maskKey: .random(), data: echo)), promise: nil)
+        }
+        armCloseTimer(context: context)
+    }
+
+    /// Fails the connection: records `error`, sends a close frame with `code` (unless one was
+    /// sent), and closes the connection within the close timeout. The reader's sequence ends
+    /// with the error when the channel closes. Only the first failure counts.
+    private func fail(_ error: WebSocketError, code: WebSocketCloseCode, context: ChannelHandlerContext) {
+        let sendsClose = record.update { state -> Bool? in
+            guard state.failure == nil, !state.isEnded else { return nil }
+            state.failure = error
+            state.isClosing = true
+            guard state.clientCode == nil else { return false }
+            state.clientCode = code
+            return true
+        }
+        guard let sendsClose else { return }
+        hasFailed = true
+        clientClosed = true
+        partial = nil
+        // Reading goes on, whatever the reader does, until the server's close frame or the end.
+        readerIsBehind = false
+        if sendsClose {
+            var payload = context.channel.allocator.buffer(capacity: 2)
+            payload.writeInteger(code.rawValue)
+            context.writeAndFlush(wrapOutboundOut(WebSocketFrame(fin: true, opcode: .connectionClose, maskKey: .random(), data: payload)), promise: nil)
+        }
+        if error == .pingTimeout {
+            // The server does not answer: waiting for its close frame is pointless.
+            context.close(promise: nil)
+            return
+        }
+        armCloseTimer(context: context)
+        if readIsPending {
+            readIsPending = false
+            context.read()
+        }
+    }
+
+    /// Closes the channel after ``WebSocketOptions/closeTimeout`` unless it closed before.
+    private func armCloseTimer(context: ChannelHandlerContext) {
+        guard closeTimer == nil else { return }
+        let timeout = TimeAmount.nanoseconds(Int64(min(max(options.closeTimeout, 0), 86_400) * 1_000_000_000))
+        closeTimer = context.eventLoop.assumeIsolated().scheduleTask(in: timeout) { [weak self] in
+            self?.context?.close(promise: nil)
+        }
+    }
+
+    /// `text` cut to at most `limit` bytes of UTF-8, at a character boundary.
+    static func truncated(_ text: String, toUTF8Bytes limit: Int) -> String {
+        guard text.utf8.count > limit else { return text }
+        var result = ""
+        for character in text {
+            guard result.utf8.count + character.utf8.count <= limit else { break }
+            result.append(character)
+        }
+        return result
+    }
+}
+
+/// The reader's demand, told to the conversation on its event loop.
+struct WebSocketReadDemand: NIOAsyncSequenceProducerDelegate {
+    let loop: any EventLoop
+    /// The conversation, set once it exists; only touched on `loop`.
+    let conversation: NIOLoopBound<WebSocketConversationReference>
+
+    func produceMore() {
+        loop.execute { conversation.value.conversation?.readerCaughtUp() }
+    }
+
+    func didTerminate() {
+        loop.execute { conversation.value.conversation?.readerLeft() }
+    }
+}
+
+/// Points at the conversation from the reader's demand, which exists before it.
+final class WebSocketConversationReference {
+    weak var conversation: WebSocketConversation?
+    init() {}
+}
+
+extension String {
+    /// The string the bytes spell in UTF-8, or `nil` when they are not valid UTF-8 (an invalid
+    /// or overlong sequence, a surrogate, a code point past U+10FFFF, a truncated character).
+    init?<Bytes: Collection>(validatingUTF8Bytes bytes: Bytes) where Bytes.Element == UInt8 {
+        // `String(validating:as:)` needs macOS 15; the transcoder stops at the first error.
+        let invalid = transcode(bytes.makeIterator(), from: UTF8.self, to: UTF8.self, stoppingOnError: true) { _ in }
+        guard !invalid else { return nil }
+        self = String(decoding: bytes, as: UTF8.self)
+    }
+}
