@@ -3,7 +3,6 @@ import Foundation
 import NIOCore
 import NIOHTTP1
 import NIOPosix
-import NIOWebSocket
 import Tracing
 
 #if canImport(FoundationNetworking)
@@ -16,8 +15,9 @@ import FoundationNetworking
 /// factory adds the session's headers and the jar's cookies, the answer's cookies go to the jar,
 /// and the session's request timeout bounds the wait for the answer.
 ///
-/// The handshake is an HTTP/1.1 `GET` with NIO's WebSocket upgrader (the key and its check), the
-/// permessage-deflate offer and the subprotocols of the request's ``WebSocketSink``. A `101`
+/// The handshake is an HTTP/1.1 `GET` with NIO's WebSocket upgrader's key and its check
+/// (``WebSocketHandshakeHandler``), the permessage-deflate offer and the subprotocols of the
+/// request's ``WebSocketSink``. A `101`
 /// whose headers are valid starts a ``WebSocketConversation`` on the channel and puts its
 /// ``WebSocketConnection`` in the sink; the owner then hears of the `101` as the response. Any
 /// other answer is the response as it is (its body kept up to 1 MiB), and the connection
@@ -153,32 +153,11 @@ final class WebSocketExchange: TransportAttempt {
         return (route, HTTPRequestHead(version: .http1_1, method: .GET, uri: target, headers: headers))
     }
 
-    /// Adds the HTTP handlers with NIO's upgrader, then sends the handshake; `outcome` completes
-    /// with the answer, or fails after the session's request timeout.
+    /// Sends the handshake (``WebSocketHandshakeHandler``); `outcome` completes with the
+    /// answer, or fails after the session's request timeout.
     private func handshake(on channel: any Channel, head: HTTPRequestHead, outcome: EventLoopPromise<WebSocketHandshakeOutcome>) {
-        let options = sink.options
-        let collector = WebSocketHandshakeHandler(outcome: outcome)
-        let boundCollector = NIOLoopBound(collector, eventLoop: channel.eventLoop)
-        let upgrader = NIOWebSocketClientUpgrader(
-            maxFrameSize: max(126, options.maximumMessageSize),
-            automaticErrorHandling: false,
-            upgradePipelineHandler: { channel, answer in
-                channel.eventLoop.makeCompletedFuture {
-                    let collector = boundCollector.value
-                    collector.upgraded()
-                    do {
-                        let made = try Self.startConversation(on: channel, answer: answer, options: options, collector: collector)
-                        outcome.succeed(.upgraded(answer, made))
-                    } catch {
-                        outcome.fail(error)
-                        channel.close(promise: nil)
-                    }
-                }
-            })
         do {
-            let sync = channel.pipeline.syncOperations
-            try sync.addHTTPClientHandlers(leftOverBytesStrategy: .forwardBytes, withClientUpgrade: (upgraders: [upgrader], completionHandler: { _ in }))
-            try sync.addHandler(collector)
+            try WebSocketHandshakeHandler(options: sink.options, outcome: outcome).start(on: channel, head: head)
         } catch {
             outcome.fail(error)
             channel.close(promise: nil)
@@ -189,47 +168,6 @@ final class WebSocketExchange: TransportAttempt {
             channel.close(promise: nil)
         }
         outcome.futureResult.whenComplete { _ in timeout.cancel() }
-        channel.write(HTTPClientRequestPart.head(head), promise: nil)
-        channel.writeAndFlush(HTTPClientRequestPart.end(nil), promise: nil)
-    }
-
-    /// Checks the `101`'s headers beyond the key (NIO checked that), then puts the conversation
-    /// on the channel in place of the handshake's collector.
-    private static func startConversation(
-        on channel: any Channel, answer: HTTPResponseHead, options: WebSocketOptions, collector: WebSocketHandshakeHandler
-    ) throws -> WebSocketConnectionParts {
-        let connectionTokens = answer.headers[canonicalForm: "connection"].map { $0.lowercased() }
-        guard connectionTokens.contains("upgrade") else {
-            throw WebSocketError.handshakeFailed(reason: "its Connection header does not say upgrade")
-        }
-        let agreement = try PerMessageDeflateAgreement.negotiate(answer.headers["Sec-WebSocket-Extensions"], offer: options.compression)
-        var subprotocol: String?
-        let chosen = answer.headers["Sec-WebSocket-Protocol"]
-        if let first = chosen.first {
-            guard chosen.count == 1, options.subprotocols.contains(first) else {
-                throw WebSocketError.handshakeFailed(
-                    reason: "the server chose the subprotocol \(String(reflecting: chosen.joined(separator: ", "))), which was not offered")
-            }
-            subprotocol = first
-        }
-        let deflate = try agreement.map { try PerMessageDeflate(agreement: $0) }
-        let record = WebSocketCloseRecord()
-        let reference = WebSocketConversationReference()
-        let demand = WebSocketReadDemand(loop: channel.eventLoop, conversation: NIOLoopBound(reference, eventLoop: channel.eventLoop))
-        let buffered = max(1, options.maximumBufferedMessages)
-        let produced = WebSocketMessageProducer.makeSequence(
-            backPressureStrategy: .init(lowWatermark: max(0, buffered / 2), highWatermark: buffered),
-            finishOnDeinit: true,
-            delegate: demand)
-        let conversation = WebSocketConversation(options: options, deflate: deflate, record: record, source: produced.source)
-        reference.conversation = conversation
-        let sync = channel.pipeline.syncOperations
-        sync.removeHandler(collector, promise: nil)
-        try channel.syncOptions?.setOption(.autoRead, value: false)
-        try sync.addHandler(conversation)
-        return WebSocketConnectionParts(
-            conversation: NIOLoopBound(conversation, eventLoop: channel.eventLoop), record: record, messages: produced.sequence,
-            subprotocol: subprotocol, isCompressed: deflate != nil)
     }
 
     /// `urlRequest` with its `ws` or `wss` URL as `http` or `https`, for the cookie jar and the

@@ -2,6 +2,7 @@ import AsyncHTTPClient
 import Foundation
 import NIOCore
 import NIOHTTP1
+import NIOWebSocket
 
 /// How a WebSocket handshake ended, when it did not fail.
 enum WebSocketHandshakeOutcome {
@@ -21,78 +22,174 @@ struct WebSocketConnectionParts {
     let isCompressed: Bool
 }
 
-/// Sits behind NIO's upgrade handler during a WebSocket handshake and collects an answer that
-/// is not an upgrade: its head and body (at most ``bodyLimit`` bytes are kept), which complete
-/// `outcome` with ``WebSocketHandshakeOutcome/refused(_:_:)`` at its end. NIO's upgrade errors
-/// fail it with ``WebSocketError/handshakeFailed(reason:)``; a close before the end, with
-/// `HTTPClientError.remoteConnectionClosed`. The upgrade removes this handler before the
-/// first frame.
+/// Reads the answer to a WebSocket handshake, behind NIO's HTTP/1.1 response decoder, and
+/// switches the channel to WebSocket in the same turn of the event loop as the `101` arrives.
+///
+/// NIO's `NIOWebSocketClientUpgrader` adds the key to the request and checks the server's
+/// `Sec-WebSocket-Accept` (``upgrader``); NIO's frame decoder and encoder carry the frames. The
+/// switch itself is done here, with the ``WebSocketHeadSplitter``, rather than by NIO's
+/// `NIOHTTPClientUpgradeHandler`, which removes the HTTP handlers over several turns of the loop:
+/// with it, a server that answered, sent a message and closed at once had its message and close
+/// frame dropped before the conversation was in place.
+///
+/// The pipeline during the handshake is: TLS (if any), the splitter, NIO's request encoder, NIO's
+/// response decoder (which watches the request go by), this handler. On a valid `101` the frame encoder, the frame decoder and the conversation join right
+/// after the splitter, which hands them what followed the head and leaves; the HTTP handlers
+/// leave too.
+///
+/// An answer that is not an upgrade is collected (its body up to ``bodyLimit`` bytes) and
+/// completes `outcome` with ``WebSocketHandshakeOutcome/refused(_:_:)`` at its end. A `101` that
+/// is not valid fails it with ``WebSocketError/handshakeFailed(reason:)``; a close before the
+/// answer, with `HTTPClientError.remoteConnectionClosed`.
 final class WebSocketHandshakeHandler: ChannelInboundHandler, RemovableChannelHandler {
     typealias InboundIn = HTTPClientResponsePart
 
     /// How much of a refusal's body is kept.
     static let bodyLimit = 1 << 20
 
+    /// Adds the key to the handshake and checks the answer's accept value.
+    let upgrader: NIOWebSocketClientUpgrader
+    private let options: WebSocketOptions
     private let outcome: EventLoopPromise<WebSocketHandshakeOutcome>
-    private var head: HTTPResponseHead?
-    private var body = Data()
-    private var isDone = false
+    private let splitter = WebSocketHeadSplitter()
+    private let encoder = HTTPRequestEncoder()
+    private let decoder = ByteToMessageHandler(HTTPResponseDecoder(leftOverBytesStrategy: .dropBytes))
 
-    init(outcome: EventLoopPromise<WebSocketHandshakeOutcome>) {
+    private enum State {
+        case waiting
+        case refused(HTTPResponseHead, Data)
+        /// Upgraded: the `.end` of the `101` may still come through the decoder.
+        case upgraded
+        case done
+    }
+
+    private var state = State.waiting
+
+    init(options: WebSocketOptions, outcome: EventLoopPromise<WebSocketHandshakeOutcome>) {
+        self.options = options
         self.outcome = outcome
+        self.upgrader = NIOWebSocketClientUpgrader(
+            maxFrameSize: max(126, options.maximumMessageSize), automaticErrorHandling: false,
+            upgradePipelineHandler: { channel, _ in channel.eventLoop.makeSucceededVoidFuture() })
+    }
+
+    /// Adds the handshake's handlers to `channel`, then writes the handshake `head` with the
+    /// upgrade's headers.
+    func start(on channel: any Channel, head: HTTPRequestHead) throws {
+        try channel.pipeline.syncOperations.addHandlers([splitter, encoder, decoder, self])
+        var head = head
+        head.headers.replaceOrAdd(name: "Upgrade", value: "websocket")
+        head.headers.replaceOrAdd(name: "Connection", value: "Upgrade")
+        upgrader.addCustom(upgradeRequestHeaders: &head.headers)
+        channel.write(HTTPClientRequestPart.head(head), promise: nil)
+        channel.writeAndFlush(HTTPClientRequestPart.end(nil), promise: nil)
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        guard !isDone else { return }
-        switch unwrapInboundIn(data) {
-        case .head(let head):
-            self.head = head
-        case .body(let chunk):
+        let part = unwrapInboundIn(data)
+        switch (state, part) {
+        case (.waiting, .head(let head)):
+            guard head.status == .switchingProtocols else {
+                state = .refused(head, Data())
+                splitter.passThrough()
+                return
+            }
+            do {
+                let parts = try upgrade(context: context, answer: head)
+                state = .upgraded
+                outcome.succeed(.upgraded(head, parts))
+            } catch {
+                state = .done
+                outcome.fail(error)
+                context.close(promise: nil)
+            }
+        case (.refused(let head, var body), .body(let chunk)):
             let room = Self.bodyLimit - body.count
             if room > 0 {
                 body.append(contentsOf: chunk.readableBytesView.prefix(room))
             }
-        case .end:
-            guard let head else { return }
-            isDone = true
+            state = .refused(head, body)
+        case (.refused(let head, let body), .end):
+            state = .done
             outcome.succeed(.refused(head, body))
             context.close(promise: nil)
+        case (.upgraded, .end):
+            state = .done
+        default:
+            break
         }
+    }
+
+    /// Checks the `101` beyond NIO's check of the accept value, then switches the pipeline: the
+    /// HTTP handlers leave (the decoder once it has forwarded what followed the answer), the
+    /// frame decoder and encoder and the conversation join.
+    private func upgrade(context: ChannelHandlerContext, answer: HTTPResponseHead) throws -> WebSocketConnectionParts {
+        guard answer.headers[canonicalForm: "upgrade"].contains(where: { $0.lowercased() == "websocket" }) else {
+            throw WebSocketError.handshakeFailed(reason: "its Upgrade header does not name websocket")
+        }
+        guard answer.headers[canonicalForm: "connection"].contains(where: { $0.lowercased() == "upgrade" }) else {
+            throw WebSocketError.handshakeFailed(reason: "its Connection header does not say upgrade")
+        }
+        guard upgrader.shouldAllowUpgrade(upgradeResponse: answer) else {
+            throw WebSocketError.handshakeFailed(reason: "its Sec-WebSocket-Accept is missing or does not match the key sent")
+        }
+        let agreement = try PerMessageDeflateAgreement.negotiate(answer.headers["Sec-WebSocket-Extensions"], offer: options.compression)
+        var subprotocol: String?
+        let chosen = answer.headers["Sec-WebSocket-Protocol"]
+        if let first = chosen.first {
+            guard chosen.count == 1, options.subprotocols.contains(first) else {
+                throw WebSocketError.handshakeFailed(
+                    reason: "the server chose the subprotocol \(String(reflecting: chosen.joined(separator: ", "))), which was not offered")
+            }
+            subprotocol = first
+        }
+        let deflate = try agreement.map { try PerMessageDeflate(agreement: $0) }
+        let channel = context.channel
+        let record = WebSocketCloseRecord()
+        let reference = WebSocketConversationReference()
+        let demand = WebSocketReadDemand(loop: channel.eventLoop, conversation: NIOLoopBound(reference, eventLoop: channel.eventLoop))
+        let buffered = max(1, options.maximumBufferedMessages)
+        let produced = WebSocketMessageProducer.makeSequence(
+            backPressureStrategy: .init(lowWatermark: max(0, buffered / 2), highWatermark: buffered),
+            finishOnDeinit: true,
+            delegate: demand)
+        let conversation = WebSocketConversation(options: options, deflate: deflate, record: record, source: produced.source)
+        reference.conversation = conversation
+        let sync = channel.pipeline.syncOperations
+        try splitter.switchToWebSocket(adding: [
+            WebSocketFrameEncoder(), ByteToMessageHandler(WebSocketFrameDecoder(maxFrameSize: max(126, options.maximumMessageSize))), conversation,
+        ])
+        // Nothing reaches the HTTP handlers any more: they leave when NIO gets to it.
+        sync.removeHandler(encoder, promise: nil)
+        sync.removeHandler(decoder, promise: nil)
+        sync.removeHandler(context: context, promise: nil)
+        if channel.isActive {
+            try channel.syncOptions?.setOption(.autoRead, value: false)
+        }
+        return WebSocketConnectionParts(
+            conversation: NIOLoopBound(conversation, eventLoop: channel.eventLoop), record: record, messages: produced.sequence,
+            subprotocol: subprotocol, isCompressed: deflate != nil)
     }
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
-        guard !isDone else { return }
-        isDone = true
-        if let upgradeError = error as? NIOHTTPClientUpgradeError {
-            let reason: String =
-                switch upgradeError {
-                case .upgraderDeniedUpgrade: "its Sec-WebSocket-Accept is missing or does not match the key sent"
-                case .responseProtocolNotFound: "its Upgrade header does not name websocket"
-                default: "the upgrade failed (\(upgradeError))"
-                }
-            outcome.fail(WebSocketError.handshakeFailed(reason: reason))
-        } else {
+        switch state {
+        case .waiting, .refused:
+            state = .done
             outcome.fail(error)
+            context.close(promise: nil)
+        case .upgraded, .done:
+            context.fireErrorCaught(error)
         }
-        context.close(promise: nil)
     }
 
     func channelInactive(context: ChannelHandlerContext) {
-        // A server may switch protocols, send frames and close at once: the end can arrive while
-        // NIO's upgrade is still under way (it removes the HTTP handlers in steps). The upgrade
-        // gets until the loop's next turn to finish, and the conversation then sees the frames
-        // and the end.
-        let outcome = self.outcome
-        context.eventLoop.assumeIsolated().execute { [self] in
-            guard !isDone else { return }
-            isDone = true
+        switch state {
+        case .waiting, .refused:
+            state = .done
             outcome.fail(HTTPClientError.remoteConnectionClosed)
+        case .upgraded, .done:
+            break
         }
         context.fireChannelInactive()
-    }
-
-    /// The upgrade succeeded: nothing more for this handler.
-    func upgraded() {
-        isDone = true
     }
 }

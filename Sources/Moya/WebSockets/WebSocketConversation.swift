@@ -86,17 +86,29 @@ final class WebSocketConversation: ChannelDuplexHandler, RemovableChannelHandler
             // handshake are replayed to this handler right after it is added, and then the end
             // is due, which the channel will not announce again.
             context.eventLoop.assumeIsolated().execute { [self] in
-                guard let context = self.context, !record.current.isEnded else { return }
-                channelInactive(context: context)
+                ended()
             }
         }
     }
 
     func handlerRemoved(context: ChannelHandlerContext) {
         self.context = nil
+        // Removed with the rest of a closed channel's pipeline, maybe before it said so.
+        if !context.channel.isActive {
+            ended()
+        }
     }
 
     func channelInactive(context: ChannelHandlerContext) {
+        ended()
+        context.fireChannelInactive()
+    }
+
+    /// The connection is over: the end is recorded, the messages finish (with the failure, if
+    /// any), pings and closes waiting are answered. Runs once, whether the channel announced its
+    /// end or the handler was removed without it (the channel closed during the upgrade).
+    private func ended() {
+        guard !record.current.isEnded else { return }
         keepalive?.cancel()
         closeTimer?.cancel()
         let error = record.update { state -> WebSocketError? in
@@ -125,7 +137,6 @@ final class WebSocketConversation: ChannelDuplexHandler, RemovableChannelHandler
         pings = []
         for waiter in closeWaiters { waiter.succeed(()) }
         closeWaiters = []
-        context.fireChannelInactive()
     }
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
