@@ -184,8 +184,13 @@ final class WebSocketConversation: ChannelDuplexHandler, RemovableChannelHandler
 
     func channelReadComplete(context: ChannelHandlerContext) {
         context.fireChannelReadComplete()
-        // autoRead is off: ask for more unless the reader is behind (then `read` holds it).
-        if context.channel.isActive {
+        // autoRead is off: ask for more, unless the reader is behind (then the read waits for
+        // it to catch up). `context.read()` goes past this handler's own `read`, so the check
+        // is made here.
+        guard context.channel.isActive else { return }
+        if readerIsBehind {
+            readIsPending = true
+        } else {
             context.read()
         }
     }
