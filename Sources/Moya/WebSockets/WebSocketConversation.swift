@@ -46,6 +46,8 @@ final class WebSocketConversation: ChannelDuplexHandler, RemovableChannelHandler
     private var pings: [(payload: ByteBuffer, promise: EventLoopPromise<Void>, timer: Scheduled<Void>)] = []
     private var pingCounter: UInt64 = 0
     private var keepalive: RepeatedTask?
+    /// Whether a frame arrived since the keepalive's last tick (then no ping is needed).
+    private var heardSinceTick = false
     /// Closes the channel when the close handshake takes too long.
     private var closeTimer: Scheduled<Void>?
     /// Completed when the channel has closed, for those who asked to close.
@@ -199,6 +201,7 @@ final class WebSocketConversation: ChannelDuplexHandler, RemovableChannelHandler
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         let frame = unwrapInboundIn(data)
+        heardSinceTick = true
         // Once the server closed, nothing it sends counts; after a failure, only its close frame
         // does, which ends the connection at once (the client's close frame was sent).
         if serverClosed { return }
@@ -412,8 +415,13 @@ final class WebSocketConversation: ChannelDuplexHandler, RemovableChannelHandler
         pings.removeFirst(index + 1)
     }
 
-    /// The keepalive's tick: a ping, unless one is already waiting for its pong.
+    /// The keepalive's tick: a ping when the server was silent since the last tick, unless one
+    /// is already waiting for its pong.
     private func keepalivePing() {
+        guard !heardSinceTick else {
+            heardSinceTick = false
+            return
+        }
         guard pings.isEmpty, let context else { return }
         ping(promise: context.eventLoop.makePromise())
     }

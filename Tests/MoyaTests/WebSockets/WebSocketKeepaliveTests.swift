@@ -1,0 +1,82 @@
+import Foundation
+import MoyaTestServer
+import Testing
+
+@testable import Moya
+
+/// Keepalive pings and ping timeouts.
+@Suite("WebSocket keepalive")
+struct WebSocketKeepaliveTests {
+    @Test("With a ping interval, a silent connection is pinged, and a server that answers keeps it open")
+    func keepalive() async throws {
+        let pings = LockedBox(0)
+        let server = try await WebSocketTestServer.start { connection in
+            try await connection.accept()
+            while let frame = try await connection.readFrame() {
+                switch frame.opcode {
+                case 9:
+                    pings.withLock { $0 += 1 }
+                    try await connection.writeFrame(opcode: 10, payload: frame.payload)
+                case 8:
+                    try await connection.sendClose(code: frame.closeCode)
+                    return
+                default:
+                    break
+                }
+            }
+        }
+        let connection = try await MoyaProvider<Remote>().webSocket(
+            Remote(server.baseURL, "/"), options: .init(pingInterval: 0.2, pingTimeout: 5))
+        for _ in 0..<500 where pings.withLock({ $0 }) < 3 {
+            try await _Concurrency.Task.sleep(nanoseconds: 10_000_000)
+        }
+        #expect(pings.withLock { $0 } >= 3)
+        #expect(!connection.isClosed)
+        await connection.close()
+        #expect(connection.closeCode == .normalClosure)
+        await server.shutdown()
+    }
+
+    @Test("A keepalive ping that gets no pong ends the connection with pingTimeout")
+    func keepaliveTimeout() async throws {
+        let server = try await WebSocketTestServer.start { connection in
+            try await connection.accept()
+            // Reads everything, answers nothing.
+            while try await connection.readFrame() != nil {}
+        }
+        let connection = try await MoyaProvider<Remote>().webSocket(
+            Remote(server.baseURL, "/"), options: .init(pingInterval: 0.2, pingTimeout: 0.3))
+        do {
+            for try await _ in connection.messages {}
+            Issue.record("the messages ended without an error")
+        } catch {
+            guard case .underlying(let failure as WebSocketError, _) = error else {
+                Issue.record("unexpected \(error)")
+                return
+            }
+            #expect(failure == .pingTimeout)
+        }
+        #expect(connection.isClosed)
+        await server.shutdown()
+    }
+
+    @Test("ping() on a server that never answers throws pingTimeout after the ping timeout")
+    func pingTimeout() async throws {
+        let server = try await WebSocketTestServer.start { connection in
+            try await connection.accept()
+            while try await connection.readFrame() != nil {}
+        }
+        let connection = try await MoyaProvider<Remote>().webSocket(Remote(server.baseURL, "/"), options: .init(pingTimeout: 0.3))
+        do {
+            try await connection.ping()
+            Issue.record("a ping nobody answered returned")
+        } catch {
+            guard case .underlying(let failure as WebSocketError, _) = error else {
+                Issue.record("unexpected \(error)")
+                return
+            }
+            #expect(failure == .pingTimeout)
+        }
+        await server.shutdown()
+    }
+}
