@@ -81,4 +81,17 @@ public enum WebSocketError: Swift.Error, LocalizedError, CustomStringConvertible
 
     /// The same as ``description``.
     public var errorDescription: String? { description }
+
+    /// The case's name for metrics and spans (`error.type`).
+    var typeName: String {
+        switch self {
+        case .handshakeFailed: "handshake_failed"
+        case .messageTooBig: "message_too_big"
+        case .invalidUTF8: "invalid_utf8"
+        case .protocolViolation: "protocol_violation"
+        case .pingTimeout: "ping_timeout"
+        case .connectionLost: "connection_lost"
+        case .connectionClosed: "connection_closed"
+        }
+    }
 }

@@ -47,6 +47,8 @@ final class ExchangeParts: Sendable {
     let redirectPolicy: Session.Configuration.RedirectPolicy
     /// ``Session/Configuration/maximumResponseBodySize``.
     let maximumResponseBodySize: Int64?
+    /// The metrics of WebSocket connections, or `nil` without a metrics backend.
+    let webSocketMetrics: WebSocketMetrics?
 
     /// The parts of a session with `configuration`, whose clients have `clientConfiguration` and
     /// whose TLS setup is `baseTLS`.
@@ -81,6 +83,7 @@ final class ExchangeParts: Sendable {
         tracing = TracePropagation.current
         redirectPolicy = configuration.redirectPolicy
         maximumResponseBodySize = configuration.maximumResponseBodySize
+        webSocketMetrics = WebSocketMetrics(options: configuration.metrics)
     }
 
     /// Whether the ``redirectPolicy`` follows redirects.

@@ -108,6 +108,7 @@ final class WebSocketExchange: TransportAttempt {
                     subprotocol: connectionParts.subprotocol, isCompressed: connectionParts.isCompressed, options: sink.options,
                     channel: channel, conversation: connectionParts.conversation, record: connectionParts.record,
                     messages: connectionParts.messages)
+                observe(channel: channel, record: connectionParts.record, route: plan.route, url: urlRequest.url!)
                 sink.offer(connection)
                 finish(.success(response), admitted: true)
             }
@@ -168,6 +169,50 @@ final class WebSocketExchange: TransportAttempt {
             channel.close(promise: nil)
         }
         outcome.futureResult.whenComplete { _ in timeout.cancel() }
+    }
+
+    /// Measures the connection from now to its end: the session's WebSocket metrics, and with a
+    /// tracer, a span `WebSocket` (a child of the caller's context, like the handshake's) that
+    /// ends with the connection and carries the messages and bytes each way, the server's close
+    /// code, and the failure, if any.
+    private func observe(channel: any Channel, record: WebSocketCloseRecord, route: ConnectionRoute, url: URL) {
+        let metrics = parts.webSocketMetrics
+        let span = parts.tracing?.tracer.map { tracer -> any Span in
+            let span = tracer.startSpan("WebSocket", context: request.traceContext?.serviceContext ?? .topLevel, ofKind: .client)
+            span.updateAttributes { attributes in
+                attributes["server.address"] = route.host
+                attributes["server.port"] = Int64(route.port)
+                attributes["url.scheme"] = url.scheme?.lowercased()
+            }
+            return span
+        }
+        guard metrics != nil || span != nil else { return }
+        metrics?.opened(host: route.host, port: route.port)
+        channel.closeFuture.whenComplete { _ in
+            // After the conversation has recorded the end (it does so as the channel goes
+            // inactive, in this turn or the one before).
+            channel.eventLoop.execute {
+                let state = record.current
+                let closeCode = state.serverCode ?? .abnormalClosure
+                metrics?.closed(
+                    host: route.host, port: route.port, messagesSent: state.messagesSent, messagesReceived: state.messagesReceived,
+                    bytesSent: state.bytesSent, bytesReceived: state.bytesReceived, closeCode: closeCode.rawValue,
+                    errorType: state.failure?.typeName)
+                guard let span else { return }
+                span.updateAttributes { attributes in
+                    attributes["websocket.messages.sent"] = Int64(state.messagesSent)
+                    attributes["websocket.messages.received"] = Int64(state.messagesReceived)
+                    attributes["websocket.bytes.sent"] = state.bytesSent
+                    attributes["websocket.bytes.received"] = state.bytesReceived
+                    attributes["websocket.close_code"] = Int64(closeCode.rawValue)
+                }
+                if let failure = state.failure {
+                    span.recordError(failure)
+                    span.setStatus(SpanStatus(code: .error))
+                }
+                span.end()
+            }
+        }
     }
 
     /// `urlRequest` with its `ws` or `wss` URL as `http` or `https`, for the cookie jar and the
