@@ -1,18 +1,27 @@
 import NIOSSL
 
 /// The NIOSSL contexts of a session's own connections (``SessionRoutes/openConnection(along:on:)``),
-/// one per TLS configuration, so that opening a connection does not load the trust roots again.
-/// Holds at most ``capacity`` contexts, dropping the oldest.
+/// one per TLS configuration, so that opening a connection does not load the trust roots again:
+/// a ``BoundedCache`` of at most ``capacity`` contexts, keyed by configuration.
 final class SSLContextCache: Sendable {
     /// The most contexts kept.
     static let capacity = 16
 
-    private struct Entry: Sendable {
+    /// A configuration as a key: NIOSSL's best-effort equality and hash, which compare every
+    /// setting (certificates and keys by value).
+    private struct Key: Hashable, Sendable {
         let configuration: TLSConfiguration
-        let context: NIOSSLContext
+
+        static func == (lhs: Key, rhs: Key) -> Bool {
+            lhs.configuration.bestEffortEquals(rhs.configuration)
+        }
+
+        func hash(into hasher: inout Hasher) {
+            configuration.bestEffortHash(into: &hasher)
+        }
     }
 
-    private let entries = Protected<[Entry]>([])
+    private let contexts = BoundedCache<Key, NIOSSLContext>(capacity: SSLContextCache.capacity)
 
     init() {}
 
@@ -21,16 +30,11 @@ final class SSLContextCache: Sendable {
     ///
     /// - Throws: NIOSSL's error when the configuration cannot make a context.
     func context(for configuration: TLSConfiguration) throws -> NIOSSLContext {
-        if let cached = entries.withLock({ entries in entries.first { $0.configuration.bestEffortEquals(configuration) }?.context }) {
-            return cached
-        }
-        // Made outside the lock: loading the trust roots takes a while.
+        let key = Key(configuration: configuration)
+        if let cached = contexts.value(for: key) { return cached }
+        // Made outside any lock: loading the trust roots takes a while.
         let context = try NIOSSLContext(configuration: configuration)
-        entries.withLock { entries in
-            guard !entries.contains(where: { $0.configuration.bestEffortEquals(configuration) }) else { return }
-            if entries.count == Self.capacity { entries.removeFirst() }
-            entries.append(Entry(configuration: configuration, context: context))
-        }
-        return context
+        contexts.keep(context, for: key)
+        return contexts.value(for: key) ?? context
     }
 }

@@ -111,11 +111,17 @@ struct WebSocketLifecycleTests {
             Remote(server.baseURL, "/"), options: .init(closeTimeout: 1, maximumBufferedMessages: 4))
         var iterator = connection.messages.makeAsyncIterator()
         _ = try await iterator.next()
-        // Nobody reads for a while: the socket buffers and the handful of buffered messages fill,
-        // then the server's writes wait.
-        try await _Concurrency.Task.sleep(nanoseconds: 500_000_000)
-        let stalled = sent.withLock { $0 }
-        try await _Concurrency.Task.sleep(nanoseconds: 500_000_000)
+        // Nobody reads: the socket buffers and the handful of buffered messages fill, then the
+        // server's writes wait. Wait for the count to stop moving (on a loaded machine filling
+        // the buffers takes a while), then check it stays put.
+        var stalled = sent.withLock { $0 }
+        for _ in 0..<50 {
+            try await _Concurrency.Task.sleep(nanoseconds: 200_000_000)
+            let now = sent.withLock { $0 }
+            if now == stalled { break }
+            stalled = now
+        }
+        try await _Concurrency.Task.sleep(nanoseconds: 300_000_000)
         #expect(sent.withLock { $0 } == stalled)
         // Far fewer than were meant: a few MiB of socket buffers at most.
         #expect(stalled < 1024, "the server wrote \(stalled) messages of 64 KiB")

@@ -48,7 +48,7 @@ struct WebSocketViolationTests {
             outcome.error = failure
         }
         // The close frame has been read once the server closed the connection.
-        for _ in 0..<100 where clientClose.withLock({ $0 }) == nil && !connection.isClosed {
+        for _ in 0..<1000 where clientClose.withLock({ $0 }) == nil && !connection.isClosed {
             try await _Concurrency.Task.sleep(nanoseconds: 10_000_000)
         }
         outcome.clientCloseCode = clientClose.withLock { $0 }
