@@ -19,7 +19,9 @@ struct PerMessageDeflateAgreementTests {
     @Test("The parameters the server may answer are read, with quoted values")
     func parameters() throws {
         let agreement = try #require(
-            try Self.negotiate(["permessage-deflate; server_no_context_takeover; client_no_context_takeover; server_max_window_bits=10; client_max_window_bits=\"12\""]))
+            try Self.negotiate([
+                "permessage-deflate; server_no_context_takeover; client_no_context_takeover; server_max_window_bits=10; client_max_window_bits=\"12\""
+            ]))
         #expect(agreement.serverNoContextTakeover)
         #expect(agreement.clientNoContextTakeover)
         #expect(agreement.serverMaxWindowBits == 10)
