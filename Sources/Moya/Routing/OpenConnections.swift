@@ -26,8 +26,12 @@ final class OpenConnections: Sendable {
             channel.close(promise: nil)
             return false
         }
-        channel.closeFuture.whenComplete { [weak self] _ in
-            self?.state.withLock { _ = $0.channels.removeValue(forKey: key) }
+        // The state, not `self`, and strongly: a weak reference would allocate a side table that
+        // LeakSanitizer reports once the session is gone. The channel holds it only until it
+        // closes, which removes it from the state.
+        let state = self.state
+        channel.closeFuture.whenComplete { _ in
+            state.withLock { _ = $0.channels.removeValue(forKey: key) }
         }
         return true
     }
