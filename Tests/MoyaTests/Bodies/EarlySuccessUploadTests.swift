@@ -18,7 +18,10 @@ struct EarlySuccessUploadTests {
     let server: TestServer
     /// One connection per host: a connection lost to the pool makes the next request wait. An
     /// upload gives up when a chunk is not taken within a second.
-    let session = Session(configuration: .init(timeoutIntervalForRequest: 5, timeoutIntervalForWrite: 1, maximumConnectionsPerHost: 1))
+    // 20 s, not 5: a lost connection still fails the next request within it (and the test within
+    // its time limit), and the whole suite under AddressSanitizer on two cores once kept a stream
+    // waiting longer than 5 s for a part the server had sent.
+    let session = Session(configuration: .init(timeoutIntervalForRequest: 20, timeoutIntervalForWrite: 1, maximumConnectionsPerHost: 1))
     let provider: MoyaProvider<Remote>
 
     init() async throws {

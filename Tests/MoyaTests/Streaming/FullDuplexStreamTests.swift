@@ -14,7 +14,10 @@ import Testing
 @Suite("A stream whose answer ends while its body is still open: the end at once, the body after it")
 struct FullDuplexStreamTests {
     let server: TestServer
-    let session = Session(configuration: .init(timeoutIntervalForRequest: 5, timeoutIntervalForWrite: 1, maximumConnectionsPerHost: 1))
+    // 20 s, not 5: a lost connection still fails the next request within it (and the test within
+    // its time limit), and the whole suite under AddressSanitizer on two cores once kept a stream
+    // waiting longer than 5 s for a part the server had sent.
+    let session = Session(configuration: .init(timeoutIntervalForRequest: 20, timeoutIntervalForWrite: 1, maximumConnectionsPerHost: 1))
     let provider: MoyaProvider<Remote>
 
     /// How long the answer's end may take to reach the consumer (the server ends it 100 ms after
