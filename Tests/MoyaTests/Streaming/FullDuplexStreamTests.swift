@@ -16,8 +16,10 @@ struct FullDuplexStreamTests {
     let server: TestServer
     // 20 s, not 5: a lost connection still fails the next request within it (and the test within
     // its time limit), and the whole suite under AddressSanitizer on two cores once kept a stream
-    // waiting longer than 5 s for a part the server had sent.
-    let session = Session(configuration: .init(timeoutIntervalForRequest: 20, timeoutIntervalForWrite: 1, maximumConnectionsPerHost: 1))
+    // waiting longer than 5 s for a part the server had sent. The write timeout is 5 s, not 1:
+    // no test here waits for it, and a loaded run once took longer than 1 s to ask for the part
+    // after "ping" (an upload's part counts as written when the next one is asked for).
+    let session = Session(configuration: .init(timeoutIntervalForRequest: 20, timeoutIntervalForWrite: 5, maximumConnectionsPerHost: 1))
     let provider: MoyaProvider<Remote>
 
     /// How long the answer's end may take to reach the consumer (the server ends it 100 ms after
