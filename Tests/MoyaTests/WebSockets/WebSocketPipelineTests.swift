@@ -74,12 +74,12 @@ struct WebSocketPipelineTests {
         await server.shutdown()
     }
 
-    @Test("A RetryPolicy retries a handshake whose connection failed, then succeeds when the server is there")
+    @Test("A RetryPolicy retries a handshake whose connection was refused, once, then fails with cannotConnectToHost")
     func retryConnectFailure() async throws {
-        // A port nothing listens on yet: the first attempts are refused.
-        let server = try await Self.echoServer()
-        let port = server.port
-        await server.shutdown()
+        // A port bound but not listening refuses connections, and no other test's server can take
+        // it meanwhile (a port closed for the test could be reused by one).
+        let refusing = try RefusingPort()
+        let port = refusing.port
         let recorder = RecordingPlugin()
         let policy = RetryPolicy(retryLimit: 1, exponentialBackoffScale: 0.01)
         do {
@@ -94,6 +94,7 @@ struct WebSocketPipelineTests {
             #expect(underlying.code == .cannotConnectToHost)
         }
         #expect(recorder.events.filter { $0.contains("willRetry") }.count == 1)
+        withExtendedLifetime(refusing) {}
     }
 
     @Test("The session's cookie jar: cookies are sent with the handshake, and the 101's Set-Cookie is stored")
