@@ -153,7 +153,10 @@ final class WebSocketHandshakeHandler: ChannelInboundHandler, RemovableChannelHa
             backPressureStrategy: .init(lowWatermark: max(0, buffered / 2), highWatermark: buffered),
             finishOnDeinit: true,
             delegate: demand)
-        let conversation = WebSocketConversation(options: options, deflate: deflate, record: record, source: produced.source)
+        let timing = WebSocketConversation.Timing(
+            pingInterval: options.pingInterval.flatMap { $0 > 0 ? TimeAmount.interval($0) : nil }, pingTimeout: .interval(options.pingTimeout),
+            closeTimeout: .interval(options.closeTimeout))
+        let conversation = WebSocketConversation(options: options, timing: timing, deflate: deflate, record: record, source: produced.source)
         reference.conversation = conversation
         let sync = channel.pipeline.syncOperations
         try splitter.switchToWebSocket(adding: [

@@ -30,6 +30,9 @@ final class WebSocketConversation: ChannelDuplexHandler, RemovableChannelHandler
     typealias OutboundOut = WebSocketFrame
 
     private let options: WebSocketOptions
+    /// ``WebSocketOptions/pingInterval`` (`nil` or not positive: no keepalive),
+    /// ``WebSocketOptions/pingTimeout`` and ``WebSocketOptions/closeTimeout`` as NIO times.
+    private let timing: Timing
     private let deflate: PerMessageDeflate?
     private let record: WebSocketCloseRecord
     private let source: WebSocketMessageProducer.Source
@@ -62,8 +65,12 @@ final class WebSocketConversation: ChannelDuplexHandler, RemovableChannelHandler
     ///   - deflate:  The compression the server agreed to, if any.
     ///   - record:   Where the end and the counts are kept for the owner.
     ///   - source:   The reader's sequence.
-    init(options: WebSocketOptions, deflate: PerMessageDeflate?, record: WebSocketCloseRecord, source: WebSocketMessageProducer.Source) {
+    init(
+        options: WebSocketOptions, timing: Timing, deflate: PerMessageDeflate?, record: WebSocketCloseRecord,
+        source: WebSocketMessageProducer.Source
+    ) {
         self.options = options
+        self.timing = timing
         self.deflate = deflate
         self.record = record
         self.source = source
@@ -73,8 +80,7 @@ final class WebSocketConversation: ChannelDuplexHandler, RemovableChannelHandler
 
     func handlerAdded(context: ChannelHandlerContext) {
         self.context = context
-        if let interval = options.pingInterval, interval > 0 {
-            let every = TimeAmount.nanoseconds(Int64(min(interval, 86_400) * 1_000_000_000))
+        if let every = timing.pingInterval {
             let conversation = NIOLoopBound(self, eventLoop: context.eventLoop)
             // Cancelled when the channel closes, which lets the conversation go.
             keepalive = context.eventLoop.scheduleRepeatedTask(initialDelay: every, delay: every) { _ in
@@ -395,7 +401,7 @@ final class WebSocketConversation: ChannelDuplexHandler, RemovableChannelHandler
         pingCounter += 1
         var payload = context.channel.allocator.buffer(capacity: 8)
         payload.writeInteger(pingCounter)
-        let timeout = TimeAmount.nanoseconds(Int64(min(max(options.pingTimeout, 0), 86_400) * 1_000_000_000))
+        let timeout = timing.pingTimeout
         let timer = context.eventLoop.assumeIsolated().scheduleTask(in: timeout) { [weak self] in
             guard let self, let context = self.context else { return }
             self.fail(.pingTimeout, code: .internalServerError, context: context)
@@ -543,7 +549,7 @@ final class WebSocketConversation: ChannelDuplexHandler, RemovableChannelHandler
     /// Closes the channel after ``WebSocketOptions/closeTimeout`` unless it closed before.
     private func armCloseTimer(context: ChannelHandlerContext) {
         guard closeTimer == nil else { return }
-        let timeout = TimeAmount.nanoseconds(Int64(min(max(options.closeTimeout, 0), 86_400) * 1_000_000_000))
+        let timeout = timing.closeTimeout
         closeTimer = context.eventLoop.assumeIsolated().scheduleTask(in: timeout) { [weak self] in
             self?.context?.close(promise: nil)
         }
@@ -558,6 +564,17 @@ final class WebSocketConversation: ChannelDuplexHandler, RemovableChannelHandler
             result.append(character)
         }
         return result
+    }
+}
+
+extension WebSocketConversation {
+    /// The options' intervals as NIO times, worked out by the transport with the session's one
+    /// conversion of seconds (negative and NaN intervals are zero, huge ones capped).
+    struct Timing {
+        /// How often to ping a silent server; `nil` for no keepalive.
+        let pingInterval: TimeAmount?
+        let pingTimeout: TimeAmount
+        let closeTimeout: TimeAmount
     }
 }
 
