@@ -23,13 +23,11 @@ struct ForwardProxy: Sendable, Hashable {
 
     /// `proxy`, as the session was told of it, for requests to `url`.
     init(_ proxy: SessionProxy, for url: URL) {
-        self.targetHost = Self.bare(url.host ?? "").lowercased()
+        self.targetHost = SessionRoutes.bareHost(url.host ?? "").lowercased()
         self.targetPort = url.port ?? 80
-        self.host = Self.bare(proxy.host)
+        self.host = SessionRoutes.bareHost(proxy.host)
         self.port = proxy.port
-        self.authorization = proxy.username.map { username in
-            "Basic " + Data("\(username):\(proxy.password ?? "")".utf8).base64EncodedString()
-        }
+        self.authorization = proxy.basicAuthorization
     }
 
     /// The `Host` header, from which the forwarder makes the request's absolute target.
@@ -42,10 +40,5 @@ struct ForwardProxy: Sendable, Hashable {
     var key: String {
         let credentials = authorization.map { SHA256Digest.hash(Array($0.utf8)).prefix(8).map { String(format: "%02x", $0) }.joined() } ?? "-"
         return "proxy \(host.lowercased()):\(port) \(credentials) \(targetHost):\(targetPort)"
-    }
-
-    /// `host` without the brackets of an IPv6 address.
-    private static func bare(_ host: String) -> String {
-        host.hasPrefix("[") && host.hasSuffix("]") ? String(host.dropFirst().dropLast()) : host
     }
 }

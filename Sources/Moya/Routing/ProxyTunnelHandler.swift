@@ -37,9 +37,8 @@ final class ProxyTunnelHandler: ChannelInboundHandler, RemovableChannelHandler {
 
     func channelActive(context: ChannelHandlerContext) {
         var head = "CONNECT \(authority) HTTP/1.1\r\nHost: \(authority)\r\n"
-        if let username = proxy.username {
-            let token = Data("\(username):\(proxy.password ?? "")".utf8).base64EncodedString()
-            head += "Proxy-Authorization: Basic \(token)\r\n"
+        if let authorization = proxy.basicAuthorization {
+            head += "Proxy-Authorization: \(authorization)\r\n"
         }
         head += "\r\n"
         context.writeAndFlush(wrapOutboundOut(context.channel.allocator.buffer(string: head)), promise: nil)

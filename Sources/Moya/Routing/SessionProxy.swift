@@ -30,6 +30,12 @@ public struct SessionProxy: Sendable, Hashable, CustomStringConvertible {
     /// The password that goes with ``username``.
     public let password: String?
 
+    /// The `Proxy-Authorization` value for ``username`` and ``password`` (`Basic`), or `nil`
+    /// without a username.
+    var basicAuthorization: String? {
+        username.map { "Basic " + Data("\($0):\(password ?? "")".utf8).base64EncodedString() }
+    }
+
     /// An HTTP proxy, optionally with Basic credentials sent as `Proxy-Authorization`.
     public static func http(host: String, port: Int, username: String? = nil, password: String? = nil) -> SessionProxy {
         SessionProxy(kind: .http, host: host, port: port, username: username, password: password)

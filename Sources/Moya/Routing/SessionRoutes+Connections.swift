@@ -22,22 +22,17 @@ extension SessionRoutes {
     ///   ``trust(forHost:)`` and of the proxy variables.
     func connectionRoute(for url: URL) throws -> ConnectionRoute {
         guard let host = url.host, !host.isEmpty else { throw URLError(.badURL) }
-        let scheme = url.scheme?.lowercased() ?? ""
-        let isSecure: Bool
-        switch scheme {
-        case "ws", "http": isSecure = false
-        case "wss", "https": isSecure = true
-        default:
+        guard let httpURL = Self.httpEquivalent(of: url) else {
             throw URLError(
                 .unsupportedURL,
                 userInfo: [
-                    NSLocalizedDescriptionKey: "The URL scheme \(String(reflecting: scheme)) is not supported for a WebSocket; use ws, wss, http or https."
+                    NSLocalizedDescriptionKey:
+                        "The URL scheme \(String(reflecting: url.scheme ?? "")) is not supported for a WebSocket; use ws, wss, http or https."
                 ])
         }
+        let isSecure = httpURL.scheme == "https"
         try SessionRoutes.checkPort(of: url)
-        var components = URLComponents(url: url, resolvingAgainstBaseURL: false)
-        components?.scheme = isSecure ? "https" : "http"
-        let proxy = try effectiveProxy(for: components?.url ?? url)
+        let proxy = try effectiveProxy(for: httpURL)
         let tls: ConnectionTLS?
         if isSecure {
             switch try trust(forHost: host) {
@@ -50,6 +45,21 @@ extension SessionRoutes {
             tls = nil
         }
         return ConnectionRoute(host: Self.bareHost(host), port: url.port ?? (isSecure ? 443 : 80), tls: tls, proxy: proxy)
+    }
+
+    /// `url` with `ws` as `http` and `wss` as `https` (those two as they are), the scheme the
+    /// proxy variables, the cookie jar and the header checks know; `nil` for any other scheme.
+    static func httpEquivalent(of url: URL) -> URL? {
+        let scheme: String
+        switch url.scheme?.lowercased() {
+        case "http", "ws": scheme = "http"
+        case "https", "wss": scheme = "https"
+        default: return nil
+        }
+        guard url.scheme != scheme else { return url }
+        var components = URLComponents(url: url, resolvingAgainstBaseURL: false)
+        components?.scheme = scheme
+        return components?.url
     }
 
     /// `configuration` offering HTTP/1.1 only: an upgrade is an HTTP/1.1 exchange.

@@ -120,15 +120,21 @@ final class ClientRequestFactory: Sendable {
     /// The URL that sends a request for `url` to the bridge's socket at `socketPath`: `url`'s
     /// path and query, on the socket.
     private static func bridgeURL(for url: URL, socketPath: String?) throws -> URL {
-        guard let socketPath, let components = URLComponents(url: url, resolvingAgainstBaseURL: true) else {
+        guard let socketPath, let uri = originFormTarget(of: url) else {
             throw URLError(.badURL)
         }
-        let path = components.percentEncodedPath.isEmpty ? "/" : components.percentEncodedPath
-        let uri = components.percentEncodedQuery.map { "\(path)?\($0)" } ?? path
         guard let bridgeURL = URL(httpURLWithSocketPath: socketPath, uri: uri) else {
             throw URLError(.badURL)
         }
         return bridgeURL
+    }
+
+    /// The request target of `url` in origin form, as a request line carries it: its
+    /// percent-encoded path (`/` when empty) and query; `nil` when `url` cannot be taken apart.
+    static func originFormTarget(of url: URL) -> String? {
+        guard let components = URLComponents(url: url, resolvingAgainstBaseURL: true) else { return nil }
+        let path = components.percentEncodedPath.isEmpty ? "/" : components.percentEncodedPath
+        return components.percentEncodedQuery.map { "\(path)?\($0)" } ?? path
     }
 
     /// Why AsyncHTTPClient would refuse `urlRequest` before sending it, if it would.

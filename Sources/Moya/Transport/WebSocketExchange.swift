@@ -25,6 +25,9 @@ import FoundationNetworking
 final class WebSocketExchange: TransportAttempt {
     private let parts: ExchangeParts
     private let request: TransportRequest
+    /// The request with its `ws` or `wss` URL as `http` or `https`, for the cookie jar, the
+    /// header checks and the error translation.
+    private let httpRequest: URLRequest
     private let sink: WebSocketSink
     private let owner: any TransportOwner
     private let span: (any Span)?
@@ -36,6 +39,11 @@ final class WebSocketExchange: TransportAttempt {
     init(parts: ExchangeParts, request: TransportRequest, sink: WebSocketSink, owner: any TransportOwner, span: (any Span)?) {
         self.parts = parts
         self.request = request
+        var httpRequest = request.urlRequest
+        if let url = httpRequest.url, let httpURL = SessionRoutes.httpEquivalent(of: url) {
+            httpRequest.url = httpURL
+        }
+        self.httpRequest = httpRequest
         self.sink = sink
         self.owner = owner
         self.span = span
@@ -93,11 +101,11 @@ final class WebSocketExchange: TransportAttempt {
                 finish(.failure(cancelled ? HTTPClientError.cancelled : error), admitted: true)
             case .success(.refused(let head, let body)):
                 let response = TransportResponse(response: DeferredHTTPURLResponse(head: head, url: urlRequest.url!), data: body)
-                parts.cookies.store(from: response, of: Self.httpRequest(urlRequest))
+                parts.cookies.store(from: response, of: httpRequest)
                 finish(.success(response), admitted: true)
             case .success(.upgraded(let head, let connectionParts)):
                 let response = TransportResponse(response: DeferredHTTPURLResponse(head: head, url: urlRequest.url!), data: Data())
-                parts.cookies.store(from: response, of: Self.httpRequest(urlRequest))
+                parts.cookies.store(from: response, of: httpRequest)
                 guard !cancelled, let channel = state.current.channel else {
                     connectionParts.conversation.value.close(code: .goingAway, reason: "", promise: nil)
                     finish(.failure(HTTPClientError.cancelled), admitted: true)
@@ -127,8 +135,7 @@ final class WebSocketExchange: TransportAttempt {
             throw RequestValidationError.bodyDataInGETRequest(body)
         }
         let route = try parts.routes.connectionRoute(for: url)
-        // Cookies, header checks and the proxy variables see the URL as http or https.
-        let httpRequest = Self.httpRequest(urlRequest)
+        // Cookies and header checks see the URL as http or https.
         if let cause = parts.requests.refusalCause(of: httpRequest) {
             throw cause
         }
@@ -148,9 +155,7 @@ final class WebSocketExchange: TransportAttempt {
         if !sink.options.subprotocols.isEmpty, !headers.contains(name: "Sec-WebSocket-Protocol") {
             headers.add(name: "Sec-WebSocket-Protocol", value: sink.options.subprotocols.joined(separator: ", "))
         }
-        var target = url.path.isEmpty ? "/" : (URLComponents(url: url, resolvingAgainstBaseURL: false)?.percentEncodedPath ?? url.path)
-        if target.isEmpty { target = "/" }
-        if let query = url.query { target += "?\(query)" }
+        guard let target = ClientRequestFactory.originFormTarget(of: url) else { throw URLError(.badURL) }
         return (route, HTTPRequestHead(version: .http1_1, method: .GET, uri: target, headers: headers))
     }
 
@@ -215,23 +220,9 @@ final class WebSocketExchange: TransportAttempt {
         }
     }
 
-    /// `urlRequest` with its `ws` or `wss` URL as `http` or `https`, for the cookie jar and the
-    /// header checks.
-    static func httpRequest(_ urlRequest: URLRequest) -> URLRequest {
-        guard let url = urlRequest.url, var components = URLComponents(url: url, resolvingAgainstBaseURL: false) else { return urlRequest }
-        switch components.scheme?.lowercased() {
-        case "ws": components.scheme = "http"
-        case "wss": components.scheme = "https"
-        default: return urlRequest
-        }
-        var copy = urlRequest
-        copy.url = components.url ?? url
-        return copy
-    }
-
     /// Ends the exchange: the span, the admission, then the owner.
     private func finish(_ result: Result<TransportResponse, any Error>, admitted: Bool) {
-        let result = result.mapError { parts.explainingFailure($0, of: Self.httpRequest(request.urlRequest)) }
+        let result = result.mapError { parts.explainingFailure($0, of: httpRequest) }
         if let span { TracePropagation.endSpan(span, with: result) }
         if admitted { parts.admission.ended() }
         owner.transportFinished(result, request: request.urlRequest)
