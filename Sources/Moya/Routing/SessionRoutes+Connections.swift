@@ -160,16 +160,7 @@ extension SessionRoutes {
     private static func startTLS(on channel: any Channel, host: String, tls: ConnectionTLS, context: NIOSSLContext) -> EventLoopFuture<any Channel> {
         let verified = channel.eventLoop.makePromise(of: (any Channel).self)
         do {
-            let serverName = host.isIPAddressLiteral ? nil : host
-            let handler: NIOSSLClientHandler
-            if tls.performDefaultValidation {
-                handler = try NIOSSLClientHandler(context: context, serverHostname: serverName)
-            } else {
-                // Replaces only the chain validation; the host check (when asked for) and the pin
-                // check still run.
-                handler = try NIOSSLClientHandler(
-                    context: context, serverHostname: serverName, customVerificationCallback: { _, promise in promise.succeed(.certificateVerified) })
-            }
+            let handler = try NIOSSLClientHandler.server(host, performDefaultValidation: tls.performDefaultValidation, context: context)
             let waiter = TLSBridgePinHandler(pins: tls.pins, verified: verified)
             try channel.pipeline.syncOperations.addHandler(handler)
             try channel.pipeline.syncOperations.addHandler(waiter)
@@ -238,14 +229,5 @@ private final class SOCKSReadyHandler: ChannelInboundHandler, RemovableChannelHa
             established.fail(HTTPClientError.remoteConnectionClosed)
         }
         context.fireChannelInactive()
-    }
-}
-
-extension String {
-    /// Whether the string is an IPv4 or IPv6 address literal (no SNI for those).
-    var isIPAddressLiteral: Bool {
-        var v4 = in_addr()
-        var v6 = in6_addr()
-        return inet_pton(AF_INET, self, &v4) == 1 || inet_pton(AF_INET6, self, &v6) == 1
     }
 }

@@ -36,7 +36,8 @@ final class TLSBridgeConnector: ChannelInboundHandler, RemovableChannelHandler {
             .channelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
                     let sync = channel.pipeline.syncOperations
-                    try sync.addHandler(try TLSBridgeConnector.tlsHandler(for: upstream, context: sslContext))
+                    try sync.addHandler(
+                        try NIOSSLClientHandler.server(upstream.host, performDefaultValidation: upstream.performDefaultValidation, context: sslContext))
                     try sync.addHandler(TLSBridgePinHandler(pins: upstream.pins, verified: verified))
                 }
             }
@@ -98,29 +99,5 @@ final class TLSBridgeConnector: ChannelInboundHandler, RemovableChannelHandler {
             return
         }
         context.channel.read()
-    }
-
-    private static func tlsHandler(for upstream: TLSBridge.Upstream, context: NIOSSLContext) throws -> NIOSSLClientHandler {
-        // SNI carries names only, never IP addresses.
-        let serverName = upstream.host.isIPAddress ? nil : upstream.host
-        if upstream.performDefaultValidation {
-            return try NIOSSLClientHandler(context: context, serverHostname: serverName)
-        }
-        // Replaces only the chain validation; the host check (when the configuration asks for
-        // it) and the pin check still run.
-        return try NIOSSLClientHandler(
-            context: context, serverHostname: serverName,
-            customVerificationCallback: { _, promise in
-                promise.succeed(.certificateVerified)
-            })
-    }
-}
-
-extension String {
-    /// Whether the string is an IPv4 or IPv6 address literal.
-    fileprivate var isIPAddress: Bool {
-        var v4 = in_addr()
-        var v6 = in6_addr()
-        return inet_pton(AF_INET, self, &v4) == 1 || inet_pton(AF_INET6, self, &v6) == 1
     }
 }
