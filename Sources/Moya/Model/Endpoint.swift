@@ -28,6 +28,11 @@ open class Endpoint {
     /// The HTTP headers of the request.
     public let httpHeaderFields: [String: String]?
 
+    /// What the server of this WebSocket endpoint does when it is stubbed. `nil` (the default)
+    /// leaves it to the target's ``WebSocketTargetType/sampleConversation``; an endpoint closure
+    /// sets it to script a target that has none, or to replace the target's script.
+    public let sampleConversation: WebSocketScript?
+
     /// Creates an endpoint.
     ///
     /// - Parameters:
@@ -36,18 +41,22 @@ open class Endpoint {
     ///   - method:                The HTTP method.
     ///   - task:                  What the request sends.
     ///   - httpHeaderFields:      The HTTP headers; `nil` (the default) for none.
+    ///   - sampleConversation:    For a WebSocket target, what its server does when it is
+    ///     stubbed; `nil` (the default) for none.
     public init(
         url: String,
         sampleResponseClosure: @escaping SampleResponseClosure,
         method: Moya.Method,
         task: Task,
-        httpHeaderFields: [String: String]? = nil
+        httpHeaderFields: [String: String]? = nil,
+        sampleConversation: WebSocketScript? = nil
     ) {
         self.url = url
         self.sampleResponseClosure = sampleResponseClosure
         self.method = method
         self.task = task
         self.httpHeaderFields = httpHeaderFields
+        self.sampleConversation = sampleConversation
     }
 
     /// Returns a copy with `newHTTPHeaderFields` merged into the headers; a new value replaces an
@@ -61,7 +70,8 @@ open class Endpoint {
             sampleResponseClosure: sampleResponseClosure,
             method: method,
             task: task,
-            httpHeaderFields: add(httpHeaderFields: newHTTPHeaderFields)
+            httpHeaderFields: add(httpHeaderFields: newHTTPHeaderFields),
+            sampleConversation: sampleConversation
         )
     }
 
@@ -75,7 +85,8 @@ open class Endpoint {
             sampleResponseClosure: sampleResponseClosure,
             method: method,
             task: task,
-            httpHeaderFields: httpHeaderFields
+            httpHeaderFields: httpHeaderFields,
+            sampleConversation: sampleConversation
         )
     }
 

@@ -219,7 +219,8 @@ extension MoyaProvider {
             break
         case .immediate, .delayed:
             if flight.webSocketSink != nil {
-                stubWebSocket(target, request: request, flight: flight)
+                stubWebSocket(
+                    target, request: request, flight: flight, endpoint: endpoint, stubBehavior: stubBehavior, callbackQueue: callbackQueue)
                 return
             }
             if flight.streamSink != nil {

@@ -60,10 +60,92 @@ extension MoyaProvider {
         return connection
     }
 
-    /// A stubbed WebSocket target fails for now: scripted conversations are not available yet.
-    func stubWebSocket(_ target: Target, request: URLRequest, flight: RequestFlight) {
-        let error = MoyaError.underlying(
-            WebSocketError.handshakeFailed(reason: "stubbed WebSocket targets are not supported; use MoyaTesting's mock server"), nil)
-        flight.finish(.failure(error), .notSent)
+    /// Stubs a WebSocket target: its script (``Endpoint/sampleConversation``, else the
+    /// target's ``WebSocketTargetType/sampleConversation``) answers the handshake, and once it
+    /// accepted, plays the server of a connection in the process (``Session``'s stubbed
+    /// WebSocket). The plugins hear of the handshake (`prepare`, `willSend`, then `didReceive`
+    /// with the `101` or the refusal) as for a real one; `stubBehavior` says when the answer
+    /// comes. A cancel before the answer ends the request and closes a connection made since.
+    func stubWebSocket(
+        _ target: Target, request: URLRequest, flight: RequestFlight, endpoint: Endpoint, stubBehavior: Moya.StubBehavior,
+        callbackQueue: DispatchQueue?
+    ) {
+        guard let sink = flight.webSocketSink else { return }
+        let token = CancellableToken {}
+        guard flight.attach(.stub(token)) else { return }
+        let preparedRequest = notifyPluginsOfImpendingStub(for: request, target: target)
+        let deliver: @Sendable (Result<Moya.Response, MoyaError>) -> Void = { result in
+            guard token.beginDelivery() else { return }
+            flight.finish(result, .stub(progress: nil))
+        }
+        guard let script = endpoint.sampleConversation ?? Self.sampleConversation(of: target) else {
+            let reason =
+                "the target is stubbed but has no sample conversation: make it a WebSocketTargetType, or give its endpoint a sampleConversation"
+            scheduleStub(
+                { deliver(.failure(.underlying(WebSocketError.handshakeFailed(reason: reason), nil))) }, behavior: stubBehavior,
+                callbackQueue: callbackQueue ?? self.callbackQueue)
+            return
+        }
+        let session = self.session
+        let stub = {
+            let url = preparedRequest.url ?? URL(fileURLWithPath: "/")
+            switch script.handshake {
+            case .fail(let error):
+                deliver(.failure(.underlying(error, nil)))
+            case .refuse(let statusCode, let data, let headers):
+                let answer = HTTPURLResponse(url: url, statusCode: statusCode, httpVersion: "HTTP/1.1", headerFields: headers)
+                let response = Moya.Response(statusCode: statusCode, data: data, request: preparedRequest, response: answer)
+                // Only a 101 opens a connection, whatever the target's validation says.
+                deliver(statusCode == 101 ? .failure(.underlying(Self.stubRefusalIs101, response)) : .failure(.statusCode(response)))
+            case .accept(let subprotocol, let headers):
+                if let subprotocol, !sink.options.subprotocols.contains(subprotocol) {
+                    let reason = "the script chose the subprotocol \(String(reflecting: subprotocol)), which was not offered"
+                    deliver(.failure(.underlying(WebSocketError.handshakeFailed(reason: reason), nil)))
+                    return
+                }
+                var fields = headers
+                fields["Upgrade"] = "websocket"
+                fields["Connection"] = "Upgrade"
+                if let subprotocol { fields["Sec-WebSocket-Protocol"] = subprotocol }
+                let answer = HTTPURLResponse(url: url, statusCode: 101, httpVersion: "HTTP/1.1", headerFields: fields)
+                let response = Moya.Response(statusCode: 101, data: Data(), request: preparedRequest, response: answer)
+                // The script's server sees the handshake's own headers too (not its key).
+                var handshake = preparedRequest
+                handshake.setValue("websocket", forHTTPHeaderField: "Upgrade")
+                handshake.setValue("Upgrade", forHTTPHeaderField: "Connection")
+                handshake.setValue("13", forHTTPHeaderField: "Sec-WebSocket-Version")
+                if !sink.options.subprotocols.isEmpty, handshake.value(forHTTPHeaderField: "Sec-WebSocket-Protocol") == nil {
+                    handshake.setValue(sink.options.subprotocols.joined(separator: ", "), forHTTPHeaderField: "Sec-WebSocket-Protocol")
+                }
+                session.openStubbedWebSocket(
+                    script, request: handshake, response: response, options: sink.options, subprotocol: subprotocol
+                ) { opened in
+                    switch opened {
+                    case .success(let connection):
+                        sink.offer(connection)
+                        deliver(.success(response))
+                    case .failure(let error):
+                        deliver(.failure(.underlying(error, nil)))
+                    }
+                }
+            }
+        }
+        scheduleStub(stub, behavior: stubBehavior, callbackQueue: callbackQueue ?? self.callbackQueue)
+    }
+
+    /// A refusal scripted with status `101`, which would be an acceptance.
+    static var stubRefusalIs101: WebSocketError {
+        .handshakeFailed(reason: "the script refused the handshake with 101, which accepts it; use WebSocketScript.Handshake.accept")
+    }
+
+    /// The sample conversation of a ``WebSocketTargetType``, also inside a ``MultiTarget``.
+    static func sampleConversation(of target: any TargetType) -> WebSocketScript? {
+        if let webSocket = target as? any WebSocketTargetType {
+            return webSocket.sampleConversation
+        }
+        if let multi = target as? MultiTarget {
+            return sampleConversation(of: multi.target)
+        }
+        return nil
     }
 }

@@ -13,15 +13,6 @@ enum WebSocketHandshakeOutcome {
     case refused(HTTPResponseHead, Data)
 }
 
-/// What the upgrade made on the channel, for the ``WebSocketConnection``.
-struct WebSocketConnectionParts {
-    let conversation: NIOLoopBound<WebSocketConversation>
-    let record: WebSocketCloseRecord
-    let messages: WebSocketMessageProducer
-    let subprotocol: String?
-    let isCompressed: Bool
-}
-
 /// Reads the answer to a WebSocket handshake, behind NIO's HTTP/1.1 response decoder, and
 /// switches the channel to WebSocket in the same turn of the event loop as the `101` arrives.
 ///
@@ -145,23 +136,9 @@ final class WebSocketHandshakeHandler: ChannelInboundHandler, RemovableChannelHa
         }
         let deflate = try agreement.map { try PerMessageDeflate(agreement: $0) }
         let channel = context.channel
-        let record = WebSocketCloseRecord()
-        let reference = WebSocketConversationReference()
-        let demand = WebSocketReadDemand(loop: channel.eventLoop, conversation: NIOLoopBound(reference, eventLoop: channel.eventLoop))
-        let buffered = max(1, options.maximumBufferedMessages)
-        let produced = WebSocketMessageProducer.makeSequence(
-            backPressureStrategy: .init(lowWatermark: max(0, buffered / 2), highWatermark: buffered),
-            finishOnDeinit: true,
-            delegate: demand)
-        let timing = WebSocketConversation.Timing(
-            pingInterval: options.pingInterval.flatMap { $0 > 0 ? TimeAmount.interval($0) : nil }, pingTimeout: .interval(options.pingTimeout),
-            closeTimeout: .interval(options.closeTimeout))
-        let conversation = WebSocketConversation(options: options, timing: timing, deflate: deflate, record: record, source: produced.source)
-        reference.conversation = conversation
+        let (parts, handlers) = WebSocketConnectionParts.make(options: options, deflate: deflate, subprotocol: subprotocol, on: channel.eventLoop)
         let sync = channel.pipeline.syncOperations
-        try splitter.switchToWebSocket(adding: [
-            WebSocketFrameEncoder(), ByteToMessageHandler(WebSocketFrameDecoder(maxFrameSize: max(126, options.maximumMessageSize))), conversation,
-        ])
+        try splitter.switchToWebSocket(adding: handlers)
         // Nothing reaches the HTTP handlers any more: they leave when NIO gets to it.
         sync.removeHandler(encoder, promise: nil)
         sync.removeHandler(decoder, promise: nil)
@@ -169,9 +146,7 @@ final class WebSocketHandshakeHandler: ChannelInboundHandler, RemovableChannelHa
         if channel.isActive {
             try channel.syncOptions?.setOption(.autoRead, value: false)
         }
-        return WebSocketConnectionParts(
-            conversation: NIOLoopBound(conversation, eventLoop: channel.eventLoop), record: record, messages: produced.sequence,
-            subprotocol: subprotocol, isCompressed: deflate != nil)
+        return parts
     }
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {

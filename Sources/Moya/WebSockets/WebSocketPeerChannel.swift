@@ -1,0 +1,72 @@
+import Foundation
+import NIOCore
+import NIOWebSocket
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// Runs a ``WebSocketScript``'s server on the server's end of a connection whose handshake is
+/// done: the link between the script's ``WebSocketPeer`` (any task) and the
+/// ``WebSocketPeerHandler`` (the channel's event loop).
+///
+/// The library's stubbed WebSocket targets run scripts on one end of a socket pair; MoyaTesting's
+/// mock server runs them on the connections it upgraded.
+package final class WebSocketPeerChannel: WebSocketPeerLink {
+    private let channel: any Channel
+    private let handler: NIOLoopBound<WebSocketPeerHandler>
+    private let inbox: WebSocketPeerInbox
+
+    private init(channel: any Channel, handler: WebSocketPeerHandler, inbox: WebSocketPeerInbox) {
+        self.channel = channel
+        self.handler = NIOLoopBound(handler, eventLoop: channel.eventLoop)
+        self.inbox = inbox
+    }
+
+    /// Adds the server's frame decoder and encoder and the peer's handler to `channel` (on its
+    /// event loop, after the handshake), then runs `script`'s body in a task of its own, as the
+    /// server of a handshake `request`. The body's end closes the connection
+    /// (``WebSocketCloseCode/normalClosure``; ``WebSocketCloseCode/internalServerError`` when it
+    /// threw), unless it closed already.
+    package static func start(_ script: WebSocketScript, request: URLRequest, on channel: any Channel) throws {
+        channel.eventLoop.preconditionInEventLoop()
+        let inbox = WebSocketPeerInbox()
+        let handler = WebSocketPeerHandler(inbox: inbox, loop: channel.eventLoop)
+        try channel.pipeline.syncOperations.addHandlers([
+            WebSocketFrameEncoder(), ByteToMessageHandler(WebSocketFrameDecoder(maxFrameSize: WebSocketPeerHandler.maximumMessageSize)), handler,
+        ])
+        let peer = WebSocketPeer(request: request, link: WebSocketPeerChannel(channel: channel, handler: handler, inbox: inbox))
+        let body = script.body
+        _Concurrency.Task {
+            do {
+                try await body(peer)
+                await peer.close(code: .normalClosure, reason: "")
+            } catch {
+                await peer.close(code: .internalServerError, reason: String(describing: error))
+            }
+        }
+    }
+
+    func send(_ message: WebSocketMessage) async throws {
+        let handler = self.handler
+        try await channel.eventLoop.flatSubmit { handler.value.send(message) }.get()
+    }
+
+    func receive() async throws -> WebSocketMessage? {
+        await inbox.next()
+    }
+
+    func close(code: WebSocketCloseCode, reason: String) async {
+        let handler = self.handler
+        _ = try? await channel.eventLoop.flatSubmit { handler.value.close(code: code, reason: reason) }.get()
+    }
+
+    func commit(_ fault: WebSocketPeer.Fault) async {
+        let handler = self.handler
+        _ = try? await channel.eventLoop.flatSubmit { handler.value.commit(fault) }.get()
+    }
+
+    var clientClose: (code: WebSocketCloseCode, reason: String)? {
+        inbox.clientClose
+    }
+}
