@@ -1,3 +1,6 @@
+import Foundation
+import Moya
+
 extension MockServer {
     /// Adds responses to the end of the queue. Each request that no route answers takes the
     /// next one, in order.
@@ -84,5 +87,48 @@ extension MockServer {
     public var defaultResponse: MockResponse? {
         get { self.script.defaultResponse }
         set { self.script.defaultResponse = newValue }
+    }
+}
+
+extension MockServer {
+    /// Serves WebSocket connections on `path` with `script`: a handshake to it is answered as
+    /// the script says (accepted with `101`, or refused), then the script plays the server on
+    /// the connection, with real frames. `path` matches as for ``route(_:respond:)``; a later
+    /// WebSocket route wins over an earlier one. Each handshake is recorded as a request.
+    ///
+    /// The same ``WebSocketScript`` can stub a target with no network
+    /// (``WebSocketTargetType/sampleConversation``); here it runs over loopback, behind the
+    /// server's TLS if it has one. A request to `path` that is not a WebSocket handshake gets
+    /// `426 Upgrade Required`.
+    ///
+    /// ```swift
+    /// let server = try await MockServer.start()
+    /// server.webSocket("/echo", .echo)
+    /// server.webSocket("/broken", .fault(.invalidUTF8, after: [.text("hello")]))
+    /// server.webSocket("/chat") { peer in
+    ///     try await peer.send(.text("welcome"))
+    ///     while let message = try await peer.receive() {
+    ///         try await peer.send(message)
+    ///     }
+    /// }
+    /// ```
+    public func webSocket(_ path: String, _ script: WebSocketScript) {
+        self.script.addWebSocketRoute(.init(path: path, script: script))
+        let refusal: MockResponse
+        switch script.handshake {
+        case .accept:
+            refusal = MockResponse(status: 426, headers: [("Upgrade", "websocket"), ("Connection", "Upgrade")], body: Data("a WebSocket route\n".utf8))
+        case .refuse(let status, let data, let headers):
+            refusal = MockResponse(status: status, headers: headers.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }, body: data)
+        case .fail:
+            refusal = .fault(.closeBeforeResponse)
+        }
+        self.route("GET", path, response: refusal)
+    }
+
+    /// Serves WebSocket connections on `path` with a script that accepts the handshake and
+    /// runs `body` as the server (see ``webSocket(_:_:)``).
+    public func webSocket(_ path: String, body: @escaping @Sendable (WebSocketPeer) async throws -> Void) {
+        self.webSocket(path, WebSocketScript(body))
     }
 }

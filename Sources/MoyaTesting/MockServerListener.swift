@@ -110,18 +110,39 @@ final class MockServerListener: Sendable {
                 try addHandlers(sync)
                 return channel.eventLoop.makeSucceededVoidFuture()
             case .forwardingUnscripted(let addHandlers):
-                try sync.configureHTTPServerPipeline(withPipeliningAssistance: true, withErrorHandling: true)
+                try sync.configureHTTPServerPipeline(
+                    withPipeliningAssistance: true,
+                    withServerUpgrade: MockServerWebSocketUpgrade.configuration(settings: settings, isSecure: sslContext != nil),
+                    withErrorHandling: true)
                 try sync.addHandler(MockServerHandler(settings: settings))
                 try addHandlers(sync)
                 return channel.eventLoop.makeSucceededVoidFuture()
             case .mock where offersHTTP2:
-                return channel.configureCommonHTTPServerPipeline { stream in
-                    stream.eventLoop.makeCompletedFuture {
-                        try stream.pipeline.syncOperations.addHandler(MockServerHandler(settings: settings))
-                    }
-                }
+                // HTTP/2 or HTTP/1.1 as ALPN decides; over HTTP/1.1 (a WebSocket client offers
+                // nothing else) the WebSocket routes are served as without TLS.
+                return channel.configureHTTP2SecureUpgrade(
+                    h2ChannelConfigurator: { connection in
+                        connection.configureHTTP2Pipeline(mode: .server, targetWindowSize: 65535) { stream in
+                            stream.eventLoop.makeCompletedFuture {
+                                try stream.pipeline.syncOperations.addHandlers(HTTP2FramePayloadToHTTP1ServerCodec(), MockServerHandler(settings: settings))
+                            }
+                        }.map { _ in () }
+                    },
+                    http1ChannelConfigurator: { connection in
+                        connection.eventLoop.makeCompletedFuture {
+                            let sync = connection.pipeline.syncOperations
+                            try sync.configureHTTPServerPipeline(
+                                withPipeliningAssistance: true,
+                                withServerUpgrade: MockServerWebSocketUpgrade.configuration(settings: settings, isSecure: true),
+                                withErrorHandling: true)
+                            try sync.addHandler(MockServerHandler(settings: settings))
+                        }
+                    })
             case .mock:
-                try sync.configureHTTPServerPipeline(withPipeliningAssistance: true, withErrorHandling: true)
+                try sync.configureHTTPServerPipeline(
+                    withPipeliningAssistance: true,
+                    withServerUpgrade: MockServerWebSocketUpgrade.configuration(settings: settings, isSecure: sslContext != nil),
+                    withErrorHandling: true)
                 try sync.addHandler(MockServerHandler(settings: settings))
                 return channel.eventLoop.makeSucceededVoidFuture()
             }

@@ -1,3 +1,4 @@
+import Moya
 import NIOConcurrencyHelpers
 
 /// The answers a ``MockServer`` was scripted with: its routes, its queue of responses and its
@@ -35,8 +36,19 @@ final class ResponseScript: Sendable {
         case unscripted
     }
 
+    /// A WebSocket route: a path (exact, or a prefix when it ends in `*`) and its script.
+    struct WebSocketRoute: Sendable {
+        var path: String
+        var script: WebSocketScript
+
+        func matches(path: String) -> Bool {
+            Route(method: nil, path: self.path, responder: .fixed(.text(""))).matches(method: "GET", path: path)
+        }
+    }
+
     private struct State {
         var routes: [Route] = []
+        var webSocketRoutes: [WebSocketRoute] = []
         var queue: [MockResponse] = []
         var queueStart = 0
         var defaultResponse: MockResponse?
@@ -49,7 +61,21 @@ final class ResponseScript: Sendable {
     }
 
     func removeRoutes() {
-        self.state.withLockedValue { $0.routes.removeAll() }
+        self.state.withLockedValue { state in
+            state.routes.removeAll()
+            state.webSocketRoutes.removeAll()
+        }
+    }
+
+    func addWebSocketRoute(_ route: WebSocketRoute) {
+        self.state.withLockedValue { $0.webSocketRoutes.append(route) }
+    }
+
+    /// The script of the last WebSocket route that matches `path`, if any.
+    func webSocketScript(for path: String) -> WebSocketScript? {
+        self.state.withLockedValue { state in
+            state.webSocketRoutes.last(where: { $0.matches(path: path) })?.script
+        }
     }
 
     func enqueue(_ responses: [MockResponse]) {

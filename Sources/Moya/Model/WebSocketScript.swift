@@ -84,6 +84,22 @@ public struct WebSocketScript: Sendable {
         }
     }
 
+    /// A server that sends `messages`, then commits `fault` (a broken frame, a dropped
+    /// connection, ...; see ``WebSocketPeer/Fault``), then reads until the connection ends.
+    ///
+    /// - Parameters:
+    ///   - fault:    What the server breaks.
+    ///   - messages: What it sends first, in order.
+    public static func fault(_ fault: WebSocketPeer.Fault, after messages: [WebSocketMessage] = []) -> WebSocketScript {
+        WebSocketScript { server in
+            for message in messages {
+                try await server.send(message)
+            }
+            await server.commit(fault)
+            while try await server.receive() != nil {}
+        }
+    }
+
     /// A server that refuses the handshake with `statusCode` (`401`, `403`, `503`, ...) and
     /// `data` as its body.
     public static func refusal(statusCode: Int, data: Data = Data(), headers: [String: String] = [:]) -> WebSocketScript {

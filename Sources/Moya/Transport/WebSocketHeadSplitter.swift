@@ -36,6 +36,11 @@ final class WebSocketHeadSplitter: ChannelInboundHandler, RemovableChannelHandle
 
     private var state = State.head(nil)
     private var context: ChannelHandlerContext?
+    /// Whether the head is being handed to the decoder (a decision made now is made inside its
+    /// read).
+    private var isHandingOverHead = false
+    /// What followed the head, when ``passThrough()`` was decided inside the decoder's read.
+    private var pendingAfterHead: ByteBuffer?
 
     func handlerAdded(context: ChannelHandlerContext) {
         self.context = context
@@ -71,7 +76,13 @@ final class WebSocketHeadSplitter: ChannelInboundHandler, RemovableChannelHandle
             state = .deciding(received.readableBytes > 0 ? received : nil)
             // The decision (``switchToWebSocket(adding:)`` or ``passThrough()``) is usually made
             // while the decoder reads this.
+            isHandingOverHead = true
             context.fireChannelRead(wrapInboundOut(head))
+            isHandingOverHead = false
+            if let pending = pendingAfterHead {
+                pendingAfterHead = nil
+                context.fireChannelRead(wrapInboundOut(pending))
+            }
         }
     }
 
@@ -95,7 +106,13 @@ final class WebSocketHeadSplitter: ChannelInboundHandler, RemovableChannelHandle
     func passThrough() {
         guard let context, case .deciding(let rest) = state else { return }
         state = .passingThrough
-        if let rest {
+        guard let rest else { return }
+        if isHandingOverHead {
+            // Not from inside the decoder's read of the head: NIO's decoder keeps bytes handed to
+            // it then for its next read, which never comes from a server that keeps the
+            // connection open after a short refusal. They go as soon as that read returns.
+            pendingAfterHead = rest
+        } else {
             context.fireChannelRead(wrapInboundOut(rest))
         }
     }

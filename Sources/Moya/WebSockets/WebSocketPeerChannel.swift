@@ -23,18 +23,23 @@ package final class WebSocketPeerChannel: WebSocketPeerLink {
         self.inbox = inbox
     }
 
-    /// Adds the server's frame decoder and encoder and the peer's handler to `channel` (on its
-    /// event loop, after the handshake), then runs `script`'s body in a task of its own, as the
-    /// server of a handshake `request`. The body's end closes the connection
+    /// Adds the server's frame decoder and encoder (unless `addingCodecs` is `false`: NIO's
+    /// server upgrader adds its own) and the peer's handler to `channel` (on its event loop, after
+    /// the handshake), then runs `script`'s body in a task of its own, as the server of a
+    /// handshake `request`. The body's end closes the connection
     /// (``WebSocketCloseCode/normalClosure``; ``WebSocketCloseCode/internalServerError`` when it
     /// threw), unless it closed already.
-    package static func start(_ script: WebSocketScript, request: URLRequest, on channel: any Channel) throws {
+    package static func start(_ script: WebSocketScript, request: URLRequest, on channel: any Channel, addingCodecs: Bool = true) throws {
         channel.eventLoop.preconditionInEventLoop()
         let inbox = WebSocketPeerInbox()
         let handler = WebSocketPeerHandler(inbox: inbox, loop: channel.eventLoop)
-        try channel.pipeline.syncOperations.addHandlers([
-            WebSocketFrameEncoder(), ByteToMessageHandler(WebSocketFrameDecoder(maxFrameSize: WebSocketPeerHandler.maximumMessageSize)), handler,
-        ])
+        let sync = channel.pipeline.syncOperations
+        if addingCodecs {
+            try sync.addHandlers([
+                WebSocketFrameEncoder(), ByteToMessageHandler(WebSocketFrameDecoder(maxFrameSize: WebSocketPeerHandler.maximumMessageSize)),
+            ])
+        }
+        try sync.addHandler(handler)
         let peer = WebSocketPeer(request: request, link: WebSocketPeerChannel(channel: channel, handler: handler, inbox: inbox))
         let body = script.body
         _Concurrency.Task {

@@ -1,0 +1,87 @@
+import Foundation
+import Moya
+import NIOCore
+import NIOHTTP1
+import NIOWebSocket
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// How a ``MockServer``'s HTTP/1.1 connections switch to WebSocket for its WebSocket routes
+/// (``MockServer/webSocket(_:_:)``): NIO's server upgrader checks the handshake and answers it,
+/// then the route's script plays the server on the connection.
+///
+/// A handshake to a path with no WebSocket route, or whose script refuses or fails, is not
+/// upgraded: it goes on to the mock handler like any request, which answers it from the HTTP
+/// routes (where a WebSocket route put its refusal).
+enum MockServerWebSocketUpgrade {
+    /// The largest frame the server reads.
+    static let maximumFrameSize = 64 << 20
+
+    /// The upgrade configuration of one connection of a server with `settings`.
+    static func configuration(settings: MockServerHandler.Settings, isSecure: Bool) -> NIOHTTPServerUpgradeConfiguration {
+        let upgrader = NIOWebSocketServerUpgrader(
+            maxFrameSize: maximumFrameSize,
+            automaticErrorHandling: false,
+            shouldUpgrade: { channel, head in
+                guard let script = settings.script.webSocketScript(for: path(of: head.uri)),
+                    case .accept(let subprotocol, let extra) = script.handshake
+                else {
+                    return channel.eventLoop.makeSucceededFuture(nil)
+                }
+                var headers = NIOHTTP1.HTTPHeaders()
+                for (name, value) in extra.sorted(by: { $0.key < $1.key }) {
+                    headers.add(name: name, value: value)
+                }
+                if let subprotocol {
+                    headers.add(name: "Sec-WebSocket-Protocol", value: subprotocol)
+                }
+                return channel.eventLoop.makeSucceededFuture(headers)
+            },
+            upgradePipelineHandler: { channel, head in
+                guard let script = settings.script.webSocketScript(for: path(of: head.uri)) else {
+                    return channel.close()
+                }
+                settings.journal.record(
+                    MockRequest(
+                        number: settings.journal.nextNumber(), method: head.method.rawValue, uri: head.uri,
+                        headers: head.headers.map { ($0.name, $0.value) }, body: Data(), bodyLength: 0,
+                        httpVersion: "HTTP/\(head.version.major).\(head.version.minor)", arrivedAt: .now, receivedAt: Date()),
+                    answered: true)
+                let request = urlRequest(for: head, isSecure: isSecure, local: channel.localAddress)
+                return channel.eventLoop.makeCompletedFuture {
+                    try WebSocketPeerChannel.start(script, request: request, on: channel, addingCodecs: false)
+                }
+            })
+        // Before the conversation's handlers join: the mock handler, an HTTP handler, leaves
+        // (NIO's upgrade handler removes only its own HTTP handlers).
+        return (
+            upgraders: [upgrader],
+            completionHandler: { context in
+                let sync = context.pipeline.syncOperations
+                if let handler = try? sync.handler(type: MockServerHandler.self) {
+                    sync.removeHandler(handler, promise: nil)
+                }
+            }
+        )
+    }
+
+    /// The request's path, without its query.
+    static func path(of uri: String) -> String {
+        uri.firstIndex(of: "?").map { String(uri[..<$0]) } ?? uri
+    }
+
+    /// The handshake as a `URLRequest` for the script's ``WebSocketPeer/request``: a `ws` or
+    /// `wss` URL on the `Host` the client named, and the handshake's headers.
+    static func urlRequest(for head: HTTPRequestHead, isSecure: Bool, local: SocketAddress?) -> URLRequest {
+        let host = head.headers.first(name: "Host") ?? local.map { "\($0.ipAddress ?? "127.0.0.1"):\($0.port ?? 0)" } ?? "localhost"
+        let url = URL(string: "\(isSecure ? "wss" : "ws")://\(host)\(head.uri)") ?? URL(string: "ws://localhost/")!
+        var request = URLRequest(url: url)
+        request.httpMethod = head.method.rawValue
+        for (name, value) in head.headers {
+            request.addValue(value, forHTTPHeaderField: name)
+        }
+        return request
+    }
+}
