@@ -1,6 +1,10 @@
 import Foundation
 import Moya
 
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
 extension MockServer {
     /// Adds responses to the end of the queue. Each request that no route answers takes the
     /// next one, in order.
@@ -99,7 +103,8 @@ extension MockServer {
     /// The same ``WebSocketScript`` can stub a target with no network
     /// (``WebSocketTargetType/sampleConversation``); here it runs over loopback, behind the
     /// server's TLS if it has one. A request to `path` that is not a WebSocket handshake gets
-    /// `426 Upgrade Required`.
+    /// `426 Upgrade Required`. A script that chooses (``WebSocketScript/deciding(_:)``) chooses
+    /// once for an accepted handshake, and may be asked again for one it refused.
     ///
     /// ```swift
     /// let server = try await MockServer.start()
@@ -114,16 +119,22 @@ extension MockServer {
     /// ```
     public func webSocket(_ path: String, _ script: WebSocketScript) {
         self.script.addWebSocketRoute(.init(path: path, script: script))
-        let refusal: MockResponse
-        switch script.handshake {
-        case .accept:
-            refusal = MockResponse(status: 426, headers: [("Upgrade", "websocket"), ("Connection", "Upgrade")], body: Data("a WebSocket route\n".utf8))
-        case .refuse(let status, let data, let headers):
-            refusal = MockResponse(status: status, headers: headers.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }, body: data)
-        case .fail:
-            refusal = .fault(.closeBeforeResponse)
+        // What the upgrade leaves: a refused handshake, or a request that is no handshake.
+        let isSecure = self.baseURL.scheme == "https"
+        self.route("GET", path) { request in
+            var urlRequest = URLRequest(url: URL(string: "\(isSecure ? "wss" : "ws")://\(request.header("Host") ?? "localhost")\(request.uri)") ?? self.baseURL)
+            for (name, value) in request.headers {
+                urlRequest.addValue(value, forHTTPHeaderField: name)
+            }
+            switch script.resolved(for: urlRequest).handshake {
+            case .accept:
+                return MockResponse(status: 426, headers: [("Upgrade", "websocket"), ("Connection", "Upgrade")], body: Data("a WebSocket route\n".utf8))
+            case .refuse(let status, let data, let headers):
+                return MockResponse(status: status, headers: headers.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }, body: data)
+            case .fail:
+                return .fault(.closeBeforeResponse)
+            }
         }
-        self.route("GET", path, response: refusal)
     }
 
     /// Serves WebSocket connections on `path` with a script that accepts the handshake and

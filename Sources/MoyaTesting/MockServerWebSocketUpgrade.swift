@@ -1,5 +1,6 @@
 import Foundation
 import Moya
+import NIOConcurrencyHelpers
 import NIOCore
 import NIOHTTP1
 import NIOWebSocket
@@ -21,15 +22,20 @@ enum MockServerWebSocketUpgrade {
 
     /// The upgrade configuration of one connection of a server with `settings`.
     static func configuration(settings: MockServerHandler.Settings, isSecure: Bool) -> NIOHTTPServerUpgradeConfiguration {
+        // The script chosen for the connection's handshake, from its check to the upgrade: a
+        // script that chooses (`WebSocketScript.deciding`) chooses once.
+        let chosen = NIOLockedValueBox<(script: WebSocketScript, request: URLRequest)?>(nil)
         let upgrader = NIOWebSocketServerUpgrader(
             maxFrameSize: maximumFrameSize,
             automaticErrorHandling: false,
             shouldUpgrade: { channel, head in
-                guard let script = settings.script.webSocketScript(for: path(of: head.uri)),
+                let request = urlRequest(for: head, isSecure: isSecure, local: channel.localAddress)
+                guard let script = settings.script.webSocketScript(for: path(of: head.uri))?.resolved(for: request),
                     case .accept(let subprotocol, let extra) = script.handshake
                 else {
                     return channel.eventLoop.makeSucceededFuture(nil)
                 }
+                chosen.withLockedValue { $0 = (script, request) }
                 var headers = NIOHTTP1.HTTPHeaders()
                 for (name, value) in extra.sorted(by: { $0.key < $1.key }) {
                     headers.add(name: name, value: value)
@@ -40,7 +46,7 @@ enum MockServerWebSocketUpgrade {
                 return channel.eventLoop.makeSucceededFuture(headers)
             },
             upgradePipelineHandler: { channel, head in
-                guard let script = settings.script.webSocketScript(for: path(of: head.uri)) else {
+                guard let (script, request) = chosen.withLockedValue({ $0 }) else {
                     return channel.close()
                 }
                 settings.journal.record(
@@ -49,7 +55,6 @@ enum MockServerWebSocketUpgrade {
                         headers: head.headers.map { ($0.name, $0.value) }, body: Data(), bodyLength: 0,
                         httpVersion: "HTTP/\(head.version.major).\(head.version.minor)", arrivedAt: .now, receivedAt: Date()),
                     answered: true)
-                let request = urlRequest(for: head, isSecure: isSecure, local: channel.localAddress)
                 return channel.eventLoop.makeCompletedFuture {
                     try WebSocketPeerChannel.start(script, request: request, on: channel, addingCodecs: false)
                 }

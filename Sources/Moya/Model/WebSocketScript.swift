@@ -1,5 +1,9 @@
 import Foundation
 
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
 /// What the server of a scripted WebSocket conversation does: how it answers the handshake, then
 /// what it sends, reads and closes, written as an `async` function of its side of the
 /// connection, a ``WebSocketPeer``.
@@ -41,6 +45,9 @@ public struct WebSocketScript: Sendable {
     /// What the server does once it accepted; not run when ``handshake`` refuses or fails.
     public var body: @Sendable (WebSocketPeer) async throws -> Void
 
+    /// Chooses the script for a handshake: ``deciding(_:)``'s function, else `nil` (this one).
+    let chooser: (@Sendable (URLRequest) -> WebSocketScript)?
+
     /// A script whose server answers the handshake with `handshake`, then runs `body`.
     ///
     /// - Parameters:
@@ -49,6 +56,39 @@ public struct WebSocketScript: Sendable {
     public init(handshake: Handshake = .accept(), _ body: @escaping @Sendable (WebSocketPeer) async throws -> Void) {
         self.handshake = handshake
         self.body = body
+        self.chooser = nil
+    }
+
+    /// A script chosen for each handshake by `choose`, from the handshake's request as the
+    /// server gets it (its URL, headers, the plugins' changes): a server that answers some paths
+    /// and refuses others, or plays back a recording.
+    ///
+    /// ```swift
+    /// let rooms = WebSocketScript.deciding { request in
+    ///     request.url?.path == "/rooms/private" ? .refusal(statusCode: 403) : .echo
+    /// }
+    /// ```
+    public static func deciding(_ choose: @escaping @Sendable (URLRequest) -> WebSocketScript) -> WebSocketScript {
+        WebSocketScript(chooser: choose)
+    }
+
+    private init(chooser: @escaping @Sendable (URLRequest) -> WebSocketScript) {
+        self.handshake = .accept()
+        self.body = { _ in }
+        self.chooser = chooser
+    }
+
+    /// The script that answers `request`: this one, or the one ``deciding(_:)`` chooses (which
+    /// may choose again).
+    package func resolved(for request: URLRequest) -> WebSocketScript {
+        var script = self
+        // A bound on choices that keep choosing: a script chosen a hundred times over is a bug
+        // in the choosing functions, answered with a failed handshake rather than a hang.
+        for _ in 0..<100 {
+            guard let choose = script.chooser else { return script }
+            script = choose(request)
+        }
+        return WebSocketScript(handshake: .fail(URLError(.badServerResponse) as NSError)) { _ in }
     }
 
     /// A server that sends back every message it receives, as it came, until the client closes.

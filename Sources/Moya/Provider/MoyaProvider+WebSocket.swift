@@ -39,7 +39,7 @@ extension MoyaProvider {
     nonisolated(nonsending)
         public func webSocket(_ target: Target, options: WebSocketOptions = .default) async throws(MoyaError) -> WebSocketConnection
     {
-        let sink = WebSocketSink(options: options)
+        let sink = WebSocketSink(options: options, observer: WebSocketObserver.make(plugins: plugins, target: target))
         let queue = plugins.isEmpty ? DispatchQueue.moyaInline : (self.callbackQueue ?? ConcurrencyQueue.shared)
         let plan = self.plan(target)
         let (flight, awaited) = makeAwaitedFlight(for: target, plan: plan, callbackQueue: queue, webSocketSink: sink)
@@ -56,6 +56,10 @@ extension MoyaProvider {
             // A plugin's `process` turned a failed handshake into a success: there is no
             // connection to return.
             throw .underlying(WebSocketError.handshakeFailed(reason: "no connection was opened (status \(response.statusCode))"), response)
+        }
+        if let observer = sink.observer {
+            observer.notify(.opened, handshake: connection.response)
+            connection.reportEnd()
         }
         return connection
     }
@@ -78,7 +82,7 @@ extension MoyaProvider {
             guard token.beginDelivery() else { return }
             flight.finish(result, .stub(progress: nil))
         }
-        guard let script = endpoint.sampleConversation ?? Self.sampleConversation(of: target) else {
+        guard let script = (endpoint.sampleConversation ?? Self.sampleConversation(of: target))?.resolved(for: preparedRequest) else {
             let reason =
                 "the target is stubbed but has no sample conversation: make it a WebSocketTargetType, or give its endpoint a sampleConversation"
             scheduleStub(
@@ -118,7 +122,7 @@ extension MoyaProvider {
                     handshake.setValue(sink.options.subprotocols.joined(separator: ", "), forHTTPHeaderField: "Sec-WebSocket-Protocol")
                 }
                 session.openStubbedWebSocket(
-                    script, request: handshake, response: response, options: sink.options, subprotocol: subprotocol
+                    script, request: handshake, response: response, options: sink.options, subprotocol: subprotocol, observer: sink.observer
                 ) { opened in
                     switch opened {
                     case .success(let connection):

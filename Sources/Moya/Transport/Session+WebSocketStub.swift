@@ -17,10 +17,11 @@ extension Session {
     ///   - response:    The `101`.
     ///   - options:     The connection's options.
     ///   - subprotocol: The subprotocol the script chose.
+    ///   - observer:    The plugins that hear of the conversation, if any.
     ///   - completion:  Receives the open connection, or why it could not be made.
     func openStubbedWebSocket(
         _ script: WebSocketScript, request: URLRequest, response: Response, options: WebSocketOptions, subprotocol: String?,
-        completion: @escaping @Sendable (Result<WebSocketConnection, any Error>) -> Void
+        observer: WebSocketObserver?, completion: @escaping @Sendable (Result<WebSocketConnection, any Error>) -> Void
     ) {
         let routes = parts.routes
         WebSocketStubLink.open(script, request: request, options: options, subprotocol: subprotocol, on: MultiThreadedEventLoopGroup.singleton.next())
@@ -30,7 +31,7 @@ extension Session {
                         _ = routes.openConnections.register(channel)
                         return WebSocketConnection(
                             response: response, subprotocol: parts.subprotocol, isCompressed: false, options: options, channel: channel,
-                            conversation: parts.conversation, record: parts.record, messages: parts.messages)
+                            conversation: parts.conversation, record: parts.record, messages: parts.messages, observer: observer)
                     })
             }
     }

@@ -7,6 +7,8 @@
 final class WebSocketSink: Sendable {
     /// The options the connection opens with.
     let options: WebSocketOptions
+    /// The provider's plugins that hear of the conversation, if any.
+    let observer: WebSocketObserver?
 
     private enum Slot {
         case empty
@@ -17,9 +19,10 @@ final class WebSocketSink: Sendable {
 
     private let slot = Protected(Slot.empty)
 
-    /// A sink for a connection with `options`.
-    init(options: WebSocketOptions) {
+    /// A sink for a connection with `options`, whose events `observer` hears of.
+    init(options: WebSocketOptions, observer: WebSocketObserver? = nil) {
         self.options = options
+        self.observer = observer
     }
 
     /// Keeps `connection` for the caller; an earlier attempt's, not taken, is closed. Once the

@@ -9,6 +9,9 @@ final class WebSocketCloseRecord: Sendable {
         var serverCode: WebSocketCloseCode?
         /// The reason of the server's close frame.
         var serverReason = ""
+        /// Whether the server's close frame came before the client sent one (the server started
+        /// the close).
+        var serverClosedFirst = false
         /// The code the client sent, if it sent a close frame.
         var clientCode: WebSocketCloseCode?
         /// The reason the client sent.

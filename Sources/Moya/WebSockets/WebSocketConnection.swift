@@ -33,11 +33,15 @@ public final class WebSocketConnection: Sendable {
     private let record: WebSocketCloseRecord
     /// The messages' sequence until a reader claims it.
     private let unclaimed: Protected<WebSocketMessageProducer?>
+    /// The provider's plugins that hear of the conversation, if any.
+    let observer: WebSocketObserver?
 
     init(
         response: Response, subprotocol: String?, isCompressed: Bool, options: WebSocketOptions, channel: any Channel,
-        conversation: NIOLoopBound<WebSocketConversation>, record: WebSocketCloseRecord, messages: WebSocketMessageProducer
+        conversation: NIOLoopBound<WebSocketConversation>, record: WebSocketCloseRecord, messages: WebSocketMessageProducer,
+        observer: WebSocketObserver? = nil
     ) {
+        self.observer = observer
         self.response = response
         self.subprotocol = subprotocol
         self.isCompressed = isCompressed
@@ -82,6 +86,7 @@ public final class WebSocketConnection: Sendable {
             conversation.value.send(message, promise: promise)
         }
         try await wait(for: promise.futureResult)
+        observer?.notify(.sent(message), handshake: response)
     }
 
     /// Sends a text message; see ``send(_:)``.
@@ -132,6 +137,29 @@ public final class WebSocketConnection: Sendable {
         let conversation = self.conversation
         channel.eventLoop.execute {
             conversation.value.close(code: .goingAway, reason: "", promise: nil)
+        }
+    }
+
+    /// Tells the observer, once the connection has ended, how it ended. Holds the record and
+    /// the observer until then, never the connection (whose release closes it).
+    func reportEnd() {
+        guard let observer else { return }
+        let record = self.record
+        let handshake = response
+        let loop = channel.eventLoop
+        channel.closeFuture.whenComplete { _ in
+            // After the conversation has recorded the end (it does so as the channel goes
+            // inactive, in this turn or the one before).
+            loop.execute {
+                let state = record.current
+                let end = WebSocketEnd(
+                    code: state.serverCode ?? .abnormalClosure, reason: state.serverReason, serverClosedFirst: state.serverClosedFirst,
+                    error: state.failure,
+                    statistics: WebSocketStatistics(
+                        messagesSent: state.messagesSent, bytesSent: state.bytesSent, messagesReceived: state.messagesReceived,
+                        bytesReceived: state.bytesReceived))
+                observer.notify(.closed(end), handshake: handshake)
+            }
         }
     }
 

@@ -494,6 +494,7 @@ final class WebSocketConversation: ChannelDuplexHandler, RemovableChannelHandler
             state.serverCode = code
             state.serverReason = reason
             state.isClosing = true
+            state.serverClosedFirst = state.clientCode == nil
             return state.clientCode == nil
         }
         // The messages end here; later frames are not the reader's.

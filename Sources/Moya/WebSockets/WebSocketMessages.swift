@@ -65,7 +65,7 @@ public struct WebSocketMessages: AsyncSequence, Sendable {
                     phase = .done
                     throw MoyaError.underlying(StreamingError.alreadyConsumed, nil)
                 }
-                iterator = Reader(sequence.makeAsyncIterator())
+                iterator = Reader(sequence.makeAsyncIterator(), observer: connection.observer, handshake: connection.response)
             case .done:
                 return nil
             }
@@ -90,13 +90,21 @@ public struct WebSocketMessages: AsyncSequence, Sendable {
             // @unchecked: an iterator belongs to the one task that iterates (an iterator is never
             // shared); the box only carries it between that task's calls to `next()`.
             private var iterator: WebSocketMessageProducer.AsyncIterator
+            private let observer: WebSocketObserver?
+            private let handshake: Response
 
-            init(_ iterator: WebSocketMessageProducer.AsyncIterator) {
+            init(_ iterator: WebSocketMessageProducer.AsyncIterator, observer: WebSocketObserver?, handshake: Response) {
                 self.iterator = iterator
+                self.observer = observer
+                self.handshake = handshake
             }
 
             func next() async throws -> WebSocketMessage? {
-                try await iterator.next()
+                let message = try await iterator.next()
+                if let observer, let message {
+                    observer.notify(.received(message), handshake: handshake)
+                }
+                return message
             }
         }
 

@@ -149,8 +149,11 @@ final class WebSocketPeerHandler: ChannelInboundHandler, RemovableChannelHandler
             return closed
         }
         var payload = context.channel.allocator.buffer(capacity: 2 + reason.utf8.count)
-        payload.writeInteger(code.rawValue)
-        payload.writeString(Self.prefix(of: reason, fitting: 123))
+        // 1005 means "no code" and is never sent: a close frame without a payload says it.
+        if code != .noStatusReceived {
+            payload.writeInteger(code.rawValue)
+            payload.writeString(Self.prefix(of: reason, fitting: 123))
+        }
         context.writeAndFlush(wrapOutboundOut(WebSocketFrame(fin: true, opcode: .connectionClose, data: payload)), promise: nil)
         if receivedClose {
             context.close(promise: nil)

@@ -68,15 +68,22 @@ public struct CassetteInteraction: Codable, Sendable, Equatable {
     /// ignores it.
     public var recordedAt: Date?
 
+    /// For a WebSocket handshake (a `101`), the conversation that followed, in order; `nil` for
+    /// any other exchange. Replaying, a script plays it back: it sends what was received, waits
+    /// for each message that was sent, and ends as the recording did.
+    public var webSocket: [CassetteWebSocketEvent]?
+
     /// Creates an interaction.
     ///
     /// - Parameters:
     ///   - request:    The request.
     ///   - response:   The response.
     ///   - recordedAt: When it was recorded, if known.
-    public init(request: Request, response: Response, recordedAt: Date? = nil) {
+    ///   - webSocket:  For a WebSocket handshake, the conversation.
+    public init(request: Request, response: Response, recordedAt: Date? = nil, webSocket: [CassetteWebSocketEvent]? = nil) {
         self.request = request
         self.response = response
         self.recordedAt = recordedAt
+        self.webSocket = webSocket
     }
 }

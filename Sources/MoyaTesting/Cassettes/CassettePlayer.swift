@@ -126,7 +126,8 @@ public final class CassettePlayer: PluginType, Sendable {
                 sampleResponseClosure: { [self] in self.sampleResponse(number: number, endpoint: endpoint) },
                 method: endpoint.method,
                 task: endpoint.task,
-                httpHeaderFields: (endpoint.httpHeaderFields ?? [:]).merging([Self.requestHeader: number]) { _, new in new }
+                httpHeaderFields: (endpoint.httpHeaderFields ?? [:]).merging([Self.requestHeader: number]) { _, new in new },
+                sampleConversation: WebSocketScript.deciding { [self] request in self.conversation(number: number, request: request) }
             )
         }
     }
@@ -210,6 +211,58 @@ public final class CassettePlayer: PluginType, Sendable {
         case .failure(let error):
             return .networkError(error.bridged)
         }
+    }
+
+    /// The script that replays the WebSocket handshake numbered `number`: the recorded
+    /// conversation after a recorded `101`, the recorded refusal, or the failure to match.
+    private func conversation(number: String, request: URLRequest) -> WebSocketScript {
+        var request = self.state.withLockedValue { $0.prepared.removeValue(forKey: number) } ?? request
+        request.setValue(nil, forHTTPHeaderField: Self.requestHeader)
+        switch self.interaction(for: request) {
+        case .success(let interaction):
+            let recorded = interaction.response
+            guard recorded.status == 101 else {
+                return .refusal(statusCode: recorded.status, data: recorded.body?.data ?? Data(), headers: recorded.headers)
+            }
+            // The upgrade's own headers are the handshake's to make again; the rest is replayed.
+            let own: Set<String> = ["upgrade", "connection", "sec-websocket-accept", "sec-websocket-protocol", "sec-websocket-extensions"]
+            let subprotocol = recorded.headers.first { $0.key.lowercased() == "sec-websocket-protocol" }?.value
+            let headers = recorded.headers.filter { !own.contains($0.key.lowercased()) }
+            let events = interaction.webSocket ?? []
+            return WebSocketScript(handshake: .accept(subprotocol: subprotocol, headers: headers)) { peer in
+                try await Self.replay(events, on: peer)
+            }
+        case .failure(let error):
+            return WebSocketScript(handshake: .fail(error.bridged)) { _ in }
+        }
+    }
+
+    /// Plays a recorded conversation's server: sends what the client received, waits for each
+    /// message the client sent (its content is not compared), and ends as the recording did:
+    /// closes when the server closed first, drops the connection when it was lost, and
+    /// otherwise waits for the client to close.
+    static func replay(_ events: [CassetteWebSocketEvent], on peer: WebSocketPeer) async throws {
+        for event in events {
+            switch event.event {
+            case .received:
+                if let message = event.message { try await peer.send(message) }
+            case .sent:
+                guard try await peer.receive() != nil else { return }
+            case .closed:
+                let code = WebSocketCloseCode(rawValue: event.code ?? WebSocketCloseCode.normalClosure.rawValue)
+                if code == .abnormalClosure {
+                    await peer.commit(.drop)
+                    return
+                }
+                if event.byServer == true {
+                    await peer.close(code: code, reason: event.reason ?? "")
+                    return
+                }
+                while try await peer.receive() != nil {}
+                return
+            }
+        }
+        while try await peer.receive() != nil {}
     }
 
     // MARK: - PluginType

@@ -53,6 +53,9 @@ public final class CassetteRecorder: PluginType, Sendable {
     private struct State {
         var cassette = Cassette()
         var lastError: CassetteError?
+        /// The WebSocket conversations recorded: by handshake (kept, so that its identity is not
+        /// reused), where its interaction is and the secrets of its handshake.
+        var conversations: [ObjectIdentifier: (handshake: Moya.Response, index: Int, secrets: [String])] = [:]
     }
 
     private let state = NIOLockedValueBox(State())
@@ -104,15 +107,82 @@ public final class CassetteRecorder: PluginType, Sendable {
             response = failure
         }
         guard let request = response.request else { return }
+        // A WebSocket handshake is recorded with its conversation, from its `opened` event.
+        if response.statusCode == 101 { return }
         let date = self.recordsDates ? Date(timeIntervalSince1970: Date().timeIntervalSince1970.rounded(.down)) : nil
         let interaction = self.redactor.interaction(request: request, response: response, recordedAt: date)
         self.state.withLockedValue { state in
             state.cassette.interactions.append(interaction)
-            do {
-                try state.cassette.write(to: self.fileURL)
-                state.lastError = nil
-            } catch {
-                state.lastError = error as? CassetteError ?? .writeFailed(file: self.fileURL.path, reason: "\(error)")
+            self.write(&state)
+        }
+    }
+
+    /// Writes the cassette in `state` to the file (under the lock).
+    private func write(_ state: inout State) {
+        do {
+            try state.cassette.write(to: self.fileURL)
+            state.lastError = nil
+        } catch {
+            state.lastError = error as? CassetteError ?? .writeFailed(file: self.fileURL.path, reason: "\(error)")
+        }
+    }
+}
+
+extension CassetteRecorder: WebSocketPluginType {
+    /// Records a WebSocket conversation: its handshake when the connection opens (the `101`
+    /// with its request), then each message sent and received, and the end, in
+    /// ``CassetteInteraction/webSocket``. The file is written when the connection opens, when
+    /// it ends, and for each message that comes after the end (a message the reader took once
+    /// the connection had closed goes before the end). Secrets found in the handshake are
+    /// hidden in the messages too; nothing else in a message is (see the type's discussion).
+    ///
+    /// - Parameters:
+    ///   - event:     What happened.
+    ///   - handshake: The connection's `101`.
+    ///   - target:    The connection's target.
+    public func webSocket(_ event: WebSocketEvent, handshake: Moya.Response, target: TargetType) {
+        let key = ObjectIdentifier(handshake)
+        let replacement = self.redaction.replacement
+        self.state.withLockedValue { state in
+            if case .opened = event {
+                guard let request = handshake.request else { return }
+                let date = self.recordsDates ? Date(timeIntervalSince1970: Date().timeIntervalSince1970.rounded(.down)) : nil
+                var interaction = self.redactor.interaction(request: request, response: handshake, recordedAt: date)
+                interaction.webSocket = []
+                state.conversations[key] = (handshake, state.cassette.interactions.count, self.redactor.request(request).secrets)
+                state.cassette.interactions.append(interaction)
+                self.write(&state)
+                return
+            }
+            guard let conversation = state.conversations[key], conversation.index < state.cassette.interactions.count else { return }
+            var events = state.cassette.interactions[conversation.index].webSocket ?? []
+            let ended = events.last?.event == .closed
+            let recorded: CassetteWebSocketEvent
+            switch event {
+            case .opened:
+                return
+            case .sent(let message), .received(let message):
+                let hidden: WebSocketMessage
+                switch message {
+                case .text(let text): hidden = .text(CassetteRedactor.scrub(text, secrets: conversation.secrets, replacement: replacement))
+                case .binary(let data): hidden = .binary(CassetteRedactor.scrub(data, secrets: conversation.secrets, replacement: replacement))
+                }
+                if case .sent = event {
+                    recorded = CassetteWebSocketEvent(.sent, message: hidden)
+                } else {
+                    recorded = CassetteWebSocketEvent(.received, message: hidden)
+                }
+            case .closed(let end):
+                recorded = CassetteWebSocketEvent(closedWith: end.code, reason: end.reason, byServer: end.serverClosedFirst)
+            }
+            if ended {
+                events.insert(recorded, at: events.count - 1)
+            } else {
+                events.append(recorded)
+            }
+            state.cassette.interactions[conversation.index].webSocket = events
+            if ended || recorded.event == .closed {
+                self.write(&state)
             }
         }
     }

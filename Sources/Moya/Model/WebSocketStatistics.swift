@@ -9,4 +9,12 @@ public struct WebSocketStatistics: Sendable, Equatable {
     public let messagesReceived: Int
     /// Payload bytes received.
     public let bytesReceived: Int64
+
+    /// Counts of messages and bytes each way.
+    public init(messagesSent: Int = 0, bytesSent: Int64 = 0, messagesReceived: Int = 0, bytesReceived: Int64 = 0) {
+        self.messagesSent = messagesSent
+        self.bytesSent = bytesSent
+        self.messagesReceived = messagesReceived
+        self.bytesReceived = bytesReceived
+    }
 }
