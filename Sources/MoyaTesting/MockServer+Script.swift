@@ -100,10 +100,10 @@ extension MockServer {
     /// the connection, with real frames. `path` matches as for ``route(_:respond:)``; a later
     /// WebSocket route wins over an earlier one. Each handshake is recorded as a request.
     ///
-    /// The same ``WebSocketScript`` can stub a target with no network
-    /// (``WebSocketTargetType/sampleConversation``); here it runs over loopback, behind the
+    /// The same `WebSocketScript` can stub a target with no network
+    /// (`WebSocketTargetType/sampleConversation`); here it runs over loopback, behind the
     /// server's TLS if it has one. A request to `path` that is not a WebSocket handshake gets
-    /// `426 Upgrade Required`. A script that chooses (``WebSocketScript/deciding(_:)``) chooses
+    /// `426 Upgrade Required`. A script that chooses (`WebSocketScript/deciding(_:)`) chooses
     /// once for an accepted handshake, and may be asked again for one it refused.
     ///
     /// ```swift

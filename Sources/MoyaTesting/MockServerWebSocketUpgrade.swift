@@ -77,7 +77,7 @@ enum MockServerWebSocketUpgrade {
         uri.firstIndex(of: "?").map { String(uri[..<$0]) } ?? uri
     }
 
-    /// The handshake as a `URLRequest` for the script's ``WebSocketPeer/request``: a `ws` or
+    /// The handshake as a `URLRequest` for the script's `WebSocketPeer/request`: a `ws` or
     /// `wss` URL on the `Host` the client named, and the handshake's headers.
     static func urlRequest(for head: HTTPRequestHead, isSecure: Bool, local: SocketAddress?) -> URLRequest {
         let host = head.headers.first(name: "Host") ?? local.map { "\($0.ipAddress ?? "127.0.0.1"):\($0.port ?? 0)" } ?? "localhost"
