@@ -160,7 +160,8 @@ final class ClientRequestFactory: Sendable {
     }
 
     /// The request's headers as the session sends them, for the cache's `Vary` matching (which
-    /// always includes `Authorization` and `Cookie`): the session's ``Session/Configuration/headers``,
+    /// always includes `Authorization` and `Cookie`) and for a WebSocket handshake, which is not
+    /// an AsyncHTTPClient request: the session's ``Session/Configuration/headers``,
     /// then the request's, which replace them, with `authorization` (a challenge's answer) and the
     /// jar's cookies as ``make(_:authorization:body:route:socketPath:crossedOrigin:additionalHeaders:)``
     /// adds them.
