@@ -9,7 +9,14 @@
 //
 //     cd Benchmarks && swift build -c release && .build/release/MoyaBench
 //
-// and SSEBench, server-sent event parsing against another parser (Comparisons/sse-bench.sh).
+// SSEBench, server-sent event parsing against another parser (Comparisons/sse-bench.sh), and
+// WebSocketBench, WebSocket echo through the provider against hummingbird's WSClient and a raw
+// NIOWebSocket client:
+//
+//     cd Benchmarks && swift build -c release && .build/release/WebSocketBench
+//
+// HummingbirdWebSocketServer is not a benchmark: it is the WebSocket server of another make that
+// the root package's interoperability tests talk to (README.md in this folder says how CI runs it).
 //
 // A package of its own, so that the benchmarks' dependencies (package-benchmark with its tools,
 // plugins and malloc interposer, swift-prometheus) never enter the dependency graph of the
@@ -34,6 +41,12 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
         // `MoyaBench --metrics` bootstraps a Prometheus backend.
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
+        // HummingbirdWebSocketServer, a WebSocket server that this project did not write, and
+        // WSClient, the WebSocket client WebSocketBench compares the provider with.
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird-websocket", from: "2.8.1"),
+        .package(url: "https://github.com/hummingbird-project/swift-websocket", from: "1.6.2"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
     ],
     targets: [
         // The plugin finds benchmark targets by their folder: `MoyaBenchmarks/` in a folder named
@@ -62,6 +75,16 @@ let package = Package(
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
+            ]
+        ),
+        // The WebSocket echo server WebSocketBench's clients talk to, on NIO alone.
+        .target(
+            name: "WebSocketEchoServer",
+            dependencies: [
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOWebSocket", package: "swift-nio"),
             ]
         ),
         // One client per process against nginx (Comparisons/process-bench.sh): the provider's
@@ -118,6 +141,38 @@ let package = Package(
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
+            ]
+        ),
+        // WebSocket echo of small and large messages, and the memory of a 1 GiB conversation: the
+        // provider against hummingbird's WSClient and a raw NIOWebSocket client, all three against
+        // BenchWebSocketServer in a child process.
+        .executableTarget(
+            name: "WebSocketBench",
+            dependencies: [
+                "WebSocketEchoServer",
+                .product(name: "Moya", package: "Moya"),
+                .product(name: "WSClient", package: "swift-websocket"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOWebSocket", package: "swift-nio"),
+            ]
+        ),
+        // A WebSocket server of another make than the Python one of `.ci/ws-server.py`, for the
+        // root package's interoperability tests (CI starts it; it is here so that the root
+        // package's users never fetch Hummingbird).
+        .executableTarget(
+            name: "HummingbirdWebSocketServer",
+            dependencies: [
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdCore", package: "hummingbird"),
+                .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
+                .product(name: "HummingbirdWSCompression", package: "hummingbird-websocket"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOWebSocket", package: "swift-nio"),
             ]
         ),
     ],
