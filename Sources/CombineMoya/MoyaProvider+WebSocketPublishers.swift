@@ -57,6 +57,7 @@ extension WebSocketConnection {
     public func sendPublisher(_ message: WebSocketMessage) -> AnyPublisher<Void, MoyaError> {
         StreamPublisher<Void> { emitter async throws(MoyaError) in
             try await self.send(message)
+            try await self.flush()
             _ = await emitter.emit(())
         }
         .eraseToAnyPublisher()

@@ -82,6 +82,7 @@ extension Reactive where Base: WebSocketConnection {
             let task = _Concurrency.Task {
                 do throws(MoyaError) {
                     try await connection.send(message)
+                    try await connection.flush()
                     run.complete()
                 } catch {
                     run.fail(error)

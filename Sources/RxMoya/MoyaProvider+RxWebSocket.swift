@@ -58,6 +58,7 @@ extension Reactive where Base: WebSocketConnection {
         let connection = base
         return Observable<Never>.running { _ async throws(MoyaError) in
             try await connection.send(message)
+            try await connection.flush()
         }
         .asCompletable()
     }

@@ -3,7 +3,8 @@
 public enum WebSocketEvent: Sendable, Equatable, CustomStringConvertible {
     /// The handshake succeeded and the caller got the connection.
     case opened
-    /// The client sent this message (it is written).
+    /// The client sent this message (the connection took it, in order; see
+    /// `WebSocketConnection.send(_:)`).
     case sent(WebSocketMessage)
     /// The reader took this message from the connection's messages.
     case received(WebSocketMessage)

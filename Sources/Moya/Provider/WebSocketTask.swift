@@ -87,6 +87,7 @@ public final class WebSocketTask: Sendable {
         case .data(let data): try await connection.send(.binary(data))
         @unknown default: throw MoyaError.underlying(WebSocketError.protocolViolation("an unknown kind of message"), nil)
         }
+        try await connection.flush()
     }
 
     /// Sends a message; `completionHandler` gets `nil` once it is written, or the error.

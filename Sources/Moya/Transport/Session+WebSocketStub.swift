@@ -31,7 +31,7 @@ extension Session {
                         _ = routes.openConnections.register(channel)
                         return WebSocketConnection(
                             response: response, subprotocol: parts.subprotocol, isCompressed: false, options: options, channel: channel,
-                            conversation: parts.conversation, record: parts.record, messages: parts.messages, observer: observer)
+                            conversation: parts.conversation, record: parts.record, messages: parts.messages, outbox: parts.outbox, observer: observer)
                     })
             }
     }

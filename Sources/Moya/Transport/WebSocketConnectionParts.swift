@@ -8,6 +8,7 @@ struct WebSocketConnectionParts {
     let conversation: NIOLoopBound<WebSocketConversation>
     let record: WebSocketCloseRecord
     let messages: WebSocketMessageProducer
+    let outbox: WebSocketOutbox
     let subprotocol: String?
     let isCompressed: Bool
 
@@ -29,10 +30,13 @@ struct WebSocketConnectionParts {
         let timing = WebSocketConversation.Timing(
             pingInterval: options.pingInterval.flatMap { $0 > 0 ? TimeAmount.interval($0) : nil }, pingTimeout: .interval(options.pingTimeout),
             closeTimeout: .interval(options.closeTimeout))
-        let conversation = WebSocketConversation(options: options, timing: timing, deflate: deflate, record: record, source: produced.source)
+        let outbox = WebSocketOutbox()
+        let conversation = WebSocketConversation(
+            options: options, timing: timing, deflate: deflate, record: record, source: produced.source, outbox: outbox)
         reference.conversation = conversation
         let parts = WebSocketConnectionParts(
-            conversation: NIOLoopBound(conversation, eventLoop: loop), record: record, messages: produced.sequence, subprotocol: subprotocol,
+            conversation: NIOLoopBound(conversation, eventLoop: loop), record: record, messages: produced.sequence, outbox: outbox,
+            subprotocol: subprotocol,
             isCompressed: deflate != nil)
         let handlers: [any ChannelHandler] = [
             WebSocketFrameEncoder(), ByteToMessageHandler(WebSocketFrameDecoder(maxFrameSize: max(126, options.maximumMessageSize))), conversation,

@@ -115,7 +115,7 @@ final class WebSocketExchange: TransportAttempt {
                     response: Response(statusCode: Int(head.status.code), data: Data(), request: urlRequest, deferredResponse: response.response),
                     subprotocol: connectionParts.subprotocol, isCompressed: connectionParts.isCompressed, options: sink.options,
                     channel: channel, conversation: connectionParts.conversation, record: connectionParts.record,
-                    messages: connectionParts.messages, observer: sink.observer)
+                    messages: connectionParts.messages, outbox: connectionParts.outbox, observer: sink.observer)
                 observe(channel: channel, record: connectionParts.record, route: plan.route, url: urlRequest.url!)
                 sink.offer(connection)
                 finish(.success(response), admitted: true)

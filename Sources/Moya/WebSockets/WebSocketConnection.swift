@@ -35,13 +35,16 @@ public final class WebSocketConnection: Sendable {
     private let unclaimed: Protected<WebSocketMessageProducer?>
     /// The provider's plugins that hear of the conversation, if any.
     let observer: WebSocketObserver?
+    /// The messages sent and not yet written.
+    private let outbox: WebSocketOutbox
 
     init(
         response: Response, subprotocol: String?, isCompressed: Bool, options: WebSocketOptions, channel: any Channel,
         conversation: NIOLoopBound<WebSocketConversation>, record: WebSocketCloseRecord, messages: WebSocketMessageProducer,
-        observer: WebSocketObserver? = nil
+        outbox: WebSocketOutbox, observer: WebSocketObserver? = nil
     ) {
         self.observer = observer
+        self.outbox = outbox
         self.response = response
         self.subprotocol = subprotocol
         self.isCompressed = isCompressed
@@ -74,19 +77,50 @@ public final class WebSocketConnection: Sendable {
         }
     }
 
-    /// Sends `message` and returns once it is written to the connection (compressed if the
-    /// server agreed to compression).
+    /// Sends `message`: returns once the connection has taken it, in order after the messages
+    /// sent before (compressed if the server agreed to compression). It waits only while 1 MiB
+    /// of messages (or 256) is queued and not yet written, which a server that reads slowly
+    /// causes: the sender is held back rather than the queue growing. To wait until what was
+    /// sent is written to the socket, call ``flush()``.
     ///
     /// - Throws: `MoyaError.underlying(WebSocketError.connectionClosed(code:reason:), nil)` once
-    ///   the connection is closing or closed (or the ``WebSocketError`` it failed with).
+    ///   the connection is closing or closed (or the ``WebSocketError`` it failed with);
+    ///   ``MoyaError/requestCancelled`` when the task is cancelled while it waits for room.
     public func send(_ message: WebSocketMessage) async throws(MoyaError) {
-        let promise = channel.eventLoop.makePromise(of: Void.self)
-        let conversation = self.conversation
-        channel.eventLoop.execute {
-            conversation.value.send(message, promise: promise)
+        while true {
+            switch outbox.enqueue(message) {
+            case .queuedWakeLoop:
+                let conversation = self.conversation
+                channel.eventLoop.execute {
+                    conversation.value.drain()
+                }
+                observer?.notify(.sent(message), handshake: response)
+                return
+            case .queued:
+                observer?.notify(.sent(message), handshake: response)
+                return
+            case .full:
+                if _Concurrency.Task.isCancelled { throw .requestCancelled }
+                let outbox = self.outbox
+                await withTaskCancellationHandler {
+                    await outbox.waitForRoom()
+                } onCancel: {
+                    outbox.wakeWaiters()
+                }
+            case .closed(let error):
+                throw .underlying(error, nil)
+            }
         }
-        try await wait(for: promise.futureResult)
-        observer?.notify(.sent(message), handshake: response)
+    }
+
+    /// Returns once every message sent before it is written to the connection.
+    ///
+    /// - Throws: `MoyaError.underlying(WebSocketError, nil)` when the connection closed or
+    ///   failed before they were.
+    public func flush() async throws(MoyaError) {
+        if let error = await outbox.flush() {
+            throw .underlying(error, nil)
+        }
     }
 
     /// Sends a text message; see ``send(_:)``.

@@ -19,8 +19,9 @@ typealias WebSocketMessageProducer = NIOThrowingAsyncSequenceProducer<
 /// ends the messages. Each violation closes the connection once, with its code, and ends the
 /// messages with its ``WebSocketError``.
 ///
-/// Outbound, the connection's owner calls it on the event loop (``send(_:promise:)``,
-/// ``ping(promise:)``, ``close(code:reason:promise:)``); frames are masked by NIO's encoder.
+/// Outbound, the connection's senders queue messages in a ``WebSocketOutbox`` that ``drain()``
+/// writes in batches; the owner calls ``ping(promise:)`` and ``close(code:reason:promise:)`` on
+/// the event loop; frames are masked by NIO's encoder.
 ///
 /// Reading follows the reader: the channel reads only on demand (`autoRead` off), and a read is
 /// held back while the reader's sequence is above its high watermark.
@@ -36,6 +37,8 @@ final class WebSocketConversation: ChannelDuplexHandler, RemovableChannelHandler
     private let deflate: PerMessageDeflate?
     private let record: WebSocketCloseRecord
     private let source: WebSocketMessageProducer.Source
+    /// The messages the senders queued, written in batches (``drain()``).
+    private let outbox: WebSocketOutbox
     /// Holds the handler's context once it is added.
     private var context: ChannelHandlerContext?
 
@@ -65,10 +68,12 @@ final class WebSocketConversation: ChannelDuplexHandler, RemovableChannelHandler
     ///   - deflate:  The compression the server agreed to, if any.
     ///   - record:   Where the end and the counts are kept for the owner.
     ///   - source:   The reader's sequence.
+    ///   - outbox:   The senders' messages.
     init(
         options: WebSocketOptions, timing: Timing, deflate: PerMessageDeflate?, record: WebSocketCloseRecord,
-        source: WebSocketMessageProducer.Source
+        source: WebSocketMessageProducer.Source, outbox: WebSocketOutbox
     ) {
+        self.outbox = outbox
         self.options = options
         self.timing = timing
         self.deflate = deflate
@@ -138,6 +143,7 @@ final class WebSocketConversation: ChannelDuplexHandler, RemovableChannelHandler
             source.finish()
         }
         let closedError = record.closedError
+        outbox.close(closedError)
         for ping in pings {
             ping.timer.cancel()
             ping.promise.fail(closedError)
@@ -353,41 +359,73 @@ final class WebSocketConversation: ChannelDuplexHandler, RemovableChannelHandler
 
     // MARK: - Frames out
 
-    /// Sends `message` as one frame, compressed when the server agreed to it; `promise`
-    /// succeeds when it is written, and fails with ``WebSocketError/connectionClosed(code:reason:)``
-    /// (or the failure) once the connection is closing.
-    func send(_ message: WebSocketMessage, promise: EventLoopPromise<Void>) {
-        guard let context, !clientClosed, !serverClosed, !hasFailed else {
-            promise.fail(record.closedError)
+    /// Writes what the senders queued (``WebSocketOutbox``), all of it, with one flush: called
+    /// by the sender that queued first since the last drain, and when the channel becomes
+    /// writable again. While the channel is not writable, the messages stay queued and their
+    /// senders wait for room.
+    func drain() {
+        guard let context else { return }
+        guard !clientClosed, !serverClosed, !hasFailed else {
+            // The close already failed the outbox; nothing queued since is written.
+            _ = outbox.takeAll()
             return
         }
-        var payload: ByteBuffer
-        let opcode: WebSocketOpcode
-        switch message {
-        case .text(let text):
-            payload = context.channel.allocator.buffer(string: text)
-            opcode = .text
-        case .binary(let data):
-            payload = context.channel.allocator.buffer(bytes: data)
-            opcode = .binary
+        guard context.channel.isWritable else {
+            outbox.holdBack()
+            return
         }
-        var compressed = false
-        if let deflate {
-            do {
-                payload = try deflate.compress(payload, allocator: context.channel.allocator)
-                compressed = true
-            } catch {
-                promise.fail(error)
-                return
+        writeQueued(context: context)
+    }
+
+    /// Writes every queued message (compressed if the server agreed to compression) and flushes
+    /// once; the outbox hears when they are written.
+    private func writeQueued(context: ChannelHandlerContext) {
+        let messages = outbox.takeAll()
+        guard let last = messages.indices.last else { return }
+        let allocator = context.channel.allocator
+        let written = context.eventLoop.makePromise(of: Void.self)
+        var bytes: Int64 = 0
+        for index in messages.indices {
+            var payload: ByteBuffer
+            let opcode: WebSocketOpcode
+            switch messages[index] {
+            case .text(let text):
+                payload = allocator.buffer(string: text)
+                opcode = .text
+            case .binary(let data):
+                payload = allocator.buffer(bytes: data)
+                opcode = .binary
             }
+            var compressed = false
+            if let deflate {
+                do {
+                    payload = try deflate.compress(payload, allocator: allocator)
+                    compressed = true
+                } catch {
+                    written.fail(error)
+                    fail(.protocolViolation("a message could not be compressed: \(error)"), code: .internalServerError, context: context)
+                    return
+                }
+            }
+            bytes += Int64(payload.readableBytes)
+            let frame = WebSocketFrame(fin: true, rsv1: compressed, opcode: opcode, maskKey: .random(), data: payload)
+            context.write(wrapOutboundOut(frame), promise: index == last ? written : nil)
         }
-        let size = payload.readableBytes
+        let count = messages.count
         record.update { state in
-            state.messagesSent += 1
-            state.bytesSent += Int64(size)
+            state.messagesSent += count
+            state.bytesSent += bytes
         }
-        let frame = WebSocketFrame(fin: true, rsv1: compressed, opcode: opcode, maskKey: .random(), data: payload)
-        context.writeAndFlush(wrapOutboundOut(frame), promise: promise)
+        context.flush()
+        let outbox = self.outbox
+        written.futureResult.whenSuccess { outbox.written(count) }
+    }
+
+    func channelWritabilityChanged(context: ChannelHandlerContext) {
+        if context.channel.isWritable, !clientClosed, !serverClosed, !hasFailed, outbox.hasQueued {
+            writeQueued(context: context)
+        }
+        context.fireChannelWritabilityChanged()
     }
 
     /// Sends a ping; `promise` succeeds when its pong arrives, and fails with
@@ -458,6 +496,9 @@ final class WebSocketConversation: ChannelDuplexHandler, RemovableChannelHandler
             return true
         }
         guard first else { return }
+        // What was queued before the close goes first, writable or not.
+        writeQueued(context: context)
+        outbox.close(.connectionClosed(code: code, reason: reason))
         clientClosed = true
         var payload = context.channel.allocator.buffer(capacity: 2 + reason.utf8.count)
         payload.writeInteger(code.rawValue)
@@ -497,7 +538,8 @@ final class WebSocketConversation: ChannelDuplexHandler, RemovableChannelHandler
             state.serverClosedFirst = state.clientCode == nil
             return state.clientCode == nil
         }
-        // The messages end here; later frames are not the reader's.
+        // The messages end here; later frames are not the reader's. Nothing more may be sent.
+        outbox.close(.connectionClosed(code: code, reason: reason))
         partial = nil
         serverClosed = true
         if answer {
@@ -525,6 +567,7 @@ final class WebSocketConversation: ChannelDuplexHandler, RemovableChannelHandler
             return true
         }
         guard let sendsClose else { return }
+        outbox.close(error)
         hasFailed = true
         clientClosed = true
         partial = nil
