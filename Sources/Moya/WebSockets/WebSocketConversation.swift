@@ -44,6 +44,10 @@ final class WebSocketConversation: ChannelDuplexHandler, RemovableChannelHandler
 
     /// A message being reassembled: its opcode, whether it is compressed, and its bytes.
     private var partial: (opcode: WebSocketOpcode, compressed: Bool, data: ByteBuffer)?
+    /// The whole messages of the current read, handed to the reader when the read is complete
+    /// (``handOverReceived()``), and their bytes as they came.
+    private var received: [WebSocketMessage] = []
+    private var receivedBytes: Int64 = 0
     /// Whether the reader is behind (the sequence said to stop producing).
     private var readerIsBehind = false
     /// Whether a read was asked for while the reader was behind.
@@ -122,6 +126,8 @@ final class WebSocketConversation: ChannelDuplexHandler, RemovableChannelHandler
     /// end or the handler was removed without it (the channel closed during the upgrade).
     private func ended() {
         guard !record.current.isEnded else { return }
+        // What arrived before the end is the reader's, before the end.
+        handOverReceived()
         keepalive?.cancel()
         closeTimer?.cancel()
         let error = record.update { state -> WebSocketError? in
@@ -197,6 +203,7 @@ final class WebSocketConversation: ChannelDuplexHandler, RemovableChannelHandler
     }
 
     func channelReadComplete(context: ChannelHandlerContext) {
+        handOverReceived()
         context.fireChannelReadComplete()
         // autoRead is off: ask for more, unless the reader is behind (then the read waits for
         // it to catch up). `context.read()` goes past this handler's own `read`, so the check
@@ -342,11 +349,24 @@ final class WebSocketConversation: ChannelDuplexHandler, RemovableChannelHandler
         } else {
             message = .binary(Data(payload.readableBytesView))
         }
+        received.append(message)
+        receivedBytes += Int64(wireBytes)
+    }
+
+    /// Hands the messages of this read to the reader, all at once (one lock and at most one
+    /// wake-up of the reader, rather than one per message), and counts them.
+    private func handOverReceived() {
+        guard !received.isEmpty else { return }
+        let count = received.count
+        let bytes = receivedBytes
         record.update { state in
-            state.messagesReceived += 1
-            state.bytesReceived += Int64(wireBytes)
+            state.messagesReceived += count
+            state.bytesReceived += bytes
         }
-        switch source.yield(message) {
+        let result = source.yield(contentsOf: received)
+        received.removeAll(keepingCapacity: true)
+        receivedBytes = 0
+        switch result {
         case .produceMore:
             break
         case .stopProducing:
