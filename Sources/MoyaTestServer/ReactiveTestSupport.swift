@@ -10,6 +10,23 @@ import FoundationNetworking
 // to wait. Plain Swift and Moya only: each target keeps what needs its reactive library (or
 // Testing) to itself. ``Remote`` and ``Echo`` have files of their own.
 
+/// A provider of ``Remote`` targets that stubs every one as a WebSocket whose server is
+/// `script`, with no network (the endpoint's `sampleConversation`).
+///
+/// - Parameters:
+///   - script:  What the server does.
+///   - plugins: The provider's plugins.
+/// - Returns: The provider.
+public func scriptedWebSocketProvider(_ script: WebSocketScript, plugins: [PluginType] = []) -> MoyaProvider<Remote> {
+    MoyaProvider<Remote>(
+        endpointClosure: { target in
+            let endpoint = MoyaProvider<Remote>.defaultEndpointMapping(for: target)
+            return Endpoint(
+                url: endpoint.url, sampleResponseClosure: endpoint.sampleResponseClosure, method: endpoint.method, task: endpoint.task,
+                httpHeaderFields: endpoint.httpHeaderFields, sampleConversation: script)
+        }, stubClosure: MoyaProvider.immediatelyStub, plugins: plugins)
+}
+
 /// A provider of ``Remote`` targets whose stubs answer every target with `statusCode` and
 /// `body`.
 ///

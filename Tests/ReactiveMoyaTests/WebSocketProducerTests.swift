@@ -6,17 +6,6 @@ import ReactiveMoya
 import ReactiveSwift
 import Testing
 
-/// A provider whose every target is stubbed with `script`.
-private func scriptedProvider(_ script: WebSocketScript) -> MoyaProvider<Remote> {
-    MoyaProvider<Remote>(
-        endpointClosure: { target in
-            let endpoint = MoyaProvider<Remote>.defaultEndpointMapping(for: target)
-            return Endpoint(
-                url: endpoint.url, sampleResponseClosure: endpoint.sampleResponseClosure, method: endpoint.method, task: endpoint.task,
-                sampleConversation: script)
-        }, stubClosure: MoyaProvider.immediatelyStub)
-}
-
 @Suite("reactive.webSocket, connection.reactive.messages and connection.reactive.send")
 struct WebSocketProducerTests {
     @Test("webSocket sends the open connection; send completes once written; messages sends the echoes and completes at the close")
@@ -42,7 +31,7 @@ struct WebSocketProducerTests {
 
     @Test("A refused handshake fails with statusCode; disposing of messages closes the connection with 1001")
     func refusalAndDisposal() async throws {
-        let refused = Recorder(scriptedProvider(.refusal(statusCode: 401)).reactive.webSocket(Remote(URL(string: "ws://stub.invalid")!, "/")))
+        let refused = Recorder(scriptedWebSocketProvider(.refusal(statusCode: 401)).reactive.webSocket(Remote(URL(string: "ws://stub.invalid")!, "/")))
         #expect(await eventually { refused.isTerminated })
         guard case .statusCode(let response)? = refused.error else {
             Issue.record("not a refusal: \(String(describing: refused.error))")
@@ -51,7 +40,7 @@ struct WebSocketProducerTests {
         #expect(response.statusCode == 401)
 
         let seen = Locked<WebSocketCloseCode?>(nil)
-        let provider = scriptedProvider(
+        let provider = scriptedWebSocketProvider(
             WebSocketScript { server in
                 try await server.send(.text("hello"))
                 while try await server.receive() != nil {}

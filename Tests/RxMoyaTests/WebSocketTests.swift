@@ -6,17 +6,6 @@ import RxMoya
 import RxSwift
 import Testing
 
-/// A provider whose every target is stubbed with `script`.
-private func scriptedProvider(_ script: WebSocketScript) -> MoyaProvider<Remote> {
-    MoyaProvider<Remote>(
-        endpointClosure: { target in
-            let endpoint = MoyaProvider<Remote>.defaultEndpointMapping(for: target)
-            return Endpoint(
-                url: endpoint.url, sampleResponseClosure: endpoint.sampleResponseClosure, method: endpoint.method, task: endpoint.task,
-                sampleConversation: script)
-        }, stubClosure: MoyaProvider.immediatelyStub)
-}
-
 @Suite("rx.webSocket, connection.rx.messages and connection.rx.send")
 struct WebSocketTests {
     @Test("webSocket emits the open connection; send completes once written; messages emits the echoes and completes at the close")
@@ -41,11 +30,11 @@ struct WebSocketTests {
 
     @Test("A refused handshake fails the Single with statusCode; disposing of messages closes the connection with 1001")
     func refusalAndDisposal() async throws {
-        let refused = scriptedProvider(.refusal(statusCode: 401))
+        let refused = scriptedWebSocketProvider(.refusal(statusCode: 401))
         await #expect(throws: MoyaError.self) { _ = try await refused.rx.webSocket(Remote(URL(string: "ws://stub.invalid")!, "/")).value }
 
         let seen = Locked<WebSocketCloseCode?>(nil)
-        let provider = scriptedProvider(
+        let provider = scriptedWebSocketProvider(
             WebSocketScript { server in
                 try await server.send(.text("hello"))
                 while try await server.receive() != nil {}

@@ -29,6 +29,8 @@ final class WebSocketCloseRecord: Sendable {
         /// Messages and payload bytes sent (as written, compressed or not).
         var messagesSent = 0
         var bytesSent: Int64 = 0
+        /// Called once with the final state when the connection ends (``whenEnded(_:)``).
+        var endHandler: (@Sendable (State) -> Void)?
     }
 
     private let state = Protected(State())
@@ -41,6 +43,17 @@ final class WebSocketCloseRecord: Sendable {
     /// Changes the state under the lock.
     func update<Result>(_ body: (inout State) -> Result) -> Result {
         state.withLock(body)
+    }
+
+    /// Calls `handler` with the final state once the connection has ended: at once if it has,
+    /// else when the conversation ends it, before the reader's messages end. One handler.
+    func whenEnded(_ handler: @escaping @Sendable (State) -> Void) {
+        let ended = state.withLock { state -> State? in
+            if state.isEnded { return state }
+            state.endHandler = handler
+            return nil
+        }
+        if let ended { handler(ended) }
     }
 
     /// Why the connection can no longer send or receive: the failure, or the close.

@@ -174,26 +174,20 @@ public final class WebSocketConnection: Sendable {
         }
     }
 
-    /// Tells the observer, once the connection has ended, how it ended. Holds the record and
-    /// the observer until then, never the connection (whose release closes it).
+    /// Tells the observer, once the connection has ended, how it ended: before the reader's
+    /// messages end. Holds the observer until then, never the connection (whose release closes
+    /// it).
     func reportEnd() {
         guard let observer else { return }
-        let record = self.record
         let handshake = response
-        let loop = channel.eventLoop
-        channel.closeFuture.whenComplete { _ in
-            // After the conversation has recorded the end (it does so as the channel goes
-            // inactive, in this turn or the one before).
-            loop.execute {
-                let state = record.current
-                let end = WebSocketEnd(
-                    code: state.serverCode ?? .abnormalClosure, reason: state.serverReason, serverClosedFirst: state.serverClosedFirst,
-                    error: state.failure,
-                    statistics: WebSocketStatistics(
-                        messagesSent: state.messagesSent, bytesSent: state.bytesSent, messagesReceived: state.messagesReceived,
-                        bytesReceived: state.bytesReceived))
-                observer.notify(.closed(end), handshake: handshake)
-            }
+        record.whenEnded { state in
+            let end = WebSocketEnd(
+                code: state.serverCode ?? .abnormalClosure, reason: state.serverReason, serverClosedFirst: state.serverClosedFirst,
+                error: state.failure,
+                statistics: WebSocketStatistics(
+                    messagesSent: state.messagesSent, bytesSent: state.bytesSent, messagesReceived: state.messagesReceived,
+                    bytesReceived: state.bytesReceived))
+            observer.notify(.closed(end), handshake: handshake)
         }
     }
 

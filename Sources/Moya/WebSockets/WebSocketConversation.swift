@@ -130,7 +130,8 @@ final class WebSocketConversation: ChannelDuplexHandler, RemovableChannelHandler
         handOverReceived()
         keepalive?.cancel()
         closeTimer?.cancel()
-        let error = record.update { state -> WebSocketError? in
+        let (error, endHandler, final) = record.update {
+            state -> (WebSocketError?, (@Sendable (WebSocketCloseRecord.State) -> Void)?, WebSocketCloseRecord.State) in
             state.isEnded = true
             state.isClosing = true
             if state.serverCode == nil {
@@ -141,8 +142,12 @@ final class WebSocketConversation: ChannelDuplexHandler, RemovableChannelHandler
                     state.failure = .connectionLost
                 }
             }
-            return state.failure
+            let handler = state.endHandler
+            state.endHandler = nil
+            return (state.failure, handler, state)
         }
+        // Those who wait for the end hear of it before the reader's messages end.
+        endHandler?(final)
         if let error {
             source.finish(MoyaError.underlying(error, nil))
         } else {
@@ -442,7 +447,10 @@ final class WebSocketConversation: ChannelDuplexHandler, RemovableChannelHandler
     }
 
     func channelWritabilityChanged(context: ChannelHandlerContext) {
-        if context.channel.isWritable, !clientClosed, !serverClosed, !hasFailed, outbox.hasQueued {
+        // Even with nothing queued: taking from the outbox lets the next sender wake the loop
+        // again. (A drain that found the channel full since a sender queued leaves that to this
+        // event; skipping it when the queue is empty left a later message queued for good.)
+        if context.channel.isWritable, !clientClosed, !serverClosed, !hasFailed {
             writeQueued(context: context)
         }
         context.fireChannelWritabilityChanged()

@@ -106,11 +106,6 @@ final class WebSocketOutbox: Sendable {
         state.withLock { $0.drainScheduled = true }
     }
 
-    /// Whether messages are queued.
-    var hasQueued: Bool {
-        state.withLock { !$0.queue.isEmpty }
-    }
-
     /// `count` more messages are written: the flushes waiting for them return.
     func written(_ count: Int) {
         let ready = state.withLock { state -> [CheckedContinuation<WebSocketError?, Never>] in

@@ -29,14 +29,7 @@ enum HummingbirdWebSocket {
 
     /// Runs the suite when the server answers `/health`, or always when it is required.
     static let condition: @Sendable () async -> Bool = {
-        if PythonWebSockets.environment["MOYA_REQUIRE_HB_WS"] == "1" { return true }
-        var components = URLComponents(url: baseURL, resolvingAgainstBaseURL: false)
-        components?.scheme = "http"
-        guard let health = components?.url else { return false }
-        let session = Session(configuration: .init(timeoutIntervalForConnect: 2, timeoutIntervalForRequest: 5))
-        let result = await send(MoyaProvider<Remote>(session: session), Remote(health, "/health"))
-        await #expect(throws: Never.self) { try await session.shutdown() }
-        return result.response?.statusCode == 200
+        PythonWebSockets.environment["MOYA_REQUIRE_HB_WS"] == "1" ? true : await PythonWebSockets.answersHealth(baseURL)
     }
 }
 

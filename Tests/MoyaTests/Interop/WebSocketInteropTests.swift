@@ -39,7 +39,11 @@ enum PythonWebSockets {
 
     /// Runs the suite when the server answers `/health`, or always when it is required.
     static let condition: @Sendable () async -> Bool = {
-        if isRequired { return true }
+        isRequired ? true : await answersHealth(baseURL)
+    }
+
+    /// Whether the WebSocket server at `baseURL` answers `GET /health` over HTTP with a `200`.
+    static func answersHealth(_ baseURL: URL) async -> Bool {
         var components = URLComponents(url: baseURL, resolvingAgainstBaseURL: false)
         components?.scheme = "http"
         guard let health = components?.url else { return false }

@@ -59,13 +59,7 @@ struct WebSocketPluginTests {
     @Test("A plugin hears of a stubbed conversation too, and of an end the server started")
     func stubbedEvents() async throws {
         let plugin = EventPlugin()
-        let provider = MoyaProvider<Remote>(
-            endpointClosure: { target in
-                let endpoint = MoyaProvider<Remote>.defaultEndpointMapping(for: target)
-                return Endpoint(
-                    url: endpoint.url, sampleResponseClosure: endpoint.sampleResponseClosure, method: endpoint.method, task: endpoint.task,
-                    sampleConversation: .messages([.text("hi")], thenClose: .goingAway, reason: "restart"))
-            }, stubClosure: MoyaProvider.immediatelyStub, plugins: [plugin])
+        let provider = scriptedWebSocketProvider(.messages([.text("hi")], thenClose: .goingAway, reason: "restart"), plugins: [plugin])
         let connection = try await provider.webSocket(Remote(URL(string: "ws://stub.invalid")!, "/"))
         for try await _ in connection.messages {}
         #expect(await eventually(within: 10) { plugin.events.count == 3 })
