@@ -98,11 +98,11 @@ struct MockServerWebSocketTests {
             default: .stallMidFrame
             }
         server.webSocket("/broken", .fault(fault, after: [.text("before")]))
-        // Keepalive only where it is what ends the connection: a 0.5 s ping timeout elsewhere
+        // Keepalive only where it is what ends the connection: a short ping timeout elsewhere
         // could end a healthy connection on a loaded machine.
         let options =
             name == "stall"
-            ? WebSocketOptions(compression: .disabled, pingInterval: 0.2, pingTimeout: 0.5) : WebSocketOptions(compression: .disabled)
+            ? WebSocketOptions(compression: .disabled, pingInterval: 1, pingTimeout: 2) : WebSocketOptions(compression: .disabled)
         let connection = try await MoyaProvider<Call>().webSocket(Call(server.baseURL, "/broken"), options: options)
         let (messages, error) = await Self.drain(connection)
         #expect(messages == [.text("before")])

@@ -1,5 +1,6 @@
 import Foundation
 import NIOCore
+import NIOFoundationCompat
 import NIOWebSocket
 
 /// The messages of a connection as its reader takes them: whole messages, with back pressure
@@ -352,7 +353,8 @@ final class WebSocketConversation: ChannelDuplexHandler, RemovableChannelHandler
             }
             message = .text(text)
         } else {
-            message = .binary(Data(payload.readableBytesView))
+            // Large messages keep the buffer's storage instead of a copy (NIO copies small ones).
+            message = .binary(payload.getData(at: payload.readerIndex, length: payload.readableBytes, byteTransferStrategy: .automatic) ?? Data())
         }
         received.append(message)
         receivedBytes += Int64(wireBytes)

@@ -222,11 +222,11 @@ struct WebSocketStubTests {
             }
         }
         let target = ScriptedRemote(script: script)
-        // Keepalive only where it is what ends the connection: a 0.5 s ping timeout elsewhere
+        // Keepalive only where it is what ends the connection: a short ping timeout elsewhere
         // could end a healthy connection on a loaded machine.
         let options =
             name == "stall"
-            ? WebSocketOptions(maximumMessageSize: 65_536, pingInterval: 0.2, pingTimeout: 0.5) : WebSocketOptions(maximumMessageSize: 65_536)
+            ? WebSocketOptions(maximumMessageSize: 65_536, pingInterval: 1, pingTimeout: 2) : WebSocketOptions(maximumMessageSize: 65_536)
         let connection = try await MoyaProvider<ScriptedRemote>(stubClosure: MoyaProvider.immediatelyStub).webSocket(target, options: options)
         let (messages, error) = await Self.drain(connection)
         #expect(messages.first == .text("before"))
