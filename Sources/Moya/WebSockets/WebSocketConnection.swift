@@ -85,7 +85,8 @@ public final class WebSocketConnection: Sendable {
     ///
     /// - Throws: `MoyaError.underlying(WebSocketError.connectionClosed(code:reason:), nil)` once
     ///   the connection is closing or closed (or the ``WebSocketError`` it failed with);
-    ///   ``MoyaError/requestCancelled`` when the task is cancelled while it waits for room.
+    ///   a cancellation (``MoyaError/isCancelled`` is `true`) when the task is cancelled while
+    ///   it waits for room.
     public func send(_ message: WebSocketMessage) async throws(MoyaError) {
         while true {
             switch outbox.enqueue(message) {
