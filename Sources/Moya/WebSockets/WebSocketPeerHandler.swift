@@ -152,7 +152,7 @@ final class WebSocketPeerHandler: ChannelInboundHandler, RemovableChannelHandler
         // 1005 means "no code" and is never sent: a close frame without a payload says it.
         if code != .noStatusReceived {
             payload.writeInteger(code.rawValue)
-            payload.writeString(Self.prefix(of: reason, fitting: 123))
+            payload.writeString(WebSocketConversation.truncated(reason, toUTF8Bytes: 123))
         }
         context.writeAndFlush(wrapOutboundOut(WebSocketFrame(fin: true, opcode: .connectionClose, data: payload)), promise: nil)
         if receivedClose {
@@ -190,17 +190,6 @@ final class WebSocketPeerHandler: ChannelInboundHandler, RemovableChannelHandler
             bytes.writeRepeatingByte(0x62, count: 2048)
             return writeRaw(bytes, on: context)
         }
-    }
-
-    /// The longest prefix of `text` whose UTF-8 fits in `limit` bytes, cut between characters.
-    static func prefix(of text: String, fitting limit: Int) -> String {
-        guard text.utf8.count > limit else { return text }
-        var kept = ""
-        for character in text {
-            guard kept.utf8.count + character.utf8.count <= limit else { break }
-            kept.append(character)
-        }
-        return kept
     }
 
     private func write(_ frame: WebSocketFrame, on context: ChannelHandlerContext) -> EventLoopFuture<Void> {
