@@ -120,9 +120,11 @@ extension MockServer {
     public func webSocket(_ path: String, _ script: WebSocketScript) {
         self.script.addWebSocketRoute(.init(path: path, script: script))
         // What the upgrade leaves: a refused handshake, or a request that is no handshake.
-        let isSecure = self.baseURL.scheme == "https"
+        // The route holds values, never the server (whose script holds the route).
+        let fallback = self.baseURL
+        let isSecure = fallback.scheme == "https"
         self.route("GET", path) { request in
-            var urlRequest = URLRequest(url: URL(string: "\(isSecure ? "wss" : "ws")://\(request.header("Host") ?? "localhost")\(request.uri)") ?? self.baseURL)
+            var urlRequest = URLRequest(url: URL(string: "\(isSecure ? "wss" : "ws")://\(request.header("Host") ?? "localhost")\(request.uri)") ?? fallback)
             for (name, value) in request.headers {
                 urlRequest.addValue(value, forHTTPHeaderField: name)
             }
