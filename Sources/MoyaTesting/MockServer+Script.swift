@@ -124,10 +124,9 @@ extension MockServer {
         let fallback = self.baseURL
         let isSecure = fallback.scheme == "https"
         self.route("GET", path) { request in
-            var urlRequest = URLRequest(url: URL(string: "\(isSecure ? "wss" : "ws")://\(request.header("Host") ?? "localhost")\(request.uri)") ?? fallback)
-            for (name, value) in request.headers {
-                urlRequest.addValue(value, forHTTPHeaderField: name)
-            }
+            let urlRequest = MockServerWebSocketUpgrade.urlRequest(
+                method: request.method, host: request.header("Host") ?? "localhost", uri: request.uri, headers: request.headers, isSecure: isSecure,
+                fallback: fallback)
             switch script.resolved(for: urlRequest).handshake {
             case .accept:
                 return MockResponse(status: 426, headers: [("Upgrade", "websocket"), ("Connection", "Upgrade")], body: Data("a WebSocket route\n".utf8))

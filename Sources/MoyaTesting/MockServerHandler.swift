@@ -95,7 +95,8 @@ final class MockServerHandler: ChannelInboundHandler, RemovableChannelHandler {
         self.timers.removeAll()
     }
 
-    private static func path(of uri: String) -> String {
+    /// The request's path, without its query.
+    static func path(of uri: String) -> String {
         uri.firstIndex(of: "?").map { String(uri[..<$0]) } ?? uri
     }
 

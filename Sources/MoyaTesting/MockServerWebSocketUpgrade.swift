@@ -30,7 +30,7 @@ enum MockServerWebSocketUpgrade {
             automaticErrorHandling: false,
             shouldUpgrade: { channel, head in
                 let request = urlRequest(for: head, isSecure: isSecure, local: channel.localAddress)
-                guard let script = settings.script.webSocketScript(for: path(of: head.uri))?.resolved(for: request),
+                guard let script = settings.script.webSocketScript(for: MockServerHandler.path(of: head.uri))?.resolved(for: request),
                     case .accept(let subprotocol, let extra) = script.handshake
                 else {
                     return channel.eventLoop.makeSucceededFuture(nil)
@@ -56,7 +56,7 @@ enum MockServerWebSocketUpgrade {
                         httpVersion: "HTTP/\(head.version.major).\(head.version.minor)", arrivedAt: .now, receivedAt: Date()),
                     answered: true)
                 return channel.eventLoop.makeCompletedFuture {
-                    try WebSocketPeerChannel.start(script, request: request, on: channel, addingCodecs: false)
+                    try script.serve(request, on: channel, addingCodecs: false)
                 }
             })
         // Before the conversation's handlers join: the mock handler, an HTTP handler, leaves
@@ -72,19 +72,23 @@ enum MockServerWebSocketUpgrade {
         )
     }
 
-    /// The request's path, without its query.
-    static func path(of uri: String) -> String {
-        uri.firstIndex(of: "?").map { String(uri[..<$0]) } ?? uri
-    }
-
     /// The handshake as a `URLRequest` for the script's `WebSocketPeer/request`: a `ws` or
     /// `wss` URL on the `Host` the client named, and the handshake's headers.
     static func urlRequest(for head: HTTPRequestHead, isSecure: Bool, local: SocketAddress?) -> URLRequest {
         let host = head.headers.first(name: "Host") ?? local.map { "\($0.ipAddress ?? "127.0.0.1"):\($0.port ?? 0)" } ?? "localhost"
-        let url = URL(string: "\(isSecure ? "wss" : "ws")://\(host)\(head.uri)") ?? URL(string: "ws://localhost/")!
-        var request = URLRequest(url: url)
-        request.httpMethod = head.method.rawValue
-        for (name, value) in head.headers {
+        return urlRequest(
+            method: head.method.rawValue, host: host, uri: head.uri, headers: head.headers.map { ($0.name, $0.value) }, isSecure: isSecure,
+            fallback: URL(string: "ws://localhost/")!)
+    }
+
+    /// A handshake request to `host` for `uri` with `headers`, on a `ws` or `wss` URL
+    /// (`fallback` when those do not make one).
+    static func urlRequest(
+        method: String = "GET", host: String, uri: String, headers: [(name: String, value: String)], isSecure: Bool, fallback: URL
+    ) -> URLRequest {
+        var request = URLRequest(url: URL(string: "\(isSecure ? "wss" : "ws")://\(host)\(uri)") ?? fallback)
+        request.httpMethod = method
+        for (name, value) in headers {
             request.addValue(value, forHTTPHeaderField: name)
         }
         return request

@@ -32,21 +32,11 @@ extension Reactive {
         // Unchecked: the task only reads the target, once per start, to open its stream
         // (`TargetType` is not `Sendable`, as in Moya).
         let target = UncheckedSendable(target)
-        return SignalProducer { observer, lifetime in
-            let run = ProducerRun(observer: observer, lifetime: lifetime)
-            guard !run.isInterrupted else { return }
-            let task = _Concurrency.Task {
-                do throws(MoyaError) {
-                    let stream = try await provider.stream(target.value, options: options)
-                    for try await chunk in stream.body {
-                        guard run.send(chunk) else { return }
-                    }
-                    run.complete()
-                } catch {
-                    run.fail(error)
-                }
+        return SignalProducer.running { send async throws(MoyaError) in
+            let stream = try await provider.stream(target.value, options: options)
+            for try await chunk in stream.body {
+                guard send(chunk) else { return }
             }
-            run.attach { task.cancel() }
         }
     }
 
@@ -78,20 +68,10 @@ extension Reactive {
     ) -> SignalProducer<ServerSentEvent, MoyaError> where Base: MoyaProvider<Target> {
         // Nothing is sent until a task iterates the sequence; each iteration connects anew.
         let events = base.events(target, reconnection: reconnection, options: options)
-        return SignalProducer { observer, lifetime in
-            let run = ProducerRun(observer: observer, lifetime: lifetime)
-            guard !run.isInterrupted else { return }
-            let task = _Concurrency.Task {
-                do throws(MoyaError) {
-                    for try await event in events {
-                        guard run.send(event) else { return }
-                    }
-                    run.complete()
-                } catch {
-                    run.fail(error)
-                }
+        return SignalProducer.running { send async throws(MoyaError) in
+            for try await event in events {
+                guard send(event) else { return }
             }
-            run.attach { task.cancel() }
         }
     }
 }

@@ -27,19 +27,8 @@ extension Reactive {
         // Unchecked: the task only reads the target, once per start, to open its connection
         // (`TargetType` is not `Sendable`, as in Moya).
         let target = UncheckedSendable(target)
-        return SignalProducer { observer, lifetime in
-            let run = ProducerRun(observer: observer, lifetime: lifetime)
-            guard !run.isInterrupted else { return }
-            let task = _Concurrency.Task {
-                do throws(MoyaError) {
-                    let connection = try await provider.webSocket(target.value, options: options)
-                    guard run.send(connection) else { return }
-                    run.complete()
-                } catch {
-                    run.fail(error)
-                }
-            }
-            run.attach { task.cancel() }
+        return SignalProducer.running { send async throws(MoyaError) in
+            _ = send(try await provider.webSocket(target.value, options: options))
         }
     }
 }
@@ -55,20 +44,10 @@ extension Reactive where Base: WebSocketConnection {
     /// `StreamingError.alreadyConsumed`. Values arrive on a background thread.
     public var messages: SignalProducer<WebSocketMessage, MoyaError> {
         let messages = base.messages
-        return SignalProducer { observer, lifetime in
-            let run = ProducerRun(observer: observer, lifetime: lifetime)
-            guard !run.isInterrupted else { return }
-            let task = _Concurrency.Task {
-                do throws(MoyaError) {
-                    for try await message in messages {
-                        guard run.send(message) else { return }
-                    }
-                    run.complete()
-                } catch {
-                    run.fail(error)
-                }
+        return SignalProducer.running { send async throws(MoyaError) in
+            for try await message in messages {
+                guard send(message) else { return }
             }
-            run.attach { task.cancel() }
         }
     }
 
@@ -76,19 +55,9 @@ extension Reactive where Base: WebSocketConnection {
     /// fails with the connection's `MoyaError`.
     public func send(_ message: WebSocketMessage) -> SignalProducer<Never, MoyaError> {
         let connection = base
-        return SignalProducer { observer, lifetime in
-            let run = ProducerRun(observer: observer, lifetime: lifetime)
-            guard !run.isInterrupted else { return }
-            let task = _Concurrency.Task {
-                do throws(MoyaError) {
-                    try await connection.send(message)
-                    try await connection.flush()
-                    run.complete()
-                } catch {
-                    run.fail(error)
-                }
-            }
-            run.attach { task.cancel() }
+        return SignalProducer.running { _ async throws(MoyaError) in
+            try await connection.send(message)
+            try await connection.flush()
         }
     }
 }

@@ -107,4 +107,25 @@ final class ProducerRun<Value>: @unchecked Sendable {
         cancel?()
     }
 }
+extension SignalProducer where Error == MoyaError {
+    /// A producer whose every start runs `body` in a task of its own: `body` sends values with
+    /// `send` (which returns `false` once the run is over, when `body` may stop), and its end
+    /// completes the run, or fails it with its `MoyaError`. Disposing of the producer cancels
+    /// the task; a start whose lifetime already ended starts nothing.
+    static func running(_ body: @escaping @Sendable (_ send: (Value) -> Bool) async throws(MoyaError) -> Void) -> SignalProducer<Value, MoyaError> {
+        SignalProducer { observer, lifetime in
+            let run = ProducerRun(observer: observer, lifetime: lifetime)
+            guard !run.isInterrupted else { return }
+            let task = _Concurrency.Task {
+                do throws(MoyaError) {
+                    try await body { run.send($0) }
+                    run.complete()
+                } catch {
+                    run.fail(error)
+                }
+            }
+            run.attach { task.cancel() }
+        }
+    }
+}
 #endif

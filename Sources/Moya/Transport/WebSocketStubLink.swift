@@ -41,7 +41,7 @@ enum WebSocketStubLink {
         let server = ClientBootstrap(group: loop)
             .channelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
-                    try WebSocketPeerChannel.start(script, request: request, on: channel)
+                    try script.serve(request, on: channel)
                 }
             }
             .withConnectedSocket(descriptors[1])
