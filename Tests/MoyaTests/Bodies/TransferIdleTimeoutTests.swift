@@ -102,14 +102,27 @@ struct TransferIdleTimeoutTests {
 
     @Test("A download that arrives slowly but steadily is not cut, even when it takes many times the request timeout")
     func slowButMoving() async throws {
-        let chunks = (0..<8).map { index in Data(Self.body(4_000).map { $0 ^ UInt8(index) }) }
+        // A chunk every 0.5 s for 6 s, under a 2 s limit: three times the limit in all, with
+        // each silence a quarter of it. (A 0.8 s limit was once missed while 1,300 tests started
+        // at once on two cores and the process stalled for longer than that.)
+        let chunks = (0..<12).map { index in Data(Self.body(4_000).map { $0 ^ UInt8(index) }) }
         let mock = try await MockServer.start()
         var response = MockResponse(status: 200)
         response.chunks = chunks
-        response.delayBetweenChunks = .milliseconds(250)
-        mock.route("GET", "/file", response: response)
-        let (provider, session) = provider(timeout: 0.8)
+        response.delayBetweenChunks = .milliseconds(500)
+        let slow = response
+        // The first download is small and opens the connection, so that the slow one's head comes
+        // within its limit even when connecting is slow on a loaded machine.
+        let served = Mutex(0)
+        mock.route("GET", "/file") { _ in
+            served.withLock { count in
+                count += 1
+                return count
+            } == 1 ? MockResponse(status: 200, body: Data("warm".utf8)) : slow
+        }
+        let (provider, session) = provider(timeout: 2)
         let target = FileTarget(baseURL: mock.baseURL, destination: folder.appendingPathComponent("file.bin"))
+        _ = try await provider.request(target)
 
         let result = try await provider.request(target)
         #expect(result.statusCode == 200)

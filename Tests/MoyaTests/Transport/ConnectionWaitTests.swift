@@ -15,6 +15,17 @@ struct TimedResult: @unchecked Sendable {
     let elapsed: TimeInterval
 }
 
+/// The request that holds a session's only connection: a body that drips for about 30 s, under a
+/// limit of its own far longer than that.
+private struct BlockerTarget: TargetType, TimeoutConfigurable {
+    let baseURL: URL
+    var path: String { "/bytes/40" }
+    var method: Moya.Method { .get }
+    var task: Task { .requestParameters(parameters: ["chunk": 1, "interval_ms": 750], encoding: URLEncoding.queryString) }
+    var headers: [String: String]? { nil }
+    var timeoutInterval: TimeInterval? { 120 }
+}
+
 @Suite("Waiting for a pooled connection counts against the request's limits, not the connect timeout")
 struct ConnectionWaitTests {
     let server: TestServer
@@ -56,8 +67,13 @@ struct ConnectionWaitTests {
         for _ in 0..<20 {
             if await send(provider, Remote(base, "/delay/0")).response?.statusCode == 200 { break }
         }
-        let target = Remote(base, "/bytes/40", task: .requestParameters(parameters: ["chunk": 1, "interval_ms": 750], encoding: URLEncoding.queryString))
-        let blocker = _Concurrency.Task { UncheckedResult(await send(provider, target)) }
+        // The blocker's own limit (120 s) wins over the session's short ones under test: with
+        // them, a process stalled for longer than 1.5 s (16 s stalls were seen while 1,300 tests
+        // started on two cores) timed the blocker out, and the connection it held went to the
+        // request under test, which then succeeded.
+        let blockerProvider = MoyaProvider<BlockerTarget>(session: session)
+        let target = BlockerTarget(baseURL: base)
+        let blocker = _Concurrency.Task { UncheckedResult(await send(blockerProvider, target)) }
         #expect(await eventually { self.server.receivedRequests.contains { $0.path == "/bytes/40" } })
         return _Concurrency.Task { await blocker.value.result }
     }
