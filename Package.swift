@@ -9,6 +9,9 @@ let package = Package(
         .library(name: "CombineMoya", targets: ["CombineMoya"]),
         // For test targets only: a mock server, cassettes and expectations (see the Testing article).
         .library(name: "MoyaTesting", targets: ["MoyaTesting"]),
+        // An HTTP cache storage (and a cookie store) in PostgreSQL, which the processes of a
+        // fleet share. Its own product: a package that does not use it never builds PostgresNIO.
+        .library(name: "MoyaPostgres", targets: ["MoyaPostgres"]),
         // Empty modules unless their trait is enabled: see `traits` below. MoyaOpenAPI is a
         // ClientTransport for clients that swift-openapi-generator makes: their requests go
         // through a MoyaProvider.
@@ -63,6 +66,8 @@ let package = Package(
         // already in the graph through AsyncHTTPClient's swift-certificates, so it adds nothing
         // to a user's resolution.
         .package(url: "https://github.com/apple/swift-crypto", "3.12.3"..<"6.0.0"),
+        // For MoyaPostgres only: the PostgreSQL client the fleet's shared cache is stored with.
+        .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
         // For MoyaOpenAPI only: the ClientTransport protocol and the HTTP types it speaks.
         .package(url: "https://github.com/apple/swift-openapi-runtime", from: "1.13.4"),
         .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
@@ -144,6 +149,15 @@ let package = Package(
                 .product(name: "HTTPTypes", package: "swift-http-types", condition: .when(traits: ["MoyaOpenAPI"])),
             ]
         ),
+        // The HTTP cache's storage in PostgreSQL: Moya's public API and PostgresNIO.
+        .target(
+            name: "MoyaPostgres",
+            dependencies: [
+                "Moya",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
         .target(
             name: "MoyaTestServer",
             dependencies: [
@@ -193,6 +207,20 @@ let package = Package(
                 .product(name: "MetricsTestKit", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ]
+        ),
+        // Needs a PostgreSQL server: MOYA_POSTGRES_URL (started by .ci/run), or the binaries of
+        // Debian's postgresql package to start throwaway clusters of its own.
+        .testTarget(
+            name: "MoyaPostgresTests",
+            dependencies: [
+                "Moya",
+                "MoyaPostgres",
+                "MoyaTesting",
+                "MoyaTestServer",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
             ]
         ),
         .testTarget(

@@ -1,0 +1,2 @@
+import MoyaPostgres
+import Testing
