@@ -52,6 +52,8 @@ struct CacheControl: Sendable, Equatable {
     var onlyIfCached: Bool { has("only-if-cached") }
     /// `max-age` in seconds; 0 when its argument is invalid.
     var maxAge: Int? { deltaSeconds("max-age", invalid: 0) }
+    /// `s-maxage`, for shared caches only (an invalid value means already stale).
+    var sharedMaxAge: Int? { deltaSeconds("s-maxage", invalid: 0) }
     /// `stale-while-revalidate` (response, RFC 5861 §3) in seconds: how long after it became
     /// stale the response may still answer while it is refreshed in the background; ignored when
     /// invalid.

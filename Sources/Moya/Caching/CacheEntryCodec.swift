@@ -1,143 +1,151 @@
 import Foundation
 
-/// The file format of the responses stored for one URL on disk (its ``CachedVariants``).
+/// The cache's own encodings of a stored response: its metadata (what an ``HTTPCacheRecord``
+/// carries, opaque to a storage) and, for ``HTTPCacheDiskStorage``, the file that holds a record.
 ///
-/// A 24-byte header, then the payload:
+/// **Metadata**: the magic `MYHM`, the version (2 bytes), then the URL, the status (4 bytes),
+/// the request and response times (the bits of two `Double`s), the header count (4) and each
+/// name and value, the count of `Vary` values (4) and each name, a presence byte and the value.
+/// A string is its UTF-8 length (4 bytes) and bytes; numbers are big-endian.
+///
+/// **A record's file**: a 32-byte header, the metadata, the body.
 ///
 /// | Bytes | Holds |
 /// |---|---|
 /// | 4 | the magic `MYHC` |
-/// | 2 | the format version, 2 (big-endian, like every number here) |
+/// | 2 | the format version, 3 |
 /// | 2 | zero (reserved) |
-/// | 8 | the payload's length |
-/// | 8 | the payload's FNV-1a 64-bit hash |
+/// | 4 | the metadata's length |
+/// | 4 | zero (reserved) |
+/// | 8 | the body's length |
+/// | 8 | the FNV-1a 64-bit hash of the metadata and the body |
 ///
-/// The payload: the key, the count of variants (4 bytes), then for each variant, the oldest
-/// first: the URL, the status (4), the request and response times (the bits of two `Double`s),
-/// the header count (4) and each name and value, the count of `Vary` values (4) and each name, a
-/// presence byte and the value, and the body (8-byte length). A string is its UTF-8 length (4
-/// bytes) and bytes.
-///
-/// Version 1 held one response per file (no variant count, the URL after the key). A file of
-/// another version, one whose length is not the header's plus the payload's (torn), whose hash
-/// differs (corrupt), or whose lengths or counts overrun the payload is rejected: `decode` returns
-/// `nil`, and the cache deletes the file, so a folder written by an older version is emptied
-/// entry by entry, never misread.
+/// Versions 1 and 2 held every variant of a URL in one file. A file of another version, one
+/// whose length is not the header's plus the metadata's and the body's (torn), or whose hash
+/// differs (damaged) is rejected, and the disk storage deletes it: a folder written by an older
+/// version is emptied file by file, never misread.
 enum CacheEntryCodec {
-    /// The first four bytes of every entry file.
+    /// The first four bytes of every record file.
     static let magic: [UInt8] = Array("MYHC".utf8)
-    /// The version this code writes and reads.
-    static let version: UInt16 = 2
-    /// The size of the fixed header.
-    static let headerLength = 24
-    /// The most header fields or `Vary` values a variant may hold when read back.
+    /// The first four bytes of every record's metadata.
+    static let metadataMagic: [UInt8] = Array("MYHM".utf8)
+    /// The record file version this code writes and reads.
+    static let version: UInt16 = 3
+    /// The metadata version this code writes and reads.
+    static let metadataVersion: UInt16 = 1
+    /// The size of a record file's fixed header.
+    static let headerLength = 32
+    /// The most header fields or `Vary` values a response may hold when read back.
     static let maximumFieldCount = 10_000
-    /// The most variants a file may hold when read back.
-    static let maximumVariantCount = 64
+    /// The most metadata bytes a record may have when read back.
+    static let maximumMetadataLength = 1 << 22
 
-    /// The file's bytes for `variants`.
-    static func encode(_ variants: CachedVariants) -> Data {
-        var payload = Data()
-        payload.reserveCapacity(
-            variants.responses.reduce(512) { $0 + $1.body.count + CacheHeaderFields.byteCount(of: $1.storedHeaders) + 512 })
-        appendString(variants.key, to: &payload)
-        append(UInt32(variants.responses.count), to: &payload)
-        for entry in variants.responses {
-            appendString(entry.url.absoluteString, to: &payload)
-            append(UInt32(truncatingIfNeeded: entry.status), to: &payload)
-            append(entry.requestTime.timeIntervalSince1970.bitPattern, to: &payload)
-            append(entry.responseTime.timeIntervalSince1970.bitPattern, to: &payload)
-            append(UInt32(entry.storedHeaders.count), to: &payload)
-            for field in entry.storedHeaders {
-                appendString(field.name, to: &payload)
-                appendString(field.value, to: &payload)
-            }
-            let vary = entry.varyValues.sorted { $0.key < $1.key }
-            append(UInt32(vary.count), to: &payload)
-            for (name, value) in vary {
-                appendString(name, to: &payload)
-                payload.append(value == nil ? 0 : 1)
-                appendString(value ?? "", to: &payload)
-            }
-            append(UInt64(entry.body.count), to: &payload)
-            payload.append(entry.body)
+    // MARK: - Metadata
+
+    /// The metadata of `entry`.
+    static func encodeMetadata(_ entry: CachedResponse) -> Data {
+        var data = Data(metadataMagic)
+        data.reserveCapacity(CacheHeaderFields.byteCount(of: entry.storedHeaders) + 256)
+        append(metadataVersion, to: &data)
+        appendString(entry.url.absoluteString, to: &data)
+        append(UInt32(truncatingIfNeeded: entry.status), to: &data)
+        append(entry.requestTime.timeIntervalSince1970.bitPattern, to: &data)
+        append(entry.responseTime.timeIntervalSince1970.bitPattern, to: &data)
+        append(UInt32(entry.storedHeaders.count), to: &data)
+        for field in entry.storedHeaders {
+            appendString(field.name, to: &data)
+            appendString(field.value, to: &data)
         }
-
-        var file = Data(magic)
-        file.reserveCapacity(headerLength + payload.count)
-        append(version, to: &file)
-        append(UInt16(0), to: &file)
-        append(UInt64(payload.count), to: &file)
-        append(checksum(payload), to: &file)
-        file.append(payload)
-        return file
-    }
-
-    /// Whether the first bytes of a file of `fileSize` bytes are a header of this format whose
-    /// length agrees with the file's: the cheap check made on every file when a cache opens.
-    static func headerAgrees(_ prefix: Data, fileSize: Int) -> Bool {
-        guard fileSize >= headerLength else { return false }
-        var reader = Reader(Data(prefix.prefix(headerLength)))
-        guard let magicBytes = reader.bytes(4), Array(magicBytes) == magic, reader.uint16() == version, reader.uint16() == 0,
-            let length = reader.uint64()
-        else { return false }
-        return UInt64(fileSize - headerLength) == length
-    }
-
-    /// The variants in `file`, or `nil` when the file is not a whole, intact entry of this
-    /// format.
-    static func decode(_ file: Data) -> CachedVariants? {
-        guard file.count >= headerLength else { return nil }
-        var reader = Reader(file)
-        guard let magicBytes = reader.bytes(4), Array(magicBytes) == magic, reader.uint16() == version, reader.uint16() == 0,
-            let length = reader.uint64(), let sum = reader.uint64(), UInt64(file.count - headerLength) == length
-        else { return nil }
-        let payload = file.subdata(in: file.startIndex + headerLength..<file.endIndex)
-        guard checksum(payload) == sum else { return nil }
-
-        var body = Reader(payload)
-        guard let key = body.string(), let count = body.uint32(), count >= 1, count <= maximumVariantCount else { return nil }
-        var responses: [CachedResponse] = []
-        for _ in 0..<count {
-            guard let entry = decodeVariant(key: key, from: &body) else { return nil }
-            responses.append(entry)
+        let vary = entry.varyValues.sorted { $0.key < $1.key }
+        append(UInt32(vary.count), to: &data)
+        for (name, value) in vary {
+            appendString(name, to: &data)
+            data.append(value == nil ? 0 : 1)
+            appendString(value ?? "", to: &data)
         }
-        guard body.isAtEnd else { return nil }
-        return CachedVariants(key: key, responses: responses)
+        return data
     }
 
-    /// One variant of the payload, read off the front of `body`.
-    private static func decodeVariant(key: String, from body: inout Reader) -> CachedResponse? {
-        guard let urlText = body.string(), let url = URL(string: urlText), let status = body.uint32(), let requestBits = body.uint64(),
-            let responseBits = body.uint64(), let headerCount = body.uint32(), headerCount <= maximumFieldCount
+    /// The response `record` describes, its body in the storage, as a cache of that kind
+    /// (`shared`) holds it; `nil` when the metadata is not whole and of this version.
+    static func decode(_ record: HTTPCacheRecord, shared: Bool = false) -> CachedResponse? {
+        guard record.bodyLength >= 0 else { return nil }
+        var reader = Reader(record.metadata)
+        guard let magicBytes = reader.bytes(4), Array(magicBytes) == metadataMagic, reader.uint16() == metadataVersion,
+            let urlText = reader.string(), let url = URL(string: urlText), let status = reader.uint32(), let requestBits = reader.uint64(),
+            let responseBits = reader.uint64(), let headerCount = reader.uint32(), headerCount <= maximumFieldCount
         else { return nil }
         var headers: [(name: String, value: String)] = []
         for _ in 0..<headerCount {
-            guard let name = body.string(), let value = body.string() else { return nil }
+            guard let name = reader.string(), let value = reader.string() else { return nil }
             headers.append((name, value))
         }
-        guard let varyCount = body.uint32(), varyCount <= maximumFieldCount else { return nil }
+        guard let varyCount = reader.uint32(), varyCount <= maximumFieldCount else { return nil }
         var varyValues: [String: String?] = [:]
         for _ in 0..<varyCount {
-            guard let name = body.string(), let present = body.bytes(1), let value = body.string() else { return nil }
+            guard let name = reader.string(), let present = reader.bytes(1), let value = reader.string() else { return nil }
             varyValues[name] = present.first == 0 ? .some(nil) : .some(value)
         }
-        guard let bodyLength = body.uint64(), bodyLength <= UInt64(Int.max), let content = body.bytes(Int(bodyLength)) else { return nil }
+        guard reader.isAtEnd else { return nil }
         return CachedResponse(
-            key: key, url: url, status: Int(status), headers: headers, body: content,
+            id: record.id, key: record.key, url: url, status: Int(status), headers: headers, body: .stored(record, range: nil),
             requestTime: Date(timeIntervalSince1970: Double(bitPattern: requestBits)),
-            responseTime: Date(timeIntervalSince1970: Double(bitPattern: responseBits)), varyValues: varyValues)
+            responseTime: Date(timeIntervalSince1970: Double(bitPattern: responseBits)), varyValues: varyValues, shared: shared)
     }
 
-    /// The 64-bit FNV-1a hash of `data`: not cryptographic, it detects torn and damaged files.
-    static func checksum(_ data: Data) -> UInt64 {
-        data.withUnsafeBytes { bytes in
-            var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-            for byte in bytes {
-                hash ^= UInt64(byte)
-                hash = hash &* 0x0000_0100_0000_01b3
+    // MARK: - Record files
+
+    /// A record file's header.
+    struct FileHeader: Equatable {
+        /// The metadata's length.
+        var metadataLength: Int
+        /// The body's length.
+        var bodyLength: Int64
+        /// The hash of the metadata and the body.
+        var checksum: UInt64
+
+        /// The file's length: the header's, the metadata's and the body's.
+        var fileLength: Int64 { Int64(CacheEntryCodec.headerLength + metadataLength) + bodyLength }
+    }
+
+    /// The bytes of `header`.
+    static func encode(_ header: FileHeader) -> Data {
+        var data = Data(magic)
+        append(version, to: &data)
+        append(UInt16(0), to: &data)
+        append(UInt32(header.metadataLength), to: &data)
+        append(UInt32(0), to: &data)
+        append(UInt64(header.bodyLength), to: &data)
+        append(header.checksum, to: &data)
+        return data
+    }
+
+    /// The header at the start of `prefix`, when it is one of this version.
+    static func decodeHeader(_ prefix: Data) -> FileHeader? {
+        guard prefix.count >= headerLength else { return nil }
+        var reader = Reader(Data(prefix.prefix(headerLength)))
+        guard let magicBytes = reader.bytes(4), Array(magicBytes) == magic, reader.uint16() == version, reader.uint16() == 0,
+            let metadataLength = reader.uint32(), Int(metadataLength) <= maximumMetadataLength, reader.uint32() == 0, let bodyLength = reader.uint64(),
+            bodyLength <= UInt64(Int64.max) - UInt64(headerLength) - UInt64(metadataLength), let sum = reader.uint64()
+        else { return nil }
+        return FileHeader(metadataLength: Int(metadataLength), bodyLength: Int64(bodyLength), checksum: sum)
+    }
+
+    /// The 64-bit FNV-1a hash, fed in parts: detects torn and damaged files, not tampering.
+    struct Checksum {
+        /// The hash of what was fed so far.
+        private(set) var value: UInt64 = 0xcbf2_9ce4_8422_2325
+
+        /// Feeds `data`.
+        mutating func update(_ data: Data) {
+            var hash = value
+            data.withUnsafeBytes { bytes in
+                for byte in bytes {
+                    hash ^= UInt64(byte)
+                    hash = hash &* 0x0000_0100_0000_01b3
+                }
             }
-            return hash
+            value = hash
         }
     }
 

@@ -6,6 +6,9 @@ import Foundation
 ///
 /// The freshness lifetime and the corrected initial age are worked out once, when it is made.
 struct CachedResponse: Sendable {
+    /// The stored record's identity in the cache's storage (a new one for a response not stored
+    /// yet; a `304` keeps the identity of the response it updates).
+    let id: UUID
     /// The cache key: the request's URL without its fragment.
     let key: String
     /// The request's URL.
@@ -15,8 +18,8 @@ struct CachedResponse: Sendable {
     /// The response's header fields as stored: connection-specific fields removed, `Age` as
     /// received.
     let storedHeaders: [(name: String, value: String)]
-    /// The response's content.
-    let body: Data
+    /// The response's content, or where the cache's storage keeps it.
+    let body: CachedBody
     /// When the request that brought the response (or its last validation) was sent.
     let requestTime: Date
     /// When that response arrived.
@@ -25,6 +28,10 @@ struct CachedResponse: Sendable {
     /// ``CacheHeaderFields/varyNormalized(_:in:)`` gives them; `nil` for a header the request
     /// did not have.
     let varyValues: [String: String?]
+
+    /// Whether the response is held by a shared cache (RFC 9111 §1): its freshness then comes
+    /// from `s-maxage` first, and `s-maxage` makes it `must-revalidate`.
+    let shared: Bool
 
     /// The response's `Cache-Control` directives.
     let cacheControl: CacheControl
@@ -36,16 +43,29 @@ struct CachedResponse: Sendable {
     /// `Vary: *`, which no request matches.
     let varyNames: [String]?
 
-    /// Makes an entry; `headers` are stored without the connection-specific fields.
+    /// Makes an entry with its content in memory; `headers` are stored without the
+    /// connection-specific fields.
     init(
         key: String, url: URL, status: Int, headers: [(name: String, value: String)], body: Data, requestTime: Date, responseTime: Date,
-        varyValues: [String: String?]
+        varyValues: [String: String?], shared: Bool = false
+    ) {
+        self.init(
+            id: UUID(), key: key, url: url, status: status, headers: headers, body: .data(body), requestTime: requestTime,
+            responseTime: responseTime, varyValues: varyValues, shared: shared)
+    }
+
+    /// Makes an entry whose content is `body`; `headers` are stored without the
+    /// connection-specific fields.
+    init(
+        id: UUID, key: String, url: URL, status: Int, headers: [(name: String, value: String)], body: CachedBody, requestTime: Date,
+        responseTime: Date, varyValues: [String: String?], shared: Bool = false
     ) {
         let connectionNamed = Set(CacheHeaderFields.listMembers("Connection", in: headers).map { $0.lowercased() })
         let stored = headers.filter { field in
             let name = field.name.lowercased()
             return !CacheHeaderFields.connectionSpecific.contains(name) && !connectionNamed.contains(name)
         }
+        self.id = id
         self.key = key
         self.url = url
         self.status = status
@@ -54,11 +74,45 @@ struct CachedResponse: Sendable {
         self.requestTime = requestTime
         self.responseTime = responseTime
         self.varyValues = varyValues
+        self.shared = shared
         self.cacheControl = CacheControl(headers: stored)
-        self.freshnessLifetime = HTTPCache.freshnessLifetime(status: status, headers: stored, responseTime: responseTime)
+        self.freshnessLifetime =
+            shared
+            ? cacheControl.sharedMaxAge.map(TimeInterval.init) ?? HTTPCache.freshnessLifetime(status: status, headers: stored, responseTime: responseTime)
+            : HTTPCache.freshnessLifetime(status: status, headers: stored, responseTime: responseTime)
         self.correctedInitialAge = HTTPCache.correctedInitialAge(headers: stored, requestTime: requestTime, responseTime: responseTime)
         let vary = CacheHeaderFields.listMembers("Vary", in: stored).map { $0.lowercased() }
         self.varyNames = vary.contains("*") ? nil : vary + HTTPCache.credentialHeaderNames.filter { !vary.contains($0) }
+    }
+
+    /// The same response with its content at `body` (same identity, headers and times).
+    func replacingBody(with body: CachedBody) -> CachedResponse {
+        CachedResponse(
+            id: id, key: key, url: url, status: status, headers: storedHeaders, body: body, requestTime: requestTime, responseTime: responseTime,
+            varyValues: varyValues, shared: shared)
+    }
+
+    /// Whether the response may not be used stale without validation: `must-revalidate`,
+    /// `proxy-revalidate`, and in a shared cache `s-maxage` (RFC 9111 §5.2.2.10).
+    var mustRevalidate: Bool {
+        cacheControl.mustRevalidate || (shared && cacheControl.sharedMaxAge != nil)
+    }
+
+    /// The content in memory, when it is there (not in a storage that streams it).
+    var data: Data? {
+        if case .data(let data) = body { return data }
+        return nil
+    }
+
+    /// The latest moment the response may still be of use: past its freshness, past the
+    /// windows of `stale-while-revalidate` and `stale-if-error`, and a margin for validation
+    /// (``HTTPCache/validationMargin``) when it can be validated. A storage may delete it then.
+    var expiresAt: Date {
+        let fresh = freshnessLifetime - correctedInitialAge
+        let windows = TimeInterval(max(cacheControl.staleWhileRevalidate ?? 0, cacheControl.staleIfError ?? 0))
+        let margin = hasValidator ? HTTPCache.validationMargin : 0
+        let seconds = min(max(0, fresh) + windows + margin, TimeInterval(CacheControl.maximumDeltaSeconds))
+        return responseTime.addingTimeInterval(seconds)
     }
 
     /// The stored headers with a current `Age` header computed for `now` (RFC 9111 §4.2.3).
@@ -107,6 +161,6 @@ struct CachedResponse: Sendable {
 
     /// The bytes the entry takes in memory, roughly: content, headers, URL and bookkeeping.
     var cost: Int {
-        body.count + CacheHeaderFields.byteCount(of: storedHeaders) + key.utf8.count + url.absoluteString.utf8.count + 256
+        Int(clamping: body.count) + CacheHeaderFields.byteCount(of: storedHeaders) + key.utf8.count + url.absoluteString.utf8.count + 256
     }
 }

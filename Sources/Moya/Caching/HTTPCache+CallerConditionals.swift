@@ -46,6 +46,6 @@ extension HTTPCache {
     func notModified(from entry: CachedResponse) -> CachedResponse {
         CachedResponse(
             key: entry.key, url: entry.url, status: 304, headers: entry.storedHeaders.filter { !Self.contentFields.contains($0.name.lowercased()) },
-            body: Data(), requestTime: entry.requestTime, responseTime: entry.responseTime, varyValues: entry.varyValues)
+            body: Data(), requestTime: entry.requestTime, responseTime: entry.responseTime, varyValues: entry.varyValues, shared: entry.shared)
     }
 }

@@ -23,7 +23,7 @@ extension HTTPCache {
     /// and the caller then refreshes it in the background (``CacheDecision/useStaleAndRefresh(_:)``).
     func decision(
         method: String, url: URL, requestHeaders: [(name: String, value: String)], policy: URLRequest.CachePolicy, now: Date = Date()
-    ) -> CacheDecision {
+    ) async -> CacheDecision {
         guard method.uppercased() == "GET" else {
             return policy == .returnCacheDataDontLoad ? .unavailable : .network
         }
@@ -31,16 +31,17 @@ extension HTTPCache {
         case .reloadIgnoringLocalCacheData, .reloadIgnoringLocalAndRemoteCacheData:
             return .network
         case .returnCacheDataElseLoad:
-            return storedResponse(for: url, requestHeaders: requestHeaders).map { .useStored(answer(from: $0, to: requestHeaders)) } ?? .network
+            return await storedResponse(for: url, requestHeaders: requestHeaders).map { .useStored(answer(from: $0, to: requestHeaders)) } ?? .network
         case .returnCacheDataDontLoad:
-            return storedResponse(for: url, requestHeaders: requestHeaders).map { .useStored(answer(from: $0, to: requestHeaders)) } ?? .unavailable
+            return await storedResponse(for: url, requestHeaders: requestHeaders).map { .useStored(answer(from: $0, to: requestHeaders)) }
+                ?? .unavailable
         case .reloadRevalidatingCacheData:
-            guard !Self.isConditionalOrRanged(requestHeaders), let entry = storedResponse(for: url, requestHeaders: requestHeaders),
+            guard !Self.isConditionalOrRanged(requestHeaders), let entry = await storedResponse(for: url, requestHeaders: requestHeaders),
                 entry.hasValidator
             else { return .network }
             return .validate(entry, conditionalHeaders: entry.conditionalHeaders)
         case .useProtocolCachePolicy:
-            return protocolDecision(url: url, requestHeaders: requestHeaders, now: now)
+            return await protocolDecision(url: url, requestHeaders: requestHeaders, now: now)
         @unknown default:
             return .network
         }
@@ -54,7 +55,7 @@ extension HTTPCache {
     /// where the caller's condition is false, and the cache would then have to turn that `304`
     /// back into the response the caller asked about. Its answer still updates the stored
     /// response (``responseReceived(method:url:requestHeaders:status:responseHeaders:body:requestTime:responseTime:)``).
-    private func protocolDecision(url: URL, requestHeaders: [(name: String, value: String)], now: Date) -> CacheDecision {
+    private func protocolDecision(url: URL, requestHeaders: [(name: String, value: String)], now: Date) async -> CacheDecision {
         var request = CacheControl(headers: requestHeaders)
         if request.isEmpty, CacheHeaderFields.listMembers("Pragma", in: requestHeaders).contains(where: { $0.lowercased() == "no-cache" }) {
             request = CacheControl(["no-cache"])
@@ -63,7 +64,7 @@ extension HTTPCache {
         let conditional = Self.isConditional(requestHeaders)
         let range = CacheByteRange.requested(in: requestHeaders)
         guard !Self.hasOtherPreconditions(requestHeaders), range != .other, !conditional || callerConditionals == .answered,
-            let entry = storedResponse(for: url, requestHeaders: requestHeaders)
+            let entry = await storedResponse(for: url, requestHeaders: requestHeaders)
         else { return fallback }
         if case .single(let byteRange) = range, !Self.canAnswer(byteRange, from: entry) { return fallback }
         if !request.noCache && !entry.cacheControl.noCache {
@@ -73,9 +74,9 @@ extension HTTPCache {
                 let remaining = entry.freshnessLifetime - age
                 if remaining > 0 {
                     if remaining >= TimeInterval(request.minFresh ?? 0) { return .useStored(answer(from: entry, to: requestHeaders)) }
-                } else if !entry.cacheControl.mustRevalidate, let maxStale = request.maxStale, -remaining <= TimeInterval(maxStale) {
+                } else if !entry.mustRevalidate, let maxStale = request.maxStale, -remaining <= TimeInterval(maxStale) {
                     return .useStored(answer(from: entry, to: requestHeaders))
-                } else if !entry.cacheControl.mustRevalidate, request.minFresh == nil, let window = entry.cacheControl.staleWhileRevalidate,
+                } else if !entry.mustRevalidate, request.minFresh == nil, let window = entry.cacheControl.staleWhileRevalidate,
                     -remaining <= TimeInterval(window)
                 {
                     // Stale, but within the window the server allows: answered now, refreshed
@@ -113,10 +114,10 @@ extension HTTPCache {
     /// one within its `stale-if-error` window (RFC 5861 §4), the response's or the request's,
     /// whichever is longer. `nil` when there is none, or when `must-revalidate` or `no-cache`
     /// (the response's or the request's) forbid a stale answer.
-    func staleIfError(url: URL, requestHeaders: [(name: String, value: String)], now: Date = Date()) -> CachedResponse? {
+    func staleIfError(url: URL, requestHeaders: [(name: String, value: String)], now: Date = Date()) async -> CachedResponse? {
         let request = CacheControl(headers: requestHeaders)
-        guard !request.noCache, let entry = storedResponse(for: url, requestHeaders: requestHeaders), !entry.cacheControl.noCache,
-            !entry.cacheControl.mustRevalidate
+        guard !request.noCache, let entry = await storedResponse(for: url, requestHeaders: requestHeaders), !entry.cacheControl.noCache,
+            !entry.mustRevalidate
         else { return nil }
         guard let window = [request.staleIfError, entry.cacheControl.staleIfError].compactMap({ $0 }).max() else { return nil }
         let staleness = entry.currentAge(now: now) - entry.freshnessLifetime

@@ -12,43 +12,63 @@ extension HTTPCache {
     /// whose `Content-Location` is its own URL, with explicit freshness, is stored for later
     /// `GET`s (RFC 9110 §9.3.3).
     ///
+    /// A streamed response that a cache on disk or in a database wrote while it streamed comes
+    /// with its `spool` (and no `body`), and is committed from there.
+    ///
     /// `body` is `nil` when the whole body was not kept (a streamed response larger than the
     /// cache, ``largestStreamedBody``, or an error body cut short): nothing is stored, and a
     /// storable response to `GET` removes the stored response the request selected, which it
     /// replaces.
     func responseReceived(
         method: String, url: URL, requestHeaders: [(name: String, value: String)], status: Int,
-        responseHeaders: [(name: String, value: String)], body: Data?, requestTime: Date, responseTime: Date
-    ) {
+        responseHeaders: [(name: String, value: String)], body: Data?, spool: CacheSpool? = nil, requestTime: Date, responseTime: Date
+    ) async {
         let method = method.uppercased()
         let key = Self.key(for: url)
         guard method == "GET" else {
             if !Self.safeMethods.contains(method), (200..<400).contains(status) {
-                invalidate(url: url, key: key, responseHeaders: responseHeaders)
+                await invalidate(url: url, key: key, responseHeaders: responseHeaders)
             }
-            if method == "POST", let body,
-                Self.isReusableForGET(postTo: url, status: status, requestHeaders: requestHeaders, responseHeaders: responseHeaders, bodyCount: body.count)
+            if method == "POST", body == nil, let spool,
+                Self.isReusableForGET(
+                    postTo: url, status: status, requestHeaders: requestHeaders, responseHeaders: responseHeaders, bodyCount: 0,
+                    shared: mode == .shared)
             {
-                store(
+                await storeSpooled(spool, requestHeaders: requestHeaders)
+            } else if method == "POST", let body,
+                Self.isReusableForGET(
+                    postTo: url, status: status, requestHeaders: requestHeaders, responseHeaders: responseHeaders, bodyCount: body.count,
+                    shared: mode == .shared)
+            {
+                await store(
                     CachedResponse(
                         key: key, url: url, status: status, headers: responseHeaders, body: body, requestTime: requestTime, responseTime: responseTime,
-                        varyValues: Self.varyValues(responseHeaders: responseHeaders, requestHeaders: requestHeaders)), requestHeaders: requestHeaders)
+                        varyValues: Self.varyValues(responseHeaders: responseHeaders, requestHeaders: requestHeaders), shared: mode == .shared),
+                    requestHeaders: requestHeaders)
             }
             return
         }
         if status == 304 {
-            freshen(url: url, requestHeaders: requestHeaders, responseHeaders: responseHeaders, requestTime: requestTime, responseTime: responseTime)
+            await freshen(url: url, requestHeaders: requestHeaders, responseHeaders: responseHeaders, requestTime: requestTime, responseTime: responseTime)
             return
         }
-        guard let body, Self.isStorable(status: status, requestHeaders: requestHeaders, responseHeaders: responseHeaders, bodyCount: body.count)
+        if body == nil, let spool,
+            Self.isStorable(status: status, requestHeaders: requestHeaders, responseHeaders: responseHeaders, bodyCount: 0, shared: mode == .shared)
+        {
+            await storeSpooled(spool, requestHeaders: requestHeaders)
+            return
+        }
+        guard let body,
+            Self.isStorable(
+                status: status, requestHeaders: requestHeaders, responseHeaders: responseHeaders, bodyCount: body.count, shared: mode == .shared)
         else {
-            if status != 206, status < 500, status >= 200 { removeVariants(key: key, matching: requestHeaders) }
+            if status != 206, status < 500, status >= 200 { await removeVariants(key: key, matching: requestHeaders) }
             return
         }
         let entry = CachedResponse(
             key: key, url: url, status: status, headers: responseHeaders, body: body, requestTime: requestTime, responseTime: responseTime,
-            varyValues: Self.varyValues(responseHeaders: responseHeaders, requestHeaders: requestHeaders))
-        store(entry, requestHeaders: requestHeaders)
+            varyValues: Self.varyValues(responseHeaders: responseHeaders, requestHeaders: requestHeaders), shared: mode == .shared)
+        await store(entry, requestHeaders: requestHeaders)
     }
 
     /// Handles a 304 to a validation of `entry`: the stored response takes the 304's header
@@ -62,9 +82,9 @@ extension HTTPCache {
     func notModifiedReceived(
         _ entry: CachedResponse, url: URL, requestHeaders: [(name: String, value: String)], responseHeaders: [(name: String, value: String)],
         requestTime: Date, responseTime: Date
-    ) -> CachedResponse {
+    ) async -> CachedResponse {
         if let newTag = CacheHeaderFields.first("ETag", in: responseHeaders), !newTag.hasPrefix("W/"), newTag != entry.entityTag {
-            removeVariants(key: entry.key, matching: requestHeaders)
+            await removeVariants(key: entry.key, matching: requestHeaders)
             return entry
         }
         let replacing = Set(
@@ -73,12 +93,15 @@ extension HTTPCache {
         var headers = entry.storedHeaders.filter { !replacing.contains($0.name.lowercased()) }
         headers += responseHeaders.filter { !CacheHeaderFields.keptOnUpdate.contains($0.name.lowercased()) }
         let updated = CachedResponse(
-            key: entry.key, url: entry.url, status: entry.status, headers: headers, body: entry.body, requestTime: requestTime,
-            responseTime: responseTime, varyValues: Self.varyValues(responseHeaders: headers, requestHeaders: requestHeaders))
-        if Self.isStorable(status: updated.status, requestHeaders: requestHeaders, responseHeaders: headers, bodyCount: entry.body.count) {
-            store(updated, requestHeaders: requestHeaders)
+            id: entry.id, key: entry.key, url: entry.url, status: entry.status, headers: headers, body: entry.body, requestTime: requestTime,
+            responseTime: responseTime, varyValues: Self.varyValues(responseHeaders: headers, requestHeaders: requestHeaders), shared: entry.shared)
+        if Self.isStorable(
+            status: updated.status, requestHeaders: requestHeaders, responseHeaders: headers, bodyCount: Int(clamping: entry.body.count),
+            shared: mode == .shared)
+        {
+            await store(updated, requestHeaders: requestHeaders)
         } else {
-            removeVariants(key: entry.key, matching: requestHeaders)
+            await removeVariants(key: entry.key, matching: requestHeaders)
         }
         return updated
     }
@@ -90,14 +113,14 @@ extension HTTPCache {
     private func freshen(
         url: URL, requestHeaders: [(name: String, value: String)], responseHeaders: [(name: String, value: String)], requestTime: Date,
         responseTime: Date
-    ) {
-        guard let entry = storedResponse(for: url, requestHeaders: requestHeaders) else { return }
+    ) async {
+        guard let entry = await storedResponse(for: url, requestHeaders: requestHeaders) else { return }
         if let tag = CacheHeaderFields.first("ETag", in: responseHeaders) {
             guard tag == entry.entityTag else { return }
         } else {
             guard let lastModified = CacheHeaderFields.first("Last-Modified", in: responseHeaders), lastModified == entry.lastModified else { return }
         }
-        _ = notModifiedReceived(
+        _ = await notModifiedReceived(
             entry, url: url, requestHeaders: requestHeaders, responseHeaders: responseHeaders, requestTime: requestTime, responseTime: responseTime)
     }
 
@@ -111,9 +134,12 @@ extension HTTPCache {
     /// and `no-store` is ignored for them (RFC 9111 §5.2.2.3).
     static let understoodStatuses = heuristicallyCacheableStatuses.union([302, 303, 307])
 
-    /// Whether a response to `GET` may be stored (RFC 9111 §3, for a private cache).
+    /// Whether a response to `GET` may be stored (RFC 9111 §3), by a shared cache when `shared`:
+    /// then not a `private` response, and for a request with `Authorization` only a response that
+    /// says `public`, `must-revalidate` or `s-maxage` (§3.5).
     static func isStorable(
-        status: Int, requestHeaders: [(name: String, value: String)], responseHeaders: [(name: String, value: String)], bodyCount: Int
+        status: Int, requestHeaders: [(name: String, value: String)], responseHeaders: [(name: String, value: String)], bodyCount: Int,
+        shared: Bool = false
     ) -> Bool {
         // Partial content is never stored. `Content-Range` means nothing in another status (RFC
         // 9110 §14.4): a 200 with one is the whole representation, stored like any other.
@@ -125,8 +151,15 @@ extension HTTPCache {
             return false
         }
         guard !CacheControl(headers: requestHeaders).noStore else { return false }
+        if shared {
+            guard !response.isPrivate else { return false }
+            if CacheHeaderFields.contains("Authorization", in: requestHeaders) {
+                guard response.isPublic || response.has("must-revalidate") || response.sharedMaxAge != nil else { return false }
+            }
+        }
         guard CacheHeaderFields.byteCount(of: responseHeaders) <= maximumHeaderBytes else { return false }
         return heuristicallyCacheableStatuses.contains(status) || hasExplicitFreshness(headers: responseHeaders)
+            || (shared && response.sharedMaxAge != nil)
     }
 
     /// Whether a response to `POST url` may be stored and reused for a later `GET` of `url`
@@ -135,13 +168,13 @@ extension HTTPCache {
     /// otherwise.
     static func isReusableForGET(
         postTo url: URL, status: Int, requestHeaders: [(name: String, value: String)], responseHeaders: [(name: String, value: String)],
-        bodyCount: Int
+        bodyCount: Int, shared: Bool = false
     ) -> Bool {
         guard status == 200 || status == 203, let location = CacheHeaderFields.first("Content-Location", in: responseHeaders),
             let target = URL(string: location, relativeTo: url)?.absoluteURL, key(for: target) == key(for: url),
             CacheControl(headers: responseHeaders).maxAge != nil || CacheHeaderFields.contains("Expires", in: responseHeaders)
         else { return false }
-        return isStorable(status: status, requestHeaders: requestHeaders, responseHeaders: responseHeaders, bodyCount: bodyCount)
+        return isStorable(status: status, requestHeaders: requestHeaders, responseHeaders: responseHeaders, bodyCount: bodyCount, shared: shared)
     }
 
     /// The request's values of the headers the response's `Vary` names.
@@ -182,13 +215,13 @@ extension HTTPCache {
 
     /// Removes the responses stored for `url` and for the same-origin URLs in the response's
     /// `Location` and `Content-Location` (RFC 9111 §4.4), every variant of each.
-    private func invalidate(url: URL, key: String, responseHeaders: [(name: String, value: String)]) {
-        remove(key: key)
+    private func invalidate(url: URL, key: String, responseHeaders: [(name: String, value: String)]) async {
+        await remove(key: key)
         for name in ["Location", "Content-Location"] {
             guard let value = CacheHeaderFields.first(name, in: responseHeaders), let target = URL(string: value, relativeTo: url)?.absoluteURL,
                 Self.sameOrigin(target, url)
             else { continue }
-            remove(key: Self.key(for: target))
+            await remove(key: Self.key(for: target))
         }
     }
 

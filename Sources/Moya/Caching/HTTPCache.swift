@@ -1,37 +1,80 @@
 import Foundation
+import Logging
 
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
 
-/// A private HTTP cache (RFC 9111) for a session's requests, in memory and optionally on disk,
-/// that answers the way `URLSession` does under `.useProtocolCachePolicy` and the other
-/// `URLRequest.CachePolicy` values.
+/// An HTTP cache (RFC 9111) for a session's requests, that answers the way `URLSession` does
+/// under `.useProtocolCachePolicy` and the other `URLRequest.CachePolicy` values.
+///
+/// The cache decides; an ``HTTPCacheStorage`` holds. ``init(memoryCapacity:diskCapacity:directory:)``
+/// keeps responses in memory and optionally in a directory, as `URLCache` does;
+/// ``init(storage:mode:storageTimeout:)`` keeps them in any storage, such as the PostgreSQL
+/// storage of the `MoyaPostgres` product that the processes of a fleet share.
 ///
 /// Responses to `GET` are stored, and a `POST` response that names its own URL in
 /// `Content-Location` with explicit freshness, for later `GET`s. A URL keeps up to four
 /// responses that differ by `Vary` (the oldest out first); a newer response replaces the one the
-/// same request selected. Memory and disk are each bounded in bytes and give up their least
-/// recently used URLs first; a URL's responses larger than a capacity are not kept there. On disk, the responses of a URL are a file named by the SHA-256
-/// of its URL, with a checksum, written to a temporary file and renamed into place: a process
-/// stopped mid-write leaves no torn entry under a real name, and a file damaged anyway (or
-/// written in an older format) is found, deleted and treated as absent.
+/// same request selected. An unsafe method's success removes every response of its URL (RFC 9111
+/// §4.4), in the storage, so every process that shares it sees the removal at once.
 ///
 /// A request that carries its own `If-None-Match` or `If-Modified-Since` is answered from a
 /// fresh stored response: `304 Not Modified` when the stored response satisfies it, the stored
 /// response otherwise (RFC 9110 §13.2). A cache a session made for a `URLCache` passes such a
 /// request to the server instead, as `URLSession` does.
 ///
-/// All methods are safe to call from any thread at once. Disk reads and writes happen on the
-/// caller's thread, outside the cache's lock; two responses stored for one URL at the same moment
-/// may keep only one of them, never a mix of both.
+/// A storage that fails or does not answer within ``storageTimeout`` never fails a request: the
+/// request goes to the network as on a miss, a warning is logged, and the storage is left alone
+/// for a second before it is asked again.
+///
+/// All methods are safe to call from any thread at once.
 public final class HTTPCache: Sendable {
+    /// Which rules of RFC 9111 the cache follows: those of a private cache (one user's) or of a
+    /// shared one (many users' responses in one store).
+    public enum Mode: Sendable, Hashable {
+        /// One user's cache (the default): `private` responses are stored, `s-maxage` is ignored.
+        case `private`
+        /// A cache that many users' requests go through, such as one storage shared by the
+        /// replicas of a service that acts for its own users (RFC 9111 §3.5, §5.2.2.7,
+        /// §5.2.2.10): `private` responses are not stored; `s-maxage` gives the freshness and
+        /// makes the response `must-revalidate`; a response to a request with `Authorization`
+        /// is stored only when it says `public`, `must-revalidate` or `s-maxage`.
+        case shared
+    }
+
+    /// What the cache has done since it was made, counted (``statistics``).
+    public struct Statistics: Sendable, Hashable {
+        /// Requests answered from the cache (fresh, stale within a window the server allows, or
+        /// after a `304` to the cache's validation).
+        public var hits = 0
+        /// Requests the cache looked up and had no usable response for.
+        public var misses = 0
+        /// Responses stored (or updated by a `304`).
+        public var stores = 0
+        /// Calls to the storage that failed or timed out.
+        public var storageFailures = 0
+    }
+
     /// The most header bytes a stored response may have; a response with more is not stored.
     static let maximumHeaderBytes = 64 * 1024
 
     /// The most responses kept for one URL that differ by `Vary`; storing another drops the
     /// oldest.
     static let maximumVariantsPerURL = 4
+
+    /// How long past its freshness and stale windows a response with a validator is kept, for a
+    /// validation that can spare sending its body again.
+    static let validationMargin: TimeInterval = 24 * 60 * 60
+
+    /// How long the cache leaves a storage alone after it failed or timed out.
+    static let storageBackoff: TimeInterval = 1
+
+    /// The largest body a disk cache also keeps in memory when it reads a response from disk.
+    static let promotionLimit: Int64 = 256 * 1024
+
+    /// The bytes written to a storage at a time.
+    static let writeChunkSize = 256 * 1024
 
     /// What the cache does with a request that carries its own `If-None-Match` or
     /// `If-Modified-Since`.
@@ -44,37 +87,75 @@ public final class HTTPCache: Sendable {
         case passedThrough
     }
 
-    /// The memory store, the disk index and the keys being refreshed, behind the cache's one
+    /// The keys being refreshed, the storage's back-off and the counts, behind the cache's one
     /// lock.
     private struct State: Sendable {
-        var memory: CacheMemoryStore
-        var disk: CacheDiskStore.Index?
-        var nextGeneration: UInt64
         /// The keys whose stale response a background request is refreshing
         /// (``beginRefresh(key:)``).
         var refreshing: Set<String> = []
+        /// Until when the storage is left alone after a failure.
+        var storageAvoidedUntil: Date?
+        var statistics = Statistics()
     }
 
-    /// The most bytes the cache keeps in memory.
+    /// The most bytes the cache keeps in memory (0 for a cache on another storage).
     public let memoryCapacity: Int
     /// The most bytes the cache keeps on disk; 0 without a directory.
     public let diskCapacity: Int
-    /// The directory of the disk cache, or `nil` for a memory-only cache.
+    /// The directory of the disk cache, or `nil`.
     public let directory: URL?
+    /// The rules the cache follows.
+    public let mode: Mode
+    /// How long one call to the storage may take before the cache goes on without it.
+    public let storageTimeout: TimeInterval
     /// What the cache does with a caller's own conditional request.
     let callerConditionals: CallerConditionals
 
-    private let diskStore: CacheDiskStore?
+    /// The tier in memory: the whole cache made without a directory, the tier ahead of the disk
+    /// with one; `nil` for a cache on another storage.
+    let memory: HTTPCacheMemoryStorage?
+    /// The storage behind the tier in memory: the disk, or the storage the cache was made with.
+    let backing: (any HTTPCacheStorage)?
     private let state: Protected<State>
 
     /// Makes a cache of at most `memoryCapacity` bytes in memory and, when `directory` is not
-    /// `nil`, `diskCapacity` bytes in that directory (created, mode 0700, if it is missing).
+    /// `nil`, `diskCapacity` bytes in that directory (an ``HTTPCacheDiskStorage``, created with
+    /// mode 0700 if it is missing).
     ///
     /// Opening a directory that holds a cache indexes its entries (most recently used by their
     /// modification time), deletes files left half-written or torn, and evicts down to
     /// `diskCapacity`.
     public convenience init(memoryCapacity: Int = 10 * 1024 * 1024, diskCapacity: Int = 0, directory: URL? = nil) {
         self.init(memoryCapacity: memoryCapacity, diskCapacity: diskCapacity, directory: directory, callerConditionals: .answered)
+    }
+
+    /// Makes a cache whose responses `storage` holds, following the rules of `mode`.
+    ///
+    /// - Parameters:
+    ///   - storage: Where the responses are kept. A storage that ``HTTPCacheStorage/isShared``
+    ///     is read on every lookup, with no copy in memory, so that what another process stores
+    ///     or invalidates is seen at once.
+    ///   - mode: ``Mode/private`` for one user's requests; ``Mode/shared`` when the storage
+    ///     answers requests made for many users.
+    ///   - storageTimeout: How long one call to the storage may take (one second by default);
+    ///     past it the request goes on as on a miss, or without storing.
+    public init(storage: any HTTPCacheStorage, mode: Mode = .private, storageTimeout: TimeInterval = 1) {
+        if let memory = storage as? HTTPCacheMemoryStorage {
+            self.memory = memory
+            backing = nil
+            memoryCapacity = memory.capacity
+        } else {
+            memory = nil
+            backing = storage
+            memoryCapacity = 0
+        }
+        let disk = storage as? HTTPCacheDiskStorage
+        directory = disk?.directory
+        diskCapacity = disk?.capacity ?? 0
+        self.mode = mode
+        self.storageTimeout = max(0.001, storageTimeout)
+        callerConditionals = .answered
+        state = Protected(State())
     }
 
     /// Makes a cache as ``init(memoryCapacity:diskCapacity:directory:)`` does, which does
@@ -84,134 +165,286 @@ public final class HTTPCache: Sendable {
         self.directory = directory
         self.diskCapacity = directory == nil ? 0 : max(0, diskCapacity)
         self.callerConditionals = callerConditionals
-        var disk: CacheDiskStore.Index?
-        var generation: UInt64 = 1
-        if let directory {
-            let store = CacheDiskStore(directory: directory)
-            (disk, generation) = store.makeIndex(capacity: self.diskCapacity)
-            diskStore = store
-        } else {
-            diskStore = nil
-        }
-        state = Protected(State(memory: CacheMemoryStore(capacity: self.memoryCapacity), disk: disk, nextGeneration: generation))
+        memory = HTTPCacheMemoryStorage(capacity: self.memoryCapacity)
+        backing = directory.map { HTTPCacheDiskStorage(directory: $0, capacity: max(0, diskCapacity)) }
+        mode = .private
+        storageTimeout = 30
+        state = Protected(State())
     }
 
-    /// The bytes the entries in memory take.
-    public var currentMemoryUsage: Int { state.withLock { $0.memory.usage } }
+    /// The storage the cache keeps its responses in: the disk or the storage it was made with,
+    /// or for a cache in memory only its ``HTTPCacheMemoryStorage``.
+    public var storage: any HTTPCacheStorage { backing ?? memory! }
 
-    /// The bytes the entry files take.
-    public var currentDiskUsage: Int { state.withLock { $0.disk?.totalCost ?? 0 } }
+    /// The bytes the responses in memory take.
+    public var currentMemoryUsage: Int { memory?.currentUsage ?? 0 }
 
-    /// Removes every stored response, from memory and disk.
+    /// The bytes the record files take on disk.
+    public var currentDiskUsage: Int { (backing as? HTTPCacheDiskStorage)?.currentUsage ?? 0 }
+
+    /// What the cache has done so far.
+    public var statistics: Statistics { state.withLock { $0.statistics } }
+
+    /// Removes every stored response, from memory and disk at once; from another storage in the
+    /// background (``clear()`` waits for it).
     public func removeAll() {
-        state.withLock { state in
-            state.memory.removeAll()
-            if let removed = state.disk?.removeAll() {
-                for file in removed { diskStore?.delete(file.key) }
-            }
+        memory?.removeEverything()
+        if let disk = backing as? HTTPCacheDiskStorage {
+            disk.removeEverything()
+        } else if let backing {
+            _Concurrency.Task { _ = await self.guarded { try await backing.removeAll() } }
         }
     }
 
-    /// Removes the stored responses for `url` (its fragment ignored), every variant.
+    /// Removes every stored response, from every tier, and returns when the storage has.
+    public func clear() async {
+        memory?.removeEverything()
+        if let backing { _ = await guarded { try await backing.removeAll() } }
+    }
+
+    /// Removes the stored responses for `url` (its fragment ignored), every variant: from memory
+    /// and disk at once, from another storage in the background (``removeResponses(for:)``
+    /// waits for it).
     public func removeResponse(for url: URL) {
-        remove(key: Self.key(for: url))
+        let key = Self.key(for: url)
+        memory?.remove(key: key)
+        if let disk = backing as? HTTPCacheDiskStorage {
+            disk.removeRecords(key: key, ids: nil)
+        } else if let backing {
+            _Concurrency.Task { _ = await self.guarded { try await backing.removeRecords(forKey: key, ids: nil) } }
+        }
+    }
+
+    /// Removes the stored responses for `url` (its fragment ignored), every variant, and returns
+    /// when the storage has.
+    public func removeResponses(for url: URL) async {
+        await remove(key: Self.key(for: url))
     }
 
     // MARK: - Storage
 
     /// The stored response for `url` that a request with `requestHeaders` selects (`Vary`).
-    func storedResponse(for url: URL, requestHeaders: [(name: String, value: String)]) -> CachedResponse? {
-        lookup(key: Self.key(for: url))?.selected(for: requestHeaders)
+    func storedResponse(for url: URL, requestHeaders: [(name: String, value: String)]) async -> CachedResponse? {
+        await lookup(key: Self.key(for: url))?.selected(for: requestHeaders)
     }
 
-    /// The variants stored under `key`, from memory or else from disk (then kept in memory too),
-    /// now the most recently used. A disk file that is not a whole, intact entry for `key` is
-    /// deleted and is a miss.
-    func lookup(key: String) -> CachedVariants? {
-        let name = diskStore == nil ? "" : CacheDiskStore.fileName(forKey: key)
-        let (hit, record): (CachedVariants?, CacheDiskStore.Record?) = state.withLock { state in
-            if let variants = state.memory.variants(for: key) { return (variants, nil) }
-            return (nil, state.disk?.touch(name))
-        }
-        if let hit { return hit }
-        guard let record, let diskStore else { return nil }
-        guard let data = diskStore.read(name), let variants = CacheEntryCodec.decode(data), variants.key == key else {
-            state.withLock { state in
-                guard state.disk?.peek(name)?.generation == record.generation else { return }
-                state.disk?.remove(name)
-                diskStore.delete(name)
+    /// The variants stored under `key`: from memory, or else from the storage (a disk cache then
+    /// keeps small ones in memory too). A record the cache cannot read is removed and left out;
+    /// a storage that fails is a miss.
+    func lookup(key: String) async -> CachedVariants? {
+        if let variants = memory?.variants(forKey: key) { return variants }
+        guard let backing, let records = await guarded({ try await backing.records(forKey: key) }), !records.isEmpty else { return nil }
+        var responses: [CachedResponse] = []
+        var unreadable: [UUID] = []
+        for record in records {
+            if let response = CacheEntryCodec.decode(record, shared: mode == .shared), response.key == key {
+                responses.append(response)
+            } else {
+                unreadable.append(record.id)
             }
-            return nil
         }
-        diskStore.markUsed(name)
-        state.withLock { state in
-            if state.disk?.peek(name)?.generation == record.generation { state.memory.store(variants) }
+        if !unreadable.isEmpty {
+            let damaged = unreadable
+            _ = await guarded { try await backing.removeRecords(forKey: key, ids: damaged) }
+        }
+        guard !responses.isEmpty else { return nil }
+        let variants = CachedVariants(key: key, responses: responses)
+        if let memory, memory.capacity > 0, !backing.isShared, variants.responses.reduce(0, { $0 + $1.body.count }) <= Self.promotionLimit {
+            var loaded: [CachedResponse] = []
+            for response in responses {
+                guard let data = await body(of: response) else { return variants }
+                loaded.append(response.replacingBody(with: .data(data)))
+            }
+            let promoted = CachedVariants(key: key, responses: loaded)
+            memory.store(promoted)
+            return promoted
         }
         return variants
     }
 
+    /// The whole content of `entry`, from memory or read from the storage; `nil` when the
+    /// storage no longer has it or fails (the record is then removed when it was damaged).
+    func body(of entry: CachedResponse) async -> Data? {
+        switch entry.body {
+        case .data(let data):
+            return data
+        case .stored(let record, let range):
+            guard let backing, let reader = await guarded({ try await backing.openBody(of: record) }) else { return nil }
+            let wanted = range ?? 0..<record.bodyLength
+            var data = Data()
+            data.reserveCapacity(Int(clamping: wanted.upperBound - wanted.lowerBound))
+            var offset: Int64 = 0
+            while offset < wanted.upperBound {
+                guard let chunk = await guarded({ try await reader.next() }) else {
+                    await reader.close()
+                    return nil
+                }
+                guard let chunk else { break }
+                let chunkRange = offset..<(offset + Int64(chunk.count))
+                let lower = max(chunkRange.lowerBound, wanted.lowerBound)
+                let upper = min(chunkRange.upperBound, wanted.upperBound)
+                if lower < upper {
+                    let start = chunk.startIndex + Int(lower - offset)
+                    data.append(chunk[start..<(start + Int(upper - lower))])
+                }
+                offset = chunkRange.upperBound
+            }
+            await reader.close()
+            guard Int64(data.count) == wanted.upperBound - wanted.lowerBound else { return nil }
+            return data
+        }
+    }
+
     /// Stores `entry` among the variants of its URL: it replaces those a request with
     /// `requestHeaders` selected, and the oldest go beyond ``maximumVariantsPerURL``.
-    func store(_ entry: CachedResponse, requestHeaders: [(name: String, value: String)]) {
-        let current = lookup(key: entry.key) ?? CachedVariants(key: entry.key, responses: [])
-        if let variants = current.adding(entry, for: requestHeaders, limit: Self.maximumVariantsPerURL) {
-            write(variants)
+    func store(_ entry: CachedResponse, requestHeaders: [(name: String, value: String)]) async {
+        let current = await lookup(key: entry.key) ?? CachedVariants(key: entry.key, responses: [])
+        guard let updated = current.adding(entry, for: requestHeaders, limit: Self.maximumVariantsPerURL) else {
+            await remove(key: entry.key)
+            return
+        }
+        let kept = Set(updated.responses.map(\.id))
+        let dropped = current.responses.map(\.id).filter { !kept.contains($0) && $0 != entry.id }
+        if kept.contains(entry.id) {
+            await write(entry, replacing: dropped, variants: updated)
         } else {
-            remove(key: entry.key)
+            await remove(key: entry.key, ids: dropped, variants: updated)
         }
     }
 
     /// Removes the variants of `key` that a request with `requestHeaders` selects; the others stay.
-    func removeVariants(key: String, matching requestHeaders: [(name: String, value: String)]) {
-        guard let current = lookup(key: key), current.selected(for: requestHeaders) != nil else { return }
-        if let remaining = current.removing(matching: requestHeaders) {
-            write(remaining)
-        } else {
-            remove(key: key)
+    func removeVariants(key: String, matching requestHeaders: [(name: String, value: String)]) async {
+        guard let current = await lookup(key: key), current.selected(for: requestHeaders) != nil else { return }
+        guard let remaining = current.removing(matching: requestHeaders) else {
+            await remove(key: key)
+            return
         }
+        let kept = Set(remaining.responses.map(\.id))
+        await remove(key: key, ids: current.responses.map(\.id).filter { !kept.contains($0) }, variants: remaining)
     }
 
-    /// Stores `variants` in memory and on disk, where each has room for them; where one has not,
-    /// any older entry for their key there is removed.
-    private func write(_ variants: CachedVariants) {
-        let name = diskStore == nil ? "" : CacheDiskStore.fileName(forKey: variants.key)
-        var temporary: URL?
-        var size = 0
-        if let diskStore, diskCapacity > 0 {
-            let encoded = CacheEntryCodec.encode(variants)
-            size = encoded.count
-            if size <= diskCapacity { temporary = diskStore.writeTemporary(encoded, for: name) }
+    /// Writes `entry`, the newest of `variants`, removing the variants of its key in `replacing`:
+    /// in memory when every variant's content is there, and in the storage behind.
+    private func write(_ entry: CachedResponse, replacing: [UUID], variants: CachedVariants) async {
+        if let memory {
+            if variants.responses.allSatisfy({ $0.data != nil }) {
+                memory.store(variants)
+            } else {
+                memory.remove(key: entry.key)
+            }
         }
-        state.withLock { state in
-            state.memory.store(variants)
-            guard state.disk != nil, let diskStore else { return }
-            if let temporary, diskStore.commit(temporary, as: name) {
-                let generation = state.nextGeneration
-                state.nextGeneration += 1
-                let (_, evicted) = state.disk!.insert(name, CacheDiskStore.Record(size: size, generation: generation), cost: size)
-                for victim in evicted { diskStore.delete(victim.key) }
-            } else if state.disk?.remove(name) != nil {
-                diskStore.delete(name)
+        countStored()
+        guard let backing else { return }
+        let record = HTTPCacheMemoryStorage.record(of: entry)
+        switch entry.body {
+        case .stored(let stored, nil) where stored.id == entry.id:
+            // A `304` updated a response the storage holds: only its metadata changes.
+            let replaced = await guarded { try await backing.replaceMetadata(of: record) }
+            if replaced != true { _ = await guarded { try await backing.removeRecords(forKey: entry.key, ids: [entry.id]) } }
+            if !replacing.isEmpty { _ = await guarded { try await backing.removeRecords(forKey: entry.key, ids: replacing) } }
+        case .stored:
+            // Part of a stored body is never stored on its own.
+            if !replacing.isEmpty { _ = await guarded { try await backing.removeRecords(forKey: entry.key, ids: replacing) } }
+        case .data(let data):
+            guard Int64(data.count) <= backing.maximumBodyLength else {
+                _ = await guarded { try await backing.removeRecords(forKey: entry.key, ids: replacing) }
+                return
+            }
+            let stored: Void? = await guarded {
+                let writer = try await backing.makeWriter(for: record)
+                do {
+                    var offset = data.startIndex
+                    while offset < data.endIndex {
+                        let end = min(offset + Self.writeChunkSize, data.endIndex)
+                        try await writer.write(data.subdata(in: offset..<end))
+                        offset = end
+                    }
+                    try await writer.commit(replacing: replacing)
+                } catch {
+                    await writer.abort()
+                    throw error
+                }
+            }
+            if stored == nil, !replacing.isEmpty {
+                // What the new response replaces must not answer in its place.
+                _ = await guarded { try await backing.removeRecords(forKey: entry.key, ids: replacing) }
             }
         }
     }
 
-    /// Removes every variant stored under `key` from memory and disk.
-    func remove(key: String) {
-        let name = diskStore == nil ? "" : CacheDiskStore.fileName(forKey: key)
-        state.withLock { state in
-            state.memory.remove(key)
-            if state.disk?.remove(name) != nil { diskStore?.delete(name) }
+    /// Removes the variants of `key` in `ids`, `variants` being those left.
+    private func remove(key: String, ids: [UUID], variants: CachedVariants) async {
+        if let memory {
+            if variants.responses.allSatisfy({ $0.data != nil }) {
+                memory.store(variants)
+            } else {
+                memory.remove(key: key)
+            }
+        }
+        guard let backing, !ids.isEmpty else { return }
+        _ = await guarded { try await backing.removeRecords(forKey: key, ids: ids) }
+    }
+
+    /// Removes every variant stored under `key`, from memory and the storage.
+    func remove(key: String) async {
+        memory?.remove(key: key)
+        guard let backing else { return }
+        _ = await guarded { try await backing.removeRecords(forKey: key, ids: nil) }
+    }
+
+    /// Runs `call` against the storage behind the memory, within ``storageTimeout``; `nil` when it
+    /// failed or timed out (logged and counted; the storage is then left alone for
+    /// ``storageBackoff``), or when the storage is being left alone. The disk is called directly:
+    /// its files are local, and it has no back-off.
+    func guarded<Result: Sendable>(_ call: @escaping @Sendable () async throws -> Result) async -> Result? {
+        if backing is HTTPCacheDiskStorage {
+            do {
+                return try await call()
+            } catch {
+                storageFailed(error)
+                return nil
+            }
+        }
+        let now = Date()
+        if let until = state.withLock({ $0.storageAvoidedUntil }), until > now { return nil }
+        do {
+            let result = try await StorageCall.run(call, timeout: storageTimeout)
+            state.withLock { $0.storageAvoidedUntil = nil }
+            return result
+        } catch {
+            storageFailed(error)
+            state.withLock { $0.storageAvoidedUntil = Date().addingTimeInterval(Self.storageBackoff) }
+            return nil
         }
     }
+
+    private func storageFailed(_ error: any Error) {
+        state.withLock { $0.statistics.storageFailures += 1 }
+        if case HTTPCacheStorageError.recordNotFound = error { return }
+        Self.logger.warning(
+            "The HTTP cache's storage failed; requests go to the network meanwhile", metadata: ["moya.error": "\(error)"])
+    }
+
+    /// The cache's log: the same label as the session's.
+    static let logger = Logger(label: "org.moya.session")
+
+    // MARK: - Counts
+
+    /// Counts a request answered from the cache.
+    func countHit() { state.withLock { $0.statistics.hits += 1 } }
+
+    /// Counts a request the cache had no usable response for.
+    func countMiss() { state.withLock { $0.statistics.misses += 1 } }
+
+    func countStored() { state.withLock { $0.statistics.stores += 1 } }
 
     // MARK: - For tests
 
     /// The keys in memory, least recently used first.
-    var memoryKeysOldestFirst: [String] { state.withLock { $0.memory.keysOldestFirst } }
+    var memoryKeysOldestFirst: [String] { memory?.keysOldestFirst ?? [] }
 
-    /// The entry file names on disk as indexed, least recently used first.
-    var diskFilesOldestFirst: [String] { state.withLock { $0.disk?.keysOldestFirst ?? [] } }
+    /// The record file names on disk as indexed, least recently used first.
+    var diskFilesOldestFirst: [String] { (backing as? HTTPCacheDiskStorage)?.fileNamesOldestFirst ?? [] }
 
     /// Marks `key` as being refreshed in the background: `false` when a refresh of it already
     /// runs, so that a burst of requests answered stale sends one refresh.

@@ -1,6 +1,5 @@
 import Foundation
 import NIOHTTP1
-import NIOPosix
 
 #if canImport(FoundationNetworking)
 import FoundationNetworking
@@ -50,20 +49,30 @@ final class CacheStage: Sendable {
         case unavailable(any Error)
     }
 
-    /// What the cache does with `attempt` before it is sent.
-    func before(_ attempt: ExchangeAttempt) -> Before {
+    /// What the cache does with `attempt` before it is sent. A stored response whose content the
+    /// storage can no longer give (removed meanwhile, damaged, the storage down) is a miss.
+    func before(_ attempt: ExchangeAttempt) async -> Before {
         let requestHeaders = requests.headersAsSent(for: attempt.urlRequest, authorization: attempt.authorization)
         var validation: (entry: CachedResponse, headers: [(name: String, value: String)])?
-        switch decision(for: attempt.urlRequest, requestHeaders: requestHeaders) {
-        case .useStored(let entry):
-            return .answer(Self.transportResponse(for: entry, cacheStatus: .hit), refreshKey: nil)
-        case .useStaleAndRefresh(let entry):
-            return .answer(Self.transportResponse(for: entry, cacheStatus: .hit), refreshKey: entry.key)
+        let decision = await decision(for: attempt.urlRequest, requestHeaders: requestHeaders)
+        switch decision {
+        case .useStored(let entry), .useStaleAndRefresh(let entry):
+            if let data = await cache.body(of: entry) {
+                cache.countHit()
+                let refreshKey: String? = if case .useStaleAndRefresh = decision { entry.key } else { nil }
+                return .answer(Self.transportResponse(for: entry, data: data, cacheStatus: .hit), refreshKey: refreshKey)
+            }
+            if effectiveCachePolicy(of: attempt.urlRequest) == .returnCacheDataDontLoad || CacheControl(headers: requestHeaders).onlyIfCached {
+                cache.countMiss()
+                return .unavailable(SessionError.notCached(url: attempt.urlRequest.url))
+            }
+            cache.countMiss()
         case .validate(let entry, let headers):
             validation = (entry, headers)
         case .network:
-            break
+            if (attempt.urlRequest.httpMethod ?? "GET").uppercased() == "GET" { cache.countMiss() }
         case .unavailable:
+            cache.countMiss()
             return .unavailable(SessionError.notCached(url: attempt.urlRequest.url))
         }
         var attempt = attempt
@@ -78,45 +87,40 @@ final class CacheStage: Sendable {
     /// (`replaced` is then `true`, and `response` is of no more use), or what
     /// ``received(_:of:requestHeaders:validation:sentAt:body:)`` makes of it.
     func after(
-        _ response: TransportResponse, of attempt: ExchangeAttempt, state: TransportExchange.CacheState, body: Data?, mayAnswerStale: Bool
-    ) -> (response: TransportResponse, replaced: Bool) {
+        _ response: TransportResponse, of attempt: ExchangeAttempt, state: TransportExchange.CacheState, body: Data?, spool: CacheSpool? = nil,
+        mayAnswerStale: Bool
+    ) async -> (response: TransportResponse, replaced: Bool) {
         if mayAnswerStale, Self.staleIfErrorStatuses.contains(response.statusCode),
-            let stale = staleIfErrorResponse(for: attempt.urlRequest, requestHeaders: state.requestHeaders)
+            let stale = await staleIfErrorResponse(for: attempt.urlRequest, requestHeaders: state.requestHeaders)
         {
             return (stale, true)
         }
-        let received = received(
+        let received = await received(
             response, of: attempt.urlRequest, requestHeaders: state.requestHeaders, validation: state.validation?.entry, sentAt: state.sentAt,
-            body: body)
+            body: body, spool: spool)
         return (received, false)
     }
 
     /// The stored response that answers `attempt` in place of its failure, when its
     /// `stale-if-error` allows; `nil` for an attempt the cache did not see.
-    func staleIfError(for attempt: ExchangeAttempt) -> TransportResponse? {
+    func staleIfError(for attempt: ExchangeAttempt) async -> TransportResponse? {
         guard let state = attempt.cacheState else { return nil }
-        return staleIfErrorResponse(for: attempt.urlRequest, requestHeaders: state.requestHeaders)
+        return await staleIfErrorResponse(for: attempt.urlRequest, requestHeaders: state.requestHeaders)
     }
 
-    /// Runs `body`, which reads or writes the cache: at once for a cache in memory or when not on
-    /// an event loop (the caller's thread, for a request's first hop), on NIO's thread pool for
-    /// one on disk on an event loop, whose file I/O must not hold up the loop's other
-    /// connections.
-    func withIO(_ body: @escaping @Sendable () -> Void) {
-        guard cache.directory != nil, MultiThreadedEventLoopGroup.currentEventLoop != nil else {
-            body()
-            return
-        }
-        NIOThreadPool.singleton.submit { _ in body() }
+    /// Runs `body`, which reads or writes the cache, in a task of its own: the storage may be a
+    /// disk or a database, whose calls must not hold up the event loop's other connections.
+    func withIO(_ body: @escaping @Sendable () async -> Void) {
+        _Concurrency.Task { await body() }
     }
 
     /// What the HTTP cache does with `urlRequest`, whose headers as the cache compares them are
     /// `requestHeaders` (``ClientRequestFactory/headersAsSent(for:authorization:)``), before it is sent, under its
     /// effective cache policy: its own `cachePolicy`, or ``Session/Configuration/requestCachePolicy`` when
     /// it keeps Foundation's default.
-    func decision(for urlRequest: URLRequest, requestHeaders: [(name: String, value: String)]) -> CacheDecision {
+    func decision(for urlRequest: URLRequest, requestHeaders: [(name: String, value: String)]) async -> CacheDecision {
         guard let url = urlRequest.url else { return .network }
-        let decision = cache.decision(
+        let decision = await cache.decision(
             method: urlRequest.httpMethod ?? "GET", url: url, requestHeaders: requestHeaders, policy: effectiveCachePolicy(of: urlRequest))
         switch decision {
         case .useStored:
@@ -139,12 +143,13 @@ final class CacheStage: Sendable {
     /// The stored response that answers `urlRequest` instead of its failure or of its server's
     /// 500, 502, 503 or 504 (``HTTPCache/staleIfError(url:requestHeaders:now:)``): only for a
     /// `GET` under `.useProtocolCachePolicy`, the policy that follows the server's directives.
-    func staleIfErrorResponse(for urlRequest: URLRequest, requestHeaders: [(name: String, value: String)]) -> TransportResponse? {
+    func staleIfErrorResponse(for urlRequest: URLRequest, requestHeaders: [(name: String, value: String)]) async -> TransportResponse? {
         guard effectiveCachePolicy(of: urlRequest) == .useProtocolCachePolicy, (urlRequest.httpMethod ?? "GET").uppercased() == "GET", let url = urlRequest.url,
-            let entry = cache.staleIfError(url: url, requestHeaders: requestHeaders)
+            let entry = await cache.staleIfError(url: url, requestHeaders: requestHeaders), let data = await cache.body(of: entry)
         else { return nil }
         SessionLog.logger.debug("Answered from the HTTP cache after a failure (stale-if-error)", metadata: ["moya.url": "\(LoggedURL.describe(url))"])
-        return Self.transportResponse(for: entry, cacheStatus: .hit)
+        cache.countHit()
+        return Self.transportResponse(for: entry, data: data, cacheStatus: .hit)
     }
 
     /// Refreshes the stored response for `key`, which answered `urlRequest` while stale within
@@ -199,21 +204,29 @@ final class CacheStage: Sendable {
     ///                     body was not kept (then nothing is stored).
     func received(
         _ response: TransportResponse, of urlRequest: URLRequest, requestHeaders: [(name: String, value: String)], validation: CachedResponse?,
-        sentAt: Date, body: Data?
-    ) -> TransportResponse {
+        sentAt: Date, body: Data?, spool: CacheSpool? = nil
+    ) async -> TransportResponse {
         guard let head = response.response.head, let url = urlRequest.url else { return response }
         let responseHeaders = head.headers.map { (name: $0.name, value: $0.value) }
         let now = Date()
         if let validation, response.statusCode == 304 {
-            let updated = cache.notModifiedReceived(
+            let updated = await cache.notModifiedReceived(
                 validation, url: url, requestHeaders: requestHeaders, responseHeaders: responseHeaders, requestTime: sentAt,
                 responseTime: now)
-            SessionLog.logger.debug("Revalidated the HTTP cache's response", metadata: ["moya.url": "\(LoggedURL.describe(url))"])
-            return Self.transportResponse(for: updated, cacheStatus: .revalidated, now: now)
+            if let data = await cache.body(of: updated) {
+                SessionLog.logger.debug("Revalidated the HTTP cache's response", metadata: ["moya.url": "\(LoggedURL.describe(url))"])
+                cache.countHit()
+                return Self.transportResponse(for: updated, data: data, cacheStatus: .revalidated, now: now)
+            }
+            // The storage lost the content meanwhile: the 304 itself is the answer, as to a
+            // request of the caller's own.
+            cache.countMiss()
+            return response
         }
-        cache.responseReceived(
+        if validation != nil { cache.countMiss() }
+        await cache.responseReceived(
             method: urlRequest.httpMethod ?? "GET", url: url, requestHeaders: requestHeaders, status: response.statusCode,
-            responseHeaders: responseHeaders, body: body, requestTime: sentAt, responseTime: now)
+            responseHeaders: responseHeaders, body: body, spool: spool, requestTime: sentAt, responseTime: now)
         return response
     }
 
@@ -226,23 +239,38 @@ final class CacheStage: Sendable {
     ///   - head:           The response's head.
     ///   - urlRequest:     The request it answers (this attempt's).
     ///   - requestHeaders: The request's headers as the cache compares them.
-    func tee(for head: HTTPResponseHead, of urlRequest: URLRequest, requestHeaders: [(name: String, value: String)]) -> StreamCacheTee? {
+    ///   - sentAt:         When the request was sent.
+    func tee(
+        for head: HTTPResponseHead, of urlRequest: URLRequest, requestHeaders: [(name: String, value: String)], sentAt: Date
+    ) -> StreamCacheTee? {
         guard let url = urlRequest.url,
             HTTPCache.storesResponse(
                 method: urlRequest.httpMethod ?? "GET", url: url, status: Int(head.status.code), requestHeaders: requestHeaders,
-                responseHeaders: head.headers.map { (name: $0.name, value: $0.value) })
+                responseHeaders: head.headers.map { (name: $0.name, value: $0.value) }, shared: cache.mode == .shared)
         else { return nil }
+        if let backing = cache.backing {
+            // A cache on disk or in a database: the copy goes to the storage as it streams.
+            let limit = min(backing.maximumBodyLength, maximumResponseBodySize ?? .max)
+            guard head.expectedBodyLength <= limit else { return nil }
+            let headers = head.headers.map { (name: $0.name, value: $0.value) }
+            let entry = CachedResponse(
+                id: UUID(), key: HTTPCache.key(for: url), url: url, status: Int(head.status.code), headers: headers, body: .data(Data()),
+                requestTime: sentAt, responseTime: Date(), varyValues: HTTPCache.varyValues(responseHeaders: headers, requestHeaders: requestHeaders),
+                shared: cache.mode == .shared)
+            return StreamCacheTee(spool: CacheSpool(entry: entry, cache: cache, storage: backing))
+        }
         let limit = min(cache.largestStreamedBody, Int(clamping: maximumResponseBodySize ?? .max))
         return StreamCacheTee(limit: limit, expectedLength: head.expectedBodyLength)
     }
 
-    /// A response for `entry`, stored in the cache, with its current `Age`.
-    static func transportResponse(for entry: CachedResponse, cacheStatus: Response.CacheStatus, now: Date = Date()) -> TransportResponse {
+    /// A response for `entry`, stored in the cache, whose content is `data`, with its current
+    /// `Age`.
+    static func transportResponse(for entry: CachedResponse, data: Data, cacheStatus: Response.CacheStatus, now: Date = Date()) -> TransportResponse {
         var headers = NIOHTTP1.HTTPHeaders()
         for field in entry.headers(now: now) {
             headers.add(name: field.name, value: field.value)
         }
         let head = HTTPResponseHead(version: .http1_1, status: HTTPResponseStatus(statusCode: entry.status), headers: headers)
-        return TransportResponse(response: DeferredHTTPURLResponse(head: head, url: entry.url), data: entry.body, cacheStatus: cacheStatus)
+        return TransportResponse(response: DeferredHTTPURLResponse(head: head, url: entry.url), data: data, cacheStatus: cacheStatus)
     }
 }

@@ -16,13 +16,25 @@ import NIOCore
 struct StreamCacheTee {
     /// The most body bytes the copy may hold.
     let limit: Int
-    /// The body so far; `nil` once abandoned.
+    /// The body so far; `nil` once abandoned, and for a copy that goes to the storage as it
+    /// streams (``spool``).
     private(set) var body: Data?
+    /// For a cache on disk or in a database: the storage's copy, written while the body streams
+    /// instead of held here.
+    let spool: CacheSpool.Handle?
+
+    /// A copy that `spool` writes to the cache's storage as the body streams.
+    init(spool: CacheSpool) {
+        limit = 0
+        body = nil
+        self.spool = CacheSpool.Handle(spool)
+    }
 
     /// A copy of at most `limit` bytes of a body of `expectedLength` bytes (-1 when unknown),
     /// abandoned from the start when that length is over the limit.
     init(limit: Int, expectedLength: Int64) {
         self.limit = max(0, limit)
+        spool = nil
         if expectedLength > Int64(self.limit) {
             body = nil
         } else {
@@ -32,6 +44,10 @@ struct StreamCacheTee {
 
     /// Adds a part of the body, or abandons the copy when the part takes it over ``limit``.
     mutating func append(_ buffer: ByteBuffer) {
+        if let spool {
+            spool.spool.append(Data(buffer.readableBytesView))
+            return
+        }
         guard let kept = body?.count else { return }
         guard buffer.readableBytes <= limit - kept else {
             body = nil

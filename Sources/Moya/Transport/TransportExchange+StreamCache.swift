@@ -22,7 +22,7 @@ extension TransportExchange {
         }
         let started = streamReceivedHead(head, sink: sink, task: task)
         if current.isStreaming, let stage = parts.cache {
-            let tee = stage.tee(for: head, of: current.request, requestHeaders: cache.requestHeaders)
+            let tee = stage.tee(for: head, of: current.request, requestHeaders: cache.requestHeaders, sentAt: cache.sentAt)
             current.stream?.cacheTee = tee
         }
         return started

@@ -200,7 +200,7 @@ final class TransportExchange: HTTPClientResponseDelegate, @unchecked Sendable {
             return
         }
         cache.withIO { [self] in
-            switch cache.before(attempt) {
+            switch await cache.before(attempt) {
             case .answer(let stored, let refreshKey):
                 guard owner.transportIsWanted else {
                     finish(.failure(HTTPClientError.cancelled))
@@ -478,7 +478,7 @@ final class TransportExchange: HTTPClientResponseDelegate, @unchecked Sendable {
             // the loop.
             if let cache, mayAnswerStale(context.attempt) {
                 cache.withIO { [self] in
-                    if let stale = staleIfError(for: context.attempt) {
+                    if let stale = await staleIfError(for: context.attempt) {
                         finishDelivery(stale, of: context.attempt)
                     } else {
                         finish(.failure(failureError(error, of: context)))
@@ -570,6 +570,7 @@ final class TransportExchange: HTTPClientResponseDelegate, @unchecked Sendable {
         // or when it was not the whole body), or the body collected in memory, unless it was an
         // error body cut at its limit.
         let body: Data?
+        var spool: CacheSpool?
         if current.isStreaming {
             guard owner.transportIsWanted else {
                 finishDelivery(response, of: attempt)
@@ -577,6 +578,10 @@ final class TransportExchange: HTTPClientResponseDelegate, @unchecked Sendable {
             }
             if let cacheTee = current.stream?.cacheTee {
                 body = cacheTee.body
+                spool = cacheTee.spool?.spool
+                // Ended here, while the exchange still holds the spool: whatever becomes of the
+                // attempt's state from now on, the copy is whole.
+                spool?.end()
             } else {
                 body = Data()
             }
@@ -587,8 +592,9 @@ final class TransportExchange: HTTPClientResponseDelegate, @unchecked Sendable {
         // response (stale-if-error), only for what may answer stale. Asked (the owner's lock)
         // only for such an error, and here on the attempt's loop, where `current` is read.
         let mayAnswerStale = CacheStage.staleIfErrorStatuses.contains(response.statusCode) && mayAnswerStale(attempt)
+        let spooled = spool
         cache.withIO { [self] in
-            let after = cache.after(response, of: attempt, state: state, body: body, mayAnswerStale: mayAnswerStale)
+            let after = await cache.after(response, of: attempt, state: state, body: body, spool: spooled, mayAnswerStale: mayAnswerStale)
             if after.replaced {
                 discard(response)
             }
@@ -600,9 +606,9 @@ final class TransportExchange: HTTPClientResponseDelegate, @unchecked Sendable {
     /// `stale-if-error` allows (``CacheStage/staleIfError(for:)``): only for an attempt the cache
     /// saw, whose result is still wanted, that does not stream or download. Reads the cache (a
     /// disk cache's file too).
-    private func staleIfError(for attempt: ExchangeAttempt) -> TransportResponse? {
+    private func staleIfError(for attempt: ExchangeAttempt) async -> TransportResponse? {
         guard mayAnswerStale(attempt), let cache else { return nil }
-        return cache.staleIfError(for: attempt)
+        return await cache.staleIfError(for: attempt)
     }
 
     /// Whether ``staleIfError(for:)`` may find a stored response for `attempt`, without reading

@@ -43,8 +43,8 @@ extension HTTPCache {
     /// `cacheEpoch`.
     func storeGET(
         _ url: URL, status: Int = 200, request: [String] = [], response: [String], body: Data = Data("body".utf8), at seconds: TimeInterval = 0
-    ) {
-        responseReceived(
+    ) async {
+        await responseReceived(
             method: "GET", url: url, requestHeaders: cacheFields(request), status: status, responseHeaders: cacheFields(response), body: body,
             requestTime: cacheTime(seconds), responseTime: cacheTime(seconds))
     }
@@ -52,12 +52,12 @@ extension HTTPCache {
     /// The decision for a `GET` of `url` at `seconds` after `cacheEpoch`.
     func decide(
         _ url: URL, request: [String] = [], policy: URLRequest.CachePolicy = .useProtocolCachePolicy, at seconds: TimeInterval
-    ) -> CacheDecision {
-        decision(method: "GET", url: url, requestHeaders: cacheFields(request), policy: policy, now: cacheTime(seconds))
+    ) async -> CacheDecision {
+        await decision(method: "GET", url: url, requestHeaders: cacheFields(request), policy: policy, now: cacheTime(seconds))
     }
 
     /// The response stored last for `url`, whatever the request headers.
-    func stored(_ url: URL) -> CachedResponse? {
-        lookup(key: HTTPCache.key(for: url))?.responses.last
+    func stored(_ url: URL) async -> CachedResponse? {
+        await lookup(key: HTTPCache.key(for: url))?.responses.last
     }
 }

@@ -128,27 +128,27 @@ struct HTTPCacheConditionalTests {
     }
 
     @Test(arguments: cases)
-    func conditional(_ testCase: ConditionalCase) {
+    func conditional(_ testCase: ConditionalCase) async {
         let url = URL(string: "https://a.example/item")!
         let cache = HTTPCache()
-        cache.storeGET(url, status: testCase.status, response: testCase.response)
-        #expect(Answer(cache.decide(url, request: testCase.request, at: testCase.at)) == testCase.expected)
+        await cache.storeGET(url, status: testCase.status, response: testCase.response)
+        #expect(Answer(await cache.decide(url, request: testCase.request, at: testCase.at)) == testCase.expected)
     }
 
     /// The `304` carries what a `200` would have (RFC 9110 §15.4.5: `ETag`, `Cache-Control`,
     /// `Date`, `Expires`, `Vary`, `Content-Location`, and the rest of the stored metadata), with
     /// the current `Age`, but no content and no field that describes the stored content.
-    @Test func aNotModifiedFromStorageCarriesTheStoredMetadata() throws {
+    @Test func aNotModifiedFromStorageCarriesTheStoredMetadata() async throws {
         let url = URL(string: "https://a.example/item")!
         let cache = HTTPCache()
-        cache.storeGET(
+        await cache.storeGET(
             url, response: Self.stored + ["Content-Type: text/plain", "Content-Length: 4", "Vary: Accept", "X-Kept: 1", "Expires: \(cacheHTTPDate(100))"])
-        guard case .useStored(let answer) = cache.decide(url, request: ["If-None-Match: \"v1\""], at: 10) else {
+        guard case .useStored(let answer) = await cache.decide(url, request: ["If-None-Match: \"v1\""], at: 10) else {
             Issue.record("not answered from storage")
             return
         }
         #expect(answer.status == 304)
-        #expect(answer.body.isEmpty)
+        #expect(answer.body.count == 0)
         let headers = Dictionary(answer.headers(now: cacheTime(10)).map { ($0.name.lowercased(), $0.value) }, uniquingKeysWith: { $1 })
         #expect(headers["etag"] == "\"v1\"")
         #expect(headers["cache-control"] == "max-age=100")
@@ -160,61 +160,61 @@ struct HTTPCacheConditionalTests {
         #expect(headers["content-length"] == nil)
         #expect(headers["content-type"] == nil)
         // The stored response itself is unchanged.
-        #expect(cache.stored(url)?.status == 200)
-        #expect(cache.stored(url)?.body == Data("body".utf8))
+        #expect(await cache.stored(url)?.status == 200)
+        #expect(await cache.stored(url)?.data == Data("body".utf8))
     }
 
     /// A cache made for a `URLCache` (a session made from a `URLSessionConfiguration`) passes a
     /// caller's conditional request to the server, as `URLSession` does.
     @Test(arguments: [["If-None-Match: \"v1\""], ["If-Modified-Since: \(cacheHTTPDate(-1000))"], ["If-None-Match: \"v2\""]])
-    func aURLCacheCompatibleCachePassesConditionalsThrough(_ request: [String]) throws {
+    func aURLCacheCompatibleCachePassesConditionalsThrough(_ request: [String]) async throws {
         let configuration = URLSessionConfiguration.default
         configuration.urlCache = URLCache(memoryCapacity: 1 << 20, diskCapacity: 0, diskPath: nil)
         let cache = try #require(Session.Configuration(configuration).cache)
         let url = URL(string: "https://a.example/item")!
-        cache.storeGET(url, response: Self.stored)
-        #expect(Answer(cache.decide(url, request: request, at: 10)) == .network)
-        #expect(Answer(cache.decide(url, at: 10)) == .stored(200))
+        await cache.storeGET(url, response: Self.stored)
+        #expect(Answer(await cache.decide(url, request: request, at: 10)) == .network)
+        #expect(Answer(await cache.decide(url, at: 10)) == .stored(200))
     }
 
     /// The other policies answer from storage too, and the caller's conditions apply to what
     /// they answer with.
     @Test(arguments: [URLRequest.CachePolicy.returnCacheDataElseLoad, .returnCacheDataDontLoad])
-    func policiesThatAnswerFromStorageApplyTheConditions(_ policy: URLRequest.CachePolicy) {
+    func policiesThatAnswerFromStorageApplyTheConditions(_ policy: URLRequest.CachePolicy) async {
         let url = URL(string: "https://a.example/item")!
         let cache = HTTPCache()
-        cache.storeGET(url, response: Self.stored)
-        #expect(Answer(cache.decide(url, request: ["If-None-Match: \"v1\""], policy: policy, at: 1000)) == .stored(304))
-        #expect(Answer(cache.decide(url, request: ["If-None-Match: \"v2\""], policy: policy, at: 1000)) == .stored(200))
+        await cache.storeGET(url, response: Self.stored)
+        #expect(Answer(await cache.decide(url, request: ["If-None-Match: \"v1\""], policy: policy, at: 1000)) == .stored(304))
+        #expect(Answer(await cache.decide(url, request: ["If-None-Match: \"v2\""], policy: policy, at: 1000)) == .stored(200))
     }
 
     /// A `304` the caller's own conditional request brought from the server (no validation of the
     /// cache's) leaves the stored response, and updates it when it names the same validator
     /// (RFC 9111 §4.3.4).
-    @Test func aNotModifiedToTheCallersConditionalFreshensTheMatchingStoredResponse() {
+    @Test func aNotModifiedToTheCallersConditionalFreshensTheMatchingStoredResponse() async {
         let url = URL(string: "https://a.example/item")!
         let cache = HTTPCache()
-        cache.storeGET(url, response: ["Cache-Control: max-age=10", "ETag: \"v1\""])
-        cache.responseReceived(
+        await cache.storeGET(url, response: ["Cache-Control: max-age=10", "ETag: \"v1\""])
+        await cache.responseReceived(
             method: "GET", url: url, requestHeaders: cacheFields(["If-None-Match: \"v1\""]), status: 304,
             responseHeaders: cacheFields(["ETag: \"v1\"", "Cache-Control: max-age=600"]), body: Data(), requestTime: cacheTime(100),
             responseTime: cacheTime(100))
-        #expect(cache.stored(url)?.freshnessLifetime == 600)
-        #expect(cache.stored(url)?.body == Data("body".utf8))
-        #expect(CacheDecisionKind(cache.decide(url, at: 200)) == .useStored)
+        #expect(await cache.stored(url)?.freshnessLifetime == 600)
+        #expect(await cache.stored(url)?.data == Data("body".utf8))
+        #expect(CacheDecisionKind(await cache.decide(url, at: 200)) == .useStored)
     }
 
     @Test(arguments: [
         ["ETag: \"v2\"", "Cache-Control: max-age=600"],
         ["Cache-Control: max-age=600"],
     ])
-    func aNotModifiedForAnotherValidatorLeavesTheStoredResponseAsItIs(_ response: [String]) {
+    func aNotModifiedForAnotherValidatorLeavesTheStoredResponseAsItIs(_ response: [String]) async {
         let url = URL(string: "https://a.example/item")!
         let cache = HTTPCache()
-        cache.storeGET(url, response: ["Cache-Control: max-age=10", "ETag: \"v1\""])
-        cache.responseReceived(
+        await cache.storeGET(url, response: ["Cache-Control: max-age=10", "ETag: \"v1\""])
+        await cache.responseReceived(
             method: "GET", url: url, requestHeaders: cacheFields(["If-None-Match: \"v2\""]), status: 304, responseHeaders: cacheFields(response),
             body: Data(), requestTime: cacheTime(100), responseTime: cacheTime(100))
-        #expect(cache.stored(url)?.freshnessLifetime == 10, "neither removed nor updated")
+        #expect(await cache.stored(url)?.freshnessLifetime == 10, "neither removed nor updated")
     }
 }

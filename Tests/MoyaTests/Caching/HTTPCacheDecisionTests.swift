@@ -108,17 +108,17 @@ struct HTTPCacheDecisionTests {
     ]
 
     @Test(arguments: directiveCases)
-    func directives(_ testCase: DecisionCase) {
+    func directives(_ testCase: DecisionCase) async {
         let url = URL(string: "https://a.example/item")!
         let cache = HTTPCache()
-        cache.storeGET(url, response: testCase.response)
-        #expect(CacheDecisionKind(cache.decide(url, request: testCase.request, at: testCase.at)) == testCase.expected)
+        await cache.storeGET(url, response: testCase.response)
+        #expect(CacheDecisionKind(await cache.decide(url, request: testCase.request, at: testCase.at)) == testCase.expected)
     }
 
     @Test(arguments: [["Cache-Control: only-if-cached"], []])
-    func nothingStored(_ request: [String]) {
+    func nothingStored(_ request: [String]) async {
         let cache = HTTPCache()
-        let decision = cache.decide(URL(string: "https://a.example/none")!, request: request, at: 0)
+        let decision = await cache.decide(URL(string: "https://a.example/none")!, request: request, at: 0)
         #expect(CacheDecisionKind(decision) == (request.isEmpty ? .network : .unavailable))
     }
 
@@ -154,13 +154,13 @@ struct HTTPCacheDecisionTests {
     ]
 
     @Test(arguments: varyCases)
-    func vary(_ testCase: VaryCase) {
+    func vary(_ testCase: VaryCase) async {
         let url = URL(string: "https://a.example/item")!
         let cache = HTTPCache()
-        cache.storeGET(url, request: testCase.stored, response: ["Cache-Control: max-age=100", "Vary: \(testCase.vary)"])
+        await cache.storeGET(url, request: testCase.stored, response: ["Cache-Control: max-age=100", "Vary: \(testCase.vary)"])
         let expected: CacheDecisionKind = testCase.matches ? .useStored : .network
-        #expect(CacheDecisionKind(cache.decide(url, request: testCase.request, at: 1)) == expected)
-        #expect(CacheDecisionKind(cache.decide(url, request: testCase.request, policy: .returnCacheDataElseLoad, at: 1)) == expected)
+        #expect(CacheDecisionKind(await cache.decide(url, request: testCase.request, at: 1)) == expected)
+        #expect(CacheDecisionKind(await cache.decide(url, request: testCase.request, policy: .returnCacheDataElseLoad, at: 1)) == expected)
     }
 
     /// A stale response's validators and the conditional headers expected.
@@ -173,16 +173,16 @@ struct HTTPCacheDecisionTests {
             ["If-None-Match: \"v1\"", "If-Modified-Since: Sun, 06 Nov 1994 08:49:37 GMT"]
         ),
     ])
-    func conditionalHeaders(_ validators: [String], _ expected: [String]) throws {
+    func conditionalHeaders(_ validators: [String], _ expected: [String]) async throws {
         let url = URL(string: "https://a.example/item")!
         let cache = HTTPCache()
-        cache.storeGET(url, response: ["Cache-Control: max-age=0"] + validators)
-        guard case .validate(let entry, let headers) = cache.decide(url, at: 1) else {
+        await cache.storeGET(url, response: ["Cache-Control: max-age=0"] + validators)
+        guard case .validate(let entry, let headers) = await cache.decide(url, at: 1) else {
             Issue.record("expected a validation")
             return
         }
         #expect(headers.map { "\($0.name): \($0.value)" } == expected)
-        #expect(String(decoding: entry.body, as: UTF8.self) == "body")
+        #expect(String(decoding: entry.data ?? Data(), as: UTF8.self) == "body")
     }
 
     /// A policy, what is stored (nothing, fresh, stale with a validator, stale without), and
@@ -221,25 +221,25 @@ struct HTTPCacheDecisionTests {
     ]
 
     @Test(arguments: policyCases)
-    func policy(_ testCase: PolicyCase) {
+    func policy(_ testCase: PolicyCase) async {
         let url = URL(string: "https://a.example/item")!
         let cache = HTTPCache()
-        if let stored = testCase.stored { cache.storeGET(url, response: stored) }
-        #expect(CacheDecisionKind(cache.decide(url, policy: testCase.policy, at: 10)) == testCase.expected)
+        if let stored = testCase.stored { await cache.storeGET(url, response: stored) }
+        #expect(CacheDecisionKind(await cache.decide(url, policy: testCase.policy, at: 10)) == testCase.expected)
     }
 
-    @Test func reloadPoliciesStillStoreTheResponse() {
+    @Test func reloadPoliciesStillStoreTheResponse() async {
         let url = URL(string: "https://a.example/item")!
         let cache = HTTPCache()
-        #expect(CacheDecisionKind(cache.decide(url, policy: .reloadIgnoringLocalCacheData, at: 0)) == .network)
-        cache.storeGET(url, response: Self.fresh)
-        #expect(CacheDecisionKind(cache.decide(url, at: 1)) == .useStored)
+        #expect(CacheDecisionKind(await cache.decide(url, policy: .reloadIgnoringLocalCacheData, at: 0)) == .network)
+        await cache.storeGET(url, response: Self.fresh)
+        #expect(CacheDecisionKind(await cache.decide(url, at: 1)) == .useStored)
     }
 
-    @Test func dontLoadWithAnotherMethodIsUnavailable() {
+    @Test func dontLoadWithAnotherMethodIsUnavailable() async {
         let cache = HTTPCache()
         let url = URL(string: "https://a.example/item")!
-        #expect(CacheDecisionKind(cache.decision(method: "POST", url: url, requestHeaders: [], policy: .returnCacheDataDontLoad)) == .unavailable)
-        #expect(CacheDecisionKind(cache.decision(method: "POST", url: url, requestHeaders: [], policy: .returnCacheDataElseLoad)) == .network)
+        #expect(CacheDecisionKind(await cache.decision(method: "POST", url: url, requestHeaders: [], policy: .returnCacheDataDontLoad)) == .unavailable)
+        #expect(CacheDecisionKind(await cache.decision(method: "POST", url: url, requestHeaders: [], policy: .returnCacheDataElseLoad)) == .network)
     }
 }

@@ -12,7 +12,7 @@ import FoundationNetworking
 extension HTTPCacheExchangeTests {
     @Test("A range of a fresh stored response is answered 206 from the cache; one it cannot answer goes to the server")
     func rangeAnsweredFromTheCache() async throws {
-        routeItem(maxAge: 60)
+        await routeItem(maxAge: 60)
         let (session, provider) = Self.provider(HTTPCache())
         _ = try await provider.request(item())
         let part = try await provider.request(item(["Range": "bytes=1-2"]))

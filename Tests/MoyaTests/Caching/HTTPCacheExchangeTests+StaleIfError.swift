@@ -11,7 +11,7 @@ import FoundationNetworking
 
 extension HTTPCacheExchangeTests {
     /// Answers `/sie` first with `v1` under `cacheControl`, then with `failure`.
-    func routeThenFail(_ cacheControl: String, failure: MockResponse) {
+    func routeThenFail(_ cacheControl: String, failure: MockResponse) async {
         routeCounting("/sie") { attempt, _ in
             guard attempt == 1 else { return failure }
             return MockResponse(status: 200, headers: [("Cache-Control", cacheControl), ("ETag", "\"v1\"")], body: Data("v1".utf8))
@@ -25,7 +25,7 @@ extension HTTPCacheExchangeTests {
             .fault(.closeBeforeResponse),
         ])
     func staleIfError(_ failure: MockResponse) async throws {
-        routeThenFail("max-age=0, stale-if-error=60", failure: failure)
+        await routeThenFail("max-age=0, stale-if-error=60", failure: failure)
         let (session, provider) = Self.provider(HTTPCache())
         _ = try await provider.request(Remote(base, "/sie"))
         let answer = try await provider.request(Remote(base, "/sie"))
@@ -39,7 +39,7 @@ extension HTTPCacheExchangeTests {
 
     @Test("stale-if-error: without the directive, or past its window, the error is the answer; a 404 is never replaced")
     func errorsWithoutStaleIfError() async throws {
-        routeThenFail("max-age=0", failure: .text("down", status: 503))
+        await routeThenFail("max-age=0", failure: .text("down", status: 503))
         let (session, provider) = Self.provider(HTTPCache())
         _ = try await provider.request(Remote(base, "/sie"))
         let plain = try await provider.request(Remote(base, "/sie"))
@@ -70,7 +70,7 @@ extension HTTPCacheExchangeTests {
 
     @Test("stale-if-error: a host that cannot be reached any more is answered from the cache")
     func staleIfErrorWhenUnreachable() async throws {
-        routeThenFail("max-age=0, stale-if-error=60", failure: .text("unused"))
+        await routeThenFail("max-age=0, stale-if-error=60", failure: .text("unused"))
         let (session, provider) = Self.provider(HTTPCache())
         _ = try await provider.request(Remote(base, "/sie"))
         let url = base

@@ -29,7 +29,7 @@ extension HTTPCacheExchangeTests {
     /// Answers `/swr` with version N of the resource (its N-th request): `ETag: "vN"`, body `vN`,
     /// stale at once but usable for `window` seconds while it is refreshed. A request with
     /// `If-None-Match` (a refresh) is answered after `refreshDelay`.
-    func routeVersions(window: Int = 60, refreshDelay: Duration = .zero) {
+    func routeVersions(window: Int = 60, refreshDelay: Duration = .zero) async {
         routeCounting("/swr") { version, request in
             let response = MockResponse(
                 status: 200, headers: [("Cache-Control", "max-age=0, stale-while-revalidate=\(window)"), ("ETag", "\"v\(version)\"")],
@@ -40,7 +40,7 @@ extension HTTPCacheExchangeTests {
 
     @Test("stale-while-revalidate: the stale response answers at once, a background request refreshes it, and the next request gets the new one")
     func staleWhileRevalidate() async throws {
-        routeVersions()
+        await routeVersions()
         let (session, provider) = Self.provider(HTTPCache())
         let target = Remote(base, "/swr")
         let first = try await provider.request(target)
@@ -52,8 +52,13 @@ extension HTTPCacheExchangeTests {
         // version) was stored.
         #expect(await eventually(within: 30) { received("/swr").count == 2 })
         #expect(received("/swr").last?.header("If-None-Match") == "\"v1\"")
-        let stored = { session.configuration.cache?.storedResponse(for: base.appending(path: "swr"), requestHeaders: []) }
-        #expect(await eventually(within: 30) { stored()?.entityTag == "\"v2\"" })
+        var storedTag: String?
+        for _ in 0..<300 {
+            storedTag = await session.configuration.cache?.storedResponse(for: base.appending(path: "swr"), requestHeaders: [])?.entityTag
+            if storedTag == "\"v2\"" { break }
+            try await _Concurrency.Task.sleep(nanoseconds: 100_000_000)
+        }
+        #expect(storedTag == "\"v2\"")
         let refreshed = try await provider.request(target)
         #expect(refreshed.cacheStatus == .hit)
         #expect(refreshed.data == Data("v2".utf8))
@@ -62,7 +67,9 @@ extension HTTPCacheExchangeTests {
 
     @Test("stale-while-revalidate: requests answered while a refresh runs send no refresh of their own")
     func oneRefreshAtATime() async throws {
-        routeVersions(refreshDelay: .seconds(2))
+        // The refresh's answer comes 8 s later: the five requests must all be answered before it,
+        // even when 1,300 tests start at once on two cores.
+        await routeVersions(refreshDelay: .seconds(8))
         let (session, provider) = Self.provider(HTTPCache())
         let target = Remote(base, "/swr")
         _ = try await provider.request(target)
@@ -72,8 +79,8 @@ extension HTTPCacheExchangeTests {
             #expect(response.data == Data("v1".utf8))
         }
         #expect(await eventually(within: 30) { received("/swr").count == 2 })
-        // The refresh ends (its answer comes 2 s later) before the session shuts down.
-        try await _Concurrency.Task.sleep(for: .seconds(3))
+        // The refresh ends (its answer comes 8 s later) before the session shuts down.
+        try await _Concurrency.Task.sleep(for: .seconds(9))
         #expect(received("/swr").count == 2, "one refresh for the five stale answers")
         try await session.shutdown()
     }

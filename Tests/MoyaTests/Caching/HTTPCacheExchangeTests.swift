@@ -46,7 +46,7 @@ struct HTTPCacheExchangeTests {
     /// Answers `/item` with a response fresh for `maxAge` seconds, `ETag: "v1"` and the body
     /// `item`, whatever the request's conditions (so that a `304` can only come from the cache),
     /// or, when `honoursConditions`, a `304` to `If-None-Match: "v1"`.
-    func routeItem(maxAge: Int, honoursConditions: Bool = false) {
+    func routeItem(maxAge: Int, honoursConditions: Bool = false) async {
         server.mock.route("/item") { request in
             let headers = [("Cache-Control", "max-age=\(maxAge)"), ("ETag", "\"v1\""), ("Last-Modified", "Sun, 06 Nov 1994 08:49:37 GMT")]
             if honoursConditions, request.header("If-None-Match") == "\"v1\"" {
@@ -63,7 +63,7 @@ struct HTTPCacheExchangeTests {
 
     @Test("A caller's If-None-Match that matches a fresh stored response is answered 304 from the cache")
     func conditionalAnsweredFromTheCache() async throws {
-        routeItem(maxAge: 60)
+        await routeItem(maxAge: 60)
         let (session, provider) = Self.provider(HTTPCache())
         _ = try await provider.request(item())
         let matching = try await provider.request(item(["If-None-Match": "\"v1\""]))
@@ -87,7 +87,7 @@ struct HTTPCacheExchangeTests {
         server.mock.route("/item", response: MockResponse(status: 200, headers: [("Cache-Control", "max-age=0"), ("ETag", "\"v1\"")], body: Data("item".utf8)))
         _ = try await provider.request(item())
         server.mock.removeRoutes()
-        routeItem(maxAge: 60, honoursConditions: true)
+        await routeItem(maxAge: 60, honoursConditions: true)
         let revalidated = try await provider.request(item(["If-None-Match": "\"v1\""]))
         let after = try await provider.request(item())
         try await session.shutdown()
@@ -103,7 +103,7 @@ struct HTTPCacheExchangeTests {
 
     @Test("A session made from a URLSessionConfiguration passes a caller's conditional through, and the server's 304 leaves the stored response")
     func urlSessionCompatiblePassesConditionalsThrough() async throws {
-        routeItem(maxAge: 60, honoursConditions: true)
+        await routeItem(maxAge: 60, honoursConditions: true)
         let (session, provider) = Self.urlSessionProvider()
         _ = try await provider.request(item())
         let conditional = try await provider.request(item(["If-None-Match": "\"v1\""]))
@@ -155,7 +155,7 @@ struct HTTPCacheExchangeTests {
 
     @Test("only-if-cached with nothing stored fails with SessionError.notCached, and nothing is sent")
     func onlyIfCachedWithNothingStored() async throws {
-        routeItem(maxAge: 60)
+        await routeItem(maxAge: 60)
         let (session, provider) = Self.provider(HTTPCache())
         var failure: MoyaError?
         do {

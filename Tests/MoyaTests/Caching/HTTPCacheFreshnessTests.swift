@@ -66,7 +66,7 @@ struct HTTPCacheFreshnessTests {
     ]
 
     @Test(arguments: lifetimeCases)
-    func freshnessLifetime(_ testCase: LifetimeCase) {
+    func freshnessLifetime(_ testCase: LifetimeCase) async {
         let lifetime = HTTPCache.freshnessLifetime(status: testCase.status, headers: cacheFields(testCase.headers), responseTime: cacheEpoch)
         #expect(lifetime == testCase.lifetime)
     }
@@ -95,7 +95,7 @@ struct HTTPCacheFreshnessTests {
     ]
 
     @Test(arguments: ageCases)
-    func currentAge(_ testCase: AgeCase) {
+    func currentAge(_ testCase: AgeCase) async {
         let entry = CachedResponse(
             key: "k", url: URL(string: "https://a.example/")!, status: 200, headers: cacheFields(testCase.headers), body: Data(),
             requestTime: cacheTime(testCase.requestTime), responseTime: cacheTime(testCase.responseTime), varyValues: [:])
@@ -104,11 +104,11 @@ struct HTTPCacheFreshnessTests {
         #expect(ageHeader == [String(Int(testCase.age))])
     }
 
-    @Test func freshUntilTheLifetimeIsReachedThenStale() {
+    @Test func freshUntilTheLifetimeIsReachedThenStale() async {
         let url = URL(string: "https://a.example/fresh")!
         let cache = HTTPCache()
-        cache.storeGET(url, response: ["Cache-Control: max-age=60", "ETag: \"v1\""])
-        #expect(CacheDecisionKind(cache.decide(url, at: 59)) == .useStored)
-        #expect(CacheDecisionKind(cache.decide(url, at: 60)) == .validate)
+        await cache.storeGET(url, response: ["Cache-Control: max-age=60", "ETag: \"v1\""])
+        #expect(CacheDecisionKind(await cache.decide(url, at: 59)) == .useStored)
+        #expect(CacheDecisionKind(await cache.decide(url, at: 60)) == .validate)
     }
 }

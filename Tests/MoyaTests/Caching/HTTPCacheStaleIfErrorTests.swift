@@ -38,12 +38,12 @@ struct HTTPCacheStaleIfErrorTests {
     ]
 
     @Test(arguments: cases)
-    func window(_ testCase: ErrorCase) {
+    func window(_ testCase: ErrorCase) async {
         let url = URL(string: "https://a.example/item")!
         let cache = HTTPCache()
-        cache.storeGET(url, response: testCase.response)
-        let stale = cache.staleIfError(url: url, requestHeaders: cacheFields(testCase.request), now: cacheTime(testCase.at))
+        await cache.storeGET(url, response: testCase.response)
+        let stale = await cache.staleIfError(url: url, requestHeaders: cacheFields(testCase.request), now: cacheTime(testCase.at))
         #expect((stale != nil) == testCase.answers)
-        #expect(stale.map { $0.body == Data("body".utf8) } ?? true)
+        #expect(stale.map { $0.data == Data("body".utf8) } ?? true)
     }
 }

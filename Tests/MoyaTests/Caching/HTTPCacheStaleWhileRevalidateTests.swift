@@ -50,14 +50,14 @@ struct HTTPCacheStaleWhileRevalidateTests {
     ]
 
     @Test(arguments: cases)
-    func window(_ testCase: WindowCase) {
+    func window(_ testCase: WindowCase) async {
         let url = URL(string: "https://a.example/item")!
         let cache = HTTPCache()
-        cache.storeGET(url, response: testCase.response)
-        #expect(CacheDecisionKind(cache.decide(url, request: testCase.request, policy: testCase.policy, at: testCase.at)) == testCase.expected)
+        await cache.storeGET(url, response: testCase.response)
+        #expect(CacheDecisionKind(await cache.decide(url, request: testCase.request, policy: testCase.policy, at: testCase.at)) == testCase.expected)
     }
 
-    @Test func aKeyIsRefreshedOnceAtATime() {
+    @Test func aKeyIsRefreshedOnceAtATime() async {
         let cache = HTTPCache()
         #expect(cache.beginRefresh(key: "a"))
         #expect(!cache.beginRefresh(key: "a"))

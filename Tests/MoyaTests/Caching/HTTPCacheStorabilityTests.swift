@@ -71,23 +71,23 @@ struct HTTPCacheStorabilityTests {
     ]
 
     @Test(arguments: storeCases)
-    func storability(_ testCase: StoreCase) {
+    func storability(_ testCase: StoreCase) async {
         let url = URL(string: "https://a.example/item")!
         let cache = HTTPCache()
-        cache.storeGET(url, status: testCase.status, request: testCase.request, response: testCase.response)
-        #expect((cache.stored(url) != nil) == testCase.stored)
+        await cache.storeGET(url, status: testCase.status, request: testCase.request, response: testCase.response)
+        #expect((await cache.stored(url) != nil) == testCase.stored)
         #expect((cache.currentMemoryUsage > 0) == testCase.stored)
     }
 
     @Test(arguments: ["POST", "PUT", "HEAD", "DELETE", "OPTIONS"])
-    func onlyGETIsStored(_ method: String) {
+    func onlyGETIsStored(_ method: String) async {
         let url = URL(string: "https://a.example/item")!
         let cache = HTTPCache()
-        cache.responseReceived(
+        await cache.responseReceived(
             method: method, url: url, requestHeaders: [], status: 200, responseHeaders: cacheFields(["Cache-Control: max-age=60"]), body: Data("x".utf8),
             requestTime: cacheEpoch, responseTime: cacheEpoch)
-        #expect(cache.stored(url) == nil)
-        #expect(CacheDecisionKind(cache.decision(method: method, url: url, requestHeaders: [], policy: .useProtocolCachePolicy)) == .network)
+        #expect(await cache.stored(url) == nil)
+        #expect(CacheDecisionKind(await cache.decision(method: method, url: url, requestHeaders: [], policy: .useProtocolCachePolicy)) == .network)
     }
 
     /// A response to `POST` and whether a later `GET` of the same URL is answered with it
@@ -120,54 +120,54 @@ struct HTTPCacheStorabilityTests {
     ]
 
     @Test(arguments: postCases)
-    func postResponseReusedForGET(_ testCase: PostCase) {
+    func postResponseReusedForGET(_ testCase: PostCase) async {
         let url = URL(string: "https://a.example/item")!
         let cache = HTTPCache()
-        cache.responseReceived(
+        await cache.responseReceived(
             method: "POST", url: url, requestHeaders: cacheFields(["Content-Type: text/plain"]), status: testCase.status,
             responseHeaders: cacheFields(testCase.response), body: Data("posted".utf8), requestTime: cacheEpoch, responseTime: cacheEpoch)
-        guard case .useStored(let entry) = cache.decide(url, at: 1) else {
+        guard case .useStored(let entry) = await cache.decide(url, at: 1) else {
             #expect(!testCase.reused)
             return
         }
         #expect(testCase.reused)
-        #expect(entry.body == Data("posted".utf8))
+        #expect(entry.data == Data("posted".utf8))
         #expect(entry.status == testCase.status)
     }
 
-    @Test func aPostResponseReplacesTheStoredGETResponse() {
+    @Test func aPostResponseReplacesTheStoredGETResponse() async {
         let url = URL(string: "https://a.example/item")!
         let cache = HTTPCache()
-        cache.storeGET(url, response: ["Cache-Control: max-age=600"], body: Data("got".utf8))
-        cache.responseReceived(
+        await cache.storeGET(url, response: ["Cache-Control: max-age=600"], body: Data("got".utf8))
+        await cache.responseReceived(
             method: "POST", url: url, requestHeaders: [], status: 200, responseHeaders: cacheFields(["Cache-Control: max-age=60", "Content-Location: /item"]),
             body: Data("posted".utf8), requestTime: cacheTime(1), responseTime: cacheTime(1))
-        #expect(cache.stored(url)?.body == Data("posted".utf8))
+        #expect(await cache.stored(url)?.data == Data("posted".utf8))
     }
 
-    @Test func theKeyIgnoresTheFragment() {
+    @Test func theKeyIgnoresTheFragment() async {
         let cache = HTTPCache()
-        cache.storeGET(URL(string: "https://a.example/item#one")!, response: ["Cache-Control: max-age=60"])
-        #expect(CacheDecisionKind(cache.decide(URL(string: "https://a.example/item#two")!, at: 1)) == .useStored)
-        #expect(CacheDecisionKind(cache.decide(URL(string: "https://a.example/item?q")!, at: 1)) == .network)
+        await cache.storeGET(URL(string: "https://a.example/item#one")!, response: ["Cache-Control: max-age=60"])
+        #expect(CacheDecisionKind(await cache.decide(URL(string: "https://a.example/item#two")!, at: 1)) == .useStored)
+        #expect(CacheDecisionKind(await cache.decide(URL(string: "https://a.example/item?q")!, at: 1)) == .network)
     }
 
-    @Test func connectionSpecificFieldsAreNotStored() throws {
+    @Test func connectionSpecificFieldsAreNotStored() async throws {
         let url = URL(string: "https://a.example/item")!
         let cache = HTTPCache()
-        cache.storeGET(
+        await cache.storeGET(
             url, response: ["Cache-Control: max-age=60", "Connection: close, X-Hop", "X-Hop: 1", "Transfer-Encoding: chunked", "Keep-Alive: 5", "X-Kept: yes"])
-        let names = try #require(cache.stored(url)).headers(now: cacheEpoch).map { $0.name.lowercased() }
+        let names = try #require(await cache.stored(url)).headers(now: cacheEpoch).map { $0.name.lowercased() }
         #expect(names == ["cache-control", "x-kept", "age"])
     }
 
-    @Test func aNewerUnstorableResponseRemovesTheStoredOne() {
+    @Test func aNewerUnstorableResponseRemovesTheStoredOne() async {
         let url = URL(string: "https://a.example/item")!
         let cache = HTTPCache()
-        cache.storeGET(url, response: ["Cache-Control: max-age=60"])
-        cache.storeGET(url, status: 500, response: [], at: 1)
-        #expect(cache.stored(url) != nil, "a server error leaves the stored response")
-        cache.storeGET(url, response: ["Cache-Control: no-store"], at: 2)
-        #expect(cache.stored(url) == nil)
+        await cache.storeGET(url, response: ["Cache-Control: max-age=60"])
+        await cache.storeGET(url, status: 500, response: [], at: 1)
+        #expect(await cache.stored(url) != nil, "a server error leaves the stored response")
+        await cache.storeGET(url, response: ["Cache-Control: no-store"], at: 2)
+        #expect(await cache.stored(url) == nil)
     }
 }

@@ -148,7 +148,7 @@ struct HTTPCacheStreamTests {
         #expect(second.response.value(forHTTPHeaderField: "X-Checked") == "yes")
         #expect(received("/r").count == 2)
         #expect(received("/r").last?.header("If-None-Match") == "\"v1\"")
-        let stored = cache.storedResponse(for: base.appendingPathComponent("r"), requestHeaders: [])
+        let stored = await cache.storedResponse(for: base.appendingPathComponent("r"), requestHeaders: [])
         #expect(stored.map { CacheHeaderFields.first("X-Checked", in: $0.storedHeaders) } == "yes")
     }
 
@@ -171,7 +171,7 @@ struct HTTPCacheStreamTests {
         #expect(small == Data("small".utf8))
         #expect(received("/large").count == 2)
         #expect(received("/small").count == 1)
-        #expect(cache.storedResponse(for: base.appendingPathComponent("large"), requestHeaders: []) == nil)
+        #expect(await cache.storedResponse(for: base.appendingPathComponent("large"), requestHeaders: []) == nil)
     }
 
     @Test("A stream its consumer stops half-way is not stored; the next one, read to the end, is")
@@ -196,7 +196,7 @@ struct HTTPCacheStreamTests {
             if read >= 10 * 1024 { break }
         }
         stream.cancel()
-        #expect(cache.storedResponse(for: base.appendingPathComponent("c"), requestHeaders: []) == nil)
+        #expect(await cache.storedResponse(for: base.appendingPathComponent("c"), requestHeaders: []) == nil)
         let (_, whole) = try await Self.streamed(provider, Remote(base, "/c"))
         let (_, cached) = try await Self.streamed(provider, Remote(base, "/c"))
         try await session.shutdown()
@@ -219,7 +219,7 @@ struct HTTPCacheStreamTests {
         await #expect(throws: (any Error).self) {
             _ = try await Self.streamed(provider, Remote(base, "/f"))
         }
-        #expect(cache.storedResponse(for: base.appendingPathComponent("f"), requestHeaders: []) == nil)
+        #expect(await cache.storedResponse(for: base.appendingPathComponent("f"), requestHeaders: []) == nil)
         let (_, whole) = try await Self.streamed(provider, Remote(base, "/f"))
         let (_, cached) = try await Self.streamed(provider, Remote(base, "/f"))
         try await session.shutdown()
@@ -229,7 +229,7 @@ struct HTTPCacheStreamTests {
     }
 
     @Test("The copy of a streamed miss holds at most its limit, and is dropped for good past it")
-    func teeIsBounded() {
+    func teeIsBounded() async {
         var tee = StreamCacheTee(limit: 100, expectedLength: -1)
         tee.append(ByteBuffer(bytes: [UInt8](repeating: 1, count: 60)))
         #expect(tee.body == Data(repeating: 1, count: 60))
