@@ -54,6 +54,14 @@ public final class HTTPCache: Sendable {
         public var stores = 0
         /// Calls to the storage that failed or timed out.
         public var storageFailures = 0
+
+        /// Counts as given.
+        public init(hits: Int = 0, misses: Int = 0, stores: Int = 0, storageFailures: Int = 0) {
+            self.hits = hits
+            self.misses = misses
+            self.stores = stores
+            self.storageFailures = storageFailures
+        }
     }
 
     /// The most header bytes a stored response may have; a response with more is not stored.
@@ -420,6 +428,7 @@ public final class HTTPCache: Sendable {
 
     private func storageFailed(_ error: any Error) {
         state.withLock { $0.statistics.storageFailures += 1 }
+        Self.observer?.cacheStorageFailed()
         if case HTTPCacheStorageError.recordNotFound = error { return }
         Self.logger.warning(
             "The HTTP cache's storage failed; requests go to the network meanwhile", metadata: ["moya.error": "\(error)"])
@@ -431,12 +440,22 @@ public final class HTTPCache: Sendable {
     // MARK: - Counts
 
     /// Counts a request answered from the cache.
-    func countHit() { state.withLock { $0.statistics.hits += 1 } }
+    func countHit() {
+        state.withLock { $0.statistics.hits += 1 }
+        Self.observer?.cacheHit()
+    }
 
     /// Counts a request the cache had no usable response for.
-    func countMiss() { state.withLock { $0.statistics.misses += 1 } }
+    func countMiss() {
+        state.withLock { $0.statistics.misses += 1 }
+        Self.observer?.cacheMissed()
+    }
 
-    func countStored() { state.withLock { $0.statistics.stores += 1 } }
+    /// Counts a response stored or updated.
+    func countStored() {
+        state.withLock { $0.statistics.stores += 1 }
+        Self.observer?.cacheStored()
+    }
 
     // MARK: - For tests
 

@@ -22,11 +22,16 @@ final class CacheStage: Sendable {
     let requests: ClientRequestFactory
     /// ``Session/Configuration/maximumResponseBodySize``.
     let maximumResponseBodySize: Int64?
+    /// The session's cache metrics, which hear of the cache's work for its requests; `nil`
+    /// without a metrics backend.
+    let metrics: HTTPCacheMetrics?
 
     /// The stage of `cache`, for a session with these settings.
     init(
-        cache: HTTPCache, requestCachePolicy: URLRequest.CachePolicy, requests: ClientRequestFactory, maximumResponseBodySize: Int64?
+        cache: HTTPCache, requestCachePolicy: URLRequest.CachePolicy, requests: ClientRequestFactory, maximumResponseBodySize: Int64?,
+        metrics: HTTPCacheMetrics? = nil
     ) {
+        self.metrics = metrics
         self.cache = cache
         self.requestCachePolicy = requestCachePolicy
         self.requests = requests
@@ -111,7 +116,11 @@ final class CacheStage: Sendable {
     /// Runs `body`, which reads or writes the cache, in a task of its own: the storage may be a
     /// disk or a database, whose calls must not hold up the event loop's other connections.
     func withIO(_ body: @escaping @Sendable () async -> Void) {
-        _Concurrency.Task { await body() }
+        guard let metrics else {
+            _Concurrency.Task { await body() }
+            return
+        }
+        _Concurrency.Task { await HTTPCache.$observer.withValue(metrics) { await body() } }
     }
 
     /// What the HTTP cache does with `urlRequest`, whose headers as the cache compares them are

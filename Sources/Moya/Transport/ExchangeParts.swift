@@ -71,7 +71,7 @@ final class ExchangeParts: Sendable {
         cache = configuration.cache.map {
             CacheStage(
                 cache: $0, requestCachePolicy: configuration.requestCachePolicy, requests: requests,
-                maximumResponseBodySize: configuration.maximumResponseBodySize)
+                maximumResponseBodySize: configuration.maximumResponseBodySize, metrics: HTTPCacheMetrics(options: configuration.metrics))
         }
         timeouts = ExchangeTimeouts(
             request: configuration.timeoutIntervalForRequest, write: configuration.timeoutIntervalForWrite,

@@ -141,6 +141,22 @@ struct RequestMetricsTests {
         #expect(try metrics.expectTimer("http.client.request.duration", fromNetwork + [("moya.cache", "hit")]).values.count == 1)
     }
 
+    @Test("The HTTP cache counts its lookups (hit, miss), its stores and its storage's failures in the session's metrics and its statistics")
+    func cacheCounters() async throws {
+        let metrics = TestMetrics()
+        let cache = HTTPCache()
+        let session = withMetricsFactory(metrics) { Session(configuration: .init(timeoutIntervalForConnect: 1, cache: cache)) }
+        let provider = MoyaProvider<Remote>(session: session)
+        _ = try await provider.request(cacheableTarget)
+        _ = try await provider.request(cacheableTarget)
+        _ = try await provider.request(cacheableTarget)
+        await Self.shutDown(session)
+        #expect(try metrics.expectCounter("moya.http_cache.lookups", [("moya.cache.result", "miss")]).totalValue == 1)
+        #expect(try metrics.expectCounter("moya.http_cache.lookups", [("moya.cache.result", "hit")]).totalValue == 2)
+        #expect(try metrics.expectCounter("moya.http_cache.stores").totalValue == 1)
+        #expect(cache.statistics == HTTPCache.Statistics(hits: 2, misses: 1, stores: 1, storageFailures: 0))
+    }
+
     @Test("A refused connection: error.type cannot_connect, no status, no response size", arguments: [Path.direct, .plugins])
     func connectionRefused(path: Path) async throws {
         let gone = try RefusingPort()
