@@ -273,6 +273,7 @@ let package = Package(
             dependencies: [
                 "CombineMoya",
                 "Moya",
+                "MoyaPostgres",
                 "MoyaTesting",
                 "RxMoya",
                 "ReactiveMoya",
