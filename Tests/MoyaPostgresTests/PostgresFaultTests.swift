@@ -43,6 +43,7 @@ struct PostgresFaultTests {
                 #expect(error.map(isFailed) == true)
                 let elapsed = Date().timeIntervalSince(start)
                 #expect(elapsed < 15, "attempt \(attempt) took \(elapsed) s")
+                print("Database stopped, attempt \(attempt): failed after \(elapsed) s: \(error.map { "\($0)" } ?? "")")
             }
             let start = Date()
             await #expect(throws: HTTPCacheStorageError.self) { try await storage.store(makeRecord(), body: patternBytes(10)) }

@@ -193,6 +193,27 @@ struct PostgresHTTPCacheStorageTests {
         }
     }
 
+    @Test func aCommitStartsASweepInTheBackgroundAtMostOncePerInterval() async throws {
+        var configuration = try await PostgresTestServer.configuration()
+        configuration.sweepInterval = 3600
+        let storage = PostgresHTTPCacheStorage(configuration: configuration)
+        let past = Date().addingTimeInterval(-10)
+        let expired = try await storage.store(makeRecord(storedAt: past, expiresAt: past), body: patternBytes(10))
+        // That commit started the first sweep, which takes the record it made.
+        var remaining = try await Inspect.recordCount(namespace: storage.namespace, id: expired.id)
+        let deadline = Date().addingTimeInterval(20)
+        while remaining > 0, Date() < deadline {
+            try await _Concurrency.Task.sleep(for: .milliseconds(100))
+            remaining = try await Inspect.recordCount(namespace: storage.namespace, id: expired.id)
+        }
+        #expect(remaining == 0)
+        // The next sweep is an interval away.
+        let another = try await storage.store(makeRecord(storedAt: past, expiresAt: past), body: patternBytes(10))
+        try await _Concurrency.Task.sleep(for: .milliseconds(500))
+        #expect(try await Inspect.recordCount(namespace: storage.namespace, id: another.id) == 1)
+        await storage.shutdown()
+    }
+
     @Test func theSweepRemovesTheChunksOfAWriterThatNeverCommittedAfterTheGrace() async throws {
         try await PostgresTestServer.withStorage(chunkSize: 100, orphanGrace: 1) { storage in
             let record = makeRecord()

@@ -60,8 +60,13 @@ final class PostgresCluster: Sendable {
 
     /// Starts the server (again) on its port, with the data it has.
     func start() async throws {
-        try await Self.run(
-            "\(bin)/pg_ctl", ["-D", dataDirectory, "-l", "\(directory)/server.log", "-o", "-p \(port)", "-w", "-t", "60", "start"])
+        do {
+            try await Self.run(
+                "\(bin)/pg_ctl", ["-D", dataDirectory, "-l", "\(directory)/server.log", "-o", "-p \(port)", "-w", "-t", "60", "start"])
+        } catch {
+            let log = (try? String(contentsOfFile: "\(directory)/server.log", encoding: .utf8)) ?? ""
+            throw PostgresTestServerError("\(error)\nserver.log ends with:\n\(log.suffix(2000))")
+        }
     }
 
     /// Stops the server, keeping its data.
@@ -119,12 +124,22 @@ final class PostgresCluster: Sendable {
 
     static var isRoot: Bool { geteuid() == 0 }
 
-    /// A port nobody listens on now.
+    /// A port nobody uses now, below Linux's ephemeral range (32768 and up): a port in that
+    /// range, free while a fault test's server is stopped, may become the local end of another
+    /// connection meanwhile, and the server could not listen on it again.
     private static func freePort() async throws -> Int {
-        let channel = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton).bind(host: "127.0.0.1", port: 0).get()
-        let port = channel.localAddress?.port ?? 0
-        try await channel.close()
-        return port
+        var lastError: (any Error)?
+        for _ in 0..<20 {
+            let port = Int.random(in: 20_000..<32_768)
+            do {
+                let channel = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton).bind(host: "127.0.0.1", port: port).get()
+                try await channel.close()
+                return port
+            } catch {
+                lastError = error
+            }
+        }
+        throw PostgresTestServerError("No free port between 20000 and 32767: \(String(describing: lastError))")
     }
 
     /// Runs a program (as the cluster's owner by default) and throws with its output when it
