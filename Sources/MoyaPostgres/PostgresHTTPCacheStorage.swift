@@ -1,1 +1,385 @@
+import Foundation
+import Logging
 import Moya
+import PostgresNIO
+
+/// An ``HTTPCacheStorage`` in PostgreSQL, which the processes of a fleet share: a response one
+/// replica stores, every replica finds, and an invalidation by one is seen by all at once.
+///
+/// ```swift
+/// let storage = PostgresHTTPCacheStorage(configuration: try .init(url: "postgres://moya@db.internal/cache"))
+/// try await storage.prepare()  // optional: the first call prepares the schema otherwise
+/// // ... hand `storage` to an HTTPCache ...
+/// await storage.shutdown()
+/// ```
+///
+/// With ``init(configuration:)`` the storage runs a `PostgresClient` of its own, which
+/// ``shutdown()`` closes; with ``init(client:namespace:maximumSize:maximumBodyLength:chunkSize:orphanGrace:operationTimeout:sweepInterval:logger:)``
+/// it uses a client the application runs.
+///
+/// ## Schema
+///
+/// ``prepare()`` creates these tables in the connection's default schema (the `search_path`),
+/// under a transaction-scoped advisory lock so that processes starting together do not collide,
+/// and records what it did in `moya_http_cache_schema_versions`, which later versions read to
+/// migrate. Every row has a `namespace` (``Configuration-swift.struct/namespace``), so storages
+/// with different namespaces share the tables without seeing each other's records.
+///
+/// ```sql
+/// CREATE TABLE moya_http_cache_schema_versions (
+///     version    integer PRIMARY KEY,             -- 1 for this release
+///     applied_at timestamptz NOT NULL DEFAULT now());
+///
+/// CREATE TABLE moya_http_cache_records (          -- one row per stored response
+///     namespace   text NOT NULL,
+///     id          uuid NOT NULL,                  -- HTTPCacheRecord.id
+///     key         text NOT NULL,                  -- HTTPCacheRecord.key (the URL)
+///     metadata    bytea NOT NULL,                 -- the cache's own encoding, opaque here
+///     body_length bigint NOT NULL,                -- the bytes of its chunks
+///     stored_at   timestamptz NOT NULL,
+///     expires_at  timestamptz NOT NULL,           -- deleted by the sweep from then on
+///     PRIMARY KEY (namespace, id));
+/// CREATE INDEX moya_http_cache_records_by_key ON moya_http_cache_records (namespace, key);
+/// CREATE INDEX moya_http_cache_records_by_stored_at ON moya_http_cache_records (namespace, stored_at);
+/// CREATE INDEX moya_http_cache_records_by_expires_at ON moya_http_cache_records (namespace, expires_at);
+///
+/// CREATE TABLE moya_http_cache_chunks (           -- a body, in rows of at most chunkSize bytes
+///     namespace  text NOT NULL,
+///     id         uuid NOT NULL,                   -- the record's id
+///     seq        integer NOT NULL,                -- 0, 1, 2, ...
+///     data       bytea NOT NULL,                  -- STORAGE EXTERNAL: not compressed again
+///     written_at timestamptz NOT NULL DEFAULT now(), -- or when its record was deleted
+///     PRIMARY KEY (namespace, id, seq));
+///
+/// CREATE TABLE moya_http_cache_totals (           -- the body bytes of a namespace's records
+///     namespace   text PRIMARY KEY,
+///     total_bytes bigint NOT NULL DEFAULT 0);
+/// ```
+///
+/// ## How it stores
+///
+/// - A writer inserts a chunk row each time it has ``Configuration-swift.struct/chunkSize``
+///   bytes, so it never holds a whole body. Its record row is inserted when it commits, in one
+///   transaction that also deletes the records it replaces, updates the namespace's total and,
+///   while the total exceeds ``maximumSize``, deletes the oldest records (by `stored_at`).
+/// - Every change to a namespace's records (commit, removal, sweep) first locks its
+///   `moya_http_cache_totals` row, so they happen one after the other and never deadlock.
+/// - Deleting a record deletes its row at once and stamps its chunks' `written_at`; the sweep
+///   deletes chunks that no record references once they are older than
+///   ``Configuration-swift.struct/orphanGrace``, so that a reader that opened the body before
+///   the deletion can finish, and so that the chunks of a writer whose process died go too.
+/// - The sweep (``removeExpired()``) runs after a commit at most once per
+///   ``Configuration-swift.struct/sweepInterval``, in the background, and whenever you call it.
+///
+/// Every failure of the server surfaces as ``HTTPCacheStorageError/failed(_:)`` (never with the
+/// password), within ``Configuration-swift.struct/operationTimeout`` at most.
+public final class PostgresHTTPCacheStorage: HTTPCacheStorage {
+    /// The most body bytes one record may hold.
+    public let maximumBodyLength: Int64
+
+    /// `true`: other processes change the storage too.
+    public var isShared: Bool { true }
+
+    /// The namespace whose records this storage sees.
+    public let namespace: String
+
+    /// The most body bytes the namespace holds before commits evict its oldest records.
+    public let maximumSize: Int64
+
+    let chunkSize: Int
+    let orphanGrace: TimeInterval
+    let operationTimeout: TimeInterval
+    let sweepInterval: TimeInterval?
+    let client: PostgresClient
+    let logger: Logger
+    let state = Locked(State())
+
+    struct State: Sendable {
+        enum Preparation: Sendable {
+            case notYet
+            case running(_Concurrency.Task<Void, any Error>)
+            case done
+        }
+
+        var isShutDown = false
+        var preparation = Preparation.notYet
+        /// The task running the client this storage made, if it made one.
+        var clientRun: _Concurrency.Task<Void, Never>?
+        var lastSweep: Date?
+        var sweep: _Concurrency.Task<Void, Never>?
+    }
+
+    /// Makes a storage with a `PostgresClient` of its own, which it starts at once and closes in
+    /// ``shutdown()``. Connections are opened as calls need them.
+    ///
+    /// - Parameter configuration: The server, the namespace and the bounds.
+    public convenience init(configuration: Configuration) {
+        let client = PostgresClient(configuration: configuration.clientConfiguration, backgroundLogger: configuration.logger)
+        self.init(
+            client: client, namespace: configuration.namespace, maximumSize: configuration.maximumSize,
+            maximumBodyLength: configuration.maximumBodyLength, chunkSize: configuration.chunkSize,
+            orphanGrace: configuration.orphanGrace, operationTimeout: configuration.operationTimeout,
+            sweepInterval: configuration.sweepInterval, logger: configuration.logger)
+        let run = _Concurrency.Task.detached { await client.run() }
+        state.withLock { $0.clientRun = run }
+    }
+
+    /// Makes a storage on a `PostgresClient` the application already runs (its `run()` in a
+    /// task of the application's). The storage neither runs nor closes the client.
+    ///
+    /// Configure the client's `connectTimeout` short (a few seconds): while the server is down,
+    /// a call fails after `operationTimeout` at most either way, but a client with a long
+    /// connect timeout keeps retrying longer once the server is back.
+    ///
+    /// - Parameters:
+    ///   - client: The client to send queries through.
+    ///   - namespace: Sets these records apart from those of other storages in the same tables.
+    ///   - maximumSize: The most body bytes the namespace holds (1 GiB by default).
+    ///   - maximumBodyLength: The most body bytes one record may hold (64 MiB by default).
+    ///   - chunkSize: The size of the rows bodies are stored in (256 KiB by default).
+    ///   - orphanGrace: How long the chunks of a removed record stay for its readers (60 s).
+    ///   - operationTimeout: The longest any one call waits for the server (10 s).
+    ///   - sweepInterval: How often, at most, a commit starts a sweep; `nil` never (60 s).
+    ///   - logger: Where the storage logs a failed background sweep.
+    public init(
+        client: PostgresClient,
+        namespace: String = "default",
+        maximumSize: Int64 = 1 << 30,
+        maximumBodyLength: Int64 = 64 << 20,
+        chunkSize: Int = 256 << 10,
+        orphanGrace: TimeInterval = 60,
+        operationTimeout: TimeInterval = 10,
+        sweepInterval: TimeInterval? = 60,
+        logger: Logger = Logger(label: "Moya.PostgresHTTPCacheStorage")
+    ) {
+        precondition(maximumBodyLength >= 0 && maximumSize >= 0, "PostgresHTTPCacheStorage: sizes must not be negative")
+        precondition(chunkSize > 0, "PostgresHTTPCacheStorage: chunkSize must be positive")
+        self.client = client
+        self.namespace = namespace
+        self.maximumSize = maximumSize
+        self.maximumBodyLength = maximumBodyLength
+        self.chunkSize = chunkSize
+        self.orphanGrace = orphanGrace
+        self.operationTimeout = operationTimeout
+        self.sweepInterval = sweepInterval
+        self.logger = logger
+    }
+
+    /// Creates the tables, or migrates them from an earlier version; the first call of any
+    /// other method does it too when nothing has yet. Processes that prepare at the same time
+    /// wait for one another instead of failing.
+    public func prepare() async throws {
+        try checkOpen()
+        try await ensurePrepared()
+    }
+
+    /// Closes the client the storage made (``init(configuration:)``), waiting until its
+    /// connections are closed, and makes every later call throw at once. Calling it again does
+    /// nothing more. A storage on the application's client only stops taking calls.
+    public func shutdown() async {
+        let (run, sweep) = state.withLock { state in
+            state.isShutDown = true
+            return (state.clientRun, state.sweep)
+        }
+        sweep?.cancel()
+        await sweep?.value
+        run?.cancel()
+        await run?.value
+    }
+
+    // MARK: - HTTPCacheStorage
+
+    /// The unexpired records stored under `key`, the oldest first.
+    public func records(forKey key: String) async throws -> [HTTPCacheRecord] {
+        let namespace = namespace
+        return try await perform("finding the records of a key") { client in
+            let rows = try await client.query(
+                """
+                SELECT id, metadata, body_length, stored_at, expires_at FROM moya_http_cache_records
+                WHERE namespace = \(namespace) AND key = \(key) AND expires_at > now() ORDER BY stored_at, id
+                """)
+            var records: [HTTPCacheRecord] = []
+            for try await (id, metadata, bodyLength, storedAt, expiresAt) in rows.decode((UUID, Data, Int64, Date, Date).self) {
+                records.append(
+                    HTTPCacheRecord(id: id, key: key, metadata: metadata, bodyLength: bodyLength, storedAt: storedAt, expiresAt: expiresAt))
+            }
+            return records
+        }
+    }
+
+    /// Opens `record`'s body; its reader fetches one chunk row per ``HTTPCacheBodyReader/next()``.
+    ///
+    /// - Throws: ``HTTPCacheStorageError/recordNotFound`` when the record's row is gone.
+    public func openBody(of record: HTTPCacheRecord) async throws -> any HTTPCacheBodyReader {
+        let namespace = namespace
+        let bodyLength = try await perform("opening a body") { client -> Int64? in
+            let rows = try await client.query(
+                "SELECT body_length FROM moya_http_cache_records WHERE namespace = \(namespace) AND id = \(record.id)")
+            for try await length in rows.decode(Int64.self) {
+                return length
+            }
+            return Int64?.none
+        }
+        guard let bodyLength else { throw HTTPCacheStorageError.recordNotFound }
+        return BodyReader(storage: self, id: record.id, bodyLength: bodyLength)
+    }
+
+    /// Starts writing `record`; nothing is visible until the writer commits.
+    ///
+    /// - Throws: ``HTTPCacheStorageError/bodyTooLarge(limit:)`` when `record` says its body is
+    ///   longer than ``maximumBodyLength``.
+    public func makeWriter(for record: HTTPCacheRecord) async throws -> any HTTPCacheBodyWriter {
+        try checkOpen()
+        if record.bodyLength > maximumBodyLength {
+            throw HTTPCacheStorageError.bodyTooLarge(limit: maximumBodyLength)
+        }
+        try await ensurePrepared()
+        return BodyWriter(storage: self, record: record)
+    }
+
+    /// Replaces the metadata, `stored_at` and `expires_at` of the record with `record.id`.
+    public func replaceMetadata(of record: HTTPCacheRecord) async throws -> Bool {
+        let namespace = namespace
+        return try await perform("replacing a record's metadata") { client in
+            let rows = try await client.query(
+                """
+                UPDATE moya_http_cache_records SET metadata = \(record.metadata), stored_at = \(record.storedAt),
+                expires_at = \(record.expiresAt) WHERE namespace = \(namespace) AND id = \(record.id) RETURNING id
+                """)
+            var updated = false
+            for try await _ in rows.decode(UUID.self) {
+                updated = true
+            }
+            return updated
+        }
+    }
+
+    /// Removes the records of `key` whose ids are in `ids`, or all of them when `ids` is `nil`.
+    public func removeRecords(forKey key: String, ids: [UUID]?) async throws {
+        if let ids, ids.isEmpty {
+            try checkOpen()
+            return
+        }
+        let namespace = namespace
+        try await transaction("removing records") { connection in
+            let total = try await Self.lockNamespace(namespace, on: connection)
+            let removed: Int64
+            if let ids {
+                removed = try await Self.deleteRecords(
+                    """
+                    DELETE FROM moya_http_cache_records
+                    WHERE namespace = \(namespace) AND key = \(key) AND id = ANY(\(ids)) RETURNING id, body_length
+                    """, namespace: namespace, on: connection
+                ).bytes
+            } else {
+                removed = try await Self.deleteRecords(
+                    """
+                    DELETE FROM moya_http_cache_records
+                    WHERE namespace = \(namespace) AND key = \(key) RETURNING id, body_length
+                    """, namespace: namespace, on: connection
+                ).bytes
+            }
+            try await Self.setTotal(total - removed, of: namespace, on: connection)
+        }
+    }
+
+    /// Removes every record of the namespace (and no other's).
+    public func removeAll() async throws {
+        let namespace = namespace
+        try await transaction("removing every record") { connection in
+            _ = try await Self.lockNamespace(namespace, on: connection)
+            _ = try await Self.deleteRecords(
+                "DELETE FROM moya_http_cache_records WHERE namespace = \(namespace) RETURNING id, body_length",
+                namespace: namespace, on: connection)
+            try await Self.setTotal(0, of: namespace, on: connection)
+        }
+    }
+
+    // MARK: - Running queries
+
+    /// Throws when ``shutdown()`` was called.
+    func checkOpen() throws {
+        if state.withLock({ $0.isShutDown }) {
+            throw HTTPCacheStorageError.failed("The PostgreSQL storage was shut down.")
+        }
+    }
+
+    /// Runs `body` on the client within the operation timeout, after preparing the schema if
+    /// nothing has yet, and turns what it throws into an ``HTTPCacheStorageError``.
+    func perform<T: Sendable>(
+        _ what: String, preparing: Bool = true, _ body: @escaping @Sendable (PostgresClient) async throws -> T
+    ) async throws -> T {
+        try checkOpen()
+        if preparing {
+            try await ensurePrepared()
+        }
+        let client = client
+        do {
+            return try await Deadline.run(seconds: operationTimeout) { try await body(client) }
+        } catch {
+            throw storageError(error, while: what)
+        }
+    }
+
+    /// Runs `body` in a transaction within the operation timeout. A transaction whose caller
+    /// has stopped waiting (timed out, cancelled) rolls back instead of committing late.
+    func transaction<T: Sendable>(
+        _ what: String, preparing: Bool = true, _ body: @escaping @Sendable (PostgresConnection) async throws -> T
+    ) async throws -> T {
+        let logger = logger
+        return try await perform(what, preparing: preparing) { client in
+            try await client.withTransaction(logger: logger) { connection in
+                let value = try await body(connection)
+                try _Concurrency.Task.checkCancellation()
+                return value
+            }
+        }
+    }
+
+    /// `error` as the cache expects it, with what the storage was doing.
+    func storageError(_ error: any Error, while what: String) -> any Error {
+        switch error {
+        case let error as HTTPCacheStorageError:
+            return error
+        case is CancellationError:
+            return error
+        case let error as Deadline.Exceeded:
+            return HTTPCacheStorageError.failed("PostgreSQL did not answer within \(error.seconds) s while \(what).")
+        default:
+            let (message, sqlState) = Self.describe(error)
+            if sqlState == "42P01" {
+                // A table is gone (a database restored empty): prepare again on the next call.
+                state.withLock { state in
+                    if case .done = state.preparation { state.preparation = .notYet }
+                }
+            }
+            return HTTPCacheStorageError.failed("PostgreSQL failed while \(what): \(message)")
+        }
+    }
+
+    /// A description of a PostgresNIO error that names neither the password nor the binds, and
+    /// the server's SQLSTATE when it has one.
+    static func describe(_ error: any Error) -> (message: String, sqlState: String?) {
+        switch error {
+        case let error as PostgresTransactionError:
+            if let inner = error.closureError ?? error.beginError ?? error.commitError {
+                return describe(inner)
+            }
+            return ("the transaction failed", nil)
+        case let error as PSQLError:
+            if let serverInfo = error.serverInfo, let message = serverInfo[.message] {
+                let sqlState = serverInfo[.sqlState]
+                return ("\(message) (SQLSTATE \(sqlState ?? "unknown"))", sqlState)
+            }
+            var message = "\(error.code)"
+            if let underlying = error.underlying {
+                message += " (\(underlying))"
+            }
+            return (message, nil)
+        case let error as PostgresDecodingError:
+            return ("could not decode the column \(error.columnName) (\(error.code))", nil)
+        default:
+            return (String(describing: error), nil)
+        }
+    }
+}

@@ -1,0 +1,129 @@
+import Foundation
+import Logging
+import MoyaPostgres
+import NIOCore
+import NIOPosix
+import PostgresNIO
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The PostgreSQL server the tests share: `MOYA_POSTGRES_URL` when set (CI starts one with
+/// `.ci/postgres.sh`), otherwise a throwaway cluster this process starts from the binaries of
+/// Debian's `postgresql` package and stops when it exits.
+///
+/// Without either, the suites are skipped, unless `CI` or `MOYA_REQUIRE_POSTGRES` is set: then
+/// they run and fail, saying why.
+enum PostgresTestServer {
+    static let environment = ProcessInfo.processInfo.environment
+
+    /// Whether the suites run: a server can be had, or its absence must fail them.
+    static var shouldRun: Bool {
+        environment["MOYA_POSTGRES_URL"] != nil || PostgresCluster.binDirectory != nil || isRequired
+    }
+
+    /// Whether a missing server fails the tests rather than skipping them.
+    static var isRequired: Bool {
+        environment["CI"] != nil || environment["MOYA_REQUIRE_POSTGRES"] != nil
+    }
+
+    /// Why the suites are skipped.
+    static let skipMessage =
+        "No PostgreSQL server: set MOYA_POSTGRES_URL (eval \"$(bash .ci/postgres.sh start)\") or install Debian's postgresql package."
+
+    private static let sharedCluster = SharedCluster()
+
+    /// The shared server's URL, starting the throwaway cluster on first use.
+    static func url() async throws -> String {
+        if let url = environment["MOYA_POSTGRES_URL"], !url.isEmpty {
+            return url
+        }
+        return try await sharedCluster.url()
+    }
+
+    /// A configuration for the shared server with a namespace of its own, so that tests run in
+    /// parallel against one server without seeing one another's records.
+    static func configuration(namespace: String = "test-\(UUID().uuidString)") async throws -> PostgresHTTPCacheStorage.Configuration {
+        var configuration = try PostgresHTTPCacheStorage.Configuration(url: try await url())
+        configuration.namespace = namespace
+        configuration.tls = .disable
+        configuration.connectTimeout = 5
+        configuration.operationTimeout = 30
+        configuration.maximumConnections = 4
+        configuration.sweepInterval = nil
+        return configuration
+    }
+
+    /// Runs `body` with a storage on the shared server in a namespace of its own, then shuts
+    /// the storage down.
+    static func withStorage<T>(
+        chunkSize: Int? = nil, maximumSize: Int64? = nil, maximumBodyLength: Int64? = nil, orphanGrace: TimeInterval? = nil,
+        _ body: (PostgresHTTPCacheStorage) async throws -> T
+    ) async throws -> T {
+        var configuration = try await configuration()
+        configuration.chunkSize = chunkSize ?? configuration.chunkSize
+        configuration.maximumSize = maximumSize ?? configuration.maximumSize
+        configuration.maximumBodyLength = maximumBodyLength ?? configuration.maximumBodyLength
+        configuration.orphanGrace = orphanGrace ?? configuration.orphanGrace
+        let storage = PostgresHTTPCacheStorage(configuration: configuration)
+        do {
+            let result = try await body(storage)
+            await storage.shutdown()
+            return result
+        } catch {
+            await storage.shutdown()
+            throw error
+        }
+    }
+
+    /// Runs `body` on a connection of its own to the database of `url` (the shared server's by
+    /// default), to look at the tables behind the storage's back.
+    @discardableResult
+    static func withConnection<T>(url: String? = nil, _ body: (PostgresConnection) async throws -> T) async throws -> T {
+        let resolved = if let url { url } else { try await self.url() }
+        let configuration = try PostgresHTTPCacheStorage.Configuration(url: resolved)
+        let connection = try await PostgresConnection.connect(
+            on: MultiThreadedEventLoopGroup.singleton.next(),
+            configuration: PostgresConnection.Configuration(
+                host: configuration.host, port: configuration.port, username: configuration.username,
+                password: configuration.password, database: configuration.database, tls: .disable),
+            id: 1, logger: Logger(label: "MoyaPostgresTests"))
+        do {
+            let result = try await body(connection)
+            try await connection.close()
+            return result
+        } catch {
+            try? await connection.close()
+            throw error
+        }
+    }
+}
+
+/// The cluster this process starts when no `MOYA_POSTGRES_URL` is set.
+private actor SharedCluster {
+    private var started: _Concurrency.Task<PostgresCluster, any Error>?
+
+    func url() async throws -> String {
+        if started == nil {
+            started = _Concurrency.Task {
+                guard PostgresCluster.binDirectory != nil else {
+                    throw PostgresTestServerError(
+                        "MoyaPostgresTests need PostgreSQL (CI or MOYA_REQUIRE_POSTGRES is set): set MOYA_POSTGRES_URL, or install "
+                            + "Debian's postgresql package so that /usr/lib/postgresql/*/bin/initdb exists.")
+                }
+                return try await PostgresCluster.make()
+            }
+        }
+        return try await started!.value.url
+    }
+}
+
+struct PostgresTestServerError: Error, CustomStringConvertible {
+    let description: String
+
+    init(_ description: String) {
+        self.description = description
+    }
+}
