@@ -183,6 +183,12 @@ let package = Package(
             name: "MoyaCacheWriter",
             dependencies: ["Moya"]
         ),
+        // One replica of a fleet sharing an HTTP cache in PostgreSQL, for the test of several
+        // processes on one database.
+        .executableTarget(
+            name: "MoyaFleetReplica",
+            dependencies: ["Moya", "MoyaPostgres"]
+        ),
         // Downloads a file as another user, for the test of two users downloading at once.
         .executableTarget(
             name: "MoyaDownloader",
