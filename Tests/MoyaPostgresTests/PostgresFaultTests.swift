@@ -5,14 +5,18 @@ import Testing
 
 /// The storage when its server goes away: each test on a cluster of its own that it stops and
 /// starts. Time bounds are generous; what they check is "fails within seconds, not minutes".
-@Suite(.enabled(if: PostgresTestServer.shouldRun && PostgresCluster.binDirectory != nil, "Needs the binaries of Debian's postgresql package"))
+/// Left out of a run that sets `MOYA_TIMING_SUITES_APART` (CI's main test step), which then runs
+/// it on its own: its clusters start and stop against time limits.
+@Suite(
+    .enabled(if: PostgresTestServer.shouldRun && PostgresCluster.binDirectory != nil, "Needs the binaries of Debian's postgresql package"),
+    .enabled(if: ProcessInfo.processInfo.environment["MOYA_TIMING_SUITES_APART"] == nil, "run apart (MOYA_TIMING_SUITES_APART)"))
 struct PostgresFaultTests {
     static func configuration(_ cluster: PostgresCluster) throws -> PostgresHTTPCacheStorage.Configuration {
         var configuration = try PostgresHTTPCacheStorage.Configuration(url: cluster.url)
         configuration.namespace = "fault-\(UUID().uuidString)"
         configuration.tls = .disable
-        configuration.connectTimeout = 2
-        configuration.operationTimeout = 3
+        configuration.connectTimeout = 4
+        configuration.operationTimeout = 8
         configuration.sweepInterval = nil
         return configuration
     }
@@ -42,7 +46,7 @@ struct PostgresFaultTests {
                 let error = await #expect(throws: HTTPCacheStorageError.self) { try await storage.records(forKey: record.key) }
                 #expect(error.map(isFailed) == true)
                 let elapsed = Date().timeIntervalSince(start)
-                #expect(elapsed < 15, "attempt \(attempt) took \(elapsed) s")
+                #expect(elapsed < 30, "attempt \(attempt) took \(elapsed) s")
                 print("Database stopped, attempt \(attempt): failed after \(elapsed) s: \(error.map { "\($0)" } ?? "")")
             }
             let start = Date()
