@@ -12,7 +12,7 @@ import Musl
 /// used records evicted first.
 ///
 /// Each record is one file, named by the SHA-256 of its key and its identity (never by anything
-/// a server sent): a header, the record's metadata, the body (``CacheEntryCodec``). A body is
+/// a server sent): a header, the record's metadata, the body. A body is
 /// written in chunks to a temporary file in the same directory, which is renamed into place
 /// when the write commits: a process stopped mid-write leaves no record under a real name, and
 /// the temporary file is deleted when the directory is opened again. A file found torn (its

@@ -23,7 +23,7 @@ import Foundation
 /// own (Redis, SQLite, an object store) implements these six methods.
 ///
 /// Every method may throw, and may be slow: the cache gives each call a time limit of its own
-/// (``HTTPCache/StorageOptions/timeout``) and treats a failure as a miss, so a storage that is
+/// (``HTTPCache/storageTimeout``) and treats a failure as a miss, so a storage that is
 /// down never fails a request. A storage may delete a record after its ``HTTPCacheRecord/expiresAt``,
 /// and may evict any record to stay within its bounds.
 public protocol HTTPCacheStorage: Sendable {
