@@ -295,7 +295,10 @@ struct PostgresHTTPCacheStorageTests {
     /// chunk (256 KiB) and the reader one row at a time. The bound asserted, 24 MiB, leaves room
     /// for the other tests running in the same process meanwhile and for what the allocator
     /// keeps; a storage that held the body would grow by 64 MiB at least.
-    @Test func a64MiBBodyGoesInAndOutInBoundedMemory() async throws {
+    /// Left out of a run that sets `MOYA_TIMING_SUITES_APART` (CI's main test step), which runs
+    /// it on its own: 1,300 tests beside it grew the process by 37 MiB once.
+    @Test(.enabled(if: ProcessInfo.processInfo.environment["MOYA_TIMING_SUITES_APART"] == nil, "run apart (MOYA_TIMING_SUITES_APART)"))
+    func a64MiBBodyGoesInAndOutInBoundedMemory() async throws {
         try await PostgresTestServer.withStorage(orphanGrace: 0) { storage in
             let size = 64 << 20
             let piece = 100 << 10

@@ -139,9 +139,16 @@ struct SharedCacheExchangeTests {
         for expected in [Response.CacheStatus.network, .hit] {
             let stream = try await provider.stream(target)
             var received = Data()
-            for try await chunk in stream.body { received.append(chunk) }
+            var chunks = 0
+            for try await chunk in stream.body {
+                received.append(chunk)
+                chunks += 1
+            }
             #expect(received == content)
             #expect(stream.cacheStatus == expected)
+            if expected == .hit, kind != .memory {
+                #expect(chunks > 1, "a hit from \(kind) is read from the storage in chunks")
+            }
         }
         #expect(Self.count(mock, "/big") == 1)
         try await session.shutdown()

@@ -5,8 +5,10 @@ import Foundation
 /// cache on disk or in a database; a cache in memory only keeps a copy instead).
 ///
 /// The parts the consumer takes are queued and written by one task, in order, to a writer of the
-/// storage. At most ``maximumQueuedBytes`` wait: a storage slower than that behind the network
-/// abandons the copy (the response is then not stored). Once the body has ended,
+/// storage. When more than ``maximumQueuedBytes`` wait, the exchange stops reading the network
+/// until half of them are written (``waitForRoom(_:)``): a storage slower than the network paces
+/// the stream, and one that fails or runs past the cache's time limit drops the copy (the
+/// response is then not stored) and lets the stream go on at the network's pace. Once the body has ended,
 /// ``HTTPCache/storeSpooled(_:requestHeaders:)`` commits the record, or it is abandoned: a
 /// spool whose ``Handle`` goes away unfinished (a failure, a consumer that stopped) aborts its
 /// writer, so no partial record is ever visible.
@@ -22,6 +24,8 @@ final class CacheSpool: Sendable {
         var written: Int64 = 0
         var abandoned = false
         var finished = false
+        /// Who waits for the queue to shrink (``waitForRoom(_:)``).
+        var roomWaiters: [@Sendable () -> Void] = []
     }
 
     private let state = Protected(State())
@@ -48,9 +52,21 @@ final class CacheSpool: Sendable {
             for await part in stream {
                 if !failed, state.withLock({ !$0.abandoned }) {
                     failed = await cache.guarded({ try await writer.write(part) }) == nil
+                    if failed { state.withLock { $0.abandoned = true } }
                 }
-                state.withLock { $0.queuedBytes -= part.count }
+                let waiters = state.withLock { state -> [@Sendable () -> Void] in
+                    state.queuedBytes -= part.count
+                    guard state.abandoned || state.queuedBytes <= Self.maximumQueuedBytes / 2 else { return [] }
+                    defer { state.roomWaiters = [] }
+                    return state.roomWaiters
+                }
+                for waiter in waiters { waiter() }
             }
+            let waiters = state.withLock { state -> [@Sendable () -> Void] in
+                defer { state.roomWaiters = [] }
+                return state.roomWaiters
+            }
+            for waiter in waiters { waiter() }
             if failed || state.withLock({ $0.abandoned || !$0.finished }) {
                 await writer.abort()
                 return nil
@@ -59,23 +75,38 @@ final class CacheSpool: Sendable {
         }
     }
 
-    /// Queues a part of the body; past the storage's limit for one body, or with more than
-    /// ``maximumQueuedBytes`` waiting, the copy is abandoned.
-    func append(_ part: Data) {
-        let keep = state.withLock { state -> Bool in
-            guard !state.abandoned, !state.finished else { return false }
+    /// Queues a part of the body; past the storage's limit for one body the copy is abandoned.
+    ///
+    /// - Returns: Whether more than ``maximumQueuedBytes`` now wait for the storage: the caller
+    ///   should read no more until ``waitForRoom(_:)`` calls back.
+    func append(_ part: Data) -> Bool {
+        let (keep, full) = state.withLock { state -> (Bool, Bool) in
+            guard !state.abandoned, !state.finished else { return (false, false) }
             state.written += Int64(part.count)
-            state.queuedBytes += part.count
-            if state.written > limit || state.queuedBytes > Self.maximumQueuedBytes {
+            if state.written > limit {
                 state.abandoned = true
+                return (false, false)
             }
-            return !state.abandoned
+            state.queuedBytes += part.count
+            return (true, state.queuedBytes > Self.maximumQueuedBytes)
         }
         if keep {
             parts.yield(part)
         } else {
             parts.finish()
         }
+        return full
+    }
+
+    /// Calls `resume` once at most half of ``maximumQueuedBytes`` wait for the storage, or the
+    /// copy was abandoned, or every part was written.
+    func waitForRoom(_ resume: @escaping @Sendable () -> Void) {
+        let now = state.withLock { state -> Bool in
+            if state.abandoned || state.queuedBytes <= Self.maximumQueuedBytes / 2 { return true }
+            state.roomWaiters.append(resume)
+            return false
+        }
+        if now { resume() }
     }
 
     /// The body ended whole: nothing more comes, and what is queued is written.
@@ -93,11 +124,13 @@ final class CacheSpool: Sendable {
 
     /// Abandons the copy, unless the body has ended.
     func abandon() {
-        let ended = state.withLock { state -> Bool in
+        let (ended, waiters) = state.withLock { state -> (Bool, [@Sendable () -> Void]) in
             if !state.finished { state.abandoned = true }
-            return state.finished
+            defer { state.roomWaiters = [] }
+            return (state.finished, state.roomWaiters)
         }
         if !ended { parts.finish() }
+        for waiter in waiters { waiter() }
     }
 
     /// What the exchange keeps of a spool: when it goes away before the body has ended, the

@@ -25,7 +25,8 @@ extension RequestFlight: TransportOwner {
     }
 
     func transportStreamStarted(_ head: TransportResponse, request: URLRequest) -> Bool {
-        streamStarted(Moya.Response(statusCode: head.statusCode, data: Data(), request: request, deferredResponse: head.response))
+        streamStarted(
+            Moya.Response(statusCode: head.statusCode, data: Data(), request: request, deferredResponse: head.response, cacheStatus: head.cacheStatus))
     }
 
     /// Takes the transport's result for `request`, the request as it was sent.

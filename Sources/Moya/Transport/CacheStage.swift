@@ -47,6 +47,10 @@ final class CacheStage: Sendable {
         /// `stale-while-revalidate` window and the stored response of that key is refreshed in
         /// the background.
         case answer(TransportResponse, refreshKey: String?)
+        /// A stored response answers a stream: `head` (no body) goes to the stream, whose body
+        /// `reader` then reads from the storage as the consumer takes it; with `refreshKey` as
+        /// for ``answer(_:refreshKey:)``.
+        case stream(TransportResponse, reader: CachedBodyReader, refreshKey: String?)
         /// Send the attempt: it carries the cache's state of it (and, when the cache holds a
         /// response to validate, the validators it sends).
         case send(ExchangeAttempt)
@@ -56,15 +60,25 @@ final class CacheStage: Sendable {
 
     /// What the cache does with `attempt` before it is sent. A stored response whose content the
     /// storage can no longer give (removed meanwhile, damaged, the storage down) is a miss.
-    func before(_ attempt: ExchangeAttempt) async -> Before {
+    ///
+    /// - Parameters:
+    ///   - attempt: The attempt.
+    ///   - streams: Whether a stored response whose content is in a storage (not in memory) may
+    ///     be streamed from there (``Before/stream(_:reader:refreshKey:)``) rather than read
+    ///     whole first: a stream whose consumer would take the stored response as it is.
+    func before(_ attempt: ExchangeAttempt, streams: (Int) -> Bool = { _ in false }) async -> Before {
         let requestHeaders = requests.headersAsSent(for: attempt.urlRequest, authorization: attempt.authorization)
         var validation: (entry: CachedResponse, headers: [(name: String, value: String)])?
         let decision = await decision(for: attempt.urlRequest, requestHeaders: requestHeaders)
         switch decision {
         case .useStored(let entry), .useStaleAndRefresh(let entry):
+            let refreshKey: String? = if case .useStaleAndRefresh = decision { entry.key } else { nil }
+            if entry.data == nil, streams(entry.status), let reader = await cache.storedBodyReader(of: entry) {
+                cache.countHit()
+                return .stream(Self.transportResponse(for: entry, data: Data(), cacheStatus: .hit), reader: reader, refreshKey: refreshKey)
+            }
             if let data = await cache.body(of: entry) {
                 cache.countHit()
-                let refreshKey: String? = if case .useStaleAndRefresh = decision { entry.key } else { nil }
                 return .answer(Self.transportResponse(for: entry, data: data, cacheStatus: .hit), refreshKey: refreshKey)
             }
             if effectiveCachePolicy(of: attempt.urlRequest) == .returnCacheDataDontLoad || CacheControl(headers: requestHeaders).onlyIfCached {

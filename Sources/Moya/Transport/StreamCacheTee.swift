@@ -43,16 +43,20 @@ struct StreamCacheTee {
     }
 
     /// Adds a part of the body, or abandons the copy when the part takes it over ``limit``.
-    mutating func append(_ buffer: ByteBuffer) {
+    ///
+    /// - Returns: The spool to wait for (``CacheSpool/waitForRoom(_:)``) before reading on, when
+    ///   the storage is behind; `nil` to read on at once.
+    @discardableResult
+    mutating func append(_ buffer: ByteBuffer) -> CacheSpool? {
         if let spool {
-            spool.spool.append(Data(buffer.readableBytesView))
-            return
+            return spool.spool.append(Data(buffer.readableBytesView)) ? spool.spool : nil
         }
-        guard let kept = body?.count else { return }
+        guard let kept = body?.count else { return nil }
         guard buffer.readableBytes <= limit - kept else {
             body = nil
-            return
+            return nil
         }
         body!.append(contentsOf: buffer.readableBytesView)
+        return nil
     }
 }

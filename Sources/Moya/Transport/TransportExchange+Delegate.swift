@@ -76,10 +76,11 @@ extension TransportExchange {
         case .file:
             return holdingForUpload(fileReceivedBodyPart(buffer, task: task), streams: false)
         case .stream(let sink):
+            var behind: CacheSpool?
             if current.stream?.cacheTee != nil {
-                current.stream?.cacheTee?.append(buffer)
+                behind = current.stream?.cacheTee?.append(buffer)
             }
-            return streamReceivedBodyPart(buffer, sink: sink, task: task)
+            return pacedBySpool(behind, streamReceivedBodyPart(buffer, sink: sink, task: task), task: task)
         }
     }
 

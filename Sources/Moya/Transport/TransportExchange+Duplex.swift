@@ -107,10 +107,11 @@ extension TransportExchange {
 
     /// What the delegate API's `didReceiveBodyPart` does for a stream. Call on the attempt's loop.
     private func duplexReceivedBodyPart(_ buffer: ByteBuffer, sink: StreamSink, attempt: DuplexAttempt) -> EventLoopFuture<Void> {
+        var behind: CacheSpool?
         if current.stream?.cacheTee != nil {
-            current.stream?.cacheTee?.append(buffer)
+            behind = current.stream?.cacheTee?.append(buffer)
         }
-        return streamReceivedBodyPart(buffer, sink: sink, task: attempt)
+        return pacedBySpool(behind, streamReceivedBodyPart(buffer, sink: sink, task: attempt), task: attempt)
     }
 
     /// What the delegate API's `didSendRequestHead` and `didSendRequest` do, for an attempt that

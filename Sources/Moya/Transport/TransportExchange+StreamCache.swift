@@ -27,4 +27,14 @@ extension TransportExchange {
         }
         return started
     }
+
+    /// `taken`, the future of a body part just taken, held too until `spool` (the cache's copy,
+    /// when the storage is behind the network) has room again: reading the connection waits for
+    /// the storage, as it waits for the consumer.
+    func pacedBySpool(_ spool: CacheSpool?, _ taken: EventLoopFuture<Void>, task: any ExchangeTask) -> EventLoopFuture<Void> {
+        guard let spool else { return taken }
+        let room = task.eventLoop.makePromise(of: Void.self)
+        spool.waitForRoom { room.succeed(()) }
+        return taken.and(room.futureResult).map { _ in () }
+    }
 }

@@ -199,8 +199,19 @@ final class TransportExchange: HTTPClientResponseDelegate, @unchecked Sendable {
             route(attempt)
             return
         }
+        let streams = storedResponseStreams
         cache.withIO { [self] in
-            switch await cache.before(attempt) {
+            switch await cache.before(attempt, streams: streams) {
+            case .stream(let head, let reader, let refreshKey):
+                guard owner.transportIsWanted else {
+                    await reader.close()
+                    finish(.failure(HTTPClientError.cancelled))
+                    return
+                }
+                if let refreshKey {
+                    cache.refreshInBackground(attempt.urlRequest, credential: request.credential, key: refreshKey, parts: parts)
+                }
+                await streamStored(head, reader: reader, of: attempt)
             case .answer(let stored, let refreshKey):
                 guard owner.transportIsWanted else {
                     finish(.failure(HTTPClientError.cancelled))
@@ -619,7 +630,7 @@ final class TransportExchange: HTTPClientResponseDelegate, @unchecked Sendable {
     }
 
     /// Reports `response`, or sends the attempt that follows it up.
-    private func finishDelivery(_ response: TransportResponse, of attempt: ExchangeAttempt) {
+    func finishDelivery(_ response: TransportResponse, of attempt: ExchangeAttempt) {
         // Almost every response is the result.
         if !act(on: followUp(after: .response(response), of: attempt, streamedBody: false), after: nil, replacing: response) {
             finish(.success(response))
@@ -674,7 +685,7 @@ final class TransportExchange: HTTPClientResponseDelegate, @unchecked Sendable {
 
     /// Ends the exchange with `result`: the session counts it as no longer in flight, its span
     /// ends, and the owner hears of it. Every end goes through here, exactly once.
-    private func finish(_ result: Result<TransportResponse, any Error>) {
+    func finish(_ result: Result<TransportResponse, any Error>) {
         parts.admission.ended()
         report(result)
     }
