@@ -133,6 +133,16 @@ let package = Package(
                 .product(name: "Prometheus", package: "swift-prometheus"),
             ]
         ),
+        // The HTTP cache in PostgreSQL against the cache in memory and against no cache
+        // (MOYA_POSTGRES_URL).
+        .executableTarget(
+            name: "CacheBench",
+            dependencies: [
+                .product(name: "Moya", package: "Moya"),
+                .product(name: "MoyaPostgres", package: "Moya"),
+                .product(name: "MoyaTesting", package: "Moya"),
+            ]
+        ),
         .executableTarget(
             name: "MoyaMemoryBenchmark",
             dependencies: [

@@ -1,6 +1,7 @@
 import Foundation
 import Moya
 import MoyaPostgres
+import MoyaTestServer
 import MoyaTesting
 import Testing
 
@@ -87,5 +88,88 @@ struct SharedCacheFaultTests {
         await storage.shutdown()
         await mock.shutdown()
         await cluster.destroy()
+    }
+
+    @Test("The database answering slowly (another session holds a lock on the cache's tables): requests go to the origin within the storage's limit")
+    func slowDatabase() async throws {
+        let cluster = try await PostgresCluster.make()
+        let mock = try await MockServer.start()
+        mock.route("GET", "/item", response: MockResponse(status: 200, headers: [("Cache-Control", "max-age=600")], body: Data("item".utf8)))
+        var configuration = try PostgresHTTPCacheStorage.Configuration(url: cluster.url)
+        configuration.tls = .disable
+        let storage = PostgresHTTPCacheStorage(configuration: configuration)
+        let cache = HTTPCache(storage: storage, mode: .shared, storageTimeout: 1)
+        let session = Session(configuration: .init(cache: cache))
+        let provider = MoyaProvider<CacheTarget>(session: session)
+        let target = CacheTarget(baseURL: mock.baseURL, path: "/item")
+        _ = try await provider.request(target)
+        #expect(try await provider.request(target).cacheStatus == .hit)
+
+        // Another session takes the records table for 10 s: every query of the cache waits.
+        let locked = Locked(false)
+        let holder = _Concurrency.Task {
+            try await PostgresTestServer.withConnection(url: cluster.url) { connection in
+                try await connection.query("BEGIN", logger: connection.logger)
+                try await connection.query("LOCK TABLE moya_http_cache_records IN ACCESS EXCLUSIVE MODE", logger: connection.logger)
+                locked.update { $0 = true }
+                try await connection.query("SELECT pg_sleep(10)", logger: connection.logger)
+                try await connection.query("COMMIT", logger: connection.logger)
+            }
+        }
+        while !locked.value { try await _Concurrency.Task.sleep(nanoseconds: 50_000_000) }
+        let origin = mock.requests.count
+        for _ in 0..<3 {
+            let started = Date()
+            let response = try await provider.request(target)
+            #expect(response.statusCode == 200)
+            #expect(response.cacheStatus == .network, "answered by the origin while the database is stuck")
+            // One storage limit (1 s) for the lookup, one for the store at most; room for a
+            // loaded machine, and far below the lock's 10 s.
+            #expect(Date().timeIntervalSince(started) < 6)
+        }
+        #expect(mock.requests.count == origin + 3)
+        #expect(cache.statistics.storageFailures >= 1)
+        try await holder.value
+
+        var answered: Response.CacheStatus = .network
+        for _ in 0..<40 where answered != .hit {
+            answered = try await provider.request(target).cacheStatus
+            if answered != .hit { try await _Concurrency.Task.sleep(nanoseconds: 500_000_000) }
+        }
+        #expect(answered == .hit, "the cache is used again once the lock is gone")
+        try await session.shutdown()
+        await storage.shutdown()
+        await mock.shutdown()
+        await cluster.destroy()
+    }
+
+    @Test("A namespace at its size bound: the oldest responses go, every request still gets the right answer")
+    func sizeBound() async throws {
+        let mock = try await MockServer.start()
+        for index in 0..<20 {
+            mock.route(
+                "GET", "/item/\(index)",
+                response: MockResponse(status: 200, headers: [("Cache-Control", "max-age=600")], body: Data(repeating: UInt8(index), count: 10_000)))
+        }
+        var configuration = try await PostgresTestServer.configuration()
+        configuration.maximumSize = 50_000
+        let storage = PostgresHTTPCacheStorage(configuration: configuration)
+        let cache = HTTPCache(storage: storage, mode: .shared, storageTimeout: 30)
+        let session = Session(configuration: .init(cache: cache))
+        let provider = MoyaProvider<CacheTarget>(session: session)
+        for round in 0..<2 {
+            // The second round goes backwards: the newest, still stored, first.
+            for index in round == 0 ? Array(0..<20) : Array((0..<20).reversed()) {
+                let response = try await provider.request(CacheTarget(baseURL: mock.baseURL, path: "/item/\(index)"))
+                #expect(response.data == Data(repeating: UInt8(index), count: 10_000), "round \(round), item \(index)")
+            }
+        }
+        // Five 10,000-byte bodies fit: the second round found the last five stored, and went to
+        // the origin for the others, each of which pushed out the oldest.
+        #expect(cache.statistics.hits == 5)
+        #expect(cache.statistics.storageFailures == 0)
+        try await session.shutdown()
+        await storage.shutdown()
+        await mock.shutdown()
     }
 }
