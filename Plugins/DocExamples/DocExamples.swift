@@ -54,7 +54,8 @@ struct DocExamples: BuildToolPlugin {
         // ReactiveMoya are compiled only with their trait enabled.
         guard isMoya else { return commands }
         let libraries = [
-            "Sources/Moya": nil, "Sources/CombineMoya": nil, "Sources/MoyaTesting": nil, "Sources/RxMoya": "RxMoya", "Sources/ReactiveMoya": "ReactiveMoya",
+            "Sources/Moya": nil, "Sources/CombineMoya": nil, "Sources/MoyaTesting": nil, "Sources/MoyaPostgres": nil, "Sources/RxMoya": "RxMoya",
+            "Sources/ReactiveMoya": "ReactiveMoya",
         ]
         for (library, trait) in libraries.sorted(by: { $0.key < $1.key }) {
             let directory = root.appending(path: library)

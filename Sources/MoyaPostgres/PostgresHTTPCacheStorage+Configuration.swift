@@ -7,6 +7,8 @@ extension PostgresHTTPCacheStorage {
     /// stores there.
     ///
     /// ```swift
+    /// import MoyaPostgres
+    ///
     /// var configuration = try PostgresHTTPCacheStorage.Configuration(url: "postgres://moya:secret@db.internal:5432/cache")
     /// configuration.namespace = "api-gateway"
     /// configuration.maximumSize = 4 << 30

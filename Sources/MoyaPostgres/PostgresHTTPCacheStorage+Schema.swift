@@ -48,7 +48,21 @@ extension PostgresHTTPCacheStorage {
                     namespace text PRIMARY KEY,
                     total_bytes bigint NOT NULL DEFAULT 0)
                 """,
-            ])
+            ]),
+        // The cookies of jars that the processes of a fleet share (PostgresCookieJarStorage).
+        Migration(
+            version: 2,
+            statements: [
+                """
+                CREATE TABLE moya_cookies (
+                    namespace text NOT NULL,
+                    key text NOT NULL,
+                    data bytea NOT NULL,
+                    expires_at timestamptz,
+                    updated_at timestamptz NOT NULL DEFAULT now(),
+                    PRIMARY KEY (namespace, key))
+                """
+            ]),
     ]
 
     /// Prepares the schema once per storage: the first caller runs the migration, the others

@@ -7,6 +7,8 @@ import PostgresNIO
 /// replica stores, every replica finds, and an invalidation by one is seen by all at once.
 ///
 /// ```swift
+/// import MoyaPostgres
+///
 /// let storage = PostgresHTTPCacheStorage(configuration: try .init(url: "postgres://moya@db.internal/cache"))
 /// try await storage.prepare()  // optional: the first call prepares the schema otherwise
 /// // ... hand `storage` to an HTTPCache ...

@@ -70,6 +70,36 @@ public final class CookieJar: Sendable {
         cookieStore = Protected(FoundationCookieStore(storage: storage))
     }
 
+    /// A jar whose cookies other processes share through `storage` (the replicas of a service
+    /// that act as one user, keeping one session with their upstream).
+    ///
+    /// Requests read and change a copy in memory, as with any jar, and never wait for the
+    /// storage: changes are written to it in the background (again a second later when a write
+    /// fails), and the copy reads the storage again, in the background, when a request finds it
+    /// older than `refreshInterval`. A cookie another process stores therefore reaches this jar
+    /// within about `refreshInterval` and one request; ``synchronize()`` waits for both
+    /// directions at once (at startup, say). A storage that is down leaves the jar working in
+    /// memory, with a warning in the log.
+    ///
+    /// - Parameters:
+    ///   - sharedStorage: Where the cookies are shared, such as `MoyaPostgres`'s
+    ///     `PostgresCookieJarStorage`.
+    ///   - refreshInterval: How old the copy may get before a request has it read again (one
+    ///     second by default).
+    ///   - acceptPolicy: Which cookies the jar stores from responses.
+    public init(sharedStorage: any CookieJarStorage, refreshInterval: TimeInterval = 1, acceptPolicy: HTTPCookie.AcceptPolicy = .always) {
+        acceptPolicyRawValue = acceptPolicy.rawValue
+        cookieStore = Protected(ReplicatedCookieStore(replica: CookieReplica(storage: sharedStorage, refreshInterval: refreshInterval)))
+    }
+
+    /// For a jar on a shared storage (``init(sharedStorage:refreshInterval:acceptPolicy:)``):
+    /// writes the changes not yet written, then reads the storage, and returns when both are
+    /// done (or failed). Returns at once for any other jar.
+    public func synchronize() async {
+        guard let replicated = cookieStore.withLock({ $0 as? ReplicatedCookieStore }) else { return }
+        await replicated.replica.synchronize()
+    }
+
     /// Every cookie in the jar that has not expired, by domain, then path (longest first), then
     /// age (oldest first).
     public var cookies: [HTTPCookie] {

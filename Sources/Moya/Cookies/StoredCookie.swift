@@ -168,7 +168,7 @@ extension StoredCookie {
     }
 
     /// Whether `text` can go into a `Cookie` header as a name (`allowingEquals` false) or a value.
-    private static func isSafe(_ text: String, allowingEquals: Bool) -> Bool {
+    static func isSafe(_ text: String, allowingEquals: Bool) -> Bool {
         text.utf8.allSatisfy { byte in
             byte >= 0x20 && byte != 0x7F && byte != UInt8(ascii: ";") && (allowingEquals || byte != UInt8(ascii: "="))
         }
