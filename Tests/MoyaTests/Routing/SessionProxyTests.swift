@@ -11,7 +11,11 @@ import FoundationNetworking
 /// How a session picks a proxy per request: from its configuration, or from the proxy
 /// environment variables. The in-process test server stands in for the proxy and records what
 /// reached it; `ProxyInteropTests` goes through a real proxy.
-@Suite("Session: proxies from the environment, per request")
+/// Left out of a run that sets `MOYA_TIMING_SUITES_APART` (CI's main test step), which then runs
+/// it on its own: it counts the connections a pool opens, which a stall that outlasts an idle limit changes, and while 1,300 tests start at once on two cores the process stalls.
+@Suite(
+    "Session: proxies from the environment, per request",
+    .enabled(if: ProcessInfo.processInfo.environment["MOYA_TIMING_SUITES_APART"] == nil, "run apart (MOYA_TIMING_SUITES_APART)"))
 struct SessionProxyTests {
     let server: TestServer
     var base: URL { server.baseURL }
