@@ -283,7 +283,7 @@ struct PostgresHTTPCacheStorageTests {
         try await first.prepare()
         let record = try await first.store(makeRecord(), body: patternBytes(10))
         #expect(try await second.records(forKey: record.key).map(\.id) == [record.id])
-        #expect(try await Inspect.count("SELECT count(*) FROM moya_http_cache_schema_versions", url: url) == 1)
+        #expect(try await Inspect.count("SELECT count(*) FROM moya_http_cache_schema_versions", url: url) == 2, "one row per migration (versions 1 and 2)")
         await first.shutdown()
         await second.shutdown()
         try await PostgresTestServer.withConnection { connection in

@@ -78,7 +78,13 @@ struct StreamServerTests {
         #expect(sent == [nil, "2", "4", "5"])
     }
 
-    @Test("A consumer that stops reading stops the server: what it writes is bounded by the buffers")
+    /// Left out of a run that sets `MOYA_TIMING_SUITES_APART` (CI's main test step), which then
+    /// runs it on its own: twice in a full parallel run on two cores (with the PostgreSQL suites
+    /// beside it) the server's endless response was still open 120 s after `cancel()`, which it
+    /// never was alone (a lead to follow, not a fix).
+    @Test(
+        "A consumer that stops reading stops the server: what it writes is bounded by the buffers",
+        .enabled(if: ProcessInfo.processInfo.environment["MOYA_TIMING_SUITES_APART"] == nil, "run apart (MOYA_TIMING_SUITES_APART)"))
     func backPressure() async throws {
         let provider = MoyaProvider<Remote>()
         let stream = try await provider.stream(Remote(base, "/endless"))
