@@ -63,7 +63,7 @@ struct ProxyInteropTests {
     }
 
     func session(_ environment: [String: String], tls: TLSSettings = TLSSettings()) -> Session {
-        var configuration = Session.Configuration(timeoutIntervalForConnect: 5, timeoutIntervalForRequest: 20, tls: tls)
+        var configuration = Session.Configuration(timeoutIntervalForConnect: 60, timeoutIntervalForRequest: 120, tls: tls)
         configuration.proxyEnvironment = ProxyEnvironment(environment: environment)
         return Session(configuration: configuration)
     }

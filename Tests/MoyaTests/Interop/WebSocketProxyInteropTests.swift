@@ -18,7 +18,7 @@ struct WebSocketProxyInteropTests {
         let proxy = SessionProxy.http(
             host: try #require(components.host), port: try #require(components.port),
             username: withCredentials ? components.user : nil, password: withCredentials ? components.password : nil)
-        return Session(configuration: .init(timeoutIntervalForConnect: 5, timeoutIntervalForRequest: 20, proxy: proxy, tls: tls))
+        return Session(configuration: .init(timeoutIntervalForConnect: 60, timeoutIntervalForRequest: 120, proxy: proxy, tls: tls))
     }
 
     static func echoServer(tls: Bool) async throws -> WebSocketTestServer {
