@@ -194,10 +194,25 @@ let package = Package(
             name: "MoyaDownloader",
             dependencies: ["Moya"]
         ),
+        // The PostgreSQL server of the tests: MOYA_POSTGRES_URL, or throwaway clusters started
+        // from Debian's postgresql package. For MoyaPostgresTests and the cache suite of MoyaTests.
+        .target(
+            name: "MoyaPostgresTestSupport",
+            dependencies: [
+                "MoyaPostgres",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "Tests/MoyaPostgresTestSupport"
+        ),
         .testTarget(
             name: "MoyaTests",
             dependencies: [
                 "Moya",
+                "MoyaPostgres",
+                "MoyaPostgresTestSupport",
                 "MoyaTestServer",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -222,6 +237,7 @@ let package = Package(
             dependencies: [
                 "Moya",
                 "MoyaPostgres",
+                "MoyaPostgresTestSupport",
                 "MoyaTesting",
                 "MoyaTestServer",
                 .product(name: "PostgresNIO", package: "postgres-nio"),

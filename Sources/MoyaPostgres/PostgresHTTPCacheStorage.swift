@@ -191,14 +191,18 @@ public final class PostgresHTTPCacheStorage: HTTPCacheStorage {
 
     // MARK: - HTTPCacheStorage
 
-    /// The unexpired records stored under `key`, the oldest first.
+    /// The records stored under `key`, the oldest first.
+    ///
+    /// Expired records are returned until the sweep deletes them, as the storages in memory and
+    /// on disk return theirs until they are evicted: what the cache may use is its decision, made
+    /// at its own clock, not the database's.
     public func records(forKey key: String) async throws -> [HTTPCacheRecord] {
         let namespace = namespace
         return try await perform("finding the records of a key") { client in
             let rows = try await client.query(
                 """
                 SELECT id, metadata, body_length, stored_at, expires_at FROM moya_http_cache_records
-                WHERE namespace = \(namespace) AND key = \(key) AND expires_at > now() ORDER BY stored_at, id
+                WHERE namespace = \(namespace) AND key = \(key) ORDER BY stored_at, id
                 """)
             var records: [HTTPCacheRecord] = []
             for try await (id, metadata, bodyLength, storedAt, expiresAt) in rows.decode((UUID, Data, Int64, Date, Date).self) {

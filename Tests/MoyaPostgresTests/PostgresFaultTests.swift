@@ -1,6 +1,7 @@
 import Foundation
 import Moya
 import MoyaPostgres
+import MoyaPostgresTestSupport
 import Testing
 
 /// The storage when its server goes away: each test on a cluster of its own that it stops and

@@ -1,6 +1,7 @@
 import Foundation
 import Moya
 import MoyaPostgres
+import MoyaPostgresTestSupport
 import PostgresNIO
 import Testing
 
@@ -174,15 +175,16 @@ struct PostgresHTTPCacheStorageTests {
         }
     }
 
-    @Test func expiredRecordsAreLeftOutAndRemovedByTheSweep() async throws {
+    @Test func expiredRecordsAreFoundUntilTheSweepRemovesThem() async throws {
         try await PostgresTestServer.withStorage(orphanGrace: 0) { storage in
             let key = "https://a.example/expiring"
             let expired = try await storage.store(
                 makeRecord(key: key, storedAt: Date().addingTimeInterval(-20), expiresAt: Date().addingTimeInterval(-10)), body: patternBytes(300))
             let fresh = try await storage.store(makeRecord(key: key), body: patternBytes(200))
-            #expect(try await storage.records(forKey: key).map(\.id) == [fresh.id])
+            #expect(try await storage.records(forKey: key).map(\.id) == [expired.id, fresh.id])
             #expect(try await Inspect.recordCount(namespace: storage.namespace, id: expired.id) == 1)
             #expect(try await storage.removeExpired() == 1)
+            #expect(try await storage.records(forKey: key).map(\.id) == [fresh.id])
             #expect(try await Inspect.recordCount(namespace: storage.namespace, id: expired.id) == 0)
             #expect(try await Inspect.total(namespace: storage.namespace) == 200)
             // With no grace, the next sweep takes the expired record's chunks.

@@ -1,6 +1,7 @@
 import Foundation
 import Moya
 import MoyaPostgres
+import MoyaPostgresTestSupport
 import MoyaTesting
 import Testing
 

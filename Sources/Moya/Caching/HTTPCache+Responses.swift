@@ -79,13 +79,19 @@ extension HTTPCache {
     ///
     /// A 304 whose strong `ETag` differs from the entry's does not describe it (RFC 9111
     /// §4.3.4): the stored response is removed and `entry` is returned as it is.
+    ///
+    /// When the stored response is removed (that case, or a 304 that makes it unstorable, such
+    /// as one with `no-store`), its content is read from the storage first and returned in
+    /// memory, so that the request is still answered with it; `nil` content then means the
+    /// storage could not give it.
     func notModifiedReceived(
         _ entry: CachedResponse, url: URL, requestHeaders: [(name: String, value: String)], responseHeaders: [(name: String, value: String)],
         requestTime: Date, responseTime: Date
     ) async -> CachedResponse {
         if let newTag = CacheHeaderFields.first("ETag", in: responseHeaders), !newTag.hasPrefix("W/"), newTag != entry.entityTag {
+            let kept = await withContentInMemory(entry)
             await removeVariants(key: entry.key, matching: requestHeaders)
-            return entry
+            return kept
         }
         let replacing = Set(
             responseHeaders.map { $0.name.lowercased() }.filter { !CacheHeaderFields.keptOnUpdate.contains($0) }
@@ -100,10 +106,19 @@ extension HTTPCache {
             shared: mode == .shared)
         {
             await store(updated, requestHeaders: requestHeaders)
-        } else {
-            await removeVariants(key: entry.key, matching: requestHeaders)
+            return updated
         }
-        return updated
+        let kept = await withContentInMemory(updated)
+        await removeVariants(key: entry.key, matching: requestHeaders)
+        return kept
+    }
+
+    /// `entry` with its content read into memory when it is in the storage, before the storage
+    /// removes it; `entry` as it is when its content is in memory already, or when the storage
+    /// cannot give it (the caller then finds no content, as for a removed response).
+    private func withContentInMemory(_ entry: CachedResponse) async -> CachedResponse {
+        guard entry.data == nil, let data = await body(of: entry) else { return entry }
+        return entry.replacingBody(with: .data(data))
     }
 
     /// A 304 to the caller's own conditional request: the stored response the request selects is

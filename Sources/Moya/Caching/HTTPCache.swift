@@ -276,29 +276,19 @@ public final class HTTPCache: Sendable {
         switch entry.body {
         case .data(let data):
             return data
-        case .stored(let record, let range):
-            guard let backing, let reader = await guarded({ try await backing.openBody(of: record) }) else { return nil }
-            let wanted = range ?? 0..<record.bodyLength
+        case .stored:
+            guard let reader = await storedBodyReader(of: entry) else { return nil }
             var data = Data()
-            data.reserveCapacity(Int(clamping: wanted.upperBound - wanted.lowerBound))
-            var offset: Int64 = 0
-            while offset < wanted.upperBound {
+            data.reserveCapacity(Int(clamping: entry.body.count))
+            while true {
                 guard let chunk = await guarded({ try await reader.next() }) else {
                     await reader.close()
                     return nil
                 }
                 guard let chunk else { break }
-                let chunkRange = offset..<(offset + Int64(chunk.count))
-                let lower = max(chunkRange.lowerBound, wanted.lowerBound)
-                let upper = min(chunkRange.upperBound, wanted.upperBound)
-                if lower < upper {
-                    let start = chunk.startIndex + Int(lower - offset)
-                    data.append(chunk[start..<(start + Int(upper - lower))])
-                }
-                offset = chunkRange.upperBound
+                data.append(chunk)
             }
             await reader.close()
-            guard Int64(data.count) == wanted.upperBound - wanted.lowerBound else { return nil }
             return data
         }
     }

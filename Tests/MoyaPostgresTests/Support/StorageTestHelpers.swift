@@ -1,6 +1,7 @@
 import Foundation
 import Moya
 import MoyaPostgres
+import MoyaPostgresTestSupport
 import PostgresNIO
 
 /// A record for `key` that expires in an hour unless told.

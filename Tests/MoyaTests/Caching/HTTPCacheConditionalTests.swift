@@ -127,41 +127,43 @@ struct HTTPCacheConditionalTests {
         return "\(days[String(imf[0].dropLast())]!), \(imf[1])-\(imf[2])-\(imf[3].suffix(2)) \(imf[4]) GMT"
     }
 
-    @Test(arguments: cases)
-    func conditional(_ testCase: ConditionalCase) async {
+    @Test(arguments: cases, CacheStorageKind.underTest)
+    func conditional(_ testCase: ConditionalCase, storage: CacheStorageKind) async throws {
         let url = URL(string: "https://a.example/item")!
-        let cache = HTTPCache()
-        await cache.storeGET(url, status: testCase.status, response: testCase.response)
-        #expect(Answer(await cache.decide(url, request: testCase.request, at: testCase.at)) == testCase.expected)
+        try await withCache(storage) { cache in
+            await cache.storeGET(url, status: testCase.status, response: testCase.response)
+            #expect(Answer(await cache.decide(url, request: testCase.request, at: testCase.at)) == testCase.expected)
+        }
     }
 
     /// The `304` carries what a `200` would have (RFC 9110 §15.4.5: `ETag`, `Cache-Control`,
     /// `Date`, `Expires`, `Vary`, `Content-Location`, and the rest of the stored metadata), with
     /// the current `Age`, but no content and no field that describes the stored content.
-    @Test func aNotModifiedFromStorageCarriesTheStoredMetadata() async throws {
+    @Test(arguments: CacheStorageKind.underTest) func aNotModifiedFromStorageCarriesTheStoredMetadata(storage: CacheStorageKind) async throws {
         let url = URL(string: "https://a.example/item")!
-        let cache = HTTPCache()
-        await cache.storeGET(
-            url, response: Self.stored + ["Content-Type: text/plain", "Content-Length: 4", "Vary: Accept", "X-Kept: 1", "Expires: \(cacheHTTPDate(100))"])
-        guard case .useStored(let answer) = await cache.decide(url, request: ["If-None-Match: \"v1\""], at: 10) else {
-            Issue.record("not answered from storage")
-            return
+        try await withCache(storage) { cache in
+            await cache.storeGET(
+                url, response: Self.stored + ["Content-Type: text/plain", "Content-Length: 4", "Vary: Accept", "X-Kept: 1", "Expires: \(cacheHTTPDate(100))"])
+            guard case .useStored(let answer) = await cache.decide(url, request: ["If-None-Match: \"v1\""], at: 10) else {
+                Issue.record("not answered from storage")
+                return
+            }
+            #expect(answer.status == 304)
+            #expect(answer.body.count == 0)
+            let headers = Dictionary(answer.headers(now: cacheTime(10)).map { ($0.name.lowercased(), $0.value) }, uniquingKeysWith: { $1 })
+            #expect(headers["etag"] == "\"v1\"")
+            #expect(headers["cache-control"] == "max-age=100")
+            #expect(headers["vary"] == "Accept")
+            #expect(headers["x-kept"] == "1")
+            #expect(headers["expires"] != nil)
+            #expect(headers["date"] != nil)
+            #expect(headers["age"] == "10")
+            #expect(headers["content-length"] == nil)
+            #expect(headers["content-type"] == nil)
+            // The stored response itself is unchanged.
+            #expect(await cache.stored(url)?.status == 200)
+            #expect(await cache.storedContent(url) == Data("body".utf8))
         }
-        #expect(answer.status == 304)
-        #expect(answer.body.count == 0)
-        let headers = Dictionary(answer.headers(now: cacheTime(10)).map { ($0.name.lowercased(), $0.value) }, uniquingKeysWith: { $1 })
-        #expect(headers["etag"] == "\"v1\"")
-        #expect(headers["cache-control"] == "max-age=100")
-        #expect(headers["vary"] == "Accept")
-        #expect(headers["x-kept"] == "1")
-        #expect(headers["expires"] != nil)
-        #expect(headers["date"] != nil)
-        #expect(headers["age"] == "10")
-        #expect(headers["content-length"] == nil)
-        #expect(headers["content-type"] == nil)
-        // The stored response itself is unchanged.
-        #expect(await cache.stored(url)?.status == 200)
-        #expect(await cache.stored(url)?.data == Data("body".utf8))
     }
 
     /// A cache made for a `URLCache` (a session made from a `URLSessionConfiguration`) passes a
@@ -179,42 +181,48 @@ struct HTTPCacheConditionalTests {
 
     /// The other policies answer from storage too, and the caller's conditions apply to what
     /// they answer with.
-    @Test(arguments: [URLRequest.CachePolicy.returnCacheDataElseLoad, .returnCacheDataDontLoad])
-    func policiesThatAnswerFromStorageApplyTheConditions(_ policy: URLRequest.CachePolicy) async {
+    @Test(arguments: [URLRequest.CachePolicy.returnCacheDataElseLoad, .returnCacheDataDontLoad], CacheStorageKind.underTest)
+    func policiesThatAnswerFromStorageApplyTheConditions(_ policy: URLRequest.CachePolicy, storage: CacheStorageKind) async throws {
         let url = URL(string: "https://a.example/item")!
-        let cache = HTTPCache()
-        await cache.storeGET(url, response: Self.stored)
-        #expect(Answer(await cache.decide(url, request: ["If-None-Match: \"v1\""], policy: policy, at: 1000)) == .stored(304))
-        #expect(Answer(await cache.decide(url, request: ["If-None-Match: \"v2\""], policy: policy, at: 1000)) == .stored(200))
+        try await withCache(storage) { cache in
+            await cache.storeGET(url, response: Self.stored)
+            #expect(Answer(await cache.decide(url, request: ["If-None-Match: \"v1\""], policy: policy, at: 1000)) == .stored(304))
+            #expect(Answer(await cache.decide(url, request: ["If-None-Match: \"v2\""], policy: policy, at: 1000)) == .stored(200))
+        }
     }
 
     /// A `304` the caller's own conditional request brought from the server (no validation of the
     /// cache's) leaves the stored response, and updates it when it names the same validator
     /// (RFC 9111 §4.3.4).
-    @Test func aNotModifiedToTheCallersConditionalFreshensTheMatchingStoredResponse() async {
+    @Test(arguments: CacheStorageKind.underTest) func aNotModifiedToTheCallersConditionalFreshensTheMatchingStoredResponse(storage: CacheStorageKind)
+        async throws
+    {
         let url = URL(string: "https://a.example/item")!
-        let cache = HTTPCache()
-        await cache.storeGET(url, response: ["Cache-Control: max-age=10", "ETag: \"v1\""])
-        await cache.responseReceived(
-            method: "GET", url: url, requestHeaders: cacheFields(["If-None-Match: \"v1\""]), status: 304,
-            responseHeaders: cacheFields(["ETag: \"v1\"", "Cache-Control: max-age=600"]), body: Data(), requestTime: cacheTime(100),
-            responseTime: cacheTime(100))
-        #expect(await cache.stored(url)?.freshnessLifetime == 600)
-        #expect(await cache.stored(url)?.data == Data("body".utf8))
-        #expect(CacheDecisionKind(await cache.decide(url, at: 200)) == .useStored)
+        try await withCache(storage) { cache in
+            await cache.storeGET(url, response: ["Cache-Control: max-age=10", "ETag: \"v1\""])
+            await cache.responseReceived(
+                method: "GET", url: url, requestHeaders: cacheFields(["If-None-Match: \"v1\""]), status: 304,
+                responseHeaders: cacheFields(["ETag: \"v1\"", "Cache-Control: max-age=600"]), body: Data(), requestTime: cacheTime(100),
+                responseTime: cacheTime(100))
+            #expect(await cache.stored(url)?.freshnessLifetime == 600)
+            #expect(await cache.storedContent(url) == Data("body".utf8))
+            #expect(CacheDecisionKind(await cache.decide(url, at: 200)) == .useStored)
+        }
     }
 
-    @Test(arguments: [
-        ["ETag: \"v2\"", "Cache-Control: max-age=600"],
-        ["Cache-Control: max-age=600"],
-    ])
-    func aNotModifiedForAnotherValidatorLeavesTheStoredResponseAsItIs(_ response: [String]) async {
+    @Test(
+        arguments: [
+            ["ETag: \"v2\"", "Cache-Control: max-age=600"],
+            ["Cache-Control: max-age=600"],
+        ], CacheStorageKind.underTest)
+    func aNotModifiedForAnotherValidatorLeavesTheStoredResponseAsItIs(_ response: [String], storage: CacheStorageKind) async throws {
         let url = URL(string: "https://a.example/item")!
-        let cache = HTTPCache()
-        await cache.storeGET(url, response: ["Cache-Control: max-age=10", "ETag: \"v1\""])
-        await cache.responseReceived(
-            method: "GET", url: url, requestHeaders: cacheFields(["If-None-Match: \"v2\""]), status: 304, responseHeaders: cacheFields(response),
-            body: Data(), requestTime: cacheTime(100), responseTime: cacheTime(100))
-        #expect(await cache.stored(url)?.freshnessLifetime == 10, "neither removed nor updated")
+        try await withCache(storage) { cache in
+            await cache.storeGET(url, response: ["Cache-Control: max-age=10", "ETag: \"v1\""])
+            await cache.responseReceived(
+                method: "GET", url: url, requestHeaders: cacheFields(["If-None-Match: \"v2\""]), status: 304, responseHeaders: cacheFields(response),
+                body: Data(), requestTime: cacheTime(100), responseTime: cacheTime(100))
+            #expect(await cache.stored(url)?.freshnessLifetime == 10, "neither removed nor updated")
+        }
     }
 }

@@ -107,19 +107,21 @@ struct HTTPCacheDecisionTests {
             request: ["Range: bytes=0-1"], at: 150, expected: .network),
     ]
 
-    @Test(arguments: directiveCases)
-    func directives(_ testCase: DecisionCase) async {
+    @Test(arguments: directiveCases, CacheStorageKind.underTest)
+    func directives(_ testCase: DecisionCase, storage: CacheStorageKind) async throws {
         let url = URL(string: "https://a.example/item")!
-        let cache = HTTPCache()
-        await cache.storeGET(url, response: testCase.response)
-        #expect(CacheDecisionKind(await cache.decide(url, request: testCase.request, at: testCase.at)) == testCase.expected)
+        try await withCache(storage) { cache in
+            await cache.storeGET(url, response: testCase.response)
+            #expect(CacheDecisionKind(await cache.decide(url, request: testCase.request, at: testCase.at)) == testCase.expected)
+        }
     }
 
-    @Test(arguments: [["Cache-Control: only-if-cached"], []])
-    func nothingStored(_ request: [String]) async {
-        let cache = HTTPCache()
-        let decision = await cache.decide(URL(string: "https://a.example/none")!, request: request, at: 0)
-        #expect(CacheDecisionKind(decision) == (request.isEmpty ? .network : .unavailable))
+    @Test(arguments: [["Cache-Control: only-if-cached"], []], CacheStorageKind.underTest)
+    func nothingStored(_ request: [String], storage: CacheStorageKind) async throws {
+        try await withCache(storage) { cache in
+            let decision = await cache.decide(URL(string: "https://a.example/none")!, request: request, at: 0)
+            #expect(CacheDecisionKind(decision) == (request.isEmpty ? .network : .unavailable))
+        }
     }
 
     /// Vary: the response varies on the named headers; the request sent when it was stored had
@@ -153,36 +155,39 @@ struct HTTPCacheDecisionTests {
         VaryCase(name: "star among names never matches", vary: "Accept, *", stored: [], request: [], matches: false),
     ]
 
-    @Test(arguments: varyCases)
-    func vary(_ testCase: VaryCase) async {
+    @Test(arguments: varyCases, CacheStorageKind.underTest)
+    func vary(_ testCase: VaryCase, storage: CacheStorageKind) async throws {
         let url = URL(string: "https://a.example/item")!
-        let cache = HTTPCache()
-        await cache.storeGET(url, request: testCase.stored, response: ["Cache-Control: max-age=100", "Vary: \(testCase.vary)"])
-        let expected: CacheDecisionKind = testCase.matches ? .useStored : .network
-        #expect(CacheDecisionKind(await cache.decide(url, request: testCase.request, at: 1)) == expected)
-        #expect(CacheDecisionKind(await cache.decide(url, request: testCase.request, policy: .returnCacheDataElseLoad, at: 1)) == expected)
+        try await withCache(storage) { cache in
+            await cache.storeGET(url, request: testCase.stored, response: ["Cache-Control: max-age=100", "Vary: \(testCase.vary)"])
+            let expected: CacheDecisionKind = testCase.matches ? .useStored : .network
+            #expect(CacheDecisionKind(await cache.decide(url, request: testCase.request, at: 1)) == expected)
+            #expect(CacheDecisionKind(await cache.decide(url, request: testCase.request, policy: .returnCacheDataElseLoad, at: 1)) == expected)
+        }
     }
 
     /// A stale response's validators and the conditional headers expected.
-    @Test(arguments: [
-        (["ETag: \"v1\""], ["If-None-Match: \"v1\""]),
-        (["ETag: W/\"weak\""], ["If-None-Match: W/\"weak\""]),
-        (["Last-Modified: Sun, 06 Nov 1994 08:49:37 GMT"], ["If-Modified-Since: Sun, 06 Nov 1994 08:49:37 GMT"]),
-        (
-            ["ETag: \"v1\"", "Last-Modified: Sun, 06 Nov 1994 08:49:37 GMT"],
-            ["If-None-Match: \"v1\"", "If-Modified-Since: Sun, 06 Nov 1994 08:49:37 GMT"]
-        ),
-    ])
-    func conditionalHeaders(_ validators: [String], _ expected: [String]) async throws {
+    @Test(
+        arguments: [
+            (["ETag: \"v1\""], ["If-None-Match: \"v1\""]),
+            (["ETag: W/\"weak\""], ["If-None-Match: W/\"weak\""]),
+            (["Last-Modified: Sun, 06 Nov 1994 08:49:37 GMT"], ["If-Modified-Since: Sun, 06 Nov 1994 08:49:37 GMT"]),
+            (
+                ["ETag: \"v1\"", "Last-Modified: Sun, 06 Nov 1994 08:49:37 GMT"],
+                ["If-None-Match: \"v1\"", "If-Modified-Since: Sun, 06 Nov 1994 08:49:37 GMT"]
+            ),
+        ], CacheStorageKind.underTest)
+    func conditionalHeaders(_ pair: (validators: [String], expected: [String]), storage: CacheStorageKind) async throws {
         let url = URL(string: "https://a.example/item")!
-        let cache = HTTPCache()
-        await cache.storeGET(url, response: ["Cache-Control: max-age=0"] + validators)
-        guard case .validate(let entry, let headers) = await cache.decide(url, at: 1) else {
-            Issue.record("expected a validation")
-            return
+        try await withCache(storage) { cache in
+            await cache.storeGET(url, response: ["Cache-Control: max-age=0"] + pair.validators)
+            guard case .validate(let entry, let headers) = await cache.decide(url, at: 1) else {
+                Issue.record("expected a validation")
+                return
+            }
+            #expect(headers.map { "\($0.name): \($0.value)" } == pair.expected)
+            #expect(String(decoding: await cache.body(of: entry) ?? Data(), as: UTF8.self) == "body")
         }
-        #expect(headers.map { "\($0.name): \($0.value)" } == expected)
-        #expect(String(decoding: entry.data ?? Data(), as: UTF8.self) == "body")
     }
 
     /// A policy, what is stored (nothing, fresh, stale with a validator, stale without), and
@@ -220,26 +225,29 @@ struct HTTPCacheDecisionTests {
         PolicyCase(policy: .reloadRevalidatingCacheData, stored: staleBare, expected: .network),
     ]
 
-    @Test(arguments: policyCases)
-    func policy(_ testCase: PolicyCase) async {
+    @Test(arguments: policyCases, CacheStorageKind.underTest)
+    func policy(_ testCase: PolicyCase, storage: CacheStorageKind) async throws {
         let url = URL(string: "https://a.example/item")!
-        let cache = HTTPCache()
-        if let stored = testCase.stored { await cache.storeGET(url, response: stored) }
-        #expect(CacheDecisionKind(await cache.decide(url, policy: testCase.policy, at: 10)) == testCase.expected)
+        try await withCache(storage) { cache in
+            if let stored = testCase.stored { await cache.storeGET(url, response: stored) }
+            #expect(CacheDecisionKind(await cache.decide(url, policy: testCase.policy, at: 10)) == testCase.expected)
+        }
     }
 
-    @Test func reloadPoliciesStillStoreTheResponse() async {
+    @Test(arguments: CacheStorageKind.underTest) func reloadPoliciesStillStoreTheResponse(storage: CacheStorageKind) async throws {
         let url = URL(string: "https://a.example/item")!
-        let cache = HTTPCache()
-        #expect(CacheDecisionKind(await cache.decide(url, policy: .reloadIgnoringLocalCacheData, at: 0)) == .network)
-        await cache.storeGET(url, response: Self.fresh)
-        #expect(CacheDecisionKind(await cache.decide(url, at: 1)) == .useStored)
+        try await withCache(storage) { cache in
+            #expect(CacheDecisionKind(await cache.decide(url, policy: .reloadIgnoringLocalCacheData, at: 0)) == .network)
+            await cache.storeGET(url, response: Self.fresh)
+            #expect(CacheDecisionKind(await cache.decide(url, at: 1)) == .useStored)
+        }
     }
 
-    @Test func dontLoadWithAnotherMethodIsUnavailable() async {
-        let cache = HTTPCache()
-        let url = URL(string: "https://a.example/item")!
-        #expect(CacheDecisionKind(await cache.decision(method: "POST", url: url, requestHeaders: [], policy: .returnCacheDataDontLoad)) == .unavailable)
-        #expect(CacheDecisionKind(await cache.decision(method: "POST", url: url, requestHeaders: [], policy: .returnCacheDataElseLoad)) == .network)
+    @Test(arguments: CacheStorageKind.underTest) func dontLoadWithAnotherMethodIsUnavailable(storage: CacheStorageKind) async throws {
+        try await withCache(storage) { cache in
+            let url = URL(string: "https://a.example/item")!
+            #expect(CacheDecisionKind(await cache.decision(method: "POST", url: url, requestHeaders: [], policy: .returnCacheDataDontLoad)) == .unavailable)
+            #expect(CacheDecisionKind(await cache.decision(method: "POST", url: url, requestHeaders: [], policy: .returnCacheDataElseLoad)) == .network)
+        }
     }
 }

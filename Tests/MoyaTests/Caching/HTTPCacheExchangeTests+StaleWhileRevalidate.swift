@@ -38,75 +38,84 @@ extension HTTPCacheExchangeTests {
         }
     }
 
-    @Test("stale-while-revalidate: the stale response answers at once, a background request refreshes it, and the next request gets the new one")
-    func staleWhileRevalidate() async throws {
+    @Test(
+        "stale-while-revalidate: the stale response answers at once, a background request refreshes it, and the next request gets the new one",
+        arguments: CacheStorageKind.underTest)
+    func staleWhileRevalidate(storage: CacheStorageKind) async throws {
         await routeVersions()
-        let (session, provider) = Self.provider(HTTPCache())
-        let target = Remote(base, "/swr")
-        let first = try await provider.request(target)
-        let stale = try await provider.request(target)
-        #expect(first.cacheStatus == .network)
-        #expect(stale.cacheStatus == .hit)
-        #expect(stale.data == Data("v1".utf8), "the stored response answered")
-        // The refresh went in the background, validated with the stored ETag; its answer (a new
-        // version) was stored.
-        #expect(await eventually(within: 30) { received("/swr").count == 2 })
-        #expect(received("/swr").last?.header("If-None-Match") == "\"v1\"")
-        var storedTag: String?
-        for _ in 0..<300 {
-            storedTag = await session.configuration.cache?.storedResponse(for: base.appending(path: "swr"), requestHeaders: [])?.entityTag
-            if storedTag == "\"v2\"" { break }
-            try await _Concurrency.Task.sleep(nanoseconds: 100_000_000)
+        try await withCache(storage) { cache in
+            let (session, provider) = Self.provider(cache)
+            let target = Remote(base, "/swr")
+            let first = try await provider.request(target)
+            let stale = try await provider.request(target)
+            #expect(first.cacheStatus == .network)
+            #expect(stale.cacheStatus == .hit)
+            #expect(stale.data == Data("v1".utf8), "the stored response answered")
+            // The refresh went in the background, validated with the stored ETag; its answer (a new
+            // version) was stored.
+            #expect(await eventually(within: 30) { received("/swr").count == 2 })
+            #expect(received("/swr").last?.header("If-None-Match") == "\"v1\"")
+            var storedTag: String?
+            for _ in 0..<300 {
+                storedTag = await session.configuration.cache?.storedResponse(for: base.appending(path: "swr"), requestHeaders: [])?.entityTag
+                if storedTag == "\"v2\"" { break }
+                try await _Concurrency.Task.sleep(nanoseconds: 100_000_000)
+            }
+            #expect(storedTag == "\"v2\"")
+            let refreshed = try await provider.request(target)
+            #expect(refreshed.cacheStatus == .hit)
+            #expect(refreshed.data == Data("v2".utf8))
+            try await session.shutdown()
         }
-        #expect(storedTag == "\"v2\"")
-        let refreshed = try await provider.request(target)
-        #expect(refreshed.cacheStatus == .hit)
-        #expect(refreshed.data == Data("v2".utf8))
-        try await session.shutdown()
     }
 
-    @Test("stale-while-revalidate: requests answered while a refresh runs send no refresh of their own")
-    func oneRefreshAtATime() async throws {
+    @Test("stale-while-revalidate: requests answered while a refresh runs send no refresh of their own", arguments: CacheStorageKind.underTest)
+    func oneRefreshAtATime(storage: CacheStorageKind) async throws {
         // The refresh's answer comes 8 s later: the five requests must all be answered before it,
         // even when 1,300 tests start at once on two cores.
         await routeVersions(refreshDelay: .seconds(8))
-        let (session, provider) = Self.provider(HTTPCache())
-        let target = Remote(base, "/swr")
-        _ = try await provider.request(target)
-        for _ in 0..<5 {
-            let response = try await provider.request(target)
-            #expect(response.cacheStatus == .hit)
-            #expect(response.data == Data("v1".utf8))
+        try await withCache(storage) { cache in
+            let (session, provider) = Self.provider(cache)
+            let target = Remote(base, "/swr")
+            _ = try await provider.request(target)
+            for _ in 0..<5 {
+                let response = try await provider.request(target)
+                #expect(response.cacheStatus == .hit)
+                #expect(response.data == Data("v1".utf8))
+            }
+            #expect(await eventually(within: 30) { received("/swr").count == 2 })
+            // The refresh ends (its answer comes 8 s later) before the session shuts down.
+            try await _Concurrency.Task.sleep(for: .seconds(9))
+            #expect(received("/swr").count == 2, "one refresh for the five stale answers")
+            try await session.shutdown()
         }
-        #expect(await eventually(within: 30) { received("/swr").count == 2 })
-        // The refresh ends (its answer comes 8 s later) before the session shuts down.
-        try await _Concurrency.Task.sleep(for: .seconds(9))
-        #expect(received("/swr").count == 2, "one refresh for the five stale answers")
-        try await session.shutdown()
     }
 
-    @Test("stale-while-revalidate: a refresh that fails leaves the stored response, and the next stale answer tries again")
-    func failedRefresh() async throws {
+    @Test(
+        "stale-while-revalidate: a refresh that fails leaves the stored response, and the next stale answer tries again", arguments: CacheStorageKind.underTest)
+    func failedRefresh(storage: CacheStorageKind) async throws {
         let count = routeCounting("/swr") { attempt, _ in
             guard attempt == 1 else { return MockResponse.fault(.closeBeforeResponse) }
             return MockResponse(
                 status: 200, headers: [("Cache-Control", "max-age=0, stale-while-revalidate=60"), ("ETag", "\"v1\"")], body: Data("v1".utf8))
         }
-        let (session, provider) = Self.provider(HTTPCache())
-        let target = Remote(base, "/swr")
-        _ = try await provider.request(target)
-        #expect(try await provider.request(target).data == Data("v1".utf8))
-        #expect(await eventually(within: 90) { count.value >= 2 })
-        // The failed refresh ended: no refresh of the key runs any more.
-        let key = HTTPCache.key(for: base.appending(path: "swr"))
-        // Within 90 s: under a full parallel run on two cores the failed refresh took over 30 s
-        // to end once.
-        #expect(await eventually(within: 90) { session.configuration.cache?.beginRefresh(key: key) == true })
-        session.configuration.cache?.endRefresh(key: key)
-        let again = try await provider.request(target)
-        #expect(again.data == Data("v1".utf8))
-        #expect(again.cacheStatus == .hit)
-        #expect(await eventually(within: 30) { count.value >= 3 }, "the next stale answer refreshed again")
-        try await session.shutdown()
+        try await withCache(storage) { cache in
+            let (session, provider) = Self.provider(cache)
+            let target = Remote(base, "/swr")
+            _ = try await provider.request(target)
+            #expect(try await provider.request(target).data == Data("v1".utf8))
+            #expect(await eventually(within: 90) { count.value >= 2 })
+            // The failed refresh ended: no refresh of the key runs any more.
+            let key = HTTPCache.key(for: base.appending(path: "swr"))
+            // Within 90 s: under a full parallel run on two cores the failed refresh took over 30 s
+            // to end once.
+            #expect(await eventually(within: 90) { session.configuration.cache?.beginRefresh(key: key) == true })
+            session.configuration.cache?.endRefresh(key: key)
+            let again = try await provider.request(target)
+            #expect(again.data == Data("v1".utf8))
+            #expect(again.cacheStatus == .hit)
+            #expect(await eventually(within: 30) { count.value >= 3 }, "the next stale answer refreshed again")
+            try await session.shutdown()
+        }
     }
 }

@@ -104,11 +104,12 @@ struct HTTPCacheFreshnessTests {
         #expect(ageHeader == [String(Int(testCase.age))])
     }
 
-    @Test func freshUntilTheLifetimeIsReachedThenStale() async {
+    @Test(arguments: CacheStorageKind.underTest) func freshUntilTheLifetimeIsReachedThenStale(storage: CacheStorageKind) async throws {
         let url = URL(string: "https://a.example/fresh")!
-        let cache = HTTPCache()
-        await cache.storeGET(url, response: ["Cache-Control: max-age=60", "ETag: \"v1\""])
-        #expect(CacheDecisionKind(await cache.decide(url, at: 59)) == .useStored)
-        #expect(CacheDecisionKind(await cache.decide(url, at: 60)) == .validate)
+        try await withCache(storage) { cache in
+            await cache.storeGET(url, response: ["Cache-Control: max-age=60", "ETag: \"v1\""])
+            #expect(CacheDecisionKind(await cache.decide(url, at: 59)) == .useStored)
+            #expect(CacheDecisionKind(await cache.decide(url, at: 60)) == .validate)
+        }
     }
 }

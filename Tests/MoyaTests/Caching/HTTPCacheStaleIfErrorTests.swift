@@ -37,13 +37,16 @@ struct HTTPCacheStaleIfErrorTests {
         ErrorCase(name: "an invalid window is ignored", response: ["Cache-Control: max-age=10, stale-if-error=later"], at: 30, answers: false),
     ]
 
-    @Test(arguments: cases)
-    func window(_ testCase: ErrorCase) async {
+    @Test(arguments: cases, CacheStorageKind.underTest)
+    func window(_ testCase: ErrorCase, storage: CacheStorageKind) async throws {
         let url = URL(string: "https://a.example/item")!
-        let cache = HTTPCache()
-        await cache.storeGET(url, response: testCase.response)
-        let stale = await cache.staleIfError(url: url, requestHeaders: cacheFields(testCase.request), now: cacheTime(testCase.at))
-        #expect((stale != nil) == testCase.answers)
-        #expect(stale.map { $0.data == Data("body".utf8) } ?? true)
+        try await withCache(storage) { cache in
+            await cache.storeGET(url, response: testCase.response)
+            let stale = await cache.staleIfError(url: url, requestHeaders: cacheFields(testCase.request), now: cacheTime(testCase.at))
+            #expect((stale != nil) == testCase.answers)
+            if let stale {
+                #expect(await cache.body(of: stale) == Data("body".utf8))
+            }
+        }
     }
 }

@@ -49,20 +49,22 @@ struct HTTPCacheStaleWhileRevalidateTests {
             name: "a caller's range within the window", request: ["Range: bytes=0-1"], at: 30, expected: .useStaleAndRefresh),
     ]
 
-    @Test(arguments: cases)
-    func window(_ testCase: WindowCase) async {
+    @Test(arguments: cases, CacheStorageKind.underTest)
+    func window(_ testCase: WindowCase, storage: CacheStorageKind) async throws {
         let url = URL(string: "https://a.example/item")!
-        let cache = HTTPCache()
-        await cache.storeGET(url, response: testCase.response)
-        #expect(CacheDecisionKind(await cache.decide(url, request: testCase.request, policy: testCase.policy, at: testCase.at)) == testCase.expected)
+        try await withCache(storage) { cache in
+            await cache.storeGET(url, response: testCase.response)
+            #expect(CacheDecisionKind(await cache.decide(url, request: testCase.request, policy: testCase.policy, at: testCase.at)) == testCase.expected)
+        }
     }
 
-    @Test func aKeyIsRefreshedOnceAtATime() async {
-        let cache = HTTPCache()
-        #expect(cache.beginRefresh(key: "a"))
-        #expect(!cache.beginRefresh(key: "a"))
-        #expect(cache.beginRefresh(key: "b"))
-        cache.endRefresh(key: "a")
-        #expect(cache.beginRefresh(key: "a"))
+    @Test(arguments: CacheStorageKind.underTest) func aKeyIsRefreshedOnceAtATime(storage: CacheStorageKind) async throws {
+        try await withCache(storage) { cache in
+            #expect(cache.beginRefresh(key: "a"))
+            #expect(!cache.beginRefresh(key: "a"))
+            #expect(cache.beginRefresh(key: "b"))
+            cache.endRefresh(key: "a")
+            #expect(cache.beginRefresh(key: "a"))
+        }
     }
 }

@@ -70,24 +70,28 @@ struct HTTPCacheStorabilityTests {
             response: ["Cache-Control: max-age=60", "X-Big: \(String(repeating: "a", count: 70_000))"], stored: false),
     ]
 
-    @Test(arguments: storeCases)
-    func storability(_ testCase: StoreCase) async {
+    @Test(arguments: storeCases, CacheStorageKind.underTest)
+    func storability(_ testCase: StoreCase, storage: CacheStorageKind) async throws {
         let url = URL(string: "https://a.example/item")!
-        let cache = HTTPCache()
-        await cache.storeGET(url, status: testCase.status, request: testCase.request, response: testCase.response)
-        #expect((await cache.stored(url) != nil) == testCase.stored)
-        #expect((cache.currentMemoryUsage > 0) == testCase.stored)
+        try await withCache(storage) { cache in
+            await cache.storeGET(url, status: testCase.status, request: testCase.request, response: testCase.response)
+            #expect((await cache.stored(url) != nil) == testCase.stored)
+            if storage == .memory {
+                #expect((cache.currentMemoryUsage > 0) == testCase.stored)
+            }
+        }
     }
 
-    @Test(arguments: ["POST", "PUT", "HEAD", "DELETE", "OPTIONS"])
-    func onlyGETIsStored(_ method: String) async {
+    @Test(arguments: ["POST", "PUT", "HEAD", "DELETE", "OPTIONS"], CacheStorageKind.underTest)
+    func onlyGETIsStored(_ method: String, storage: CacheStorageKind) async throws {
         let url = URL(string: "https://a.example/item")!
-        let cache = HTTPCache()
-        await cache.responseReceived(
-            method: method, url: url, requestHeaders: [], status: 200, responseHeaders: cacheFields(["Cache-Control: max-age=60"]), body: Data("x".utf8),
-            requestTime: cacheEpoch, responseTime: cacheEpoch)
-        #expect(await cache.stored(url) == nil)
-        #expect(CacheDecisionKind(await cache.decision(method: method, url: url, requestHeaders: [], policy: .useProtocolCachePolicy)) == .network)
+        try await withCache(storage) { cache in
+            await cache.responseReceived(
+                method: method, url: url, requestHeaders: [], status: 200, responseHeaders: cacheFields(["Cache-Control: max-age=60"]), body: Data("x".utf8),
+                requestTime: cacheEpoch, responseTime: cacheEpoch)
+            #expect(await cache.stored(url) == nil)
+            #expect(CacheDecisionKind(await cache.decision(method: method, url: url, requestHeaders: [], policy: .useProtocolCachePolicy)) == .network)
+        }
     }
 
     /// A response to `POST` and whether a later `GET` of the same URL is answered with it
@@ -119,55 +123,62 @@ struct HTTPCacheStorabilityTests {
         PostCase(name: "an error", status: 500, response: ["Cache-Control: max-age=60", "Content-Location: /item"], reused: false),
     ]
 
-    @Test(arguments: postCases)
-    func postResponseReusedForGET(_ testCase: PostCase) async {
+    @Test(arguments: postCases, CacheStorageKind.underTest)
+    func postResponseReusedForGET(_ testCase: PostCase, storage: CacheStorageKind) async throws {
         let url = URL(string: "https://a.example/item")!
-        let cache = HTTPCache()
-        await cache.responseReceived(
-            method: "POST", url: url, requestHeaders: cacheFields(["Content-Type: text/plain"]), status: testCase.status,
-            responseHeaders: cacheFields(testCase.response), body: Data("posted".utf8), requestTime: cacheEpoch, responseTime: cacheEpoch)
-        guard case .useStored(let entry) = await cache.decide(url, at: 1) else {
-            #expect(!testCase.reused)
-            return
+        try await withCache(storage) { cache in
+            await cache.responseReceived(
+                method: "POST", url: url, requestHeaders: cacheFields(["Content-Type: text/plain"]), status: testCase.status,
+                responseHeaders: cacheFields(testCase.response), body: Data("posted".utf8), requestTime: cacheEpoch, responseTime: cacheEpoch)
+            guard case .useStored(let entry) = await cache.decide(url, at: 1) else {
+                #expect(!testCase.reused)
+                return
+            }
+            #expect(testCase.reused)
+            #expect(await cache.body(of: entry) == Data("posted".utf8))
+            #expect(entry.status == testCase.status)
         }
-        #expect(testCase.reused)
-        #expect(entry.data == Data("posted".utf8))
-        #expect(entry.status == testCase.status)
     }
 
-    @Test func aPostResponseReplacesTheStoredGETResponse() async {
+    @Test(arguments: CacheStorageKind.underTest) func aPostResponseReplacesTheStoredGETResponse(storage: CacheStorageKind) async throws {
         let url = URL(string: "https://a.example/item")!
-        let cache = HTTPCache()
-        await cache.storeGET(url, response: ["Cache-Control: max-age=600"], body: Data("got".utf8))
-        await cache.responseReceived(
-            method: "POST", url: url, requestHeaders: [], status: 200, responseHeaders: cacheFields(["Cache-Control: max-age=60", "Content-Location: /item"]),
-            body: Data("posted".utf8), requestTime: cacheTime(1), responseTime: cacheTime(1))
-        #expect(await cache.stored(url)?.data == Data("posted".utf8))
+        try await withCache(storage) { cache in
+            await cache.storeGET(url, response: ["Cache-Control: max-age=600"], body: Data("got".utf8))
+            await cache.responseReceived(
+                method: "POST", url: url, requestHeaders: [], status: 200,
+                responseHeaders: cacheFields(["Cache-Control: max-age=60", "Content-Location: /item"]),
+                body: Data("posted".utf8), requestTime: cacheTime(1), responseTime: cacheTime(1))
+            #expect(await cache.storedContent(url) == Data("posted".utf8))
+        }
     }
 
-    @Test func theKeyIgnoresTheFragment() async {
-        let cache = HTTPCache()
-        await cache.storeGET(URL(string: "https://a.example/item#one")!, response: ["Cache-Control: max-age=60"])
-        #expect(CacheDecisionKind(await cache.decide(URL(string: "https://a.example/item#two")!, at: 1)) == .useStored)
-        #expect(CacheDecisionKind(await cache.decide(URL(string: "https://a.example/item?q")!, at: 1)) == .network)
+    @Test(arguments: CacheStorageKind.underTest) func theKeyIgnoresTheFragment(storage: CacheStorageKind) async throws {
+        try await withCache(storage) { cache in
+            await cache.storeGET(URL(string: "https://a.example/item#one")!, response: ["Cache-Control: max-age=60"])
+            #expect(CacheDecisionKind(await cache.decide(URL(string: "https://a.example/item#two")!, at: 1)) == .useStored)
+            #expect(CacheDecisionKind(await cache.decide(URL(string: "https://a.example/item?q")!, at: 1)) == .network)
+        }
     }
 
-    @Test func connectionSpecificFieldsAreNotStored() async throws {
+    @Test(arguments: CacheStorageKind.underTest) func connectionSpecificFieldsAreNotStored(storage: CacheStorageKind) async throws {
         let url = URL(string: "https://a.example/item")!
-        let cache = HTTPCache()
-        await cache.storeGET(
-            url, response: ["Cache-Control: max-age=60", "Connection: close, X-Hop", "X-Hop: 1", "Transfer-Encoding: chunked", "Keep-Alive: 5", "X-Kept: yes"])
-        let names = try #require(await cache.stored(url)).headers(now: cacheEpoch).map { $0.name.lowercased() }
-        #expect(names == ["cache-control", "x-kept", "age"])
+        try await withCache(storage) { cache in
+            await cache.storeGET(
+                url,
+                response: ["Cache-Control: max-age=60", "Connection: close, X-Hop", "X-Hop: 1", "Transfer-Encoding: chunked", "Keep-Alive: 5", "X-Kept: yes"])
+            let names = try #require(await cache.stored(url)).headers(now: cacheEpoch).map { $0.name.lowercased() }
+            #expect(names == ["cache-control", "x-kept", "age"])
+        }
     }
 
-    @Test func aNewerUnstorableResponseRemovesTheStoredOne() async {
+    @Test(arguments: CacheStorageKind.underTest) func aNewerUnstorableResponseRemovesTheStoredOne(storage: CacheStorageKind) async throws {
         let url = URL(string: "https://a.example/item")!
-        let cache = HTTPCache()
-        await cache.storeGET(url, response: ["Cache-Control: max-age=60"])
-        await cache.storeGET(url, status: 500, response: [], at: 1)
-        #expect(await cache.stored(url) != nil, "a server error leaves the stored response")
-        await cache.storeGET(url, response: ["Cache-Control: no-store"], at: 2)
-        #expect(await cache.stored(url) == nil)
+        try await withCache(storage) { cache in
+            await cache.storeGET(url, response: ["Cache-Control: max-age=60"])
+            await cache.storeGET(url, status: 500, response: [], at: 1)
+            #expect(await cache.stored(url) != nil, "a server error leaves the stored response")
+            await cache.storeGET(url, response: ["Cache-Control: no-store"], at: 2)
+            #expect(await cache.stored(url) == nil)
+        }
     }
 }

@@ -60,75 +60,79 @@ struct HTTPCacheStreamTests {
         Data((0..<count).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ 7) })
     }
 
-    @Test("A streamed GET is stored as it streams, and the next one streams from the cache without a request")
-    func freshHitStreamsFromTheCache() async throws {
+    @Test("A streamed GET is stored as it streams, and the next one streams from the cache without a request", arguments: CacheStorageKind.underTest)
+    func freshHitStreamsFromTheCache(storage: CacheStorageKind) async throws {
         let content = Self.body(100_000)
         server.mock.route("/s") { _ in .stream([content.prefix(40_000), content.dropFirst(40_000)], headers: Self.freshHeaders) }
-        let cache = HTTPCache()
-        let (session, provider, plugin) = Self.provider(cache)
-        let (first, firstBody) = try await Self.streamed(provider, Remote(base, "/s"))
-        #expect(Self.lastCacheStatus(plugin) == .network)
-        let (second, secondBody) = try await Self.streamed(provider, Remote(base, "/s"))
-        #expect(Self.lastCacheStatus(plugin) == .hit)
-        try await session.shutdown()
-        #expect(firstBody == content)
-        #expect(secondBody == content)
-        #expect(first.statusCode == 200)
-        #expect(second.statusCode == 200)
-        #expect(first.cacheStatus == .network)
-        #expect(second.cacheStatus == .hit)
-        #expect(second.response.value(forHTTPHeaderField: "ETag") == "\"v1\"")
-        #expect(received("/s").count == 1)
-    }
-
-    @Test("Request cache policies, only-if-cached and a caller's conditional request apply to a stream")
-    func policiesApply() async throws {
-        server.mock.route("/p") { _ in .stream(["pol", "icy"], headers: Self.freshHeaders) }
-        let cache = HTTPCache()
-        let (session, provider, _) = Self.provider(cache)
-        // Nothing stored: only-if-cached fails without a request.
-        await #expect(throws: MoyaError.self) {
-            _ = try await Self.streamed(provider, Remote(base, "/p", headers: ["Cache-Control": "only-if-cached"]))
+        try await withCache(storage) { cache in
+            let (session, provider, plugin) = Self.provider(cache)
+            let (first, firstBody) = try await Self.streamed(provider, Remote(base, "/s"))
+            #expect(Self.lastCacheStatus(plugin) == .network)
+            let (second, secondBody) = try await Self.streamed(provider, Remote(base, "/s"))
+            #expect(Self.lastCacheStatus(plugin) == .hit)
+            try await session.shutdown()
+            #expect(firstBody == content)
+            #expect(secondBody == content)
+            #expect(first.statusCode == 200)
+            #expect(second.statusCode == 200)
+            #expect(first.cacheStatus == .network)
+            #expect(second.cacheStatus == .hit)
+            #expect(second.response.value(forHTTPHeaderField: "ETag") == "\"v1\"")
+            #expect(received("/s").count == 1)
         }
-        #expect(received("/p").isEmpty)
-        _ = try await Self.streamed(provider, Remote(base, "/p"))
-        let (_, cached) = try await Self.streamed(provider, Remote(base, "/p", headers: ["Cache-Control": "only-if-cached"]))
-        #expect(cached == Data("policy".utf8))
-        // The caller's own If-None-Match, satisfied by the fresh stored response: a 304 from the cache.
-        let (conditional, empty) = try await Self.streamed(provider, Remote(base, "/p", headers: ["If-None-Match": "\"v1\""]))
-        #expect(conditional.statusCode == 304)
-        #expect(empty.isEmpty)
-        #expect(received("/p").count == 1)
-        try await session.shutdown()
-        // A session that reloads ignores the stored response.
-        let (reloading, reloadingProvider, plugin) = Self.provider(cache, policy: .reloadIgnoringLocalCacheData)
-        let (_, reloaded) = try await Self.streamed(reloadingProvider, Remote(base, "/p"))
-        try await reloading.shutdown()
-        #expect(reloaded == Data("policy".utf8))
-        #expect(Self.lastCacheStatus(plugin) == .network)
-        #expect(received("/p").count == 2)
     }
 
-    @Test("A streamed response is stored per variant: Vary selects which one a stream gets")
-    func variantsApply() async throws {
+    @Test("Request cache policies, only-if-cached and a caller's conditional request apply to a stream", arguments: CacheStorageKind.underTest)
+    func policiesApply(storage: CacheStorageKind) async throws {
+        server.mock.route("/p") { _ in .stream(["pol", "icy"], headers: Self.freshHeaders) }
+        try await withCache(storage) { cache in
+            let (session, provider, _) = Self.provider(cache)
+            // Nothing stored: only-if-cached fails without a request.
+            await #expect(throws: MoyaError.self) {
+                _ = try await Self.streamed(provider, Remote(base, "/p", headers: ["Cache-Control": "only-if-cached"]))
+            }
+            #expect(received("/p").isEmpty)
+            _ = try await Self.streamed(provider, Remote(base, "/p"))
+            let (_, cached) = try await Self.streamed(provider, Remote(base, "/p", headers: ["Cache-Control": "only-if-cached"]))
+            #expect(cached == Data("policy".utf8))
+            // The caller's own If-None-Match, satisfied by the fresh stored response: a 304 from the cache.
+            let (conditional, empty) = try await Self.streamed(provider, Remote(base, "/p", headers: ["If-None-Match": "\"v1\""]))
+            #expect(conditional.statusCode == 304)
+            #expect(empty.isEmpty)
+            #expect(received("/p").count == 1)
+            try await session.shutdown()
+            // A session that reloads ignores the stored response.
+            let (reloading, reloadingProvider, plugin) = Self.provider(cache, policy: .reloadIgnoringLocalCacheData)
+            let (_, reloaded) = try await Self.streamed(reloadingProvider, Remote(base, "/p"))
+            try await reloading.shutdown()
+            #expect(reloaded == Data("policy".utf8))
+            #expect(Self.lastCacheStatus(plugin) == .network)
+            #expect(received("/p").count == 2)
+        }
+    }
+
+    @Test("A streamed response is stored per variant: Vary selects which one a stream gets", arguments: CacheStorageKind.underTest)
+    func variantsApply(storage: CacheStorageKind) async throws {
         server.mock.route("/v") { request in
             .stream([Data((request.header("Accept-Language") ?? "none").utf8)], headers: Self.freshHeaders + [("Vary", "Accept-Language")])
         }
-        let cache = HTTPCache()
-        let (session, provider, plugin) = Self.provider(cache)
-        _ = try await Self.streamed(provider, Remote(base, "/v", headers: ["Accept-Language": "en"]))
-        let (_, german) = try await Self.streamed(provider, Remote(base, "/v", headers: ["Accept-Language": "de"]))
-        #expect(Self.lastCacheStatus(plugin) == .network)
-        let (_, english) = try await Self.streamed(provider, Remote(base, "/v", headers: ["Accept-Language": "en"]))
-        #expect(Self.lastCacheStatus(plugin) == .hit)
-        try await session.shutdown()
-        #expect(german == Data("de".utf8))
-        #expect(english == Data("en".utf8))
-        #expect(received("/v").count == 2)
+        try await withCache(storage) { cache in
+            let (session, provider, plugin) = Self.provider(cache)
+            _ = try await Self.streamed(provider, Remote(base, "/v", headers: ["Accept-Language": "en"]))
+            let (_, german) = try await Self.streamed(provider, Remote(base, "/v", headers: ["Accept-Language": "de"]))
+            #expect(Self.lastCacheStatus(plugin) == .network)
+            let (_, english) = try await Self.streamed(provider, Remote(base, "/v", headers: ["Accept-Language": "en"]))
+            #expect(Self.lastCacheStatus(plugin) == .hit)
+            try await session.shutdown()
+            #expect(german == Data("de".utf8))
+            #expect(english == Data("en".utf8))
+            #expect(received("/v").count == 2)
+        }
     }
 
-    @Test("A stale stored response revalidated with a 304 streams the stored body, and the entry takes the 304's headers")
-    func revalidatedStreamsTheStoredBody() async throws {
+    @Test(
+        "A stale stored response revalidated with a 304 streams the stored body, and the entry takes the 304's headers", arguments: CacheStorageKind.underTest)
+    func revalidatedStreamsTheStoredBody(storage: CacheStorageKind) async throws {
         let content = Self.body(50_000)
         server.mock.route("/r") { request in
             if request.header("If-None-Match") == "\"v1\"" {
@@ -136,20 +140,21 @@ struct HTTPCacheStreamTests {
             }
             return .stream([content], headers: [("Cache-Control", "max-age=0"), ("ETag", "\"v1\"")])
         }
-        let cache = HTTPCache()
-        let (session, provider, plugin) = Self.provider(cache)
-        _ = try await Self.streamed(provider, Remote(base, "/r"))
-        let (second, secondBody) = try await Self.streamed(provider, Remote(base, "/r"))
-        #expect(Self.lastCacheStatus(plugin) == .revalidated)
-        try await session.shutdown()
-        #expect(second.statusCode == 200)
-        #expect(second.cacheStatus == .revalidated)
-        #expect(secondBody == content)
-        #expect(second.response.value(forHTTPHeaderField: "X-Checked") == "yes")
-        #expect(received("/r").count == 2)
-        #expect(received("/r").last?.header("If-None-Match") == "\"v1\"")
-        let stored = await cache.storedResponse(for: base.appendingPathComponent("r"), requestHeaders: [])
-        #expect(stored.map { CacheHeaderFields.first("X-Checked", in: $0.storedHeaders) } == "yes")
+        try await withCache(storage) { cache in
+            let (session, provider, plugin) = Self.provider(cache)
+            _ = try await Self.streamed(provider, Remote(base, "/r"))
+            let (second, secondBody) = try await Self.streamed(provider, Remote(base, "/r"))
+            #expect(Self.lastCacheStatus(plugin) == .revalidated)
+            try await session.shutdown()
+            #expect(second.statusCode == 200)
+            #expect(second.cacheStatus == .revalidated)
+            #expect(secondBody == content)
+            #expect(second.response.value(forHTTPHeaderField: "X-Checked") == "yes")
+            #expect(received("/r").count == 2)
+            #expect(received("/r").last?.header("If-None-Match") == "\"v1\"")
+            let stored = await cache.storedResponse(for: base.appendingPathComponent("r"), requestHeaders: [])
+            #expect(stored.map { CacheHeaderFields.first("X-Checked", in: $0.storedHeaders) } == "yes")
+        }
     }
 
     @Test("A miss larger than the cache streams whole to its consumer and is not stored")
@@ -174,8 +179,8 @@ struct HTTPCacheStreamTests {
         #expect(await cache.storedResponse(for: base.appendingPathComponent("large"), requestHeaders: []) == nil)
     }
 
-    @Test("A stream its consumer stops half-way is not stored; the next one, read to the end, is")
-    func cancelledIsNotStored() async throws {
+    @Test("A stream its consumer stops half-way is not stored; the next one, read to the end, is", arguments: CacheStorageKind.underTest)
+    func cancelledIsNotStored(storage: CacheStorageKind) async throws {
         let chunks = (0..<40).map { Data(repeating: UInt8($0), count: 1024) }
         // The first response would drip for a minute, so that its consumer stops long before
         // its end even on a starved machine (a sanitizer run once read its first 10 KiB only
@@ -187,26 +192,27 @@ struct HTTPCacheStreamTests {
                 ? .stream(Array(repeating: Data(repeating: 7, count: 512), count: 1200), interval: .milliseconds(50), headers: Self.freshHeaders)
                 : .stream(chunks, headers: Self.freshHeaders)
         }
-        let cache = HTTPCache()
-        let (session, provider, _) = Self.provider(cache)
-        let stream = try await provider.stream(Remote(base, "/c"))
-        var read = 0
-        for try await chunk in stream.body {
-            read += chunk.count
-            if read >= 10 * 1024 { break }
+        try await withCache(storage) { cache in
+            let (session, provider, _) = Self.provider(cache)
+            let stream = try await provider.stream(Remote(base, "/c"))
+            var read = 0
+            for try await chunk in stream.body {
+                read += chunk.count
+                if read >= 10 * 1024 { break }
+            }
+            stream.cancel()
+            #expect(await cache.storedResponse(for: base.appendingPathComponent("c"), requestHeaders: []) == nil)
+            let (_, whole) = try await Self.streamed(provider, Remote(base, "/c"))
+            let (_, cached) = try await Self.streamed(provider, Remote(base, "/c"))
+            try await session.shutdown()
+            #expect(whole == Data(chunks.joined()))
+            #expect(cached == whole)
+            #expect(received("/c").count == 2)
         }
-        stream.cancel()
-        #expect(await cache.storedResponse(for: base.appendingPathComponent("c"), requestHeaders: []) == nil)
-        let (_, whole) = try await Self.streamed(provider, Remote(base, "/c"))
-        let (_, cached) = try await Self.streamed(provider, Remote(base, "/c"))
-        try await session.shutdown()
-        #expect(whole == Data(chunks.joined()))
-        #expect(cached == whole)
-        #expect(received("/c").count == 2)
     }
 
-    @Test("A stream the server cuts off mid-body is not stored; the next one, whole, is")
-    func failedIsNotStored() async throws {
+    @Test("A stream the server cuts off mid-body is not stored; the next one, whole, is", arguments: CacheStorageKind.underTest)
+    func failedIsNotStored(storage: CacheStorageKind) async throws {
         let content = Self.body(200_000)
         let attempts = Counter()
         server.mock.route("/f") { _ in
@@ -214,18 +220,19 @@ struct HTTPCacheStreamTests {
             if attempts.next() == 1 { response.fault = .resetMidBody(afterBytes: 100_000) }
             return response
         }
-        let cache = HTTPCache()
-        let (session, provider, _) = Self.provider(cache)
-        await #expect(throws: (any Error).self) {
-            _ = try await Self.streamed(provider, Remote(base, "/f"))
+        try await withCache(storage) { cache in
+            let (session, provider, _) = Self.provider(cache)
+            await #expect(throws: (any Error).self) {
+                _ = try await Self.streamed(provider, Remote(base, "/f"))
+            }
+            #expect(await cache.storedResponse(for: base.appendingPathComponent("f"), requestHeaders: []) == nil)
+            let (_, whole) = try await Self.streamed(provider, Remote(base, "/f"))
+            let (_, cached) = try await Self.streamed(provider, Remote(base, "/f"))
+            try await session.shutdown()
+            #expect(whole == content)
+            #expect(cached == content)
+            #expect(received("/f").count == 2)
         }
-        #expect(await cache.storedResponse(for: base.appendingPathComponent("f"), requestHeaders: []) == nil)
-        let (_, whole) = try await Self.streamed(provider, Remote(base, "/f"))
-        let (_, cached) = try await Self.streamed(provider, Remote(base, "/f"))
-        try await session.shutdown()
-        #expect(whole == content)
-        #expect(cached == content)
-        #expect(received("/f").count == 2)
     }
 
     @Test("The copy of a streamed miss holds at most its limit, and is dropped for good past it")

@@ -23,64 +23,68 @@ struct HTTPCacheValidationTests {
 
     private enum ValidationFailure: Error { case notValidated }
 
-    @Test func notModifiedUpdatesHeadersAndTimesAndKeepsTheBody() async throws {
-        let cache = HTTPCache()
-        let entry = try await staleEntry(
-            cache,
-            response: [
-                "Cache-Control: max-age=10", "ETag: \"v1\"", "Content-Length: 8", "Content-Encoding: gzip", "X-Old: 1", "X-Changed: before", "Age: 5",
-            ])
-        let updated = await cache.notModifiedReceived(
-            entry, url: url, requestHeaders: cacheFields(["If-None-Match: \"v1\""]),
-            responseHeaders: cacheFields([
-                "Cache-Control: max-age=60", "ETag: \"v1\"", "Content-Length: 0", "Content-Encoding: identity", "X-Changed: after",
-                "X-New: 2", "Connection: close",
-            ]), requestTime: cacheTime(100), responseTime: cacheTime(101))
-        #expect(String(decoding: updated.data ?? Data(), as: UTF8.self) == "original")
-        #expect(updated.status == 200)
-        let headers = Dictionary(updated.headers(now: cacheTime(101)).map { ($0.name, $0.value) }, uniquingKeysWith: { $0 + "|" + $1 })
-        #expect(headers["Cache-Control"] == "max-age=60")
-        #expect(headers["Content-Length"] == "8", "the stored body's length stays")
-        #expect(headers["Content-Encoding"] == "gzip", "the stored body's coding stays")
-        #expect(headers["X-Old"] == "1")
-        #expect(headers["X-Changed"] == "after")
-        #expect(headers["X-New"] == "2")
-        #expect(headers["Connection"] == nil)
-        #expect(headers["Age"] == "1", "the old Age (5) is dropped; what is left is the response delay")
-        #expect(updated.requestTime == cacheTime(100))
-        #expect(updated.responseTime == cacheTime(101))
-        // The update is what is stored now: 1 s old at 101, fresh for 60 s.
-        #expect(CacheDecisionKind(await cache.decide(url, at: 159)) == .useStored)
-        #expect(CacheDecisionKind(await cache.decide(url, at: 160)) == .validate)
+    @Test(arguments: CacheStorageKind.underTest) func notModifiedUpdatesHeadersAndTimesAndKeepsTheBody(storage: CacheStorageKind) async throws {
+        try await withCache(storage) { cache in
+            let entry = try await staleEntry(
+                cache,
+                response: [
+                    "Cache-Control: max-age=10", "ETag: \"v1\"", "Content-Length: 8", "Content-Encoding: gzip", "X-Old: 1", "X-Changed: before", "Age: 5",
+                ])
+            let updated = await cache.notModifiedReceived(
+                entry, url: url, requestHeaders: cacheFields(["If-None-Match: \"v1\""]),
+                responseHeaders: cacheFields([
+                    "Cache-Control: max-age=60", "ETag: \"v1\"", "Content-Length: 0", "Content-Encoding: identity", "X-Changed: after",
+                    "X-New: 2", "Connection: close",
+                ]), requestTime: cacheTime(100), responseTime: cacheTime(101))
+            #expect(String(decoding: await cache.body(of: updated) ?? Data(), as: UTF8.self) == "original")
+            #expect(updated.status == 200)
+            let headers = Dictionary(updated.headers(now: cacheTime(101)).map { ($0.name, $0.value) }, uniquingKeysWith: { $0 + "|" + $1 })
+            #expect(headers["Cache-Control"] == "max-age=60")
+            #expect(headers["Content-Length"] == "8", "the stored body's length stays")
+            #expect(headers["Content-Encoding"] == "gzip", "the stored body's coding stays")
+            #expect(headers["X-Old"] == "1")
+            #expect(headers["X-Changed"] == "after")
+            #expect(headers["X-New"] == "2")
+            #expect(headers["Connection"] == nil)
+            #expect(headers["Age"] == "1", "the old Age (5) is dropped; what is left is the response delay")
+            #expect(updated.requestTime == cacheTime(100))
+            #expect(updated.responseTime == cacheTime(101))
+            // The update is what is stored now: 1 s old at 101, fresh for 60 s.
+            #expect(CacheDecisionKind(await cache.decide(url, at: 159)) == .useStored)
+            #expect(CacheDecisionKind(await cache.decide(url, at: 160)) == .validate)
+        }
     }
 
-    @Test func notModifiedWithAgeTakesIt() async throws {
-        let cache = HTTPCache()
-        let entry = try await staleEntry(cache, response: ["Cache-Control: max-age=10", "ETag: \"v1\""])
-        let updated = await cache.notModifiedReceived(
-            entry, url: url, requestHeaders: [], responseHeaders: cacheFields(["Age: 30"]), requestTime: cacheTime(100), responseTime: cacheTime(100))
-        #expect(updated.currentAge(now: cacheTime(100)) == 30)
-        #expect(updated.freshnessLifetime == 10)
+    @Test(arguments: CacheStorageKind.underTest) func notModifiedWithAgeTakesIt(storage: CacheStorageKind) async throws {
+        try await withCache(storage) { cache in
+            let entry = try await staleEntry(cache, response: ["Cache-Control: max-age=10", "ETag: \"v1\""])
+            let updated = await cache.notModifiedReceived(
+                entry, url: url, requestHeaders: [], responseHeaders: cacheFields(["Age: 30"]), requestTime: cacheTime(100), responseTime: cacheTime(100))
+            #expect(updated.currentAge(now: cacheTime(100)) == 30)
+            #expect(updated.freshnessLifetime == 10)
+        }
     }
 
-    @Test func notModifiedWithAnotherStrongETagDoesNotUpdate() async throws {
-        let cache = HTTPCache()
-        let entry = try await staleEntry(cache, response: ["Cache-Control: max-age=10", "ETag: \"v1\""])
-        let answer = await cache.notModifiedReceived(
-            entry, url: url, requestHeaders: [], responseHeaders: cacheFields(["ETag: \"v2\"", "Cache-Control: max-age=600"]),
-            requestTime: cacheTime(100), responseTime: cacheTime(100))
-        #expect(answer.entityTag == "\"v1\"")
-        #expect(await cache.stored(url) == nil)
+    @Test(arguments: CacheStorageKind.underTest) func notModifiedWithAnotherStrongETagDoesNotUpdate(storage: CacheStorageKind) async throws {
+        try await withCache(storage) { cache in
+            let entry = try await staleEntry(cache, response: ["Cache-Control: max-age=10", "ETag: \"v1\""])
+            let answer = await cache.notModifiedReceived(
+                entry, url: url, requestHeaders: [], responseHeaders: cacheFields(["ETag: \"v2\"", "Cache-Control: max-age=600"]),
+                requestTime: cacheTime(100), responseTime: cacheTime(100))
+            #expect(answer.entityTag == "\"v1\"")
+            #expect(await cache.stored(url) == nil)
+        }
     }
 
-    @Test func notModifiedWithNoStoreRemovesTheEntry() async throws {
-        let cache = HTTPCache()
-        let entry = try await staleEntry(cache, response: ["Cache-Control: max-age=10", "ETag: \"v1\""])
-        let answer = await cache.notModifiedReceived(
-            entry, url: url, requestHeaders: [], responseHeaders: cacheFields(["Cache-Control: no-store"]), requestTime: cacheTime(100),
-            responseTime: cacheTime(100))
-        #expect(String(decoding: answer.data ?? Data(), as: UTF8.self) == "original")
-        #expect(await cache.stored(url) == nil)
+    @Test(arguments: CacheStorageKind.underTest) func notModifiedWithNoStoreRemovesTheEntry(storage: CacheStorageKind) async throws {
+        try await withCache(storage) { cache in
+            let entry = try await staleEntry(cache, response: ["Cache-Control: max-age=10", "ETag: \"v1\""])
+            let answer = await cache.notModifiedReceived(
+                entry, url: url, requestHeaders: [], responseHeaders: cacheFields(["Cache-Control: no-store"]), requestTime: cacheTime(100),
+                responseTime: cacheTime(100))
+            #expect(String(decoding: await cache.body(of: answer) ?? Data(), as: UTF8.self) == "original")
+            #expect(await cache.stored(url) == nil)
+        }
     }
 
     @Test func notModifiedOnDiskIsStoredThere() async throws {

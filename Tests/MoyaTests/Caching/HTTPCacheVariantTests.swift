@@ -28,31 +28,35 @@ struct HTTPCacheVariantTests {
         return String(decoding: content, as: UTF8.self)
     }
 
-    @Test func twoVariantsAreBothAnswered() async {
-        let cache = HTTPCache()
-        await store(cache, "en")
-        await store(cache, "de")
-        await #expect(answer(cache, "en") == "en")
-        await #expect(answer(cache, "de") == "de")
-        await #expect(answer(cache, "fr") == nil)
+    @Test(arguments: CacheStorageKind.underTest) func twoVariantsAreBothAnswered(storage: CacheStorageKind) async throws {
+        try await withCache(storage) { cache in
+            await store(cache, "en")
+            await store(cache, "de")
+            await #expect(answer(cache, "en") == "en")
+            await #expect(answer(cache, "de") == "de")
+            await #expect(answer(cache, "fr") == nil)
+        }
     }
 
-    @Test func aNewResponseForTheSameVariantReplacesIt() async {
-        let cache = HTTPCache()
-        await store(cache, "en")
-        await store(cache, "de")
-        let usage = cache.currentMemoryUsage
-        await cache.storeGET(url, request: ["Accept-Language: en"], response: Self.varying, body: Data("EN".utf8), at: 5)
-        await #expect(answer(cache, "en", at: 6) == "EN")
-        await #expect(answer(cache, "de", at: 6) == "de")
-        #expect(cache.currentMemoryUsage == usage, "replaced, not added")
+    @Test(arguments: CacheStorageKind.underTest) func aNewResponseForTheSameVariantReplacesIt(storage: CacheStorageKind) async throws {
+        try await withCache(storage) { cache in
+            await store(cache, "en")
+            await store(cache, "de")
+            let usage = cache.currentMemoryUsage
+            await cache.storeGET(url, request: ["Accept-Language: en"], response: Self.varying, body: Data("EN".utf8), at: 5)
+            await #expect(answer(cache, "en", at: 6) == "EN")
+            await #expect(answer(cache, "de", at: 6) == "de")
+            #expect(await cache.lookup(key: HTTPCache.key(for: url))?.responses.count == 2, "replaced, not added")
+            #expect(cache.currentMemoryUsage == usage, "replaced, not added")
+        }
     }
 
-    @Test func atMostFourVariantsPerURLTheOldestOut() async {
-        let cache = HTTPCache()
-        for (index, language) in ["a", "b", "c", "d", "e"].enumerated() { await store(cache, language, at: TimeInterval(index)) }
-        await #expect(answer(cache, "a", at: 5) == nil, "the oldest went")
-        for language in ["b", "c", "d", "e"] { await #expect(answer(cache, language, at: 5) == language) }
+    @Test(arguments: CacheStorageKind.underTest) func atMostFourVariantsPerURLTheOldestOut(storage: CacheStorageKind) async throws {
+        try await withCache(storage) { cache in
+            for (index, language) in ["a", "b", "c", "d", "e"].enumerated() { await store(cache, language, at: TimeInterval(index)) }
+            await #expect(answer(cache, "a", at: 5) == nil, "the oldest went")
+            for language in ["b", "c", "d", "e"] { await #expect(answer(cache, language, at: 5) == language) }
+        }
     }
 
     @Test(arguments: ["POST", "PUT", "DELETE", "PATCH"])
@@ -70,27 +74,31 @@ struct HTTPCacheVariantTests {
         #expect(directory.contents.isEmpty)
     }
 
-    @Test func anUnsafeMethodToAnotherURLInvalidatesEveryVariantOfItsLocation() async {
-        let cache = HTTPCache()
-        await store(cache, "en")
-        await store(cache, "de")
-        await cache.responseReceived(
-            method: "POST", url: URL(string: "https://a.example/other")!, requestHeaders: [], status: 201, responseHeaders: cacheFields(["Location: /item"]),
-            body: Data(), requestTime: cacheTime(1), responseTime: cacheTime(1))
-        await #expect(answer(cache, "en") == nil)
-        await #expect(answer(cache, "de") == nil)
+    @Test(arguments: CacheStorageKind.underTest) func anUnsafeMethodToAnotherURLInvalidatesEveryVariantOfItsLocation(storage: CacheStorageKind) async throws {
+        try await withCache(storage) { cache in
+            await store(cache, "en")
+            await store(cache, "de")
+            await cache.responseReceived(
+                method: "POST", url: URL(string: "https://a.example/other")!, requestHeaders: [], status: 201,
+                responseHeaders: cacheFields(["Location: /item"]),
+                body: Data(), requestTime: cacheTime(1), responseTime: cacheTime(1))
+            await #expect(answer(cache, "en") == nil)
+            await #expect(answer(cache, "de") == nil)
+        }
     }
 
-    @Test func anUnstorableResponseRemovesOnlyItsOwnVariant() async {
-        let cache = HTTPCache()
-        await store(cache, "en")
-        await store(cache, "de")
-        await cache.storeGET(url, request: ["Accept-Language: de"], response: ["Cache-Control: no-store"], at: 1)
-        await #expect(answer(cache, "en", at: 2) == "en")
-        await #expect(answer(cache, "de", at: 2) == nil)
+    @Test(arguments: CacheStorageKind.underTest) func anUnstorableResponseRemovesOnlyItsOwnVariant(storage: CacheStorageKind) async throws {
+        try await withCache(storage) { cache in
+            await store(cache, "en")
+            await store(cache, "de")
+            await cache.storeGET(url, request: ["Accept-Language: de"], response: ["Cache-Control: no-store"], at: 1)
+            await #expect(answer(cache, "en", at: 2) == "en")
+            await #expect(answer(cache, "de", at: 2) == nil)
+        }
     }
 
-    @Test func theMemoryUsageCountsEveryVariant() async {
+    /// In memory only: the other storages keep nothing in memory.
+    @Test func theMemoryUsageCountsEveryVariant() async throws {
         let cache = HTTPCache()
         await store(cache, "en")
         let one = cache.currentMemoryUsage
@@ -197,10 +205,11 @@ struct HTTPCacheVariantTests {
         .init(name: "unknown header keeps its case", vary: "Foo", stored: ["Foo: a"], request: ["Foo: A"], matches: false),
     ]
 
-    @Test(arguments: normalisationCases)
-    func normalisation(_ testCase: HTTPCacheDecisionTests.VaryCase) async {
-        let cache = HTTPCache()
-        await cache.storeGET(url, request: testCase.stored, response: ["Cache-Control: max-age=100", "Vary: \(testCase.vary)"])
-        #expect(CacheDecisionKind(await cache.decide(url, request: testCase.request, at: 1)) == (testCase.matches ? .useStored : .network))
+    @Test(arguments: normalisationCases, CacheStorageKind.underTest)
+    func normalisation(_ testCase: HTTPCacheDecisionTests.VaryCase, storage: CacheStorageKind) async throws {
+        try await withCache(storage) { cache in
+            await cache.storeGET(url, request: testCase.stored, response: ["Cache-Control: max-age=100", "Vary: \(testCase.vary)"])
+            #expect(CacheDecisionKind(await cache.decide(url, request: testCase.request, at: 1)) == (testCase.matches ? .useStored : .network))
+        }
     }
 }

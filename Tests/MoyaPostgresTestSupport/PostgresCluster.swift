@@ -13,9 +13,9 @@ import Glibc
 /// initdb and postgres refuse to run as root: as root, they run as the `postgres` user (through
 /// `runuser`), which owns the folder. The cluster is stopped when the process exits, if the
 /// test did not.
-final class PostgresCluster: Sendable {
+public final class PostgresCluster: Sendable {
     /// The newest `/usr/lib/postgresql/*/bin` with an `initdb`, if any.
-    static let binDirectory: String? = {
+    public static let binDirectory: String? = {
         let root = "/usr/lib/postgresql"
         let versions = (try? FileManager.default.contentsOfDirectory(atPath: root)) ?? []
         return
@@ -25,14 +25,14 @@ final class PostgresCluster: Sendable {
             .last { FileManager.default.isExecutableFile(atPath: "\($0)/initdb") }
     }()
 
-    let directory: String
-    let port: Int
+    public let directory: String
+    public let port: Int
     private let bin: String
 
-    var dataDirectory: String { "\(directory)/data" }
+    public var dataDirectory: String { "\(directory)/data" }
 
     /// `postgres://postgres@127.0.0.1:PORT/moya`.
-    var url: String { "postgres://postgres@127.0.0.1:\(port)/moya" }
+    public var url: String { "postgres://postgres@127.0.0.1:\(port)/moya" }
 
     private init(directory: String, port: Int, bin: String) {
         self.directory = directory
@@ -41,7 +41,7 @@ final class PostgresCluster: Sendable {
     }
 
     /// Creates and starts a cluster with a database `moya`.
-    static func make() async throws -> PostgresCluster {
+    public static func make() async throws -> PostgresCluster {
         guard let bin = binDirectory else {
             throw PostgresTestServerError("No PostgreSQL binaries in /usr/lib/postgresql/*/bin.")
         }
@@ -59,7 +59,7 @@ final class PostgresCluster: Sendable {
     }
 
     /// Starts the server (again) on its port, with the data it has.
-    func start() async throws {
+    public func start() async throws {
         do {
             try await Self.run(
                 "\(bin)/pg_ctl", ["-D", dataDirectory, "-l", "\(directory)/server.log", "-o", "-p \(port)", "-w", "-t", "60", "start"])
@@ -70,13 +70,13 @@ final class PostgresCluster: Sendable {
     }
 
     /// Stops the server, keeping its data.
-    func stop() async throws {
+    public func stop() async throws {
         try await Self.run("\(bin)/pg_ctl", ["-D", dataDirectory, "-m", "fast", "-w", "-t", "60", "stop"])
     }
 
     /// Stops the server, throws its data away, and starts it empty on the same port, with an
     /// empty database `moya`.
-    func restartEmpty() async throws {
+    public func restartEmpty() async throws {
         try? await stop()
         try await Self.run("/bin/rm", ["-rf", dataDirectory])
         try await initialize()
@@ -85,7 +85,7 @@ final class PostgresCluster: Sendable {
     }
 
     /// Stops the server and removes its folder.
-    func destroy() async {
+    public func destroy() async {
         try? await Self.run("\(bin)/pg_ctl", ["-D", dataDirectory, "-m", "immediate", "-w", "stop"])
         try? await Self.run("/bin/rm", ["-rf", directory], asOwner: false)
         ExitCleanup.unregister(stopCommand)
@@ -122,7 +122,7 @@ final class PostgresCluster: Sendable {
         return "\(Self.isRoot ? "runuser -u postgres -- \(pgctl)" : pgctl) >/dev/null 2>&1; rm -rf '\(directory)'"
     }
 
-    static var isRoot: Bool { geteuid() == 0 }
+    public static var isRoot: Bool { geteuid() == 0 }
 
     /// A port nobody uses now, below Linux's ephemeral range (32768 and up): a port in that
     /// range, free while a fault test's server is stopped, may become the local end of another
@@ -171,6 +171,15 @@ final class PostgresCluster: Sendable {
         posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
         posix_spawn_file_actions_addopen(&actions, 1, outputPath, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
         posix_spawn_file_actions_adddup2(&actions, 1, 2)
+        // Nothing else of this process: a server that `pg_ctl start` leaves behind would keep
+        // every socket it inherited open (a test server's connections, which then never close
+        // for their clients).
+        // (glibc's posix_spawn_file_actions_addclosefrom_np is not visible to Swift; closing a
+        // descriptor that is no longer open by then is ignored.)
+        let inherited = ((try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []).compactMap { Int32($0) }
+        for descriptor in inherited where descriptor > 2 {
+            posix_spawn_file_actions_addclose(&actions, descriptor)
+        }
         let arguments = argv.map { strdup($0) } + [nil]
         let environment = ProcessInfo.processInfo.environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
         defer {
@@ -209,23 +218,5 @@ private enum ExitCleanup {
 
     static func unregister(_ command: String) {
         commands.withLock { $0.removeAll { $0 == command } }
-    }
-}
-
-/// A value behind a lock, for the little shared state of the test support.
-///
-/// `@unchecked Sendable`: `value` is only touched while `lock` is held, and is `Sendable`.
-final class TestLock<Value: Sendable>: @unchecked Sendable {
-    private let lock = NSLock()
-    private var value: Value
-
-    init(_ value: Value) {
-        self.value = value
-    }
-
-    func withLock<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {
-        lock.lock()
-        defer { lock.unlock() }
-        return try body(&value)
     }
 }

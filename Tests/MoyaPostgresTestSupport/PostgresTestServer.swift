@@ -4,7 +4,6 @@ import MoyaPostgres
 import NIOCore
 import NIOPosix
 import PostgresNIO
-import Testing
 
 #if canImport(Glibc)
 import Glibc
@@ -16,27 +15,27 @@ import Glibc
 ///
 /// Without either, the suites are skipped, unless `CI` or `MOYA_REQUIRE_POSTGRES` is set: then
 /// they run and fail, saying why.
-enum PostgresTestServer {
-    static let environment = ProcessInfo.processInfo.environment
+public enum PostgresTestServer {
+    public static let environment = ProcessInfo.processInfo.environment
 
     /// Whether the suites run: a server can be had, or its absence must fail them.
-    static var shouldRun: Bool {
+    public static var shouldRun: Bool {
         environment["MOYA_POSTGRES_URL"] != nil || PostgresCluster.binDirectory != nil || isRequired
     }
 
     /// Whether a missing server fails the tests rather than skipping them.
-    static var isRequired: Bool {
+    public static var isRequired: Bool {
         environment["CI"] != nil || environment["MOYA_REQUIRE_POSTGRES"] != nil
     }
 
     /// Why the suites are skipped.
-    static let skipMessage =
+    public static let skipMessage =
         "No PostgreSQL server: set MOYA_POSTGRES_URL (eval \"$(bash .ci/postgres.sh start)\") or install Debian's postgresql package."
 
     private static let sharedCluster = SharedCluster()
 
     /// The shared server's URL, starting the throwaway cluster on first use.
-    static func url() async throws -> String {
+    public static func url() async throws -> String {
         if let url = environment["MOYA_POSTGRES_URL"], !url.isEmpty {
             return url
         }
@@ -45,7 +44,7 @@ enum PostgresTestServer {
 
     /// A configuration for the shared server with a namespace of its own, so that tests run in
     /// parallel against one server without seeing one another's records.
-    static func configuration(namespace: String = "test-\(UUID().uuidString)") async throws -> PostgresHTTPCacheStorage.Configuration {
+    public static func configuration(namespace: String = "test-\(UUID().uuidString)") async throws -> PostgresHTTPCacheStorage.Configuration {
         var configuration = try PostgresHTTPCacheStorage.Configuration(url: try await url())
         configuration.namespace = namespace
         configuration.tls = .disable
@@ -58,7 +57,7 @@ enum PostgresTestServer {
 
     /// Runs `body` with a storage on the shared server in a namespace of its own, then shuts
     /// the storage down.
-    static func withStorage<T>(
+    public static func withStorage<T>(
         chunkSize: Int? = nil, maximumSize: Int64? = nil, maximumBodyLength: Int64? = nil, orphanGrace: TimeInterval? = nil,
         _ body: (PostgresHTTPCacheStorage) async throws -> T
     ) async throws -> T {
@@ -81,7 +80,7 @@ enum PostgresTestServer {
     /// Runs `body` on a connection of its own to the database of `url` (the shared server's by
     /// default), to look at the tables behind the storage's back.
     @discardableResult
-    static func withConnection<T>(url: String? = nil, _ body: (PostgresConnection) async throws -> T) async throws -> T {
+    public static func withConnection<T>(url: String? = nil, _ body: (PostgresConnection) async throws -> T) async throws -> T {
         let resolved = if let url { url } else { try await self.url() }
         let configuration = try PostgresHTTPCacheStorage.Configuration(url: resolved)
         let connection = try await PostgresConnection.connect(
@@ -120,10 +119,13 @@ private actor SharedCluster {
     }
 }
 
-struct PostgresTestServerError: Error, CustomStringConvertible {
-    let description: String
+/// Why the test support could not give a server.
+public struct PostgresTestServerError: Error, CustomStringConvertible {
+    /// What went wrong.
+    public let description: String
 
-    init(_ description: String) {
+    /// An error that says `description`.
+    public init(_ description: String) {
         self.description = description
     }
 }
