@@ -30,7 +30,7 @@ final class MoyaSubscription<S: Subscriber>: Subscription, Sendable where S.Fail
             let cancellable = UncheckedSendable(token)
             // Called at once if the subscription was cancelled meanwhile; dropped if the request
             // already finished (an immediate stub).
-            buffer.setStopHandler { cancellable.value.cancel() }
+            buffer.setStopHandler { _ in cancellable.value.cancel() }
         }
     }
 

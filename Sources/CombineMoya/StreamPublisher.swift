@@ -74,7 +74,7 @@ final class StreamSubscription<S: Subscriber>: Subscription, Sendable where S.Fa
                 buffer?.finish(end)
             }
             // Called at once if the subscription was cancelled meanwhile.
-            buffer.setStopHandler { task.cancel() }
+            buffer.setStopHandler { _ in task.cancel() }
         }
     }
 

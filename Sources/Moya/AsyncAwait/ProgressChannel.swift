@@ -22,7 +22,7 @@ final class ProgressChannel: Sendable {
 
     init(start: @escaping ProgressStream.Start) {
         self.start = start
-        buffer.setStopHandler { [call] in call.cancel() }
+        buffer.setStopHandler { [call] _ in call.cancel() }
         buffer.setStart { [weak self] in self?.startRequest() }
     }
 

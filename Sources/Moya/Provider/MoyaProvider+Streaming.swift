@@ -16,7 +16,10 @@ extension MoyaProvider {
     /// accepted one as a response with an empty body, its body unread meanwhile) and may retry
     /// it then, never after. The plugins' `didReceive` and `process` run once, at
     /// the end of the body: with a response that holds the head and no body, or with the
-    /// error that ended the stream (the cancellation error when the consumer stopped). When
+    /// error that ended the stream. A consumer that stops reading before the end (it leaves its
+    /// loop, or lets go of the stream without reading it) ends the request with that response
+    /// too, heard by `didReceive` alone; only a cancelled one (its task cancelled, or
+    /// ``StreamedResponse/cancel()``) ends it with the cancellation error. When
     /// `process` turns a completed stream into a failure, the loop reading it throws that
     /// failure after the last chunk.
     ///
@@ -69,11 +72,21 @@ extension MoyaProvider {
             completion: { Self.streamHeadCompletion($0, plan: plan, buffer: buffer) })
         // The consumer stopping stops the request. The handler keeps the flight; the buffer lets
         // go of it when the stream ends, and the flight lets go of the buffer's handler when it
-        // ends before its head was handed over.
-        buffer.setStopHandler { flight.finish(.failure(.requestCancelled), .streamStopped) }
+        // ends before its head was handed over. A consumer that is done with the body (it left
+        // its loop, or let go of the stream unread) ends the request with its response, as
+        // plugins then hear it; only a cancelled one ends it with the cancellation.
+        let handedOver = Protected<Moya.Response?>(nil)
+        buffer.setStopHandler { cancelled in
+            if !cancelled, let head = handedOver.withLock({ $0 }) {
+                flight.finish(.success(head), .streamStopped, responseBodyBytes: buffer.appendedByteCount)
+            } else {
+                flight.finish(.failure(.requestCancelled), .streamStopped, responseBodyBytes: buffer.appendedByteCount)
+            }
+        }
         let head = try await flight.perform(awaited) {
             launch(target, plan: plan, flight: flight, callbackQueue: queue, progress: nil)
         }
+        handedOver.withLock { $0 = head }
         return StreamedResponse(head: head, buffer: buffer, options: options)
     }
 

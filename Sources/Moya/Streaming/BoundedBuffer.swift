@@ -11,7 +11,7 @@ import Foundation
 /// - **The limit**, and what happens above it (``Overflow``): the producer pauses until the
 ///   consumer has taken the buffer down to half the limit, or the oldest elements are dropped.
 /// - **The end**: ``finish(_:)``, normally or with an error, handed out after the last element.
-/// - **The consumer stopping** (``consumerStopped()``): the elements are dropped, a paused
+/// - **The consumer stopping** (``consumerStopped(cancelled:)``): the elements are dropped, a paused
 ///   producer is released, and the stop handler is called, once, if the end has not come.
 /// - **The waiting consumer**: either an async ``next()``, which a cancelled task leaves with
 ///   the cancellation error (stopping the buffer), or a receiver (``setReceiver(receive:complete:)``)
@@ -23,7 +23,7 @@ import Foundation
 ///
 /// `package`: CombineMoya's subscriptions are consumers of the receiver kind. Only what they
 /// call is `package` (the initializer, ``setStart(_:)``, ``setStopHandler(_:)``,
-/// ``setReceiver(receive:complete:)``, ``request(_:)``, ``consumerStopped()``, and the
+/// ``setReceiver(receive:complete:)``, ``request(_:)``, ``consumerStopped(cancelled:)``, and the
 /// producer's ``put(_:)``, ``send(_:)`` and ``finish(_:)``); the rest is internal.
 package final class BoundedBuffer<Element: Sendable>: Sendable {
     /// What happens when the elements kept weigh more than the limit.
@@ -100,8 +100,14 @@ package final class BoundedBuffer<Element: Sendable>: Sendable {
         var isClaimed = false
         /// Whether the consumer stopped (or was cancelled).
         var isStopped = false
-        /// Called when the consumer stops before the end; dropped at the end.
-        var stopHandler: (@Sendable () -> Void)?
+        /// Whether it stopped because its task, or the stream, was cancelled (rather than
+        /// leaving its loop or letting go of the stream).
+        var isStoppedByCancellation = false
+        /// The weight of every element appended so far, taken or not.
+        var appendedWeight = 0
+        /// Called when the consumer stops before the end, with whether it was cancelled;
+        /// dropped at the end.
+        var stopHandler: (@Sendable (_ cancelled: Bool) -> Void)?
         /// The consumer that is handed elements, if it is that kind.
         var receiver: Receiver?
         /// How many more elements the receiver asked for; `Int.max` for no limit.
@@ -162,16 +168,22 @@ package final class BoundedBuffer<Element: Sendable>: Sendable {
         self.weigh = weight
     }
 
-    /// Sets what stops the producer's work when the consumer stops before the end. Called at
-    /// once when the consumer has stopped already; dropped when the buffer has ended.
-    package func setStopHandler(_ handler: @escaping @Sendable () -> Void) {
-        let callNow: Bool = state.withLock { state in
-            if state.end != nil { return false }
-            if state.isStopped { return true }
+    /// Sets what stops the producer's work when the consumer stops before the end, told
+    /// whether the consumer was cancelled (see ``consumerStopped(cancelled:)``). Called at once
+    /// when the consumer has stopped already; dropped when the buffer has ended.
+    package func setStopHandler(_ handler: @escaping @Sendable (_ cancelled: Bool) -> Void) {
+        let callNow: Bool? = state.withLock { state in
+            if state.end != nil { return nil }
+            if state.isStopped { return state.isStoppedByCancellation }
             state.stopHandler = handler
-            return false
+            return nil
         }
-        if callNow { handler() }
+        if let cancelled = callNow { handler(cancelled) }
+    }
+
+    /// The weight of every element appended so far, whether the consumer took it or not.
+    var appendedWeight: Int {
+        state.withLock { $0.appendedWeight }
     }
 
     /// Makes the first demand (the first ``next()``, or ``request(_:)``) start the producer with
@@ -210,6 +222,7 @@ package final class BoundedBuffer<Element: Sendable>: Sendable {
         if weight == 0 { return .more }
         let step: AppendStep = state.withLock { state in
             guard !state.isStopped, state.end == nil else { return .answer(.stopped) }
+            state.appendedWeight &+= weight
             state.enqueue(Entry(element: element, weight: weight))
             if overflow == .dropOldest {
                 while state.bufferedWeight > limit, state.count > 1 { _ = state.pop() }
@@ -330,7 +343,7 @@ package final class BoundedBuffer<Element: Sendable>: Sendable {
     /// The stop handler is dropped and a paused producer released. Later calls do nothing.
     package func finish(_ result: Result<Void, MoyaError>) {
         let (waiter, handOver, producer, handler, isReceiving) = state.withLock {
-            state -> (Waiter?, Result<Element?, MoyaError>, (@Sendable () -> Void)?, (@Sendable () -> Void)?, Bool) in
+            state -> (Waiter?, Result<Element?, MoyaError>, (@Sendable () -> Void)?, (@Sendable (Bool) -> Void)?, Bool) in
             guard state.end == nil else { return (nil, .success(nil), nil, nil, false) }
             state.end = result
             let handler = state.stopHandler
@@ -366,11 +379,11 @@ package final class BoundedBuffer<Element: Sendable>: Sendable {
     /// The next element; `nil` after the end. The end's error, or the cancellation error once
     /// the consumer stopped, comes once, after the last element. The first call starts the
     /// producer (``setStart(_:)``). Cancelling the calling task stops the buffer
-    /// (``consumerStopped()``) and returns ``MoyaError/requestCancelled``; a task cancelled
+    /// (``consumerStopped(cancelled:)``) and returns ``MoyaError/requestCancelled``; a task cancelled
     /// before the first call never starts the producer.
     func next() async -> Result<Element?, MoyaError> {
         if _Concurrency.Task.isCancelled {
-            consumerStopped()
+            consumerStopped(cancelled: true)
             let result = state.withLock { Self.take(&$0, resumeLevel: resumeLevel) }
             return result.value ?? .success(nil)
         }
@@ -402,7 +415,7 @@ package final class BoundedBuffer<Element: Sendable>: Sendable {
                 if let ready { continuation.resume(returning: ready) }
             }
         } onCancel: {
-            consumerStopped()
+            consumerStopped(cancelled: true)
         }
     }
 
@@ -437,11 +450,16 @@ package final class BoundedBuffer<Element: Sendable>: Sendable {
     /// elements are dropped, a waiting consumer gets the cancellation error, a paused producer
     /// is released, the receiver is let go, and the stop handler is called once, unless the
     /// buffer had ended (there is no work left to stop). Later calls do nothing.
-    package func consumerStopped() {
+    ///
+    /// - Parameter cancelled: Whether the consumer was cancelled, rather than done with the
+    ///   stream; by default, whether the calling task is cancelled (the consumer's, when it lets
+    ///   go of the stream).
+    package func consumerStopped(cancelled: Bool = _Concurrency.Task.isCancelled) {
         let (waiter, producer, handler, receiver, start) = state.withLock {
-            state -> (Waiter?, (@Sendable () -> Void)?, (@Sendable () -> Void)?, Receiver?, Start?) in
+            state -> (Waiter?, (@Sendable () -> Void)?, (@Sendable (Bool) -> Void)?, Receiver?, Start?) in
             guard !state.isStopped else { return (nil, nil, nil, nil, nil) }
             state.isStopped = true
+            state.isStoppedByCancellation = cancelled
             state.removeAll()
             let waiter = state.waiter
             state.waiter = nil
@@ -458,7 +476,7 @@ package final class BoundedBuffer<Element: Sendable>: Sendable {
         }
         // Released here, outside the lock: a subscriber's teardown may call back.
         _ = (receiver, start)
-        handler?()
+        handler?(cancelled)
         producer?()
         waiter?.resume(returning: .failure(.requestCancelled))
     }

@@ -96,7 +96,7 @@ public struct ResponseChunks: AsyncSequence, Sendable {
 
         /// Stops the stream (a parser on top of the chunks failed).
         mutating func stop() {
-            if case .reading(let claim) = phase { claim.buffer.consumerStopped() }
+            if case .reading(let claim) = phase { claim.buffer.consumerStopped(cancelled: false) }
             phase = .done
         }
     }

@@ -13,6 +13,12 @@ extension BoundedBuffer where Element == Data {
         self.init(limit: max(1, highWatermark), overflow: .pauseProducer, weight: { $0.count })
     }
 
+    /// The body bytes the producer handed over so far, for the metrics of a stream whose
+    /// consumer stopped before its end.
+    var appendedByteCount: Int64 {
+        Int64(appendedWeight)
+    }
+
     /// Ends a stream that was never streamed with `data`, a whole response's body (before any
     /// consumer reads it, so nobody is woken).
     func finish(wholeBody data: Data) {

@@ -86,7 +86,7 @@ public final class StreamedResponse: Sendable, CustomDebugStringConvertible {
     /// Stops the stream and closes its connection. A loop reading it ends with the
     /// cancellation error (``MoyaError/isCancelled``). Does nothing once the body has ended.
     public func cancel() {
-        consumer.buffer.consumerStopped()
+        consumer.buffer.consumerStopped(cancelled: true)
     }
 
     /// The status code and URL.

@@ -239,7 +239,7 @@ struct BoundedBufferTests {
     func consumerStops() async {
         let buffer = BoundedBuffer<Int>(limit: 1)
         let stopped = Locked(0)
-        buffer.setStopHandler { stopped.update { $0 += 1 } }
+        buffer.setStopHandler { _ in stopped.update { $0 += 1 } }
         #expect(buffer.append(1) == .more)
         #expect(buffer.append(2) == .pause)
         let resumed = Locked(0)
@@ -260,7 +260,7 @@ struct BoundedBufferTests {
     func stopAfterEnd() {
         let buffer = BoundedBuffer<Int>()
         let stopped = Locked(0)
-        buffer.setStopHandler { stopped.update { $0 += 1 } }
+        buffer.setStopHandler { _ in stopped.update { $0 += 1 } }
         buffer.finish(.success(()))
         buffer.consumerStopped()
         #expect(stopped.value == 0)
@@ -271,7 +271,7 @@ struct BoundedBufferTests {
         let buffer = BoundedBuffer<Int>()
         buffer.consumerStopped()
         let stopped = Locked(0)
-        buffer.setStopHandler { stopped.update { $0 += 1 } }
+        buffer.setStopHandler { _ in stopped.update { $0 += 1 } }
         #expect(stopped.value == 1)
     }
 
@@ -279,7 +279,7 @@ struct BoundedBufferTests {
     func cancelWhileWaiting() async {
         let buffer = BoundedBuffer<Int>()
         let stopped = Locked(0)
-        buffer.setStopHandler { stopped.update { $0 += 1 } }
+        buffer.setStopHandler { _ in stopped.update { $0 += 1 } }
         let read = reader(buffer)
         #expect(await eventually { buffer.hasWaitingConsumer })
         read.cancel()
@@ -387,7 +387,7 @@ struct BoundedBufferTests {
         let recorder = DeliveryRecorder()
         recorder.attach(to: buffer)
         let stopped = Locked(0)
-        buffer.setStopHandler { stopped.update { $0 += 1 } }
+        buffer.setStopHandler { _ in stopped.update { $0 += 1 } }
         buffer.put(1)
         buffer.consumerStopped()
         buffer.request(5)

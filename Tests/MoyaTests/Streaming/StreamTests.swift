@@ -281,13 +281,61 @@ struct StreamTests {
         #expect(received == 100)
     }
 
-    @Test("Leaving the loop early closes the stream; plugins hear of the cancellation")
+    @Test("Leaving the loop early closes the stream; plugins hear the response, not a cancellation")
     func leavingTheLoop() async throws {
         let plugin = RecordingPlugin(name: "p")
         let provider = MoyaProvider<Remote>(plugins: [plugin])
         let stream = try await provider.stream(
             Remote(base, "/bytes/100000", task: .requestParameters(parameters: ["chunk": 100, "interval_ms": 50], encoding: URLEncoding.queryString)))
         for try await _ in stream.body { break }
+        #expect(await eventually { plugin.events.last == "p.didReceive" })
+        guard case .success(let response)? = plugin.results.last else {
+            Issue.record("expected the response, got \(plugin.results)")
+            return
+        }
+        #expect(response.statusCode == 200)
+        #expect(response.response?.value(forHTTPHeaderField: "Content-Type") != nil)
+        #expect(!plugin.events.contains("p.process"), "nobody reads on: process is not asked")
+    }
+
+    @Test("A stream released unread ends its request; plugins hear the response")
+    func releasedUnread() async throws {
+        let plugin = RecordingPlugin(name: "p")
+        let provider = MoyaProvider<Remote>(plugins: [plugin])
+        var stream: StreamedResponse? = try await provider.stream(
+            Remote(base, "/bytes/100000", task: .requestParameters(parameters: ["chunk": 100, "interval_ms": 50], encoding: URLEncoding.queryString)))
+        #expect(stream?.statusCode == 200)
+        stream = nil
+        #expect(await eventually { plugin.events.last == "p.didReceive" })
+        guard case .success(let response)? = plugin.results.last else {
+            Issue.record("expected the response, got \(plugin.results)")
+            return
+        }
+        #expect(response.statusCode == 200)
+    }
+
+    @Test("A cancelled reader, or cancel(), is still a cancellation for plugins", arguments: [false, true])
+    func cancelledReader(explicitly: Bool) async throws {
+        let plugin = RecordingPlugin(name: "p")
+        let provider = MoyaProvider<Remote>(plugins: [plugin])
+        let stream = try await provider.stream(
+            Remote(base, "/bytes/100000", task: .requestParameters(parameters: ["chunk": 100, "interval_ms": 100], encoding: URLEncoding.queryString)))
+        let reading = Signal()
+        let reader = _Concurrency.Task { () async throws(MoyaError) -> Int in
+            var received = 0
+            for try await chunk in stream.body {
+                received += chunk.count
+                reading.fire()
+            }
+            return received
+        }
+        #expect(await reading.wait())
+        if explicitly {
+            stream.cancel()
+            _ = await reader.result
+        } else {
+            await expectCancelled(reader)
+        }
         #expect(await eventually { plugin.events.last == "p.didReceive" })
         guard case .failure(let error)? = plugin.results.last else {
             Issue.record("expected the cancellation, got \(plugin.results)")
