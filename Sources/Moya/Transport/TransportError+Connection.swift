@@ -52,9 +52,10 @@ extension TransportError {
             }
             let messages = Set(codes.map { ErrorText.systemMessage(errno: Int($0)) }).sorted()
             let why = messages.isEmpty ? "" : ": \(messages.joined(separator: "; "))"
-            return urlError(
-                .cannotConnectToHost, "Could not connect to \(reached.name)\(why).",
-                reason: "Check that the host and port are right and that the network reaches them.", error)
+            let advice = "Check that the host and port are right and that the network reaches them."
+            // The advice is in the description too, where a user reads first
+            // (`localizedDescription`, a log line), as it is for a TLS failure.
+            return urlError(.cannotConnectToHost, "Could not connect to \(reached.name)\(why). \(advice)", reason: advice, error)
         }
         if let ioError = error as? IOError, ioError.errnoCode == ECONNREFUSED {
             return refused(endpoint, error)
@@ -66,11 +67,10 @@ extension TransportError {
     private static func refused(_ endpoint: Endpoint?, _ error: any Error) -> URLError {
         let target = endpoint?.name ?? "the server"
         let what = endpoint?.isProxy == true ? "proxy" : "server"
-        return urlError(
-            .cannotConnectToHost, "Could not connect to \(target): the connection was refused.",
-            reason: "Nothing is listening on that port, or a firewall rejected the connection: check that the \(what) is running "
-                + "and that the host and port are right.",
-            error)
+        let advice =
+            "Nothing is listening on that port, or a firewall rejected the connection: check that the \(what) is running "
+            + "and that the host and port are right."
+        return urlError(.cannotConnectToHost, "Could not connect to \(target): the connection was refused. \(advice)", reason: advice, error)
     }
 
     /// A `URLError` with a description, a failure reason and the original error.

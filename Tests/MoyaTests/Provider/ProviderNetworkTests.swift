@@ -472,7 +472,13 @@ struct ProviderNetworkTests {
         let provider = MoyaProvider<Remote>(session: session)
         let result = await send(provider, Remote(url, "/echo"))
         try await session.shutdown()
-        #expect((result.error?.underlyingError as? URLError)?.code == .cannotConnectToHost)
+        let error = try #require(result.error)
+        #expect((error.underlyingError as? URLError)?.code == .cannotConnectToHost)
+        // The advice is where a user reads first, and said once where both are shown.
+        let advice = "check that the server is running and that the host and port are right"
+        #expect(error.localizedDescription.contains("the connection was refused"), "\(error.localizedDescription)")
+        #expect(error.localizedDescription.contains(advice), "\(error.localizedDescription)")
+        #expect("\(error)".components(separatedBy: advice).count == 2, "\(error)")
     }
 
     @Test("A read timeout fires", .timeLimit(.minutes(3)))
