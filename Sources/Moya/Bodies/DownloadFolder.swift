@@ -20,7 +20,8 @@ import Darwin
 ///   in it). It is removed with what is in it when the session shuts down, when the session and
 ///   its last download are released, or at the latest when the process exits normally. A folder
 ///   that is gone or changed when a download starts (a cleaner of the temporary directory removed
-///   it) is replaced by a new one.
+///   it) is replaced by a new one. The folders of processes that died without removing theirs
+///   are removed by the first session of a later process (``DownloadFolderOwner``).
 /// - **Configured**: a path the user chose. It is created (mode 0700) when missing, and before
 ///   every download it must be a directory, not a symbolic link, owned by the process's effective
 ///   user, and not writable by group or others unless it has the sticky bit; otherwise the
@@ -42,8 +43,9 @@ final class DownloadFolder: Sendable {
     private enum State {
         /// No private folder made yet.
         case unmade
-        /// The private folder in use.
-        case made(URL)
+        /// The private folder in use, and the descriptor that holds the lock on its marker
+        /// (``DownloadFolderOwner``), if it could be taken.
+        case made(URL, owner: Int32?)
         /// Removed (the session shut down), or to be removed again if that failed.
         case closed(URL?)
     }
@@ -56,6 +58,7 @@ final class DownloadFolder: Sendable {
         let trimmed = Self.plainPath(of: path)
         if path.lastPathComponent == Self.templateName {
             kind = .privateFolder(template: trimmed)
+            DownloadFolderOwner.sweepOnce(besides: trimmed)
         } else {
             kind = .configured(URL(fileURLWithPath: trimmed, isDirectory: true))
         }
@@ -73,7 +76,7 @@ final class DownloadFolder: Sendable {
             return url
         case .privateFolder:
             return state.withLock { state in
-                if case .made(let url) = state { return url }
+                if case .made(let url, _) = state { return url }
                 return nil
             }
         }
@@ -92,15 +95,16 @@ final class DownloadFolder: Sendable {
                 switch state {
                 case .closed:
                     throw SessionError.shutDown
-                case .made(let url):
+                case .made(let url, let owner):
                     if Self.isPrivate(url.path) { return url }
                     // Gone or changed: its name is known now, so a new one is made.
                     DownloadFolderRegistry.forget(url.path)
+                    if let owner { DownloadFolderOwner.release(owner) }
                 case .unmade:
                     break
                 }
                 let url = try Self.makePrivate(from: template)
-                state = .made(url)
+                state = .made(url, owner: DownloadFolderOwner.claim(url.path))
                 return url
             }
         }
@@ -111,21 +115,25 @@ final class DownloadFolder: Sendable {
     /// there. Does nothing to a configured folder.
     func remove() {
         guard case .privateFolder = kind else { return }
-        let url: URL? = state.withLock { state in
+        let (url, owner): (URL?, Int32?) = state.withLock { state in
             switch state {
             case .unmade:
                 state = .closed(nil)
-                return nil
-            case .made(let url), .closed(let url?):
+                return (nil, nil)
+            case .made(let url, let owner):
                 state = .closed(url)
-                return url
+                return (url, owner)
+            case .closed(let url?):
+                return (url, nil)
             case .closed(nil):
-                return nil
+                return (nil, nil)
             }
         }
         if let url {
             Self.removePrivate(url.path)
         }
+        // Let go of the marker once the folder is gone: until then no sweep may take it.
+        if let owner { DownloadFolderOwner.release(owner) }
     }
 
     // MARK: - The file system

@@ -70,8 +70,9 @@ struct DownloadFolderTests {
     }
 
     /// The names in `folder`, or `nil` when it cannot be read.
+    /// What `folder` holds, but the marker by which a private folder's process owns it.
     static func contents(_ folder: URL) -> [String]? {
-        try? FileManager.default.contentsOfDirectory(atPath: folder.path)
+        (try? FileManager.default.contentsOfDirectory(atPath: folder.path))?.filter { $0 != DownloadFolderOwner.markerName }
     }
 
     // MARK: - The default: a private folder per session
