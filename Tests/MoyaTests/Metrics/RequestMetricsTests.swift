@@ -44,17 +44,21 @@ struct RequestMetricsTests {
         server = try await TestServer.start()
     }
 
-    /// A session whose metrics go to `metrics`.
-    private func session(_ metrics: TestMetrics, _ options: Session.Configuration.MetricsOptions = .default) -> Session {
+    /// A session whose metrics go to `metrics`. A refused connection is tried again until the
+    /// connect timeout, which the refusal tests make short; the others keep a long one, for a
+    /// machine busy with a whole parallel run.
+    private func session(
+        _ metrics: TestMetrics, _ options: Session.Configuration.MetricsOptions = .default, connectTimeout: TimeInterval = 30
+    ) -> Session {
         withMetricsFactory(metrics) {
-            Session(configuration: .init(timeoutIntervalForConnect: 1, metrics: options))
+            Session(configuration: .init(timeoutIntervalForConnect: connectTimeout, metrics: options))
         }
     }
 
     /// A session with an HTTP cache whose metrics go to `metrics`.
     private func cachingSession(_ metrics: TestMetrics) -> Session {
         withMetricsFactory(metrics) {
-            Session(configuration: .init(timeoutIntervalForConnect: 1, cache: HTTPCache()))
+            Session(configuration: .init(timeoutIntervalForConnect: 30, cache: HTTPCache()))
         }
     }
 
@@ -145,7 +149,7 @@ struct RequestMetricsTests {
     func cacheCounters() async throws {
         let metrics = TestMetrics()
         let cache = HTTPCache()
-        let session = withMetricsFactory(metrics) { Session(configuration: .init(timeoutIntervalForConnect: 1, cache: cache)) }
+        let session = withMetricsFactory(metrics) { Session(configuration: .init(timeoutIntervalForConnect: 30, cache: cache)) }
         let provider = MoyaProvider<Remote>(session: session)
         _ = try await provider.request(cacheableTarget)
         _ = try await provider.request(cacheableTarget)
@@ -163,7 +167,7 @@ struct RequestMetricsTests {
         defer { withExtendedLifetime(gone) {} }
         let url = gone.baseURL
         let metrics = TestMetrics()
-        let session = session(metrics)
+        let session = session(metrics, connectTimeout: 1)
         let result = await send(path.provider(session), Remote(url, "/echo"))
         await Self.shutDown(session)
         #expect((result.error?.underlyingError as? URLError)?.code == .cannotConnectToHost)
