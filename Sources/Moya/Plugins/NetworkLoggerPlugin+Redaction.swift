@@ -218,9 +218,11 @@ extension NetworkLoggerPlugin.Configuration {
             return redactingParameters(inText: text, matcher: parameterMatcher)
         }
 
-        /// How the logger names `target`: see ``redactsTargetDetails``.
+        /// How the logger names `target`: a ``NamedTarget``'s operation in any case, otherwise
+        /// see ``redactsTargetDetails``.
         func name(of target: TargetType) -> String {
-            redactsTargetDetails ? NetworkLoggerPlugin.caseName(of: target) : "\(target)"
+            if let operation = target.namedOperation { return operation }
+            return redactsTargetDetails ? NetworkLoggerPlugin.caseName(of: target) : "\(target)"
         }
 
         /// `headers` written as a Swift dictionary literal (`["A": "b", "C": "d"]`), hidden values

@@ -114,7 +114,7 @@ public final class NetworkLoggerPlugin: PluginType, Sendable {
             return [formatter.entry("Request", "(invalid request)", target)]
         }
 
-        var entries = [formatter.entry("Request", redaction.describe(urlRequest), target)]
+        var entries = [formatter.entry("Request", redaction.describe(urlRequest) + Self.operationSuffix(of: target), target)]
         if options.contains(.requestHeaders) {
             let headers = request.sessionHeaders.merging(urlRequest.allHTTPHeaderFields ?? [:]) { $1 }
             entries.append(formatter.entry("Request Headers", redaction.describe(headers: headers), target))
@@ -138,7 +138,7 @@ public final class NetworkLoggerPlugin: PluginType, Sendable {
         let formatter = configuration.formatter
         var entries: [String] = []
         if let httpResponse = response.response {
-            entries.append(formatter.entry("Response", configuration.redaction.describe(httpResponse), target))
+            entries.append(formatter.entry("Response", configuration.redaction.describe(httpResponse) + Self.operationSuffix(of: target), target))
         } else {
             entries.append(formatter.entry("Response", "Received empty network response for \(configuration.redaction.name(of: target)).", target))
         }
@@ -150,6 +150,13 @@ public final class NetworkLoggerPlugin: PluginType, Sendable {
             entries.append(formatter.entry("Response Body", formatter.responseData(shown), target))
         }
         return entries
+    }
+
+    /// ` (<operation>)` for a ``NamedTarget`` (a generated client's operations share one target
+    /// type, so the URL alone does not say which one a line is about); empty for other targets,
+    /// whose entries read as in Moya.
+    private static func operationSuffix(of target: TargetType) -> String {
+        target.namedOperation.map { " (\($0))" } ?? ""
     }
 
     /// The request as a cURL command. For a request type of someone else's, its own

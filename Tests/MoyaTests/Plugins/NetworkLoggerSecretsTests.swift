@@ -121,6 +121,30 @@ struct NetworkLoggerSecretsTests {
         #expect(NetworkLoggerPlugin.caseName(of: MultiTarget(NamedOperation(name: "getUser", path: "/users/42"))) == "getUser")
     }
 
+    @Test("A target that names its operation is named in the request and response entries, and in errors, whatever the redaction")
+    func namedOperationInEntries() async throws {
+        let server = try await TestServer.start()
+        let target = NamedOperation(name: "getNote", path: "/notes/7", base: server.baseURL)
+        for redaction in [NetworkLoggerPlugin.Configuration.Redaction.default, .init(redactsTargetDetails: false)] {
+            let capture = LogCapture()
+            _ = await sendWithPlugins(target, plugins: [NetworkLoggerPlugin(configuration: capturing(capture, .default, redaction: redaction))])
+            #expect(capture.entries.first == "Request|\(server.baseURL.absoluteString)/notes/7 (getNote)", "\(capture.entries)")
+            #expect(capture.entries.contains { $0.hasPrefix("Response|") && $0.hasSuffix(" (getNote)") }, "\(capture.entries)")
+        }
+        // An unreachable server: the error line names the operation too.
+        let gone = try RefusingPort()
+        let capture = LogCapture()
+        // A refused connection is tried again until the connect timeout: a short one.
+        let session = Session(configuration: .init(timeoutIntervalForConnect: 1))
+        let provider = MoyaProvider<NamedOperation>(
+            session: session, plugins: [NetworkLoggerPlugin(configuration: capturing(capture, .default, redaction: .init(redactsTargetDetails: false)))])
+        _ = await send(provider, NamedOperation(name: "getNote", path: "/notes/7", base: gone.baseURL))
+        try await session.shutdown()
+        withExtendedLifetime(gone) {}
+        #expect(capture.entries.last?.hasPrefix("Error|Error calling getNote : ") == true, "\(capture.entries)")
+        await server.shutdown()
+    }
+
     // MARK: - Parameters in URLs
 
     private static var query: [String: Any] { ["api_key": "s3cret-key", "Token": "s3cret-token", "password": "s3cret-pw", "page": 2] }
@@ -310,7 +334,8 @@ struct NetworkLoggerSecretsTests {
 private struct NamedOperation: NamedTarget {
     let name: String
     let path: String
-    var baseURL: URL { URL(string: "https://a.example")! }
+    var base = URL(string: "https://a.example")!
+    var baseURL: URL { base }
     var method: Moya.Method { .get }
     var task: Moya.Task { .requestPlain }
     var headers: [String: String]? { nil }
