@@ -112,15 +112,23 @@ final class BodyStreamer: @unchecked Sendable {
         }
         current?.finish(.failure(HTTPClientError.cancelled))
         sentWhole.withLock { $0 = false }
+        // What this attempt hands to the connection is counted, for the metrics of a body of
+        // unknown length.
+        let sent = body.sentBytes
+        sent.withLock { $0 = 0 }
+        let counting = HTTPClient.Body.StreamWriter { data in
+            sent.withLock { $0 += Int64(data.readableBytes) }
+            return writer.write(data)
+        }
         let upload: any BodyUpload
         if let sequence = body.sequence {
-            let sequenceUpload = SequenceUpload(stream: sequence, writer: writer, eventLoop: eventLoop, writeTimeout: writeTimeout)
+            let sequenceUpload = SequenceUpload(stream: sequence, writer: counting, eventLoop: eventLoop, writeTimeout: writeTimeout)
             upload = sequenceUpload
             current = upload
             sequenceUpload.start()
         } else {
             let chunkUpload = Upload(
-                reader: BodyReader(body: body), length: length, writer: writer, eventLoop: eventLoop, writeTimeout: writeTimeout)
+                reader: BodyReader(body: body), length: length, writer: counting, eventLoop: eventLoop, writeTimeout: writeTimeout)
             upload = chunkUpload
             current = upload
             chunkUpload.pump()

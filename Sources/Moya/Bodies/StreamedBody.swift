@@ -63,6 +63,15 @@ struct StreamedBody: Sendable {
     /// read again.
     let claim: OneShotClaim?
 
+    /// The bytes the latest attempt handed to the connection so far, for the metrics of a body
+    /// whose length is not known before it is read; shared by every copy of the body.
+    let sentBytes = Protected<Int64>(0)
+
+    /// The body's size for the metrics: its length when known, otherwise what was sent.
+    var measuredLength: Int64 {
+        length.map { Int64(clamping: $0) } ?? sentBytes.withLock { $0 }
+    }
+
     init(segments: [Segment]) {
         self.segments = segments
         self.sequence = nil

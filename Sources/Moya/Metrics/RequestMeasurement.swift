@@ -14,11 +14,12 @@ final class RequestMeasurement: Sendable {
     private let handles: MetricHandles
     /// `moya.target`, added to the duration and body sizes only.
     private let targetName: String?
-    private let requestBodyBytes: Int64
+    /// The request body's size, read when the request ends.
+    private let requestBodyBytes: @Sendable () -> Int64
     private let startedAt: UInt64
     private let isFinished = Protected(false)
 
-    init(handles: MetricHandles, targetName: String?, requestBodyBytes: Int64) {
+    init(handles: MetricHandles, targetName: String?, requestBodyBytes: @escaping @Sendable () -> Int64) {
         self.handles = handles
         self.targetName = targetName
         self.requestBodyBytes = requestBodyBytes
@@ -47,7 +48,7 @@ final class RequestMeasurement: Sendable {
         let metrics = handles.outcome(
             .init(statusCode: outcome.statusCode, errorType: outcome.errorType, targetName: targetName, cacheStatus: cacheStatus))
         metrics.duration.recordNanoseconds(endedAt >= startedAt ? endedAt - startedAt : 0)
-        metrics.requestBodySize.record(requestBodyBytes)
+        metrics.requestBodySize.record(requestBodyBytes())
         if let response = outcome.response {
             metrics.responseBodySize?.record(responseBodyBytes ?? Int64(response.data.count))
         }

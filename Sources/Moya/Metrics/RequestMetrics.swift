@@ -79,12 +79,15 @@ struct RequestMetrics: Sendable {
     /// - Parameters:
     ///   - request:          The request as it will be sent (after the plugins' `prepare`, when
     ///                       there are plugins).
-    ///   - requestBodyBytes: The size of its body; `nil` for the size of `httpBody` (0 without
-    ///                       one).
+    ///   - requestBodyBytes: The size of its body, read when the request ends (a streamed body
+    ///                       of unknown length counts what was sent); `nil` for the size of
+    ///                       `httpBody` (0 without one).
     ///   - stubbed:          Whether a stub answers it: it is labelled `moya.stubbed`, and has
     ///                       no `server.address` or `server.port`, since no server is contacted.
     ///   - targetName:       `moya.target` (``targetName(of:)``), or `nil`.
-    func start(_ request: URLRequest, requestBodyBytes: Int64? = nil, stubbed: Bool, targetName: String?) -> RequestMeasurement {
+    func start(
+        _ request: URLRequest, requestBodyBytes: (@Sendable () -> Int64)? = nil, stubbed: Bool, targetName: String?
+    ) -> RequestMeasurement {
         var key = StartKey(method: Self.methodName(request.httpMethod ?? "GET"), stubbed: stubbed)
         if let url = request.url {
             key.scheme = url.scheme?.lowercased()
@@ -96,7 +99,7 @@ struct RequestMetrics: Sendable {
         return RequestMeasurement(
             handles: handles(for: key),
             targetName: targetName,
-            requestBodyBytes: requestBodyBytes ?? Int64(request.httpBody?.count ?? 0)
+            requestBodyBytes: requestBodyBytes ?? { [size = Int64(request.httpBody?.count ?? 0)] in size }
         )
     }
 
@@ -137,7 +140,9 @@ struct RequestMetrics: Sendable {
     }
 
     /// ``start(_:requestBodyBytes:stubbed:targetName:)`` for a request to `target`.
-    func start(_ request: URLRequest, requestBodyBytes: Int64? = nil, stubbed: Bool, target: @autoclosure () -> any TargetType) -> RequestMeasurement {
+    func start(
+        _ request: URLRequest, requestBodyBytes: (@Sendable () -> Int64)? = nil, stubbed: Bool, target: @autoclosure () -> any TargetType
+    ) -> RequestMeasurement {
         start(request, requestBodyBytes: requestBodyBytes, stubbed: stubbed, targetName: targetName(of: target()))
     }
 

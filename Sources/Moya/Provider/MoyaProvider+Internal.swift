@@ -318,10 +318,13 @@ extension MoyaProvider {
         // sent again.
         let body = body ?? StreamedBody.bodyStream(of: preparedRequest)
         // Metrics: the request, as the plugins prepared it, goes to the transport (or fails just
-        // before). A body of unknown length counts as empty.
+        // before). A body of unknown length counts what its last attempt sent.
         if let metrics = session.requestMetrics {
-            flight.measure(
-                metrics.start(preparedRequest, requestBodyBytes: body.map { Int64(clamping: $0.length ?? 0) }, stubbed: false, target: send.target))
+            var bodyBytes: (@Sendable () -> Int64)?
+            if let streamed = body {
+                bodyBytes = { streamed.measuredLength }
+            }
+            flight.measure(metrics.start(preparedRequest, requestBodyBytes: bodyBytes, stubbed: false, target: send.target))
         }
 
         if let error = preparedRequest.bodyInGETRequestError {

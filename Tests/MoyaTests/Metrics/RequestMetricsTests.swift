@@ -355,23 +355,46 @@ struct RequestMetricsTests {
         #expect(try metrics.expectRecorder("http.client.response.body.size", dimensions).values == [5000])
     }
 
-    @Test("A streamed response's size is what its consumer was handed, from the network and from the cache")
-    func streamedSize() async throws {
+    @Test(
+        "A streamed response's size is what its consumer was handed, from the network and from the cache, on every storage",
+        arguments: CacheStorageKind.underTest)
+    func streamedSize(storage: CacheStorageKind) async throws {
         let metrics = TestMetrics()
-        let session = cachingSession(metrics)
-        let provider = MoyaProvider<Remote>(session: session)
-        let target = cacheableTarget
         var sizes: [Int] = []
-        for _ in 0..<2 {
-            var size = 0
-            for try await chunk in try await provider.stream(target).body { size += chunk.count }
-            sizes.append(size)
+        try await withCache(storage) { cache in
+            let session = withMetricsFactory(metrics) { Session(configuration: .init(timeoutIntervalForConnect: 30, cache: cache)) }
+            let provider = MoyaProvider<Remote>(session: session)
+            for _ in 0..<2 {
+                var size = 0
+                for try await chunk in try await provider.stream(cacheableTarget).body { size += chunk.count }
+                sizes.append(size)
+            }
+            await Self.shutDown(session)
         }
-        await Self.shutDown(session)
         #expect(sizes[0] > 0)
         #expect(sizes[0] == sizes[1])
         let fromNetwork = serverDimensions() + [("http.response.status_code", "200")]
         #expect(try metrics.expectRecorder("http.client.response.body.size", fromNetwork).values == [Double(sizes[0])])
         #expect(try metrics.expectRecorder("http.client.response.body.size", fromNetwork + [("moya.cache", "hit")]).values == [Double(sizes[1])])
+    }
+
+    @Test("A request body of unknown length counts the bytes sent: a RequestBodyStream without a length, chunked")
+    func unknownLengthRequestBody() async throws {
+        let metrics = TestMetrics()
+        let session = session(metrics)
+        let provider = MoyaProvider<Remote>(session: session)
+        let chunks = AsyncStream<Data> { continuation in
+            for _ in 0..<10 { continuation.yield(Data(repeating: 0x61, count: 1000)) }
+            continuation.finish()
+        }
+        let streamed = try await provider.stream(Remote(base, "/echo", method: .post), body: RequestBodyStream(chunks))
+        var echoed = 0
+        for try await chunk in streamed.body { echoed += chunk.count }
+        await Self.shutDown(session)
+        // The echo is a JSON document that holds the body.
+        #expect(echoed > 10_000)
+        let dimensions = serverDimensions(method: "POST") + [("http.response.status_code", "200")]
+        #expect(try metrics.expectRecorder("http.client.request.body.size", dimensions).values == [10_000])
+        #expect(try metrics.expectRecorder("http.client.response.body.size", dimensions).values == [Double(echoed)])
     }
 }
