@@ -525,7 +525,8 @@ struct RequestStateMachineTests {
         var machine = Machine(reporter: Self.reporter, destination: { url, _ in (url, []) })
         _ = machine.subscribe({ _ in }, callbackQueue: nil)
         _ = machine.requestBuilt()
-        let measurement = RequestMeasurement(handles: MetricHandles(dimensions: [], factory: NOOPMetricsHandler.instance), targetName: nil, requestBodyBytes: { 0 })
+        let measurement = RequestMeasurement(
+            handles: MetricHandles(dimensions: [], factory: NOOPMetricsHandler.instance), targetName: nil, requestBodyBytes: { 0 })
         let kept = machine.measure(measurement)
         #expect(kept)
         guard case .end(let ending) = Self.finished(&machine) else {
