@@ -76,6 +76,36 @@ public final class NetworkLoggerPlugin: PluginType, Sendable {
         configuration.output(target, requestEntries(for: request, target: target, configuration: configuration))
     }
 
+    /// Logs a retry an interceptor decided (a `RetryPolicy` after a `503`, an
+    /// `AuthenticationInterceptor` after a `401`): the attempt that starts next and why, as
+    /// `Retry: getNote: attempt 2 after 503 (service unavailable)`; with
+    /// ``Configuration/LogOptions/requestHeaders``, also the headers the retried attempt was sent
+    /// with, after the interceptors adapted it, so that a header an interceptor added (such as
+    /// `Authorization`, hidden as every credential is) shows.
+    ///
+    /// - Parameters:
+    ///   - request: The attempt that is retried, as it was sent.
+    ///   - result:  Its outcome: the server's response, or the error.
+    ///   - attempt: The number of the attempt about to start (2 for the first retry).
+    ///   - target:  The target.
+    public func willRetry(_ request: URLRequest, after result: Result<Moya.Response, MoyaError>, attempt: Int, target: TargetType) {
+        let configuration = self.configuration
+        let formatter = configuration.formatter
+        let redaction = configuration.redaction
+        let reason: String
+        switch result {
+        case .success(let response):
+            reason = "\(response.statusCode) (\(HTTPURLResponse.localizedString(forStatusCode: response.statusCode)))"
+        case .failure(let error):
+            reason = redaction.describe(errorText: "\(error)")
+        }
+        var entries = [formatter.entry("Retry", "\(redaction.name(of: target)): attempt \(attempt) after \(reason)", target)]
+        if configuration.logOptions.contains(.requestHeaders) {
+            entries.append(formatter.entry("Retried Request Headers", redaction.describe(headers: request.allHTTPHeaderFields ?? [:]), target))
+        }
+        configuration.output(target, entries)
+    }
+
     /// Logs the response, or the error when there is no response.
     ///
     /// - Parameters:

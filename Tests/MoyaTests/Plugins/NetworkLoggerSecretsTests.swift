@@ -145,6 +145,37 @@ struct NetworkLoggerSecretsTests {
         await server.shutdown()
     }
 
+    @Test("A retry by an interceptor is logged: the next attempt, why, and the headers the retried attempt was sent with, hidden")
+    func retriesAreLogged() async throws {
+        let server = try await TestServer.start()
+        let calls = Locked(0)
+        server.mock.route("/flaky") { _ in
+            calls.update { $0 += 1 }
+            return calls.value == 1 ? .text("busy", status: 503) : .text("done")
+        }
+        let capture = LogCapture()
+        let provider = MoyaProvider<NamedOperation>(
+            plugins: [NetworkLoggerPlugin(configuration: capturing(capture, .verbose))],
+            interceptors: [
+                BearerInterceptor(token: "s3cret-bearer"),
+                RetryPolicy(retryLimit: 2, exponentialBackoffScale: 0.01, jitter: 0),
+            ])
+        let response = try await provider.request(NamedOperation(name: "getNote", path: "/flaky", base: server.baseURL))
+        #expect(response.statusCode == 200)
+        let entries = capture.entries
+        #expect(entries.contains("Retry|getNote: attempt 2 after 503 (\(HTTPURLResponse.localizedString(forStatusCode: 503)))"), "\(entries)")
+        let retried = try #require(entries.first { $0.hasPrefix("Retried Request Headers|") })
+        #expect(retried.contains("\"Authorization\": \"Bearer ***\""), "the interceptor's header shows, hidden: \(retried)")
+        #expect(!entries.joined().contains("s3cret-bearer"))
+        // The order: the request, the retry, then the response.
+        let order = entries.map { $0.prefix { $0 != "|" } }
+        let request = try #require(order.firstIndex(of: "Request"))
+        let retry = try #require(order.firstIndex(of: "Retry"))
+        let answer = try #require(order.firstIndex(of: "Response"))
+        #expect(request < retry && retry < answer)
+        await server.shutdown()
+    }
+
     // MARK: - Parameters in URLs
 
     private static var query: [String: Any] { ["api_key": "s3cret-key", "Token": "s3cret-token", "password": "s3cret-pw", "page": 2] }
@@ -340,4 +371,14 @@ private struct NamedOperation: NamedTarget {
     var task: Moya.Task { .requestPlain }
     var headers: [String: String]? { nil }
     var operationName: String { name }
+}
+
+/// Adds `Authorization: Bearer <token>` to every attempt, as an authentication interceptor does.
+private struct BearerInterceptor: RequestInterceptor {
+    let token: String
+    func adapt(_ request: URLRequest, retryCount: Int) async throws -> URLRequest {
+        var request = request
+        request.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization")
+        return request
+    }
 }
