@@ -52,6 +52,9 @@ public enum PostgresTestServer {
         configuration.operationTimeout = 30
         configuration.maximumConnections = 4
         configuration.sweepInterval = nil
+        // The pool's retries against a stopped server are logged at `info`, once a second:
+        // only warnings and errors are wanted in a test run's output.
+        configuration.logger.logLevel = .warning
         return configuration
     }
 

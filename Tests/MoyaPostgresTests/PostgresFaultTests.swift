@@ -2,6 +2,7 @@ import Foundation
 import Moya
 import MoyaPostgres
 import MoyaPostgresTestSupport
+import MoyaTestServer
 import Testing
 
 /// The storage when its server goes away: each test on a cluster of its own that it stops and
@@ -10,10 +11,11 @@ import Testing
 /// it on its own: its clusters start and stop against time limits.
 @Suite(
     .enabled(if: PostgresTestServer.shouldRun && PostgresCluster.binDirectory != nil, "Needs the binaries of Debian's postgresql package"),
-    .enabled(if: ProcessInfo.processInfo.environment["MOYA_TIMING_SUITES_APART"] == nil, "run apart (MOYA_TIMING_SUITES_APART)"))
+    .enabled(if: TimingSuites.runHere, Comment(rawValue: TimingSuites.skipReason)))
 struct PostgresFaultTests {
     static func configuration(_ cluster: PostgresCluster) throws -> PostgresHTTPCacheStorage.Configuration {
         var configuration = try PostgresHTTPCacheStorage.Configuration(url: cluster.url)
+        configuration.logger.logLevel = .warning
         configuration.namespace = "fault-\(UUID().uuidString)"
         configuration.tls = .disable
         configuration.connectTimeout = 4

@@ -2,6 +2,7 @@ import Foundation
 import Moya
 import MoyaPostgres
 import MoyaPostgresTestSupport
+import MoyaTestServer
 import PostgresNIO
 import Testing
 
@@ -299,7 +300,7 @@ struct PostgresHTTPCacheStorageTests {
     /// keeps; a storage that held the body would grow by 64 MiB at least.
     /// Left out of a run that sets `MOYA_TIMING_SUITES_APART` (CI's main test step), which runs
     /// it on its own: 1,300 tests beside it grew the process by 37 MiB once.
-    @Test(.enabled(if: ProcessInfo.processInfo.environment["MOYA_TIMING_SUITES_APART"] == nil, "run apart (MOYA_TIMING_SUITES_APART)"))
+    @Test(.enabled(if: TimingSuites.runHere, Comment(rawValue: TimingSuites.skipReason)))
     func a64MiBBodyGoesInAndOutInBoundedMemory() async throws {
         try await PostgresTestServer.withStorage(orphanGrace: 0) { storage in
             let size = 64 << 20

@@ -14,7 +14,7 @@ import FoundationNetworking
 @Suite(
     "The HTTP cache when its PostgreSQL storage is gone, slow or restarted empty",
     .enabled(if: PostgresCluster.binDirectory != nil || PostgresTestServer.isRequired, "needs Debian's postgresql package to start a cluster of its own"),
-    .enabled(if: ProcessInfo.processInfo.environment["MOYA_TIMING_SUITES_APART"] == nil, "run apart (MOYA_TIMING_SUITES_APART)"))
+    .enabled(if: TimingSuites.runHere, Comment(rawValue: TimingSuites.skipReason)))
 struct SharedCacheFaultTests {
     @Test("The database stopped mid-run: requests go to the origin, within the storage's time limit; the cache is used again once it is back")
     func databaseStoppedAndBack() async throws {
@@ -22,6 +22,7 @@ struct SharedCacheFaultTests {
         let mock = try await MockServer.start()
         mock.route("GET", "/item", response: MockResponse(status: 200, headers: [("Cache-Control", "max-age=600")], body: Data("item".utf8)))
         var configuration = try PostgresHTTPCacheStorage.Configuration(url: cluster.url)
+        configuration.logger.logLevel = .warning
         configuration.tls = .disable
         configuration.connectTimeout = 3
         configuration.operationTimeout = 5
@@ -66,6 +67,7 @@ struct SharedCacheFaultTests {
         let mock = try await MockServer.start()
         mock.route("GET", "/item", response: MockResponse(status: 200, headers: [("Cache-Control", "max-age=600")], body: Data("item".utf8)))
         var configuration = try PostgresHTTPCacheStorage.Configuration(url: cluster.url)
+        configuration.logger.logLevel = .warning
         configuration.tls = .disable
         configuration.connectTimeout = 3
         configuration.operationTimeout = 5
@@ -97,6 +99,7 @@ struct SharedCacheFaultTests {
         let mock = try await MockServer.start()
         mock.route("GET", "/item", response: MockResponse(status: 200, headers: [("Cache-Control", "max-age=600")], body: Data("item".utf8)))
         var configuration = try PostgresHTTPCacheStorage.Configuration(url: cluster.url)
+        configuration.logger.logLevel = .warning
         configuration.tls = .disable
         let storage = PostgresHTTPCacheStorage(configuration: configuration)
         let cache = HTTPCache(storage: storage, mode: .shared, storageTimeout: 1)

@@ -2,6 +2,7 @@ import Foundation
 import Moya
 import MoyaPostgres
 import MoyaPostgresTestSupport
+import MoyaTestServer
 import MoyaTesting
 import Testing
 
@@ -16,7 +17,7 @@ import FoundationNetworking
 @Suite(
     "A 64 MiB response through a cache in PostgreSQL, in bounded memory",
     .enabled(if: PostgresTestServer.shouldRun, Comment(rawValue: PostgresTestServer.skipMessage)),
-    .enabled(if: ProcessInfo.processInfo.environment["MOYA_TIMING_SUITES_APART"] == nil, "run apart (MOYA_TIMING_SUITES_APART)"))
+    .enabled(if: TimingSuites.runHere, Comment(rawValue: TimingSuites.skipReason)))
 struct SharedCacheMemoryTests {
     @Test("A 64 MiB streamed miss is stored, and the hit is streamed from the database in chunks, the process growing by far less than the body")
     func largeBodyStoredAndServedInBoundedMemory() async throws {

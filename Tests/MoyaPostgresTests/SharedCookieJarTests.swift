@@ -87,6 +87,7 @@ struct SharedCookieJarTests {
         guard PostgresCluster.binDirectory != nil else { return }
         let cluster = try await PostgresCluster.make()
         var configuration = try PostgresHTTPCacheStorage.Configuration(url: cluster.url)
+        configuration.logger.logLevel = .warning
         configuration.tls = .disable
         configuration.connectTimeout = 2
         configuration.operationTimeout = 4

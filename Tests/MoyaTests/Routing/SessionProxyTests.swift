@@ -15,7 +15,7 @@ import FoundationNetworking
 /// it on its own: it counts the connections a pool opens, which a stall that outlasts an idle limit changes, and while 1,300 tests start at once on two cores the process stalls.
 @Suite(
     "Session: proxies from the environment, per request",
-    .enabled(if: ProcessInfo.processInfo.environment["MOYA_TIMING_SUITES_APART"] == nil, "run apart (MOYA_TIMING_SUITES_APART)"))
+    .enabled(if: TimingSuites.runHere, Comment(rawValue: TimingSuites.skipReason)))
 struct SessionProxyTests {
     let server: TestServer
     var base: URL { server.baseURL }

@@ -84,7 +84,7 @@ struct StreamServerTests {
     /// never was alone (a lead to follow, not a fix).
     @Test(
         "A consumer that stops reading stops the server: what it writes is bounded by the buffers",
-        .enabled(if: ProcessInfo.processInfo.environment["MOYA_TIMING_SUITES_APART"] == nil, "run apart (MOYA_TIMING_SUITES_APART)"))
+        .enabled(if: TimingSuites.runHere, Comment(rawValue: TimingSuites.skipReason)))
     func backPressure() async throws {
         let provider = MoyaProvider<Remote>()
         let stream = try await provider.stream(Remote(base, "/endless"))

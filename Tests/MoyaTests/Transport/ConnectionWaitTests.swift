@@ -31,7 +31,7 @@ private struct BlockerTarget: TargetType, TimeoutConfigurable {
 /// than the limits under test.
 @Suite(
     "Waiting for a pooled connection counts against the request's limits, not the connect timeout",
-    .enabled(if: ProcessInfo.processInfo.environment["MOYA_TIMING_SUITES_APART"] == nil, "run apart (MOYA_TIMING_SUITES_APART)"))
+    .enabled(if: TimingSuites.runHere, Comment(rawValue: TimingSuites.skipReason)))
 struct ConnectionWaitTests {
     let server: TestServer
     var base: URL { server.baseURL }

@@ -1,4 +1,5 @@
 import Foundation
+import MoyaTestServer
 import MoyaTesting
 import Testing
 
@@ -16,7 +17,7 @@ import FoundationNetworking
 /// it on its own: its limits are under a second and it counts connections, and while 1,300 tests start at once on two cores the process stalls.
 @Suite(
     "An HTTP/2 connection silent under an abandoned request is not reused",
-    .enabled(if: ProcessInfo.processInfo.environment["MOYA_TIMING_SUITES_APART"] == nil, "run apart (MOYA_TIMING_SUITES_APART)"))
+    .enabled(if: TimingSuites.runHere, Comment(rawValue: TimingSuites.skipReason)))
 struct HTTP2SilentConnectionTests {
     private struct Get: TargetType, TimeoutConfigurable {
         let baseURL: URL

@@ -15,7 +15,7 @@ import FoundationNetworking
 /// it on its own: its limits are half a second, and while 1,300 tests start at once on two cores the process stalls.
 @Suite(
     "Idle timeout of responses kept in memory",
-    .enabled(if: ProcessInfo.processInfo.environment["MOYA_TIMING_SUITES_APART"] == nil, "run apart (MOYA_TIMING_SUITES_APART)"))
+    .enabled(if: TimingSuites.runHere, Comment(rawValue: TimingSuites.skipReason)))
 struct IdleTimeoutTests {
     /// Sends `path` on `base` through a new session with `configuration`, and returns the
     /// timeout it failed with, and how long that took. Records an issue when it did not fail with

@@ -53,6 +53,26 @@ private final class OperationNameRecorder: PluginType, Sendable {
     }
 }
 
+/// Keeps every result plugins hear.
+private final class ResultRecorder: PluginType, Sendable {
+    private let heard = Mutex<[Result<Moya.Response, MoyaError>]>([])
+
+    var results: [Result<Moya.Response, MoyaError>] { heard.withLock { $0 } }
+
+    func didReceive(_ result: Result<Moya.Response, MoyaError>, target: TargetType) {
+        heard.withLock { $0.append(result) }
+    }
+}
+
+/// Waits up to 30 s for `condition`.
+private func eventually(_ condition: () -> Bool) async -> Bool {
+    for _ in 0..<3000 {
+        if condition() { return true }
+        try? await Task.sleep(for: .milliseconds(10))
+    }
+    return condition()
+}
+
 /// The provider's interceptors through MoyaTransport, against MoyaTesting's mock server: they
 /// decide on each response before the generated client gets it.
 @Suite("MoyaTransport through the provider's interceptors")
@@ -149,4 +169,81 @@ struct MoyaTransportPipelineTests {
         #expect(recorder.names == ["getStatus", "bearer"])
         await server.shutdown()
     }
+
+    @Test("A body the generated client does not read is heard by plugins as the response, never as a cancellation; the log says so")
+    func unreadBodyIsAResponse() async throws {
+        let server = try await MockServer.start()
+        server.route("GET", "/status/404", response: .json(#"{"error": "no such note"}"#, status: 404))
+        let recorder = ResultRecorder()
+        let lines = LogLines()
+        let logger = NetworkLoggerPlugin(configuration: .init(output: { _, items in lines.append(items) }, logOptions: .verbose))
+        let client = moyaClient(server.baseURL, provider: MoyaProvider(plugins: [recorder, logger]))
+        // The document declares no content for this status: the client returns without reading.
+        guard case .default(let status, _) = try await client.getStatus(path: .init(code: 404)) else {
+            Issue.record("expected the 404")
+            return
+        }
+        #expect(status == 404)
+        #expect(await eventually { !recorder.results.isEmpty })
+        guard case .success(let response)? = recorder.results.first else {
+            Issue.record("expected the response, got \(recorder.results)")
+            return
+        }
+        #expect(response.statusCode == 404)
+        #expect(recorder.results.count == 1)
+        #expect(!lines.text.contains("cancelled"), "\(lines.text)")
+        #expect(lines.text.contains("(getStatus)"), "\(lines.text)")
+        await server.shutdown()
+    }
+
+    @Test("A cancelled call is still a cancellation for plugins")
+    func cancelledCallIsACancellation() async throws {
+        let server = try await MockServer.start()
+        server.route("GET", "/status/200", response: MockResponse(status: 200).delayed(by: .seconds(30)))
+        let recorder = ResultRecorder()
+        let client = moyaClient(server.baseURL, provider: MoyaProvider(plugins: [recorder]))
+        let call = Task { try await client.getStatus(path: .init(code: 200)) }
+        #expect(await eventually { server.requests.count == 1 || !recorder.results.isEmpty })
+        call.cancel()
+        _ = await call.result
+        #expect(await eventually { !recorder.results.isEmpty })
+        guard case .failure(let error)? = recorder.results.first else {
+            Issue.record("expected the cancellation, got \(recorder.results)")
+            return
+        }
+        #expect(error.isCancelled)
+        await server.shutdown()
+    }
+
+    @Test("The verbose log of a generated client's call with a retry and a token refresh: each attempt, why it was retried, the interceptor's Authorization hidden")
+    func verboseLogOfRetryAndRefresh() async throws {
+        let server = try await MockServer.start()
+        let calls = Mutex(0)
+        server.route("GET", "/bearer") { request in
+            let call = calls.withLock { count -> Int in
+                count += 1
+                return count
+            }
+            if call == 1 { return .status(503) }
+            guard request.header("Authorization") == "Bearer fresh" else { return .status(401) }
+            return .json(#"{"authenticated": true, "token": "fresh"}"#)
+        }
+        let lines = LogLines()
+        let logger = NetworkLoggerPlugin(configuration: .init(output: { _, items in lines.append(items) }, logOptions: .verbose))
+        let authenticator = PipelineAuthenticator()
+        let interceptor = AuthenticationInterceptor(authenticator: authenticator, credential: PipelineCredential(token: "stale"))
+        let provider = MoyaProvider<OpenAPIOperation>(plugins: [logger], interceptors: [interceptor, Self.policy])
+        let answer = try await moyaClient(server.baseURL, provider: provider).bearer().ok.body.json
+        #expect(answer.token == "fresh")
+        let log = lines.text
+        #expect(log.contains("Request: \(server.baseURL.absoluteString)/bearer (bearer)"), "\(log)")
+        #expect(log.contains("Retry: bearer: attempt 2 after 503"), "\(log)")
+        #expect(log.contains("Retry: bearer: attempt 3 after 401"), "\(log)")
+        #expect(log.contains(#"Retried Request Headers: ["Authorization": "Bearer ***""#), "\(log)")
+        #expect(log.contains("Response: ") && log.contains("(bearer)"), "\(log)")
+        #expect(!log.contains("stale") && !log.contains("Bearer fresh"), "no token is written: \(log)")
+        #expect(!log.contains("cancelled"), "\(log)")
+        await server.shutdown()
+    }
+
 }
