@@ -215,7 +215,9 @@ struct MoyaTransportPipelineTests {
         await server.shutdown()
     }
 
-    @Test("The verbose log of a generated client's call with a retry and a token refresh: each attempt, why it was retried, the interceptor's Authorization hidden")
+    @Test(
+        "The verbose log of a generated client's call with a retry and a token refresh: each attempt, why it was retried, the interceptor's Authorization hidden"
+    )
     func verboseLogOfRetryAndRefresh() async throws {
         let server = try await MockServer.start()
         let calls = Mutex(0)
