@@ -68,7 +68,7 @@ private final class ResultRecorder: PluginType, Sendable {
 private func eventually(_ condition: () -> Bool) async -> Bool {
     for _ in 0..<3000 {
         if condition() { return true }
-        try? await Task.sleep(for: .milliseconds(10))
+        try? await _Concurrency.Task.sleep(for: .milliseconds(10))
     }
     return condition()
 }
@@ -202,7 +202,7 @@ struct MoyaTransportPipelineTests {
         server.route("GET", "/status/200", response: MockResponse(status: 200).delayed(by: .seconds(30)))
         let recorder = ResultRecorder()
         let client = moyaClient(server.baseURL, provider: MoyaProvider(plugins: [recorder]))
-        let call = Task { try await client.getStatus(path: .init(code: 200)) }
+        let call = _Concurrency.Task { try await client.getStatus(path: .init(code: 200)) }
         #expect(await eventually { server.requests.count == 1 || !recorder.results.isEmpty })
         call.cancel()
         _ = await call.result
