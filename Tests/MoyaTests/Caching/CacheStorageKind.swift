@@ -26,7 +26,9 @@ enum CacheStorageKind: String, Sendable, CustomTestStringConvertible {
 }
 
 /// Runs `body` with a new, empty cache on `kind`'s storage, then releases the storage (its
-/// folder removed, its connections closed).
+/// folder removed, its connections closed). The storage may take up to 120 s a call: a parallel
+/// run on two cores stalls for tens of seconds at times, and a storage call that times out would
+/// be a miss, not the result under test.
 func withCache<T>(
     _ kind: CacheStorageKind, mode: HTTPCache.Mode = .private, _ body: (HTTPCache) async throws -> T
 ) async throws -> T {
@@ -37,7 +39,7 @@ func withCache<T>(
     case .disk:
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("moya-cache-suite-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: directory) }
-        return try await body(HTTPCache(storage: HTTPCacheDiskStorage(directory: directory, capacity: 16 << 20), mode: mode, storageTimeout: 30))
+        return try await body(HTTPCache(storage: HTTPCacheDiskStorage(directory: directory, capacity: 16 << 20), mode: mode, storageTimeout: 120))
     case .postgres:
         // Hundreds of cases start at once: a few storages at a time, each with two connections
         // at most, stay far below the server's connection limit.
@@ -46,7 +48,7 @@ func withCache<T>(
         configuration.maximumConnections = 2
         let storage = PostgresHTTPCacheStorage(configuration: configuration)
         do {
-            let result = try await body(HTTPCache(storage: storage, mode: mode, storageTimeout: 30))
+            let result = try await body(HTTPCache(storage: storage, mode: mode, storageTimeout: 120))
             await storage.shutdown()
             await PostgresCacheGate.shared.release()
             return result
