@@ -120,13 +120,21 @@ struct InflightTests {
         let provider = MoyaProvider<Remote>(trackInflights: true)
         let target = Remote(server.baseURL, "/headers-only-then-hang")
         let results = Recorder<UncheckedResult>()
+        // Counted apart from the results, in one step: the two completions run at once on the
+        // global queue, and both could see two results and resume twice.
+        let calls = Locked(0)
         var tokens: [Cancellable] = []
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             for _ in 0..<2 {
                 tokens.append(
                     provider.request(target, callbackQueue: .global()) { result in
                         results.append(UncheckedResult(result))
-                        if results.values.count == 2 { continuation.resume() }
+                        var isLast = false
+                        calls.update {
+                            $0 += 1
+                            isLast = $0 == 2
+                        }
+                        if isLast { continuation.resume() }
                     })
             }
             #expect(provider.inflightRequests.count == 1)
