@@ -318,18 +318,7 @@ struct StreamTests {
     func cancelledReader(explicitly: Bool) async throws {
         let plugin = RecordingPlugin(name: "p")
         let provider = MoyaProvider<Remote>(plugins: [plugin])
-        let stream = try await provider.stream(
-            Remote(base, "/bytes/100000", task: .requestParameters(parameters: ["chunk": 100, "interval_ms": 100], encoding: URLEncoding.queryString)))
-        let reading = Signal()
-        let reader = _Concurrency.Task { () async throws(MoyaError) -> Int in
-            var received = 0
-            for try await chunk in stream.body {
-                received += chunk.count
-                reading.fire()
-            }
-            return received
-        }
-        #expect(await reading.wait())
+        let (stream, reader) = try await slowStreamBeingRead(provider)
         if explicitly {
             stream.cancel()
             _ = await reader.result
@@ -347,6 +336,13 @@ struct StreamTests {
     @Test("Cancelling the reading task throws the cancellation error")
     func cancellingTheTask() async throws {
         let provider = MoyaProvider<Remote>()
+        let (_, reader) = try await slowStreamBeingRead(provider)
+        await expectCancelled(reader)
+    }
+
+    /// A stream of 1,000 chunks 100 ms apart, and a task reading it, returned once it has read
+    /// its first chunk (so that a cancel comes while the body is being read).
+    private func slowStreamBeingRead(_ provider: MoyaProvider<Remote>) async throws -> (StreamedResponse, _Concurrency.Task<Int, any Error>) {
         let stream = try await provider.stream(
             Remote(base, "/bytes/100000", task: .requestParameters(parameters: ["chunk": 100, "interval_ms": 100], encoding: URLEncoding.queryString)))
         let reading = Signal()
@@ -358,9 +354,8 @@ struct StreamTests {
             }
             return received
         }
-        // Cancels once the body is being read (its 1,000 chunks come 100 ms apart).
         #expect(await reading.wait())
-        await expectCancelled(reader)
+        return (stream, reader)
     }
 
     @Test("A silent stream fails after its idle timeout with URLError.timedOut")
