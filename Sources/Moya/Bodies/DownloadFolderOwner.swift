@@ -30,11 +30,17 @@ enum DownloadFolderOwner {
     /// Creates and locks the marker of `folder`, just made; returns the open descriptor that
     /// holds the lock (closed with ``release(_:)``), or `nil` when that failed (the folder is
     /// then kept for ``grace`` after its last change, as one without a marker).
+    ///
+    /// The marker is made and locked under another name and then renamed into place, so a sweep
+    /// never finds it unlocked: a sweep that opened it between its creation and its lock would
+    /// otherwise take the lock and remove the folder just made.
     static func claim(_ folder: String) -> Int32? {
-        let descriptor = open("\(folder)/\(markerName)", O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC | O_NOFOLLOW, 0o600)
+        let pending = "\(folder)/\(markerName).pending"
+        let descriptor = open(pending, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC | O_NOFOLLOW, 0o600)
         guard descriptor >= 0 else { return nil }
-        guard flock(descriptor, LOCK_EX | LOCK_NB) == 0 else {
+        guard flock(descriptor, LOCK_EX | LOCK_NB) == 0, rename(pending, "\(folder)/\(markerName)") == 0 else {
             close(descriptor)
+            unlink(pending)
             return nil
         }
         return descriptor

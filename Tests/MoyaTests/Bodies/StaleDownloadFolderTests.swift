@@ -35,8 +35,9 @@ struct StaleDownloadFolderTests {
 
     /// Runs `/usr/bin/flock` on `folder`'s marker with `command`, as another process would hold
     /// it.
-    func lockMarker(of folder: String, running command: [String]) throws -> Process {
+    func lockMarker(of folder: String, running command: [String], input: Pipe? = nil) throws -> Process {
         let process = Process()
+        if let input { process.standardInput = input }
         process.executableURL = URL(fileURLWithPath: "/usr/bin/flock")
         process.arguments = ["--exclusive", "\(folder)/\(DownloadFolderOwner.markerName)"] + command
         try process.run()
@@ -63,9 +64,12 @@ struct StaleDownloadFolderTests {
         died.waitUntilExit()
         // A process that is alive and holds its lock.
         let live = try makeFolder("live01")
-        let holder = try lockMarker(of: live, running: ["/bin/sleep", "120"])
+        // It holds the lock until its input closes (a signal to flock would not reach the
+        // command it runs).
+        let input = Pipe()
+        let holder = try lockMarker(of: live, running: ["/bin/cat"], input: input)
         defer {
-            holder.terminate()
+            try? input.fileHandleForWriting.close()
             holder.waitUntilExit()
         }
         // The holder takes the lock before the session starts.
@@ -108,6 +112,31 @@ struct StaleDownloadFolderTests {
         #expect(exists(made.path))
         folder.remove()
         #expect(!exists(made.path))
+        try? FileManager.default.removeItem(atPath: parent)
+    }
+
+    @Test("A sweep running while sessions make their folders never removes one being made: the marker appears already locked")
+    func sweepDuringMaking() async throws {
+        let template = URL(fileURLWithPath: "\(parent)/\(DownloadFolder.templateName)")
+        let stop = Protected(false)
+        let parent = self.parent
+        let sweeper = Thread {
+            while !stop.current { DownloadFolderOwner.removeStale(in: parent) }
+        }
+        sweeper.start()
+        var folders: [DownloadFolder] = []
+        var lost: [String] = []
+        for _ in 0..<400 {
+            let folder = DownloadFolder(template)
+            let made = try folder.prepare()
+            folders.append(folder)
+            if !exists("\(made.path)/\(DownloadFolderOwner.markerName)") || !DownloadFolderOwner.isHeld(made.path) { lost.append(made.path) }
+        }
+        stop.withLock { $0 = true }
+        let survivors = folders.compactMap(\.current).filter { exists($0.path) && DownloadFolderOwner.isHeld($0.path) }
+        #expect(lost.isEmpty)
+        #expect(survivors.count == folders.count)
+        for folder in folders { folder.remove() }
         try? FileManager.default.removeItem(atPath: parent)
     }
 }
