@@ -116,8 +116,17 @@ final class BodyStreamer: @unchecked Sendable {
         // unknown length.
         let sent = body.sentBytes
         sent.withLock { $0 = 0 }
+        // Its first bytes are recorded for the request's exchange plugins, if it has any.
+        let recorder = body.recorder
+        recorder?.restart()
         let counting = HTTPClient.Body.StreamWriter { data in
             sent.withLock { $0 += Int64(data.readableBytes) }
+            if let recorder {
+                switch data {
+                case .byteBuffer(let buffer): recorder.record(buffer.readableBytesView)
+                case .fileRegion(let region): recorder.count(region.readableBytes)
+                }
+            }
             return writer.write(data)
         }
         let upload: any BodyUpload
@@ -135,7 +144,10 @@ final class BodyStreamer: @unchecked Sendable {
         }
         // Recorded before AsyncHTTPClient hears of the end (its callbacks on this future run
         // after this one), so that the exchange sees it when the request ends.
-        upload.promise.futureResult.whenSuccess { [sentWhole] in sentWhole.withLock { $0 = true } }
+        upload.promise.futureResult.whenSuccess { [sentWhole] in
+            sentWhole.withLock { $0 = true }
+            recorder?.finish()
+        }
         return upload.promise.futureResult
     }
 }

@@ -67,6 +67,10 @@ struct StreamedBody: Sendable {
     /// whose length is not known before it is read; shared by every copy of the body.
     let sentBytes = Protected<Int64>(0)
 
+    /// Records the body's first bytes as they are sent, for the request's
+    /// ``ExchangePluginType`` plugins; `nil` when it has none.
+    var recorder: BodyPrefixRecorder?
+
     /// The body's size for the metrics: its length when known, otherwise what was sent.
     var measuredLength: Int64 {
         length.map { Int64(clamping: $0) } ?? sentBytes.withLock { $0 }

@@ -78,6 +78,11 @@ public final class Response: CustomDebugStringConvertible, Equatable, Sendable {
     private let builtResponse: HTTPURLResponse?
     private let deferredResponse: (any ReceivedResponseHead)?
 
+    /// For the end of a streamed response, as the plugins of a provider with an
+    /// ``ExchangePluginType`` hear of it: the body's bytes that arrived (the head and the
+    /// prefix were heard as ``ExchangeEvent`` before). `nil` for every other response.
+    let streamedBodyByteCount: Int64?
+
     /// Whether ``response`` is non-`nil`, found without building it.
     var hasHTTPResponse: Bool { builtResponse != nil || deferredResponse != nil }
 
@@ -95,6 +100,7 @@ public final class Response: CustomDebugStringConvertible, Equatable, Sendable {
         self.builtResponse = response
         self.deferredResponse = nil
         self.cacheStatus = .network
+        self.streamedBodyByteCount = nil
     }
 
     /// Creates a response whose `HTTPURLResponse` is built on first use.
@@ -105,6 +111,18 @@ public final class Response: CustomDebugStringConvertible, Equatable, Sendable {
         self.builtResponse = nil
         self.deferredResponse = deferredResponse
         self.cacheStatus = cacheStatus
+        self.streamedBodyByteCount = nil
+    }
+
+    /// `head` as the end of its stream, after `byteCount` body bytes arrived.
+    init(streamedEnd head: Response, byteCount: Int64) {
+        self.statusCode = head.statusCode
+        self.data = head.data
+        self.request = head.request
+        self.builtResponse = head.builtResponse
+        self.deferredResponse = head.deferredResponse
+        self.cacheStatus = head.cacheStatus
+        self.streamedBodyByteCount = byteCount
     }
 
     /// A short description: `"Status Code: <code>, Data Length: <count>"`.

@@ -23,6 +23,12 @@ extension NetworkLoggerPlugin {
         /// What is hidden: by default credentials in headers and cURL commands.
         public var redaction: Redaction
 
+        /// How many of a streamed body's first bytes are logged: a request body sent from a file
+        /// or a stream, and the body of a response read as it arrives (`provider.stream`, a
+        /// generated OpenAPI client). 16 KiB by default. Bodies held whole are logged whole, as
+        /// in Moya.
+        public var streamedBodyLimit: Int = 16 * 1024
+
         /// Creates a configuration.
         ///
         /// - Parameters:

@@ -78,10 +78,9 @@ public final class NetworkLoggerPlugin: PluginType, Sendable {
 
     /// Logs a retry an interceptor decided (a `RetryPolicy` after a `503`, an
     /// `AuthenticationInterceptor` after a `401`): the attempt that starts next and why, as
-    /// `Retry: getNote: attempt 2 after 503 (service unavailable)`; with
-    /// ``Configuration/LogOptions/requestHeaders``, also the headers the retried attempt was sent
-    /// with, after the interceptors adapted it, so that a header an interceptor added (such as
-    /// `Authorization`, hidden as every credential is) shows.
+    /// `Retry: getNote: attempt 2 after 503 (service unavailable)`. The headers each attempt is
+    /// sent with, when the interceptors changed them, are logged as `Adapted Request Headers`
+    /// (see ``didObserve(_:target:)``).
     ///
     /// - Parameters:
     ///   - request: The attempt that is retried, as it was sent.
@@ -99,14 +98,14 @@ public final class NetworkLoggerPlugin: PluginType, Sendable {
         case .failure(let error):
             reason = redaction.describe(errorText: "\(error)")
         }
-        var entries = [formatter.entry("Retry", "\(redaction.name(of: target)): attempt \(attempt) after \(reason)", target)]
-        if configuration.logOptions.contains(.requestHeaders) {
-            entries.append(formatter.entry("Retried Request Headers", redaction.describe(headers: request.allHTTPHeaderFields ?? [:]), target))
-        }
-        configuration.output(target, entries)
+        configuration.output(target, [formatter.entry("Retry", "\(redaction.name(of: target)): attempt \(attempt) after \(reason)", target)])
     }
 
     /// Logs the response, or the error when there is no response.
+    ///
+    /// A streamed response (`provider.stream`, a generated OpenAPI client) was logged when its
+    /// head arrived (see ``didObserve(_:target:)``); its end is logged here as
+    /// `Response End: getNote: 200, 1234 body bytes`.
     ///
     /// - Parameters:
     ///   - result: The request's result.
@@ -116,7 +115,12 @@ public final class NetworkLoggerPlugin: PluginType, Sendable {
         let entries: [String]
         switch result {
         case .success(let response):
-            entries = responseEntries(for: response, target: target, isFromError: false, configuration: configuration)
+            if let byteCount = response.streamedBodyByteCount {
+                let message = "\(configuration.redaction.name(of: target)): \(response.statusCode), \(byteCount) body bytes"
+                entries = [configuration.formatter.entry("Response End", message, target)]
+            } else {
+                entries = responseEntries(for: response, target: target, isFromError: false, configuration: configuration)
+            }
         case .failure(let error):
             if let response = error.response {
                 entries = responseEntries(for: response, target: target, isFromError: true, configuration: configuration)
@@ -167,11 +171,7 @@ public final class NetworkLoggerPlugin: PluginType, Sendable {
     private func responseEntries(for response: Moya.Response, target: TargetType, isFromError: Bool, configuration: Configuration) -> [String] {
         let formatter = configuration.formatter
         var entries: [String] = []
-        if let httpResponse = response.response {
-            entries.append(formatter.entry("Response", configuration.redaction.describe(httpResponse) + Self.operationSuffix(of: target), target))
-        } else {
-            entries.append(formatter.entry("Response", "Received empty network response for \(configuration.redaction.name(of: target)).", target))
-        }
+        entries.append(formatter.entry("Response", Self.describeHead(response, target: target, redaction: configuration.redaction), target))
         // Unlike Moya, `.successResponseBody` does not log the bodies of failed requests.
         let logsBody = configuration.logOptions.contains(isFromError ? .errorResponseBody : .successResponseBody)
         if logsBody {
@@ -185,7 +185,7 @@ public final class NetworkLoggerPlugin: PluginType, Sendable {
     /// ` (<operation>)` for a ``NamedTarget`` (a generated client's operations share one target
     /// type, so the URL alone does not say which one a line is about); empty for other targets,
     /// whose entries read as in Moya.
-    private static func operationSuffix(of target: TargetType) -> String {
+    static func operationSuffix(of target: TargetType) -> String {
         target.namedOperation.map { " (\($0))" } ?? ""
     }
 

@@ -63,6 +63,9 @@ final class InterceptedExchange: Sendable {
                 return
             }
             guard !isCancelled else { return }
+            if !flight.observers.isEmpty, Self.differ(attemptRequest, request) {
+                flight.observe(.adapted(attemptRequest, attempt: retryCount + 1))
+            }
 
             let transportResult: Result<TransportResponse, any Error>
             let rawResult: Result<Moya.Response, MoyaError>
@@ -121,6 +124,13 @@ final class InterceptedExchange: Sendable {
                 }
             }
         }
+    }
+
+    /// Whether the interceptors changed what `adapted` sends from `original` (its URL, method or
+    /// header fields; `URLRequest`'s own equality is not reliable on Linux).
+    private static func differ(_ adapted: URLRequest, _ original: URLRequest) -> Bool {
+        adapted.url != original.url || adapted.httpMethod != original.httpMethod
+            || (adapted.allHTTPHeaderFields ?? [:]) != (original.allHTTPHeaderFields ?? [:])
     }
 
     private func adapt(retryCount: Int) async throws -> URLRequest {

@@ -46,6 +46,8 @@ extension MoyaProvider {
         let pluginTarget: UncheckedSendable<any TargetType>?
         /// The provider's plugins.
         let plugins: [any PluginType]
+        /// The plugins among them that hear of the exchange's inside.
+        let observers: [any ExchangePluginType]
 
         /// `completion` as a caller of the flight: with plugins, their `process` runs first.
         func processing(_ completion: @escaping Moya.Completion) -> Moya.Completion {
@@ -68,7 +70,8 @@ extension MoyaProvider {
             interceptors: interceptors(for: target),
             // Plugins take the target as `any TargetType`: box it once, and only when there are any.
             pluginTarget: plugins.isEmpty ? nil : UncheckedSendable(target),
-            plugins: plugins
+            plugins: plugins,
+            observers: exchangePlugins
         )
     }
 
@@ -94,6 +97,7 @@ extension MoyaProvider {
             isSerialDeliveryNeeded: progress != nil || !plan.interceptors.isEmpty || (streamSink != nil && !plan.plugins.isEmpty),
             plugins: plan.plugins,
             pluginTarget: plan.pluginTarget?.value,
+            observers: plan.observers,
             // A WebSocket's handshake succeeds with its 101 only.
             validation: webSocketSink == nil ? target.validationType : .customCodes([101]),
             progress: progress,
@@ -316,7 +320,11 @@ extension MoyaProvider {
         let (preparedRequest, credentials) = prepareAndAnnounce(applyingTimeout(of: send.target, to: request), pluginTarget: flight.pluginTarget)
         // Made once, here, so that every attempt (an interceptor's retry) knows whether it can be
         // sent again.
-        let body = body ?? StreamedBody.bodyStream(of: preparedRequest)
+        var body = body ?? StreamedBody.bodyStream(of: preparedRequest)
+        if let recorder = flight.requestRecorder, body != nil {
+            recorder.describe(contentType: preparedRequest.value(forHTTPHeaderField: "Content-Type"))
+            body?.recorder = recorder
+        }
         // Metrics: the request, as the plugins prepared it, goes to the transport (or fails just
         // before). A body of unknown length counts what its last attempt sent.
         if let metrics = session.requestMetrics {

@@ -132,7 +132,8 @@ extension MoyaProvider {
             }
             let data = whole.data
             let head = Moya.Response(statusCode: whole.statusCode, data: Data(), request: preparedRequest, response: whole.response)
-            guard flight.streamStarted(head), let buffer = flight.streamSink?.buffer else { return }
+            guard flight.streamStarted(head), let sink = flight.streamSink else { return }
+            let buffer = sink.buffer
             var offset = data.startIndex
             while offset < data.endIndex {
                 // A cancel stops this task (the flight's driver).
@@ -140,7 +141,7 @@ extension MoyaProvider {
                 let end = data.index(offset, offsetBy: chunkSize, limitedBy: data.endIndex) ?? data.endIndex
                 let chunk = Data(data[offset..<end])
                 offset = end
-                switch buffer.append(chunk) {
+                switch sink.append(chunk) {
                 case .more:
                     break
                 case .moreAndWake:

@@ -70,6 +70,9 @@ open class MoyaProvider<Target: TargetType>: MoyaProviderType {
     /// The plugins told about every request, in order.
     public let plugins: [PluginType]
 
+    /// The plugins among ``plugins`` that hear of the exchange's inside.
+    let exchangePlugins: [any ExchangePluginType]
+
     /// Whether identical requests in flight at the same time are sent only once, every caller
     /// getting the same result.
     public let trackInflights: Bool
@@ -135,6 +138,7 @@ open class MoyaProvider<Target: TargetType>: MoyaProviderType {
         self.stubClosure = stubClosure
         self.session = session
         self.plugins = plugins
+        self.exchangePlugins = plugins.compactMap { $0 as? any ExchangePluginType }
         self.trackInflights = trackInflights
         let interceptors = (session.interceptor.map { [$0] } ?? []) + interceptors
         self.interceptors = interceptors

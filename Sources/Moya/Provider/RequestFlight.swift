@@ -52,6 +52,11 @@ final class RequestFlight: @unchecked Sendable {
     let plugins: [any PluginType]
     /// The first caller's target as plugins see it; `nil` when there are no plugins.
     let pluginTarget: (any TargetType)?
+    /// The plugins that hear of the exchange's inside (``ExchangePluginType``).
+    let observers: [any ExchangePluginType]
+    /// Records the first bytes of a streamed request body for ``observers``; `nil` without
+    /// them.
+    let requestRecorder: BodyPrefixRecorder?
     /// The target's validation.
     let validation: ValidationType
     /// The session's folder for downloads in progress. The flight holds it until its download
@@ -93,6 +98,8 @@ final class RequestFlight: @unchecked Sendable {
     ///                             even on a concurrent callback queue.
     ///   - plugins:                The provider's plugins.
     ///   - pluginTarget:           The target as plugins see it; `nil` without plugins.
+    ///   - observers:              The plugins among `plugins` that are
+    ///                             ``ExchangePluginType``s.
     ///   - validation:             The target's validation.
     ///   - progress:               The caller's progress block.
     ///   - downloadFolder:         The session's folder for downloads in progress (a private
@@ -114,6 +121,7 @@ final class RequestFlight: @unchecked Sendable {
         isSerialDeliveryNeeded: Bool = false,
         plugins: [any PluginType] = [],
         pluginTarget: (any TargetType)? = nil,
+        observers: [any ExchangePluginType] = [],
         validation: ValidationType = .none,
         progress: Moya.ProgressBlock? = nil,
         downloadFolder: DownloadFolder = DownloadFolder(FileManager.default.temporaryDirectory.appendingPathComponent(DownloadFolder.templateName)),
@@ -137,7 +145,15 @@ final class RequestFlight: @unchecked Sendable {
         self.validation = validation
         let reporter = progress.map { ProgressReporter(block: $0, queue: queue) }
         let destination = endpoint.task.downloadDestination
-        self.streamSink = streamSink
+        // The bodies' first bytes are recorded only for plugins that hear of them.
+        self.observers = observers
+        let recorders = Self.recorders(for: observers, streams: streamSink != nil)
+        self.requestRecorder = recorders.request
+        self.streamSink = streamSink.map { sink in
+            var sink = sink
+            sink.recorder = recorders.response
+            return sink
+        }
         self.webSocketSink = webSocketSink
         self.requestBody = requestBody
         self.measures = measures
@@ -149,6 +165,38 @@ final class RequestFlight: @unchecked Sendable {
         #if DEBUG
         Self.madeFlights?.withLock { $0.append(self) }
         #endif
+        // Weakly: the flight holds the recorders.
+        recorders.request?.connect { [weak self] prefix in self?.observe(.requestBody(prefix)) }
+        recorders.response?.connect { [weak self] prefix in self?.observe(.responseBody(prefix)) }
+    }
+
+    /// The recorders of the request's and (for a stream) the response's first body bytes, for
+    /// `observers`: none without them.
+    private static func recorders(for observers: [any ExchangePluginType], streams: Bool) -> (request: BodyPrefixRecorder?, response: BodyPrefixRecorder?) {
+        guard !observers.isEmpty else { return (nil, nil) }
+        let limit = observers.reduce(0) { max($0, $1.bodyPrefixLimit) }
+        return (BodyPrefixRecorder(limit: limit), streams ? BodyPrefixRecorder(limit: limit) : nil)
+    }
+
+    /// Tells ``observers`` of `event`, on the delivery queue, while the request runs.
+    func observe(_ event: ExchangeEvent) {
+        guard !observers.isEmpty else { return }
+        // Queued before the end is announced (the queue keeps their order), so heard before it
+        // even when the request has ended meanwhile.
+        queue.moyaDeliver { [self] in
+            guard let pluginTarget else { return }
+            for observer in observers {
+                observer.didObserve(event, target: pluginTarget)
+            }
+        }
+    }
+
+    /// Tells ``observers`` of `event` here, on the delivery queue, as the request ends.
+    private func observeNow(_ event: ExchangeEvent) {
+        guard let pluginTarget else { return }
+        for observer in observers {
+            observer.didObserve(event, target: pluginTarget)
+        }
     }
 
     /// Adds a caller with an identical request (`trackInflights`); `nil` when the flight has
@@ -291,7 +339,21 @@ final class RequestFlight: @unchecked Sendable {
     /// Step 3 of ``finish(_:_:responseBodyBytes:)``: the plugins, the last progress event, the
     /// callers and the stream hear of `result`.
     private func announce(_ result: Result<Moya.Response, MoyaError>, ending: RequestStateMachine<Work>.Ending, cause: Cause) {
+        // A streamed body's first bytes that have not gone out yet go out before the end.
+        if let prefix = requestRecorder?.take(isComplete: false) {
+            observeNow(.requestBody(prefix))
+        }
         if ending.streamed {
+            var result = result
+            if let recorder = streamSink?.recorder {
+                let ended: Bool
+                if case .sent = cause, case .success = result { ended = true } else { ended = false }
+                if let prefix = recorder.take(isComplete: ended) {
+                    observeNow(.responseBody(prefix))
+                }
+                // The head was heard already: plugins that read the response can tell its end.
+                result = result.map { Moya.Response(streamedEnd: $0, byteCount: recorder.byteCount) }
+            }
             if let pluginTarget { plugins.didReceive(result, anyTarget: pluginTarget) }
             // The consumer stopped: nobody reads on.
             if case .streamStopped = cause { return }
@@ -432,7 +494,11 @@ final class RequestFlight: @unchecked Sendable {
     /// - Returns: Whether to read on: `false` when the request ended meanwhile.
     func streamStarted(_ head: Moya.Response) -> Bool {
         guard let callers = locked({ $0.streamStarted(head: head) }) else { return false }
+        if let recorder = streamSink?.recorder {
+            recorder.describe(contentType: head.response?.value(forHTTPHeaderField: "Content-Type"))
+        }
         queue.moyaDeliver { [self] in
+            if !observers.isEmpty { observeNow(.responseHead(head)) }
             deliver(.success(head), to: callers)
         }
         return true

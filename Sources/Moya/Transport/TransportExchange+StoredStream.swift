@@ -66,7 +66,7 @@ extension TransportExchange {
             }
             guard let chunk else { break }
             handedOver += Int64(chunk.count)
-            switch sink.buffer.append(chunk) {
+            switch sink.append(chunk) {
             case .more:
                 continue
             case .moreAndWake:

@@ -67,7 +67,7 @@ extension TransportExchange {
     /// Hands a part of the streamed body to the consumer's buffer: the future succeeds when the
     /// connection may be read on.
     private func streamTook(_ buffer: ByteBuffer, sink: StreamSink, task: any ExchangeTask) -> EventLoopFuture<Void> {
-        switch sink.buffer.append(Data(buffer: buffer, byteTransferStrategy: .noCopy)) {
+        switch sink.append(Data(buffer: buffer, byteTransferStrategy: .noCopy)) {
         case .more:
             armIdleTimer(task)
             return task.eventLoop.makeSucceededVoidFuture()

@@ -52,6 +52,15 @@ struct StreamSink: Sendable {
     let idleTimeout: TimeInterval?
     /// For a stubbed stream, the size of the chunks its sample data is delivered in.
     let stubChunkSize: Int
+    /// Records the body's first bytes for the request's ``ExchangePluginType`` plugins; `nil`
+    /// when it has none.
+    var recorder: BodyPrefixRecorder?
+
+    /// Hands `chunk`, the body's next bytes, to the consumer's buffer.
+    func append(_ chunk: Data) -> StreamBuffer.AppendResult {
+        recorder?.record(chunk)
+        return buffer.append(chunk)
+    }
 
     /// How much of a rejected response's body is kept.
     static let errorBodyLimit = 1 << 20

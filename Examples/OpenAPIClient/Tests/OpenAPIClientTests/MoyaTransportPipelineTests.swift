@@ -237,13 +237,30 @@ struct MoyaTransportPipelineTests {
         let provider = MoyaProvider<OpenAPIOperation>(plugins: [logger], interceptors: [interceptor, Self.policy])
         let answer = try await moyaClient(server.baseURL, provider: provider).bearer().ok.body.json
         #expect(answer.token == "fresh")
+        // The end is logged once the client has read the body.
+        #expect(await eventually { lines.text.contains("Response End: ") })
         let log = lines.text
         #expect(log.contains("Request: \(server.baseURL.absoluteString)/bearer (bearer)"), "\(log)")
         #expect(log.contains("Retry: bearer: attempt 2 after 503"), "\(log)")
         #expect(log.contains("Retry: bearer: attempt 3 after 401"), "\(log)")
-        #expect(log.contains("Retried Request Headers: ") && log.contains(#""Authorization": "Bearer ***""#), "\(log)")
+        for attempt in 1...3 {
+            #expect(log.contains(#"Adapted Request Headers: attempt \#(attempt): "#), "\(log)")
+        }
+        #expect(!log.contains(#""Authorization": "Bearer stale""#) && log.contains(#""Authorization": "Bearer ***""#), "\(log)")
         #expect(log.contains("Response: ") && log.contains("(bearer)"), "\(log)")
-        #expect(!log.contains("stale") && !log.contains("Bearer fresh"), "no token is written: \(log)")
+        // The body, streamed to the client, shows, its token hidden; then the end.
+        #expect(log.contains(#"Response Body: {"authenticated": true, "token": "***"}"#), "\(log)")
+        #expect(log.contains("Response End: bearer: 200, \(#"{"authenticated": true, "token": "fresh"}"#.utf8.count) body bytes"), "\(log)")
+        #expect(!log.contains("stale") && !log.contains("fresh"), "no token is written: \(log)")
+        // In the order the article shows.
+        let kinds = lines.entries.compactMap { entry in
+            ["Request:", "Adapted Request Headers:", "Retry:", "Response:", "Response Body:", "Response End:"].first { entry.contains("] \($0) ") }
+        }
+        #expect(
+            kinds == [
+                "Request:", "Adapted Request Headers:", "Retry:", "Adapted Request Headers:", "Retry:", "Adapted Request Headers:", "Response:",
+                "Response Body:", "Response End:",
+            ], "\(log)")
         #expect(!log.contains("cancelled"), "\(log)")
         await server.shutdown()
     }

@@ -79,6 +79,9 @@ final class LogLines: Sendable {
     /// Everything written, one line after another.
     var text: String { lines.withLock { $0.joined(separator: "\n") } }
 
+    /// Every entry written, in order.
+    var entries: [String] { lines.withLock { $0 } }
+
     /// Keeps `items`.
     func append(_ items: [String]) {
         lines.withLock { $0.append(contentsOf: items) }
