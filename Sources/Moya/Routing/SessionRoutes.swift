@@ -114,8 +114,8 @@ final class SessionRoutes: Sendable {
     }
 
     /// Shuts every client down, all at once, and then the bridge. The future succeeds when all of
-    /// them have, or after `limit`, whichever is first; it fails with the first client's error (one
-    /// already shut down refuses a second time).
+    /// them have, or once the bridge has after `limit`, whichever is first; it fails with the
+    /// first client's error (one already shut down refuses a second time).
     func close(within limit: TimeAmount) -> EventLoopFuture<Void> {
         let loop = MultiThreadedEventLoopGroup.singleton.any()
         let clients = [client] + takeOtherClients()
@@ -127,8 +127,11 @@ final class SessionRoutes: Sendable {
                 for case .failure(let error) in results { throw error }
             }
         }.cascade(to: closed)
+        // Past the limit the clients are left to close by themselves, but the bridge closes now
+        // (a second shutdown of it does nothing), so that its sockets and their directory are
+        // gone when the session's shutdown returns.
         let timer = loop.scheduleTask(in: limit) {
-            closed.succeed(())
+            bridge.shutdown().whenComplete { _ in closed.succeed(()) }
         }
         closed.futureResult.whenComplete { _ in timer.cancel() }
         return closed.futureResult
