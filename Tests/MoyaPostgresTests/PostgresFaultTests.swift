@@ -7,8 +7,7 @@ import Testing
 
 /// The storage when its server goes away: each test on a cluster of its own that it stops and
 /// starts. Time bounds are generous; what they check is "fails within seconds, not minutes".
-/// Left out of a run that sets `MOYA_TIMING_SUITES_APART` (CI's main test step), which then runs
-/// it on its own: its clusters start and stop against time limits.
+/// Run only with `MOYA_TIMING_SUITES=1` (a plain `swift test` leaves it out), which CI sets in a step of its own: its clusters start and stop against time limits.
 @Suite(
     .enabled(if: PostgresTestServer.shouldRun && PostgresCluster.binDirectory != nil, "Needs the binaries of Debian's postgresql package"),
     .enabled(if: TimingSuites.runHere, Comment(rawValue: TimingSuites.skipReason)))

@@ -298,8 +298,7 @@ struct PostgresHTTPCacheStorageTests {
     /// chunk (256 KiB) and the reader one row at a time. The bound asserted, 24 MiB, leaves room
     /// for the other tests running in the same process meanwhile and for what the allocator
     /// keeps; a storage that held the body would grow by 64 MiB at least.
-    /// Left out of a run that sets `MOYA_TIMING_SUITES_APART` (CI's main test step), which runs
-    /// it on its own: 1,300 tests beside it grew the process by 37 MiB once.
+    /// Run only with `MOYA_TIMING_SUITES=1` (a plain `swift test` leaves it out), which CI sets in a step of its own: 1,300 tests beside it grew the process by 37 MiB once.
     @Test(.enabled(if: TimingSuites.runHere, Comment(rawValue: TimingSuites.skipReason)))
     func a64MiBBodyGoesInAndOutInBoundedMemory() async throws {
         try await PostgresTestServer.withStorage(orphanGrace: 0) { storage in

@@ -120,7 +120,20 @@ struct SharedCacheFaultTests {
                 try await connection.query("COMMIT", logger: connection.logger)
             }
         }
-        while !locked.value { try await _Concurrency.Task.sleep(nanoseconds: 50_000_000) }
+        // The holder takes the lock, or fails: then the test fails, rather than waiting for ever.
+        let deadline = Date().addingTimeInterval(120)
+        while !locked.value, Date() < deadline {
+            try await _Concurrency.Task.sleep(nanoseconds: 50_000_000)
+        }
+        guard locked.value else {
+            holder.cancel()
+            Issue.record("the other session did not take the lock within 120 s: \(await holder.result)")
+            try await session.shutdown()
+            await storage.shutdown()
+            await mock.shutdown()
+            await cluster.destroy()
+            return
+        }
         let origin = mock.requests.count
         for _ in 0..<3 {
             let started = Date()

@@ -11,8 +11,8 @@ import FoundationNetworking
 #endif
 
 /// A 64 MiB response stored in PostgreSQL and served from it to a stream, with the client's
-/// memory bounded. Left out of a run that sets `MOYA_TIMING_SUITES_APART` (CI's main test step),
-/// which then runs it on its own: its bound is on the whole process's resident memory, which
+/// memory bounded. Run only with `MOYA_TIMING_SUITES=1` (a plain `swift test` leaves it out),
+/// which CI sets in a step of its own: its bound is on the whole process's resident memory, which
 /// 1,300 tests running beside it would blur.
 @Suite(
     "A 64 MiB response through a cache in PostgreSQL, in bounded memory",

@@ -11,8 +11,7 @@ import FoundationNetworking
 /// How a session picks a proxy per request: from its configuration, or from the proxy
 /// environment variables. The in-process test server stands in for the proxy and records what
 /// reached it; `ProxyInteropTests` goes through a real proxy.
-/// Left out of a run that sets `MOYA_TIMING_SUITES_APART` (CI's main test step), which then runs
-/// it on its own: it counts the connections a pool opens, which a stall that outlasts an idle limit changes, and while 1,300 tests start at once on two cores the process stalls.
+/// Run only with `MOYA_TIMING_SUITES=1` (a plain `swift test` leaves it out), which CI sets in a step of its own: it counts the connections a pool opens, which a stall that outlasts an idle limit changes, and while 1,300 tests start at once on two cores the process stalls.
 @Suite(
     "Session: proxies from the environment, per request",
     .enabled(if: TimingSuites.runHere, Comment(rawValue: TimingSuites.skipReason)))

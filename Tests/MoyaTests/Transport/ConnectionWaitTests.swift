@@ -26,8 +26,7 @@ private struct BlockerTarget: TargetType, TimeoutConfigurable {
     var timeoutInterval: TimeInterval? { 120 }
 }
 
-/// Left out of a run that sets `MOYA_TIMING_SUITES_APART` (CI's main test step), which then runs
-/// it on its own: while 1,300 tests start at once on two cores, the process stalls for longer
+/// Run only with `MOYA_TIMING_SUITES=1` (a plain `swift test` leaves it out), which CI sets in a step of its own: while 1,300 tests start at once on two cores, the process stalls for longer
 /// than the limits under test.
 @Suite(
     "Waiting for a pooled connection counts against the request's limits, not the connect timeout",

@@ -10,8 +10,7 @@ import Testing
 import FoundationNetworking
 #endif
 
-/// Left out of a run that sets `MOYA_TIMING_SUITES_APART` (CI's main test step and its
-/// AddressSanitizer run), which then runs it on its own: its bursts are timed, and beside 1,200
+/// Run only with `MOYA_TIMING_SUITES=1` (a plain `swift test` leaves it out), which CI sets in a step of its own: its bursts are timed, and beside 1,200
 /// instrumented tests a burst to a refusing origin took 34 s against a 30 s bound.
 @Suite(
     "FirstConnectionGate: a burst to a new origin waits for its first connection",

@@ -13,8 +13,7 @@ import FoundationNetworking
 /// the pool, so that the next request does not wait on a connection the network may have lost;
 /// one abandoned on a connection that is still receiving leaves it in use. Counted by the
 /// connections the server accepted.
-/// Left out of a run that sets `MOYA_TIMING_SUITES_APART` (CI's main test step), which then runs
-/// it on its own: its limits are under a second and it counts connections, and while 1,300 tests start at once on two cores the process stalls.
+/// Run only with `MOYA_TIMING_SUITES=1` (a plain `swift test` leaves it out), which CI sets in a step of its own: its limits are under a second and it counts connections, and while 1,300 tests start at once on two cores the process stalls.
 @Suite(
     "An HTTP/2 connection silent under an abandoned request is not reused",
     .enabled(if: TimingSuites.runHere, Comment(rawValue: TimingSuites.skipReason)))

@@ -11,8 +11,7 @@ import FoundationNetworking
 /// `timeoutIntervalForRequest` for a response kept in memory: how long the request may wait for
 /// the network, once it has been sent, until the head and between body parts. The exchange's
 /// own idle timer does this (the session's clients have no read timeout).
-/// Left out of a run that sets `MOYA_TIMING_SUITES_APART` (CI's main test step), which then runs
-/// it on its own: its limits are half a second, and while 1,300 tests start at once on two cores the process stalls.
+/// Run only with `MOYA_TIMING_SUITES=1` (a plain `swift test` leaves it out), which CI sets in a step of its own: its limits are half a second, and while 1,300 tests start at once on two cores the process stalls.
 @Suite(
     "Idle timeout of responses kept in memory",
     .enabled(if: TimingSuites.runHere, Comment(rawValue: TimingSuites.skipReason)))
