@@ -265,4 +265,20 @@ struct MoyaTransportPipelineTests {
         await server.shutdown()
     }
 
+    @Test("The verbose log of a generated client's POST shows its request body and its response body as they passed, and the end")
+    func verboseLogOfBodies() async throws {
+        let server = try await MockServer.start()
+        let answer = #"{"json": {"message": "hi"}}"#
+        server.enqueue(.json(answer))
+        let lines = LogLines()
+        let logger = NetworkLoggerPlugin(configuration: .init(output: { _, items in lines.append(items) }, logOptions: .verbose))
+        _ = try await moyaClient(server.baseURL, provider: MoyaProvider(plugins: [logger])).postEcho(body: .json(.init(message: "hi"))).ok
+        #expect(await eventually { lines.text.contains("Response End: ") })
+        let entries = lines.entries
+        let requestBody = try #require(entries.first { $0.contains("] Request Body: ") }, "\(entries)")
+        #expect(requestBody.contains(#""message""#) && requestBody.contains(#""hi""#), "the generated client's JSON, as sent: \(requestBody)")
+        #expect(entries.contains { $0.hasSuffix("] Response Body: \(answer)") }, "\(entries)")
+        #expect(entries.last?.hasSuffix("] Response End: postEcho: 200, \(answer.utf8.count) body bytes") == true, "\(entries)")
+        await server.shutdown()
+    }
 }
