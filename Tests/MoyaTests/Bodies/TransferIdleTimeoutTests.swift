@@ -1,4 +1,5 @@
 import Foundation
+import MoyaTestServer
 import MoyaTesting
 import NIOCore
 import NIOPosix
@@ -21,7 +22,12 @@ private struct FileUploadTarget: TargetType {
     var headers: [String: String]? { nil }
 }
 
-@Suite("Transfer timeouts measure the network's silence, not a busy thread pool or file system")
+/// Run only with `MOYA_TIMING_SUITES=1` (a plain `swift test` leaves it out), which CI sets in a
+/// step of its own: its limits are two seconds, and once, while 1,300 tests started at once on
+/// two cores, a download's head did not come within them.
+@Suite(
+    "Transfer timeouts measure the network's silence, not a busy thread pool or file system",
+    .enabled(if: TimingSuites.runHere, Comment(rawValue: TimingSuites.skipReason)))
 struct TransferIdleTimeoutTests {
     private let folder = FileManager.default.temporaryDirectory.appendingPathComponent("moya-idle-\(UUID().uuidString)")
 
