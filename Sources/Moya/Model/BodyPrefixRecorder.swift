@@ -85,13 +85,8 @@ final class BodyPrefixRecorder: Sendable {
 
     /// The body ended: its prefix goes out to the connected handler, if it has not yet.
     func finish() {
-        let (prefix, deliver) = state.withLock { state -> (BodyPrefix?, (@Sendable (BodyPrefix) -> Void)?) in
-            guard !state.isTaken else { return (nil, nil) }
-            state.isTaken = true
-            guard limit > 0, state.count > 0 else { return (nil, nil) }
-            return (BodyPrefix(data: state.data, byteCount: state.count, isComplete: true, contentType: state.contentType), state.deliver)
-        }
-        if let prefix { deliver?(prefix) }
+        guard let prefix = take(isComplete: true) else { return }
+        state.withLock { $0.deliver }?(prefix)
     }
 
     /// The bytes that passed so far (in the latest attempt).

@@ -183,12 +183,7 @@ final class RequestFlight: @unchecked Sendable {
         guard !observers.isEmpty else { return }
         // Queued before the end is announced (the queue keeps their order), so heard before it
         // even when the request has ended meanwhile.
-        queue.moyaDeliver { [self] in
-            guard let pluginTarget else { return }
-            for observer in observers {
-                observer.didObserve(event, target: pluginTarget)
-            }
-        }
+        queue.moyaDeliver { [self] in observeNow(event) }
     }
 
     /// Tells ``observers`` of `event` here, on the delivery queue, as the request ends.
