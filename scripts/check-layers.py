@@ -7,6 +7,13 @@ and the type is declared at the top level of exactly one folder (a `struct`, `cl
 `actor`, `protocol` or `typealias`). Extensions do not declare: `extension Session` in a low
 folder would name `Session`, and is caught like any other use.
 
+A file also uses a member when it writes `.name` (or `Type.name`) and `name` is declared as a
+member in exactly one folder, where it is declared in an extension (of any type, ours or the
+standard library's) or as a `static` member: `extension TargetType { var caseName }` in
+`Model/` makes `target.caseName` in any file a use of `Model/`. A name that any other folder
+declares too (as a member, a local or a parameter) is ambiguous and counts nowhere, and so are
+the names in MEMBERS_IGNORED, which the standard library and Foundation declare as well.
+
 The order is LAYERS below, lowest first; ARCHITECTURE.md draws the same table. A new folder must
 be added to it. Usage: python3 scripts/check-layers.py [Sources/Moya] [--why]
 Exit status 1 when a folder uses a folder that is not below it, or a folder is not in LAYERS.
@@ -21,12 +28,15 @@ import sys
 # Lowest first. Folders in one layer may not use each other.
 LAYERS = [
     ["(root)", "Sync"],  # building blocks: locks, bounded caches, the version
-    ["Model"],  # the request's vocabulary: targets, endpoints, responses, errors, headers
-    ["Encoding"],  # parameter encodings
+    ["Headers"],  # HTTP's own vocabulary: header fields, the default headers, HTTP dates, the environment
+    ["Model"],  # the request's vocabulary: targets, endpoints, tasks, responses, errors
+    ["Encoding", "Mapping"],  # parameter encodings; reading a response's body as JSON, strings, images, Decodables
     ["Security", "Cookies", "Streaming", "Plugins", "Bodies"],  # parts a request is made with
-    ["Caching", "Metrics", "WebSockets"],  # stages that read the parts above; the WebSocket conversation
+    ["Caching", "Metrics"],  # stages that read the parts above
     ["Routing"],  # where a request goes: proxies, TLS bridge, clients per route
-    ["Transport"],  # the session and its exchange: the one AsyncHTTPClient adapter
+    ["SessionParts"],  # what every exchange of a session shares: stages, follow-ups, time limits, tracing
+    ["HTTPExchange", "WebSockets"],  # the HTTP exchange (the AsyncHTTPClient adapter); the WebSocket protocol
+    ["Session"],  # the public Session: configuration, lifecycle, where each request goes
     ["Interceptors", "Compatibility"],  # what sessions and providers are configured with
     ["Provider"],  # MoyaProvider and the request's flight
     ["AsyncAwait"],  # the async face of the provider
@@ -40,6 +50,60 @@ DECLARATION = re.compile(
 WORD = re.compile(r"\b[A-Z][A-Za-z0-9_]*\b")
 # Names Swift itself declares too: a use of them says nothing about a folder.
 IGNORED = {"Task"}
+MEMBER = re.compile(
+    r"\b(?:(static|class)\s+)?(?:(?:public|package|internal|fileprivate|private|open|final|override|mutating|nonmutating|nonisolated|convenience|lazy|weak|unowned|dynamic|@\w+(?:\([^)]*\))?)\s+)*"
+    r"(?:func|var|let|case)\s+`?([a-z_][A-Za-z0-9_]*)"
+)
+# Any declared name: a member, a local, a parameter label; used to find ambiguous member names.
+ANY_NAME = re.compile(r"\b(?:func|var|let|case)\s+`?([a-z_][A-Za-z0-9_]*)|[(,]\s*([a-z_][A-Za-z0-9_]*)\s*(?:[a-z_][A-Za-z0-9_]*\s*)?:")
+# `receiver.name`, `Type.name` or an implicit `.name`: group 1 is the word before the dot, group 2
+# a closing bracket or an optional's mark before it, group 3 the name.
+MEMBER_USE = re.compile(r"(?:([A-Za-z0-9_]+)|([)\]?!>]))?\.([a-z_][A-Za-z0-9_]*)\b")
+# Members the standard library and Foundation declare too: `.count` says nothing about a folder.
+MEMBERS_IGNORED = {
+    "count", "isEmpty", "first", "last", "description", "debugDescription", "value", "map", "flatMap", "compactMap",
+    "filter", "reduce", "contains", "append", "insert", "remove", "removeAll", "init", "hash", "encode", "decode",
+    "shared", "default", "none", "some", "success", "failure", "get", "set", "data", "url", "path", "host", "port",
+    "scheme", "name", "min", "max", "zero", "now", "main", "global", "sorted", "joined", "split", "lowercased",
+    "uppercased", "hasPrefix", "hasSuffix", "prefix", "suffix", "dropFirst", "dropLast", "startIndex", "endIndex",
+    "makeIterator", "next", "underestimatedCount", "rawValue", "hashValue", "allCases", "withLock", "cancel",
+    "isCancelled", "error", "result", "close", "write", "read", "start", "stop", "finish", "wait", "run",
+}
+
+
+
+def members(source):
+    """The member names `source` (stripped) declares in top-level extensions, and as `static`
+    or `class` members at depth 1 of a top-level type, each with "extension" or "static"."""
+    owned = set()
+    depth = 0
+    kind = None
+    top = re.compile(r"(?:^|\n)[^\n{}]*?\b(extension|struct|class|enum|protocol|actor)\b[^{}]*$")
+    last = 0
+    segment_start = 0
+    for index, character in enumerate(source):
+        if character not in "{}":
+            continue
+        segment = source[segment_start:index]
+        if depth == 1 and kind is not None:
+            for match in MEMBER.finditer(segment):
+                if kind == "extension":
+                    owned.add((match.group(2), "extension"))
+                elif match.group(1):
+                    owned.add((match.group(2), "static"))
+        if character == "{":
+            if depth == 0:
+                match = top.search(source, last, index)
+                kind = match.group(1) if match else None
+                kind = "extension" if kind == "extension" else ("type" if kind else None)
+            depth += 1
+        else:
+            depth -= 1
+            if depth == 0:
+                kind = None
+                last = index + 1
+        segment_start = index + 1
+    return owned
 
 
 def strip(source):
@@ -80,6 +144,27 @@ def check(root, why=False, quiet=False):
             other = owner.get(name)
             if other and other != folder:
                 uses.setdefault((folder, other), set()).add(f"{os.path.relpath(path, root)} names {name}")
+    member_folders = {}
+    for folder, source in files.values():
+        for match in ANY_NAME.finditer(source):
+            name = match.group(1) or match.group(2)
+            member_folders.setdefault(name, set()).add(folder)
+    member_owner = {}
+    for folder, source in files.values():
+        for name, kind in members(source):
+            if name not in MEMBERS_IGNORED and member_folders.get(name, {folder}) == {folder}:
+                # An extension's member is used through any receiver; a static one only as
+                # `Type.name` or `.name` (an instance's `request.httpBody` is Foundation's).
+                if member_owner.get(name, (None, None))[1] != "extension":
+                    member_owner[name] = (folder, kind)
+    for path, (folder, source) in files.items():
+        for receiver, mark, name in set(MEMBER_USE.findall(source)):
+            other, kind = member_owner.get(name, (None, None))
+            if not other or other == folder:
+                continue
+            if kind == "static" and (mark or (receiver and not receiver[0].isupper())):
+                continue
+            uses.setdefault((folder, other), set()).add(f"{os.path.relpath(path, root)} uses the member {name}")
     say = (lambda text: None) if quiet else print
     failures = 0
     for folder in sorted({folder for folder, _ in files.values()}):
@@ -103,12 +188,27 @@ def self_test():
     import tempfile
 
     cases = [
-        ("keeps the order", {"Model/A.swift": "struct Alpha {}", "Transport/B.swift": "struct Beta { let a: Alpha }"}, 0),
-        ("a low folder names a higher type", {"Model/A.swift": "struct Alpha { let b: Beta }", "Transport/B.swift": "struct Beta {}"}, 1),
+        ("keeps the order", {"Model/A.swift": "struct Alpha {}", "Session/B.swift": "struct Beta { let a: Alpha }"}, 0),
+        ("a low folder names a higher type", {"Model/A.swift": "struct Alpha { let b: Beta }", "Session/B.swift": "struct Beta {}"}, 1),
         ("a folder in no layer", {"Model/A.swift": "struct Alpha {}", "Elsewhere/B.swift": "struct Beta {}"}, 1),
         (
+            "an extension's member declared above is a use",
+            {"Model/A.swift": "struct Alpha { func f(b: Int) { _ = b.doubled } }", "Session/B.swift": "extension Int { var doubled: Int { self * 2 } }"},
+            1,
+        ),
+        (
+            "a static member declared above is a use",
+            {"Model/A.swift": "struct Alpha { let g = Gamma.make }", "Model/G.swift": "struct Gamma {}", "Session/B.swift": "extension Gamma { static let make = Gamma() }"},
+            1,
+        ),
+        (
+            "an instance's member of the same name as a static one is not",
+            {"Model/A.swift": "struct Alpha { func f(r: Request) { _ = r.body } }", "Session/B.swift": "struct Beta { static let body = 1 }"},
+            0,
+        ),
+        (
             "comments and strings do not count",
-            {"Model/A.swift": 'struct Alpha { // Beta\n let text = "Beta" }', "Transport/B.swift": "struct Beta {}"},
+            {"Model/A.swift": 'struct Alpha { // Beta\n let text = "Beta" }', "Session/B.swift": "struct Beta {}"},
             0,
         ),
     ]
