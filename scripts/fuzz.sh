@@ -33,10 +33,10 @@ sources() {
     case "$1" in
     sse | lines) echo "$moya"/Streaming/Parsing/*.swift ;;
     content-disposition) echo "$moya/Bodies/ContentDisposition.swift $moya/Bodies/DownloadFileName.swift" ;;
-    key-path) echo "$moya/Model/JSONKeyPathScanner.swift $moya/Model/JSONKeyPath.swift" ;;
+    key-path) echo "$moya/Mapping/JSONKeyPathScanner.swift $moya/Mapping/JSONKeyPath.swift" ;;
     redirect-location) echo "$moya/Security/URLOrigin.swift" ;;
-    set-cookie) echo "$moya/Cookies/SetCookieParser.swift $moya/Cookies/CookieDate.swift $moya/Caching/CacheHTTPDate.swift $moya/Model/CivilDate.swift" ;;
-    cache-control) echo "$moya/Caching/CacheControl.swift $moya/Caching/CacheHTTPDate.swift $moya/Caching/CacheHeaderFields.swift $moya/Model/CivilDate.swift" ;;
+    set-cookie) echo "$moya/Cookies/SetCookieParser.swift $moya/Cookies/CookieDate.swift $moya/Caching/CacheHTTPDate.swift $moya/Headers/CivilDate.swift" ;;
+    cache-control) echo "$moya/Caching/CacheControl.swift $moya/Caching/CacheHTTPDate.swift $moya/Caching/CacheHeaderFields.swift $moya/Headers/CivilDate.swift" ;;
     *)
         echo "unknown target '$1'; the targets are: ${targets[*]}" >&2
         return 1

@@ -4,7 +4,7 @@ import Foundation
 import FoundationNetworking
 #endif
 
-// Fuzz target for ContentDisposition and DownloadFileName (Sources/Moya/Transfer).
+// Fuzz target for ContentDisposition and DownloadFileName (Sources/Moya/Bodies).
 //
 // Input: a `Content-Disposition` header value, then optionally a line feed and the rest of a
 // URL path (`https://files.example/` is put in front of it), both decoded as UTF-8.

@@ -1,6 +1,6 @@
 import Foundation
 
-// Fuzz target for JSONKeyPathScanner (Sources/Moya/Model), against JSONSerialization.
+// Fuzz target for JSONKeyPathScanner (Sources/Moya/Mapping), against JSONSerialization.
 //
 // Input: a key path, a line feed, then the JSON body; the key path is decoded as UTF-8. Without a
 // line feed the whole input is the body and the key path is `data`.

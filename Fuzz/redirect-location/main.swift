@@ -7,7 +7,7 @@ import FoundationNetworking
 // Fuzz target for the resolution of a redirect's `Location` header and the origin check that
 // decides whether credentials follow it.
 //
-// `FollowUp.redirectStep(after:of:bodyIsReplayable:policy:)` (Sources/Moya/Transport/FollowUp.swift)
+// `FollowUp.redirectStep(after:of:bodyIsReplayable:policy:)` (Sources/Moya/SessionParts/FollowUp.swift)
 // needs AsyncHTTPClient's types; its URL work is three expressions, which `resolve`
 // below repeats word for word: `URL(string: location, relativeTo: current)?.absoluteURL`, the
 // scheme check, and `URLOrigin.same(current, target)` (Sources/Moya/Security/URLOrigin.swift,
@@ -75,7 +75,7 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     // A target without a host (`http:path` after an `https` URL, which RFC 3986 resolves to
     // itself) is followed, and AsyncHTTPClient then refuses it with `emptyHost`: the request
     // fails instead of giving the redirect response. That is a clean error, and the fix belongs
-    // in FollowUp.redirectStep (Transport), so it is not a failed property here; see Fuzz/README.md.
+    // in FollowUp.redirectStep (SessionParts), so it is not a failed property here; see Fuzz/README.md.
     guard let connection = ConnectionTarget(target) else { return 0 }
     checkRequestURI(target, context)
     let reparsed = URL(string: target.absoluteString)

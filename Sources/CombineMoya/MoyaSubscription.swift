@@ -20,18 +20,17 @@ final class MoyaSubscription<S: Subscriber>: Subscription, Sendable where S.Fail
     private let buffer = BoundedBuffer<S.Input>()
 
     init(subscriber: S, start: @escaping MoyaPublisher<S.Input>.Start) {
-        buffer.setReceiver(
+        buffer.subscribe(
             receive: { subscriber.receive($0).count },
-            complete: { subscriber.receive(completion: Subscribers.Completion($0)) })
-        buffer.setStart { [weak buffer] in
-            guard let buffer else { return }
-            let token = start({ [weak buffer] value in buffer?.put(value) }, { [weak buffer] completion in buffer?.finish(Result(completion)) })
-            // Unchecked: Moya's tokens may be cancelled from any thread.
-            let cancellable = UncheckedSendable(token)
-            // Called at once if the subscription was cancelled meanwhile; dropped if the request
-            // already finished (an immediate stub).
-            buffer.setStopHandler { _ in cancellable.value.cancel() }
-        }
+            complete: { subscriber.receive(completion: Subscribers.Completion($0)) },
+            start: { buffer in
+                let token = start({ [weak buffer] value in buffer?.put(value) }, { [weak buffer] completion in buffer?.finish(Result(completion)) })
+                // Unchecked: Moya's tokens may be cancelled from any thread.
+                let cancellable = UncheckedSendable(token)
+                // Called at once if the subscription was cancelled meanwhile; dropped if the
+                // request already finished (an immediate stub).
+                return { _ in cancellable.value.cancel() }
+            })
     }
 
     /// Adds demand; the first positive demand sends the request.

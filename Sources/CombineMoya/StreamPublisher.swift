@@ -53,29 +53,28 @@ final class StreamSubscription<S: Subscriber>: Subscription, Sendable where S.Fa
     private let buffer = BoundedBuffer<S.Input>(limit: 0)
 
     init(subscriber: S, body: @escaping StreamPublisher<S.Input>.Body) {
-        buffer.setReceiver(
+        buffer.subscribe(
             receive: { subscriber.receive($0).count },
-            complete: { subscriber.receive(completion: Subscribers.Completion($0)) })
-        buffer.setStart { [weak buffer] in
-            guard let buffer else { return }
-            // The task holds the buffer weakly: a subscription that is let go stops the body at
-            // its next element.
-            let emitter = StreamPublisher<S.Input>.StreamEmitter { [weak buffer] value in
-                await buffer?.send(value) ?? false
-            }
-            let task = _Concurrency.Task { [weak buffer] in
-                let end: Result<Void, MoyaError>
-                do throws(MoyaError) {
-                    try await body(emitter)
-                    end = .success(())
-                } catch {
-                    end = .failure(error)
+            complete: { subscriber.receive(completion: Subscribers.Completion($0)) },
+            start: { buffer in
+                // The task holds the buffer weakly: a subscription that is let go stops the body
+                // at its next element.
+                let emitter = StreamPublisher<S.Input>.StreamEmitter { [weak buffer] value in
+                    await buffer?.send(value) ?? false
                 }
-                buffer?.finish(end)
-            }
-            // Called at once if the subscription was cancelled meanwhile.
-            buffer.setStopHandler { _ in task.cancel() }
-        }
+                let task = _Concurrency.Task { [weak buffer] in
+                    let end: Result<Void, MoyaError>
+                    do throws(MoyaError) {
+                        try await body(emitter)
+                        end = .success(())
+                    } catch {
+                        end = .failure(error)
+                    }
+                    buffer?.finish(end)
+                }
+                // Called at once if the subscription was cancelled meanwhile.
+                return { _ in task.cancel() }
+            })
     }
 
     /// Adds demand; the first positive demand starts the body.

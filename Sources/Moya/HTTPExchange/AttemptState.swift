@@ -29,7 +29,7 @@ struct AttemptState {
     /// What only the attempt's destination keeps.
     var destination: Destination
     /// What the session's HTTP cache knows of the attempt; `nil` without a cache.
-    let cache: TransportExchange.CacheState?
+    let cache: AttemptCacheState?
     /// Whether the attempt has ended: a file write or a consumer that catches up afterwards must
     /// not arm the idle timer again.
     var ended = false
@@ -45,7 +45,7 @@ struct AttemptState {
 
     init(
         request: URLRequest, collector: ResponseCollector, destination: Destination, reportedURL: URL?, responseLimit: ResponseStartLimit,
-        cache: TransportExchange.CacheState?, streamer: BodyStreamer? = nil
+        cache: AttemptCacheState?, streamer: BodyStreamer? = nil
     ) {
         self.streamer = streamer
         self.request = request

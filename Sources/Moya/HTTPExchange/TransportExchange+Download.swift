@@ -152,9 +152,11 @@ extension TransportExchange {
         return creation.flatMap { $0.discard(on: eventLoop) }.flatMapError { _ in eventLoop.makeSucceededVoidFuture() }
     }
 
-    /// Gives the resume point up: the owner forgets it (``TransportOwner/transportDroppedResumePoint()``),
-    /// and the session no longer keeps its partial file `file`, which it deletes when `deleting`.
+    /// Gives the resume point up: the exchange and its owner forget it
+    /// (``TransportOwner/transportDroppedResumePoint()``), and the session no longer keeps its
+    /// partial file `file`, which it deletes when `deleting`.
     func giveUpResumePoint(file: URL, deleting: Bool) {
+        resume = nil
         owner.transportDroppedResumePoint()
         parts.partials.release(file, deleting: deleting)
     }

@@ -35,12 +35,15 @@ extension TransportExchange {
             return
         }
         let readsOn: Bool
-        if let gate = owner.transportStreamHeadGate(head, request: request.urlRequest) {
+        switch owner.transportStreamStarted(head, request: request.urlRequest) {
+        case .readOn:
+            readsOn = true
+        case .stop:
+            readsOn = false
+        case .later(let gate):
             readsOn = await withCheckedContinuation { continuation in
                 gate.whenAnswered { continuation.resume(returning: $0) }
             }
-        } else {
-            readsOn = owner.transportStreamStarted(head, request: request.urlRequest)
         }
         guard readsOn else {
             await reader.close()

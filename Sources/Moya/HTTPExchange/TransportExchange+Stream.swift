@@ -41,13 +41,14 @@ extension TransportExchange {
         let response = TransportResponse(response: DeferredHTTPURLResponse(head: head, url: url), data: Data())
         // The cookies are stored at once, rather than when the stream ends.
         parts.cookies.store(from: response, of: current.request)
-        if let gate = owner.transportStreamHeadGate(response, request: request.urlRequest) {
+        switch owner.transportStreamStarted(response, request: request.urlRequest) {
+        case .readOn:
+            return task.eventLoop.makeSucceededVoidFuture()
+        case .stop:
+            return task.eventLoop.makeFailedFuture(HTTPClientError.cancelled)
+        case .later(let gate):
             return waitForStreamHead(gate, task: task)
         }
-        guard owner.transportStreamStarted(response, request: request.urlRequest) else {
-            return task.eventLoop.makeFailedFuture(HTTPClientError.cancelled)
-        }
-        return task.eventLoop.makeSucceededVoidFuture()
     }
 
     /// A part of a streamed response's body arrived: handed to the consumer, or kept when the

@@ -14,7 +14,7 @@ import NIOHTTP1
 extension TransportExchange {
     /// The head of a streamed response to an attempt that `cache` knows of.
     func streamReceivedHead(
-        _ head: HTTPResponseHead, sink: StreamSink, task: any ExchangeTask, cache: CacheState
+        _ head: HTTPResponseHead, sink: StreamSink, task: any ExchangeTask, cache: AttemptCacheState
     ) -> EventLoopFuture<Void> {
         if cache.validation != nil, head.status == .notModified {
             armIdleTimer(task)

@@ -52,28 +52,6 @@ final class TransportExchange: HTTPClientResponseDelegate, @unchecked Sendable {
         case stream(StreamSink)
     }
 
-    /// What the session's HTTP cache knows of one attempt. A class, so that an attempt without a
-    /// cache carries one empty reference rather than a large struct it copies at every step.
-    final class CacheState: Sendable {
-        /// When the attempt was sent, for the cache's age calculations.
-        let sentAt: Date
-        /// The attempt's headers as the cache compares them (``ClientRequestFactory/headersAsSent(for:authorization:)``),
-        /// worked out once for the decision before it and the storing after it.
-        let requestHeaders: [(name: String, value: String)]
-        /// The stored response the attempt asks the server to confirm (a conditional request),
-        /// with the validators it sends.
-        let validation: (entry: CachedResponse, headers: [(name: String, value: String)])?
-
-        init(
-            sentAt: Date, requestHeaders: [(name: String, value: String)],
-            validation: (entry: CachedResponse, headers: [(name: String, value: String)])?
-        ) {
-            self.sentAt = sentAt
-            self.requestHeaders = requestHeaders
-            self.validation = validation
-        }
-    }
-
     /// What the exchange needs of its session (never the session itself).
     let parts: ExchangeParts
     let request: TransportRequest
@@ -100,16 +78,12 @@ final class TransportExchange: HTTPClientResponseDelegate, @unchecked Sendable {
     /// The current attempt, as its delegate sees it (see `TransportExchange+Delegate.swift`):
     /// made fresh for every attempt.
     var current: AttemptState
-    /// Where an interrupted download stopped, while the exchange still asks for the rest; `nil`
-    /// once a server sent the whole representation again or refused the range.
-
-    /// Where an interrupted download stopped, while the exchange still asks for the rest: its
-    /// owner's (``TransportOwner/transportResumePoint``), the one place it is kept; `nil` for a
-    /// request that is not a download.
-    var resume: ResumePoint? {
-        guard case .file = destination else { return nil }
-        return owner.transportResumePoint
-    }
+    /// Where an interrupted download stopped, while the exchange still asks for the rest: the
+    /// sink's (``DownloadSink/resume``) when the exchange starts; `nil` for a request that is not
+    /// a download, and once the exchange gave it up (``giveUpResumePoint(file:deleting:)``: a
+    /// server sent the whole representation again or refused the range). Set when the exchange
+    /// starts and then only on the attempt's loop, like ``current``.
+    var resume: ResumePoint?
     /// The folder a download's files are created in, made or checked when the exchange starts
     /// (``DownloadFolder/prepare()``), before anything is sent.
     var fileDirectory: URL?
@@ -137,16 +111,19 @@ final class TransportExchange: HTTPClientResponseDelegate, @unchecked Sendable {
         self.span = span
         self.deadline = parts.timeouts.deadline(for: request.urlRequest)
         let requestIdleLimit = Self.idleLimit(parts.timeouts.requestInterval)
-        if let sink = request.stream {
+        switch request.mode {
+        case .stream(let sink):
             destination = .stream(sink)
             idleTimeout = sink.idleTimeout.map { Self.idleLimit($0) } ?? requestIdleLimit
-        } else if let sink = request.download {
+        case .download(let sink):
             destination = .file(sink)
+            resume = sink.resume
             // A download is read only as fast as its file is written: its idle timer does not
             // run while the file holds the reader back (a busy thread pool is not a silent
             // server).
             idleTimeout = requestIdleLimit
-        } else {
+        case .memory, .upgrade:
+            // An upgrade never reaches an HTTP exchange (``Session/send(_:progress:owner:)``).
             destination = .memory
             idleTimeout = requestIdleLimit
         }
@@ -154,6 +131,24 @@ final class TransportExchange: HTTPClientResponseDelegate, @unchecked Sendable {
         self.current = AttemptState(
             request: request.urlRequest, collector: ResponseCollector(limit: nil), destination: .memory(uploadLength: nil), reportedURL: nil,
             responseLimit: ResponseStartLimit(startedAt: .uptimeNanoseconds(0), limit: parts.timeouts.request, streamsBody: false), cache: nil)
+    }
+
+    /// Starts an exchange of `request` for `owner` on `parts`: with a client span, a child of
+    /// the caller's context, when the session traces (the span's context, or with an instrument
+    /// that is not a tracer the caller's, is injected into the request's headers).
+    static func start(_ request: TransportRequest, parts: ExchangeParts, progress: TransportProgressHandler?, owner: any TransportOwner) {
+        guard let tracing = parts.tracing else {
+            TransportExchange(parts: parts, request: request, progress: progress, owner: owner).start()
+            return
+        }
+        let (tracedRequest, span) = tracing.traced(request)
+        TransportExchange(parts: parts, request: tracedRequest, progress: progress, owner: owner, span: span).start()
+    }
+
+    /// Sends a request of the exchange's own (a cache's background refresh) in an exchange of
+    /// its own on the same parts.
+    private func sendAlone(_ request: TransportRequest, owner: any TransportOwner) {
+        Self.start(request, parts: parts, progress: nil, owner: owner)
     }
 
     func start() {
@@ -173,6 +168,7 @@ final class TransportExchange: HTTPClientResponseDelegate, @unchecked Sendable {
             // A partial file that is gone (deleted since the download was interrupted) is no
             // longer a place to go on from.
             if let resume, !FileManager.default.fileExists(atPath: resume.file.path) {
+                self.resume = nil
                 owner.transportDroppedResumePoint()
             }
         }
@@ -187,8 +183,8 @@ final class TransportExchange: HTTPClientResponseDelegate, @unchecked Sendable {
     /// hit, a `304` to its validation) is the stored response, whole; one from the network is
     /// copied while it streams (``StreamCacheTee``) and stored once it has ended.
     private var cache: CacheStage? {
-        guard let stage = parts.cache, request.download == nil else { return nil }
-        return stage
+        if case .file = destination { return nil }
+        return parts.cache
     }
 
     /// Sends `attempt` through the cache's stage before it (``CacheStage/before(_:)``), which
@@ -209,7 +205,7 @@ final class TransportExchange: HTTPClientResponseDelegate, @unchecked Sendable {
                     return
                 }
                 if let refreshKey {
-                    cache.refreshInBackground(attempt.urlRequest, credential: request.credential, key: refreshKey, parts: parts)
+                    cache.refreshInBackground(attempt.urlRequest, credential: request.credential, key: refreshKey, send: sendAlone)
                 }
                 await streamStored(head, reader: reader, of: attempt)
             case .answer(let stored, let refreshKey):
@@ -218,7 +214,7 @@ final class TransportExchange: HTTPClientResponseDelegate, @unchecked Sendable {
                     return
                 }
                 if let refreshKey {
-                    cache.refreshInBackground(attempt.urlRequest, credential: request.credential, key: refreshKey, parts: parts)
+                    cache.refreshInBackground(attempt.urlRequest, credential: request.credential, key: refreshKey, send: sendAlone)
                 }
                 deliver(stored, of: attempt)
             case .send(let attempt):
@@ -680,7 +676,7 @@ final class TransportExchange: HTTPClientResponseDelegate, @unchecked Sendable {
     private var followUpRules: FollowUp.Rules {
         FollowUp.Rules(
             redirectPolicy: parts.redirectPolicy, requestTimeout: parts.timeouts.request, deadline: deadline,
-            credential: request.credential, firstURL: request.urlRequest.url)
+            credential: request.credential, firstURL: request.urlRequest.url, errors: .asyncHTTPClient)
     }
 
     /// Ends the exchange with `result`: the session counts it as no longer in flight, its span

@@ -16,9 +16,7 @@ struct HTTPCacheMetrics: Sendable {
     let factory: any MetricsFactory
 
     init?(options: SessionMetricsOptions) {
-        guard options.isEnabled else { return nil }
-        let factory = MetricsSystem.factory
-        guard !(factory is NOOPMetricsHandler) else { return nil }
+        guard let factory = options.currentFactory else { return nil }
         self.factory = factory
     }
 

@@ -66,9 +66,7 @@ struct RequestMetrics: Sendable {
     /// no backend is in place: the task's (`withMetricsFactory(_:_:)`), or else the one
     /// bootstrapped in `MetricsSystem`. Read once per session, like its tracer.
     init?(options: SessionMetricsOptions) {
-        guard options.isEnabled else { return nil }
-        let factory = MetricsSystem.factory
-        guard !(factory is NOOPMetricsHandler) else { return nil }
+        guard let factory = options.currentFactory else { return nil }
         self.factory = factory
         self.options = options
     }
@@ -152,7 +150,7 @@ struct RequestMetrics: Sendable {
     func targetName(of target: @autoclosure () -> any TargetType) -> String? {
         guard options.includesTargetName else { return nil }
         let target = target()
-        return NetworkLoggerPlugin.caseName(of: target, includingPath: false)
+        return target.caseName(includingPath: false)
     }
 
     /// `http.request.method`: a method OpenTelemetry knows, as it is, and `_OTHER` for any other,

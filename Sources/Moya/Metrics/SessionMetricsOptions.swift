@@ -1,3 +1,4 @@
+import CoreMetrics
 import Foundation
 
 /// Which request metrics a ``Session`` reports through swift-metrics:
@@ -44,4 +45,15 @@ public struct SessionMetricsOptions: Sendable, Equatable {
 
     /// No metrics, whatever the backend.
     public static var disabled: SessionMetricsOptions { SessionMetricsOptions(isEnabled: false) }
+}
+
+extension SessionMetricsOptions {
+    /// The backend these options record to now, or `nil` when they are disabled or no backend
+    /// is in place: the task's (`withMetricsFactory(_:_:)`), or else the one bootstrapped in
+    /// `MetricsSystem`. A session reads it once, when it is created, like its tracer.
+    var currentFactory: (any MetricsFactory)? {
+        guard isEnabled else { return nil }
+        let factory = MetricsSystem.factory
+        return factory is NOOPMetricsHandler ? nil : factory
+    }
 }

@@ -28,10 +28,10 @@ open class Endpoint {
     /// The HTTP headers of the request.
     public let httpHeaderFields: [String: String]?
 
-    /// What the server of this WebSocket endpoint does when it is stubbed. `nil` (the default)
-    /// leaves it to the target's ``WebSocketTargetType/sampleConversation``; an endpoint closure
-    /// sets it to script a target that has none, or to replace the target's script.
-    public let sampleConversation: WebSocketScript?
+    /// What a stubbed server of this endpoint does beyond its sample response: a WebSocket
+    /// endpoint's ``sampleConversation``, kept here without naming its type (the WebSocket's
+    /// vocabulary lives in `WebSockets/`, above this folder); `nil` for none.
+    let sampleConversationStorage: (any Sendable)?
 
     /// Creates an endpoint.
     ///
@@ -41,29 +41,35 @@ open class Endpoint {
     ///   - method:                The HTTP method.
     ///   - task:                  What the request sends.
     ///   - httpHeaderFields:      The HTTP headers; `nil` (the default) for none.
-    ///   - sampleConversation:    For a WebSocket target, what its server does when it is
-    ///     stubbed; `nil` (the default) for none.
     public init(
         url: String,
         sampleResponseClosure: @escaping SampleResponseClosure,
         method: Moya.Method,
         task: Task,
-        httpHeaderFields: [String: String]? = nil,
-        sampleConversation: WebSocketScript? = nil
+        httpHeaderFields: [String: String]? = nil
     ) {
         self.url = url
         self.sampleResponseClosure = sampleResponseClosure
         self.method = method
         self.task = task
         self.httpHeaderFields = httpHeaderFields
-        self.sampleConversation = sampleConversation
+        self.sampleConversationStorage = nil
     }
 
-    /// Returns a copy with `newHTTPHeaderFields` merged into the headers; a new value replaces an
-    /// old one of the same (case-sensitive) name.
-    ///
-    /// - Parameter newHTTPHeaderFields: The headers to add.
-    /// - Returns: The new endpoint.
+    /// Creates an endpoint that keeps `sampleConversationStorage` (see
+    /// `Endpoint+SampleConversation.swift`).
+    init(
+        url: String, sampleResponseClosure: @escaping SampleResponseClosure, method: Moya.Method, task: Task,
+        httpHeaderFields: [String: String]?, sampleConversationStorage: (any Sendable)?
+    ) {
+        self.url = url
+        self.sampleResponseClosure = sampleResponseClosure
+        self.method = method
+        self.task = task
+        self.httpHeaderFields = httpHeaderFields
+        self.sampleConversationStorage = sampleConversationStorage
+    }
+
     open func adding(newHTTPHeaderFields: [String: String]) -> Endpoint {
         Endpoint(
             url: url,
@@ -71,7 +77,7 @@ open class Endpoint {
             method: method,
             task: task,
             httpHeaderFields: add(httpHeaderFields: newHTTPHeaderFields),
-            sampleConversation: sampleConversation
+            sampleConversationStorage: sampleConversationStorage
         )
     }
 
@@ -86,7 +92,7 @@ open class Endpoint {
             method: method,
             task: task,
             httpHeaderFields: httpHeaderFields,
-            sampleConversation: sampleConversation
+            sampleConversationStorage: sampleConversationStorage
         )
     }
 

@@ -35,14 +35,3 @@ public protocol NamedTarget: TargetType {
     /// The name of the operation this request performs (`getUser`).
     var operationName: String { get }
 }
-
-extension TargetType {
-    /// The name of this target's operation: its own for a ``NamedTarget`` (the wrapped
-    /// target's for a ``MultiTarget``), `nil` for any other.
-    var namedOperation: String? {
-        if let multiTarget = self as? MultiTarget {
-            return multiTarget.target.namedOperation
-        }
-        return (self as? any NamedTarget)?.operationName
-    }
-}

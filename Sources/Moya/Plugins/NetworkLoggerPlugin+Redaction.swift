@@ -222,7 +222,7 @@ extension NetworkLoggerPlugin.Configuration {
         /// see ``redactsTargetDetails``.
         func name(of target: TargetType) -> String {
             if let operation = target.namedOperation { return operation }
-            return redactsTargetDetails ? NetworkLoggerPlugin.caseName(of: target) : "\(target)"
+            return redactsTargetDetails ? target.caseName() : "\(target)"
         }
 
         /// `headers` written as a Swift dictionary literal (`["A": "b", "C": "d"]`), hidden values

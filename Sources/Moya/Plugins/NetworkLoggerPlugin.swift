@@ -210,34 +210,8 @@ public final class NetworkLoggerPlugin: PluginType, Sendable {
 }
 
 extension NetworkLoggerPlugin {
-    /// `target`'s name without its details: a ``NamedTarget``'s operation; for an enum, the
-    /// case (`login` for `.login(username: "ann", password: "…")`, read from the case's
-    /// reflection rather than from a description that could show the values); for any other
-    /// target, its type and path (`UserTarget /users/42`). A ``MultiTarget`` is named by the
-    /// target it wraps.
-    ///
-    /// The request metrics name targets with it too (`moya.target`), without the path
-    /// (`includingPath: false`), which could make a name per user.
+    /// `target`'s name as the logger writes it (``TargetType/caseName(includingPath:)``).
     static func caseName(of target: TargetType, includingPath: Bool = true) -> String {
-        if let operation = target.namedOperation {
-            return operation
-        }
-        if let multiTarget = target as? MultiTarget {
-            return caseName(of: multiTarget.target, includingPath: includingPath)
-        }
-        let mirror = Mirror(reflecting: target)
-        guard mirror.displayStyle == .enum else {
-            return includingPath ? "\(type(of: target)) \(target.path)" : "\(type(of: target))"
-        }
-        // A case with associated values has one child, labelled with the case's name.
-        if let label = mirror.children.first?.label {
-            return label
-        }
-        guard mirror.children.isEmpty else {
-            return "\(type(of: target))"
-        }
-        // A case without associated values prints as its name (unless the enum describes
-        // itself; even then nothing after a parenthesis is kept).
-        return String(String(describing: target).prefix { $0 != "(" })
+        target.caseName(includingPath: includingPath)
     }
 }

@@ -66,30 +66,22 @@ final class InterceptedAttempt: TransportOwner {
         flight.transportIsWanted
     }
 
-    var transportResumePoint: ResumePoint? {
-        flight.transportResumePoint
-    }
-
     func transportDroppedResumePoint() {
         flight.transportDroppedResumePoint()
     }
 
-    /// Not called: the head goes through ``transportStreamHeadGate(_:request:)``.
-    func transportStreamStarted(_ head: TransportResponse, request: URLRequest) -> Bool {
-        flight.transportStreamStarted(head, request: request)
-    }
-
-    /// Holds the streamed head for the interceptors' task, and wakes it.
-    func transportStreamHeadGate(_ head: TransportResponse, request: URLRequest) -> StreamHeadGate? {
+    /// Holds the streamed head for the interceptors' task, and wakes it; answers at once when
+    /// the task is not waiting.
+    func transportStreamStarted(_ head: TransportResponse, request: URLRequest) -> StreamHeadAnswer {
         let gate = StreamHeadGate()
         let wakes: Bool = state.withLock { state in
             guard case .waiting = state.state else { return false }
             state = (.streamHead(head, request: request, gate: gate), .woken)
             return true
         }
-        guard wakes else { return nil }
+        guard wakes else { return flight.transportStreamStarted(head, request: request) }
         continuation.resume()
-        return gate
+        return .later(gate)
     }
 
     /// The head goes to the caller, and the attempt reads its body on. When the attempt ended
@@ -104,7 +96,7 @@ final class InterceptedAttempt: TransportOwner {
             state.state = .handedOver
             return nil
         }
-        let readsOn = flight.transportStreamStarted(head, request: request)
+        let readsOn = flight.handOverStream(head, request: request)
         guard let (result, endRequest) = ended else {
             gate.answer(readsOn)
             return

@@ -190,9 +190,7 @@ final class InterceptedExchange: Sendable {
             let attempt = InterceptedAttempt(flight: flight, continuation: continuation)
             owner = attempt
             session.send(
-                TransportRequest(
-                    urlRequest: attemptRequest, credential: credential, body: body, download: flight.makeDownload(), stream: flight.streamSink,
-                    traceContext: flight.traceContext, webSocket: flight.webSocketSink),
+                flight.transportRequest(attemptRequest, credential: credential, body: body),
                 progress: flight.progressHandler,
                 owner: attempt
             )

@@ -344,9 +344,7 @@ extension MoyaProvider {
         let credential = ScopedCredential(credentials?.credential, for: preparedRequest.url)
         if send.interceptors.isEmpty {
             session.send(
-                TransportRequest(
-                    urlRequest: preparedRequest, credential: credential, body: body, download: flight.makeDownload(), stream: flight.streamSink,
-                    traceContext: flight.traceContext, webSocket: flight.webSocketSink),
+                flight.transportRequest(preparedRequest, credential: credential, body: body),
                 progress: flight.progressHandler,
                 owner: flight
             )

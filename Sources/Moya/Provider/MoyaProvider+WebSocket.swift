@@ -66,7 +66,7 @@ extension MoyaProvider {
 
     /// Stubs a WebSocket target: its script (``Endpoint/sampleConversation``, else the
     /// target's ``WebSocketTargetType/sampleConversation``) answers the handshake, and once it
-    /// accepted, plays the server of a connection in the process (``Session``'s stubbed
+    /// accepted, plays the server of a connection in the process (``WebSocketSink``'s stubbed
     /// WebSocket). The plugins hear of the handshake (`prepare`, `willSend`, then `didReceive`
     /// with the `101` or the refusal) as for a real one; `stubBehavior` says when the answer
     /// comes. A cancel before the answer ends the request and closes a connection made since.
@@ -90,56 +90,11 @@ extension MoyaProvider {
                 callbackQueue: callbackQueue ?? self.callbackQueue)
             return
         }
-        let session = self.session
+        let routes = session.parts.routes
         let stub = {
-            let url = preparedRequest.url ?? URL(fileURLWithPath: "/")
-            switch script.handshake {
-            case .fail(let error):
-                deliver(.failure(.underlying(error, nil)))
-            case .refuse(let statusCode, let data, let headers):
-                let answer = HTTPURLResponse(url: url, statusCode: statusCode, httpVersion: "HTTP/1.1", headerFields: headers)
-                let response = Moya.Response(statusCode: statusCode, data: data, request: preparedRequest, response: answer)
-                // Only a 101 opens a connection, whatever the target's validation says.
-                deliver(statusCode == 101 ? .failure(.underlying(Self.stubRefusalIs101, response)) : .failure(.statusCode(response)))
-            case .accept(let subprotocol, let headers):
-                if let subprotocol, !sink.options.subprotocols.contains(subprotocol) {
-                    let reason = "the script chose the subprotocol \(String(reflecting: subprotocol)), which was not offered"
-                    deliver(.failure(.underlying(WebSocketError.handshakeFailed(reason: reason), nil)))
-                    return
-                }
-                var fields = headers
-                fields["Upgrade"] = "websocket"
-                fields["Connection"] = "Upgrade"
-                if let subprotocol { fields["Sec-WebSocket-Protocol"] = subprotocol }
-                let answer = HTTPURLResponse(url: url, statusCode: 101, httpVersion: "HTTP/1.1", headerFields: fields)
-                let response = Moya.Response(statusCode: 101, data: Data(), request: preparedRequest, response: answer)
-                // The script's server sees the handshake's own headers too (not its key).
-                var handshake = preparedRequest
-                handshake.setValue("websocket", forHTTPHeaderField: "Upgrade")
-                handshake.setValue("Upgrade", forHTTPHeaderField: "Connection")
-                handshake.setValue("13", forHTTPHeaderField: "Sec-WebSocket-Version")
-                if !sink.options.subprotocols.isEmpty, handshake.value(forHTTPHeaderField: "Sec-WebSocket-Protocol") == nil {
-                    handshake.setValue(sink.options.subprotocols.joined(separator: ", "), forHTTPHeaderField: "Sec-WebSocket-Protocol")
-                }
-                session.openStubbedWebSocket(
-                    script, request: handshake, response: response, options: sink.options, subprotocol: subprotocol, observer: sink.observer
-                ) { opened in
-                    switch opened {
-                    case .success(let connection):
-                        sink.offer(connection)
-                        deliver(.success(response))
-                    case .failure(let error):
-                        deliver(.failure(.underlying(error, nil)))
-                    }
-                }
-            }
+            sink.answerStub(script, request: preparedRequest, routes: routes, completion: deliver)
         }
         scheduleStub(stub, behavior: stubBehavior, callbackQueue: callbackQueue ?? self.callbackQueue)
-    }
-
-    /// A refusal scripted with status `101`, which would be an acceptance.
-    static var stubRefusalIs101: WebSocketError {
-        .handshakeFailed(reason: "the script refused the handshake with 101, which accepts it; use WebSocketScript.Handshake.accept")
     }
 
     /// The sample conversation of a ``WebSocketTargetType``, also inside a ``MultiTarget``.

@@ -16,15 +16,16 @@ extension RequestFlight: TransportOwner {
         isActive
     }
 
-    var transportResumePoint: ResumePoint? {
-        locked { $0.resume }
-    }
-
     func transportDroppedResumePoint() {
         locked { $0.droppedResume() }
     }
 
-    func transportStreamStarted(_ head: TransportResponse, request: URLRequest) -> Bool {
+    func transportStreamStarted(_ head: TransportResponse, request: URLRequest) -> StreamHeadAnswer {
+        handOverStream(head, request: request) ? .readOn : .stop
+    }
+
+    /// Hands the streamed head to the callers (``streamStarted(_:)``); whether to read on.
+    func handOverStream(_ head: TransportResponse, request: URLRequest) -> Bool {
         streamStarted(
             Moya.Response(statusCode: head.statusCode, data: Data(), request: request, deferredResponse: head.response, cacheStatus: head.cacheStatus))
     }
@@ -68,11 +69,22 @@ extension RequestFlight: TransportOwner {
         return { completed, total in reporter.report(completed: completed, total: total) }
     }
 
-    /// A new sink for a download's body, or `nil` for a data request.
-    func makeDownload() -> DownloadSink? {
-        guard isDownload else { return nil }
-        let validation = self.validation
-        return DownloadSink(folder: downloadFolder, accepts: { validation.accepts($0) })
+    /// What the transport sends for `urlRequest`, one attempt of this flight: with `body` and
+    /// `credential`, and the flight's mode (a WebSocket's upgrade, a stream, a new sink for a
+    /// download's body, or memory).
+    func transportRequest(_ urlRequest: URLRequest, credential: ScopedCredential?, body: StreamedBody?) -> TransportRequest {
+        let mode: TransportRequest.Mode
+        if let webSocketSink {
+            mode = .upgrade(webSocketSink)
+        } else if let streamSink {
+            mode = .stream(streamSink)
+        } else if isDownload {
+            let validation = self.validation
+            mode = .download(DownloadSink(folder: downloadFolder, accepts: { validation.accepts($0) }, resume: locked { $0.resume }))
+        } else {
+            mode = .memory
+        }
+        return TransportRequest(urlRequest: urlRequest, credential: credential, body: body, mode: mode, traceContext: traceContext)
     }
 
     /// Tells the plugins, on the delivery queue, that `request` is sent again after `result`.

@@ -8,18 +8,8 @@ extension Session {
     /// How a ``Session`` sends requests: timeouts, redirects, decompression, default headers,
     /// connection pooling, HTTP version, proxy, TLS, server trust, cookies and caching.
     public struct Configuration: Sendable {
-        /// What to do with a redirect response (`301`, `302`, `303`, `307` or `308` with a
-        /// `Location`).
-        ///
-        /// The session follows redirects itself, hop by hop: each one is checked like the first
-        /// request (a `Location` with a port out of range fails with
-        /// ``RequestValidationError/invalidPort(_:)``), and only to `http` and `https` URLs.
-        public enum RedirectPolicy: Sendable, Equatable {
-            /// Follow up to `max` redirects; a cycle fails unless `allowCycles` is set.
-            case follow(max: Int, allowCycles: Bool)
-            /// Do not follow: the redirect response is the result.
-            case disallow
-        }
+        /// What to do with a redirect response: ``SessionRedirectPolicy``.
+        public typealias RedirectPolicy = SessionRedirectPolicy
 
         /// Whether compressed responses (`gzip`, `deflate`) are decompressed.
         public enum Decompression: Sendable, Equatable {

@@ -4,6 +4,7 @@ import NIOCore
 import NIOHTTPCompression
 import NIOPosix
 import NIOSSL
+import Tracing
 
 #if canImport(FoundationNetworking)
 import FoundationNetworking
@@ -138,10 +139,28 @@ public final class Session: Sendable {
 
     // MARK: - Sending
 
-    /// Sends `request` for `owner`, which keeps the request's state and receives the result (see
-    /// ``ExchangeParts/send(_:progress:owner:)``).
+    /// Sends `request` for `owner`, which keeps the request's state and receives the result.
+    /// Session headers are added unless the request sets the same header. A 401 with a Basic
+    /// challenge is answered once with the request's credential, if it has one.
+    ///
+    /// With a tracer, the request gets a client span, a child of the caller's context, which
+    /// ends with the exchange; the span's context (or, with an instrument that is not a tracer,
+    /// the caller's) is injected into the request's headers.
+    ///
+    /// An HTTP request goes to a ``TransportExchange``; a request that upgrades its connection
+    /// (``TransportRequest/Mode/upgrade(_:)``, a WebSocket handshake) to its
+    /// ``ConnectionUpgrade``, with the same parts.
     func send(_ request: TransportRequest, progress: TransportProgressHandler?, owner: any TransportOwner) {
-        parts.send(request, progress: progress, owner: owner)
+        guard case .upgrade(let upgrade) = request.mode else {
+            TransportExchange.start(request, parts: parts, progress: progress, owner: owner)
+            return
+        }
+        guard let tracing = parts.tracing else {
+            upgrade.start(request, parts: parts, owner: owner, span: nil)
+            return
+        }
+        let (tracedRequest, span) = tracing.traced(request)
+        upgrade.start(tracedRequest, parts: parts, owner: owner, span: span)
     }
 
     /// The caller's trace context for a request to `target`, made now (see

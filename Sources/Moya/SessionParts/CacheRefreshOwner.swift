@@ -20,11 +20,10 @@ final class CacheRefreshOwner: TransportOwner {
     var transportIsWanted: Bool { true }
 
     /// A refresh is never a download: nothing to resume.
-    var transportResumePoint: ResumePoint? { nil }
 
     func transportDroppedResumePoint() {}
 
-    func transportStreamStarted(_ head: TransportResponse, request: URLRequest) -> Bool { true }
+    func transportStreamStarted(_ head: TransportResponse, request: URLRequest) -> StreamHeadAnswer { .readOn }
 
     func transportFinished(_ result: Result<TransportResponse, any Error>, request: URLRequest) {
         ended(result)

@@ -95,7 +95,7 @@ final class CacheStage: Sendable {
             return .unavailable(SessionError.notCached(url: attempt.urlRequest.url))
         }
         var attempt = attempt
-        attempt.cacheState = TransportExchange.CacheState(sentAt: Date(), requestHeaders: requestHeaders, validation: validation)
+        attempt.cacheState = AttemptCacheState(sentAt: Date(), requestHeaders: requestHeaders, validation: validation)
         return .send(attempt)
     }
 
@@ -106,7 +106,7 @@ final class CacheStage: Sendable {
     /// (`replaced` is then `true`, and `response` is of no more use), or what
     /// ``received(_:of:requestHeaders:validation:sentAt:body:)`` makes of it.
     func after(
-        _ response: TransportResponse, of attempt: ExchangeAttempt, state: TransportExchange.CacheState, body: Data?, spool: CacheSpool? = nil,
+        _ response: TransportResponse, of attempt: ExchangeAttempt, state: AttemptCacheState, body: Data?, spool: CacheSpool? = nil,
         mayAnswerStale: Bool
     ) async -> (response: TransportResponse, replaced: Bool) {
         if mayAnswerStale, Self.staleIfErrorStatuses.contains(response.statusCode),
@@ -187,8 +187,10 @@ final class CacheStage: Sendable {
     ///   - urlRequest: The request the stale response answered (the attempt's).
     ///   - credential: The request's credential for its origin's challenges, if any.
     ///   - key:        The stored response's cache key.
-    ///   - parts:      The session's parts, which send the refresh.
-    func refreshInBackground(_ urlRequest: URLRequest, credential: ScopedCredential?, key: String, parts: ExchangeParts) {
+    ///   - send:       Sends the refresh for its owner (a new exchange on the session's parts).
+    func refreshInBackground(
+        _ urlRequest: URLRequest, credential: ScopedCredential?, key: String, send: (TransportRequest, any TransportOwner) -> Void
+    ) {
         guard cache.beginRefresh(key: key) else { return }
         var refresh = urlRequest
         for name in HTTPCache.conditionAndRangeHeaderNames {
@@ -197,9 +199,9 @@ final class CacheStage: Sendable {
         refresh.cachePolicy = .reloadRevalidatingCacheData
         let url = urlRequest.url
         let cache = self.cache
-        parts.send(
-            TransportRequest(urlRequest: refresh, credential: credential), progress: nil,
-            owner: CacheRefreshOwner { result in
+        send(
+            TransportRequest(urlRequest: refresh, credential: credential),
+            CacheRefreshOwner { result in
                 cache.endRefresh(key: key)
                 if case .failure(let error) = result {
                     SessionLog.logger.debug(

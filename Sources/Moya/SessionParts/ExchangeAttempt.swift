@@ -31,7 +31,7 @@ struct ExchangeAttempt: Sendable {
     /// their count is the number of hops.
     var visited: [String] = []
     /// What the session's HTTP cache knows of this attempt; `nil` without a cache.
-    var cacheState: TransportExchange.CacheState?
+    var cacheState: AttemptCacheState?
 
     init(urlRequest: URLRequest, body: StreamedBody?, startedAt: NIODeadline) {
         self.urlRequest = urlRequest

@@ -1,4 +1,5 @@
 import AsyncHTTPClient
+import CoreMetrics
 import Foundation
 import NIOCore
 import NIOSSL
@@ -44,79 +45,39 @@ final class ExchangeParts: Sendable {
     /// none: then a request does no tracing work but this one check.
     let tracing: TracePropagation?
     /// ``Session/Configuration/redirectPolicy``.
-    let redirectPolicy: Session.Configuration.RedirectPolicy
+    let redirectPolicy: SessionRedirectPolicy
     /// ``Session/Configuration/maximumResponseBodySize``.
     let maximumResponseBodySize: Int64?
-    /// The metrics of WebSocket connections, or `nil` without a metrics backend.
-    let webSocketMetrics: WebSocketMetrics?
+    /// The session's metrics backend, read when it was created
+    /// (``SessionMetricsOptions/currentFactory``), for the kinds of connection that count their
+    /// own (a WebSocket's); `nil` without one.
+    let metricsFactory: (any MetricsFactory)?
 
-    /// The parts of a session with `configuration`, whose clients have `clientConfiguration` and
-    /// whose TLS setup is `baseTLS`.
+    /// Parts made from a session's configuration (`ExchangeParts+Configuration.swift` in
+    /// `Session/`).
     init(
-        configuration: Session.Configuration, isShared: Bool, clientConfiguration: HTTPClient.Configuration,
-        baseTLS: Result<TLSConfiguration, TLSError>
+        routes: SessionRoutes, requests: ClientRequestFactory, cookies: CookieStage, cache: CacheStage?, timeouts: ExchangeTimeouts,
+        admission: SessionAdmission, placement: ConnectionPlacement, downloadFolder: DownloadFolder, tracing: TracePropagation?,
+        redirectPolicy: SessionRedirectPolicy, maximumResponseBodySize: Int64?, metricsFactory: (any MetricsFactory)?
     ) {
-        routes = SessionRoutes(
-            clientConfiguration: clientConfiguration,
-            baseTLS: baseTLS,
-            serverTrustManager: configuration.serverTrustManager,
-            proxy: configuration.proxy,
-            proxyEnvironment: configuration.proxyEnvironment ?? .process,
-            connectTimeout: .interval(configuration.timeoutIntervalForConnect)
-        )
-        let cookies = CookieStage(jar: configuration.cookieJar)
-        self.cookies = cookies
-        let requests = ClientRequestFactory(headers: configuration.headers, cookies: cookies)
+        self.routes = routes
         self.requests = requests
-        cache = configuration.cache.map {
-            CacheStage(
-                cache: $0, requestCachePolicy: configuration.requestCachePolicy, requests: requests,
-                maximumResponseBodySize: configuration.maximumResponseBodySize, metrics: HTTPCacheMetrics(options: configuration.metrics))
-        }
-        timeouts = ExchangeTimeouts(
-            request: configuration.timeoutIntervalForRequest, write: configuration.timeoutIntervalForWrite,
-            resource: configuration.timeoutIntervalForResource)
-        let admission = SessionAdmission(isShared: isShared)
+        self.cookies = cookies
+        self.cache = cache
+        self.timeouts = timeouts
         self.admission = admission
-        placement = ConnectionPlacement(admission: admission, gatesFirstConnections: configuration.httpVersion == .automatic)
-        downloadFolder = DownloadFolder(configuration.temporaryDirectory)
-        tracing = TracePropagation.current
-        redirectPolicy = configuration.redirectPolicy
-        maximumResponseBodySize = configuration.maximumResponseBodySize
-        webSocketMetrics = WebSocketMetrics(options: configuration.metrics)
+        self.placement = placement
+        self.downloadFolder = downloadFolder
+        self.tracing = tracing
+        self.redirectPolicy = redirectPolicy
+        self.maximumResponseBodySize = maximumResponseBodySize
+        self.metricsFactory = metricsFactory
     }
 
     /// Whether the ``redirectPolicy`` follows redirects.
     var followsRedirects: Bool {
         if case .follow = redirectPolicy { return true }
         return false
-    }
-
-    /// Sends `request` for `owner`, which keeps the request's state and receives the result.
-    /// Session headers are added unless the request sets the same header. A 401 with a Basic
-    /// challenge is answered once with the request's credential, if it has one.
-    ///
-    /// With a tracer, the request gets a client span, a child of the caller's context, which
-    /// ends with the exchange; the span's context (or, with an instrument that is not a tracer,
-    /// the caller's) is injected into the request's headers.
-    ///
-    /// A WebSocket handshake (a request with a ``TransportRequest/webSocket`` sink) goes to a
-    /// ``WebSocketExchange`` instead, with the same parts.
-    func send(_ request: TransportRequest, progress: TransportProgressHandler?, owner: any TransportOwner) {
-        guard let tracing else {
-            if let sink = request.webSocket {
-                WebSocketExchange(parts: self, request: request, sink: sink, owner: owner, span: nil).start()
-                return
-            }
-            TransportExchange(parts: self, request: request, progress: progress, owner: owner).start()
-            return
-        }
-        let (tracedRequest, span) = tracing.traced(request)
-        if let sink = request.webSocket {
-            WebSocketExchange(parts: self, request: tracedRequest, sink: sink, owner: owner, span: span).start()
-            return
-        }
-        TransportExchange(parts: self, request: tracedRequest, progress: progress, owner: owner, span: span).start()
     }
 
     /// The error to report for a request that failed: ``SessionError/stoppedByShutdown`` when the

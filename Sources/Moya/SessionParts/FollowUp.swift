@@ -1,7 +1,5 @@
-import AsyncHTTPClient
 import Foundation
 import NIOCore
-import NIOHTTP1
 
 #if canImport(FoundationNetworking)
 import FoundationNetworking
@@ -59,37 +57,19 @@ enum FollowUp {
 
     /// How an attempt failed, as far as a follow-up goes.
     enum Failure: Equatable {
-        /// The pool gave up waiting for a connection (`getConnectionFromPoolTimeout`).
+        /// The pool gave up waiting for a connection (AsyncHTTPClient's `getConnectionFromPoolTimeout`).
         case poolTimeout
-        /// AsyncHTTPClient cancelled the attempt, and nobody of ours asked it to: a connection
-        /// that began to close refused it.
+        /// The transport cancelled the attempt, and nobody of ours asked it to: a connection
+        /// that began to close refused it. Each transport classifies its own errors into these
+        /// cases (`FollowUp+AsyncHTTPClient.swift` for AsyncHTTPClient's).
         case refused
         /// The connection was closed before the request could be written (`ioOnClosedChannel`).
         case unwritten
-        /// What came back on the connection failed to parse (`HTTPParserError`): the bytes a
+        /// What came back on the connection failed to parse (NIO's `HTTPParserError`): the bytes a
         /// previous answer sent past its `Content-Length`, say.
         case unparsable
         /// Anything else: the failure is the result.
         case other
-
-        /// The kind of `error`, an attempt's failure.
-        init(_ error: any Error) {
-            if let clientError = error as? HTTPClientError {
-                if clientError == .getConnectionFromPoolTimeout {
-                    self = .poolTimeout
-                } else if clientError == .cancelled {
-                    self = .refused
-                } else {
-                    self = .other
-                }
-            } else if (error as? ChannelError) == .ioOnClosedChannel {
-                self = .unwritten
-            } else if error is HTTPParserError {
-                self = .unparsable
-            } else {
-                self = .other
-            }
-        }
     }
 
     /// How an attempt ended.
@@ -121,7 +101,7 @@ enum FollowUp {
     /// What the exchange's follow-ups obey, fixed for the exchange.
     struct Rules {
         /// The session's ``Session/Configuration/redirectPolicy``.
-        var redirectPolicy: Session.Configuration.RedirectPolicy
+        var redirectPolicy: SessionRedirectPolicy
         /// How long a request may wait for its response to start, waits for a connection
         /// included (``ExchangeTimeouts/request``).
         var requestTimeout: TimeAmount
@@ -131,6 +111,8 @@ enum FollowUp {
         var credential: ScopedCredential?
         /// The URL of the exchange's original request: the first visited, once it redirects.
         var firstURL: URL?
+        /// The errors of the transport that runs the exchange, which a decision ends with.
+        var errors: Errors
     }
 
     /// What follows `attempt`, given how it ended.
@@ -140,6 +122,18 @@ enum FollowUp {
     /// follows nothing up), read for a response that may be followed up (a `401`, a redirect)
     /// and a failure that may be sent again; `isShuttingDown`, whether the session began to shut
     /// down, read for such a failure. Almost every response reads neither.
+    /// The errors a decision ends with, each the transport's own, so that the exchange, its
+    /// owner and the error translation see them as they see the transport's other errors
+    /// (`FollowUp+AsyncHTTPClient.swift` has AsyncHTTPClient's).
+    struct Errors {
+        /// The request ended: its result is no longer wanted.
+        var cancelled: any Error
+        /// More redirects than the policy's maximum.
+        var redirectLimitReached: any Error
+        /// A redirect back to a URL already visited, which the policy does not allow.
+        var redirectCycleDetected: any Error
+    }
+
     static func decide(
         after facts: Facts, of attempt: ExchangeAttempt, rules: Rules, isWanted: () -> Bool, isShuttingDown: () -> Bool
     ) -> FollowUp {
@@ -165,10 +159,11 @@ enum FollowUp {
                 else {
                     return .end
                 }
-                guard isWanted() else { return .fail(HTTPClientError.cancelled) }
+                guard isWanted() else { return .fail(rules.errors.cancelled) }
                 var hop = attempt.followingUp(at: facts.now)
                 hop.urlRequest = step.request
-                hop.visited = try recordingRedirect(to: step.target, after: rules.firstURL, visited: attempt.visited, policy: rules.redirectPolicy)
+                hop.visited = try recordingRedirect(
+                    to: step.target, after: rules.firstURL, visited: attempt.visited, policy: rules.redirectPolicy, errors: rules.errors)
                 if step.dropsBody { hop.body = nil }
                 if step.crossesOrigin {
                     hop.authorization = nil
@@ -269,7 +264,7 @@ enum FollowUp {
     /// - Throws: ``NonReplayableBodyError`` for a redirect that keeps the body (a `307` or
     ///   `308`, say) when the body cannot be sent again: a one-shot stream that was read.
     static func redirectStep(
-        after response: TransportResponse, of request: URLRequest, bodyIsReplayable: Bool, policy: Session.Configuration.RedirectPolicy
+        after response: TransportResponse, of request: URLRequest, bodyIsReplayable: Bool, policy: SessionRedirectPolicy
     ) throws -> RedirectStep? {
         // Checked first: it is what almost every response stops at.
         guard RedirectStep.isRedirectStatus(response.statusCode),
@@ -308,17 +303,17 @@ enum FollowUp {
     /// `visited`, the URLs visited so far (empty before the first redirect, when `first`, the
     /// URL of the original request, is added), with `target` added.
     ///
-    /// - Throws: `HTTPClientError.redirectLimitReached` beyond the policy's maximum, and
-    ///   `HTTPClientError.redirectCycleDetected` for a URL already visited when the policy
+    /// - Throws: `errors.redirectLimitReached` beyond the policy's maximum, and
+    ///   `errors.redirectCycleDetected` for a URL already visited when the policy
     ///   does not allow cycles.
     static func recordingRedirect(
-        to target: URL, after first: URL?, visited: [String], policy: Session.Configuration.RedirectPolicy
+        to target: URL, after first: URL?, visited: [String], policy: SessionRedirectPolicy, errors: Errors
     ) throws -> [String] {
         guard case .follow(let max, let allowCycles) = policy else { return visited }
         var visited = visited
         if visited.isEmpty { visited = [first?.absoluteString ?? ""] }
-        guard visited.count <= max else { throw HTTPClientError.redirectLimitReached }
-        guard allowCycles || !visited.contains(target.absoluteString) else { throw HTTPClientError.redirectCycleDetected }
+        guard visited.count <= max else { throw errors.redirectLimitReached }
+        guard allowCycles || !visited.contains(target.absoluteString) else { throw errors.redirectCycleDetected }
         visited.append(target.absoluteString)
         return visited
     }

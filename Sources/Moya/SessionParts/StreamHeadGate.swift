@@ -4,7 +4,7 @@ import Foundation
 /// exchange holds the response (it reads no body, and its idle timer waits) until it has it.
 ///
 /// An owner whose interceptors decide on the head (``InterceptedAttempt``) hands one to the
-/// exchange (``TransportOwner/transportStreamHeadGate(_:request:)``), then answers it once:
+/// exchange (``StreamHeadAnswer/later(_:)``), then answers it once:
 /// `true` to read the body on (the head was handed to the caller), `false` to stop the attempt
 /// (a retry, a failure, a cancel), which closes its connection with the body unread. A gate
 /// released without an answer answers `false`, so the exchange never waits for nothing.

@@ -171,7 +171,7 @@ package final class BoundedBuffer<Element: Sendable>: Sendable {
     /// Sets what stops the producer's work when the consumer stops before the end, told
     /// whether the consumer was cancelled (see ``consumerStopped(cancelled:)``). Called at once
     /// when the consumer has stopped already; dropped when the buffer has ended.
-    package func setStopHandler(_ handler: @escaping @Sendable (_ cancelled: Bool) -> Void) {
+    func setStopHandler(_ handler: @escaping @Sendable (_ cancelled: Bool) -> Void) {
         let callNow: Bool? = state.withLock { state in
             if state.end != nil { return nil }
             if state.isStopped { return state.isStoppedByCancellation }
@@ -188,7 +188,7 @@ package final class BoundedBuffer<Element: Sendable>: Sendable {
 
     /// Makes the first demand (the first ``next()``, or ``request(_:)``) start the producer with
     /// `start`, unless the consumer stopped before. Set before the consumer can see the buffer.
-    package func setStart(_ start: @escaping () -> Void) {
+    func setStart(_ start: @escaping () -> Void) {
         state.withLock { $0.start = Start(run: start) }
     }
 
@@ -493,8 +493,31 @@ package final class BoundedBuffer<Element: Sendable>: Sendable {
     ///   - receive:  Takes an element and returns how many more it asks for (`Int.max` for no
     ///               limit).
     ///   - complete: Takes the end.
-    package func setReceiver(receive: @escaping (Element) -> Int, complete: @escaping (Result<Void, MoyaError>) -> Void) {
+    func setReceiver(receive: @escaping (Element) -> Int, complete: @escaping (Result<Void, MoyaError>) -> Void) {
         state.withLock { $0.receiver = Receiver(receive: receive, complete: complete) }
+    }
+
+    /// Makes the consumer a subscriber (``setReceiver(receive:complete:)``) whose first demand
+    /// starts the producer: `start` gets the buffer, starts producing into it, and returns what
+    /// stops that work when the consumer stops before the end (``setStopHandler(_:)``, called at
+    /// once when it stopped meanwhile). Set once, before the consumer can see the buffer: the
+    /// one way in for a subscriber of another module (CombineMoya's subscriptions).
+    ///
+    /// - Parameters:
+    ///   - receive:  Takes an element and returns how many more it asks for (`Int.max` for no
+    ///               limit).
+    ///   - complete: Takes the end.
+    ///   - start:    Starts the producer; returns its stop handler, told whether the consumer
+    ///               was cancelled.
+    package func subscribe(
+        receive: @escaping (Element) -> Int, complete: @escaping (Result<Void, MoyaError>) -> Void,
+        start: @escaping (BoundedBuffer<Element>) -> @Sendable (_ cancelled: Bool) -> Void
+    ) {
+        setReceiver(receive: receive, complete: complete)
+        setStart { [weak self] in
+            guard let self else { return }
+            self.setStopHandler(start(self))
+        }
     }
 
     /// Adds `demand` (`Int.max` for no limit) for the receiver, starts the producer on the

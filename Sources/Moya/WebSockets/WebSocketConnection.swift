@@ -38,21 +38,20 @@ public final class WebSocketConnection: Sendable {
     /// The messages sent and not yet written.
     private let outbox: WebSocketOutbox
 
-    init(
-        response: Response, subprotocol: String?, isCompressed: Bool, options: WebSocketOptions, channel: any Channel,
-        conversation: NIOLoopBound<WebSocketConversation>, record: WebSocketCloseRecord, messages: WebSocketMessageProducer,
-        outbox: WebSocketOutbox, observer: WebSocketObserver? = nil
-    ) {
+    /// The connection whose handshake `response` accepted, running on `channel` with `parts`
+    /// (``WebSocketConnectionParts/make(options:deflate:subprotocol:on:)``): the one way a
+    /// connection is made, on the network and for a stubbed target alike.
+    init(response: Response, parts: WebSocketConnectionParts, options: WebSocketOptions, channel: any Channel, observer: WebSocketObserver?) {
         self.observer = observer
-        self.outbox = outbox
+        self.outbox = parts.outbox
         self.response = response
-        self.subprotocol = subprotocol
-        self.isCompressed = isCompressed
+        self.subprotocol = parts.subprotocol
+        self.isCompressed = parts.isCompressed
         self.options = options
         self.channel = channel
-        self.conversation = conversation
-        self.record = record
-        self.unclaimed = Protected(messages)
+        self.conversation = parts.conversation
+        self.record = parts.record
+        self.unclaimed = Protected(parts.messages)
     }
 
     deinit {

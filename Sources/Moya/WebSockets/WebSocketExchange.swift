@@ -113,9 +113,7 @@ final class WebSocketExchange: TransportAttempt {
                 }
                 let connection = WebSocketConnection(
                     response: Response(statusCode: Int(head.status.code), data: Data(), request: urlRequest, deferredResponse: response.response),
-                    subprotocol: connectionParts.subprotocol, isCompressed: connectionParts.isCompressed, options: sink.options,
-                    channel: channel, conversation: connectionParts.conversation, record: connectionParts.record,
-                    messages: connectionParts.messages, outbox: connectionParts.outbox, observer: sink.observer)
+                    parts: connectionParts, options: sink.options, channel: channel, observer: sink.observer)
                 observe(channel: channel, record: connectionParts.record, route: plan.route, url: urlRequest.url!)
                 sink.offer(connection)
                 finish(.success(response), admitted: true)
@@ -142,18 +140,14 @@ final class WebSocketExchange: TransportAttempt {
         var headers = NIOHTTP1.HTTPHeaders()
         let secure = route.tls != nil
         headers.add(name: "Host", value: TLSBridge.hostHeader(host: route.host, port: route.port, defaultPort: secure ? 443 : 80))
-        let reserved: Set<String> = [
-            "host", "upgrade", "connection", "sec-websocket-key", "sec-websocket-version", "sec-websocket-extensions", "content-length",
-            "transfer-encoding",
-        ]
-        for (name, value) in parts.requests.headersAsSent(for: httpRequest, authorization: nil) where !reserved.contains(name.lowercased()) {
+        for (name, value) in parts.requests.headersAsSent(for: httpRequest, authorization: nil)
+        where !WebSocketHandshake.reservedFields.contains(name.lowercased()) {
             headers.add(name: name, value: value)
         }
-        if let offer = sink.options.compression.offer {
-            headers.add(name: "Sec-WebSocket-Extensions", value: offer)
-        }
-        if !sink.options.subprotocols.isEmpty, !headers.contains(name: "Sec-WebSocket-Protocol") {
-            headers.add(name: "Sec-WebSocket-Protocol", value: sink.options.subprotocols.joined(separator: ", "))
+        let offers = WebSocketHandshake.offers(
+            sink.options, requestNamesSubprotocol: headers.contains(name: "Sec-WebSocket-Protocol"), offersCompression: true)
+        for (name, value) in offers {
+            headers.add(name: name, value: value)
         }
         guard let target = ClientRequestFactory.originFormTarget(of: url) else { throw URLError(.badURL) }
         return (route, HTTPRequestHead(version: .http1_1, method: .GET, uri: target, headers: headers))
@@ -181,7 +175,7 @@ final class WebSocketExchange: TransportAttempt {
     /// ends with the connection and carries the messages and bytes each way, the server's close
     /// code, and the failure, if any.
     private func observe(channel: any Channel, record: WebSocketCloseRecord, route: ConnectionRoute, url: URL) {
-        let metrics = parts.webSocketMetrics
+        let metrics = WebSocketMetrics(factory: parts.metricsFactory)
         let span = parts.tracing?.tracer.map { tracer -> any Span in
             let span = tracer.startSpan("WebSocket", context: request.traceContext?.serviceContext ?? .topLevel, ofKind: .client)
             span.updateAttributes { attributes in

@@ -69,8 +69,9 @@ final class WebSocketHandshakeHandler: ChannelInboundHandler, RemovableChannelHa
     func start(on channel: any Channel, head: HTTPRequestHead) throws {
         try channel.pipeline.syncOperations.addHandlers([splitter, encoder, decoder, self])
         var head = head
-        head.headers.replaceOrAdd(name: "Upgrade", value: "websocket")
-        head.headers.replaceOrAdd(name: "Connection", value: "Upgrade")
+        for (name, value) in WebSocketHandshake.upgradeFields {
+            head.headers.replaceOrAdd(name: name, value: value)
+        }
         upgrader.addCustom(upgradeRequestHeaders: &head.headers)
         channel.write(HTTPClientRequestPart.head(head), promise: nil)
         channel.writeAndFlush(HTTPClientRequestPart.end(nil), promise: nil)
@@ -125,15 +126,8 @@ final class WebSocketHandshakeHandler: ChannelInboundHandler, RemovableChannelHa
             throw WebSocketError.handshakeFailed(reason: "its Sec-WebSocket-Accept is missing or does not match the key sent")
         }
         let agreement = try PerMessageDeflateAgreement.negotiate(answer.headers["Sec-WebSocket-Extensions"], offer: options.compression)
-        var subprotocol: String?
-        let chosen = answer.headers["Sec-WebSocket-Protocol"]
-        if let first = chosen.first {
-            guard chosen.count == 1, options.subprotocols.contains(first) else {
-                throw WebSocketError.handshakeFailed(
-                    reason: "the server chose the subprotocol \(String(reflecting: chosen.joined(separator: ", "))), which was not offered")
-            }
-            subprotocol = first
-        }
+        let subprotocol = try WebSocketHandshake.chosenSubprotocol(
+            answer.headers["Sec-WebSocket-Protocol"], offered: options.subprotocols, by: "the server")
         let deflate = try agreement.map { try PerMessageDeflate(agreement: $0) }
         let channel = context.channel
         let (parts, handlers) = WebSocketConnectionParts.make(options: options, deflate: deflate, subprotocol: subprotocol, on: channel.eventLoop)

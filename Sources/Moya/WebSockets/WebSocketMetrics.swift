@@ -15,10 +15,8 @@ import Foundation
 struct WebSocketMetrics: Sendable {
     let factory: any MetricsFactory
 
-    init?(options: SessionMetricsOptions) {
-        guard options.isEnabled else { return nil }
-        let factory = MetricsSystem.factory
-        guard !(factory is NOOPMetricsHandler) else { return nil }
+    init?(factory: (any MetricsFactory)?) {
+        guard let factory else { return nil }
         self.factory = factory
     }
 

@@ -1,10 +1,13 @@
+import Foundation
+import Tracing
+
 /// Where a WebSocket request's connection goes once its handshake succeeded: the flight's slot
 /// for it, from which the caller takes it when the request ends with its `101`.
 ///
 /// A connection the caller does not take (the request failed after all: an interceptor retried
 /// it, a plugin's `process` turned it into a failure, the caller cancelled) is closed with
 /// ``WebSocketCloseCode/goingAway``, and so is one offered after that.
-final class WebSocketSink: Sendable {
+final class WebSocketSink: ConnectionUpgrade {
     /// The options the connection opens with.
     let options: WebSocketOptions
     /// The provider's plugins that hear of the conversation, if any.
@@ -68,5 +71,12 @@ final class WebSocketSink: Sendable {
             return nil
         }
         connection?.abandon()
+    }
+}
+
+extension WebSocketSink {
+    /// Starts the handshake of `request` (``WebSocketExchange``), whose connection comes here.
+    func start(_ request: TransportRequest, parts: ExchangeParts, owner: any TransportOwner, span: (any Span)?) {
+        WebSocketExchange(parts: parts, request: request, sink: self, owner: owner, span: span).start()
     }
 }

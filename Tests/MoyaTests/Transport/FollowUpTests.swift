@@ -272,7 +272,7 @@ struct FollowUpTests {
         let rules = FollowUp.Rules(
             redirectPolicy: row.policy, requestTimeout: .seconds(60), deadline: row.deadlineIn.map { now + .seconds($0) },
             credential: row.credential ? ScopedCredential(credential, for: URL(string: "https://api.example.com/")) : nil,
-            firstURL: URL(string: "https://api.example.com/a"))
+            firstURL: URL(string: "https://api.example.com/a"), errors: .asyncHTTPClient)
         var readIsWanted = false
         var readIsShuttingDown = false
         let followUp = FollowUp.decide(

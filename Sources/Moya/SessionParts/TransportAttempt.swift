@@ -1,0 +1,11 @@
+import Foundation
+
+/// Reports transfer progress: bytes done so far and the expected total (-1 when unknown).
+typealias TransportProgressHandler = @Sendable (_ completed: Int64, _ total: Int64) -> Void
+
+/// Something running on the transport that a cancel stops: one attempt of an exchange.
+protocol TransportAttempt: Sendable {
+    /// Stops the attempt; it then fails with `HTTPClientError.cancelled`. Does nothing once it
+    /// has ended.
+    func cancel()
+}

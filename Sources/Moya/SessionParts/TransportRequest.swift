@@ -1,0 +1,60 @@
+import Foundation
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// A request as the transport sends it: the final `URLRequest`, the body it streams, and what
+/// becomes of its response (``Mode``: exactly one of memory, a download, a stream or another
+/// protocol after an upgrade).
+struct TransportRequest: Sendable {
+    /// What becomes of a response: exactly one applies.
+    enum Mode: Sendable {
+        /// The response is collected in memory (``TransportResponse/data``).
+        case memory
+        /// The response body is stored in a file (``DownloadSink``).
+        case download(DownloadSink)
+        /// The response body streams to its consumer as it arrives (``StreamSink``).
+        case stream(StreamSink)
+        /// The request asks the server to switch protocols; ``ConnectionUpgrade`` runs the
+        /// exchange (a WebSocket handshake) instead of an HTTP exchange.
+        case upgrade(any ConnectionUpgrade)
+    }
+
+    var urlRequest: URLRequest
+    /// The credential to answer a Basic challenge with, if a plugin attached one, with the
+    /// origin it may be sent to.
+    var credential: ScopedCredential?
+    /// A body to stream instead of `urlRequest.httpBody`. Progress then reports bytes sent. It
+    /// goes with any mode but ``Mode/upgrade(_:)`` (a streamed response with a streamed body is
+    /// a full-duplex exchange).
+    var body: StreamedBody?
+    /// What becomes of the response.
+    var mode: Mode
+    /// The trace context of the caller who made the request (``Session/callerTraceContext(for:)``);
+    /// `nil` when there is none or the session propagates nothing.
+    var traceContext: TraceContext?
+
+    init(
+        urlRequest: URLRequest, credential: ScopedCredential? = nil, body: StreamedBody? = nil, mode: Mode = .memory,
+        traceContext: TraceContext? = nil
+    ) {
+        self.urlRequest = urlRequest
+        self.credential = credential
+        self.body = body
+        self.mode = mode
+        self.traceContext = traceContext
+    }
+
+    /// Where the response body is stored, for a download.
+    var download: DownloadSink? {
+        if case .download(let sink) = mode { return sink }
+        return nil
+    }
+
+    /// Where the response body streams to, for a stream.
+    var stream: StreamSink? {
+        if case .stream(let sink) = mode { return sink }
+        return nil
+    }
+}
