@@ -100,3 +100,18 @@ func runStubs(count: Int, trackInflights: Bool = false) -> Double {
     let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
     return Double(count) / seconds
 }
+
+/// Immediately stubbed requests awaited by `tasks` tasks at once (`try await
+/// provider.request(_:)`, no plugins), as a service's tests or previews run them; returns
+/// requests per second.
+func runAsyncStubs(count: Int, tasks: Int) async throws -> Double {
+    let provider = MoyaProvider<BenchTarget>(stubClosure: MoyaProvider.immediatelyStub)
+    let target = BenchTarget(
+        baseURL: URL(string: "https://api.example.com")!, path: "/users/42", method: .get,
+        task: .requestParameters(parameters: ["page": 2, "sort": "name"], encoding: URLEncoding.default))
+    let (rate, _) = try await runLoad(concurrency: tasks, total: count) {
+        try await provider.request(target).statusCode
+    }
+    return rate
+}
+

@@ -84,7 +84,7 @@ final class InterceptedExchange: Sendable {
             let decision = await retryDecision(for: attemptRequest, result: rawResult, retryCount: retryCount)
             guard !isCancelled else {
                 streamHead.map { $0.attempt.abandon(gate: $0.gate) }
-                Self.discardFile(of: transportResult)
+                Self.discard(transportResult)
                 return
             }
             switch decision {
@@ -98,13 +98,13 @@ final class InterceptedExchange: Sendable {
                 return
             case .doNotRetryWithError(let error):
                 streamHead.map { $0.attempt.abandon(gate: $0.gate) }
-                Self.discardFile(of: transportResult)
+                Self.discard(transportResult)
                 flight.finish(.failure(.underlying(error, try? rawResult.get())), .sent)
                 return
             case .retry, .retryWithDelay:
                 // A streamed attempt stops, its body unread.
                 streamHead.map { $0.attempt.abandon(gate: $0.gate) }
-                Self.discardFile(of: transportResult)
+                Self.discard(transportResult)
                 // A one-shot body that was read cannot be sent again: the request fails, saying
                 // so, with the response that asked for the retry.
                 if let body, !body.canBeSent {
@@ -200,9 +200,12 @@ final class InterceptedExchange: Sendable {
         return (owner.outcome ?? .finished(.failure(URLError(.cancelled))), owner)
     }
 
-    private static func discardFile(of transportResult: Result<TransportResponse, any Error>) {
+    /// Drops a result nobody takes: its download's file is deleted, its upgraded connection
+    /// closed.
+    private static func discard(_ transportResult: Result<TransportResponse, any Error>) {
         if case .success(let response) = transportResult {
             PartialFile.discard(response.fileURL)
+            response.upgraded?.abandon()
         }
     }
 }

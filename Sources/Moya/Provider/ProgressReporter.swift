@@ -1,7 +1,7 @@
 import Foundation
 
 /// Sends progress events of one request to its progress block, each a fresh `Progress`
-/// snapshot, on the delivery queue.
+/// snapshot, on the delivery queue (through ``DispatchQueue/moyaDeliver(_:)``, as every event).
 ///
 /// Events are coalesced: while one is waiting for the queue, newer figures replace its figures
 /// instead of queueing events of their own. A block therefore sees increasing figures, never
@@ -35,7 +35,7 @@ final class ProgressReporter: Sendable {
             return true
         }
         guard schedules else { return }
-        queue.async { [self] in
+        queue.moyaDeliver { [self] in
             let (completed, total) = state.withLock { state in
                 state.isPending = false
                 return (state.completed, state.total)

@@ -30,8 +30,17 @@ extension RequestFlight: TransportOwner {
             Moya.Response(statusCode: head.statusCode, data: Data(), request: request, deferredResponse: head.response, cacheStatus: head.cacheStatus))
     }
 
-    /// Takes the transport's result for `request`, the request as it was sent.
+    /// Takes the transport's result for `request`, the request as it was sent. A connection the
+    /// result opened (a WebSocket's, with its `101`) goes to the flight's ``webSocketSink``, where
+    /// the caller takes it; without one, it is abandoned.
     func transportFinished(_ result: Result<TransportResponse, any Error>, request: URLRequest) {
+        if case .success(let response) = result, let upgraded = response.upgraded {
+            if let connection = upgraded as? WebSocketConnection, let webSocketSink {
+                webSocketSink.offer(connection)
+            } else {
+                upgraded.abandon()
+            }
+        }
         guard isDownload, case .success(let response) = result, let fileURL = response.fileURL else {
             // A stream's response holds no body: its size is what was streamed.
             let streamed = streamSink == nil ? nil : (try? result.get())?.streamedByteCount

@@ -21,13 +21,20 @@ final class TransportResponse: Sendable {
     /// For a streamed response, the body bytes its consumer was handed (its `data` is empty);
     /// `nil` for any other.
     let streamedByteCount: Int64?
+    /// For the `101` of a ``ConnectionUpgrade``, the connection it opened, which the receiver now
+    /// owns (it hands it to the caller, or abandons it); `nil` for any other response.
+    let upgraded: (any UpgradedConnection)?
 
-    init(response: DeferredHTTPURLResponse, data: Data, fileURL: URL? = nil, cacheStatus: Response.CacheStatus = .network, streamedByteCount: Int64? = nil) {
+    init(
+        response: DeferredHTTPURLResponse, data: Data, fileURL: URL? = nil, cacheStatus: Response.CacheStatus = .network,
+        streamedByteCount: Int64? = nil, upgraded: (any UpgradedConnection)? = nil
+    ) {
         self.response = response
         self.data = data
         self.fileURL = fileURL
         self.cacheStatus = cacheStatus
         self.streamedByteCount = streamedByteCount
+        self.upgraded = upgraded
     }
 
     /// The HTTP status code.

@@ -232,3 +232,6 @@ public final class WebSocketConnection: Sendable {
         }
     }
 }
+
+/// A connection is the result of its handshake (``TransportResponse/upgraded``).
+extension WebSocketConnection: UpgradedConnection {}

@@ -104,19 +104,20 @@ final class WebSocketExchange: TransportAttempt {
                 parts.cookies.store(from: response, of: httpRequest)
                 finish(.success(response), admitted: true)
             case .success(.upgraded(let head, let connectionParts)):
-                let response = TransportResponse(response: DeferredHTTPURLResponse(head: head, url: urlRequest.url!), data: Data())
-                parts.cookies.store(from: response, of: httpRequest)
+                let answer = DeferredHTTPURLResponse(head: head, url: urlRequest.url!)
+                parts.cookies.store(from: TransportResponse(response: answer, data: Data()), of: httpRequest)
                 guard !cancelled, let channel = state.current.channel else {
                     connectionParts.conversation.value.close(code: .goingAway, reason: "", promise: nil)
                     finish(.failure(HTTPClientError.cancelled), admitted: true)
                     return
                 }
                 let connection = WebSocketConnection(
-                    response: Response(statusCode: Int(head.status.code), data: Data(), request: urlRequest, deferredResponse: response.response),
+                    response: Response(statusCode: Int(head.status.code), data: Data(), request: urlRequest, deferredResponse: answer),
                     parts: connectionParts, options: sink.options, channel: channel, observer: sink.observer)
                 observe(channel: channel, record: connectionParts.record, route: plan.route, url: urlRequest.url!)
-                sink.offer(connection)
-                finish(.success(response), admitted: true)
+                // The connection is the handshake's result, with its `101`: the owner hands it
+                // to the caller (``WebSocketSink``) or abandons it.
+                finish(.success(TransportResponse(response: answer, data: Data(), upgraded: connection)), admitted: true)
             }
         }
     }
