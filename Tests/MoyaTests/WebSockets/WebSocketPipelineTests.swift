@@ -74,6 +74,48 @@ struct WebSocketPipelineTests {
         await server.shutdown()
     }
 
+    @Test("A connection whose 101 an interceptor retries is closed by the client (1001); the retry's connection is the one returned")
+    func retriedHandshakeAbandonsItsConnection() async throws {
+        /// Retries the first attempt whatever it got: its 101 and connection are dropped.
+        struct RetryFirstAttempt: RequestInterceptor {
+            func retry(_ request: URLRequest, dueTo result: Result<Moya.Response, MoyaError>, retryCount: Int) async -> RetryDecision {
+                retryCount == 0 ? .retry : .doNotRetry
+            }
+        }
+        let firstClosed = Signal()
+        let firstCloseCode = Protected<UInt16?>(nil)
+        let connections = Protected(0)
+        let server = try await WebSocketTestServer.start { connection in
+            _ = try await connection.readHandshake()
+            try await connection.accept()
+            let index = connections.withLock { count in
+                defer { count += 1 }
+                return count
+            }
+            guard index == 0 else {
+                try await connection.echo()
+                return
+            }
+            while let frame = try await connection.readFrame() {
+                if frame.opcode == 0x8 {
+                    firstCloseCode.withLock { $0 = frame.closeCode }
+                    break
+                }
+            }
+            firstClosed.fire()
+        }
+        let connection = try await MoyaProvider<Remote>(interceptors: [RetryFirstAttempt()]).webSocket(Remote(server.baseURL, "/"))
+        #expect(connection.response.statusCode == 101)
+        #expect(server.receivedHandshakes.count == 2)
+        #expect(await firstClosed.wait(), "the dropped connection was closed")
+        #expect(firstCloseCode.withLock { $0 } == 1001, "with going away")
+        try await connection.send(.text("still here"))
+        var iterator = connection.messages.makeAsyncIterator()
+        #expect(try await iterator.next() == .text("still here"))
+        await connection.close()
+        await server.shutdown()
+    }
+
     @Test("A RetryPolicy retries a handshake whose connection was refused, once, then fails with cannotConnectToHost")
     func retryConnectFailure() async throws {
         // A port bound but not listening refuses connections, and no other test's server can take
