@@ -32,7 +32,8 @@ LAYERS = [
     ["Model"],  # the request's vocabulary: targets, endpoints, tasks, responses, errors
     ["Encoding", "Mapping"],  # parameter encodings; reading a response's body as JSON, strings, images, Decodables
     ["Security", "Cookies", "Streaming", "Plugins", "Bodies"],  # parts a request is made with
-    ["Caching", "Metrics"],  # stages that read the parts above
+    ["Metrics"],  # request metrics through swift-metrics
+    ["Caching"],  # the HTTP cache: its rules, its storages, its counts
     ["Routing"],  # where a request goes: proxies, TLS bridge, clients per route
     ["SessionParts"],  # what every exchange of a session shares: stages, follow-ups, time limits, tracing
     ["HTTPExchange", "WebSockets"],  # the HTTP exchange (the AsyncHTTPClient adapter); the WebSocket protocol
