@@ -102,10 +102,16 @@ func runStubs(count: Int, trackInflights: Bool = false) -> Double {
 }
 
 /// Immediately stubbed requests awaited by `tasks` tasks at once (`try await
-/// provider.request(_:)`, no plugins), as a service's tests or previews run them; returns
-/// requests per second.
-func runAsyncStubs(count: Int, tasks: Int) async throws -> Double {
-    let provider = MoyaProvider<BenchTarget>(stubClosure: MoyaProvider.immediatelyStub)
+/// provider.request(_:)`), as a service's tests or previews run them, without plugins or with
+/// two (a plugin makes the provider deliver on its callback queue); returns requests per second.
+func runAsyncStubs(count: Int, tasks: Int, plugins: Bool) async throws -> Double {
+    final class CountingPlugin: PluginType, @unchecked Sendable {
+        // Sendable: the count is only approximate across threads, and never read.
+        var received = 0
+        func didReceive(_ result: Result<Moya.Response, MoyaError>, target: TargetType) { received += 1 }
+    }
+    let provider = MoyaProvider<BenchTarget>(
+        stubClosure: MoyaProvider.immediatelyStub, plugins: plugins ? [CountingPlugin(), NetworkActivityPlugin { _, _ in }] : [])
     let target = BenchTarget(
         baseURL: URL(string: "https://api.example.com")!, path: "/users/42", method: .get,
         task: .requestParameters(parameters: ["page": 2, "sort": "name"], encoding: URLEncoding.default))

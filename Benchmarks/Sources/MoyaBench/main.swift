@@ -326,11 +326,14 @@ if options.only == nil || options.only == "stubs" {
     print("Immediate stubs through the full pipeline with 2 plugins: \(format(stubRate)) req/s (goal ≥ 250000)")
     let trackedRate = Statistics.median((0..<options.rounds).map { _ in runStubs(count: options.stubs, trackInflights: true) })
     print("The same with trackInflights: \(format(trackedRate)) req/s")
-    var asyncRates: [Double] = []
-    for _ in 0..<options.rounds {
-        asyncRates.append(try await runAsyncStubs(count: options.stubs, tasks: 64))
+    for plugins in [false, true] {
+        var asyncRates: [Double] = []
+        for _ in 0..<options.rounds {
+            asyncRates.append(try await runAsyncStubs(count: options.stubs, tasks: 64, plugins: plugins))
+        }
+        let rate = format(Statistics.median(asyncRates))
+        print("Immediate stubs awaited by 64 tasks at once, \(plugins ? "2 plugins" : "no plugins"): \(rate) req/s (goal ≥ 150000)")
     }
-    print("Immediate stubs awaited by 64 tasks at once, no plugins: \(format(Statistics.median(asyncRates))) req/s (goal ≥ 150000)")
 }
 
 if options.only == nil || options.only == "mapping" {
