@@ -43,6 +43,7 @@ struct StreamPublisherTests {
         // Nothing marks the publisher as waiting for demand, so there is no barrier to wait for
         // instead; a slow machine only makes the window less likely to catch such a bug, it
         // cannot fail a publisher that honours demand.
+        // Time is the behaviour under test: a window in which no third chunk may come without demand.
         try await _Concurrency.Task.sleep(nanoseconds: 200_000_000)
         #expect(subscriber.values.count == 2)
         subscriber.request(.unlimited)

@@ -23,7 +23,8 @@ struct PostgresFaultTests {
         return configuration
     }
 
-    /// Retries `body` until it succeeds, for up to `seconds`.
+    /// Retries `body` until it succeeds, for up to `seconds`: a bounded poll, since nothing tells
+    /// when the storage can reach the database again.
     static func eventually<T>(within seconds: TimeInterval, _ body: () async throws -> T) async throws -> T {
         let deadline = Date().addingTimeInterval(seconds)
         while true {

@@ -189,6 +189,7 @@ struct PostgresHTTPCacheStorageTests {
             #expect(try await Inspect.recordCount(namespace: storage.namespace, id: expired.id) == 0)
             #expect(try await Inspect.total(namespace: storage.namespace) == 200)
             // With no grace, the next sweep takes the expired record's chunks.
+            // Time is the behaviour under test: the grace (none) runs from the removal, by the database's clock.
             try await _Concurrency.Task.sleep(for: .milliseconds(50))
             #expect(try await storage.removeExpired() == 0)
             #expect(try await Inspect.chunkCount(namespace: storage.namespace, id: expired.id) == 0)
@@ -202,7 +203,8 @@ struct PostgresHTTPCacheStorageTests {
         let storage = PostgresHTTPCacheStorage(configuration: configuration)
         let past = Date().addingTimeInterval(-10)
         let expired = try await storage.store(makeRecord(storedAt: past, expiresAt: past), body: patternBytes(10))
-        // That commit started the first sweep, which takes the record it made.
+        // That commit started the first sweep, which takes the record it made. A bounded poll: the
+        // sweep runs in the background, and nothing tells when it has ended.
         var remaining = try await Inspect.recordCount(namespace: storage.namespace, id: expired.id)
         let deadline = Date().addingTimeInterval(20)
         while remaining > 0, Date() < deadline {
@@ -212,6 +214,7 @@ struct PostgresHTTPCacheStorageTests {
         #expect(remaining == 0)
         // The next sweep is an interval away.
         let another = try await storage.store(makeRecord(storedAt: past, expiresAt: past), body: patternBytes(10))
+        // Time is the behaviour under test: a window in which no second sweep may run.
         try await _Concurrency.Task.sleep(for: .milliseconds(500))
         #expect(try await Inspect.recordCount(namespace: storage.namespace, id: another.id) == 1)
         await storage.shutdown()
@@ -226,6 +229,7 @@ struct PostgresHTTPCacheStorageTests {
             #expect(try await Inspect.chunkCount(namespace: storage.namespace, id: record.id) == 3)
             _ = try await storage.removeExpired()
             #expect(try await Inspect.chunkCount(namespace: storage.namespace, id: record.id) == 3)
+            // Time is the behaviour under test: the orphans' grace (1 s) must have gone by.
             try await _Concurrency.Task.sleep(for: .milliseconds(1500))
             _ = try await storage.removeExpired()
             #expect(try await Inspect.chunkCount(namespace: storage.namespace, id: record.id) == 0)
@@ -264,6 +268,7 @@ struct PostgresHTTPCacheStorageTests {
             let reader = try await storage.openBody(of: record)
             _ = try #require(try await reader.next())
             try await storage.removeAll()
+            // Time is the behaviour under test: the grace (none) runs from the removal, by the database's clock.
             try await _Concurrency.Task.sleep(for: .milliseconds(50))
             _ = try await storage.removeExpired()
             await #expect(throws: HTTPCacheStorageError.self) { try await reader.next() }
@@ -334,6 +339,7 @@ struct PostgresHTTPCacheStorageTests {
             print("64 MiB body: resident memory grew by \(growth >> 10) KiB at most (baseline \(baseline >> 20) MiB)")
             #expect(growth < 24 << 20, "resident memory grew by \(growth >> 20) MiB")
             try await storage.removeAll()
+            // Time is the behaviour under test: the grace (none) runs from the removal, by the database's clock.
             try await _Concurrency.Task.sleep(for: .milliseconds(50))
             _ = try await storage.removeExpired()
         }
@@ -371,6 +377,7 @@ struct PostgresHTTPCacheStorageTests {
         #expect(try await Inspect.count(countQuery) > 0)
         await storage.shutdown()
         await storage.shutdown()
+        // A bounded poll: the server's backends end after the connections close, with no event.
         var open = try await Inspect.count(countQuery)
         let deadline = Date().addingTimeInterval(10)
         while open > 0, Date() < deadline {

@@ -48,6 +48,7 @@ struct SharedCacheFaultTests {
         #expect(cache.statistics.storageFailures >= 1)
 
         try await cluster.start()
+        // A bounded poll: nothing tells when the storage has reconnected to the database.
         var answered: Response.CacheStatus = .network
         for _ in 0..<60 where answered != .hit {
             answered = try await provider.request(target).cacheStatus
@@ -78,6 +79,7 @@ struct SharedCacheFaultTests {
         let target = CacheTarget(baseURL: mock.baseURL, path: "/item")
         _ = try await provider.request(target)
         try await cluster.restartEmpty()
+        // A bounded poll: nothing tells when the storage has reconnected and made its schema again.
         var statuses: [Response.CacheStatus] = []
         for _ in 0..<40 where statuses.last != .hit {
             let response = try await provider.request(target)
@@ -111,20 +113,22 @@ struct SharedCacheFaultTests {
 
         // Another session takes the records table for 10 s: every query of the cache waits.
         let locked = Locked(false)
+        // An element once the holder has the lock; the end when the holder ends.
+        let (lockTaken, lockTakenSource) = AsyncStream<Void>.makeStream()
         let holder = _Concurrency.Task {
+            defer { lockTakenSource.finish() }
             try await PostgresTestServer.withConnection(url: cluster.url) { connection in
                 try await connection.query("BEGIN", logger: connection.logger)
                 try await connection.query("LOCK TABLE moya_http_cache_records IN ACCESS EXCLUSIVE MODE", logger: connection.logger)
                 locked.update { $0 = true }
+                lockTakenSource.yield()
                 try await connection.query("SELECT pg_sleep(10)", logger: connection.logger)
                 try await connection.query("COMMIT", logger: connection.logger)
             }
         }
-        // The holder takes the lock, or fails: then the test fails, rather than waiting for ever.
-        let deadline = Date().addingTimeInterval(120)
-        while !locked.value, Date() < deadline {
-            try await _Concurrency.Task.sleep(nanoseconds: 50_000_000)
-        }
+        // The holder takes the lock, or fails (which ends the stream): then the test fails,
+        // rather than waiting for ever.
+        for await _ in lockTaken { break }
         guard locked.value else {
             holder.cancel()
             Issue.record("the other session did not take the lock within 120 s: \(await holder.result)")
@@ -148,6 +152,8 @@ struct SharedCacheFaultTests {
         #expect(cache.statistics.storageFailures >= 1)
         try await holder.value
 
+        // A bounded poll: nothing tells when the storage's connections work again after their
+        // timed-out queries.
         var answered: Response.CacheStatus = .network
         for _ in 0..<40 where answered != .hit {
             answered = try await provider.request(target).cacheStatus

@@ -72,6 +72,8 @@ struct SharedCookieJarTests {
             try #require(
                 HTTPCookie(properties: [.name: "token", .value: "t1", .domain: "upstream.example", .path: "/", .expires: Date(timeIntervalSinceNow: 600)])))
         await writer.synchronize()
+        // Time is the behaviour under test: the reader's copy must grow older than its refresh
+        // interval; polled, since the read it then starts runs in the background with no event.
         var seen: [HTTPCookie] = []
         for _ in 0..<100 where seen.isEmpty {
             seen = reader.cookies(for: url)
@@ -103,6 +105,8 @@ struct SharedCookieJarTests {
         try await cluster.start()
         let other = PostgresHTTPCacheStorage(configuration: configuration)
         let otherJar = CookieJar(sharedStorage: other.cookieJarStorage())
+        // A bounded poll: nothing tells when the first jar's write, tried again in the background,
+        // has reached the database.
         var seen: [HTTPCookie] = []
         for _ in 0..<60 where seen.isEmpty {
             await otherJar.synchronize()

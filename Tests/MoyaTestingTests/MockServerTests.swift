@@ -89,6 +89,7 @@ struct MockServerTests {
         let server = try await MockServer.start()
         server.route("/where") { _ in
             // Also after a suspension: the task keeps the server's loop as its executor.
+            // Time is the behaviour under test: a real suspension, resumed by a timer off the loop.
             try await _Concurrency.Task.sleep(for: .milliseconds(10))
             return .text(MultiThreadedEventLoopGroup.currentEventLoop == nil ? "elsewhere" : "on a loop")
         }

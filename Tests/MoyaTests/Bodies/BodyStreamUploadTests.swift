@@ -141,7 +141,7 @@ struct BodyStreamUploadTests {
         #expect(url == nil)
         #expect((underlying as? POSIXError)?.code == .EIO)
         #expect(error.localizedDescription.contains("input stream"), "\(error.localizedDescription)")
-        // A "nothing more happens" window: no second completion and no second didReceive.
+        // Time is the behaviour under test: a "nothing more happens" window, no second completion and no second didReceive.
         try await _Concurrency.Task.sleep(for: .milliseconds(300))
         #expect(completions.values.count == 1)
         #expect(plugin.events.filter { $0.hasSuffix("didReceive") }.count == 1)

@@ -64,6 +64,10 @@ struct EarlySuccessUploadTests {
         let (body, producer) = openBody()
         let request = _Concurrency.Task { [provider] in try await provider.request(target, body: body) }
         _ = try await server.waitForRequests(count: 1)
+        // Kept as a sleep: nothing tells when an in-memory or download response's head reaches
+        // the client while its body is still being sent (only a stream has
+        // `ExchangeEvent.responseHead`); an answer that arrives later only makes the request end
+        // the ordinary way, it cannot fail the test.
         try await _Concurrency.Task.sleep(for: .milliseconds(200))
         producer.yield(Data(repeating: UInt8(ascii: "b"), count: 64 * 1024))
         producer.finish()
@@ -129,7 +133,9 @@ struct EarlySuccessUploadTests {
         let request = _Concurrency.Task { [provider, target = answerAtOnce()] in try await provider.request(target, body: body) }
         _ = try await server.waitForRequests(count: 1)
         // Time for the answer to reach the client: without the hold, the request would end with
-        // it before the cancel.
+        // it before the cancel. Kept as a sleep: nothing tells when an in-memory response's head
+        // reaches the client while its body is still being sent; a later answer only makes the
+        // cancel come first, it cannot fail the test.
         try await _Concurrency.Task.sleep(for: .milliseconds(200))
         try await cancelThenNextRequestsGoThrough(request, .inMemory)
     }

@@ -292,7 +292,7 @@ struct RequestBodyStreamTests {
         #expect(await upload.value.error?.isCancelled == true)
         #expect(await endless.released.wait())
         let count = endless.produced.value
-        // A "nothing more happens" window: no chunk is asked for once the iterator is gone.
+        // Time is the behaviour under test: a "nothing more happens" window, no chunk is asked for once the iterator is gone.
         try await _Concurrency.Task.sleep(for: .milliseconds(200))
         #expect(endless.produced.value == count)
     }

@@ -53,6 +53,7 @@ struct TransferIdleTimeoutTests {
                 }) == busy {
                     started.fire()
                 }
+                // Time is the behaviour under test: a pool thread kept busy for longer than the timeout.
                 Thread.sleep(forTimeInterval: seconds)
             }
         }

@@ -45,10 +45,11 @@ struct CacheKillTests {
             // lands in the middle of a write.
             let stored = await eventually { Self.files(in: directory).entries > 0 || !process.isRunning }
             #expect(stored && process.isRunning, "the writer stored nothing (\(process.termination.map(String.init(describing:)) ?? "still running"))")
-            // The behaviour under test: a kill at a random moment of the writer's work.
+            // Time is the behaviour under test: a kill at a random moment of the writer's work.
             try await _Concurrency.Task.sleep(for: .milliseconds(Int(generator.next() % 200)))
             // Aims the kill at a write: polled every millisecond (not with `eventually`, every
-            // 20 ms), since a write's temporary file may exist for only a few milliseconds.
+            // 20 ms), since a write's temporary file may exist for only a few milliseconds. A
+            // bounded poll: no event tells this process of another process's writes.
             let writing = ContinuousClock.now + .seconds(5)
             while Self.files(in: directory).temporary == 0, ContinuousClock.now < writing, process.isRunning {
                 try await _Concurrency.Task.sleep(for: .milliseconds(1))

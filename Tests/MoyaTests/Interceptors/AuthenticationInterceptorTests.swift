@@ -27,8 +27,8 @@ struct TestAuthenticator: Authenticator {
 
     func refresh(_ credential: TestCredential) async throws -> TestCredential {
         refreshes.update { $0 += 1 }
-        // The behaviour under test: a slow refresh, long enough for concurrent requests to pile
-        // up behind it.
+        // Time is the behaviour under test: a slow refresh, long enough for concurrent requests
+        // to pile up behind it.
         try await _Concurrency.Task.sleep(nanoseconds: 200_000_000)
         guard let newToken else { throw RefreshFailure() }
         return TestCredential(token: newToken)

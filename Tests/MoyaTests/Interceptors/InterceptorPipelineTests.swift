@@ -138,7 +138,7 @@ struct InterceptorPipelineTests {
             }
             func refresh(_ credential: TestCredential) async throws -> TestCredential {
                 refreshing.fire()
-                // The behaviour under test: a refresh that takes far longer than the test.
+                // Time is the behaviour under test: a refresh that takes far longer than the test.
                 try await _Concurrency.Task.sleep(nanoseconds: 600_000_000_000)
                 return TestCredential(token: "late")
             }

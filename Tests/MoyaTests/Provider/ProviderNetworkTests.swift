@@ -406,6 +406,7 @@ struct ProviderNetworkTests {
         // would also stop a late request that was wrongly sent, hiding what the test looks for;
         // a slow machine can only make the wait miss it, not fail the test.
         pending.values.first?(.success(URLRequest(url: base.appendingPathComponent("echo"))))
+        // Time is the behaviour under test: a window in which the late request must not be sent.
         try await _Concurrency.Task.sleep(nanoseconds: 200_000_000)
         #expect(calls.values.count == 1)
         #expect(server.receivedRequests.isEmpty)

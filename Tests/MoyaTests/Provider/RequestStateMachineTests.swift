@@ -483,6 +483,7 @@ struct RequestStateMachineTests {
         // Shows that no fourth completion follows. Kept as a sleep: there is no session to shut
         // down (the requests are stubs) and the provider is gone, and a completion caused by its
         // release could come at any time; a slow machine can only make the wait miss one.
+        // Time is the behaviour under test: a window in which no fourth completion may come.
         try? await _Concurrency.Task.sleep(nanoseconds: 100_000_000)
         #expect(results.values.count == 3)
         #expect(results.values.allSatisfy { (try? $0.get())?.statusCode == 200 })

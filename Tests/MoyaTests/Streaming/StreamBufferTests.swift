@@ -74,28 +74,28 @@ struct StreamBufferTests {
     @Test("Many chunks from another thread, a slow consumer: all arrive, in order, the buffer bounded")
     func producerThread() async throws {
         let buffer = StreamBuffer(highWatermark: 64)
-        let producer = Thread {
+        // A task of its own, detached from the test's: it runs on another thread of the pool.
+        _Concurrency.Task.detached {
             for index in 0..<2000 {
                 let chunk = Data(repeating: UInt8(index % 251), count: 16)
                 switch buffer.append(chunk) {
                 case .more: break
                 case .moreAndWake: buffer.wakeConsumer()
                 case .pause:
-                    // Blocks the producer thread this test made, not a cooperative one.
-                    let semaphore = DispatchSemaphore(value: 0)
-                    buffer.waitForDemand { semaphore.signal() }
-                    semaphore.wait()
+                    // Suspends the producer until the consumer has taken enough, blocking no thread.
+                    await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                        buffer.waitForDemand { continuation.resume() }
+                    }
                 case .stopped: return
                 }
             }
             buffer.finish(.success(()))
         }
-        producer.start()
         var index = 0
         while case .success(let chunk?) = await buffer.next() {
             #expect(chunk == Data(repeating: UInt8(index % 251), count: 16))
             index += 1
-            // The behaviour under test: a slow consumer, so that the producer has to pause.
+            // Time is the behaviour under test: a slow consumer, so that the producer has to pause.
             if index % 100 == 0 { try await _Concurrency.Task.sleep(nanoseconds: 1_000_000) }
         }
         #expect(index == 2000)

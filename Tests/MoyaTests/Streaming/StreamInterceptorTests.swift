@@ -37,10 +37,13 @@ private final class HeadRecorder: RequestInterceptor {
 /// Waits in `retry` until its task is cancelled, after saying it started.
 private final class StallingInterceptor: RequestInterceptor {
     let started = Locked(false)
+    /// Fired once `started` is set.
+    let didStart = Signal()
 
     func retry(_ request: URLRequest, dueTo result: Result<Moya.Response, MoyaError>, retryCount: Int) async -> RetryDecision {
         started.update { $0 = true }
-        // Far longer than any run takes to cancel it: only a cancel ends the wait in time.
+        didStart.fire()
+        // Time is the behaviour under test: far longer than any run takes to cancel it, so only a cancel ends the wait in time.
         try? await _Concurrency.Task.sleep(nanoseconds: 300_000_000_000)
         return .retry
     }
@@ -176,12 +179,9 @@ struct StreamInterceptorTests {
                 return .failure(error)
             }
         }
-        // Generous: a run of the whole suite under a sanitizer can keep the request from the
-        // interceptor for seconds.
-        let deadline = Date().addingTimeInterval(120)
-        while !stalling.started.value && Date() < deadline {
-            try await _Concurrency.Task.sleep(nanoseconds: 5_000_000)
-        }
+        // Until the interceptor is deciding (the signal's limit is generous: a run of the whole
+        // suite under a sanitizer can keep the request from the interceptor for seconds).
+        await stalling.didStart.wait()
         #expect(stalling.started.value)
         let started = Date()
         task.cancel()

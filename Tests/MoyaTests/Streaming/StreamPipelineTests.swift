@@ -83,6 +83,7 @@ struct StreamPipelineTests {
         // Shows that no retry follows. Kept as a sleep: a session's shutdown, the one barrier,
         // would cut a late retry off before it reached the server, hiding what the test looks
         // for; a slow machine can only make the wait miss a retry, not fail the test.
+        // Time is the behaviour under test: a window in which no retry may reach the server.
         try await _Concurrency.Task.sleep(nanoseconds: 200_000_000)
         #expect(server.receivedRequests.filter { $0.path == "/truncate/1000" }.count == 1)
     }

@@ -99,6 +99,7 @@ struct StreamServerTests {
         var stopped = false
         let deadline = Date().addingTimeInterval(60)
         while !stopped, Date() < deadline, stalled < 32 << 20 {
+            // Time is the behaviour under test: each half second is a window in which the server must write nothing.
             try await _Concurrency.Task.sleep(nanoseconds: 500_000_000)
             let written = server.endlessBytesWritten
             stopped = written == stalled

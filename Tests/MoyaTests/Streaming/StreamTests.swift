@@ -398,7 +398,7 @@ struct StreamTests {
             data.append(chunk)
             if first {
                 first = false
-                // The behaviour under test: a consumer that pauses for twice the idle timeout.
+                // Time is the behaviour under test: a consumer that pauses for twice the idle timeout.
                 try await _Concurrency.Task.sleep(nanoseconds: 8_000_000_000)
             }
         }

@@ -137,6 +137,7 @@ struct HTTP2SilentConnectionTests {
         // The sleep stays: it is the behaviour under test, a connection that has received
         // nothing for longer than the second that makes it count as silent, had the reset come
         // from this side.
+        // Time is the behaviour under test: more than the one second of silence that retires a connection.
         try await Swift.Task.sleep(for: .milliseconds(1_300))
         let broken = await send(provider, Get(baseURL: server.baseURL, path: "/broken"))
         #expect(broken.error != nil)

@@ -17,7 +17,8 @@ import FoundationNetworking
 struct SecondTransportTests {
     /// The table transport's own errors, which no AsyncHTTPClient type stands for.
     enum TableError: Error, Equatable {
-        case cancelled, tooManyRedirects, redirectCycle, noRoute(String)
+        case cancelled, tooManyRedirects, redirectCycle
+        case noRoute(String)
         /// The table's connection closed before the request was written.
         case closedBeforeWriting
     }

@@ -10,12 +10,17 @@ struct WebSocketKeepaliveTests {
     @Test("With a ping interval, a silent connection is pinged, and a server that answers keeps it open")
     func keepalive() async throws {
         let pings = LockedBox(0)
+        let thirdPing = Signal()
         let server = try await WebSocketTestServer.start { connection in
             try await connection.accept()
             while let frame = try await connection.readFrame() {
                 switch frame.opcode {
                 case 9:
-                    pings.withLock { $0 += 1 }
+                    let count = pings.withLock { count in
+                        count += 1
+                        return count
+                    }
+                    if count == 3 { thirdPing.fire() }
                     try await connection.writeFrame(opcode: 10, payload: frame.payload)
                 case 8:
                     try await connection.sendClose(code: frame.closeCode)
@@ -28,9 +33,7 @@ struct WebSocketKeepaliveTests {
         let connection = try await MoyaProvider<Remote>().webSocket(
             Remote(server.baseURL, "/"), options: .init(pingInterval: 0.2, pingTimeout: 60))
         // Up to 30 s: a whole suite under AddressSanitizer can hold the server's task back.
-        for _ in 0..<3000 where pings.withLock({ $0 }) < 3 {
-            try await _Concurrency.Task.sleep(nanoseconds: 10_000_000)
-        }
+        await thirdPing.wait(timeout: .seconds(30))
         #expect(pings.withLock { $0 } >= 3)
         #expect(!connection.isClosed)
         await connection.close()

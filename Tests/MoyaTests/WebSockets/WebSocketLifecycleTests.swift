@@ -4,19 +4,30 @@ import Testing
 
 @testable import Moya
 
+/// Fires `ended` when the plugins hear that the connection has ended (its state says closed by
+/// then).
+private struct EndPlugin: WebSocketPluginType {
+    let ended: Signal
+
+    func webSocket(_ event: WebSocketEvent, handshake: Response, target: TargetType) {
+        if case .closed = event { ended.fire() }
+    }
+}
+
 /// How a WebSocket connection ends when its owner goes: the reader leaves, its task is
 /// cancelled, the session shuts down; and how a slow reader holds the server back.
 @Suite("WebSocket connection lifecycle")
 struct WebSocketLifecycleTests {
-    /// A server that accepts, sends `greeting` if given, and records the code of the client's
-    /// close frame.
-    static func recordingServer(greeting: String? = "hi", closes: LockedBox<[UInt16?]>) async throws -> WebSocketTestServer {
+    /// A server that accepts, sends `greeting` if given, records the code of the client's close
+    /// frame and fires `closed`.
+    static func recordingServer(greeting: String? = "hi", closes: LockedBox<[UInt16?]>, closed: Signal) async throws -> WebSocketTestServer {
         try await WebSocketTestServer.start { connection in
             try await connection.accept()
             if let greeting { try await connection.sendText(greeting) }
             while let frame = try await connection.readFrame() {
                 if frame.opcode == 8 {
                     closes.withLock { $0.append(frame.closeCode) }
+                    closed.fire()
                     try await connection.sendClose(code: frame.closeCode)
                     return
                 }
@@ -24,25 +35,20 @@ struct WebSocketLifecycleTests {
         }
     }
 
-    /// Waits until `condition` holds, for up to 10 s.
-    static func eventually(_ condition: () -> Bool) async throws {
-        for _ in 0..<1000 where !condition() {
-            try await _Concurrency.Task.sleep(nanoseconds: 10_000_000)
-        }
-    }
-
     @Test("Leaving the loop closes the connection with 1001, once")
     func readerLeaves() async throws {
         let closes = LockedBox<[UInt16?]>([])
-        let server = try await Self.recordingServer(closes: closes)
-        let connection = try await MoyaProvider<Remote>().webSocket(Remote(server.baseURL, "/"))
+        let closed = Signal()
+        let ended = Signal()
+        let server = try await Self.recordingServer(closes: closes, closed: closed)
+        let connection = try await MoyaProvider<Remote>(plugins: [EndPlugin(ended: ended)]).webSocket(Remote(server.baseURL, "/"))
         for try await message in connection.messages {
             #expect(message == .text("hi"))
             break
         }
-        try await Self.eventually { closes.withLock { !$0.isEmpty } }
+        await closed.wait()
         #expect(closes.withLock { $0 } == [1001])
-        try await Self.eventually { connection.isClosed }
+        await ended.wait()
         #expect(connection.isClosed)
         await server.shutdown()
     }
@@ -50,21 +56,27 @@ struct WebSocketLifecycleTests {
     @Test("Cancelling the task that reads closes the connection with 1001, and the loop throws the cancellation")
     func readerCancelled() async throws {
         let closes = LockedBox<[UInt16?]>([])
-        let server = try await Self.recordingServer(greeting: nil, closes: closes)
+        let closed = Signal()
+        let server = try await Self.recordingServer(greeting: nil, closes: closes, closed: closed)
         let connection = try await MoyaProvider<Remote>().webSocket(Remote(server.baseURL, "/"))
+        let reading = Signal()
         let reader = _Concurrency.Task { () -> MoyaError? in
             do throws(MoyaError) {
+                reading.fire()
                 for try await _ in connection.messages {}
                 return nil
             } catch {
                 return error
             }
         }
-        try await _Concurrency.Task.sleep(nanoseconds: 100_000_000)
+        // Once the reader has started reading. Nothing tells when it is suspended in `next()`;
+        // a cancel that comes just before ends it the same way (NIO's sequence throws the
+        // cancellation at the first `next()`, and the iterator's release closes with 1001).
+        await reading.wait()
         reader.cancel()
         let error = await reader.value
         #expect(error?.isCancelled == true, "\(String(describing: error))")
-        try await Self.eventually { closes.withLock { !$0.isEmpty } }
+        await closed.wait()
         #expect(closes.withLock { $0 } == [1001])
         await server.shutdown()
     }
@@ -72,11 +84,12 @@ struct WebSocketLifecycleTests {
     @Test("Releasing a connection nobody reads closes it with 1001")
     func released() async throws {
         let closes = LockedBox<[UInt16?]>([])
-        let server = try await Self.recordingServer(greeting: nil, closes: closes)
+        let closed = Signal()
+        let server = try await Self.recordingServer(greeting: nil, closes: closes, closed: closed)
         var connection: WebSocketConnection? = try await MoyaProvider<Remote>().webSocket(Remote(server.baseURL, "/"))
         #expect(connection != nil)
         connection = nil
-        try await Self.eventually { closes.withLock { !$0.isEmpty } }
+        await closed.wait()
         #expect(closes.withLock { $0 } == [1001])
         await server.shutdown()
     }
@@ -84,12 +97,13 @@ struct WebSocketLifecycleTests {
     @Test("Shutting the session down closes its WebSocket connections")
     func sessionShutdown() async throws {
         let closes = LockedBox<[UInt16?]>([])
-        let server = try await Self.recordingServer(greeting: nil, closes: closes)
+        let server = try await Self.recordingServer(greeting: nil, closes: closes, closed: Signal())
         let session = Session()
-        let connection = try await MoyaProvider<Remote>(session: session).webSocket(Remote(server.baseURL, "/"))
+        let ended = Signal()
+        let connection = try await MoyaProvider<Remote>(session: session, plugins: [EndPlugin(ended: ended)]).webSocket(Remote(server.baseURL, "/"))
         #expect(session.parts.routes.openConnections.count == 1)
         try await session.shutdown()
-        try await Self.eventually { connection.isClosed }
+        await ended.wait()
         #expect(connection.isClosed)
         #expect(session.parts.routes.openConnections.count == 0)
         await server.shutdown()
@@ -121,11 +135,13 @@ struct WebSocketLifecycleTests {
         // loop finds the channel full). Wait for it to stop moving, then check it stays put.
         var stalled = connection.statistics.messagesReceived
         for _ in 0..<50 {
+            // Time is the behaviour under test: each 200 ms is a window in which the count must not move.
             try await _Concurrency.Task.sleep(nanoseconds: 200_000_000)
             let now = connection.statistics.messagesReceived
             if now == stalled { break }
             stalled = now
         }
+        // Time is the behaviour under test: a last window in which the count stays put.
         try await _Concurrency.Task.sleep(nanoseconds: 300_000_000)
         // The buffered messages and a read's worth, not the server's 64 MiB (a loaded machine
         // may still finish a read after the count seemed to stop).

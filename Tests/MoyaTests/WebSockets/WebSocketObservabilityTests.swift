@@ -31,6 +31,10 @@ struct WebSocketObservabilityTests {
     }
 
     /// Waits until `condition` holds, for up to 5 s.
+    ///
+    /// A bounded poll, since no event marks it: the metrics and the span are written on the
+    /// connection's event loop once its channel's close future has completed, which can be after
+    /// `close()` has returned, and after the plugins heard of the end.
     static func eventually(_ condition: () -> Bool) async throws {
         for _ in 0..<500 where !condition() {
             try await _Concurrency.Task.sleep(nanoseconds: 10_000_000)

@@ -45,11 +45,11 @@ struct WebSocketSendTests {
 
     @Test("A server that stops reading holds the sender back: a bounded amount is taken, and a cancelled sender stops with requestCancelled")
     func backPressure() async throws {
-        let stop = LockedBox(false)
+        let stop = Signal()
         let server = try await WebSocketTestServer.start { connection in
             try await connection.accept()
             // Reads nothing until told to.
-            while !stop.withLock({ $0 }) { try await _Concurrency.Task.sleep(nanoseconds: 20_000_000) }
+            await stop.wait()
         }
         let connection = try await MoyaProvider<Remote>().webSocket(Remote(server.baseURL, "/"), options: .init(compression: .disabled))
         let taken = LockedBox(0)
@@ -69,6 +69,7 @@ struct WebSocketSendTests {
         // The socket's buffers and the queue fill; then the count stops growing.
         var last = -1
         for _ in 0..<200 {
+            // Time is the behaviour under test: each 50 ms is a window in which the count must not grow.
             try await _Concurrency.Task.sleep(nanoseconds: 50_000_000)
             let now = taken.withLock { $0 }
             if now == last { break }
@@ -79,7 +80,7 @@ struct WebSocketSendTests {
         sender.cancel()
         let error = await sender.value
         #expect(error?.isCancelled == true, "\(String(describing: error))")
-        stop.withLock { $0 = true }
+        stop.fire()
         await server.shutdown()
     }
 

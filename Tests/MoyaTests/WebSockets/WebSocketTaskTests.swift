@@ -15,6 +15,7 @@ struct WebSocketTaskTests {
     @Test("resume, send, receive, sendPing and cancel(with:reason:) work as URLSessionWebSocketTask's")
     func urlSessionShape() async throws {
         let closes = LockedBox<[WebSocketTestFrame]>([])
+        let closed = Signal()
         let server = try await WebSocketTestServer.start { connection in
             try await connection.accept()
             while let frame = try await connection.readFrame() {
@@ -23,6 +24,7 @@ struct WebSocketTaskTests {
                 case 9: try await connection.writeFrame(opcode: 10, payload: frame.payload)
                 case 8:
                     closes.withLock { $0.append(frame) }
+                    closed.fire()
                     try await connection.sendClose(code: frame.closeCode)
                     return
                 default: break
@@ -54,15 +56,12 @@ struct WebSocketTaskTests {
         }
         #expect(pong.withLock { $0 } == true)
         task.cancel(with: .goingAway, reason: Data("leaving".utf8))
-        for _ in 0..<500 where closes.withLock({ $0.isEmpty }) {
-            try await _Concurrency.Task.sleep(nanoseconds: 10_000_000)
-        }
+        await closed.wait()
         let close = try #require(closes.withLock { $0.first })
         #expect(close.closeCode == 1001)
         #expect(String(decoding: close.payload.dropFirst(2), as: UTF8.self) == "leaving")
-        for _ in 0..<500 where task.closeCode == .invalid {
-            try await _Concurrency.Task.sleep(nanoseconds: 10_000_000)
-        }
+        // receive() throws once the connection has ended, after the server's close frame.
+        _ = try? await task.receive()
         #expect(task.closeCode == .goingAway)
         #expect(server.receivedHandshakes.first?.target == "/chat")
         try await session.shutdown()

@@ -24,7 +24,11 @@ struct WebSocketViolationTests {
     /// client's frames until its close frame, answers it, and closes.
     func converse(_ bytes: [UInt8], options: WebSocketOptions = .init(compression: .disabled)) async throws -> Outcome {
         let clientClose = LockedBox<UInt16?>(nil)
+        // Fired when the server is done with the connection: after the client's close frame, or
+        // at the connection's end without one.
+        let serverDone = Signal()
         let server = try await WebSocketTestServer.start { connection in
+            defer { serverDone.fire() }
             try await connection.accept()
             try await connection.write(bytes)
             while let frame = try await connection.readFrame() {
@@ -47,10 +51,8 @@ struct WebSocketViolationTests {
             }
             outcome.error = failure
         }
-        // The close frame has been read once the server closed the connection.
-        for _ in 0..<1000 where clientClose.withLock({ $0 }) == nil && !connection.isClosed {
-            try await _Concurrency.Task.sleep(nanoseconds: 10_000_000)
-        }
+        // The close frame has been read once the server is done with the connection.
+        await serverDone.wait()
         outcome.clientCloseCode = clientClose.withLock { $0 }
         return outcome
     }
