@@ -96,6 +96,10 @@ final class TransportExchange: HTTPClientResponseDelegate, @unchecked Sendable {
     /// The origin whose first connection this attempt opens, until its head is written or it
     /// ends (``FirstConnectionGate``).
     private var openingOrigin: FirstConnectionGate.Origin?
+    /// What the origin's circuit breaker said of the attempt that went to the network last
+    /// (``route(_:)``), until its outcome is recorded (``attemptEnded(_:context:on:keepsUpload:)``,
+    /// or ``finish(_:)`` for an attempt that ended before its outcome).
+    private var breakerTicket: SessionResilience.Ticket?
 
     /// - Parameters:
     ///   - parts:    What the exchange needs of its session.
@@ -228,6 +232,15 @@ final class TransportExchange: HTTPClientResponseDelegate, @unchecked Sendable {
     /// Routes `attempt`: through the bridge when its host is pinned by public key or when it is
     /// plain `http` through an HTTP proxy, with the client of the proxy it goes through.
     private func route(_ attempt: ExchangeAttempt) {
+        // The origin's circuit breaker: an open one fails the attempt before anything is sent
+        // (a stored response has answered before this, whatever the breaker says).
+        switch parts.resilience.admit(attempt.urlRequest.url) {
+        case .failure(let open):
+            finish(.failure(open))
+            return
+        case .success(let ticket):
+            breakerTicket = ticket
+        }
         var route: TransportRoute
         let client: HTTPClient
         do {
@@ -461,10 +474,20 @@ final class TransportExchange: HTTPClientResponseDelegate, @unchecked Sendable {
             context.streamer?.stop()
         }
         let result = result.flatMapError { earlyAnswer(to: $0, context: context) }
-        if case .failure(let error) = result,
-            act(on: followUp(after: .failure(FollowUp.Failure(error)), of: context.attempt, streamedBody: context.streamer != nil), after: context)
-        {
-            return
+        switch result {
+        case .success(let response):
+            parts.resilience.record(breakerTicket, outcome: .status(response.statusCode))
+        case .failure(let error):
+            let followUp = followUp(after: .failure(FollowUp.Failure(error)), of: context.attempt, streamedBody: context.streamer != nil)
+            // An attempt sent again the same way (it reached no server) is the same request to
+            // the breaker: its last attempt's outcome counts.
+            if case .send(_, let step) = followUp, step.keepsRoute {
+            } else {
+                parts.resilience.record(breakerTicket, outcome: CircuitBreaker.Outcome(failure: error))
+            }
+            if act(on: followUp, after: context) {
+                return
+            }
         }
         switch result {
         case .success(let response):
@@ -682,6 +705,9 @@ final class TransportExchange: HTTPClientResponseDelegate, @unchecked Sendable {
     /// Ends the exchange with `result`: the session counts it as no longer in flight, its span
     /// ends, and the owner hears of it. Every end goes through here, exactly once.
     func finish(_ result: Result<TransportResponse, any Error>) {
+        // An admitted attempt that ended before it had an outcome (its request could not be
+        // made, its route failed): the breaker forgets it.
+        parts.resilience.record(breakerTicket, outcome: nil)
         parts.admission.ended()
         report(result)
     }

@@ -235,3 +235,7 @@ public final class AuthenticationInterceptor<AuthenticatorType: Authenticator>: 
         }
     }
 }
+
+/// The retries of an ``AuthenticationInterceptor`` answer the client's own stale credential,
+/// once per request, not a failing upstream: they do not draw from the retry budget.
+extension AuthenticationInterceptor: RetryBudgetExempt {}

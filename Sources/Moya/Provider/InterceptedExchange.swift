@@ -71,7 +71,7 @@ final class InterceptedExchange: Sendable {
             let rawResult: Result<Moya.Response, MoyaError>
             // A streamed head: the attempt waits while the interceptors decide on it.
             var streamHead: (head: TransportResponse, request: URLRequest, gate: StreamHeadGate, attempt: InterceptedAttempt)?
-            switch await send(attemptRequest) {
+            switch await send(attemptRequest, attemptNumber: retryCount + 1) {
             case (.finished(let result), _):
                 transportResult = result
                 rawResult = RequestFlight.result(of: result, request: attemptRequest, validation: .none)
@@ -81,11 +81,22 @@ final class InterceptedExchange: Sendable {
                 rawResult = .success(
                     Moya.Response(statusCode: head.statusCode, data: Data(), request: attemptRequest, deferredResponse: head.response))
             }
-            let decision = await retryDecision(for: attemptRequest, result: rawResult, retryCount: retryCount)
+            let (asked, decider) = await retryDecision(for: attemptRequest, result: rawResult, retryCount: retryCount)
             guard !isCancelled else {
                 streamHead.map { $0.attempt.abandon(gate: $0.gate) }
                 Self.discard(transportResult)
                 return
+            }
+            // The session's resilience policies may turn a retry down: a `Retry-After` longer
+            // than the session waits for, or an origin whose retry budget is spent. The request
+            // then ends with what the attempt got, as if no retry had been asked for.
+            var decision = asked
+            if decision.retryRequired, let refusal = resilienceRefusal(of: decision, decidedBy: decider, request: attemptRequest, result: rawResult) {
+                flight.observe(refusal)
+                decision = .doNotRetry
+            } else if decision.retryRequired, let wait = retryAfter(of: rawResult), wait > (decision.delay ?? 0) {
+                // Never earlier than the server asked.
+                decision = .retryWithDelay(wait)
             }
             switch decision {
             case .doNotRetry:
@@ -146,20 +157,49 @@ final class InterceptedExchange: Sendable {
     /// asked the async way, then, for a failed attempt, the Alamofire way. A cancelled request is
     /// never retried (a body that cannot be sent twice fails the request in ``run()`` when a
     /// retry is decided).
-    private func retryDecision(for request: URLRequest, result: Result<Moya.Response, MoyaError>, retryCount: Int) async -> RetryDecision {
+    private func retryDecision(
+        for request: URLRequest, result: Result<Moya.Response, MoyaError>, retryCount: Int
+    ) async -> (RetryDecision, decider: RequestInterceptor?) {
         var failedAttempt: (request: InterceptedRequest, error: MoyaError)?
         for interceptor in interceptors {
-            guard !isCancelled else { return .doNotRetry }
+            guard !isCancelled else { return (.doNotRetry, nil) }
             let decision = await interceptor.retry(request, dueTo: result, retryCount: retryCount)
-            if case .doNotRetry = decision {} else { return decision }
+            if case .doNotRetry = decision {} else { return (decision, interceptor) }
 
             if failedAttempt == nil { failedAttempt = failure(of: request, result: result, retryCount: retryCount) }
             guard let failedAttempt, !isCancelled else { continue }
             let callbackDecision = await interceptor.retryWithCompletion(failedAttempt.request, for: session, dueTo: failedAttempt.error)
             if case .doNotRetry = callbackDecision { continue }
-            return callbackDecision
+            return (callbackDecision, interceptor)
         }
-        return .doNotRetry
+        return (.doNotRetry, nil)
+    }
+
+    /// Why the session's resilience policies turn down the retry `decision` of `decider` after
+    /// `result`: a `Retry-After` longer than ``ResilienceOptions/maximumRetryAfter``, or the
+    /// origin's spent ``RetryBudget`` (which this retry draws from unless its interceptor is
+    /// ``RetryBudgetExempt``); `nil` when the retry goes ahead.
+    private func resilienceRefusal(
+        of decision: RetryDecision, decidedBy decider: RequestInterceptor?, request: URLRequest, result: Result<Moya.Response, MoyaError>
+    ) -> ResilienceEvent? {
+        let resilience = session.parts.resilience
+        if let wait = retryAfter(of: result), wait > resilience.options.maximumRetryAfter {
+            return .retryAfterTooLong(origin: URLOrigin(request.url).map { "\($0.scheme)://\($0.host):\($0.port)" } ?? "", seconds: wait)
+        }
+        guard !(decider is RetryBudgetExempt), let refusal = resilience.withdrawRetry(to: request.url) else { return nil }
+        return .retryRefused(origin: refusal.origin, retries: refusal.retries, requests: refusal.requests)
+    }
+
+    /// The wait the attempt's response asks for (`Retry-After`, in seconds or as a date), for a
+    /// `429` or a `503`; `nil` for any other result.
+    private func retryAfter(of result: Result<Moya.Response, MoyaError>) -> TimeInterval? {
+        let response: Moya.Response? =
+            switch result {
+            case .success(let response): response
+            case .failure(let error): error.response
+            }
+        guard let response, response.statusCode == 429 || response.statusCode == 503, let httpResponse = response.response else { return nil }
+        return RetryPolicy.retryAfter(of: httpResponse)
     }
 
     /// The attempt as Alamofire's retriers see it, if it failed: a transport error, or a
@@ -182,7 +222,7 @@ final class InterceptedExchange: Sendable {
     /// One attempt on the transport, until it ends or, for a streamed response, until its head
     /// arrives (the attempt then waits for the interceptors' decision). A cancel during it stops
     /// it, and it ends with the cancellation error.
-    private func send(_ attemptRequest: URLRequest) async -> (InterceptedAttempt.Outcome, InterceptedAttempt) {
+    private func send(_ attemptRequest: URLRequest, attemptNumber: Int) async -> (InterceptedAttempt.Outcome, InterceptedAttempt) {
         // The outcome comes through the attempt's lock, not the continuation (see
         // `InterceptedAttempt`).
         var owner: InterceptedAttempt?
@@ -190,7 +230,7 @@ final class InterceptedExchange: Sendable {
             let attempt = InterceptedAttempt(flight: flight, continuation: continuation)
             owner = attempt
             session.send(
-                flight.transportRequest(attemptRequest, credential: credential, body: body),
+                flight.transportRequest(attemptRequest, credential: credential, body: body, attempt: attemptNumber),
                 progress: flight.progressHandler,
                 owner: attempt
             )

@@ -34,6 +34,9 @@ extension RequestFlight: TransportOwner {
     /// result opened (a WebSocket's, with its `101`) goes to the flight's ``webSocketSink``, where
     /// the caller takes it; without one, it is abandoned.
     func transportFinished(_ result: Result<TransportResponse, any Error>, request: URLRequest) {
+        if case .failure(let error as CircuitOpenError) = result {
+            observe(.circuitOpen(error))
+        }
         if case .success(let response) = result, let upgraded = response.upgraded {
             if let connection = upgraded as? WebSocketConnection, let webSocketSink {
                 webSocketSink.offer(connection)
@@ -81,7 +84,7 @@ extension RequestFlight: TransportOwner {
     /// What the transport sends for `urlRequest`, one attempt of this flight: with `body` and
     /// `credential`, and the flight's mode (a WebSocket's upgrade, a stream, a new sink for a
     /// download's body, or memory).
-    func transportRequest(_ urlRequest: URLRequest, credential: ScopedCredential?, body: StreamedBody?) -> TransportRequest {
+    func transportRequest(_ urlRequest: URLRequest, credential: ScopedCredential?, body: StreamedBody?, attempt: Int = 1) -> TransportRequest {
         let mode: TransportRequest.Mode
         if let webSocketSink {
             mode = .upgrade(webSocketSink)
@@ -93,7 +96,9 @@ extension RequestFlight: TransportOwner {
         } else {
             mode = .memory
         }
-        return TransportRequest(urlRequest: urlRequest, credential: credential, body: body, mode: mode, traceContext: traceContext)
+        var request = TransportRequest(urlRequest: urlRequest, credential: credential, body: body, mode: mode, traceContext: traceContext)
+        request.attempt = attempt
+        return request
     }
 
     /// Tells the plugins, on the delivery queue, that `request` is sent again after `result`.
@@ -124,6 +129,25 @@ extension RequestFlight: TransportOwner {
             return .success(response)
         case .failure(let error):
             return .failure(.underlying(TransportError.translate(error), nil))
+        }
+    }
+}
+
+extension RequestFlight {
+    /// Tells the request's ``ResiliencePluginType`` plugins of `event`, on the delivery queue,
+    /// before the request's end is announced.
+    func observe(_ event: ResilienceEvent) {
+        guard let pluginTarget else { return }
+        let listening = plugins.compactMap { $0 as? any ResiliencePluginType }
+        guard !listening.isEmpty else { return }
+        let target = UncheckedSendable(pluginTarget)
+        let listeners = UncheckedSendable(listening)
+        // Plugins are called on the delivery queue, as every plugin call is; the queue keeps
+        // this before the end.
+        queue.moyaDeliver {
+            for plugin in listeners.value {
+                plugin.resilience(event, target: target.value)
+            }
         }
     }
 }

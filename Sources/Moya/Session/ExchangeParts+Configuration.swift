@@ -34,6 +34,9 @@ extension ExchangeParts {
             placement: ConnectionPlacement(admission: admission, gatesFirstConnections: configuration.httpVersion == .automatic),
             downloadFolder: DownloadFolder(configuration.temporaryDirectory), tracing: TracePropagation.current,
             redirectPolicy: configuration.redirectPolicy, maximumResponseBodySize: configuration.maximumResponseBodySize,
-            metricsFactory: configuration.metrics.currentFactory)
+            metricsFactory: configuration.metrics.currentFactory,
+            resilience: SessionResilience(
+                options: configuration.resilience, clock: configuration.resilienceClock,
+                metrics: ResilienceMetrics(factory: configuration.metrics.currentFactory)))
     }
 }

@@ -186,6 +186,14 @@ extension Session {
         /// metrics on without target names.
         public var metrics: MetricsOptions
 
+        /// What the session does so that a failing upstream is never multiplied by its retries:
+        /// a retry budget per origin and `Retry-After` honoured by every retry (on by default), a
+        /// circuit breaker per origin (off by default). See ``ResilienceOptions``.
+        public var resilience: ResilienceOptions = .default
+
+        /// The clock of the resilience policies' windows and breaks; tests move their own.
+        var resilienceClock: ResilienceClock = .system
+
         /// How long, in seconds, requests already running may go on once a graceful shutdown of
         /// the session's `ServiceGroup` begins (see ``Session/run()``). Default: 30 seconds.
         ///

@@ -52,14 +52,18 @@ final class ExchangeParts: Sendable {
     /// (``SessionMetricsOptions/currentFactory``), for the kinds of connection that count their
     /// own (a WebSocket's); `nil` without one.
     let metricsFactory: (any MetricsFactory)?
+    /// The retry budgets and circuit breakers of the origins the session sends to.
+    let resilience: SessionResilience
 
     /// Parts made from a session's configuration (`ExchangeParts+Configuration.swift` in
     /// `Session/`).
     init(
         routes: SessionRoutes, requests: ClientRequestFactory, cookies: CookieStage, cache: CacheStage?, timeouts: ExchangeTimeouts,
         admission: SessionAdmission, placement: ConnectionPlacement, downloadFolder: DownloadFolder, tracing: TracePropagation?,
-        redirectPolicy: SessionRedirectPolicy, maximumResponseBodySize: Int64?, metricsFactory: (any MetricsFactory)?
+        redirectPolicy: SessionRedirectPolicy, maximumResponseBodySize: Int64?, metricsFactory: (any MetricsFactory)?,
+        resilience: SessionResilience
     ) {
+        self.resilience = resilience
         self.routes = routes
         self.requests = requests
         self.cookies = cookies

@@ -35,6 +35,8 @@ final class WebSocketExchange: TransportAttempt {
     /// The channel once opened, and whether the exchange was cancelled (then the channel closes
     /// as soon as it exists).
     private let state = Protected<(channel: (any Channel)?, cancelled: Bool)>((nil, false))
+    /// What the origin's circuit breaker said of the handshake, until its outcome is recorded.
+    private let breakerTicket = Protected<SessionResilience.Ticket?>(nil)
 
     init(parts: ExchangeParts, request: TransportRequest, sink: WebSocketSink, owner: any TransportOwner, span: (any Span)?) {
         self.parts = parts
@@ -75,6 +77,13 @@ final class WebSocketExchange: TransportAttempt {
         } catch {
             finish(.failure(error), admitted: true)
             return
+        }
+        switch parts.resilience.admit(urlRequest.url) {
+        case .failure(let open):
+            finish(.failure(open), admitted: true)
+            return
+        case .success(let ticket):
+            breakerTicket.withLock { $0 = ticket }
         }
         let outcome = loop.makePromise(of: WebSocketHandshakeOutcome.self)
         parts.routes.openConnection(along: plan.route, on: loop).whenComplete { [self] opened in
@@ -218,6 +227,12 @@ final class WebSocketExchange: TransportAttempt {
     /// Ends the exchange: the span, the admission, then the owner.
     private func finish(_ result: Result<TransportResponse, any Error>, admitted: Bool) {
         let result = result.mapError { parts.explainingFailure($0, of: httpRequest) }
+        let outcome: CircuitBreaker.Outcome? =
+            switch result {
+            case .success(let response): .status(response.statusCode)
+            case .failure(let error): CircuitBreaker.Outcome(failure: error)
+            }
+        parts.resilience.record(breakerTicket.withLock { $0 }, outcome: outcome)
         if let span { TracePropagation.endSpan(span, with: result) }
         if admitted { parts.admission.ended() }
         owner.transportFinished(result, request: request.urlRequest)

@@ -1,0 +1,112 @@
+import Foundation
+
+/// The circuit breaker of one origin: closed, open or half-open, and the outcomes of its
+/// window. A value type, kept behind its owner's lock; time comes from the caller.
+struct BreakerState: Sendable {
+    /// Where the breaker is.
+    enum Phase: Sendable, Equatable {
+        /// Requests go through; outcomes are counted.
+        case closed
+        /// Requests fail at once until `until` (the monotonic clock), since `openedAt`.
+        case open(openedAt: Date, until: TimeInterval, untilDate: Date)
+        /// `inFlight` probes are out, `successes` have succeeded.
+        case halfOpen(openedAt: Date, inFlight: Int, successes: Int)
+
+        /// The gauge's value: 0 closed, 1 half-open, 2 open.
+        var gaugeValue: Int {
+            switch self {
+            case .closed: return 0
+            case .halfOpen: return 1
+            case .open: return 2
+            }
+        }
+
+        /// The name in logs and metrics.
+        var name: String {
+            switch self {
+            case .closed: return "closed"
+            case .halfOpen: return "half-open"
+            case .open: return "open"
+            }
+        }
+    }
+
+    /// What the breaker says of a request about to be sent.
+    enum Admission: Sendable, Equatable {
+        /// Send it; `probe` when it is one of the half-open breaker's probes.
+        case allowed(probe: Bool)
+        /// Do not send it.
+        case rejected(openedAt: Date, retryAt: Date?)
+    }
+
+    let configuration: CircuitBreaker
+    private(set) var phase = Phase.closed
+    /// Requests (first) and failures (second) that ended while closed, in the window.
+    private var counts: SlidingCounts
+
+    init(configuration: CircuitBreaker) {
+        self.configuration = configuration
+        counts = SlidingCounts(window: configuration.window)
+    }
+
+    /// Whether a request may be sent now. Past the break, the open breaker becomes half-open
+    /// and lets up to ``CircuitBreaker/probes`` requests through at a time.
+    mutating func admit(now: TimeInterval, date: Date) -> Admission {
+        switch phase {
+        case .closed:
+            return .allowed(probe: false)
+        case .open(let openedAt, let until, let untilDate):
+            guard now >= until else { return .rejected(openedAt: openedAt, retryAt: untilDate) }
+            phase = .halfOpen(openedAt: openedAt, inFlight: 1, successes: 0)
+            return .allowed(probe: true)
+        case .halfOpen(let openedAt, let inFlight, let successes):
+            guard inFlight + successes < configuration.probes else { return .rejected(openedAt: openedAt, retryAt: nil) }
+            phase = .halfOpen(openedAt: openedAt, inFlight: inFlight + 1, successes: successes)
+            return .allowed(probe: true)
+        }
+    }
+
+    /// Counts how an admitted request ended: `failed` (`nil` when it ended without an outcome of
+    /// the origin's, cancelled say). Returns the phase it moved to, if it moved.
+    mutating func record(failed: Bool?, probe: Bool, now: TimeInterval, date: Date) -> Phase? {
+        switch phase {
+        case .closed:
+            guard let failed, !probe else { return nil }
+            counts.add(first: 1, second: failed ? 1 : 0, at: now)
+            guard failed else { return nil }
+            let (requests, failures) = counts.totals(at: now)
+            guard requests >= configuration.minimumRequests, Double(failures) >= configuration.failureRatio * Double(requests) else { return nil }
+            return open(now: now, date: date)
+        case .open:
+            // A request admitted before the breaker opened: its outcome is old news.
+            return nil
+        case .halfOpen(let openedAt, let inFlight, let successes):
+            guard probe else { return nil }
+            guard let failed else {
+                phase = .halfOpen(openedAt: openedAt, inFlight: inFlight - 1, successes: successes)
+                return nil
+            }
+            if failed {
+                return open(now: now, date: date)
+            }
+            guard successes + 1 >= configuration.probes else {
+                phase = .halfOpen(openedAt: openedAt, inFlight: inFlight - 1, successes: successes + 1)
+                return nil
+            }
+            phase = .closed
+            counts.reset()
+            return phase
+        }
+    }
+
+    private mutating func open(now: TimeInterval, date: Date) -> Phase {
+        phase = .open(openedAt: date, until: now + configuration.breakDuration, untilDate: date.addingTimeInterval(configuration.breakDuration))
+        counts.reset()
+        return phase
+    }
+
+    /// Whether the breaker is closed with nothing counted: its origin can be forgotten.
+    func isIdle(at now: TimeInterval) -> Bool {
+        phase == .closed && counts.isEmpty(at: now)
+    }
+}

@@ -1,0 +1,58 @@
+import Foundation
+
+/// What a session does so that a failing upstream is never multiplied by its retries:
+/// ``Session/Configuration/resilience``.
+///
+/// - A ``RetryBudget`` per origin, on by default: retries stay a bounded share of the requests,
+///   whoever asks for them.
+/// - `Retry-After` honoured by every retry, on by default: an interceptor's retry of a `429` or
+///   `503` that says when to come back never goes earlier, and a wait longer than
+///   ``maximumRetryAfter`` ends the request with that response instead.
+/// - A ``CircuitBreaker`` per origin, off by default: it fails requests that would otherwise be
+///   sent, which a command-line tool or a test against a flaky server would not expect; a
+///   service that calls other services turns it on with one line.
+///
+/// The state (the budgets' counts, the breakers) is the session's, in this process: like
+/// Finagle's and Envoy's, it reacts to what this process sees within a second, with no store to
+/// reach and nothing to fail when a store is down. A fleet of N processes lets its upstream see
+/// up to N times one process's retries, each bounded.
+public struct ResilienceOptions: Sendable {
+    /// The retry budget of each origin; `nil` for none (every retry an interceptor asks for is
+    /// sent).
+    public var retryBudget: RetryBudget?
+    /// The circuit breaker of each origin; `nil` (the default) for none.
+    public var circuitBreaker: CircuitBreaker?
+    /// The longest `Retry-After` a retry waits for, in seconds: a longer one ends the request
+    /// with the response that asked for it. Default: an hour, a bound on what a server can make
+    /// a caller wait; an interceptor's own bound (``RetryPolicy/maximumDelay``, a minute by
+    /// default) is usually the shorter.
+    public let maximumRetryAfter: TimeInterval
+
+    /// Options; see the type's description for what each does.
+    ///
+    /// - Throws: ``ResilienceSettingError`` for a negative ``maximumRetryAfter``.
+    public init(retryBudget: RetryBudget? = .default, circuitBreaker: CircuitBreaker? = nil, maximumRetryAfter: TimeInterval = 3600)
+        throws(ResilienceSettingError)
+    {
+        try ResilienceSettingError.check(
+            "ResilienceOptions.maximumRetryAfter", maximumRetryAfter, in: 0...86_400, requirement: "between 0 seconds and a day")
+        self.retryBudget = retryBudget
+        self.circuitBreaker = circuitBreaker
+        self.maximumRetryAfter = maximumRetryAfter
+    }
+
+    /// Options whose settings are known to be valid.
+    private init(checkedBudget retryBudget: RetryBudget?, maximumRetryAfter: TimeInterval) {
+        self.retryBudget = retryBudget
+        self.circuitBreaker = nil
+        self.maximumRetryAfter = maximumRetryAfter
+    }
+
+    /// The default: a ``RetryBudget/default`` per origin, `Retry-After` honoured up to an hour,
+    /// no circuit breaker.
+    public static let `default` = ResilienceOptions(checkedBudget: .default, maximumRetryAfter: 3600)
+
+    /// Nothing: no budget, no breaker, `Retry-After` honoured up to an hour (a retry never
+    /// goes earlier than the server asked).
+    public static let unlimited = ResilienceOptions(checkedBudget: nil, maximumRetryAfter: 3600)
+}

@@ -1,0 +1,50 @@
+import Foundation
+
+/// How many retries a session may send to one origin: at most ``ratio`` of the requests it sent
+/// there over the last ``window``, plus ``minimumPerSecond`` a second so that a quiet client can
+/// still retry (the floor is ``minimumPerSecond`` × ``window`` retries a window).
+///
+/// Every retry draws from it, whoever asks for it: a ``RetryPolicy``, a custom
+/// ``RequestInterceptor``, a Server-Sent Events stream that reconnects. A request's first attempt
+/// refills it. When it is empty, the request ends with its last response or error, as if no
+/// retry had been asked for; plugins hear of it (``ExchangeEvent/retryRefused(origin:retries:requests:)``),
+/// the metrics count it (`moya.retry_budget.refusals`) and the session logs it. A retry after
+/// an `AuthenticationInterceptor` refreshed its credential does not draw: it is one per request
+/// at most, and it answers the client's own stale credential, not a failing upstream.
+///
+/// The defaults are Finagle's and Linkerd's (20 %, 10 seconds, 10 a second): at full load an
+/// upstream that fails everything receives at most 1.2 times its callers' requests, where three
+/// retries each would make it 4 times; a client sending a few requests a second keeps every
+/// retry it asks for.
+public struct RetryBudget: Sendable, Equatable {
+    /// The share of recent requests that may be retries, in `0...1`.
+    public let ratio: Double
+    /// How far back requests and retries count, in seconds (more than 0).
+    public let window: TimeInterval
+    /// Retries a second that are always allowed, whatever the ratio (0 or more).
+    public let minimumPerSecond: Double
+
+    /// A budget; see the type's description for what each setting means.
+    ///
+    /// - Throws: ``ResilienceSettingError`` for a ratio outside `0...1`, a window that is not
+    ///   more than 0, or a negative minimum.
+    public init(ratio: Double = 0.2, window: TimeInterval = 10, minimumPerSecond: Double = 10) throws(ResilienceSettingError) {
+        try ResilienceSettingError.check("RetryBudget.ratio", ratio, in: 0...1, requirement: "between 0 and 1")
+        try ResilienceSettingError.check(
+            "RetryBudget.window", window, in: Double.leastNonzeroMagnitude...86_400, requirement: "more than 0 seconds, at most a day")
+        try ResilienceSettingError.check("RetryBudget.minimumPerSecond", minimumPerSecond, in: 0...1_000_000, requirement: "0 or more")
+        self.ratio = ratio
+        self.window = window
+        self.minimumPerSecond = minimumPerSecond
+    }
+
+    /// 20 % of the requests of the last 10 seconds, and 10 retries a second.
+    public static let `default` = RetryBudget(checkedRatio: 0.2, window: 10, minimumPerSecond: 10)
+
+    /// A budget whose settings are known to be valid.
+    private init(checkedRatio: Double, window: TimeInterval, minimumPerSecond: Double) {
+        self.ratio = checkedRatio
+        self.window = window
+        self.minimumPerSecond = minimumPerSecond
+    }
+}

@@ -1,0 +1,183 @@
+import Foundation
+
+/// A session's resilience state (``ResilienceOptions``): the retry budget and the circuit
+/// breaker of each origin it sends to, behind one lock. Every kind of exchange asks it before
+/// an attempt goes to the network (``admit(_:)``) and tells it how the attempt ended
+/// (``record(_:outcome:)``); the provider's interceptor loop draws each retry from it
+/// (``withdrawRetry(to:)``), and every first attempt refills it (``recordRequest(to:)``).
+///
+/// The state is this process's, and bounded: at most ``originLimit`` origins are kept, and an
+/// origin with nothing counted and a closed breaker is forgotten first.
+final class SessionResilience: Sendable {
+    /// One origin's state.
+    private struct Origin {
+        /// Requests (first) and retries (second) in the budget's window.
+        var budget: SlidingCounts?
+        var breaker: BreakerState?
+    }
+
+    /// A retry the budget refused: the counts it was refused with.
+    struct Refusal: Sendable, Equatable {
+        /// The origin (`https://api.example.com:443`).
+        let origin: String
+        /// Retries in the window.
+        let retries: Int
+        /// Requests in the window.
+        let requests: Int
+    }
+
+    /// What the breaker said of an attempt, kept until the attempt's outcome is recorded once.
+    final class Ticket: Sendable {
+        fileprivate let origin: URLOrigin
+        fileprivate let probe: Bool
+        private let recorded = Protected(false)
+
+        fileprivate init(origin: URLOrigin, probe: Bool) {
+            self.origin = origin
+            self.probe = probe
+        }
+
+        /// Whether this is the first call: an outcome is recorded once.
+        fileprivate func claim() -> Bool {
+            recorded.withLock { recorded in
+                defer { recorded = true }
+                return !recorded
+            }
+        }
+    }
+
+    /// The most origins whose state is kept.
+    static let originLimit = 4096
+
+    let options: ResilienceOptions
+    private let clock: ResilienceClock
+    private let metrics: ResilienceMetrics?
+    private let origins = Protected<[String: Origin]>([:])
+
+    init(options: ResilienceOptions, clock: ResilienceClock = .system, metrics: ResilienceMetrics? = nil) {
+        self.options = options
+        self.clock = clock
+        self.metrics = metrics
+    }
+
+    private static func key(_ origin: URLOrigin) -> String {
+        "\(origin.scheme)://\(origin.host):\(origin.port)"
+    }
+
+    /// Updates the state of `origin` with `body`, making it when it is new (and forgetting an
+    /// idle origin when there are too many).
+    private func update<Result>(_ origin: URLOrigin, _ body: (inout Origin, TimeInterval) -> Result) -> Result {
+        let now = clock.now()
+        let key = Self.key(origin)
+        return origins.withLock { origins in
+            if origins[key] == nil {
+                if origins.count >= Self.originLimit {
+                    let idle =
+                        origins.first { _, state in
+                            (state.budget?.isEmpty(at: now) ?? true) && (state.breaker?.isIdle(at: now) ?? true)
+                        }?.key ?? origins.keys.first
+                    if let idle { origins[idle] = nil }
+                }
+                origins[key] = Origin(
+                    budget: options.retryBudget.map { SlidingCounts(window: $0.window) },
+                    breaker: options.circuitBreaker.map { BreakerState(configuration: $0) })
+            }
+            return body(&origins[key]!, now)
+        }
+    }
+
+    // MARK: - The retry budget
+
+    /// A first attempt to `url`'s origin: it refills the budget.
+    func recordRequest(to url: URL?) {
+        guard options.retryBudget != nil, let origin = URLOrigin(url) else { return }
+        update(origin) { state, now in state.budget?.add(first: 1, at: now) }
+    }
+
+    /// Takes a retry to `url`'s origin from its budget: `nil` when it may be sent, the refusal
+    /// otherwise (counted, logged).
+    func withdrawRetry(to url: URL?) -> Refusal? {
+        guard let budget = options.retryBudget, let origin = URLOrigin(url) else { return nil }
+        let refusal: Refusal? = update(origin) { state, now in
+            guard var counts = state.budget else { return nil }
+            let (requests, retries) = counts.totals(at: now)
+            let allowed = budget.ratio * Double(requests) + budget.minimumPerSecond * budget.window
+            guard Double(retries + 1) <= allowed else {
+                return Refusal(origin: Self.key(origin), retries: retries, requests: requests)
+            }
+            counts.add(second: 1, at: now)
+            state.budget = counts
+            return nil
+        }
+        if let refusal {
+            metrics?.retryRefused(host: origin.host, port: origin.port)
+            SessionLog.logger.warning(
+                "A retry was not sent: the retry budget of \(refusal.origin) is spent (\(refusal.retries) retries for \(refusal.requests) requests in the last \(budget.window) s); the request ends with its last response or error")
+        }
+        return refusal
+    }
+
+    // MARK: - The circuit breaker
+
+    /// Whether an attempt to `url` may go to the network: a ticket to record its outcome with
+    /// (`nil` without a breaker), or the error of an open breaker (counted).
+    func admit(_ url: URL?) -> Result<Ticket?, CircuitOpenError> {
+        guard options.circuitBreaker != nil, let origin = URLOrigin(url) else { return .success(nil) }
+        let date = clock.date()
+        let (admission, moved): (BreakerState.Admission, (BreakerState.Phase, BreakerState.Phase)?) = update(origin) { state, now in
+            guard var breaker = state.breaker else { return (.allowed(probe: false), nil) }
+            let before = breaker.phase
+            let admission = breaker.admit(now: now, date: date)
+            state.breaker = breaker
+            return (admission, breaker.phase.name != before.name ? (before, breaker.phase) : nil)
+        }
+        if let (from, to) = moved {
+            reportMove(of: origin, from: from, to: to)
+        }
+        switch admission {
+        case .allowed(let probe):
+            return .success(Ticket(origin: origin, probe: probe))
+        case .rejected(let openedAt, let retryAt):
+            metrics?.rejected(host: origin.host, port: origin.port)
+            return .failure(CircuitOpenError(origin: Self.key(origin), openedAt: openedAt, retryAt: retryAt))
+        }
+    }
+
+    /// Records how the attempt of `ticket` ended: `outcome`, or `nil` for an end that says
+    /// nothing of the origin (a cancel, a request the session refused). Once per ticket.
+    func record(_ ticket: Ticket?, outcome: CircuitBreaker.Outcome?) {
+        guard let ticket, let configuration = options.circuitBreaker, ticket.claim() else { return }
+        let failed = outcome.map { configuration.isFailure($0) }
+        let date = clock.date()
+        let moved: (BreakerState.Phase, BreakerState.Phase)? = update(ticket.origin) { state, now in
+            guard var breaker = state.breaker else { return nil }
+            let before = breaker.phase
+            let moved = breaker.record(failed: failed, probe: ticket.probe, now: now, date: date)
+            state.breaker = breaker
+            return moved.map { (before, $0) }
+        }
+        if let (from, to) = moved {
+            reportMove(of: ticket.origin, from: from, to: to)
+        }
+    }
+
+    /// The phase of `url`'s origin's breaker (for tests and diagnostics); `nil` without one.
+    func breakerPhase(of url: URL?) -> BreakerState.Phase? {
+        guard options.circuitBreaker != nil, let origin = URLOrigin(url) else { return nil }
+        return origins.withLock { $0[Self.key(origin)]?.breaker?.phase } ?? .closed
+    }
+
+    private func reportMove(of origin: URLOrigin, from: BreakerState.Phase, to: BreakerState.Phase) {
+        metrics?.breakerMoved(host: origin.host, port: origin.port, from: from, to: to)
+        let key = Self.key(origin)
+        switch to {
+        case .open(_, _, let until):
+            SessionLog.logger.warning(
+                "The circuit breaker of \(key) opened (\(from.name) before): requests to it fail at once until \(until)")
+        case .halfOpen:
+            SessionLog.logger.notice("The circuit breaker of \(key) is half-open: a few requests go through as probes")
+        case .closed:
+            SessionLog.logger.notice("The circuit breaker of \(key) closed: its probes succeeded")
+        }
+    }
+}
