@@ -48,13 +48,13 @@ public struct CircuitBreaker: Sendable {
     ) throws(ResilienceSettingError) {
         try ResilienceSettingError.check(
             "CircuitBreaker.failureRatio", failureRatio, in: Double.leastNonzeroMagnitude...1, requirement: "more than 0 and at most 1")
-        try ResilienceSettingError.check("CircuitBreaker.minimumRequests", Double(minimumRequests), in: 1...1_000_000_000, requirement: "1 or more")
+        try ResilienceSettingError.check("CircuitBreaker.minimumRequests", minimumRequests, atLeast: 1, requirement: "1 or more")
         try ResilienceSettingError.check(
             "CircuitBreaker.window", window, in: Double.leastNonzeroMagnitude...86_400, requirement: "more than 0 seconds, at most a day")
         try ResilienceSettingError.check(
             "CircuitBreaker.breakDuration", breakDuration, in: Double.leastNonzeroMagnitude...86_400,
             requirement: "more than 0 seconds, at most a day")
-        try ResilienceSettingError.check("CircuitBreaker.probes", Double(probes), in: 1...1_000_000, requirement: "1 or more")
+        try ResilienceSettingError.check("CircuitBreaker.probes", probes, atLeast: 1, requirement: "1 or more")
         self.failureRatio = failureRatio
         self.minimumRequests = minimumRequests
         self.window = window

@@ -24,6 +24,13 @@ public struct ResilienceSettingError: Error, Equatable, CustomStringConvertible,
     /// The same as ``description``.
     public var errorDescription: String? { description }
 
+    /// Checks that `value` is at least `minimum`.
+    static func check(_ setting: String, _ value: Int, atLeast minimum: Int, requirement: String) throws(ResilienceSettingError) {
+        guard value >= minimum else {
+            throw ResilienceSettingError(setting: setting, value: "\(value)", requirement: requirement)
+        }
+    }
+
     /// Checks that `value` is a finite number in `range`.
     static func check(_ setting: String, _ value: Double, in range: ClosedRange<Double>, requirement: String) throws(ResilienceSettingError) {
         guard value.isFinite, range.contains(value) else {

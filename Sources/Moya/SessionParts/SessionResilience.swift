@@ -60,6 +60,16 @@ final class SessionResilience: Sendable {
         self.metrics = metrics
     }
 
+    /// The origin whose budget and breaker `url` counts for: a WebSocket URL (`ws`, `wss`)
+    /// counts for its HTTP origin, the same server.
+    private static func origin(of url: URL?) -> URLOrigin? {
+        guard let url, let scheme = url.scheme?.lowercased(), scheme == "ws" || scheme == "wss",
+            var components = URLComponents(url: url, resolvingAgainstBaseURL: false)
+        else { return URLOrigin(url) }
+        components.scheme = scheme == "ws" ? "http" : "https"
+        return URLOrigin(components.url)
+    }
+
     private static func key(_ origin: URLOrigin) -> String {
         "\(origin.scheme)://\(origin.host):\(origin.port)"
     }
@@ -90,14 +100,14 @@ final class SessionResilience: Sendable {
 
     /// A first attempt to `url`'s origin: it refills the budget.
     func recordRequest(to url: URL?) {
-        guard options.retryBudget != nil, let origin = URLOrigin(url) else { return }
+        guard options.retryBudget != nil, let origin = Self.origin(of: url) else { return }
         update(origin) { state, now in state.budget?.add(first: 1, at: now) }
     }
 
     /// Takes a retry to `url`'s origin from its budget: `nil` when it may be sent, the refusal
     /// otherwise (counted, logged).
     func withdrawRetry(to url: URL?) -> Refusal? {
-        guard let budget = options.retryBudget, let origin = URLOrigin(url) else { return nil }
+        guard let budget = options.retryBudget, let origin = Self.origin(of: url) else { return nil }
         let refusal: Refusal? = update(origin) { state, now in
             guard var counts = state.budget else { return nil }
             let (requests, retries) = counts.totals(at: now)
@@ -112,7 +122,8 @@ final class SessionResilience: Sendable {
         if let refusal {
             metrics?.retryRefused(host: origin.host, port: origin.port)
             SessionLog.logger.warning(
-                "A retry was not sent: the retry budget of \(refusal.origin) is spent (\(refusal.retries) retries for \(refusal.requests) requests in the last \(budget.window) s); the request ends with its last response or error")
+                "A retry was not sent: the retry budget of \(refusal.origin) is spent (\(refusal.retries) retries for \(refusal.requests) requests in the last \(budget.window) s); the request ends with its last response or error"
+            )
         }
         return refusal
     }
@@ -122,7 +133,7 @@ final class SessionResilience: Sendable {
     /// Whether an attempt to `url` may go to the network: a ticket to record its outcome with
     /// (`nil` without a breaker), or the error of an open breaker (counted).
     func admit(_ url: URL?) -> Result<Ticket?, CircuitOpenError> {
-        guard options.circuitBreaker != nil, let origin = URLOrigin(url) else { return .success(nil) }
+        guard options.circuitBreaker != nil, let origin = Self.origin(of: url) else { return .success(nil) }
         let date = clock.date()
         let (admission, moved): (BreakerState.Admission, (BreakerState.Phase, BreakerState.Phase)?) = update(origin) { state, now in
             guard var breaker = state.breaker else { return (.allowed(probe: false), nil) }
@@ -163,7 +174,7 @@ final class SessionResilience: Sendable {
 
     /// The phase of `url`'s origin's breaker (for tests and diagnostics); `nil` without one.
     func breakerPhase(of url: URL?) -> BreakerState.Phase? {
-        guard options.circuitBreaker != nil, let origin = URLOrigin(url) else { return nil }
+        guard options.circuitBreaker != nil, let origin = Self.origin(of: url) else { return nil }
         return origins.withLock { $0[Self.key(origin)]?.breaker?.phase } ?? .closed
     }
 

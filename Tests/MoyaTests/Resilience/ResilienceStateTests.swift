@@ -1,0 +1,123 @@
+import Foundation
+import Testing
+
+@testable import Moya
+
+/// The resilience policies' state machines, with time given exactly.
+@Suite("Resilience: windows and breaker states")
+struct ResilienceStateTests {
+    private static let date = Date(timeIntervalSince1970: 1_800_000_000)
+
+    @Test("Sliding counts: what happened in the last window, a slot at a time")
+    func slidingCounts() {
+        var counts = SlidingCounts(window: 10)
+        counts.add(first: 3, at: 0.5)
+        counts.add(first: 1, second: 2, at: 4.2)
+        #expect(counts.totals(at: 9.9) == (4, 2))
+        // The slot of 0.5 s (0-1 s) leaves the window once 10 s have passed since its start.
+        #expect(counts.totals(at: 10.0) == (1, 2))
+        #expect(counts.totals(at: 13.9) == (1, 2))
+        // The slot of 4.2 s (4-5 s) leaves at 14 s: a window is ten whole slots.
+        #expect(counts.totals(at: 14.0) == (0, 0))
+        #expect(counts.isEmpty(at: 14.0))
+        // A slot's place is reused by a later slot, whose counts start again.
+        counts.add(first: 5, at: 20.3)
+        #expect(counts.totals(at: 20.3) == (5, 0))
+    }
+
+    private static func breaker(ratio: Double = 0.5, minimum: Int = 4, probes: Int = 2) throws -> BreakerState {
+        BreakerState(configuration: try CircuitBreaker(failureRatio: ratio, minimumRequests: minimum, window: 10, breakDuration: 5, probes: probes))
+    }
+
+    @Test("Closed: it opens once the window holds the minimum and the failures reach the ratio")
+    func opens() throws {
+        var breaker = try Self.breaker()
+        #expect(breaker.record(failed: true, probe: false, now: 1, date: Self.date) == nil)
+        #expect(breaker.record(failed: false, probe: false, now: 1, date: Self.date) == nil)
+        #expect(breaker.record(failed: true, probe: false, now: 2, date: Self.date) == nil, "3 requests: below the minimum")
+        let moved = breaker.record(failed: true, probe: false, now: 3, date: Self.date)
+        #expect(moved == .open(openedAt: Self.date, until: 8, untilDate: Self.date.addingTimeInterval(5)))
+        #expect(breaker.admit(now: 7.99, date: Self.date) == .rejected(openedAt: Self.date, retryAt: Self.date.addingTimeInterval(5)))
+    }
+
+    @Test("Closed: successes keep it closed, and outcomes leave the window")
+    func staysClosed() throws {
+        var breaker = try Self.breaker()
+        for second in 0..<3 {
+            _ = breaker.record(failed: true, probe: false, now: Double(second), date: Self.date)
+        }
+        for _ in 0..<4 {
+            _ = breaker.record(failed: false, probe: false, now: 3, date: Self.date)
+        }
+        #expect(breaker.record(failed: false, probe: false, now: 4, date: Self.date) == nil)
+        #expect(breaker.phase == .closed, "3 failures of 8 is below half")
+        // Eleven seconds later the old failures are gone: one failure of one request is below
+        // the minimum.
+        #expect(breaker.record(failed: true, probe: false, now: 15, date: Self.date) == nil)
+        #expect(breaker.phase == .closed)
+    }
+
+    @Test("Open, then half-open: a few probes go through; all succeeding closes it")
+    func probesClose() throws {
+        var breaker = try Self.breaker()
+        for _ in 0..<4 { _ = breaker.record(failed: true, probe: false, now: 1, date: Self.date) }
+        #expect(breaker.admit(now: 6, date: Self.date) == .allowed(probe: true), "the break is over at 6 s")
+        #expect(breaker.admit(now: 6, date: Self.date) == .allowed(probe: true))
+        #expect(breaker.admit(now: 6, date: Self.date) == .rejected(openedAt: Self.date, retryAt: nil), "two probes at most")
+        #expect(breaker.record(failed: false, probe: true, now: 6.5, date: Self.date) == nil)
+        #expect(breaker.admit(now: 6.5, date: Self.date) == .rejected(openedAt: Self.date, retryAt: nil), "one out, one succeeded")
+        #expect(breaker.record(failed: false, probe: true, now: 7, date: Self.date) == .closed)
+        #expect(breaker.admit(now: 7, date: Self.date) == .allowed(probe: false))
+    }
+
+    @Test("Half-open: a failed probe opens it again; a cancelled one frees its place")
+    func probeFails() throws {
+        var breaker = try Self.breaker()
+        for _ in 0..<4 { _ = breaker.record(failed: true, probe: false, now: 1, date: Self.date) }
+        #expect(breaker.admit(now: 6, date: Self.date) == .allowed(probe: true))
+        #expect(breaker.admit(now: 6, date: Self.date) == .allowed(probe: true))
+        #expect(breaker.record(failed: nil, probe: true, now: 6.1, date: Self.date) == nil, "a cancel is no outcome")
+        #expect(breaker.admit(now: 6.2, date: Self.date) == .allowed(probe: true), "its place is free again")
+        let later = Self.date.addingTimeInterval(3)
+        #expect(breaker.record(failed: true, probe: true, now: 9, date: later) == .open(openedAt: later, until: 14, untilDate: later.addingTimeInterval(5)))
+        #expect(breaker.admit(now: 13, date: later) == .rejected(openedAt: later, retryAt: later.addingTimeInterval(5)))
+        // The outcome of a request let through before, heard while open, changes nothing.
+        #expect(breaker.record(failed: false, probe: false, now: 13, date: later) == nil)
+    }
+
+    @Test("429: an origin that refuses some requests and serves the rest stays reachable")
+    func sheddingOrigin() throws {
+        var breaker = try Self.breaker(minimum: 20)
+        // 40 % of the requests refused with 429, the rest served: below the ratio.
+        for index in 0..<100 {
+            let failed = CircuitBreaker.defaultIsFailure(.status(index % 5 < 2 ? 429 : 200))
+            _ = breaker.record(failed: failed, probe: false, now: Double(index) / 20, date: Self.date)
+        }
+        #expect(breaker.phase == .closed)
+        #expect(!CircuitBreaker.defaultIsFailure(.status(404)), "other 4xx never count")
+        #expect(CircuitBreaker.defaultIsFailure(.status(503)))
+        #expect(CircuitBreaker.defaultIsFailure(.timedOut))
+        #expect(CircuitBreaker.defaultIsFailure(.connectionFailed))
+    }
+
+    @Test("Settings that make no sense are refused where they are written, saying which and why")
+    func settings() throws {
+        #expect(throws: ResilienceSettingError(setting: "RetryBudget.ratio", value: "1.5", requirement: "between 0 and 1")) {
+            try RetryBudget(ratio: 1.5)
+        }
+        #expect(throws: ResilienceSettingError.self) { try RetryBudget(window: 0) }
+        #expect(throws: ResilienceSettingError.self) { try RetryBudget(minimumPerSecond: -1) }
+        #expect(throws: ResilienceSettingError.self) { try RetryBudget(ratio: .nan) }
+        #expect(throws: ResilienceSettingError.self) { try CircuitBreaker(failureRatio: 0) }
+        #expect(throws: ResilienceSettingError.self) { try CircuitBreaker(minimumRequests: 0) }
+        #expect(throws: ResilienceSettingError.self) { try CircuitBreaker(breakDuration: -1) }
+        #expect(throws: ResilienceSettingError(setting: "CircuitBreaker.probes", value: "0", requirement: "1 or more")) {
+            try CircuitBreaker(probes: 0)
+        }
+        #expect(throws: ResilienceSettingError.self) { try ResilienceOptions(maximumRetryAfter: -1) }
+        let error = ResilienceSettingError(setting: "RetryBudget.ratio", value: "1.5", requirement: "between 0 and 1")
+        #expect(error.description == "RetryBudget.ratio is 1.5: it must be between 0 and 1.")
+        let defaults = try RetryBudget()
+        #expect(RetryBudget.default == defaults)
+    }
+}
