@@ -120,4 +120,3 @@ func runAsyncStubs(count: Int, tasks: Int, plugins: Bool) async throws -> Double
     }
     return rate
 }
-

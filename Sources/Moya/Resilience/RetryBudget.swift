@@ -7,7 +7,7 @@ import Foundation
 /// Every retry draws from it, whoever asks for it: a ``RetryPolicy``, a custom
 /// ``RequestInterceptor``, a Server-Sent Events stream that reconnects. A request's first attempt
 /// refills it. When it is empty, the request ends with its last response or error, as if no
-/// retry had been asked for; plugins hear of it (``ExchangeEvent/retryRefused(origin:retries:requests:)``),
+/// retry had been asked for; plugins hear of it (``ResilienceEvent/retryRefused(origin:retries:requests:)``),
 /// the metrics count it (`moya.retry_budget.refusals`) and the session logs it. A retry after
 /// an `AuthenticationInterceptor` refreshed its credential does not draw: it is one per request
 /// at most, and it answers the client's own stale credential, not a failing upstream.

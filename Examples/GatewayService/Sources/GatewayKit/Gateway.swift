@@ -53,6 +53,10 @@ public struct Gateway: Sendable {
         // outside one) may go on for half the limit, or for what is left of it if that is less.
         let half = (shutdownLimit / 2).components
         configuration.shutdownGracePeriod = Double(half.seconds) + Double(half.attoseconds) * 1e-18
+        // An upstream that fails at least half of 20 calls in 10 s is left alone for 5 s:
+        // callers get a 502 at once instead of waiting on it (the retry budget, on by default,
+        // already keeps the retries below a fifth of the calls).
+        configuration.resilience.circuitBreaker = .default
         // The session's metrics go to this registry, whatever the process bootstrapped.
         let session = withMetricsFactory(PrometheusMetricsFactory(registry: registry)) {
             Session(configuration: configuration)
