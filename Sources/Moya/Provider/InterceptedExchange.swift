@@ -71,7 +71,12 @@ final class InterceptedExchange: Sendable {
             let rawResult: Result<Moya.Response, MoyaError>
             // A streamed head: the attempt waits while the interceptors decide on it.
             var streamHead: (head: TransportResponse, request: URLRequest, gate: StreamHeadGate, attempt: InterceptedAttempt)?
-            switch await send(attemptRequest, attemptNumber: retryCount + 1) {
+            // A first attempt refills its origin's retry budget: only requests that can be retried
+            // (those with interceptors) count, so a request without them costs the budget nothing.
+            if retryCount == 0 {
+                session.parts.resilience.recordRequest(to: attemptRequest.url)
+            }
+            switch await send(attemptRequest) {
             case (.finished(let result), _):
                 transportResult = result
                 rawResult = RequestFlight.result(of: result, request: attemptRequest, validation: .none)
@@ -222,7 +227,7 @@ final class InterceptedExchange: Sendable {
     /// One attempt on the transport, until it ends or, for a streamed response, until its head
     /// arrives (the attempt then waits for the interceptors' decision). A cancel during it stops
     /// it, and it ends with the cancellation error.
-    private func send(_ attemptRequest: URLRequest, attemptNumber: Int) async -> (InterceptedAttempt.Outcome, InterceptedAttempt) {
+    private func send(_ attemptRequest: URLRequest) async -> (InterceptedAttempt.Outcome, InterceptedAttempt) {
         // The outcome comes through the attempt's lock, not the continuation (see
         // `InterceptedAttempt`).
         var owner: InterceptedAttempt?
@@ -230,7 +235,7 @@ final class InterceptedExchange: Sendable {
             let attempt = InterceptedAttempt(flight: flight, continuation: continuation)
             owner = attempt
             session.send(
-                flight.transportRequest(attemptRequest, credential: credential, body: body, attempt: attemptNumber),
+                flight.transportRequest(attemptRequest, credential: credential, body: body),
                 progress: flight.progressHandler,
                 owner: attempt
             )

@@ -194,12 +194,26 @@ extension MoyaProvider {
     ) -> ServerSentEventStream {
         // The target is only read when a connection is opened.
         let target = UncheckedSendable(target)
-        return ServerSentEventStream(
+        var events = ServerSentEventStream(
             connect: { headers async throws(MoyaError) -> StreamedResponse in
                 try await self.stream(target.value, options: options, headers: headers)
             },
             policy: reconnection,
             options: options
         )
+        // A reconnection is a retry: it draws from the retry budget of the target's origin,
+        // which the first connection refills.
+        let resilience = session.parts.resilience
+        if resilience.options.retryBudget != nil {
+            events.budget = { reconnecting in
+                let url = target.value.baseURL
+                if reconnecting {
+                    return resilience.withdrawRetry(to: url) == nil
+                }
+                resilience.recordRequest(to: url)
+                return true
+            }
+        }
+        return events
     }
 }

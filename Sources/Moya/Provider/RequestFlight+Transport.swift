@@ -84,7 +84,7 @@ extension RequestFlight: TransportOwner {
     /// What the transport sends for `urlRequest`, one attempt of this flight: with `body` and
     /// `credential`, and the flight's mode (a WebSocket's upgrade, a stream, a new sink for a
     /// download's body, or memory).
-    func transportRequest(_ urlRequest: URLRequest, credential: ScopedCredential?, body: StreamedBody?, attempt: Int = 1) -> TransportRequest {
+    func transportRequest(_ urlRequest: URLRequest, credential: ScopedCredential?, body: StreamedBody?) -> TransportRequest {
         let mode: TransportRequest.Mode
         if let webSocketSink {
             mode = .upgrade(webSocketSink)
@@ -96,9 +96,7 @@ extension RequestFlight: TransportOwner {
         } else {
             mode = .memory
         }
-        var request = TransportRequest(urlRequest: urlRequest, credential: credential, body: body, mode: mode, traceContext: traceContext)
-        request.attempt = attempt
-        return request
+        return TransportRequest(urlRequest: urlRequest, credential: credential, body: body, mode: mode, traceContext: traceContext)
     }
 
     /// Tells the plugins, on the delivery queue, that `request` is sent again after `result`.

@@ -151,9 +151,6 @@ public final class Session: Sendable {
     /// (``TransportRequest/Mode/upgrade(_:)``, a WebSocket handshake) to its
     /// ``ConnectionUpgrade``, with the same parts.
     func send(_ request: TransportRequest, progress: TransportProgressHandler?, owner: any TransportOwner) {
-        if request.attempt == 1 {
-            parts.resilience.recordRequest(to: request.urlRequest.url)
-        }
         guard case .upgrade(let upgrade) = request.mode else {
             TransportExchange.start(request, parts: parts, progress: progress, owner: owner)
             return

@@ -4,7 +4,8 @@ import Foundation
 /// breaker of each origin it sends to, behind one lock. Every kind of exchange asks it before
 /// an attempt goes to the network (``admit(_:)``) and tells it how the attempt ended
 /// (``record(_:outcome:)``); the provider's interceptor loop draws each retry from it
-/// (``withdrawRetry(to:)``), and every first attempt refills it (``recordRequest(to:)``).
+/// (``withdrawRetry(to:)``), and the first attempt of every request that can be retried (one
+/// with interceptors) refills it (``recordRequest(to:)``).
 ///
 /// The state is this process's, and bounded: at most ``originLimit`` origins are kept, and an
 /// origin with nothing counted and a closed breaker is forgotten first.

@@ -31,10 +31,6 @@ struct TransportRequest: Sendable {
     var body: StreamedBody?
     /// What becomes of the response.
     var mode: Mode
-    /// The attempt's number among the provider's attempts of the request (1 for the first; an
-    /// interceptor's retry is the next): a first attempt refills the origin's retry budget
-    /// (``SessionResilience/recordRequest(to:)``).
-    var attempt: Int = 1
     /// The trace context of the caller who made the request (``Session/callerTraceContext(for:)``);
     /// `nil` when there is none or the session propagates nothing.
     var traceContext: TraceContext?

@@ -32,6 +32,11 @@ public struct ServerSentEventStream: AsyncSequence, Sendable {
     /// Called as each wait to reconnect begins, with its length in seconds: for tests, which
     /// cannot otherwise tell that the iteration has reached the wait.
     var willWaitToReconnect: (@Sendable (_ delay: TimeInterval) -> Void)?
+    /// Asked before each connection, told whether it is a reconnection: the session's retry
+    /// budget, which the first connection refills and each reconnection draws from. `false`
+    /// ends the sequence instead of reconnecting (with the last connection's error, if it
+    /// failed). `nil` for no budget.
+    var budget: (@Sendable (_ reconnecting: Bool) -> Bool)?
 
     /// Iterates the events, connecting on the first `next()`.
     public func makeAsyncIterator() -> AsyncIterator {
@@ -58,6 +63,8 @@ public struct ServerSentEventStream: AsyncSequence, Sendable {
         /// Whether the current connection delivered an event.
         private var deliveredEvent = false
         private var isDone = false
+        /// How the last connection ended: its error, or `nil` when it ended cleanly.
+        private var lastError: MoyaError?
 
         init(stream: ServerSentEventStream) {
             self.stream = stream
@@ -136,6 +143,11 @@ public struct ServerSentEventStream: AsyncSequence, Sendable {
                     throw MoyaError.requestCancelled
                 }
             }
+            if let budget = stream.budget, !budget(connections > 0) {
+                isDone = true
+                if let lastError { throw lastError }
+                return
+            }
             connections += 1
             deliveredEvent = false
             let lastEventID = parser.lastEventID
@@ -173,6 +185,7 @@ public struct ServerSentEventStream: AsyncSequence, Sendable {
 
         /// A connection ended, with `error` or cleanly: whether the sequence reconnects.
         private mutating func endOfConnection(error: MoyaError?) throws(MoyaError) {
+            lastError = error
             failures = deliveredEvent ? 0 : failures + 1
             if let limit = stream.policy.maximumAttempts, failures > limit || (limit == 0) {
                 isDone = true

@@ -243,6 +243,28 @@ struct ResiliencePipelineTests {
         await server.shutdown()
     }
 
+    @Test("An event stream's reconnections draw from the budget: once it is spent, the sequence ends")
+    func eventStreamReconnections() async throws {
+        let server = try await MockServer.start()
+        // Every connection sends one event and ends: the stream reconnects after each.
+        server.route("/events", response: .events([MockServerSentEvent(data: "tick")]))
+        let clock = ManualClock()
+        // One retry a window, no share of the requests.
+        let session = Self.session(try ResilienceOptions(retryBudget: RetryBudget(ratio: 0, window: 10, minimumPerSecond: 0.1)), clock: clock)
+        let provider = MoyaProvider<Remote>(session: session)
+        let quick = ReconnectionPolicy(initialDelay: 0, maximumDelay: 0, maximumAttempts: nil, respectsServerRetry: false)
+        var ticks = 0
+        for try await event in provider.events(Remote(server.baseURL, "/events"), reconnection: quick) {
+            #expect(event.data == "tick")
+            ticks += 1
+            if ticks > 10 { break }
+        }
+        #expect(ticks == 2, "the first connection and the one reconnection the budget allows")
+        #expect(server.requests.count == 2)
+        try await session.shutdown()
+        await server.shutdown()
+    }
+
     @Test("The circuit breaker guards WebSocket handshakes too")
     func breakerGuardsWebSockets() async throws {
         let refusing = try await WebSocketTestServer.start { connection in
