@@ -27,6 +27,18 @@ struct ResiliencePipelineTests {
         }
     }
 
+    /// Counts the requests a route answered: 0 for the first.
+    final class Counter: Sendable {
+        private let count = Protected(0)
+
+        func next() -> Int {
+            count.withLock { value in
+                defer { value += 1 }
+                return value
+            }
+        }
+    }
+
     /// Records the resilience events its requests hear.
     final class ResilienceRecorder: ResiliencePluginType, @unchecked Sendable {
         // Sendable: `events` behind its lock.
@@ -77,15 +89,9 @@ struct ResiliencePipelineTests {
     @Test("The retry budget grows with the requests: at most the ratio of them are retries")
     func budgetRatio() async throws {
         let server = try await MockServer.start()
-        let count = Protected(0)
-        // Every other request fails once.
-        server.route("/half") { _ in
-            let index = count.withLock { value -> Int in
-                defer { value += 1 }
-                return value
-            }
-            return index % 3 == 0 ? .status(503) : .status(200)
-        }
+        let count = Counter()
+        // One request in three fails.
+        server.route("/half") { _ in count.next() % 3 == 0 ? .status(503) : .status(200) }
         let clock = ManualClock()
         let session = Self.session(try ResilienceOptions(retryBudget: RetryBudget(ratio: 0.25, window: 10, minimumPerSecond: 0)), clock: clock)
         let provider = MoyaProvider<Remote>(session: session, interceptors: [RetryPolicy(retryLimit: 5, exponentialBackoffScale: 0.001)])
@@ -120,14 +126,8 @@ struct ResiliencePipelineTests {
     @Test("Retry-After: a retry never goes earlier than the server asked, and one asking too long is not sent")
     func retryAfter() async throws {
         let server = try await MockServer.start()
-        let count = Protected(0)
-        server.route("/busy") { _ in
-            let index = count.withLock { value -> Int in
-                defer { value += 1 }
-                return value
-            }
-            return index == 0 ? .status(503, headers: [("Retry-After", "1")]) : .status(200)
-        }
+        let count = Counter()
+        server.route("/busy") { _ in count.next() == 0 ? .status(503, headers: [("Retry-After", "1")]) : .status(200) }
         server.route("/later", response: .status(429, headers: [("Retry-After", "30")]))
         /// Retries at once, whatever the server said.
         struct Impatient: RequestInterceptor {
