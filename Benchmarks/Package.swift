@@ -123,6 +123,7 @@ let package = Package(
             dependencies: [
                 "BenchServer",
                 .product(name: "Moya", package: "Moya"),
+                .product(name: "MoyaTesting", package: "Moya"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "NIOCore", package: "swift-nio"),

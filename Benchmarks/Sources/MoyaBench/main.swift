@@ -77,7 +77,7 @@ struct Options {
             case "--modes": trustModes = iterator.next().map { $0.split(separator: ",").map(String.init) }
             case "--help", "-h":
                 print(
-                    "usage: MoyaBench [--rounds N] [--requests N] [--blocks N] [--stubs N] [--connections N] [--url URL] [--only get|get1|get32|post|cpu|https|transfer|stream|cache|handover|rss|stubs|mapping|memory] [--concurrency N] [--ca PEM] [--sizes 512,1024] [--memory-mib N] [--clients ahc,ahc-notrace,ahc-delegate,ahc-request,ahc-async,callbacks,async,urlsession] [--per-round] [--no-spread] [--metrics] [--modes roots,default,certificates,keys,disabled]"
+                    "usage: MoyaBench [--rounds N] [--requests N] [--blocks N] [--stubs N] [--connections N] [--url URL] [--only get|get1|get32|post|cpu|https|transfer|stream|cache|handover|resilience|rss|stubs|mapping|memory] [--concurrency N] [--ca PEM] [--sizes 512,1024] [--memory-mib N] [--clients ahc,ahc-notrace,ahc-delegate,ahc-request,ahc-async,callbacks,async,urlsession] [--per-round] [--no-spread] [--metrics] [--modes roots,default,certificates,keys,disabled]"
                 )
                 exit(0)
             default:
@@ -315,6 +315,10 @@ if options.only == "transfer" {
 if options.only == "cache" {
     try await CacheBenchmark.run(options: options, base: base)
 }
+if options.only == "resilience" {
+    try await ResilienceBenchmark.run(seconds: 10)
+}
+
 if options.only == "handover" {
     try HandoverBenchmark.run(rounds: options.rounds)
 }
