@@ -22,7 +22,7 @@ enum ResilienceBenchmark {
             let ratio = Double(outcome.upstreamRequests) / Double(max(1, outcome.callerRequests))
             print(
                 "  upstream answering 503, \(name): \(outcome.callerRequests) caller requests, \(outcome.upstreamRequests) reached it, "
-                    + "ratio \(format(ratio, 2)) (goal ≤ 1.2 with the budget), p99 \(format(Statistics.percentile(outcome.latencies, 0.99) * 1000)) ms")
+                    + "ratio \(format(ratio, 3)) (goal ≤ 1.2 with the budget), p99 \(format(Statistics.percentile(outcome.latencies, 0.99) * 1000)) ms")
         }
         let recovery = try await recoveringUpstream(seconds: seconds)
         print(
