@@ -303,13 +303,17 @@ final class MoyaCallbackClient: BenchClient {
     ///   - configuration: The session's configuration; its connections per host are set to
     ///     `connections`.
     ///   - name: How the tables name the client.
-    init(base: URL, connections: Int, configuration: Session.Configuration = .init(), name: String = "MoyaProvider (callbacks)") {
+    ///   - interceptors: The provider's interceptors; none unless given.
+    init(
+        base: URL, connections: Int, configuration: Session.Configuration = .init(), name: String = "MoyaProvider (callbacks)",
+        interceptors: [RequestInterceptor] = []
+    ) {
         self.base = base
         self.name = name
         var configuration = configuration
         configuration.maximumConnectionsPerHost = connections
         session = Session(configuration: configuration)
-        provider = MoyaProvider<BenchTarget>(callbackQueue: .global(), session: session)
+        provider = MoyaProvider<BenchTarget>(callbackQueue: .global(), session: session, interceptors: interceptors)
     }
 
     func load(_ kind: RequestKind, concurrency: Int, total: Int) async throws -> (rate: Double, latencies: [Double]) {

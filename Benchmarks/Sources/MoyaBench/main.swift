@@ -122,6 +122,28 @@ func benchClientFactories(base: URL) -> [(key: String, make: () -> any BenchClie
         ("callbacks", { MoyaCallbackClient(base: base, connections: options.connections) }),
         ("async", { MoyaAsyncClient(base: base, connections: options.connections) }),
         ("urlsession", { URLSessionClient(base: base, connections: options.connections) }),
+        // A service's provider: a RetryPolicy, with the session's resilience policies off or
+        // all on (the retry budget and a circuit breaker), to measure what they cost.
+        (
+            "retry-unprotected",
+            {
+                var configuration = Session.Configuration()
+                configuration.resilience = .unlimited
+                return MoyaCallbackClient(
+                    base: base, connections: options.connections, configuration: configuration, name: "callbacks + RetryPolicy, policies off",
+                    interceptors: [RetryPolicy(retryLimit: 3)])
+            }
+        ),
+        (
+            "retry-protected",
+            {
+                var configuration = Session.Configuration()
+                configuration.resilience.circuitBreaker = .default
+                return MoyaCallbackClient(
+                    base: base, connections: options.connections, configuration: configuration, name: "callbacks + RetryPolicy, policies on",
+                    interceptors: [RetryPolicy(retryLimit: 3)])
+            }
+        ),
     ]
 }
 

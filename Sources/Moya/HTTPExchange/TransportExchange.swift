@@ -476,14 +476,14 @@ final class TransportExchange: HTTPClientResponseDelegate, @unchecked Sendable {
         let result = result.flatMapError { earlyAnswer(to: $0, context: context) }
         switch result {
         case .success(let response):
-            parts.resilience.record(breakerTicket, outcome: .status(response.statusCode))
+            recordBreakerOutcome(.status(response.statusCode))
         case .failure(let error):
             let followUp = followUp(after: .failure(FollowUp.Failure(error)), of: context.attempt, streamedBody: context.streamer != nil)
             // An attempt sent again the same way (it reached no server) is the same request to
             // the breaker: its last attempt's outcome counts.
             if case .send(_, let step) = followUp, step.keepsRoute {
             } else {
-                parts.resilience.record(breakerTicket, outcome: CircuitBreaker.Outcome(failure: error))
+                recordBreakerOutcome(CircuitBreaker.Outcome(failure: error))
             }
             if act(on: followUp, after: context) {
                 return
@@ -707,7 +707,7 @@ final class TransportExchange: HTTPClientResponseDelegate, @unchecked Sendable {
     func finish(_ result: Result<TransportResponse, any Error>) {
         // An admitted attempt that ended before it had an outcome (its request could not be
         // made, its route failed): the breaker forgets it.
-        parts.resilience.record(breakerTicket, outcome: nil)
+        recordBreakerOutcome(nil)
         parts.admission.ended()
         report(result)
     }
@@ -717,6 +717,14 @@ final class TransportExchange: HTTPClientResponseDelegate, @unchecked Sendable {
     private func report(_ result: Result<TransportResponse, any Error>) {
         if let span { TracePropagation.endSpan(span, with: result) }
         owner.transportFinished(result, request: request.urlRequest)
+    }
+
+    /// Records how the attempt of ``breakerTicket`` ended with its origin's breaker, once: the
+    /// ticket is let go.
+    private func recordBreakerOutcome(_ outcome: CircuitBreaker.Outcome?) {
+        guard let ticket = breakerTicket else { return }
+        breakerTicket = nil
+        parts.resilience.record(ticket, outcome: outcome)
     }
 
     /// Sends `attempt` again the way `context`'s attempt went: same route, client and socket.

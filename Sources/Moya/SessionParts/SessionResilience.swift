@@ -27,24 +27,11 @@ final class SessionResilience: Sendable {
         let requests: Int
     }
 
-    /// What the breaker said of an attempt, kept until the attempt's outcome is recorded once.
-    final class Ticket: Sendable {
-        fileprivate let origin: URLOrigin
+    /// What the breaker said of an attempt: its holder records the attempt's outcome with it
+    /// once (``record(_:outcome:)``), and then lets it go.
+    struct Ticket: Sendable {
+        fileprivate let origin: ResilienceOrigin
         fileprivate let probe: Bool
-        private let recorded = Protected(false)
-
-        fileprivate init(origin: URLOrigin, probe: Bool) {
-            self.origin = origin
-            self.probe = probe
-        }
-
-        /// Whether this is the first call: an outcome is recorded once.
-        fileprivate func claim() -> Bool {
-            recorded.withLock { recorded in
-                defer { recorded = true }
-                return !recorded
-            }
-        }
     }
 
     /// The most origins whose state is kept.
@@ -61,39 +48,26 @@ final class SessionResilience: Sendable {
         self.metrics = metrics
     }
 
-    /// The origin whose budget and breaker `url` counts for: a WebSocket URL (`ws`, `wss`)
-    /// counts for its HTTP origin, the same server.
-    private static func origin(of url: URL?) -> URLOrigin? {
-        guard let url, let scheme = url.scheme?.lowercased(), scheme == "ws" || scheme == "wss",
-            var components = URLComponents(url: url, resolvingAgainstBaseURL: false)
-        else { return URLOrigin(url) }
-        components.scheme = scheme == "ws" ? "http" : "https"
-        return URLOrigin(components.url)
-    }
-
-    private static func key(_ origin: URLOrigin) -> String {
-        "\(origin.scheme)://\(origin.host):\(origin.port)"
-    }
-
     /// Updates the state of `origin` with `body`, making it when it is new (and forgetting an
     /// idle origin when there are too many).
-    private func update<Result>(_ origin: URLOrigin, _ body: (inout Origin, TimeInterval) -> Result) -> Result {
+    private func update<Result>(_ origin: ResilienceOrigin, _ body: (inout Origin, TimeInterval) -> Result) -> Result {
         let now = clock.now()
-        let key = Self.key(origin)
+        let key = origin.key
         return origins.withLock { origins in
-            if origins[key] == nil {
-                if origins.count >= Self.originLimit {
-                    let idle =
-                        origins.first { _, state in
-                            (state.budget?.isEmpty(at: now) ?? true) && (state.breaker?.isIdle(at: now) ?? true)
-                        }?.key ?? origins.keys.first
-                    if let idle { origins[idle] = nil }
-                }
-                origins[key] = Origin(
-                    budget: options.retryBudget.map { SlidingCounts(window: $0.window) },
-                    breaker: options.circuitBreaker.map { BreakerState(configuration: $0) })
+            if origins.count >= Self.originLimit, origins[key] == nil {
+                let idle =
+                    origins.first { _, state in
+                        (state.budget?.isEmpty(at: now) ?? true) && (state.breaker?.isIdle(at: now) ?? true)
+                    }?.key ?? origins.keys.first
+                if let idle { origins[idle] = nil }
             }
-            return body(&origins[key]!, now)
+            // One lookup: made in place when new.
+            return body(
+                &origins[
+                    key,
+                    default: Origin(
+                        budget: options.retryBudget.map { SlidingCounts(window: $0.window) },
+                        breaker: options.circuitBreaker.map { BreakerState(configuration: $0) })], now)
         }
     }
 
@@ -101,20 +75,20 @@ final class SessionResilience: Sendable {
 
     /// A first attempt to `url`'s origin: it refills the budget.
     func recordRequest(to url: URL?) {
-        guard options.retryBudget != nil, let origin = Self.origin(of: url) else { return }
+        guard options.retryBudget != nil, let origin = ResilienceOrigin(url) else { return }
         update(origin) { state, now in state.budget?.add(first: 1, at: now) }
     }
 
     /// Takes a retry to `url`'s origin from its budget: `nil` when it may be sent, the refusal
     /// otherwise (counted, logged).
     func withdrawRetry(to url: URL?) -> Refusal? {
-        guard let budget = options.retryBudget, let origin = Self.origin(of: url) else { return nil }
+        guard let budget = options.retryBudget, let origin = ResilienceOrigin(url) else { return nil }
         let refusal: Refusal? = update(origin) { state, now in
             guard var counts = state.budget else { return nil }
             let (requests, retries) = counts.totals(at: now)
             let allowed = budget.ratio * Double(requests) + budget.minimumPerSecond * budget.window
             guard Double(retries + 1) <= allowed else {
-                return Refusal(origin: Self.key(origin), retries: retries, requests: requests)
+                return Refusal(origin: origin.key, retries: retries, requests: requests)
             }
             counts.add(second: 1, at: now)
             state.budget = counts
@@ -134,7 +108,7 @@ final class SessionResilience: Sendable {
     /// Whether an attempt to `url` may go to the network: a ticket to record its outcome with
     /// (`nil` without a breaker), or the error of an open breaker (counted).
     func admit(_ url: URL?) -> Result<Ticket?, CircuitOpenError> {
-        guard options.circuitBreaker != nil, let origin = Self.origin(of: url) else { return .success(nil) }
+        guard options.circuitBreaker != nil, let origin = ResilienceOrigin(url) else { return .success(nil) }
         let date = clock.date()
         let (admission, moved): (BreakerState.Admission, (BreakerState.Phase, BreakerState.Phase)?) = update(origin) { state, now in
             guard var breaker = state.breaker else { return (.allowed(probe: false), nil) }
@@ -151,14 +125,15 @@ final class SessionResilience: Sendable {
             return .success(Ticket(origin: origin, probe: probe))
         case .rejected(let openedAt, let retryAt):
             metrics?.rejected(host: origin.host, port: origin.port)
-            return .failure(CircuitOpenError(origin: Self.key(origin), openedAt: openedAt, retryAt: retryAt))
+            return .failure(CircuitOpenError(origin: origin.key, openedAt: openedAt, retryAt: retryAt))
         }
     }
 
     /// Records how the attempt of `ticket` ended: `outcome`, or `nil` for an end that says
-    /// nothing of the origin (a cancel, a request the session refused). Once per ticket.
+    /// nothing of the origin (a cancel, a request the session refused). Once per ticket: its
+    /// holder lets it go after.
     func record(_ ticket: Ticket?, outcome: CircuitBreaker.Outcome?) {
-        guard let ticket, let configuration = options.circuitBreaker, ticket.claim() else { return }
+        guard let ticket, let configuration = options.circuitBreaker else { return }
         let failed = outcome.map { configuration.isFailure($0) }
         let date = clock.date()
         let moved: (BreakerState.Phase, BreakerState.Phase)? = update(ticket.origin) { state, now in
@@ -175,13 +150,13 @@ final class SessionResilience: Sendable {
 
     /// The phase of `url`'s origin's breaker (for tests and diagnostics); `nil` without one.
     func breakerPhase(of url: URL?) -> BreakerState.Phase? {
-        guard options.circuitBreaker != nil, let origin = Self.origin(of: url) else { return nil }
-        return origins.withLock { $0[Self.key(origin)]?.breaker?.phase } ?? .closed
+        guard options.circuitBreaker != nil, let origin = ResilienceOrigin(url) else { return nil }
+        return origins.withLock { $0[origin.key]?.breaker?.phase } ?? .closed
     }
 
-    private func reportMove(of origin: URLOrigin, from: BreakerState.Phase, to: BreakerState.Phase) {
+    private func reportMove(of origin: ResilienceOrigin, from: BreakerState.Phase, to: BreakerState.Phase) {
         metrics?.breakerMoved(host: origin.host, port: origin.port, from: from, to: to)
-        let key = Self.key(origin)
+        let key = origin.key
         switch to {
         case .open(_, _, let until):
             SessionLog.logger.warning(

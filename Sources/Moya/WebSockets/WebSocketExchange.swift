@@ -232,7 +232,11 @@ final class WebSocketExchange: TransportAttempt {
             case .success(let response): .status(response.statusCode)
             case .failure(let error): CircuitBreaker.Outcome(failure: error)
             }
-        parts.resilience.record(breakerTicket.withLock { $0 }, outcome: outcome)
+        parts.resilience.record(
+            breakerTicket.withLock { ticket in
+                defer { ticket = nil }
+                return ticket
+            }, outcome: outcome)
         if let span { TracePropagation.endSpan(span, with: result) }
         if admitted { parts.admission.ended() }
         owner.transportFinished(result, request: request.urlRequest)

@@ -100,6 +100,23 @@ struct ResilienceStateTests {
         #expect(CircuitBreaker.defaultIsFailure(.connectionFailed))
     }
 
+    @Test("The origin a budget and a breaker count for, read from a URL's string")
+    func origins() {
+        func key(_ string: String) -> String? { ResilienceOrigin(URL(string: string)).map(\.key) }
+        #expect(key("https://API.Example.com/users?id=1") == "https://api.example.com:443")
+        #expect(key("http://example.com") == "http://example.com:80")
+        #expect(key("http://example.com:8080/a#b") == "http://example.com:8080")
+        #expect(key("ws://example.com/chat") == "http://example.com:80", "a WebSocket counts for its HTTP origin")
+        #expect(key("wss://example.com:8443") == "https://example.com:8443")
+        #expect(key("https://user:secret@example.com/") == "https://example.com:443", "credentials are not part of it")
+        #expect(key("http://[::1]:9000/x") == "http://[::1]:9000")
+        #expect(key("http://[::1]/x") == "http://[::1]:80")
+        #expect(key("ftp://example.com/") == nil)
+        #expect(key("file:///tmp/x") == nil)
+        #expect(key("http://example.com:99999/") == nil)
+        #expect(ResilienceOrigin(URL(string: "http://127.0.0.1:8000/")) == ResilienceOrigin(URL(string: "http://127.0.0.1:8000/other")))
+    }
+
     @Test("Settings that make no sense are refused where they are written, saying which and why")
     func settings() throws {
         #expect(throws: ResilienceSettingError(setting: "RetryBudget.ratio", value: "1.5", requirement: "between 0 and 1")) {
