@@ -99,6 +99,40 @@ struct SecondTransportTests {
             }
         }
 
+        /// Streams the table transport's answer to `urlRequest`, `chunks` one after the other, to
+        /// `sink`'s consumer as they come, while the session's cache keeps a copy (its tee) to
+        /// store once the body has ended; a fresh stored answer is handed to the consumer whole
+        /// instead, without asking the table.
+        func stream(_ urlRequest: URLRequest, chunks: [String], headers: [(String, String)], to sink: StreamSink) async -> TransportResponse {
+            var attempt = ExchangeAttempt(urlRequest: urlRequest, body: nil, startedAt: .now())
+            if let cache = parts.cache {
+                switch await cache.before(attempt) {
+                case .answer(let stored, _):
+                    sink.buffer.finish(wholeBody: stored.data)
+                    return stored
+                case .send(let next):
+                    attempt = next
+                default:
+                    Issue.record("the cache neither answered nor let the attempt go")
+                }
+            }
+            sent.append((urlRequest.url?.path ?? "", parts.requests.headersAsSent(for: urlRequest, authorization: nil)))
+            let head = HTTPResponseHead(version: .http1_1, status: .ok, headers: HTTPHeaders(headers))
+            let response = TransportResponse(response: DeferredHTTPURLResponse(head: head, url: urlRequest.url!), data: Data())
+            var tee = attempt.cacheState.flatMap { state in
+                parts.cache?.tee(for: head, of: urlRequest, requestHeaders: state.requestHeaders, sentAt: state.sentAt)
+            }
+            for chunk in chunks {
+                _ = sink.append(Data(chunk.utf8))
+                tee?.append(ByteBuffer(string: chunk))
+            }
+            sink.buffer.finish(.success(()))
+            if let cache = parts.cache, let state = attempt.cacheState {
+                _ = await cache.after(response, of: attempt, state: state, body: tee?.body, mayAnswerStale: false)
+            }
+            return response
+        }
+
         private func decide(after outcome: FollowUp.Outcome, of attempt: ExchangeAttempt) -> FollowUp {
             let rules = FollowUp.Rules(
                 redirectPolicy: parts.redirectPolicy, requestTimeout: parts.timeouts.request, deadline: nil, credential: nil,
@@ -189,5 +223,44 @@ struct SecondTransportTests {
         }
         #expect(transport.sent.filter { $0.path == "/down" }.count == 2, "sent once, resent once, then the failure is the result")
         try await session.shutdown()
+    }
+
+    @Test("streams: the body reaches its consumer as it comes, and the cache stores the whole of it for the next request")
+    func streams() async throws {
+        let session = Session(configuration: Session.Configuration(cache: HTTPCache()))
+        let transport = TableTransport(session: session, table: [:])
+        let request = Self.request("/feed")
+        func read(_ buffer: StreamBuffer) async -> [String] {
+            var chunks: [String] = []
+            while case .success(let chunk?) = await buffer.next() {
+                chunks.append(String(decoding: chunk, as: UTF8.self))
+            }
+            return chunks
+        }
+        let first = StreamSink(buffer: StreamBuffer(highWatermark: 1 << 20), accepts: { _ in true }, idleTimeout: nil, stubChunkSize: 0)
+        let streamed = await transport.stream(request, chunks: ["ab", "cd", "ef"], headers: [("Cache-Control", "max-age=60")], to: first)
+        #expect(streamed.cacheStatus == .network)
+        #expect(await read(first.buffer) == ["ab", "cd", "ef"])
+        let second = StreamSink(buffer: StreamBuffer(highWatermark: 1 << 20), accepts: { _ in true }, idleTimeout: nil, stubChunkSize: 0)
+        let stored = await transport.stream(request, chunks: ["never"], headers: [], to: second)
+        #expect(stored.cacheStatus == .hit)
+        #expect(await read(second.buffer).joined() == "abcdef")
+        #expect(transport.sent.count == 1, "the second stream came from the cache")
+        try await session.shutdown()
+    }
+
+    @Test("downloads: the body goes to a file in the session's download folder, which the session removes when it shuts down")
+    func downloads() async throws {
+        let session = Session()
+        let transport = TableTransport(session: session, table: [:])
+        // What the table transport does with a download: the folder the session prepares for
+        // every transport (private, made on first use), then a file of its own in it.
+        let folder = try transport.parts.downloadFolder.prepare()
+        let file = folder.appendingPathComponent(UUID().uuidString)
+        try Data("the body".utf8).write(to: file)
+        #expect(FileManager.default.fileExists(atPath: file.path))
+        #expect(try transport.parts.downloadFolder.prepare() == folder, "one folder for the session's downloads")
+        try await session.shutdown()
+        #expect(!FileManager.default.fileExists(atPath: folder.path), "gone with the session")
     }
 }
