@@ -100,6 +100,8 @@ final class TransportExchange: HTTPClientResponseDelegate, @unchecked Sendable {
     /// (``route(_:)``), until its outcome is recorded (``attemptEnded(_:context:on:keepsUpload:)``,
     /// or ``finish(_:)`` for an attempt that ended before its outcome).
     private var breakerTicket: SessionResilience.Ticket?
+    /// Whether an attempt was routed already (``route(_:)``): only the first refills the budget.
+    private var routedBefore = false
 
     /// - Parameters:
     ///   - parts:    What the exchange needs of its session.
@@ -234,7 +236,10 @@ final class TransportExchange: HTTPClientResponseDelegate, @unchecked Sendable {
     private func route(_ attempt: ExchangeAttempt) {
         // The origin's circuit breaker: an open one fails the attempt before anything is sent
         // (a stored response has answered before this, whatever the breaker says).
-        switch parts.resilience.admit(attempt.urlRequest.url) {
+        // Only the request's first route refills the budget, once (a redirect's does not).
+        let isFirstRoute = !routedBefore
+        routedBefore = true
+        switch parts.resilience.admit(attempt.urlRequest.url, refillsBudget: isFirstRoute && request.refillsBudget) {
         case .failure(let open):
             finish(.failure(open))
             return

@@ -71,12 +71,7 @@ final class InterceptedExchange: Sendable {
             let rawResult: Result<Moya.Response, MoyaError>
             // A streamed head: the attempt waits while the interceptors decide on it.
             var streamHead: (head: TransportResponse, request: URLRequest, gate: StreamHeadGate, attempt: InterceptedAttempt)?
-            // A first attempt refills its origin's retry budget: only requests that can be retried
-            // (those with interceptors) count, so a request without them costs the budget nothing.
-            if retryCount == 0 {
-                session.parts.resilience.recordRequest(to: attemptRequest.url)
-            }
-            switch await send(attemptRequest) {
+            switch await send(attemptRequest, first: retryCount == 0) {
             case (.finished(let result), _):
                 transportResult = result
                 rawResult = RequestFlight.result(of: result, request: attemptRequest, validation: .none)
@@ -227,7 +222,11 @@ final class InterceptedExchange: Sendable {
     /// One attempt on the transport, until it ends or, for a streamed response, until its head
     /// arrives (the attempt then waits for the interceptors' decision). A cancel during it stops
     /// it, and it ends with the cancellation error.
-    private func send(_ attemptRequest: URLRequest) async -> (InterceptedAttempt.Outcome, InterceptedAttempt) {
+    ///
+    /// A first attempt refills its origin's retry budget when it reaches the network: only
+    /// requests that can be retried (those with interceptors) count, so a request without them
+    /// costs the budget nothing.
+    private func send(_ attemptRequest: URLRequest, first: Bool) async -> (InterceptedAttempt.Outcome, InterceptedAttempt) {
         // The outcome comes through the attempt's lock, not the continuation (see
         // `InterceptedAttempt`).
         var owner: InterceptedAttempt?
@@ -235,7 +234,7 @@ final class InterceptedExchange: Sendable {
             let attempt = InterceptedAttempt(flight: flight, continuation: continuation)
             owner = attempt
             session.send(
-                flight.transportRequest(attemptRequest, credential: credential, body: body),
+                flight.transportRequest(attemptRequest, credential: credential, body: body, refillsBudget: first),
                 progress: flight.progressHandler,
                 owner: attempt
             )

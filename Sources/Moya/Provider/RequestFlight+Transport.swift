@@ -84,7 +84,10 @@ extension RequestFlight: TransportOwner {
     /// What the transport sends for `urlRequest`, one attempt of this flight: with `body` and
     /// `credential`, and the flight's mode (a WebSocket's upgrade, a stream, a new sink for a
     /// download's body, or memory).
-    func transportRequest(_ urlRequest: URLRequest, credential: ScopedCredential?, body: StreamedBody?) -> TransportRequest {
+    ///
+    /// `refillsBudget`: the first attempt of a request with interceptors, which refills its
+    /// origin's retry budget (``TransportRequest/refillsBudget``).
+    func transportRequest(_ urlRequest: URLRequest, credential: ScopedCredential?, body: StreamedBody?, refillsBudget: Bool = false) -> TransportRequest {
         let mode: TransportRequest.Mode
         if let webSocketSink {
             mode = .upgrade(webSocketSink)
@@ -96,7 +99,9 @@ extension RequestFlight: TransportOwner {
         } else {
             mode = .memory
         }
-        return TransportRequest(urlRequest: urlRequest, credential: credential, body: body, mode: mode, traceContext: traceContext)
+        var request = TransportRequest(urlRequest: urlRequest, credential: credential, body: body, mode: mode, traceContext: traceContext)
+        request.refillsBudget = refillsBudget
+        return request
     }
 
     /// Tells the plugins, on the delivery queue, that `request` is sent again after `result`.

@@ -7,7 +7,8 @@ import Foundation
 /// Every retry draws from it, whoever asks for it: a ``RetryPolicy``, a custom
 /// ``RequestInterceptor``, a Server-Sent Events stream that reconnects. The first attempt of
 /// every request that can be retried (one with interceptors, an event stream's first
-/// connection) refills it; a request that cannot be retried costs it nothing. When it is empty, the request ends with its last response or error, as if no
+/// connection) refills it when it reaches the network; a request that cannot be retried, or
+/// that the HTTP cache answers, costs it nothing. When it is empty, the request ends with its last response or error, as if no
 /// retry had been asked for; plugins hear of it (``ResilienceEvent/retryRefused(origin:retries:requests:)``),
 /// the metrics count it (`moya.retry_budget.refusals`) and the session logs it. A retry after
 /// an `AuthenticationInterceptor` refreshed its credential does not draw: it is one per request

@@ -107,10 +107,17 @@ final class SessionResilience: Sendable {
 
     /// Whether an attempt to `url` may go to the network: a ticket to record its outcome with
     /// (`nil` without a breaker), or the error of an open breaker (counted).
-    func admit(_ url: URL?) -> Result<Ticket?, CircuitOpenError> {
-        guard options.circuitBreaker != nil, let origin = ResilienceOrigin(url) else { return .success(nil) }
+    ///
+    /// - Parameters:
+    ///   - url:           The attempt's URL.
+    ///   - refillsBudget: Whether the attempt is the first of a request that can be retried: it
+    ///     refills the origin's retry budget (``recordRequest(to:)``), under the same lock.
+    func admit(_ url: URL?, refillsBudget: Bool = false) -> Result<Ticket?, CircuitOpenError> {
+        let refills = refillsBudget && options.retryBudget != nil
+        guard options.circuitBreaker != nil || refills, let origin = ResilienceOrigin(url) else { return .success(nil) }
         let date = clock.date()
         let (admission, moved): (BreakerState.Admission, (BreakerState.Phase, BreakerState.Phase)?) = update(origin) { state, now in
+            if refills { state.budget?.add(first: 1, at: now) }
             guard var breaker = state.breaker else { return (.allowed(probe: false), nil) }
             let before = breaker.phase
             let admission = breaker.admit(now: now, date: date)
@@ -122,7 +129,7 @@ final class SessionResilience: Sendable {
         }
         switch admission {
         case .allowed(let probe):
-            return .success(Ticket(origin: origin, probe: probe))
+            return .success(options.circuitBreaker == nil ? nil : Ticket(origin: origin, probe: probe))
         case .rejected(let openedAt, let retryAt):
             metrics?.rejected(host: origin.host, port: origin.port)
             return .failure(CircuitOpenError(origin: origin.key, openedAt: openedAt, retryAt: retryAt))

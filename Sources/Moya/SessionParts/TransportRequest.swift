@@ -31,6 +31,9 @@ struct TransportRequest: Sendable {
     var body: StreamedBody?
     /// What becomes of the response.
     var mode: Mode
+    /// Whether this is the first attempt of a request that can be retried (one with
+    /// interceptors): it refills its origin's retry budget when it reaches the network.
+    var refillsBudget = false
     /// The trace context of the caller who made the request (``Session/callerTraceContext(for:)``);
     /// `nil` when there is none or the session propagates nothing.
     var traceContext: TraceContext?

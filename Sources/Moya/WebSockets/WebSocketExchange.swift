@@ -78,7 +78,7 @@ final class WebSocketExchange: TransportAttempt {
             finish(.failure(error), admitted: true)
             return
         }
-        switch parts.resilience.admit(urlRequest.url) {
+        switch parts.resilience.admit(urlRequest.url, refillsBudget: request.refillsBudget) {
         case .failure(let open):
             finish(.failure(open), admitted: true)
             return
