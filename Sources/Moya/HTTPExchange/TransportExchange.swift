@@ -139,15 +139,10 @@ final class TransportExchange: HTTPClientResponseDelegate, @unchecked Sendable {
             responseLimit: ResponseStartLimit(startedAt: .uptimeNanoseconds(0), limit: parts.timeouts.request, streamsBody: false), cache: nil)
     }
 
-    /// Starts an exchange of `request` for `owner` on `parts`: with a client span, a child of
-    /// the caller's context, when the session traces (the span's context, or with an instrument
-    /// that is not a tracer the caller's, is injected into the request's headers).
+    /// Starts an exchange of `request` for `owner` on `parts`, with a client span when the
+    /// session traces (``ExchangeParts/traced(_:)``).
     static func start(_ request: TransportRequest, parts: ExchangeParts, progress: TransportProgressHandler?, owner: any TransportOwner) {
-        guard let tracing = parts.tracing else {
-            TransportExchange(parts: parts, request: request, progress: progress, owner: owner).start()
-            return
-        }
-        let (tracedRequest, span) = tracing.traced(request)
+        let (tracedRequest, span) = parts.traced(request)
         TransportExchange(parts: parts, request: tracedRequest, progress: progress, owner: owner, span: span).start()
     }
 
@@ -486,8 +481,7 @@ final class TransportExchange: HTTPClientResponseDelegate, @unchecked Sendable {
             let followUp = followUp(after: .failure(FollowUp.Failure(error)), of: context.attempt, streamedBody: context.streamer != nil)
             // An attempt sent again the same way (it reached no server) is the same request to
             // the breaker: its last attempt's outcome counts.
-            if case .send(_, let step) = followUp, step.keepsRoute {
-            } else {
+            if !followUp.keepsRoute {
                 recordBreakerOutcome(CircuitBreaker.Outcome(failure: error))
             }
             if act(on: followUp, after: context) {

@@ -70,6 +70,11 @@ open class Endpoint {
         self.sampleConversationStorage = sampleConversationStorage
     }
 
+    /// Returns a copy with `newHTTPHeaderFields` merged into the headers; a new value replaces an
+    /// old one of the same (case-sensitive) name.
+    ///
+    /// - Parameter newHTTPHeaderFields: The headers to add.
+    /// - Returns: The new endpoint.
     open func adding(newHTTPHeaderFields: [String: String]) -> Endpoint {
         Endpoint(
             url: url,

@@ -4,7 +4,6 @@ import NIOCore
 import NIOHTTPCompression
 import NIOPosix
 import NIOSSL
-import Tracing
 
 #if canImport(FoundationNetworking)
 import FoundationNetworking
@@ -155,11 +154,7 @@ public final class Session: Sendable {
             TransportExchange.start(request, parts: parts, progress: progress, owner: owner)
             return
         }
-        guard let tracing = parts.tracing else {
-            upgrade.start(request, parts: parts, owner: owner, span: nil)
-            return
-        }
-        let (tracedRequest, span) = tracing.traced(request)
+        let (tracedRequest, span) = parts.traced(request)
         upgrade.start(tracedRequest, parts: parts, owner: owner, span: span)
     }
 

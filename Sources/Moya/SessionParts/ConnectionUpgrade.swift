@@ -8,8 +8,8 @@ import Tracing
 /// gets, instead of starting a ``TransportExchange``.
 ///
 /// The upgrade reports to its ``TransportOwner`` like an exchange: the `101` (or the refusal) is
-/// the result, through ``TransportOwner/transportFinished(_:request:)``; the connection it opened
-/// waits in the upgrade itself for the caller (``WebSocketSink``).
+/// the result, through ``TransportOwner/transportFinished(_:request:)``, with the connection it
+/// opened (``TransportResponse/upgraded``).
 protocol ConnectionUpgrade: Sendable {
     /// Starts the exchange of `request`, for `owner`, on `parts`, within `span` when the session
     /// traces.

@@ -3,6 +3,7 @@ import CoreMetrics
 import Foundation
 import NIOCore
 import NIOSSL
+import Tracing
 
 #if canImport(FoundationNetworking)
 import FoundationNetworking
@@ -76,6 +77,15 @@ final class ExchangeParts: Sendable {
         self.redirectPolicy = redirectPolicy
         self.maximumResponseBodySize = maximumResponseBodySize
         self.metricsFactory = metricsFactory
+    }
+
+    /// `request` with the trace context to send, and its client span, when the session traces:
+    /// a child of the caller's context, which ends with the exchange (the span's context, or
+    /// with an instrument that is not a tracer the caller's, is injected into the headers).
+    /// `request` as it is and no span otherwise. Every kind of exchange starts with it.
+    func traced(_ request: TransportRequest) -> (TransportRequest, (any Span)?) {
+        guard let tracing else { return (request, nil) }
+        return tracing.traced(request)
     }
 
     /// Whether the ``redirectPolicy`` follows redirects.

@@ -55,6 +55,13 @@ enum FollowUp {
         }
     }
 
+    /// Whether this sends the next attempt the way the last one went (``Step/keepsRoute``): the
+    /// last one reached no server, so to the session it is the same request still.
+    var keepsRoute: Bool {
+        if case .send(_, let step) = self { return step.keepsRoute }
+        return false
+    }
+
     /// How an attempt failed, as far as a follow-up goes.
     enum Failure: Equatable {
         /// The pool gave up waiting for a connection (AsyncHTTPClient's `getConnectionFromPoolTimeout`).
@@ -115,13 +122,6 @@ enum FollowUp {
         var errors: Errors
     }
 
-    /// What follows `attempt`, given how it ended.
-    ///
-    /// Two facts cost a lock to learn, so they are functions, called only when the answer
-    /// depends on them: `isWanted`, whether the result is still wanted (a cancelled request
-    /// follows nothing up), read for a response that may be followed up (a `401`, a redirect)
-    /// and a failure that may be sent again; `isShuttingDown`, whether the session began to shut
-    /// down, read for such a failure. Almost every response reads neither.
     /// The errors a decision ends with, each the transport's own, so that the exchange, its
     /// owner and the error translation see them as they see the transport's other errors
     /// (`FollowUp+AsyncHTTPClient.swift` has AsyncHTTPClient's).
@@ -134,6 +134,13 @@ enum FollowUp {
         var redirectCycleDetected: any Error
     }
 
+    /// What follows `attempt`, given how it ended.
+    ///
+    /// Two facts cost a lock to learn, so they are functions, called only when the answer
+    /// depends on them: `isWanted`, whether the result is still wanted (a cancelled request
+    /// follows nothing up), read for a response that may be followed up (a `401`, a redirect)
+    /// and a failure that may be sent again; `isShuttingDown`, whether the session began to shut
+    /// down, read for such a failure. Almost every response reads neither.
     static func decide(
         after facts: Facts, of attempt: ExchangeAttempt, rules: Rules, isWanted: () -> Bool, isShuttingDown: () -> Bool
     ) -> FollowUp {

@@ -48,16 +48,4 @@ struct TransportRequest: Sendable {
         self.mode = mode
         self.traceContext = traceContext
     }
-
-    /// Where the response body is stored, for a download.
-    var download: DownloadSink? {
-        if case .download(let sink) = mode { return sink }
-        return nil
-    }
-
-    /// Where the response body streams to, for a stream.
-    var stream: StreamSink? {
-        if case .stream(let sink) = mode { return sink }
-        return nil
-    }
 }
