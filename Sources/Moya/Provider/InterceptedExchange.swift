@@ -91,12 +91,15 @@ final class InterceptedExchange: Sendable {
             // than the session waits for, or an origin whose retry budget is spent. The request
             // then ends with what the attempt got, as if no retry had been asked for.
             var decision = asked
-            if decision.retryRequired, let refusal = resilienceRefusal(of: decision, decidedBy: decider, request: attemptRequest, result: rawResult) {
-                flight.observe(refusal)
-                decision = .doNotRetry
-            } else if decision.retryRequired, let wait = retryAfter(of: rawResult), wait > (decision.delay ?? 0) {
-                // Never earlier than the server asked.
-                decision = .retryWithDelay(wait)
+            if decision.retryRequired {
+                let wait = retryAfter(of: rawResult)
+                if let refusal = resilienceRefusal(decidedBy: decider, request: attemptRequest, retryAfter: wait) {
+                    flight.observe(refusal)
+                    decision = .doNotRetry
+                } else if let wait, wait > (decision.delay ?? 0) {
+                    // Never earlier than the server asked.
+                    decision = .retryWithDelay(wait)
+                }
             }
             switch decision {
             case .doNotRetry:
@@ -175,16 +178,15 @@ final class InterceptedExchange: Sendable {
         return (.doNotRetry, nil)
     }
 
-    /// Why the session's resilience policies turn down the retry `decision` of `decider` after
-    /// `result`: a `Retry-After` longer than ``ResilienceOptions/maximumRetryAfter``, or the
-    /// origin's spent ``RetryBudget`` (which this retry draws from unless its interceptor is
-    /// ``RetryBudgetExempt``); `nil` when the retry goes ahead.
-    private func resilienceRefusal(
-        of decision: RetryDecision, decidedBy decider: RequestInterceptor?, request: URLRequest, result: Result<Moya.Response, MoyaError>
-    ) -> ResilienceEvent? {
+    /// Why the session's resilience policies turn down the retry `decider` asked for, of
+    /// `request`, whose answer asked to wait `retryAfter`: a wait longer than
+    /// ``ResilienceOptions/maximumRetryAfter``, or the origin's spent ``RetryBudget`` (which this
+    /// retry draws from unless its interceptor is ``RetryBudgetExempt``); `nil` when the retry
+    /// goes ahead.
+    private func resilienceRefusal(decidedBy decider: RequestInterceptor?, request: URLRequest, retryAfter: TimeInterval?) -> ResilienceEvent? {
         let resilience = session.parts.resilience
-        if let wait = retryAfter(of: result), wait > resilience.options.maximumRetryAfter {
-            return .retryAfterTooLong(origin: URLOrigin(request.url).map { "\($0.scheme)://\($0.host):\($0.port)" } ?? "", seconds: wait)
+        if let wait = retryAfter, wait > resilience.options.maximumRetryAfter {
+            return .retryAfterTooLong(origin: ResilienceOrigin(request.url)?.key ?? "", seconds: wait)
         }
         guard !(decider is RetryBudgetExempt), let refusal = resilience.withdrawRetry(to: request.url) else { return nil }
         return .retryRefused(origin: refusal.origin, retries: refusal.retries, requests: refusal.requests)

@@ -64,22 +64,8 @@ public struct CircuitBreaker: Sendable {
     }
 
     /// The defaults: opens when half of at least 20 requests in 10 seconds failed, for 5
-    /// seconds, then lets 3 probes through.
-    public static let `default` = CircuitBreaker(
-        checkedRatio: 0.5, minimumRequests: 20, window: 10, breakDuration: 5, probes: 3, isFailure: CircuitBreaker.defaultIsFailure)
-
-    /// A breaker whose settings are known to be valid.
-    private init(
-        checkedRatio: Double, minimumRequests: Int, window: TimeInterval, breakDuration: TimeInterval, probes: Int,
-        isFailure: @escaping @Sendable (Outcome) -> Bool
-    ) {
-        self.failureRatio = checkedRatio
-        self.minimumRequests = minimumRequests
-        self.window = window
-        self.breakDuration = breakDuration
-        self.probes = probes
-        self.isFailure = isFailure
-    }
+    /// seconds, then lets 3 probes through (the initializer's defaults, which it cannot refuse).
+    public static let `default` = try! CircuitBreaker()
 
     /// Connection failures, timeouts, `5xx` and `429` are failures; any other status, `4xx`
     /// included, is a success: the origin answered.

@@ -41,18 +41,11 @@ public struct ResilienceOptions: Sendable {
         self.maximumRetryAfter = maximumRetryAfter
     }
 
-    /// Options whose settings are known to be valid.
-    private init(checkedBudget retryBudget: RetryBudget?, maximumRetryAfter: TimeInterval) {
-        self.retryBudget = retryBudget
-        self.circuitBreaker = nil
-        self.maximumRetryAfter = maximumRetryAfter
-    }
-
     /// The default: a ``RetryBudget/default`` per origin, `Retry-After` honoured up to an hour,
-    /// no circuit breaker.
-    public static let `default` = ResilienceOptions(checkedBudget: .default, maximumRetryAfter: 3600)
+    /// no circuit breaker (the initializer's defaults, which it cannot refuse).
+    public static let `default` = try! ResilienceOptions()
 
     /// Nothing: no budget, no breaker, `Retry-After` honoured up to an hour (a retry never
     /// goes earlier than the server asked).
-    public static let unlimited = ResilienceOptions(checkedBudget: nil, maximumRetryAfter: 3600)
+    public static let unlimited = try! ResilienceOptions(retryBudget: nil)
 }

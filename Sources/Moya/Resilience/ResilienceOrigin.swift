@@ -29,19 +29,15 @@ struct ResilienceOrigin: Hashable, Sendable {
         for index in bytes.indices where bytes[index] >= UInt8(ascii: "A") && bytes[index] <= UInt8(ascii: "Z") {
             bytes[index] += 32
         }
+        let given = bytes[..<colon]
         let defaultPort: Int
-        switch bytes[..<colon].elementsEqual("http".utf8)
-            ? "http"
-            : bytes[..<colon].elementsEqual("ws".utf8)
-                ? "ws" : bytes[..<colon].elementsEqual("https".utf8) ? "https" : bytes[..<colon].elementsEqual("wss".utf8) ? "wss" : ""
-        {
-        case "http", "ws":
+        if given.elementsEqual("http".utf8) || given.elementsEqual("ws".utf8) {
             scheme = "http"
             defaultPort = 80
-        case "https", "wss":
+        } else if given.elementsEqual("https".utf8) || given.elementsEqual("wss".utf8) {
             scheme = "https"
             defaultPort = 443
-        default:
+        } else {
             return nil
         }
         let start = colon + 3

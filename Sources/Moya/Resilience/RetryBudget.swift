@@ -40,13 +40,7 @@ public struct RetryBudget: Sendable, Equatable {
         self.minimumPerSecond = minimumPerSecond
     }
 
-    /// 20 % of the requests of the last 10 seconds, and 10 retries a second.
-    public static let `default` = RetryBudget(checkedRatio: 0.2, window: 10, minimumPerSecond: 10)
-
-    /// A budget whose settings are known to be valid.
-    private init(checkedRatio: Double, window: TimeInterval, minimumPerSecond: Double) {
-        self.ratio = checkedRatio
-        self.window = window
-        self.minimumPerSecond = minimumPerSecond
-    }
+    /// 20 % of the requests of the last 10 seconds, and 10 retries a second (the initializer's
+    /// defaults, which it cannot refuse).
+    public static let `default` = try! RetryBudget()
 }

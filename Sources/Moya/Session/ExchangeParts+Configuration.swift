@@ -25,6 +25,7 @@ extension ExchangeParts {
                 maximumResponseBodySize: configuration.maximumResponseBodySize, metrics: HTTPCacheMetrics(options: configuration.metrics))
         }
         let admission = SessionAdmission(isShared: isShared)
+        let metricsFactory = configuration.metrics.currentFactory
         self.init(
             routes: routes, requests: requests, cookies: cookies, cache: cache,
             timeouts: ExchangeTimeouts(
@@ -34,9 +35,8 @@ extension ExchangeParts {
             placement: ConnectionPlacement(admission: admission, gatesFirstConnections: configuration.httpVersion == .automatic),
             downloadFolder: DownloadFolder(configuration.temporaryDirectory), tracing: TracePropagation.current,
             redirectPolicy: configuration.redirectPolicy, maximumResponseBodySize: configuration.maximumResponseBodySize,
-            metricsFactory: configuration.metrics.currentFactory,
+            metricsFactory: metricsFactory,
             resilience: SessionResilience(
-                options: configuration.resilience, clock: configuration.resilienceClock,
-                metrics: ResilienceMetrics(factory: configuration.metrics.currentFactory)))
+                options: configuration.resilience, clock: configuration.resilienceClock, metrics: ResilienceMetrics(factory: metricsFactory)))
     }
 }

@@ -2,10 +2,11 @@ import Foundation
 
 /// A session's resilience state (``ResilienceOptions``): the retry budget and the circuit
 /// breaker of each origin it sends to, behind one lock. Every kind of exchange asks it before
-/// an attempt goes to the network (``admit(_:)``) and tells it how the attempt ended
+/// an attempt goes to the network (``admit(_:refillsBudget:)``, where the first attempt of a
+/// request that can be retried also refills the budget) and tells it how the attempt ended
 /// (``record(_:outcome:)``); the provider's interceptor loop draws each retry from it
-/// (``withdrawRetry(to:)``), and the first attempt of every request that can be retried (one
-/// with interceptors) refills it (``recordRequest(to:)``).
+/// (``withdrawRetry(to:)``). An event stream refills and draws on its own
+/// (``recordRequest(to:)``).
 ///
 /// The state is this process's, and bounded: at most ``originLimit`` origins are kept, and an
 /// origin with nothing counted and a closed breaker is forgotten first.
@@ -84,14 +85,13 @@ final class SessionResilience: Sendable {
     func withdrawRetry(to url: URL?) -> Refusal? {
         guard let budget = options.retryBudget, let origin = ResilienceOrigin(url) else { return nil }
         let refusal: Refusal? = update(origin) { state, now in
-            guard var counts = state.budget else { return nil }
-            let (requests, retries) = counts.totals(at: now)
+            // In place: a copy of the counts would copy their arrays at the first change.
+            guard let (requests, retries) = state.budget?.totals(at: now) else { return nil }
             let allowed = budget.ratio * Double(requests) + budget.minimumPerSecond * budget.window
             guard Double(retries + 1) <= allowed else {
                 return Refusal(origin: origin.key, retries: retries, requests: requests)
             }
-            counts.add(second: 1, at: now)
-            state.budget = counts
+            state.budget?.add(second: 1, at: now)
             return nil
         }
         if let refusal {
@@ -118,11 +118,11 @@ final class SessionResilience: Sendable {
         let date = clock.date()
         let (admission, moved): (BreakerState.Admission, (BreakerState.Phase, BreakerState.Phase)?) = update(origin) { state, now in
             if refills { state.budget?.add(first: 1, at: now) }
-            guard var breaker = state.breaker else { return (.allowed(probe: false), nil) }
-            let before = breaker.phase
-            let admission = breaker.admit(now: now, date: date)
-            state.breaker = breaker
-            return (admission, breaker.phase.name != before.name ? (before, breaker.phase) : nil)
+            // In place, as below: a copy of the breaker would copy its counts' arrays.
+            guard let before = state.breaker?.phase, let admission = state.breaker?.admit(now: now, date: date),
+                let after = state.breaker?.phase
+            else { return (.allowed(probe: false), nil) }
+            return (admission, after.name != before.name ? (before, after) : nil)
         }
         if let (from, to) = moved {
             reportMove(of: origin, from: from, to: to)
@@ -144,11 +144,9 @@ final class SessionResilience: Sendable {
         let failed = outcome.map { configuration.isFailure($0) }
         let date = clock.date()
         let moved: (BreakerState.Phase, BreakerState.Phase)? = update(ticket.origin) { state, now in
-            guard var breaker = state.breaker else { return nil }
-            let before = breaker.phase
-            let moved = breaker.record(failed: failed, probe: ticket.probe, now: now, date: date)
-            state.breaker = breaker
-            return moved.map { (before, $0) }
+            guard let before = state.breaker?.phase, let moved = state.breaker?.record(failed: failed, probe: ticket.probe, now: now, date: date)
+            else { return nil }
+            return (before, moved)
         }
         if let (from, to) = moved {
             reportMove(of: ticket.origin, from: from, to: to)
