@@ -41,6 +41,8 @@ extension TransportExchange {
         let response = TransportResponse(response: DeferredHTTPURLResponse(head: head, url: url), data: Data())
         // The cookies are stored at once, rather than when the stream ends.
         parts.cookies.store(from: response, of: current.request)
+        // A stream holds no place while it is read: its head is the outcome the limit learns.
+        releasePlace(outcome: .status(status))
         switch owner.transportStreamStarted(response, request: request.urlRequest) {
         case .readOn:
             return task.eventLoop.makeSucceededVoidFuture()

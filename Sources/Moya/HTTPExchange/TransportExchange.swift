@@ -102,6 +102,10 @@ final class TransportExchange: HTTPClientResponseDelegate, @unchecked Sendable {
     private var breakerTicket: SessionResilience.Ticket?
     /// Whether an attempt was routed already (``route(_:)``): only the first refills the budget.
     private var routedBefore = false
+    /// The request's place under its origin's concurrency limit, until it ends or streams.
+    private var place: SessionResilience.Place?
+    /// The last attempt's outcome, which the place is returned with.
+    private var lastOutcome: CircuitBreaker.Outcome?
 
     /// - Parameters:
     ///   - parts:    What the exchange needs of its session.
@@ -234,13 +238,52 @@ final class TransportExchange: HTTPClientResponseDelegate, @unchecked Sendable {
         // Only the request's first route refills the budget, once (a redirect's does not).
         let isFirstRoute = !routedBefore
         routedBefore = true
-        switch parts.resilience.admit(attempt.urlRequest.url, refillsBudget: isFirstRoute && request.refillsBudget) {
+        let resilience = parts.resilience
+        switch resilience.admit(attempt.urlRequest.url, refillsBudget: isFirstRoute && request.refillsBudget) {
         case .failure(let open):
+            span?.addEvent(SpanEvent(name: "moya.circuit_breaker.rejected", attributes: ["moya.origin": .string(open.origin)]))
             finish(.failure(open))
             return
         case .success(let ticket):
             breakerTicket = ticket
         }
+        // The origin's concurrency limit: the request's first route takes a place, which it
+        // keeps across its redirects until it ends (``finish(_:)``) or streams.
+        guard isFirstRoute, resilience.options.concurrencyLimit != nil else {
+            connect(attempt)
+            return
+        }
+        switch resilience.takePlace(for: attempt.urlRequest.url) {
+        case .unlimited:
+            connect(attempt)
+        case .granted(let place):
+            self.place = place
+            connect(attempt)
+        case .refused(let error):
+            span?.addEvent(SpanEvent(name: "moya.concurrency_limit.rejected", attributes: ["moya.origin": .string(error.origin)]))
+            finish(.failure(error))
+        case .wait(let origin):
+            resilience.waitForPlace(at: origin) { [self] granted in
+                switch granted {
+                case .failure(let error):
+                    span?.addEvent(SpanEvent(name: "moya.concurrency_limit.rejected", attributes: ["moya.origin": .string(error.origin)]))
+                    finish(.failure(error))
+                case .success(let place):
+                    self.place = place
+                    guard owner.transportIsWanted else {
+                        finish(.failure(HTTPClientError.cancelled))
+                        return
+                    }
+                    owner.transportObserved(.queued(origin: place.originKey, seconds: place.waited))
+                    span?.addEvent(SpanEvent(name: "moya.concurrency_limit.queued", attributes: ["moya.wait_seconds": .double(place.waited)]))
+                    connect(attempt)
+                }
+            }
+        }
+    }
+
+    /// Connects `attempt`, which its policies let go, along its route.
+    private func connect(_ attempt: ExchangeAttempt) {
         var route: TransportRoute
         let client: HTTPClient
         do {
@@ -707,6 +750,7 @@ final class TransportExchange: HTTPClientResponseDelegate, @unchecked Sendable {
         // An admitted attempt that ended before it had an outcome (its request could not be
         // made, its route failed): the breaker forgets it.
         recordBreakerOutcome(nil)
+        releasePlace()
         parts.admission.ended()
         report(result)
     }
@@ -721,9 +765,22 @@ final class TransportExchange: HTTPClientResponseDelegate, @unchecked Sendable {
     /// Records how the attempt of ``breakerTicket`` ended with its origin's breaker, once: the
     /// ticket is let go.
     private func recordBreakerOutcome(_ outcome: CircuitBreaker.Outcome?) {
+        if outcome != nil { lastOutcome = outcome }
         guard let ticket = breakerTicket else { return }
         breakerTicket = nil
-        parts.resilience.record(ticket, outcome: outcome)
+        if let event = parts.resilience.record(ticket, outcome: outcome) {
+            owner.transportObserved(event)
+            span?.addEvent(SpanEvent(name: event.spanEventName, attributes: ["moya.origin": .string(event.origin)]))
+        }
+    }
+
+    /// Returns the request's place under its origin's concurrency limit, once, with the last
+    /// attempt's outcome: when the exchange ends, or when its streamed head is handed over (a
+    /// stream does not hold a place while it is read).
+    func releasePlace(outcome: CircuitBreaker.Outcome? = nil) {
+        guard let place else { return }
+        self.place = nil
+        parts.resilience.release(place, outcome: outcome ?? lastOutcome)
     }
 
     /// Sends `attempt` again the way `context`'s attempt went: same route, client and socket.

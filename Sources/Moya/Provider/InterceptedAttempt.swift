@@ -70,6 +70,10 @@ final class InterceptedAttempt: TransportOwner {
         flight.transportDroppedResumePoint()
     }
 
+    func transportObserved(_ event: ResilienceEvent) {
+        flight.observe(event)
+    }
+
     /// Holds the streamed head for the interceptors' task, and wakes it; answers at once when
     /// the task is not waiting.
     func transportStreamStarted(_ head: TransportResponse, request: URLRequest) -> StreamHeadAnswer {

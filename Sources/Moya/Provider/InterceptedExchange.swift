@@ -130,6 +130,19 @@ final class InterceptedExchange: Sendable {
                     flight.finish(.failure(error), .sent)
                     return
                 }
+                // A retry whose wait would end after the request's deadline is not waited for:
+                // the request ends now, with the response that asked for it.
+                if let deadline = flight.deadline, (decision.delay ?? 0) >= deadline.remaining {
+                    let error = RequestDeadlineError(deadline: deadline.seconds, attempts: deadline.attempts, endedBeforeRetry: true)
+                    let response: Moya.Response? =
+                        switch rawResult {
+                        case .success(let response): response
+                        case .failure(let failure): failure.response
+                        }
+                    flight.observe(.deadlineExceeded(error))
+                    flight.finish(.failure(.underlying(error, response)), .sent)
+                    return
+                }
                 guard flight.retryDecided() else { return }
                 retryCount += 1
                 flight.willRetry(attemptRequest, after: rawResult, attempt: retryCount + 1)

@@ -87,7 +87,9 @@ extension MoyaProvider {
         identity: EndpointIdentity? = nil, table: Protected<[EndpointIdentity: RequestFlight]>? = nil, streamSink: StreamSink? = nil,
         webSocketSink: WebSocketSink? = nil, body: StreamedBody? = nil, resume: ResumePoint? = nil, firstCaller: RequestSubscriber? = nil
     ) -> RequestFlight {
-        RequestFlight(
+        // The target's own resilience settings (``ResilienceCustomizable``), cast once.
+        let custom = (target as? any ResilienceCustomizable)?.resilience
+        return RequestFlight(
             endpoint: plan.endpoint,
             identity: identity,
             table: table,
@@ -110,8 +112,20 @@ extension MoyaProvider {
             // task-local context is the caller's.
             traceContext: session.callerTraceContext(for: target),
             resume: resume,
-            firstCaller: firstCaller
+            firstCaller: firstCaller,
+            hedging: hedging(custom, method: plan.endpoint.method, readsIntoMemory: streamSink == nil && webSocketSink == nil),
+            deadline: custom?.deadline ?? session.parts.resilience.options.deadline
         )
+    }
+
+    /// The hedging policy of a request: its target's (`custom`) or the session's, when the
+    /// request may be sent twice at once (an idempotent `method`, or a target that says so) and
+    /// is read into memory (a download's is dropped with its mode, ``RequestFlight/transportRequest(_:credential:body:refillsBudget:)``).
+    private func hedging(_ custom: TargetResilience?, method: Moya.Method, readsIntoMemory: Bool) -> HedgingPolicy? {
+        guard readsIntoMemory else { return nil }
+        guard let policy = custom?.hedging ?? session.parts.resilience.options.hedging, policy.hedges else { return nil }
+        guard custom?.isIdempotent ?? HedgingPolicy.isIdempotent(method.rawValue) else { return nil }
+        return policy
     }
 
     /// A new flight whose first caller is the calling task, and the slot that caller's completion
@@ -342,6 +356,7 @@ extension MoyaProvider {
 
         // The credential goes only to the origin of the request the plugins attached it to.
         let credential = ScopedCredential(credentials?.credential, for: preparedRequest.url)
+        flight.armDeadline()
         if send.interceptors.isEmpty {
             session.send(
                 flight.transportRequest(preparedRequest, credential: credential, body: body),

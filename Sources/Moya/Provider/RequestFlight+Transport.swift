@@ -20,13 +20,19 @@ extension RequestFlight: TransportOwner {
         locked { $0.droppedResume() }
     }
 
+    func transportObserved(_ event: ResilienceEvent) {
+        observe(event)
+    }
+
     func transportStreamStarted(_ head: TransportResponse, request: URLRequest) -> StreamHeadAnswer {
         handOverStream(head, request: request) ? .readOn : .stop
     }
 
     /// Hands the streamed head to the callers (``streamStarted(_:)``); whether to read on.
     func handOverStream(_ head: TransportResponse, request: URLRequest) -> Bool {
-        streamStarted(
+        // A stream's deadline ends with its head: its body is read at the consumer's pace.
+        deadline?.disarm()
+        return streamStarted(
             Moya.Response(statusCode: head.statusCode, data: Data(), request: request, deferredResponse: head.response, cacheStatus: head.cacheStatus))
     }
 
@@ -36,6 +42,8 @@ extension RequestFlight: TransportOwner {
     func transportFinished(_ result: Result<TransportResponse, any Error>, request: URLRequest) {
         if case .failure(let error as CircuitOpenError) = result {
             observe(.circuitOpen(error))
+        } else if case .failure(let error as ConcurrencyLimitError) = result {
+            observe(.concurrencyLimited(error))
         }
         if case .success(let response) = result, let upgraded = response.upgraded {
             if let connection = upgraded as? WebSocketConnection, let webSocketSink {
@@ -101,6 +109,8 @@ extension RequestFlight: TransportOwner {
         }
         var request = TransportRequest(urlRequest: urlRequest, credential: credential, body: body, mode: mode, traceContext: traceContext)
         request.refillsBudget = refillsBudget
+        if case .memory = mode { request.hedging = hedging }
+        deadline?.attemptSent()
         return request
     }
 
@@ -137,20 +147,33 @@ extension RequestFlight: TransportOwner {
 }
 
 extension RequestFlight {
-    /// Tells the request's ``ResiliencePluginType`` plugins of `event`, on the delivery queue,
-    /// before the request's end is announced.
+    /// Keeps `event` for the request's ``ResiliencePluginType`` plugins, which hear of it on the
+    /// delivery queue as the request ends, before its `didReceive` (a concurrent callback queue
+    /// would not keep an event sent on its own before the end).
     func observe(_ event: ResilienceEvent) {
-        guard let pluginTarget else { return }
-        let listening = plugins.compactMap { $0 as? any ResiliencePluginType }
-        guard !listening.isEmpty else { return }
-        let target = UncheckedSendable(pluginTarget)
-        let listeners = UncheckedSendable(listening)
-        // Plugins are called on the delivery queue, as every plugin call is; the queue keeps
-        // this before the end.
-        queue.moyaDeliver {
-            for plugin in listeners.value {
-                plugin.resilience(event, target: target.value)
+        guard pluginTarget != nil, plugins.contains(where: { $0 is any ResiliencePluginType }) else { return }
+        locked { $0.heard(event) }
+    }
+
+    /// Tells the request's ``ResiliencePluginType`` plugins of `events`, here, on the delivery
+    /// queue, as the request ends.
+    func announce(_ events: [ResilienceEvent], target: any TargetType) {
+        for event in events {
+            for plugin in plugins {
+                (plugin as? any ResiliencePluginType)?.resilience(event, target: target)
             }
+        }
+    }
+}
+
+extension RequestFlight {
+    /// Starts the request's deadline, if it has one: when it runs out first, the request stops
+    /// and fails with ``RequestDeadlineError``.
+    func armDeadline() {
+        deadline?.arm { [weak self] error in
+            guard let self, isActive else { return }
+            observe(.deadlineExceeded(error))
+            finish(.failure(.underlying(error, nil)), .deadline)
         }
     }
 }

@@ -82,6 +82,13 @@ final class RequestFlight: @unchecked Sendable {
     /// The trace context of the caller who made the request, captured when it did: every
     /// exchange of the flight (each retry of an interceptor) is traced as its child.
     let traceContext: TraceContext?
+    /// When to send a second copy of the request while the first has not answered: the
+    /// target's or the session's policy, for a request that may be sent twice at once and is
+    /// read into memory; `nil` for none.
+    let hedging: HedgingPolicy?
+    /// The request's deadline, the target's or the session's; `nil` for none. Armed when the
+    /// request is sent (``armDeadline()``).
+    let deadline: RequestDeadline?
     /// The provider's in-flight table, which the flight leaves when it ends (`trackInflights`).
     private let table: Protected<[EndpointIdentity: RequestFlight]>?
     /// The request's whole state: its machine, behind the flight's one lock.
@@ -110,6 +117,8 @@ final class RequestFlight: @unchecked Sendable {
     ///   - requestBody:            A body given with the request, which replaces the task's.
     ///   - traceContext:           The trace context of the caller who made the request.
     ///   - resume:                 Where a resumed download goes on from.
+    ///   - hedging:                The request's hedging policy, if it may be hedged.
+    ///   - deadline:               The request's deadline, in seconds, if it has one.
     ///   - firstCaller:            The first caller, when it is known as the flight is made
     ///                             (``RequestSubscriber/first(_:callbackQueue:pluginTarget:)``):
     ///                             it joins without taking the lock.
@@ -131,9 +140,13 @@ final class RequestFlight: @unchecked Sendable {
         requestBody: StreamedBody? = nil,
         traceContext: TraceContext? = nil,
         resume: ResumePoint? = nil,
-        firstCaller: RequestSubscriber? = nil
+        firstCaller: RequestSubscriber? = nil,
+        hedging: HedgingPolicy? = nil,
+        deadline: TimeInterval? = nil
     ) {
         self.traceContext = traceContext
+        self.hedging = hedging
+        self.deadline = deadline.map { RequestDeadline(seconds: $0) }
         let queue = isSerialDeliveryNeeded ? DispatchQueue(label: "org.moya.delivery", target: callbackQueue ?? .main) : (callbackQueue ?? .main)
         self.endpoint = endpoint
         self.identity = identity
@@ -267,6 +280,9 @@ final class RequestFlight: @unchecked Sendable {
         /// A stream's consumer stopped reading before the end: the work stops, and the plugins
         /// hear of the cancellation.
         case streamStopped
+        /// The request's deadline ran out (``RequestDeadline``): the work stops, and the plugins
+        /// and the callers hear of the failure as of a sent request's.
+        case deadline
     }
 
     /// Ends the flight: the one way every flight ends, whatever ends it (a result, a stub, a
@@ -300,6 +316,7 @@ final class RequestFlight: @unchecked Sendable {
             case .sent, .notSent, .stub, .unannounced: .result
             case .cancel(let id): .cancel(subscriber: id, preempting: Self.preempt)
             case .streamStopped: .streamStopped
+            case .deadline: .expired
             }
         let ending: RequestStateMachine<Work>.Ending
         switch locked({ $0.finish(result, cause: machineCause) }) {
@@ -311,6 +328,7 @@ final class RequestFlight: @unchecked Sendable {
         case .none:
             return
         }
+        deadline?.disarm()
         ending.driver?.stop()
         ending.work?.stop()
         ending.measurement?.finish(result, responseBodyBytes: responseBodyBytes)
@@ -321,7 +339,7 @@ final class RequestFlight: @unchecked Sendable {
             // On the queue of the caller who cancelled, as when others still wait.
             let caller = ending.callers.first { _ in true }
             (caller?.callbackQueue ?? .main).moyaDeliver { [self] in announce(result, ending: ending, cause: cause) }
-        case .sent, .notSent, .streamStopped:
+        case .sent, .notSent, .streamStopped, .deadline:
             // An awaiting task without plugins needs no queue: no closure to allocate either.
             guard queue !== DispatchQueue.moyaInline else {
                 announce(result, ending: ending, cause: cause)
@@ -334,6 +352,9 @@ final class RequestFlight: @unchecked Sendable {
     /// Step 3 of ``finish(_:_:responseBodyBytes:)``: the plugins, the last progress event, the
     /// callers and the stream hear of `result`.
     private func announce(_ result: Result<Moya.Response, MoyaError>, ending: RequestStateMachine<Work>.Ending, cause: Cause) {
+        if !ending.events.isEmpty, let pluginTarget {
+            announce(ending.events, target: pluginTarget)
+        }
         // A streamed body's first bytes that have not gone out yet go out before the end.
         if let prefix = requestRecorder?.take(isComplete: false) {
             observeNow(.requestBody(prefix))
@@ -357,7 +378,7 @@ final class RequestFlight: @unchecked Sendable {
             return
         }
         switch cause {
-        case .sent:
+        case .sent, .deadline:
             if let pluginTarget { plugins.didReceive(result, anyTarget: pluginTarget) }
             ending.reporter?.reportCompletion(response: try? result.get())
         case .notSent:

@@ -72,6 +72,8 @@ struct RequestStateMachine<Work: Sendable> {
         case cancel(subscriber: Int, preempting: (Work) -> Bool)
         /// The consumer of a stream stopped reading before its end.
         case streamStopped
+        /// The request's deadline ran out before its result: its work stops.
+        case expired
     }
 
     /// What the request leaves its owner to do as it ends: everything it held, taken out.
@@ -88,6 +90,9 @@ struct RequestStateMachine<Work: Sendable> {
         var measurement: RequestMeasurement?
         /// The caller's progress reporter, for the last progress event.
         var reporter: ProgressReporter?
+        /// What the resilience policies did to the request, for its plugins to hear before its
+        /// end.
+        var events: [ResilienceEvent] = []
     }
 
     /// What the owner does after ``finish(_:)``.
@@ -107,6 +112,8 @@ struct RequestStateMachine<Work: Sendable> {
     /// the response is then the request's, whatever its end, and never retried.
     private(set) var hasStreamed = false
     private var subscribers = RequestSubscriber.List()
+    /// What the resilience policies did to the request so far (``heard(_:)``).
+    private var events: [ResilienceEvent] = []
     private var lastID = 0
     private var work: Work?
     private var driver: Work?
@@ -288,6 +295,9 @@ struct RequestStateMachine<Work: Sendable> {
         case .streamStopped:
             guard phase == .streaming else { return .none }
             stopsWork = true
+        case .expired:
+            guard phase != .finished, phase != .streaming else { return .none }
+            stopsWork = true
         }
         let streamed = phase == .streaming
         phase = .finished
@@ -296,7 +306,7 @@ struct RequestStateMachine<Work: Sendable> {
         destination = nil
         var ending = Ending(
             callers: Self.take(&subscribers, leaving: RequestSubscriber.List()), streamed: streamed, work: nil, driver: nil,
-            measurement: Self.take(&measurement), reporter: Self.take(&reporter))
+            measurement: Self.take(&measurement), reporter: Self.take(&reporter), events: Self.take(&events, leaving: []))
         if stopsWork {
             swap(&ending.work, &work)
             swap(&ending.driver, &driver)
@@ -305,6 +315,13 @@ struct RequestStateMachine<Work: Sendable> {
             driver = nil
         }
         return .end(ending)
+    }
+
+    /// A resilience policy acted on the request: its plugins hear of it before its end
+    /// (``Ending/events``). Nothing once it has ended.
+    mutating func heard(_ event: ResilienceEvent) {
+        guard phase != .finished else { return }
+        events.append(event)
     }
 
     /// `value`, moved out of its place, which is left `empty`.

@@ -2,8 +2,11 @@ import Foundation
 
 extension NetworkLoggerPlugin: ResiliencePluginType {
     /// Logs a `Resilience` entry when a policy acted on a request: a retry its budget refused, a
-    /// `Retry-After` too long to wait for, a request an open circuit breaker failed at once.
-    /// Always logged, whatever the log options: each changes what the request ends with.
+    /// `Retry-After` too long to wait for, a request an open circuit breaker or a concurrency
+    /// limit failed at once, a breaker this request opened or closed, a deadline that ran out:
+    /// always logged, whatever the log options, since each changes what requests end with. A
+    /// wait in a concurrency limit's queue and a hedge sent are logged with `.verbose` only
+    /// (they change when a request ends, not what it ends with).
     ///
     /// - Parameters:
     ///   - event:  What happened.
@@ -17,6 +20,20 @@ extension NetworkLoggerPlugin: ResiliencePluginType {
             text = "retry not sent: \(origin) asked to wait \(seconds) s (Retry-After), longer than the session's maximum"
         case .circuitOpen(let error):
             text = error.description
+        case .circuitOpened(let origin, let until):
+            text = "this request opened the circuit breaker of \(origin): requests to it fail at once until \(until)"
+        case .circuitClosed(let origin):
+            text = "this request closed the circuit breaker of \(origin): its probes succeeded"
+        case .concurrencyLimited(let error):
+            text = error.description
+        case .deadlineExceeded(let error):
+            text = error.description
+        case .queued(let origin, let seconds):
+            guard configuration.logOptions.contains(.verbose) else { return }
+            text = "waited \(seconds) s for a place under the concurrency limit of \(origin)"
+        case .hedgeSent(let origin, let after):
+            guard configuration.logOptions.contains(.verbose) else { return }
+            text = "a hedge went to \(origin): the request had not answered after \(after) s"
         }
         configuration.output(target, [configuration.formatter.entry("Resilience", text, target)])
     }

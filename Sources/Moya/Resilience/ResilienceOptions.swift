@@ -11,6 +11,12 @@ import Foundation
 /// - A ``CircuitBreaker`` per origin, off by default: it fails requests that would otherwise be
 ///   sent, which a command-line tool or a test against a flaky server would not expect; a
 ///   service that calls other services turns it on with one line.
+/// - A ``ConcurrencyLimit`` per origin (a bulkhead, fixed or adaptive), off by default: the
+///   right limit depends on the upstream, and a wrong one fails requests.
+/// - ``HedgingPolicy``, off by default: it sends more requests than the caller made.
+/// - A ``deadline`` for the whole request, across its attempts and waits, off by default: each
+///   attempt has its own time limit already (`timeoutInterval`), and a whole request's depends
+///   on what the caller can wait for.
 ///
 /// The state (the budgets' counts, the breakers) is the session's, in this process: like
 /// Finagle's and Envoy's, it reacts to what this process sees within a second, with no store to
@@ -27,18 +33,39 @@ public struct ResilienceOptions: Sendable {
     /// a caller wait; an interceptor's own bound (``RetryPolicy/maximumDelay``, a minute by
     /// default) is usually the shorter.
     public let maximumRetryAfter: TimeInterval
+    /// The concurrency limit of each origin; `nil` (the default) for none.
+    public var concurrencyLimit: ConcurrencyLimit?
+    /// Hedging of the requests that can be sent twice; `nil` (the default) for none. A target
+    /// sets its own with ``ResilienceCustomizable``.
+    public var hedging: HedgingPolicy?
+    /// The longest a request may take as a whole, in seconds, from when it is made to its
+    /// response's end (for a streamed response or a WebSocket, to its head): its attempts, its
+    /// hedges, its waits for a retry and for a place under the ``concurrencyLimit``. Past it, the
+    /// request is cancelled and fails with ``RequestDeadlineError``; a retry whose wait would end
+    /// after it is not waited for. `nil` (the default) for none. A target sets its own with
+    /// ``ResilienceCustomizable``.
+    public let deadline: TimeInterval?
 
     /// Options; see the type's description for what each does.
     ///
-    /// - Throws: ``ResilienceSettingError`` for a negative ``maximumRetryAfter``.
-    public init(retryBudget: RetryBudget? = .default, circuitBreaker: CircuitBreaker? = nil, maximumRetryAfter: TimeInterval = 3600)
-        throws(ResilienceSettingError)
-    {
+    /// - Throws: ``ResilienceSettingError`` for a negative ``maximumRetryAfter`` or a
+    ///   ``deadline`` that is not more than 0.
+    public init(
+        retryBudget: RetryBudget? = .default, circuitBreaker: CircuitBreaker? = nil, maximumRetryAfter: TimeInterval = 3600,
+        concurrencyLimit: ConcurrencyLimit? = nil, hedging: HedgingPolicy? = nil, deadline: TimeInterval? = nil
+    ) throws(ResilienceSettingError) {
         try ResilienceSettingError.check(
             "ResilienceOptions.maximumRetryAfter", maximumRetryAfter, in: 0...86_400, requirement: "between 0 seconds and a day")
+        if let deadline {
+            try ResilienceSettingError.check(
+                "ResilienceOptions.deadline", deadline, in: 0.000_001...86_400, requirement: "more than 0 seconds, at most a day")
+        }
         self.retryBudget = retryBudget
         self.circuitBreaker = circuitBreaker
         self.maximumRetryAfter = maximumRetryAfter
+        self.concurrencyLimit = concurrencyLimit
+        self.hedging = hedging
+        self.deadline = deadline
     }
 
     /// The default: a ``RetryBudget/default`` per origin, `Retry-After` honoured up to an hour,

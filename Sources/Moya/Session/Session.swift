@@ -149,8 +149,19 @@ public final class Session: Sendable {
     /// An HTTP request goes to a ``TransportExchange``; a request that upgrades its connection
     /// (``TransportRequest/Mode/upgrade(_:)``, a WebSocket handshake) to its
     /// ``ConnectionUpgrade``, with the same parts.
+    ///
+    /// A request with a ``TransportRequest/hedging`` policy, read into memory, goes to a
+    /// ``HedgedExchange``, which sends its copies as exchanges of their own.
     func send(_ request: TransportRequest, progress: TransportProgressHandler?, owner: any TransportOwner) {
         guard case .upgrade(let upgrade) = request.mode else {
+            if let hedging = request.hedging, case .memory = request.mode, request.body?.isReplayable ?? (request.urlRequest.httpBodyStream == nil) {
+                let parts = parts
+                HedgedExchange(
+                    request: request, policy: hedging, progress: progress, owner: owner, resilience: parts.resilience,
+                    send: { copy, progress, owner in TransportExchange.start(copy, parts: parts, progress: progress, owner: owner) }
+                ).start()
+                return
+            }
             TransportExchange.start(request, parts: parts, progress: progress, owner: owner)
             return
         }

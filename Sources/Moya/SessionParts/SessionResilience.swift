@@ -16,6 +16,46 @@ final class SessionResilience: Sendable {
         /// Requests (first) and retries (second) in the budget's window.
         var budget: SlidingCounts?
         var breaker: BreakerState?
+        /// The concurrency limit, made at the first request that asks for a place.
+        var limiter: LimiterState<PlaceWaiter>?
+        /// The latencies of hedged requests, made at the first that records one.
+        var latencies: LatencyWindow?
+    }
+
+    /// A request waiting for a place under its origin's concurrency limit.
+    final class PlaceWaiter: Sendable {
+        /// Hears of the place, or of the refusal, once.
+        let granted: @Sendable (Result<Place, ConcurrencyLimitError>) -> Void
+        /// When it began to wait (the monotonic clock).
+        let since: TimeInterval
+
+        init(since: TimeInterval, granted: @escaping @Sendable (Result<Place, ConcurrencyLimitError>) -> Void) {
+            self.since = since
+            self.granted = granted
+        }
+    }
+
+    /// A place in flight under an origin's concurrency limit: its holder returns it once
+    /// (``release(_:outcome:)``).
+    struct Place: Sendable {
+        fileprivate let origin: ResilienceOrigin
+        fileprivate let grant: LimiterState<PlaceWaiter>.Grant
+        /// How long the request waited for it, in seconds (0 when given at once).
+        let waited: TimeInterval
+        /// The origin's key.
+        var originKey: String { origin.key }
+    }
+
+    /// What ``takePlace(for:)`` answers.
+    enum PlaceAnswer: Sendable {
+        /// The session has no concurrency limit, or the URL no origin.
+        case unlimited
+        /// A place, given at once.
+        case granted(Place)
+        /// No place now: wait for one (``waitForPlace(at:_:)``).
+        case wait(ResilienceOrigin)
+        /// No place, and the queue is full.
+        case refused(ConcurrencyLimitError)
     }
 
     /// A retry the budget refused: the counts it was refused with.
@@ -59,6 +99,7 @@ final class SessionResilience: Sendable {
                 let idle =
                     origins.first { _, state in
                         (state.budget?.isEmpty(at: now) ?? true) && (state.breaker?.isIdle(at: now) ?? true)
+                            && (state.limiter?.isIdle ?? true)
                     }?.key ?? origins.keys.first
                 if let idle { origins[idle] = nil }
             }
@@ -82,7 +123,7 @@ final class SessionResilience: Sendable {
 
     /// Takes a retry to `url`'s origin from its budget: `nil` when it may be sent, the refusal
     /// otherwise (counted, logged).
-    func withdrawRetry(to url: URL?) -> Refusal? {
+    func withdrawRetry(to url: URL?, hedge: Bool = false) -> Refusal? {
         guard let budget = options.retryBudget, let origin = ResilienceOrigin(url) else { return nil }
         let refusal: Refusal? = update(origin) { state, now in
             // In place: a copy of the counts would copy their arrays at the first change.
@@ -97,7 +138,7 @@ final class SessionResilience: Sendable {
         if let refusal {
             metrics?.retryRefused(host: origin.host, port: origin.port)
             SessionLog.logger.warning(
-                "A retry was not sent: the retry budget of \(refusal.origin) is spent (\(refusal.retries) retries for \(refusal.requests) requests in the last \(budget.window) s); the request ends with its last response or error"
+                "\(hedge ? "A hedge" : "A retry") was not sent: the retry budget of \(refusal.origin) is spent (\(refusal.retries) retries for \(refusal.requests) requests in the last \(budget.window) s); the request ends with its last response or error"
             )
         }
         return refusal
@@ -139,8 +180,12 @@ final class SessionResilience: Sendable {
     /// Records how the attempt of `ticket` ended: `outcome`, or `nil` for an end that says
     /// nothing of the origin (a cancel, a request the session refused). Once per ticket: its
     /// holder lets it go after.
-    func record(_ ticket: Ticket?, outcome: CircuitBreaker.Outcome?) {
-        guard let ticket, let configuration = options.circuitBreaker else { return }
+    ///
+    /// - Returns: The breaker's opening or closing that this outcome made, for the request's
+    ///   plugins; `nil` when it moved nothing they hear of.
+    @discardableResult
+    func record(_ ticket: Ticket?, outcome: CircuitBreaker.Outcome?) -> ResilienceEvent? {
+        guard let ticket, let configuration = options.circuitBreaker else { return nil }
         let failed = outcome.map { configuration.isFailure($0) }
         let date = clock.date()
         let moved: (BreakerState.Phase, BreakerState.Phase)? = update(ticket.origin) { state, now in
@@ -148,8 +193,12 @@ final class SessionResilience: Sendable {
             else { return nil }
             return (before, moved)
         }
-        if let (from, to) = moved {
-            reportMove(of: ticket.origin, from: from, to: to)
+        guard let (from, to) = moved else { return nil }
+        reportMove(of: ticket.origin, from: from, to: to)
+        switch to {
+        case .open(_, _, let until): return .circuitOpened(origin: ticket.origin.key, until: until)
+        case .closed: return .circuitClosed(origin: ticket.origin.key)
+        case .halfOpen: return nil
         }
     }
 
@@ -157,6 +206,128 @@ final class SessionResilience: Sendable {
     func breakerPhase(of url: URL?) -> BreakerState.Phase? {
         guard options.circuitBreaker != nil, let origin = ResilienceOrigin(url) else { return nil }
         return origins.withLock { $0[origin.key]?.breaker?.phase } ?? .closed
+    }
+
+    // MARK: - The concurrency limit
+
+    /// A place for a request to `url`, given at once when one is free and nobody waits before
+    /// it.
+    func takePlace(for url: URL?) -> PlaceAnswer {
+        guard let configuration = options.concurrencyLimit, let origin = ResilienceOrigin(url) else { return .unlimited }
+        let answer: PlaceAnswer = update(origin) { state, now in
+            if state.limiter == nil { state.limiter = LimiterState(configuration: configuration) }
+            if let grant = state.limiter?.take(now: now) {
+                return .granted(Place(origin: origin, grant: grant, waited: 0))
+            }
+            guard let limiter = state.limiter, limiter.waiting < configuration.queueLength else {
+                return .refused(
+                    ConcurrencyLimitError(
+                        origin: origin.key, limit: state.limiter?.places ?? configuration.limit,
+                        reason: .queueFull(waiting: state.limiter?.waiting ?? 0)))
+            }
+            return .wait(origin)
+        }
+        if case .refused = answer { metrics?.limitRejected(host: origin.host, port: origin.port) }
+        return answer
+    }
+
+    /// Waits for a place at `origin`: `granted` hears of it once, with the place, or with the
+    /// refusal when the queue is full or the wait reaches the limit's ``ConcurrencyLimit/maximumWait``.
+    /// It may be called here, at once.
+    func waitForPlace(at origin: ResilienceOrigin, _ granted: @escaping @Sendable (Result<Place, ConcurrencyLimitError>) -> Void) {
+        guard let configuration = options.concurrencyLimit else { return }
+        let waiter = PlaceWaiter(since: clock.now(), granted: granted)
+        let answer: Result<Place, ConcurrencyLimitError>? = update(origin) { state, now in
+            if state.limiter == nil { state.limiter = LimiterState(configuration: configuration) }
+            switch state.limiter?.wait(waiter, now: now) {
+            case .granted(let grant):
+                return .success(Place(origin: origin, grant: grant, waited: 0))
+            case .queued:
+                return nil
+            case nil:
+                return .failure(
+                    ConcurrencyLimitError(
+                        origin: origin.key, limit: state.limiter?.places ?? configuration.limit,
+                        reason: .queueFull(waiting: state.limiter?.waiting ?? 0)))
+            }
+        }
+        if let answer {
+            if case .failure = answer { metrics?.limitRejected(host: origin.host, port: origin.port) }
+            granted(answer)
+            return
+        }
+        metrics?.limitQueued(host: origin.host, port: origin.port)
+        // The wait's end: a waiter still queued then is refused.
+        DispatchQueue.global().asyncAfter(deadline: .now() + configuration.maximumWait) { [weak self] in
+            self?.expire(waiter, at: origin, after: configuration.maximumWait)
+        }
+    }
+
+    /// Refuses `waiter` when it still waits at `origin`.
+    private func expire(_ waiter: PlaceWaiter, at origin: ResilienceOrigin, after wait: TimeInterval) {
+        let limit: Int? = origins.withLock { origins in
+            guard origins[origin.key]?.limiter?.remove(waiter) == true else { return nil }
+            return origins[origin.key]?.limiter?.places
+        }
+        guard let limit else { return }
+        metrics?.limitRejected(host: origin.host, port: origin.port)
+        waiter.granted(.failure(ConcurrencyLimitError(origin: origin.key, limit: limit, reason: .waitedTooLong(seconds: wait))))
+    }
+
+    /// Returns `place`, whose request ended with `outcome` (`nil` for an end that says nothing
+    /// of the origin): an adaptive limit moves, and the waiters given the freed places hear of
+    /// them.
+    func release(_ place: Place, outcome: CircuitBreaker.Outcome?) {
+        let (granted, limit): ([(PlaceWaiter, LimiterState<PlaceWaiter>.Grant)], Int?) = update(place.origin) { state, now in
+            let granted = state.limiter?.release(place.grant, outcome: outcome, now: now) ?? []
+            return (granted, options.concurrencyLimit?.adaptive == nil ? nil : state.limiter?.places)
+        }
+        if let limit { metrics?.limitMoved(host: place.origin.host, port: place.origin.port, to: limit) }
+        for (waiter, grant) in granted {
+            let waited = grant.at - waiter.since
+            metrics?.limitWaited(host: place.origin.host, port: place.origin.port, seconds: waited)
+            waiter.granted(.success(Place(origin: place.origin, grant: grant, waited: waited)))
+        }
+    }
+
+    /// The concurrency limit of `url`'s origin now (for tests and diagnostics); `nil` without
+    /// one.
+    func concurrencyLimit(of url: URL?) -> Int? {
+        guard let configuration = options.concurrencyLimit, let origin = ResilienceOrigin(url) else { return nil }
+        return origins.withLock { $0[origin.key]?.limiter?.places } ?? configuration.limit
+    }
+
+    /// How many requests to `url`'s origin wait for a place (for tests and diagnostics).
+    func waiting(at url: URL?) -> Int {
+        guard let origin = ResilienceOrigin(url) else { return 0 }
+        return origins.withLock { $0[origin.key]?.limiter?.waiting } ?? 0
+    }
+
+    // MARK: - Hedging
+
+    /// Records how long a hedged request to `origin` took to answer.
+    func recordLatency(_ seconds: TimeInterval, of origin: ResilienceOrigin) {
+        update(origin) { state, _ in
+            if state.latencies == nil { state.latencies = LatencyWindow() }
+            state.latencies?.add(seconds)
+        }
+    }
+
+    /// How long an attempt to `origin` may go unanswered before a hedge goes out under `policy`;
+    /// `nil` for no hedge (a percentile of too few answers).
+    func hedgeDelay(_ policy: HedgingPolicy, for origin: ResilienceOrigin) -> TimeInterval? {
+        switch policy.delay {
+        case .fixed(let seconds):
+            return seconds
+        case .percentile(let fraction, let minimum):
+            let latency: Double? = update(origin) { state, _ in state.latencies?.percentile(fraction) }
+            return latency.map { max(minimum, $0) }
+        }
+    }
+
+    /// Tells the metrics a hedge went to `origin` (`won` false), or that a hedge's answer won.
+    func countHedge(to origin: ResilienceOrigin, won: Bool) {
+        metrics?.hedge(host: origin.host, port: origin.port, won: won)
     }
 
     private func reportMove(of origin: ResilienceOrigin, from: BreakerState.Phase, to: BreakerState.Phase) {

@@ -42,6 +42,14 @@ protocol TransportOwner: AnyObject, Sendable {
     /// The exchange ended with `result`, the response to `request` (the request the exchange
     /// was given, not a redirect's). Called exactly once.
     func transportFinished(_ result: Result<TransportResponse, any Error>, request: URLRequest)
+
+    /// A resilience policy acted on the exchange (a breaker its outcome opened or closed, a wait
+    /// for a place, a hedge sent): the request's plugins hear of it. Does nothing by default.
+    func transportObserved(_ event: ResilienceEvent)
+}
+
+extension TransportOwner {
+    func transportObserved(_ event: ResilienceEvent) {}
 }
 
 /// What a ``TransportOwner`` answers to a streamed response's head.

@@ -34,6 +34,10 @@ struct TransportRequest: Sendable {
     /// Whether this is the first attempt of a request that can be retried (one with
     /// interceptors): it refills its origin's retry budget when it reaches the network.
     var refillsBudget = false
+    /// When to send a second copy of the request while the first has not answered
+    /// (``HedgingPolicy``): set only for a request that may be sent twice at once, read into
+    /// memory, with a body that can be read again; `nil` for none.
+    var hedging: HedgingPolicy?
     /// The trace context of the caller who made the request (``Session/callerTraceContext(for:)``);
     /// `nil` when there is none or the session propagates nothing.
     var traceContext: TraceContext?

@@ -37,6 +37,8 @@ final class WebSocketExchange: TransportAttempt {
     private let state = Protected<(channel: (any Channel)?, cancelled: Bool)>((nil, false))
     /// What the origin's circuit breaker said of the handshake, until its outcome is recorded.
     private let breakerTicket = Protected<SessionResilience.Ticket?>(nil)
+    /// The handshake's place under its origin's concurrency limit, until its answer.
+    private let place = Protected<SessionResilience.Place?>(nil)
 
     init(parts: ExchangeParts, request: TransportRequest, sink: WebSocketSink, owner: any TransportOwner, span: (any Span)?) {
         self.parts = parts
@@ -85,6 +87,36 @@ final class WebSocketExchange: TransportAttempt {
         case .success(let ticket):
             breakerTicket.withLock { $0 = ticket }
         }
+        // The origin's concurrency limit: the handshake holds a place until its answer.
+        switch parts.resilience.takePlace(for: urlRequest.url) {
+        case .unlimited:
+            connect(plan)
+        case .granted(let place):
+            self.place.withLock { $0 = place }
+            connect(plan)
+        case .refused(let error):
+            finish(.failure(error), admitted: true)
+        case .wait(let origin):
+            parts.resilience.waitForPlace(at: origin) { [self] granted in
+                switch granted {
+                case .failure(let error):
+                    finish(.failure(error), admitted: true)
+                case .success(let place):
+                    self.place.withLock { $0 = place }
+                    guard owner.transportIsWanted, !state.current.cancelled else {
+                        finish(.failure(HTTPClientError.cancelled), admitted: true)
+                        return
+                    }
+                    owner.transportObserved(.queued(origin: place.originKey, seconds: place.waited))
+                    connect(plan)
+                }
+            }
+        }
+    }
+
+    /// Opens the connection along `plan`'s route and sends the handshake.
+    private func connect(_ plan: (route: ConnectionRoute, head: HTTPRequestHead)) {
+        let urlRequest = request.urlRequest
         let outcome = loop.makePromise(of: WebSocketHandshakeOutcome.self)
         parts.routes.openConnection(along: plan.route, on: loop).whenComplete { [self] opened in
             switch opened {
@@ -232,11 +264,18 @@ final class WebSocketExchange: TransportAttempt {
             case .success(let response): .status(response.statusCode)
             case .failure(let error): CircuitBreaker.Outcome(failure: error)
             }
-        parts.resilience.record(
+        let event = parts.resilience.record(
             breakerTicket.withLock { ticket in
                 defer { ticket = nil }
                 return ticket
             }, outcome: outcome)
+        if let place = place.withLock({ place in
+            defer { place = nil }
+            return place
+        }) {
+            parts.resilience.release(place, outcome: outcome)
+        }
+        if let event { owner.transportObserved(event) }
         if let span { TracePropagation.endSpan(span, with: result) }
         if admitted { parts.admission.ended() }
         owner.transportFinished(result, request: request.urlRequest)

@@ -187,7 +187,7 @@ struct ResiliencePipelineTests {
             #expect(underlying == CircuitOpenError(origin: origin, openedAt: ManualClock.start, retryAt: ManualClock.start.addingTimeInterval(5)))
             #expect(underlying.description.hasPrefix("The circuit breaker of \(origin) is open since 2027-01-15T08:00:00.000Z"))
             #expect(underlying.description.contains("until 2027-01-15T08:00:05.000Z"))
-            #expect(recorder.heard == [.circuitOpen(underlying)])
+            #expect(recorder.heard == [.circuitOpened(origin: origin, until: ManualClock.start.addingTimeInterval(5)), .circuitOpen(underlying)])
         }
         #expect(server.requests.count == 4, "nothing reached the server")
 

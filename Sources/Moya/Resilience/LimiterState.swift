@@ -1,0 +1,133 @@
+import Foundation
+
+/// The concurrency limit of one origin (``ConcurrencyLimit``): its places in flight, its queue
+/// of waiters, and, for an adaptive limit, where the limit stands and the fastest latency it
+/// measures against. A value type, kept behind its owner's lock; time comes from the caller.
+struct LimiterState<Waiter: AnyObject & Sendable>: Sendable {
+    /// A place given to a request, returned once when it ends.
+    struct Grant: Sendable {
+        /// When it was given (the monotonic clock).
+        let at: TimeInterval
+        /// How many were in flight when it was given, this one included.
+        let inFlight: Int
+    }
+
+    let configuration: ConcurrencyLimit
+    /// The limit: fixed, or where the adaptive one stands (a fraction grows to the next whole).
+    private(set) var limit: Double
+    /// Places given and not returned.
+    private(set) var inFlight = 0
+    /// The waiters, oldest first, from ``head`` on.
+    private var queue: [Waiter] = []
+    private var head = 0
+    /// When the adaptive limit last decreased: outcomes of requests given a place before then
+    /// do not decrease it again.
+    private var lastDecrease = -Double.infinity
+    /// The fastest latency of the current and of the previous window, and when the current
+    /// began.
+    private var fastest = (current: Double.infinity, previous: Double.infinity, since: -Double.infinity)
+
+    init(configuration: ConcurrencyLimit) {
+        self.configuration = configuration
+        self.limit = Double(configuration.limit)
+    }
+
+    /// The limit as a number of requests.
+    var places: Int { max(1, Int(limit)) }
+
+    /// How many wait.
+    var waiting: Int { queue.count - head }
+
+    /// Whether nothing is in flight or waiting, and the limit is where it started: the state can
+    /// be forgotten.
+    var isIdle: Bool { inFlight == 0 && waiting == 0 && limit == Double(configuration.limit) }
+
+    /// Gives a place, when one is free and nobody waits before.
+    mutating func take(now: TimeInterval) -> Grant? {
+        guard waiting == 0, inFlight < places else { return nil }
+        inFlight += 1
+        return Grant(at: now, inFlight: inFlight)
+    }
+
+    /// Queues `waiter`, or gives it a place at once when one is free: `nil` when the queue is
+    /// full.
+    mutating func wait(_ waiter: Waiter, now: TimeInterval) -> WaitAnswer? {
+        if let grant = take(now: now) { return .granted(grant) }
+        guard waiting < configuration.queueLength else { return nil }
+        queue.append(waiter)
+        return .queued
+    }
+
+    /// What ``wait(_:now:)`` did.
+    enum WaitAnswer {
+        case granted(Grant)
+        case queued
+    }
+
+    /// Takes `waiter` out of the queue: whether it was still there.
+    mutating func remove(_ waiter: Waiter) -> Bool {
+        guard let index = queue[head...].firstIndex(where: { $0 === waiter }) else { return false }
+        queue.remove(at: index)
+        compact()
+        return true
+    }
+
+    /// Returns the place of `grant`, whose request ended with `outcome` (`nil`: an end that says
+    /// nothing of the origin, a cancel), and moves an adaptive limit. The waiters given the freed
+    /// places, oldest first, with their grants.
+    mutating func release(_ grant: Grant, outcome: CircuitBreaker.Outcome?, now: TimeInterval) -> [(Waiter, Grant)] {
+        inFlight = max(0, inFlight - 1)
+        if let adaptive = configuration.adaptive, let outcome {
+            adapt(adaptive, grant: grant, outcome: outcome, now: now)
+        }
+        var granted: [(Waiter, Grant)] = []
+        while waiting > 0, inFlight < places {
+            let waiter = queue[head]
+            head += 1
+            inFlight += 1
+            granted.append((waiter, Grant(at: now, inFlight: inFlight)))
+        }
+        compact()
+        return granted
+    }
+
+    /// AIMD: overload (a `429` or `503`, a timeout, a latency well above the fastest) multiplies
+    /// the limit by the backoff ratio, once per round trip; a success while the limit was in use
+    /// adds one place per limit's worth of successes.
+    private mutating func adapt(_ adaptive: ConcurrencyLimit.Adaptive, grant: Grant, outcome: CircuitBreaker.Outcome, now: TimeInterval) {
+        let latency = now - grant.at
+        let overloaded: Bool
+        switch outcome {
+        case .status(429), .status(503), .timedOut:
+            overloaded = true
+        case .status(let code) where code < 500:
+            if now - fastest.since > adaptive.latencyWindow {
+                fastest = (Double.infinity, fastest.current, now)
+            }
+            let baseline = min(fastest.current, fastest.previous)
+            fastest.current = min(fastest.current, latency)
+            overloaded = baseline.isFinite && latency > baseline * adaptive.latencyTolerance && latency - baseline > adaptive.latencyMargin
+        case .status, .connectionFailed:
+            // A failure that says nothing of the load: the breaker's business.
+            return
+        }
+        if overloaded {
+            guard grant.at >= lastDecrease else { return }
+            limit = max(Double(adaptive.minimum), limit * adaptive.backoffRatio)
+            lastDecrease = now
+        } else if Double(grant.inFlight) * 2 >= limit {
+            limit = min(Double(adaptive.maximum), limit + 1 / limit)
+        }
+    }
+
+    /// Drops the queue's taken front once it is half of the array.
+    private mutating func compact() {
+        if head > 32, head * 2 >= queue.count {
+            queue.removeFirst(head)
+            head = 0
+        } else if head == queue.count {
+            queue.removeAll(keepingCapacity: true)
+            head = 0
+        }
+    }
+}

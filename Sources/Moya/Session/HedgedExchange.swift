@@ -1,0 +1,197 @@
+import Dispatch
+import Foundation
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// A request sent as one or more copies (hedges, ``HedgingPolicy``): the first copy goes out at
+/// once, and each next one when the copies before have not answered after the policy's delay;
+/// the first response wins, and every other copy is cancelled, once. A copy that fails without
+/// a response does not win while another may still answer; when all have failed, the last
+/// failure is the request's.
+///
+/// It is the owner of each copy's exchange, and the one attempt its own owner knows: a cancel
+/// stops every copy.
+final class HedgedExchange: TransportAttempt {
+    /// One copy's owner: its events, tagged with its number.
+    private final class Copy: TransportOwner {
+        let exchange: HedgedExchange
+        let index: Int
+
+        init(exchange: HedgedExchange, index: Int) {
+            self.exchange = exchange
+            self.index = index
+        }
+
+        func transportStarted(_ attempt: any TransportAttempt) -> Bool {
+            exchange.copyStarted(index, attempt: attempt)
+        }
+
+        func transportDroppedResumePoint() {
+            exchange.owner.transportDroppedResumePoint()
+        }
+
+        var transportIsWanted: Bool {
+            exchange.isWanted(index)
+        }
+
+        func transportStreamStarted(_ head: TransportResponse, request: URLRequest) -> StreamHeadAnswer {
+            // Only responses read into memory are hedged (``Session/send(_:progress:owner:)``).
+            exchange.isWanted(index) ? exchange.owner.transportStreamStarted(head, request: request) : .stop
+        }
+
+        func transportFinished(_ result: Result<TransportResponse, any Error>, request: URLRequest) {
+            exchange.copyFinished(index, result: result, request: request)
+        }
+
+        func transportObserved(_ event: ResilienceEvent) {
+            exchange.owner.transportObserved(event)
+        }
+    }
+
+    private struct State {
+        /// The current attempt of each copy still running, by its number.
+        var attempts: [Int: any TransportAttempt] = [:]
+        /// Copies sent, and copies that ended.
+        var sent = 0
+        var ended = 0
+        /// The copy whose result is the request's, once decided.
+        var winner: Int?
+        /// Whether the owner stopped the request.
+        var cancelled = false
+        /// Whether the owner knows of this exchange as the request's attempt.
+        var registered = false
+    }
+
+    private let request: TransportRequest
+    private let policy: HedgingPolicy
+    private let progress: TransportProgressHandler?
+    fileprivate let owner: any TransportOwner
+    private let resilience: SessionResilience
+    private let origin: ResilienceOrigin?
+    /// Sends one copy.
+    private let send: @Sendable (TransportRequest, TransportProgressHandler?, any TransportOwner) -> Void
+    private let state = Protected(State())
+    private let startedAt = DispatchTime.now()
+
+    /// - Parameters:
+    ///   - request:  The request; its copies after the first do not refill the budget.
+    ///   - policy:   When to hedge.
+    ///   - progress: The first copy's progress (the others report none).
+    ///   - owner:    Keeps the request's state, and receives the winning result.
+    ///   - send:     Sends one copy, with its own owner.
+    init(
+        request: TransportRequest, policy: HedgingPolicy, progress: TransportProgressHandler?, owner: any TransportOwner, resilience: SessionResilience,
+        send: @escaping @Sendable (TransportRequest, TransportProgressHandler?, any TransportOwner) -> Void
+    ) {
+        self.request = request
+        self.policy = policy
+        self.progress = progress
+        self.owner = owner
+        self.resilience = resilience
+        self.origin = ResilienceOrigin(request.urlRequest.url)
+        self.send = send
+    }
+
+    /// Sends the first copy, and arms the first hedge.
+    func start() {
+        state.withLock { $0.sent = 1 }
+        send(request, progress, Copy(exchange: self, index: 0))
+        armHedge()
+    }
+
+    /// Schedules the next hedge after the policy's delay, unless the origin has too few answers
+    /// for a percentile.
+    private func armHedge() {
+        guard let origin, let delay = resilience.hedgeDelay(policy, for: origin) else { return }
+        DispatchQueue.global().asyncAfter(deadline: .now() + delay) { [self] in
+            hedge(after: delay, origin: origin)
+        }
+    }
+
+    /// Sends the next copy when no copy has answered, the request is still wanted, and the
+    /// origin's retry budget allows it.
+    private func hedge(after delay: TimeInterval, origin: ResilienceOrigin) {
+        let due = state.withLock { state in
+            state.winner == nil && !state.cancelled && state.ended < state.sent && state.sent <= policy.maximumHedges
+        }
+        guard due, owner.transportIsWanted, resilience.withdrawRetry(to: request.urlRequest.url, hedge: true) == nil else { return }
+        let index: Int? = state.withLock { state in
+            guard state.winner == nil, !state.cancelled else { return nil }
+            state.sent += 1
+            return state.sent - 1
+        }
+        guard let index else { return }
+        resilience.countHedge(to: origin, won: false)
+        owner.transportObserved(.hedgeSent(origin: origin.key, after: Double(DispatchTime.now().uptimeNanoseconds - startedAt.uptimeNanoseconds) / 1e9))
+        var copy = request
+        copy.refillsBudget = false
+        send(copy, nil, Copy(exchange: self, index: index))
+        armHedge()
+    }
+
+    /// Copy `index` started an attempt: whether it may go on.
+    private func copyStarted(_ index: Int, attempt: any TransportAttempt) -> Bool {
+        let (goesOn, registers): (Bool, Bool) = state.withLock { state in
+            guard !state.cancelled, state.winner == nil || state.winner == index else { return (false, false) }
+            state.attempts[index] = attempt
+            defer { state.registered = true }
+            return (true, !state.registered)
+        }
+        guard goesOn else {
+            attempt.cancel()
+            return false
+        }
+        // The owner knows this exchange as the request's one attempt: its cancel stops every copy.
+        if registers, !owner.transportStarted(self) {
+            cancel()
+            return false
+        }
+        return true
+    }
+
+    /// Whether copy `index`'s result is still wanted.
+    private func isWanted(_ index: Int) -> Bool {
+        let wanted = state.withLock { !$0.cancelled && ($0.winner == nil || $0.winner == index) }
+        return wanted && owner.transportIsWanted
+    }
+
+    /// Copy `index` ended with `result`: the first response wins, and the other copies are
+    /// cancelled; a failure wins only when every copy sent has failed (no hedge is due after).
+    private func copyFinished(_ index: Int, result: Result<TransportResponse, any Error>, request: URLRequest) {
+        let isResponse: Bool
+        if case .success = result { isResponse = true } else { isResponse = false }
+        let losers: [any TransportAttempt]? = state.withLock { state in
+            state.ended += 1
+            state.attempts[index] = nil
+            guard state.winner == nil else { return nil }
+            guard isResponse || state.ended == state.sent else { return nil }
+            state.winner = index
+            defer { state.attempts = [:] }
+            return Array(state.attempts.values)
+        }
+        guard let losers else {
+            // A loser's end, or a copy's failure while another may still answer.
+            if case .success(let response) = result { response.upgraded?.abandon() }
+            return
+        }
+        // Each other copy is cancelled once: its attempt was taken out under the lock.
+        for loser in losers { loser.cancel() }
+        if isResponse, let origin {
+            resilience.recordLatency(Double(DispatchTime.now().uptimeNanoseconds - startedAt.uptimeNanoseconds) / 1e9, of: origin)
+            if index > 0 { resilience.countHedge(to: origin, won: true) }
+        }
+        owner.transportFinished(result, request: self.request.urlRequest)
+    }
+
+    /// Stops every copy.
+    func cancel() {
+        let attempts: [any TransportAttempt] = state.withLock { state in
+            state.cancelled = true
+            defer { state.attempts = [:] }
+            return Array(state.attempts.values)
+        }
+        for attempt in attempts { attempt.cancel() }
+    }
+}

@@ -1,0 +1,429 @@
+import Foundation
+import MoyaTestServer
+import MoyaTesting
+import Testing
+
+@testable import Moya
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// The policies a service needs against its upstreams, through the provider against the test
+/// server: the concurrency limit, hedging, the deadline, and the breaker's events.
+@Suite("Concurrency limit, hedging and deadline through the provider")
+struct ServicePoliciesTests {
+    typealias ManualClock = ResiliencePipelineTests.ManualClock
+    typealias ResilienceRecorder = ResiliencePipelineTests.ResilienceRecorder
+
+    /// Holds the server's answers until the test opens it.
+    actor Gate {
+        private var isOpen = false
+        private var waiters: [CheckedContinuation<Void, Never>] = []
+        private(set) var arrived = 0
+
+        func wait() async {
+            arrived += 1
+            guard !isOpen else { return }
+            await withCheckedContinuation { waiters.append($0) }
+        }
+
+        func open() {
+            isOpen = true
+            for waiter in waiters { waiter.resume() }
+            waiters = []
+        }
+    }
+
+    private static func session(_ options: ResilienceOptions, clock: ManualClock = ManualClock()) -> Session {
+        var configuration = Session.Configuration()
+        configuration.resilience = options
+        configuration.resilienceClock = clock.clock
+        return Session(configuration: configuration)
+    }
+
+    /// Waits until `condition` holds, for at most 10 s.
+    private static func eventually(_ condition: () async -> Bool) async throws -> Bool {
+        for _ in 0..<1000 {
+            if await condition() { return true }
+            try await _Concurrency.Task.sleep(nanoseconds: 10_000_000)  // polling, not timing
+        }
+        return false
+    }
+
+    // MARK: - The concurrency limit
+
+    @Test("A concurrency limit: at most N in flight, a bounded queue, the excess fails at once and nothing of it is sent")
+    func limitAndQueue() async throws {
+        let server = try await MockServer.start()
+        let gate = Gate()
+        server.route("/held") { _ in
+            await gate.wait()
+            return .status(200)
+        }
+        let options = try ResilienceOptions(concurrencyLimit: ConcurrencyLimit(limit: 2, queueLength: 1, maximumWait: 60))
+        let session = Self.session(options)
+        let recorder = ResilienceRecorder()
+        let provider = MoyaProvider<Remote>(session: session, plugins: [recorder])
+        let target = Remote(server.baseURL, "/held")
+
+        let held = (0..<3).map { _ in _Concurrency.Task { try await provider.request(target).statusCode } }
+        #expect(try await Self.eventually { await gate.arrived == 2 }, "two requests reach the server")
+        // The third waits in the queue: a fourth finds it full.
+        #expect(try await Self.eventually { session.parts.resilience.waiting(at: server.baseURL) == 1 })
+        let origin = "http://127.0.0.1:\(server.baseURL.port!)"
+        do {
+            _ = try await provider.request(target)
+            Issue.record("a request beyond the queue was sent")
+        } catch {
+            guard case .underlying(let underlying as ConcurrencyLimitError, nil) = error else {
+                Issue.record("expected ConcurrencyLimitError, got \(error)")
+                return
+            }
+            #expect(underlying == ConcurrencyLimitError(origin: origin, limit: 2, reason: .queueFull(waiting: 1)))
+            #expect(
+                underlying.description
+                    == "The concurrency limit of \(origin) (2 requests at once) is reached and its queue is full (1 waiting): the request was not sent.")
+            #expect(recorder.heard.contains(.concurrencyLimited(underlying)))
+        }
+        #expect(await gate.arrived == 2, "neither the queued request nor the refused one reached the server")
+        await gate.open()
+        for request in held {
+            #expect(try await request.value == 200)
+        }
+        #expect(server.requests.count == 3)
+        #expect(recorder.heard.contains { if case .queued(origin, _) = $0 { true } else { false } }, "the queued request's wait was heard")
+        try await session.shutdown()
+        await server.shutdown()
+    }
+
+    @Test("A concurrency limit: a request that waited its longest wait fails, saying so")
+    func limitWait() async throws {
+        let server = try await MockServer.start()
+        let gate = Gate()
+        server.route("/held") { _ in
+            await gate.wait()
+            return .status(200)
+        }
+        let options = try ResilienceOptions(concurrencyLimit: ConcurrencyLimit(limit: 1, queueLength: 5, maximumWait: 0.2))
+        let session = Self.session(options)
+        let provider = MoyaProvider<Remote>(session: session)
+        let target = Remote(server.baseURL, "/held")
+        let first = _Concurrency.Task { try await provider.request(target).statusCode }
+        #expect(try await Self.eventually { await gate.arrived == 1 })
+        do {
+            _ = try await provider.request(target)
+            Issue.record("the waiting request was sent")
+        } catch {
+            guard case .underlying(let underlying as ConcurrencyLimitError, nil) = error else {
+                Issue.record("expected ConcurrencyLimitError, got \(error)")
+                return
+            }
+            #expect(underlying.reason == .waitedTooLong(seconds: 0.2))
+            #expect(
+                underlying.description.hasSuffix("(1 request at once) is reached: the request waited 0.2 s for a place, its longest wait, and was not sent."))
+        }
+        await gate.open()
+        #expect(try await first.value == 200)
+        #expect(server.requests.count == 1)
+        try await session.shutdown()
+        await server.shutdown()
+    }
+
+    @Test("An adaptive limit: halved once per round trip on 429, 503 or a timeout, grows while in use, lowered by a rising latency")
+    func adaptiveLimit() throws {
+        final class Waiter: Sendable {}
+        let adaptive = try ConcurrencyLimit.Adaptive(minimum: 2, maximum: 12, backoffRatio: 0.5, latencyTolerance: 2, latencyMargin: 0.010, latencyWindow: 10)
+        var state = LimiterState<Waiter>(configuration: try ConcurrencyLimit(limit: 10, queueLength: 0, adaptive: adaptive))
+        let grants = (0..<10).map { _ in state.take(now: 100)! }
+        #expect(state.take(now: 100) == nil, "ten places")
+        // Two 429s of requests sent before the decrease: one decrease.
+        _ = state.release(grants[0], outcome: .status(429), now: 100.05)
+        #expect(state.places == 5)
+        _ = state.release(grants[1], outcome: .status(503), now: 100.06)
+        #expect(state.places == 5, "the second overload of the same round trip")
+        // A request sent after the decrease times out: halved again, down to the minimum.
+        let late = state.take(now: 100.1)
+        #expect(late == nil, "8 in flight, above the new limit")
+        // Ends that say nothing of the origin (cancels) move nothing.
+        for grant in grants[2..<8] { _ = state.release(grant, outcome: nil, now: 100.11) }
+        #expect(state.places == 5)
+        let after = state.take(now: 100.2)!
+        _ = state.release(after, outcome: .timedOut, now: 100.3)
+        #expect(state.places == 2)
+        // Successes while the limit is in use add one place per limit's worth of them.
+        for grant in grants[8..<10] { _ = state.release(grant, outcome: nil, now: 100.31) }
+        var limitBefore = state.limit
+        for _ in 0..<4 {
+            let a = state.take(now: 101)!
+            let b = state.take(now: 101)!
+            _ = state.release(a, outcome: .status(200), now: 101.005)
+            _ = state.release(b, outcome: .status(200), now: 101.005)
+        }
+        // Only the successes of requests sent while half the limit was in use count (the
+        // second of each pair): four successes at a limit near 3, about one place more.
+        #expect(state.limit > limitBefore + 1 && state.limit < limitBefore + 1.5, "about one place per limit's worth: \(limitBefore) → \(state.limit)")
+        // A latency over twice the fastest (and 10 ms over it) is overload.
+        limitBefore = state.limit
+        let slow = state.take(now: 102)!
+        _ = state.release(slow, outcome: .status(200), now: 102.1)
+        #expect(state.limit == max(2, limitBefore * 0.5))
+        // A 404 says nothing of the load as overload; a connection failure nothing at all.
+        let failed = state.take(now: 103)!
+        limitBefore = state.limit
+        _ = state.release(failed, outcome: .connectionFailed, now: 103.001)
+        #expect(state.limit == limitBefore)
+    }
+
+    @Test("An adaptive limit learns an upstream that answers 429 beyond its capacity")
+    func adaptiveLimitThroughTheProvider() async throws {
+        let server = try await MockServer.start()
+        let inFlight = Protected(0)
+        let capacity = 3
+        server.route("/shed") { _ in
+            let admitted = inFlight.withLock { count in
+                guard count < capacity else { return false }
+                count += 1
+                return true
+            }
+            guard admitted else { return .status(429, headers: [("Retry-After", "1")]) }
+            try await _Concurrency.Task.sleep(nanoseconds: 5_000_000)  // the upstream's work
+            inFlight.withLock { $0 -= 1 }
+            return .status(200)
+        }
+        let options = try ResilienceOptions(concurrencyLimit: .adaptive(initial: 12, queueLength: 1000, maximumWait: 30))
+        let session = Self.session(options)
+        let provider = MoyaProvider<Remote>(session: session)
+        let target = Remote(server.baseURL, "/shed")
+        let statuses = try await withThrowingTaskGroup(of: [Int].self) { group in
+            for _ in 0..<12 {
+                group.addTask {
+                    var statuses: [Int] = []
+                    for _ in 0..<15 { statuses.append(try await provider.request(target).statusCode) }
+                    return statuses
+                }
+            }
+            return try await group.reduce(into: []) { $0 += $1 }
+        }
+        let refused = statuses.filter { $0 == 429 }.count
+        #expect(statuses.count == 180)
+        // From 12 places to the upstream's 3: the first round's refusals, then few. Without the
+        // limit, 12 callers against 3 places see most of their requests refused (a refusal
+        // takes no time, a success 5 ms).
+        #expect(refused < 60, "\(refused) of 180 refused")
+        // It came down from 12; it then moves around the upstream's capacity (how far above
+        // depends on how many of the client's requests are at the server at once).
+        let limit = try #require(session.parts.resilience.concurrencyLimit(of: server.baseURL))
+        #expect(limit < 12, "the limit came down: \(limit)")
+        try await session.shutdown()
+        await server.shutdown()
+    }
+
+    // MARK: - Hedging
+
+    @Test("Hedging: a request unanswered after the delay gets a second copy, the first answer wins, the loser is cancelled")
+    func hedging() async throws {
+        let server = try await MockServer.start()
+        let count = ResiliencePipelineTests.Counter()
+        server.route("/slow-first") { _ in
+            if count.next() == 0 {
+                var response = MockResponse.text("slow")
+                response.delayBeforeHead = .seconds(30)
+                return response
+            }
+            return .text("fast")
+        }
+        let options = try ResilienceOptions(hedging: HedgingPolicy(delay: .fixed(0.05)))
+        let session = Self.session(options)
+        let recorder = ResilienceRecorder()
+        let provider = MoyaProvider<Remote>(session: session, plugins: [recorder])
+        let response = try await provider.request(Remote(server.baseURL, "/slow-first"))
+        // The hedge's answer: the first copy's would come after 30 s.
+        #expect(String(decoding: response.data, as: UTF8.self) == "fast")
+        #expect(server.requests.count == 2)
+        #expect(recorder.heard.contains { if case .hedgeSent = $0 { true } else { false } })
+        // The loser was stopped: nothing of this session is in flight any more.
+        #expect(try await Self.eventually { session.parts.admission.inFlight == 0 })
+        // A POST is never hedged.
+        let post = try await provider.request(Remote(server.baseURL, "/slow-first", method: .post))
+        #expect(String(decoding: post.data, as: UTF8.self) == "fast")
+        #expect(server.requests.count == 3)
+        try await session.shutdown()
+        await server.shutdown()
+    }
+
+    @Test("Hedging: each loser is cancelled exactly once, the winner never; a failed copy does not win while another may answer")
+    func hedgeCancelsLosersOnce() async throws {
+        final class Attempt: TransportAttempt {
+            let cancels = Protected(0)
+            func cancel() { cancels.withLock { $0 += 1 } }
+        }
+        final class Owner: TransportOwner {
+            let results = Protected<[Result<TransportResponse, any Error>]>([])
+            let started = Protected(0)
+            func transportStarted(_ attempt: any TransportAttempt) -> Bool {
+                started.withLock { $0 += 1 }
+                return true
+            }
+            func transportDroppedResumePoint() {}
+            var transportIsWanted: Bool { true }
+            func transportStreamStarted(_ head: TransportResponse, request: URLRequest) -> StreamHeadAnswer { .stop }
+            func transportFinished(_ result: Result<TransportResponse, any Error>, request: URLRequest) {
+                results.withLock { $0.append(result) }
+            }
+        }
+        let copies = Protected<[(owner: any TransportOwner, attempt: Attempt)]>([])
+        let resilience = SessionResilience(options: try ResilienceOptions(retryBudget: nil))
+        let owner = Owner()
+        let url = URL(string: "http://127.0.0.1:9/x")!
+        let exchange = HedgedExchange(
+            request: TransportRequest(urlRequest: URLRequest(url: url), credential: nil, body: nil, mode: .memory, traceContext: nil),
+            policy: try HedgingPolicy(delay: .fixed(0.01), maximumHedges: 2), progress: nil, owner: owner, resilience: resilience
+        ) { _, _, copyOwner in
+            let attempt = Attempt()
+            copies.withLock { $0.append((copyOwner, attempt)) }
+            _ = copyOwner.transportStarted(attempt)
+        }
+        exchange.start()
+        #expect(try await Self.eventually { copies.withLock { $0.count } == 3 }, "the first copy and two hedges")
+        let sent = copies.withLock { $0 }
+        // The first copy fails to connect: the others may still answer.
+        sent[0].owner.transportFinished(.failure(URLError(.cannotConnectToHost)), request: URLRequest(url: url))
+        #expect(owner.results.withLock { $0.isEmpty })
+        // The third answers: it wins, the second is cancelled once.
+        let answer = TransportResponse(
+            response: DeferredHTTPURLResponse(statusCode: 200) { HTTPURLResponse(url: url, statusCode: 200, httpVersion: "HTTP/1.1", headerFields: nil) },
+            data: Data("won".utf8))
+        sent[2].owner.transportFinished(.success(answer), request: URLRequest(url: url))
+        // The loser's own end, later, changes nothing.
+        sent[1].owner.transportFinished(.failure(URLError(.cancelled)), request: URLRequest(url: url))
+        exchange.cancel()
+        #expect(sent[1].attempt.cancels.withLock { $0 } == 1)
+        #expect(sent[2].attempt.cancels.withLock { $0 } == 0)
+        #expect(sent[0].attempt.cancels.withLock { $0 } == 0, "it had ended")
+        let results = owner.results.withLock { $0 }
+        #expect(results.count == 1)
+        #expect((try? results.first?.get())?.data == Data("won".utf8))
+        #expect(owner.started.withLock { $0 } == 1, "the owner knows one attempt")
+    }
+
+    // MARK: - The deadline
+
+    @Test("The deadline: a request past it is cancelled and fails, saying it was the whole request's limit")
+    func deadline() async throws {
+        let server = try await MockServer.start()
+        var slow = MockResponse.text("late")
+        slow.delayBeforeHead = .seconds(30)
+        server.route("/slow", response: slow)
+        let session = Self.session(try ResilienceOptions(deadline: 0.2))
+        let recorder = ResilienceRecorder()
+        let provider = MoyaProvider<Remote>(session: session, plugins: [recorder])
+        do {
+            _ = try await provider.request(Remote(server.baseURL, "/slow"))
+            Issue.record("a request past its deadline succeeded")
+        } catch {
+            guard case .underlying(let underlying as RequestDeadlineError, nil) = error else {
+                Issue.record("expected RequestDeadlineError, got \(error)")
+                return
+            }
+            #expect(underlying == RequestDeadlineError(deadline: 0.2, attempts: 1))
+            #expect(
+                underlying.description
+                    == "The request's deadline of 0.2 s ran out after 1 attempt (the whole request's time limit, not an attempt's own timeout): it was cancelled."
+            )
+            #expect(recorder.heard == [.deadlineExceeded(underlying)])
+        }
+        #expect(try await Self.eventually { session.parts.admission.inFlight == 0 }, "the attempt was stopped")
+        try await session.shutdown()
+        await server.shutdown()
+    }
+
+    @Test("The deadline: a retry whose wait would end after it is not waited for; a target sets its own")
+    func deadlineAndRetries() async throws {
+        let server = try await MockServer.start()
+        server.route("/busy", response: .status(503, headers: [("Retry-After", "30")]))
+        server.route("/ok", response: .status(200))
+        struct Busy: TargetType, ResilienceCustomizable {
+            let baseURL: URL
+            let path: String
+            var method: Moya.Method { .get }
+            var task: Moya.Task { .requestPlain }
+            var headers: [String: String]? { nil }
+            var resilience: TargetResilience { try! TargetResilience(deadline: 10) }
+        }
+        let session = Self.session(try ResilienceOptions(deadline: 120))
+        let provider = MoyaProvider<Busy>(session: session, interceptors: [RetryPolicy(retryLimit: 3)])
+        do {
+            _ = try await provider.request(Busy(baseURL: server.baseURL, path: "/busy"))
+            Issue.record("the request did not end at its deadline")
+        } catch {
+            guard case .underlying(let underlying as RequestDeadlineError, let response?) = error else {
+                Issue.record("expected RequestDeadlineError with the response, got \(error)")
+                return
+            }
+            // Ended when the retry was asked for (the target's 10 s, not the session's 120 s), not
+            // when the deadline ran out.
+            #expect(underlying == RequestDeadlineError(deadline: 10, attempts: 1, endedBeforeRetry: true))
+            #expect(response.statusCode == 503)
+            #expect(underlying.description.hasPrefix("The request's deadline of 10.0 s would run out before its next retry could be sent, after 1 attempt"))
+        }
+        #expect(server.requests.count == 1)
+        #expect(try await provider.request(Busy(baseURL: server.baseURL, path: "/ok")).statusCode == 200)
+        try await session.shutdown()
+        await server.shutdown()
+    }
+
+    // MARK: - Settings and events
+
+    @Test("Settings that make no sense are refused where they are written, saying which and why")
+    func settings() {
+        #expect(throws: ResilienceSettingError(setting: "ConcurrencyLimit.limit", value: "0", requirement: "1 or more")) {
+            try ConcurrencyLimit(limit: 0)
+        }
+        #expect(throws: ResilienceSettingError(setting: "ConcurrencyLimit.maximumWait", value: "-1.0", requirement: "between 0 seconds and a day")) {
+            try ConcurrencyLimit(maximumWait: -1)
+        }
+        #expect(throws: ResilienceSettingError(setting: "HedgingPolicy.maximumHedges", value: "0", requirement: "1 or more")) {
+            try HedgingPolicy(maximumHedges: 0)
+        }
+        #expect(throws: ResilienceSettingError(setting: "HedgingPolicy.delay", value: "-0.5", requirement: "between 0 seconds and an hour")) {
+            try HedgingPolicy(delay: .fixed(-0.5))
+        }
+        #expect(throws: ResilienceSettingError(setting: "ResilienceOptions.deadline", value: "0.0", requirement: "more than 0 seconds, at most a day")) {
+            try ResilienceOptions(deadline: 0)
+        }
+        #expect(
+            throws: ResilienceSettingError(
+                setting: "ConcurrencyLimit.Adaptive.backoffRatio", value: "1.5", requirement: "more than 0 and less than 1")
+        ) {
+            try ConcurrencyLimit.Adaptive(backoffRatio: 1.5)
+        }
+        #expect(
+            ResilienceSettingError(setting: "ConcurrencyLimit.limit", value: "0", requirement: "1 or more").description
+                == "ConcurrencyLimit.limit is 0: it must be 1 or more.")
+    }
+
+    @Test("The breaker's opening and closing are heard by the plugins of the requests that moved it")
+    func breakerEvents() async throws {
+        let server = try await MockServer.start()
+        let healthy = Protected(false)
+        server.route("/api") { _ in healthy.withLock { $0 } ? .status(200) : .status(503) }
+        let clock = ManualClock()
+        let breaker = try CircuitBreaker(failureRatio: 0.5, minimumRequests: 2, window: 10, breakDuration: 5, probes: 1)
+        let session = Self.session(try ResilienceOptions(retryBudget: nil, circuitBreaker: breaker), clock: clock)
+        let recorder = ResilienceRecorder()
+        let provider = MoyaProvider<Remote>(session: session, plugins: [recorder])
+        let target = Remote(server.baseURL, "/api")
+        let origin = "http://127.0.0.1:\(server.baseURL.port!)"
+        _ = try await provider.request(target)
+        #expect(recorder.heard.isEmpty)
+        _ = try await provider.request(target)
+        #expect(recorder.heard == [.circuitOpened(origin: origin, until: ManualClock.start.addingTimeInterval(5))])
+        healthy.withLock { $0 = true }
+        clock.advance(5)
+        _ = try await provider.request(target)
+        #expect(recorder.heard.last == .circuitClosed(origin: origin))
+        try await session.shutdown()
+        await server.shutdown()
+    }
+}
