@@ -17,18 +17,42 @@ enum ResilienceBenchmark {
     static func run(seconds: Double) async throws {
         print("")
         print("Resilience: 50 callers for \(format(seconds)) s each scenario, RetryPolicy(retryLimit: 3, exponentialBackoffScale: 0.05)")
-        for (name, options) in [("budget on (default)", ResilienceOptions.default), ("budget off", ResilienceOptions.unlimited)] {
+        let withDeadline = try ResilienceOptions(deadline: 0.25)
+        for (name, options) in [
+            ("budget on (default)", ResilienceOptions.default), ("budget on, deadline 250 ms", withDeadline),
+            ("budget off", ResilienceOptions.unlimited),
+        ] {
             let outcome = try await downUpstream(options: options, seconds: seconds)
             let ratio = Double(outcome.upstreamRequests) / Double(max(1, outcome.callerRequests))
             print(
                 "  upstream answering 503, \(name): \(outcome.callerRequests) caller requests, \(outcome.upstreamRequests) reached it, "
-                    + "ratio \(format(ratio, 3)) (goal ≤ 1.2 with the budget), p99 \(format(Statistics.percentile(outcome.latencies, 0.99) * 1000)) ms")
+                    + "ratio \(format(ratio, 3)) (goal ≤ 1.2 with the budget), p99 \(format(Statistics.percentile(outcome.latencies, 0.99) * 1000)) ms, "
+                    + "longest \(format((outcome.latencies.max() ?? 0) * 1000)) ms")
         }
         let recovery = try await recoveringUpstream(seconds: seconds)
         print(
             "  upstream down \(format(seconds / 2)) s then up, breaker on: after it opened, \(format(recovery.shareWhileOpen * 100, 1)) % of the "
                 + "caller requests reached the upstream (goal ≤ 2 %); first success \(format(recovery.firstSuccessAfterRecovery * 1000)) ms after "
                 + "the upstream recovered (goal ≤ 1000 ms)")
+        for (name, hedging) in [
+            ("no hedging", nil), ("hedging after 50 ms", try HedgingPolicy(delay: .fixed(0.05))),
+            ("hedging after the p95 (default)", HedgingPolicy.default),
+        ] as [(String, HedgingPolicy?)] {
+            let tail = try await slowTail(hedging: hedging, seconds: seconds)
+            print(
+                "  2 % of answers 1 s late, the rest 5 ms, \(name): \(tail.callerRequests) caller requests, p50 "
+                    + "\(format(Statistics.percentile(tail.latencies, 0.5) * 1000)) ms, p99 \(format(Statistics.percentile(tail.latencies, 0.99) * 1000)) ms "
+                    + "(goal ≤ 200 ms with hedging), extra upstream load \(format(tail.extraLoad * 100, 1)) % (goal ≤ 5 %)")
+        }
+        for (name, limit) in [("no limit", nil), ("adaptive limit", try ConcurrencyLimit.adaptive(initial: 20, maximumWait: 5))]
+            as [(String, ConcurrencyLimit?)]
+        {
+            let shed = try await sheddingUpstream(limit: limit, seconds: seconds)
+            print(
+                "  upstream admitting 8 at once, 429 + Retry-After: 1 beyond, \(name): \(shed.upstreamRequests) reached it, 429s "
+                    + "\(format(shed.refusedShare * 100, 1)) % of them (\(format(shed.refusedShareLearned * 100, 1)) % after the first second; goal ≤ 5 %), "
+                    + "capacity used \(format(shed.capacityUsed * 100)) % (goal ≥ 50 %), retries earlier than Retry-After: \(shed.earlyRetries) (goal 0)")
+        }
     }
 
     /// 50 callers for `seconds` against an upstream that answers 503 to everything.
@@ -82,6 +106,120 @@ enum ResilienceBenchmark {
         let share = Double(upstreamWhileOpen) / Double(max(1, callerRequestsWhileOpen.value))
         let recovered = (firstSuccess.value ?? clock.now.advanced(by: .seconds(3600))) - recoversAt
         return (share, Double(recovered.components.seconds) + Double(recovered.components.attoseconds) / 1e18)
+    }
+
+    /// 50 callers for `seconds` against an upstream that answers 2 % of its requests 1 s late
+    /// and the others after 5 ms, with `hedging`: the callers' latencies, and the upstream's
+    /// requests beyond the callers' (the hedges), as a share of the callers'.
+    private static func slowTail(hedging: HedgingPolicy?, seconds: Double) async throws -> (
+        callerRequests: Int, latencies: [Double], extraLoad: Double
+    ) {
+        let server = try await MockServer.start()
+        server.route("/tail") { _ in
+            var response = MockResponse.status(200)
+            response.delayBeforeHead = Double.random(in: 0..<1) < 0.02 ? .seconds(1) : .milliseconds(5)
+            return response
+        }
+        var configuration = Session.Configuration()
+        // A connection per caller and per hedge: no request waits for a connection behind a
+        // late answer.
+        configuration.maximumConnectionsPerHost = 128
+        configuration.resilience.hedging = hedging
+        let session = Session(configuration: configuration)
+        let provider = MoyaProvider<BenchTarget>(session: session)
+        let target = BenchTarget(baseURL: server.baseURL, path: "/tail", method: .get, task: .requestPlain)
+        let outcome = await callers(50, for: seconds) { _ = try? await provider.request(target) }
+        let upstream = server.requests.count
+        try await session.shutdown()
+        await server.shutdown()
+        return (outcome.count, outcome.latencies, Double(upstream - outcome.count) / Double(max(1, outcome.count)))
+    }
+
+    /// What the shedding upstream saw.
+    struct Shedding {
+        var upstreamRequests = 0
+        var refusedShare = 0.0
+        var refusedShareLearned = 0.0
+        var capacityUsed = 0.0
+        var earlyRetries = 0
+    }
+
+    /// 50 callers for `seconds` against an upstream that serves 8 requests at once (10 ms each)
+    /// and answers `429` with `Retry-After: 1` to any beyond, with `limit` and
+    /// `RetryPolicy(retryLimit: 3)`: the share of its requests refused (all of them, and after
+    /// the first second, once the limit is learned), the share of its capacity used, and the
+    /// retries that came earlier than the `Retry-After` of the refusal before them.
+    private static func sheddingUpstream(limit: ConcurrencyLimit?, seconds: Double) async throws -> Shedding {
+        let server = try await MockServer.start()
+        let capacity = 8
+        let inFlight = LockedValue(0)
+        let busy = LockedValue(0.0)
+        let clock = ContinuousClock()
+        // Each call's answers, by its id: when, and whether refused.
+        let answers = LockedValue<[String: [(at: ContinuousClock.Instant, refused: Bool)]]>([:])
+        server.route("/shed") { request in
+            let call = request.query ?? ""
+            var admitted = false
+            inFlight.update { count in
+                if count < capacity {
+                    count += 1
+                    admitted = true
+                }
+            }
+            guard admitted else {
+                answers.update { $0[call, default: []].append((clock.now, true)) }
+                return .status(429, headers: [("Retry-After", "1")])
+            }
+            let start = clock.now
+            try? await _Concurrency.Task.sleep(nanoseconds: 10_000_000)
+            let served = clock.now - start
+            inFlight.update { $0 -= 1 }
+            busy.update { $0 += Double(served.components.attoseconds) / 1e18 + Double(served.components.seconds) }
+            answers.update { $0[call, default: []].append((clock.now, false)) }
+            return .status(200)
+        }
+        var configuration = Session.Configuration()
+        // A connection per caller: the client's pool does not limit what reaches the upstream.
+        configuration.maximumConnectionsPerHost = 64
+        configuration.resilience.concurrencyLimit = limit
+        let session = Session(configuration: configuration)
+        let provider = MoyaProvider<BenchTarget>(session: session, interceptors: [RetryPolicy(retryLimit: 3, exponentialBackoffScale: 0.05)])
+        let ids = LockedValue(0)
+        let started = clock.now
+        _ = await callers(50, for: seconds) {
+            var id = 0
+            ids.update {
+                $0 += 1
+                id = $0
+            }
+            let target = BenchTarget(
+                baseURL: server.baseURL, path: "/shed", method: .get, task: .requestParameters(parameters: ["call": id], encoding: URLEncoding.queryString))
+            _ = try? await provider.request(target)
+        }
+        let elapsed = clock.now - started
+        let requests = server.requests
+        try await session.shutdown()
+        await server.shutdown()
+        var shedding = Shedding()
+        shedding.upstreamRequests = requests.count
+        let all = answers.value.values.flatMap { $0 }
+        shedding.refusedShare = Double(all.filter(\.refused).count) / Double(max(1, all.count))
+        let learned = all.filter { $0.at >= started.advanced(by: .seconds(1)) }
+        shedding.refusedShareLearned = Double(learned.filter(\.refused).count) / Double(max(1, learned.count))
+        let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+        shedding.capacityUsed = busy.value / (seconds * Double(capacity))
+        // A retry is the next request of the same call: it must arrive a second after the 429.
+        var arrivals: [String: [ContinuousClock.Instant]] = [:]
+        for request in requests { arrivals[request.query ?? "", default: []].append(request.arrivedAt) }
+        for (call, answered) in answers.value {
+            let times = arrivals[call, default: []].sorted()
+            for answer in answered where answer.refused {
+                if let next = times.first(where: { $0 > answer.at }), next - answer.at < .milliseconds(990) {
+                    shedding.earlyRetries += 1
+                }
+            }
+        }
+        return shedding
     }
 
     /// Runs `body` in a loop in each of `count` tasks for `seconds`; the calls made and their

@@ -123,7 +123,7 @@ func benchClientFactories(base: URL) -> [(key: String, make: () -> any BenchClie
         ("async", { MoyaAsyncClient(base: base, connections: options.connections) }),
         ("urlsession", { URLSessionClient(base: base, connections: options.connections) }),
         // A service's provider: a RetryPolicy, with the session's resilience policies off or
-        // all on (the retry budget and a circuit breaker), to measure what they cost.
+        // all on, to measure what they cost.
         (
             "retry-unprotected",
             {
@@ -137,14 +137,32 @@ func benchClientFactories(base: URL) -> [(key: String, make: () -> any BenchClie
         (
             "retry-protected",
             {
+                // Every policy on: the budget (the default), a breaker, an adaptive concurrency
+                // limit starting above the connections, hedging after the p95 (the default,
+                // never under 10 ms: a healthy loopback upstream answers sooner), a deadline.
                 var configuration = Session.Configuration()
-                configuration.resilience.circuitBreaker = .default
+                configuration.resilience = try! ResilienceOptions(
+                    circuitBreaker: .default, concurrencyLimit: .adaptive(initial: 512), hedging: .default, deadline: 30)
                 return MoyaCallbackClient(
                     base: base, connections: options.connections, configuration: configuration, name: "callbacks + RetryPolicy, policies on",
                     interceptors: [RetryPolicy(retryLimit: 3)])
             }
         ),
+        // One policy at a time beside the default budget, to see what each costs (opt-in).
+        ("retry-breaker", { policyClient("breaker", try! ResilienceOptions(circuitBreaker: .default), base: base) }),
+        ("retry-limit", { policyClient("adaptive limit", try! ResilienceOptions(concurrencyLimit: .adaptive(initial: 512)), base: base) }),
+        ("retry-hedging", { policyClient("hedging", try! ResilienceOptions(hedging: .default), base: base) }),
+        ("retry-deadline", { policyClient("deadline", try! ResilienceOptions(deadline: 30), base: base) }),
     ]
+}
+
+/// A provider with a RetryPolicy and the session's resilience `options`, named after `policy`.
+func policyClient(_ policy: String, _ resilience: ResilienceOptions, base: URL) -> any BenchClient {
+    var configuration = Session.Configuration()
+    configuration.resilience = resilience
+    return MoyaCallbackClient(
+        base: base, connections: options.connections, configuration: configuration, name: "callbacks + RetryPolicy, \(policy)",
+        interceptors: [RetryPolicy(retryLimit: 3)])
 }
 
 // `--clients` picks some of them (to profile one client alone); ratios are then against the
@@ -155,7 +173,9 @@ let clientFactories = benchClientFactories(base: base)
 // provider uses), `ahc-request` (the same with each request built as the provider builds it) and
 // `ahc-async` (AsyncHTTPClient's own async/await API) run only when asked for: they explain
 // costs, they are not among the compared clients.
-let optInClients: Set<String> = ["ahc-notrace", "ahc-delegate", "ahc-request", "ahc-async"]
+let optInClients: Set<String> = [
+    "ahc-notrace", "ahc-delegate", "ahc-request", "ahc-async", "retry-breaker", "retry-limit", "retry-hedging", "retry-deadline",
+]
 let chosenFactories = clientFactories.filter { options.clients?.contains($0.key) ?? !optInClients.contains($0.key) }
 
 struct Workload {

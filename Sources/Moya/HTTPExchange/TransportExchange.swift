@@ -239,21 +239,19 @@ final class TransportExchange: HTTPClientResponseDelegate, @unchecked Sendable {
         let isFirstRoute = !routedBefore
         routedBefore = true
         let resilience = parts.resilience
-        switch resilience.admit(attempt.urlRequest.url, refillsBudget: isFirstRoute && request.refillsBudget) {
+        // The request's first route also takes a place under the origin's concurrency limit,
+        // which it keeps across its redirects until it ends (``finish(_:)``) or streams.
+        let admission: SessionResilience.Admission
+        switch resilience.admit(attempt.urlRequest.url, refillsBudget: isFirstRoute && request.refillsBudget, takesPlace: isFirstRoute) {
         case .failure(let open):
             span?.addEvent(SpanEvent(name: "moya.circuit_breaker.rejected", attributes: ["moya.origin": .string(open.origin)]))
             finish(.failure(open))
             return
-        case .success(let ticket):
-            breakerTicket = ticket
+        case .success(let admitted):
+            admission = admitted
+            breakerTicket = admitted.ticket
         }
-        // The origin's concurrency limit: the request's first route takes a place, which it
-        // keeps across its redirects until it ends (``finish(_:)``) or streams.
-        guard isFirstRoute, resilience.options.concurrencyLimit != nil else {
-            connect(attempt)
-            return
-        }
-        switch resilience.takePlace(for: attempt.urlRequest.url) {
+        switch admission.place {
         case .unlimited:
             connect(attempt)
         case .granted(let place):

@@ -356,10 +356,11 @@ extension MoyaProvider {
 
         // The credential goes only to the origin of the request the plugins attached it to.
         let credential = ScopedCredential(credentials?.credential, for: preparedRequest.url)
-        flight.armDeadline()
+        flight.armDeadline(on: session.parts.resilience.timer)
         if send.interceptors.isEmpty {
             session.send(
-                flight.transportRequest(preparedRequest, credential: credential, body: body),
+                // A request that may be hedged refills the budget its hedges draw from.
+                flight.transportRequest(preparedRequest, credential: credential, body: body, refillsBudget: flight.hedging != nil),
                 progress: flight.progressHandler,
                 owner: flight
             )

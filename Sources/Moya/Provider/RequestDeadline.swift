@@ -8,36 +8,40 @@ import Foundation
 final class RequestDeadline: Sendable {
     /// The deadline, in seconds.
     let seconds: TimeInterval
-    /// When it was armed (the request was sent), whether it still counts, and the attempts.
-    private let state = Protected<(start: DispatchTime?, armed: Bool, attempts: Int)>((nil, false, 0))
+    /// When it was armed (the request was sent), its timer while it counts, and the attempts.
+    private let state = Protected<(start: DispatchTime?, timer: (ResilienceTimer, ResilienceTimer.Handle)?, attempts: Int)>((nil, nil, 0))
 
     init(seconds: TimeInterval) {
         self.seconds = seconds
     }
 
-    /// Starts counting: `expired` runs when the deadline runs out, unless ``disarm()`` came
-    /// first.
-    func arm(_ expired: @escaping @Sendable (RequestDeadlineError) -> Void) {
+    /// Starts counting on `timer`: `expired` runs when the deadline runs out, unless
+    /// ``disarm()`` came first.
+    func arm(on timer: ResilienceTimer, _ expired: @escaping @Sendable (RequestDeadlineError) -> Void) {
         let start = DispatchTime.now()
-        state.withLock { state in
-            state.start = start
-            state.armed = true
-        }
-        // The timer is not cancelled when the request ends first: it finds the deadline
-        // disarmed, and holds nothing but the deadline and a weak reference to the flight.
-        DispatchQueue.global().asyncAfter(deadline: start + seconds) { [self] in
+        let handle = timer.schedule(after: seconds) { [self] in
             let attempts: Int? = state.withLock { state in
-                guard state.armed else { return nil }
-                state.armed = false
+                guard state.timer != nil else { return nil }
+                state.timer = nil
                 return state.attempts
             }
             if let attempts { expired(RequestDeadlineError(deadline: seconds, attempts: attempts)) }
+        }
+        state.withLock { state in
+            state.start = start
+            state.timer = (timer, handle)
         }
     }
 
     /// Stops counting: the request ended, or handed its stream's head over.
     func disarm() {
-        state.withLock { $0.armed = false }
+        guard
+            let (timer, handle) = state.withLock({ state in
+                defer { state.timer = nil }
+                return state.timer
+            })
+        else { return }
+        timer.cancel(handle)
     }
 
     /// An attempt is sent.

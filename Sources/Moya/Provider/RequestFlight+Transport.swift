@@ -169,9 +169,11 @@ extension RequestFlight {
 extension RequestFlight {
     /// Starts the request's deadline, if it has one: when it runs out first, the request stops
     /// and fails with ``RequestDeadlineError``.
-    func armDeadline() {
-        deadline?.arm { [weak self] error in
-            guard let self, isActive else { return }
+    func armDeadline(on timer: ResilienceTimer) {
+        // The timer holds the flight until the deadline runs out or the flight ends (which
+        // cancels it): no weak reference to make for every request.
+        deadline?.arm(on: timer) { [self] error in
+            guard isActive else { return }
             observe(.deadlineExceeded(error))
             finish(.failure(.underlying(error, nil)), .deadline)
         }

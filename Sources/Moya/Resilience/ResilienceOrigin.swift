@@ -1,19 +1,31 @@
 import Foundation
 
 /// The origin a budget and a breaker count for: scheme, host and port, read from a URL's string
-/// in one pass (`URL`'s `scheme`, `host` and `port` are each a parse of their own on Linux, and
-/// this runs for every attempt). A WebSocket URL (`ws`, `wss`) counts for its HTTP origin, the
-/// same server. `nil` for another scheme, or without a host.
+/// in one pass over its bytes, with one allocation (its ``key``): `URL`'s `scheme`, `host` and
+/// `port` are each a parse of their own on Linux, and this runs for every attempt. A WebSocket
+/// URL (`ws`, `wss`) counts for its HTTP origin, the same server. `nil` for another scheme, or
+/// without a host.
 struct ResilienceOrigin: Hashable, Sendable {
-    /// `http` or `https`.
-    let scheme: String
-    /// The host, lowercased, without the brackets of an IPv6 address.
-    let host: String
+    /// `https://api.example.com:443`: what the session's state is kept under, lowercased, with
+    /// the port always given.
+    let key: String
     /// The port, the scheme's default when the URL gives none.
     let port: Int
+    /// Whether the scheme is `https` (or `wss`).
+    let isSecure: Bool
 
-    /// `https://api.example.com:443`: what the session's state is kept under.
-    let key: String
+    /// `http` or `https`.
+    var scheme: String { isSecure ? "https" : "http" }
+
+    /// The host, lowercased, without the brackets of an IPv6 address (read from ``key``, for
+    /// metrics and logs).
+    var host: String {
+        let afterScheme = key.utf8.dropFirst(isSecure ? 8 : 7)
+        guard let colon = afterScheme.lastIndex(of: UInt8(ascii: ":")) else { return "" }
+        var host = Substring(afterScheme[..<colon])
+        if host.hasPrefix("["), host.hasSuffix("]") { host = host.dropFirst().dropLast() }
+        return String(host)
+    }
 
     init?(_ url: URL?) {
         guard let url else { return nil }
@@ -21,56 +33,107 @@ struct ResilienceOrigin: Hashable, Sendable {
     }
 
     init?(string: String) {
-        // Bytes, not characters: a URL's string is ASCII, and this runs for every attempt.
-        var bytes = Array(string.utf8.prefix(300))
-        guard let colon = bytes.firstIndex(of: UInt8(ascii: ":")), colon + 2 < bytes.count,
+        var string = string
+        // A native string's bytes are contiguous: read in place, without a copy.
+        guard let parsed = string.withUTF8({ Self.parse($0) }) else { return nil }
+        (key, port, isSecure) = parsed
+    }
+
+    /// Lowercases an ASCII letter.
+    private static func lower(_ byte: UInt8) -> UInt8 {
+        byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z") ? byte + 32 : byte
+    }
+
+    /// Whether `bytes` are `word`, ignoring ASCII case.
+    private static func equals(_ bytes: UnsafeBufferPointer<UInt8>.SubSequence, _ word: StaticString) -> Bool {
+        guard bytes.count == word.utf8CodeUnitCount else { return false }
+        var index = bytes.startIndex
+        for byte in UnsafeBufferPointer(start: word.utf8Start, count: word.utf8CodeUnitCount) {
+            guard lower(bytes[index]) == byte else { return false }
+            index += 1
+        }
+        return true
+    }
+
+    /// The key, port and security of the URL string `bytes`.
+    private static func parse(_ bytes: UnsafeBufferPointer<UInt8>) -> (String, Int, Bool)? {
+        let count = min(bytes.count, 300)
+        guard count > 0, let colon = bytes[..<count].firstIndex(of: UInt8(ascii: ":")), colon + 2 < count,
             bytes[colon + 1] == UInt8(ascii: "/"), bytes[colon + 2] == UInt8(ascii: "/")
         else { return nil }
-        for index in bytes.indices where bytes[index] >= UInt8(ascii: "A") && bytes[index] <= UInt8(ascii: "Z") {
-            bytes[index] += 32
-        }
         let given = bytes[..<colon]
-        let defaultPort: Int
-        if given.elementsEqual("http".utf8) || given.elementsEqual("ws".utf8) {
-            scheme = "http"
-            defaultPort = 80
-        } else if given.elementsEqual("https".utf8) || given.elementsEqual("wss".utf8) {
-            scheme = "https"
-            defaultPort = 443
+        let isSecure: Bool
+        if equals(given, "http") || equals(given, "ws") {
+            isSecure = false
+        } else if equals(given, "https") || equals(given, "wss") {
+            isSecure = true
         } else {
             return nil
         }
         let start = colon + 3
         var end = start
-        while end < bytes.count, bytes[end] != UInt8(ascii: "/"), bytes[end] != UInt8(ascii: "?"), bytes[end] != UInt8(ascii: "#") {
+        while end < count, bytes[end] != UInt8(ascii: "/"), bytes[end] != UInt8(ascii: "?"), bytes[end] != UInt8(ascii: "#") {
             end += 1
         }
         var hostStart = start
         if let at = bytes[start..<end].lastIndex(of: UInt8(ascii: "@")) { hostStart = at + 1 }
+        // The host as written, with an IPv6 address's brackets.
         var hostEnd = end
         var portStart: Int?
         if hostStart < end, bytes[hostStart] == UInt8(ascii: "[") {
             guard let close = bytes[hostStart..<end].firstIndex(of: UInt8(ascii: "]")) else { return nil }
-            hostEnd = close
-            hostStart += 1
+            hostEnd = close + 1
+            guard hostStart + 1 < close else { return nil }
             if close + 1 < end, bytes[close + 1] == UInt8(ascii: ":") { portStart = close + 2 }
         } else if let portColon = bytes[hostStart..<end].lastIndex(of: UInt8(ascii: ":")) {
             hostEnd = portColon
             portStart = portColon + 1
         }
         guard hostStart < hostEnd else { return nil }
+        var port = isSecure ? 443 : 80
         if let portStart, portStart < end {
-            var port = 0
+            port = 0
             for byte in bytes[portStart..<end] {
                 guard byte >= UInt8(ascii: "0"), byte <= UInt8(ascii: "9"), port <= 65535 else { return nil }
                 port = port * 10 + Int(byte - UInt8(ascii: "0"))
             }
             guard port <= 65535 else { return nil }
-            self.port = port
-        } else {
-            self.port = defaultPort
         }
-        host = String(decoding: bytes[hostStart..<hostEnd], as: UTF8.self)
-        key = "\(scheme)://\(host.contains(":") ? "[\(host)]" : host):\(port)"
+        // scheme "://" host ":" port, written once.
+        let scheme: StaticString = isSecure ? "https://" : "http://"
+        var digits = 1
+        var power = 10
+        while port >= power {
+            digits += 1
+            power *= 10
+        }
+        let length = scheme.utf8CodeUnitCount + (hostEnd - hostStart) + 1 + digits
+        let key = String(unsafeUninitializedCapacity: length) { buffer in
+            var index = 0
+            for byte in UnsafeBufferPointer(start: scheme.utf8Start, count: scheme.utf8CodeUnitCount) {
+                buffer[index] = byte
+                index += 1
+            }
+            for byte in bytes[hostStart..<hostEnd] {
+                buffer[index] = lower(byte)
+                index += 1
+            }
+            buffer[index] = UInt8(ascii: ":")
+            var remaining = port
+            for position in stride(from: index + digits, to: index, by: -1) {
+                buffer[position] = UInt8(ascii: "0") + UInt8(remaining % 10)
+                remaining /= 10
+            }
+            return length
+        }
+        return (key, port, isSecure)
+    }
+
+    static func == (lhs: ResilienceOrigin, rhs: ResilienceOrigin) -> Bool {
+        lhs.key == rhs.key
+    }
+
+    func hash(into hasher: inout Hasher) {
+        hasher.combine(key)
     }
 }

@@ -51,8 +51,10 @@ final class HedgedExchange: TransportAttempt {
     }
 
     private struct State {
-        /// The current attempt of each copy still running, by its number.
-        var attempts: [Int: any TransportAttempt] = [:]
+        /// The current attempt of the first copy, and of each hedge (by its number less one),
+        /// while it runs: no collection to make for a request that is never hedged.
+        var first: (any TransportAttempt)?
+        var hedges: [(any TransportAttempt)?] = []
         /// Copies sent, and copies that ended.
         var sent = 0
         var ended = 0
@@ -62,6 +64,8 @@ final class HedgedExchange: TransportAttempt {
         var cancelled = false
         /// Whether the owner knows of this exchange as the request's attempt.
         var registered = false
+        /// The next hedge's timer, until it fires or a copy wins.
+        var hedgeTimer: ResilienceTimer.Handle?
     }
 
     private let request: TransportRequest
@@ -101,13 +105,34 @@ final class HedgedExchange: TransportAttempt {
         armHedge()
     }
 
+    /// Records `attempt` as copy `index`'s current one.
+    private static func set(_ attempt: (any TransportAttempt)?, of index: Int, in state: inout State) {
+        if index == 0 {
+            state.first = attempt
+        } else {
+            while state.hedges.count < index { state.hedges.append(nil) }
+            state.hedges[index - 1] = attempt
+        }
+    }
+
+    /// Takes every running attempt out of `state`.
+    private static func takeAttempts(_ state: inout State) -> [any TransportAttempt] {
+        var attempts: [any TransportAttempt] = []
+        if let first = state.first { attempts.append(first) }
+        attempts += state.hedges.compactMap { $0 }
+        state.first = nil
+        state.hedges = []
+        return attempts
+    }
+
     /// Schedules the next hedge after the policy's delay, unless the origin has too few answers
     /// for a percentile.
     private func armHedge() {
         guard let origin, let delay = resilience.hedgeDelay(policy, for: origin) else { return }
-        DispatchQueue.global().asyncAfter(deadline: .now() + delay) { [self] in
+        let handle = resilience.timer.schedule(after: delay) { [self] in
             hedge(after: delay, origin: origin)
         }
+        state.withLock { $0.hedgeTimer = handle }
     }
 
     /// Sends the next copy when no copy has answered, the request is still wanted, and the
@@ -135,7 +160,7 @@ final class HedgedExchange: TransportAttempt {
     private func copyStarted(_ index: Int, attempt: any TransportAttempt) -> Bool {
         let (goesOn, registers): (Bool, Bool) = state.withLock { state in
             guard !state.cancelled, state.winner == nil || state.winner == index else { return (false, false) }
-            state.attempts[index] = attempt
+            Self.set(attempt, of: index, in: &state)
             defer { state.registered = true }
             return (true, !state.registered)
         }
@@ -162,15 +187,18 @@ final class HedgedExchange: TransportAttempt {
     private func copyFinished(_ index: Int, result: Result<TransportResponse, any Error>, request: URLRequest) {
         let isResponse: Bool
         if case .success = result { isResponse = true } else { isResponse = false }
-        let losers: [any TransportAttempt]? = state.withLock { state in
+        let (losers, hedgeTimer): ([any TransportAttempt]?, ResilienceTimer.Handle?) = state.withLock { state in
             state.ended += 1
-            state.attempts[index] = nil
-            guard state.winner == nil else { return nil }
-            guard isResponse || state.ended == state.sent else { return nil }
+            Self.set(nil, of: index, in: &state)
+            guard state.winner == nil else { return (nil, nil) }
+            guard isResponse || state.ended == state.sent else { return (nil, nil) }
             state.winner = index
-            defer { state.attempts = [:] }
-            return Array(state.attempts.values)
+            defer { state.hedgeTimer = nil }
+            return (Self.takeAttempts(&state), state.hedgeTimer)
         }
+        // No hedge after a winner: its timer goes at once (a healthy upstream answers long
+        // before it would fire).
+        if let hedgeTimer { resilience.timer.cancel(hedgeTimer) }
         guard let losers else {
             // A loser's end, or a copy's failure while another may still answer.
             if case .success(let response) = result { response.upgraded?.abandon() }
@@ -189,8 +217,7 @@ final class HedgedExchange: TransportAttempt {
     func cancel() {
         let attempts: [any TransportAttempt] = state.withLock { state in
             state.cancelled = true
-            defer { state.attempts = [:] }
-            return Array(state.attempts.values)
+            return Self.takeAttempts(&state)
         }
         for attempt in attempts { attempt.cancel() }
     }

@@ -2,7 +2,7 @@ import Foundation
 
 /// A session's resilience state (``ResilienceOptions``): the retry budget and the circuit
 /// breaker of each origin it sends to, behind one lock. Every kind of exchange asks it before
-/// an attempt goes to the network (``admit(_:refillsBudget:)``, where the first attempt of a
+/// an attempt goes to the network (``admit(_:refillsBudget:takesPlace:)``, where the first attempt of a
 /// request that can be retried also refills the budget) and tells it how the attempt ended
 /// (``record(_:outcome:)``); the provider's interceptor loop draws each retry from it
 /// (``withdrawRetry(to:)``). An event stream refills and draws on its own
@@ -20,6 +20,10 @@ final class SessionResilience: Sendable {
         var limiter: LimiterState<PlaceWaiter>?
         /// The latencies of hedged requests, made at the first that records one.
         var latencies: LatencyWindow?
+        /// When a refused retry was last logged, and how many were refused since without a log
+        /// line: a spent budget is logged at most once a second per origin.
+        var refusalLogged = -Double.infinity
+        var refusalsUnlogged = 0
     }
 
     /// A request waiting for a place under its origin's concurrency limit.
@@ -46,7 +50,8 @@ final class SessionResilience: Sendable {
         var originKey: String { origin.key }
     }
 
-    /// What ``takePlace(for:)`` answers.
+    /// What ``admit(_:refillsBudget:takesPlace:)`` says of a request's place under its origin's
+    /// concurrency limit.
     enum PlaceAnswer: Sendable {
         /// The session has no concurrency limit, or the URL no origin.
         case unlimited
@@ -79,6 +84,8 @@ final class SessionResilience: Sendable {
     static let originLimit = 4096
 
     let options: ResilienceOptions
+    /// The one timer of the session's deadlines, hedges and waits for a place.
+    let timer = ResilienceTimer()
     private let clock: ResilienceClock
     private let metrics: ResilienceMetrics?
     private let origins = Protected<[String: Origin]>([:])
@@ -125,52 +132,84 @@ final class SessionResilience: Sendable {
     /// otherwise (counted, logged).
     func withdrawRetry(to url: URL?, hedge: Bool = false) -> Refusal? {
         guard let budget = options.retryBudget, let origin = ResilienceOrigin(url) else { return nil }
-        let refusal: Refusal? = update(origin) { state, now in
+        let (refusal, logged): (Refusal?, Int?) = update(origin) { state, now in
             // In place: a copy of the counts would copy their arrays at the first change.
-            guard let (requests, retries) = state.budget?.totals(at: now) else { return nil }
+            guard let (requests, retries) = state.budget?.totals(at: now) else { return (nil, nil) }
             let allowed = budget.ratio * Double(requests) + budget.minimumPerSecond * budget.window
             guard Double(retries + 1) <= allowed else {
-                return Refusal(origin: origin.key, retries: retries, requests: requests)
+                state.refusalsUnlogged += 1
+                var logged: Int?
+                if now - state.refusalLogged >= 1 {
+                    logged = state.refusalsUnlogged
+                    state.refusalLogged = now
+                    state.refusalsUnlogged = 0
+                }
+                return (Refusal(origin: origin.key, retries: retries, requests: requests), logged)
             }
             state.budget?.add(second: 1, at: now)
-            return nil
+            return (nil, nil)
         }
         if let refusal {
             metrics?.retryRefused(host: origin.host, port: origin.port)
-            SessionLog.logger.warning(
-                "\(hedge ? "A hedge" : "A retry") was not sent: the retry budget of \(refusal.origin) is spent (\(refusal.retries) retries for \(refusal.requests) requests in the last \(budget.window) s); the request ends with its last response or error"
-            )
+            // At most once a second per origin: a failing upstream must not flood the log.
+            if let logged {
+                let refused = logged == 1 ? "" : " (\(logged) refused since the last such line)"
+                SessionLog.logger.warning(
+                    "\(hedge ? "A hedge" : "A retry") was not sent: the retry budget of \(refusal.origin) is spent (\(refusal.retries) retries for \(refusal.requests) requests in the last \(budget.window) s); the request ends with its last response or error\(refused)"
+                )
+            }
         }
         return refusal
     }
 
     // MARK: - The circuit breaker
 
-    /// Whether an attempt to `url` may go to the network: a ticket to record its outcome with
-    /// (`nil` without a breaker), or the error of an open breaker (counted).
+    /// What ``admit(_:refillsBudget:takesPlace:)`` lets through.
+    struct Admission: Sendable {
+        /// The breaker's ticket, to record the attempt's outcome with; `nil` without a breaker.
+        let ticket: Ticket?
+        /// The place under the origin's concurrency limit: ``PlaceAnswer/unlimited`` when none
+        /// was asked for or the session has no limit.
+        let place: PlaceAnswer
+    }
+
+    /// Whether an attempt to `url` may go to the network, in one reading of its origin and one
+    /// turn of the lock: the breaker's ticket (`nil` without a breaker) and, when asked, its
+    /// place under the concurrency limit; or the error of an open breaker (counted).
     ///
     /// - Parameters:
     ///   - url:           The attempt's URL.
     ///   - refillsBudget: Whether the attempt is the first of a request that can be retried: it
-    ///     refills the origin's retry budget (``recordRequest(to:)``), under the same lock.
-    func admit(_ url: URL?, refillsBudget: Bool = false) -> Result<Ticket?, CircuitOpenError> {
+    ///     refills the origin's retry budget (``recordRequest(to:)``).
+    ///   - takesPlace:    Whether the attempt is the request's first to the network, which
+    ///     takes a place under the origin's concurrency limit (one it keeps until it ends).
+    func admit(_ url: URL?, refillsBudget: Bool = false, takesPlace: Bool = false) -> Result<Admission, CircuitOpenError> {
         let refills = refillsBudget && options.retryBudget != nil
-        guard options.circuitBreaker != nil || refills, let origin = ResilienceOrigin(url) else { return .success(nil) }
+        let limit = takesPlace ? options.concurrencyLimit : nil
+        guard options.circuitBreaker != nil || refills || limit != nil, let origin = ResilienceOrigin(url) else {
+            return .success(Admission(ticket: nil, place: .unlimited))
+        }
         let date = clock.date()
-        let (admission, moved): (BreakerState.Admission, (BreakerState.Phase, BreakerState.Phase)?) = update(origin) { state, now in
+        let (admission, moved, place): (BreakerState.Admission, (BreakerState.Phase, BreakerState.Phase)?, PlaceAnswer) = update(origin) {
+            state, now in
             if refills { state.budget?.add(first: 1, at: now) }
+            var admission = BreakerState.Admission.allowed(probe: false)
+            var moved: (BreakerState.Phase, BreakerState.Phase)?
             // In place, as below: a copy of the breaker would copy its counts' arrays.
-            guard let before = state.breaker?.phase, let admission = state.breaker?.admit(now: now, date: date),
-                let after = state.breaker?.phase
-            else { return (.allowed(probe: false), nil) }
-            return (admission, after.name != before.name ? (before, after) : nil)
+            if let before = state.breaker?.phase, let admitted = state.breaker?.admit(now: now, date: date), let after = state.breaker?.phase {
+                admission = admitted
+                moved = after.name != before.name ? (before, after) : nil
+            }
+            guard case .allowed = admission, let limit else { return (admission, moved, .unlimited) }
+            return (admission, moved, Self.takePlace(in: &state, origin: origin, limit: limit, now: now))
         }
         if let (from, to) = moved {
             reportMove(of: origin, from: from, to: to)
         }
         switch admission {
         case .allowed(let probe):
-            return .success(options.circuitBreaker == nil ? nil : Ticket(origin: origin, probe: probe))
+            if case .refused = place { metrics?.limitRejected(host: origin.host, port: origin.port) }
+            return .success(Admission(ticket: options.circuitBreaker == nil ? nil : Ticket(origin: origin, probe: probe), place: place))
         case .rejected(let openedAt, let retryAt):
             metrics?.rejected(host: origin.host, port: origin.port)
             return .failure(CircuitOpenError(origin: origin.key, openedAt: openedAt, retryAt: retryAt))
@@ -210,25 +249,18 @@ final class SessionResilience: Sendable {
 
     // MARK: - The concurrency limit
 
-    /// A place for a request to `url`, given at once when one is free and nobody waits before
-    /// it.
-    func takePlace(for url: URL?) -> PlaceAnswer {
-        guard let configuration = options.concurrencyLimit, let origin = ResilienceOrigin(url) else { return .unlimited }
-        let answer: PlaceAnswer = update(origin) { state, now in
-            if state.limiter == nil { state.limiter = LimiterState(configuration: configuration) }
-            if let grant = state.limiter?.take(now: now) {
-                return .granted(Place(origin: origin, grant: grant, waited: 0))
-            }
-            guard let limiter = state.limiter, limiter.waiting < configuration.queueLength else {
-                return .refused(
-                    ConcurrencyLimitError(
-                        origin: origin.key, limit: state.limiter?.places ?? configuration.limit,
-                        reason: .queueFull(waiting: state.limiter?.waiting ?? 0)))
-            }
-            return .wait(origin)
+    /// A place at `origin` in `state`, given at once when one is free and nobody waits before
+    /// it; under the lock.
+    private static func takePlace(in state: inout Origin, origin: ResilienceOrigin, limit: ConcurrencyLimit, now: TimeInterval) -> PlaceAnswer {
+        if state.limiter == nil { state.limiter = LimiterState(configuration: limit) }
+        if let grant = state.limiter?.take(now: now) {
+            return .granted(Place(origin: origin, grant: grant, waited: 0))
         }
-        if case .refused = answer { metrics?.limitRejected(host: origin.host, port: origin.port) }
-        return answer
+        let waiting = state.limiter?.waiting ?? 0
+        guard waiting < limit.queueLength else {
+            return .refused(ConcurrencyLimitError(origin: origin.key, limit: state.limiter?.places ?? limit.limit, reason: .queueFull(waiting: waiting)))
+        }
+        return .wait(origin)
     }
 
     /// Waits for a place at `origin`: `granted` hears of it once, with the place, or with the
@@ -258,7 +290,7 @@ final class SessionResilience: Sendable {
         }
         metrics?.limitQueued(host: origin.host, port: origin.port)
         // The wait's end: a waiter still queued then is refused.
-        DispatchQueue.global().asyncAfter(deadline: .now() + configuration.maximumWait) { [weak self] in
+        timer.schedule(after: configuration.maximumWait) { [weak self] in
             self?.expire(waiter, at: origin, after: configuration.maximumWait)
         }
     }

@@ -80,15 +80,17 @@ final class WebSocketExchange: TransportAttempt {
             finish(.failure(error), admitted: true)
             return
         }
-        switch parts.resilience.admit(urlRequest.url, refillsBudget: request.refillsBudget) {
+        let admission: SessionResilience.Admission
+        switch parts.resilience.admit(urlRequest.url, refillsBudget: request.refillsBudget, takesPlace: true) {
         case .failure(let open):
             finish(.failure(open), admitted: true)
             return
-        case .success(let ticket):
-            breakerTicket.withLock { $0 = ticket }
+        case .success(let admitted):
+            admission = admitted
+            breakerTicket.withLock { $0 = admitted.ticket }
         }
         // The origin's concurrency limit: the handshake holds a place until its answer.
-        switch parts.resilience.takePlace(for: urlRequest.url) {
+        switch admission.place {
         case .unlimited:
             connect(plan)
         case .granted(let place):

@@ -115,6 +115,11 @@ struct ResilienceStateTests {
         #expect(key("file:///tmp/x") == nil)
         #expect(key("http://example.com:99999/") == nil)
         #expect(ResilienceOrigin(URL(string: "http://127.0.0.1:8000/")) == ResilienceOrigin(URL(string: "http://127.0.0.1:8000/other")))
+        // What metrics and logs name: the host without brackets, the port, the scheme.
+        let ipv6 = ResilienceOrigin(URL(string: "wss://[::1]:9000/x"))
+        #expect(ipv6?.host == "::1" && ipv6?.port == 9000 && ipv6?.scheme == "https")
+        #expect(ResilienceOrigin(URL(string: "http://API.Example.com/"))?.host == "api.example.com")
+        #expect(key("http://[]:80/") == nil, "no host")
     }
 
     @Test("Settings that make no sense are refused where they are written, saying which and why")

@@ -373,6 +373,22 @@ struct ServicePoliciesTests {
         await server.shutdown()
     }
 
+    @Test("The session's timer runs what is due, never what was cancelled, and stops when nothing is left")
+    func timer() async throws {
+        let timer = ResilienceTimer()
+        let fired = Protected<[Int]>([])
+        timer.schedule(after: 0.01) { fired.withLock { $0.append(1) } }
+        let cancelled = timer.schedule(after: 0.02) { fired.withLock { $0.append(2) } }
+        timer.schedule(after: 0.03) { fired.withLock { $0.append(3) } }
+        // Past a turn of the wheel (16 s): it waits in its slot for the turns it needs.
+        let later = timer.schedule(after: 40) { fired.withLock { $0.append(4) } }
+        timer.cancel(cancelled)
+        #expect(try await Self.eventually { fired.withLock { $0.count } == 2 })
+        try await _Concurrency.Task.sleep(nanoseconds: 50_000_000)  // nothing else comes
+        #expect(fired.withLock { $0.sorted() } == [1, 3])
+        timer.cancel(later)
+    }
+
     // MARK: - Settings and events
 
     @Test("Settings that make no sense are refused where they are written, saying which and why")
