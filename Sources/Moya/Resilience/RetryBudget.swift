@@ -1,8 +1,11 @@
 import Foundation
 
 /// How many retries a session may send to one origin: at most ``ratio`` of the requests it sent
-/// there over the last ``window``, plus ``minimumPerSecond`` a second so that a quiet client can
-/// still retry (the floor is ``minimumPerSecond`` × ``window`` retries a window).
+/// there over the last ``window``, or ``minimumPerSecond`` a second when that is more, so that a
+/// quiet client can still retry (the floor is ``minimumPerSecond`` × ``window`` retries a
+/// window). Finagle adds its floor to the ratio; here it is a minimum instead, so that under
+/// load the ratio is exact: an upstream that fails everything receives at most 1.2 times its
+/// callers' requests, not 1.2 plus the floor.
 ///
 /// Every retry draws from it, whoever asks for it: a ``RetryPolicy``, a custom
 /// ``RequestInterceptor``, a Server-Sent Events stream that reconnects. The first attempt of
@@ -14,8 +17,8 @@ import Foundation
 /// an `AuthenticationInterceptor` refreshed its credential does not draw: it is one per request
 /// at most, and it answers the client's own stale credential, not a failing upstream.
 ///
-/// The defaults are Finagle's and Linkerd's (20 %, 10 seconds, 10 a second): at full load an
-/// upstream that fails everything receives at most 1.2 times its callers' requests, where three
+/// The defaults are Finagle's and Linkerd's values (20 %, 10 seconds, 10 a second): at full
+/// load an upstream that fails everything receives at most 1.2 times its callers' requests, where three
 /// retries each would make it 4 times; a client sending a few requests a second keeps every
 /// retry it asks for.
 public struct RetryBudget: Sendable, Equatable {

@@ -11,9 +11,16 @@ import FoundationNetworking
 /// a response does not win while another may still answer; when all have failed, the last
 /// failure is the request's.
 ///
-/// It is the owner of each copy's exchange, and the one attempt its own owner knows: a cancel
-/// stops every copy.
+/// It is the owner of each copy's exchange (of the first itself, of the others through a
+/// ``Copy``), and the one attempt its own owner knows: a cancel stops every copy.
 final class HedgedExchange: TransportAttempt {
+    /// What sends one copy as an exchange of its own: the session's ``ExchangeParts``, or a
+    /// test's stand-in.
+    protocol Sender: Sendable {
+        /// Sends `request` for `owner`.
+        func sendCopy(_ request: TransportRequest, progress: TransportProgressHandler?, owner: any TransportOwner)
+    }
+
     /// One copy's owner: its events, tagged with its number.
     private final class Copy: TransportOwner {
         let exchange: HedgedExchange
@@ -75,7 +82,7 @@ final class HedgedExchange: TransportAttempt {
     private let resilience: SessionResilience
     private let origin: ResilienceOrigin?
     /// Sends one copy.
-    private let send: @Sendable (TransportRequest, TransportProgressHandler?, any TransportOwner) -> Void
+    private let sender: any Sender
     private let state = Protected(State())
     private let startedAt = DispatchTime.now()
 
@@ -84,10 +91,10 @@ final class HedgedExchange: TransportAttempt {
     ///   - policy:   When to hedge.
     ///   - progress: The first copy's progress (the others report none).
     ///   - owner:    Keeps the request's state, and receives the winning result.
-    ///   - send:     Sends one copy, with its own owner.
+    ///   - sender:   Sends one copy, with its own owner.
     init(
         request: TransportRequest, policy: HedgingPolicy, progress: TransportProgressHandler?, owner: any TransportOwner, resilience: SessionResilience,
-        send: @escaping @Sendable (TransportRequest, TransportProgressHandler?, any TransportOwner) -> Void
+        sender: any Sender
     ) {
         self.request = request
         self.policy = policy
@@ -95,13 +102,13 @@ final class HedgedExchange: TransportAttempt {
         self.owner = owner
         self.resilience = resilience
         self.origin = ResilienceOrigin(request.urlRequest.url)
-        self.send = send
+        self.sender = sender
     }
 
     /// Sends the first copy, and arms the first hedge.
     func start() {
         state.withLock { $0.sent = 1 }
-        send(request, progress, Copy(exchange: self, index: 0))
+        sender.sendCopy(request, progress: progress, owner: self)
         armHedge()
     }
 
@@ -152,12 +159,12 @@ final class HedgedExchange: TransportAttempt {
         owner.transportObserved(.hedgeSent(origin: origin.key, after: Double(DispatchTime.now().uptimeNanoseconds - startedAt.uptimeNanoseconds) / 1e9))
         var copy = request
         copy.refillsBudget = false
-        send(copy, nil, Copy(exchange: self, index: index))
+        sender.sendCopy(copy, progress: nil, owner: Copy(exchange: self, index: index))
         armHedge()
     }
 
     /// Copy `index` started an attempt: whether it may go on.
-    private func copyStarted(_ index: Int, attempt: any TransportAttempt) -> Bool {
+    fileprivate func copyStarted(_ index: Int, attempt: any TransportAttempt) -> Bool {
         let (goesOn, registers): (Bool, Bool) = state.withLock { state in
             guard !state.cancelled, state.winner == nil || state.winner == index else { return (false, false) }
             Self.set(attempt, of: index, in: &state)
@@ -177,14 +184,14 @@ final class HedgedExchange: TransportAttempt {
     }
 
     /// Whether copy `index`'s result is still wanted.
-    private func isWanted(_ index: Int) -> Bool {
+    fileprivate func isWanted(_ index: Int) -> Bool {
         let wanted = state.withLock { !$0.cancelled && ($0.winner == nil || $0.winner == index) }
         return wanted && owner.transportIsWanted
     }
 
     /// Copy `index` ended with `result`: the first response wins, and the other copies are
     /// cancelled; a failure wins only when every copy sent has failed (no hedge is due after).
-    private func copyFinished(_ index: Int, result: Result<TransportResponse, any Error>, request: URLRequest) {
+    fileprivate func copyFinished(_ index: Int, result: Result<TransportResponse, any Error>, request: URLRequest) {
         let isResponse: Bool
         if case .success = result { isResponse = true } else { isResponse = false }
         let (losers, hedgeTimer): ([any TransportAttempt]?, ResilienceTimer.Handle?) = state.withLock { state in
@@ -220,5 +227,33 @@ final class HedgedExchange: TransportAttempt {
             return Self.takeAttempts(&state)
         }
         for attempt in attempts { attempt.cancel() }
+    }
+}
+
+/// The first copy's owner is the exchange itself: one object fewer for a request that is never
+/// hedged.
+extension HedgedExchange: TransportOwner {
+    func transportStarted(_ attempt: any TransportAttempt) -> Bool {
+        copyStarted(0, attempt: attempt)
+    }
+
+    func transportDroppedResumePoint() {
+        owner.transportDroppedResumePoint()
+    }
+
+    var transportIsWanted: Bool {
+        isWanted(0)
+    }
+
+    func transportStreamStarted(_ head: TransportResponse, request: URLRequest) -> StreamHeadAnswer {
+        isWanted(0) ? owner.transportStreamStarted(head, request: request) : .stop
+    }
+
+    func transportFinished(_ result: Result<TransportResponse, any Error>, request: URLRequest) {
+        copyFinished(0, result: result, request: request)
+    }
+
+    func transportObserved(_ event: ResilienceEvent) {
+        owner.transportObserved(event)
     }
 }

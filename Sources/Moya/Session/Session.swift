@@ -155,11 +155,7 @@ public final class Session: Sendable {
     func send(_ request: TransportRequest, progress: TransportProgressHandler?, owner: any TransportOwner) {
         guard case .upgrade(let upgrade) = request.mode else {
             if let hedging = request.hedging, case .memory = request.mode, request.body?.isReplayable ?? (request.urlRequest.httpBodyStream == nil) {
-                let parts = parts
-                HedgedExchange(
-                    request: request, policy: hedging, progress: progress, owner: owner, resilience: parts.resilience,
-                    send: { copy, progress, owner in TransportExchange.start(copy, parts: parts, progress: progress, owner: owner) }
-                ).start()
+                HedgedExchange(request: request, policy: hedging, progress: progress, owner: owner, resilience: parts.resilience, sender: parts).start()
                 return
             }
             TransportExchange.start(request, parts: parts, progress: progress, owner: owner)

@@ -135,7 +135,8 @@ final class SessionResilience: Sendable {
         let (refusal, logged): (Refusal?, Int?) = update(origin) { state, now in
             // In place: a copy of the counts would copy their arrays at the first change.
             guard let (requests, retries) = state.budget?.totals(at: now) else { return (nil, nil) }
-            let allowed = budget.ratio * Double(requests) + budget.minimumPerSecond * budget.window
+            // The ratio, or the floor when that is more: under load the ratio holds exactly.
+            let allowed = max(budget.ratio * Double(requests), budget.minimumPerSecond * budget.window)
             guard Double(retries + 1) <= allowed else {
                 state.refusalsUnlogged += 1
                 var logged: Int?

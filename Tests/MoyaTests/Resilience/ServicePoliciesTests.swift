@@ -272,18 +272,23 @@ struct ServicePoliciesTests {
                 results.withLock { $0.append(result) }
             }
         }
+        /// Sends each copy nowhere: the test plays the network.
+        struct Sender: HedgedExchange.Sender {
+            let copies: Protected<[(owner: any TransportOwner, attempt: Attempt)]>
+            func sendCopy(_ request: TransportRequest, progress: TransportProgressHandler?, owner copyOwner: any TransportOwner) {
+                let attempt = Attempt()
+                copies.withLock { $0.append((copyOwner, attempt)) }
+                _ = copyOwner.transportStarted(attempt)
+            }
+        }
         let copies = Protected<[(owner: any TransportOwner, attempt: Attempt)]>([])
         let resilience = SessionResilience(options: try ResilienceOptions(retryBudget: nil))
         let owner = Owner()
         let url = URL(string: "http://127.0.0.1:9/x")!
         let exchange = HedgedExchange(
             request: TransportRequest(urlRequest: URLRequest(url: url), credential: nil, body: nil, mode: .memory, traceContext: nil),
-            policy: try HedgingPolicy(delay: .fixed(0.01), maximumHedges: 2), progress: nil, owner: owner, resilience: resilience
-        ) { _, _, copyOwner in
-            let attempt = Attempt()
-            copies.withLock { $0.append((copyOwner, attempt)) }
-            _ = copyOwner.transportStarted(attempt)
-        }
+            policy: try HedgingPolicy(delay: .fixed(0.01), maximumHedges: 2), progress: nil, owner: owner, resilience: resilience,
+            sender: Sender(copies: copies))
         exchange.start()
         #expect(try await Self.eventually { copies.withLock { $0.count } == 3 }, "the first copy and two hedges")
         let sent = copies.withLock { $0 }

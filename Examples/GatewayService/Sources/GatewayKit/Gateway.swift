@@ -55,8 +55,9 @@ public struct Gateway: Sendable {
         configuration.shutdownGracePeriod = Double(half.seconds) + Double(half.attoseconds) * 1e-18
         // An upstream that fails at least half of 20 calls in 10 s is left alone for 5 s:
         // callers get a 502 at once instead of waiting on it (the retry budget, on by default,
-        // already keeps the retries below a fifth of the calls).
-        configuration.resilience.circuitBreaker = .default
+        // already keeps the retries below a fifth of the calls). No upstream call takes more
+        // than 10 s in all, its retries and their waits included.
+        configuration.resilience = try! ResilienceOptions(circuitBreaker: .default, deadline: 10)
         // The session's metrics go to this registry, whatever the process bootstrapped.
         let session = withMetricsFactory(PrometheusMetricsFactory(registry: registry)) {
             Session(configuration: configuration)
