@@ -34,8 +34,9 @@ public enum WebSocketError: Swift.Error, LocalizedError, CustomStringConvertible
     /// ``WebSocketCloseCode/messageTooBig`` (1009).
     case messageTooBig(limit: Int)
 
-    /// A text message was not valid UTF-8. The connection was closed with
-    /// ``WebSocketCloseCode/invalidFramePayloadData`` (1007).
+    /// A text message (or a close reason) was not valid UTF-8. The connection was closed with
+    /// ``WebSocketCloseCode/invalidFramePayloadData`` (1007) as soon as a byte arrived that no
+    /// valid text can hold, even in the first fragment of a message.
     case invalidUTF8
 
     /// The server broke the protocol, for the reason given: a reserved bit set, an unknown
