@@ -483,17 +483,24 @@ final class WebSocketConversation: ChannelDuplexHandler, RemovableChannelHandler
         context.fireChannelWritabilityChanged()
     }
 
-    /// Sends a ping; `promise` succeeds when its pong arrives, and fails with
-    /// ``WebSocketError/pingTimeout`` (closing the connection) after
+    /// Sends a ping with `payload` (at most 125 bytes; the caller checked), or with 8 bytes of
+    /// its own when it is `nil`; `promise` succeeds when the pong that echoes the payload
+    /// arrives, and fails with ``WebSocketError/pingTimeout`` (closing the connection) after
     /// ``WebSocketOptions/pingTimeout``, or when the connection closes first.
-    func ping(promise: EventLoopPromise<Void>) {
+    func ping(payload given: ByteBuffer? = nil, promise: EventLoopPromise<Void>) {
         guard let context, !clientClosed, !serverClosed, !hasFailed else {
             promise.fail(record.closedError)
             return
         }
-        pingCounter += 1
-        var payload = context.channel.allocator.buffer(capacity: 8)
-        payload.writeInteger(pingCounter)
+        let payload: ByteBuffer
+        if let given {
+            payload = given
+        } else {
+            pingCounter += 1
+            var counter = context.channel.allocator.buffer(capacity: 8)
+            counter.writeInteger(pingCounter)
+            payload = counter
+        }
         let timeout = timing.pingTimeout
         let timer = context.eventLoop.assumeIsolated().scheduleTask(in: timeout) { [weak self] in
             guard let self, let context = self.context else { return }
@@ -503,8 +510,8 @@ final class WebSocketConversation: ChannelDuplexHandler, RemovableChannelHandler
         context.writeAndFlush(wrapOutboundOut(WebSocketFrame(fin: true, opcode: .ping, maskKey: .random(), data: payload)), promise: nil)
     }
 
-    /// A pong completes the ping it answers and every earlier one (a pong may answer the
-    /// latest ping only); an unsolicited one is ignored.
+    /// A pong completes the ping whose payload it echoes and every earlier one (a pong may
+    /// answer the latest ping only); an unsolicited one is ignored.
     private func pongReceived(_ payload: ByteBuffer) {
         guard let index = pings.firstIndex(where: { $0.payload == payload }) else { return }
         for ping in pings[...index] {

@@ -50,6 +50,11 @@ public enum WebSocketError: Swift.Error, LocalizedError, CustomStringConvertible
     /// closed with ``WebSocketCloseCode/internalServerError`` (1011), as a keepalive that failed.
     case pingTimeout
 
+    /// ``WebSocketConnection/ping(_:)`` was given a payload of `byteCount` bytes, more than the
+    /// 125 a control frame may carry (RFC 6455, section 5.5). Nothing was sent, and the
+    /// connection stays open.
+    case pingPayloadTooLarge(byteCount: Int)
+
     /// The connection ended without a close frame from the server (the code reported is
     /// ``WebSocketCloseCode/abnormalClosure``, 1006): the server or the network dropped it.
     case connectionLost
@@ -71,6 +76,8 @@ public enum WebSocketError: Swift.Error, LocalizedError, CustomStringConvertible
             "The WebSocket server broke the protocol (\(reason)); the connection was closed with 1002 (protocol error)."
         case .pingTimeout:
             "The WebSocket server did not answer a ping in time; the connection was closed."
+        case .pingPayloadTooLarge(let byteCount):
+            "A WebSocket ping's payload was \(byteCount) bytes, over the 125 bytes a control frame may carry; nothing was sent."
         case .connectionLost:
             "The WebSocket connection was lost without a close frame (1006, abnormal closure)."
         case .connectionClosed(let code, let reason):
@@ -91,6 +98,7 @@ public enum WebSocketError: Swift.Error, LocalizedError, CustomStringConvertible
         case .invalidUTF8: "invalid_utf8"
         case .protocolViolation: "protocol_violation"
         case .pingTimeout: "ping_timeout"
+        case .pingPayloadTooLarge: "ping_payload_too_large"
         case .connectionLost: "connection_lost"
         case .connectionClosed: "connection_closed"
         }

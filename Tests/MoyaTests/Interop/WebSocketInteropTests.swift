@@ -130,6 +130,33 @@ struct WebSocketInteropTests {
         #expect(try await iterator.next() == nil)
     }
 
+    @Test(
+        "A ping carries the caller's payload, up to 125 bytes, and returns with the server's pong that echoes it; a longer payload is refused and the connection stays open"
+    )
+    func pingWithPayload() async throws {
+        // A pong that did not echo the payload would not end the wait, and the ping would fail
+        // after this timeout.
+        let connection = try await provider.webSocket(Remote(PythonWebSockets.plainURL, "/echo"), options: .init(pingTimeout: 10))
+        var iterator = connection.messages.makeAsyncIterator()
+        try await connection.ping(Data("nonce-1".utf8))
+        try await connection.ping(Data((0..<125).map { UInt8($0) }))
+        try await connection.ping(Data())
+        do {
+            try await connection.ping(Data(count: 126))
+            Issue.record("a 126-byte ping was sent")
+        } catch {
+            guard case .underlying(let failure as WebSocketError, _) = error else {
+                Issue.record("unexpected \(error)")
+                return
+            }
+            #expect(failure == .pingPayloadTooLarge(byteCount: 126))
+        }
+        try await connection.send(.text("still open"))
+        #expect(try await iterator.next() == .text("still open"))
+        await connection.close()
+        #expect(connection.closeCode == .normalClosure)
+    }
+
     @Test("A subprotocol offered is chosen by the server and reported")
     func subprotocol() async throws {
         let connection = try await provider.webSocket(Remote(PythonWebSockets.baseURL, "/subprotocol"), options: .init(subprotocols: ["chat.v1"]))
