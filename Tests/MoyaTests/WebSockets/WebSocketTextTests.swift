@@ -145,4 +145,32 @@ struct WebSocketTextTests {
         let badLead = bad.check(ByteBuffer(bytes: [0x41, 0xF8]), isFinal: false)
         #expect(!badLead)
     }
+
+    @Test("The validator agrees with the standard library's UTF-8 validation on random bytes: valid, where it fails, where a character is cut")
+    func validatorAgreesWithTheStandardLibrary() throws {
+        guard #available(macOS 26.0, iOS 26.0, watchOS 26.0, tvOS 26.0, visionOS 26.0, *) else { return }
+        // The bytes where UTF-8's rules change, and any byte; a fixed seed, so a failure repeats.
+        let edges: [UInt8] = [
+            0x00, 0x41, 0x7F, 0x80, 0x8F, 0x90, 0x9F, 0xA0, 0xBF, 0xC0, 0xC1, 0xC2, 0xDF, 0xE0, 0xE1, 0xEC, 0xED, 0xEE, 0xEF, 0xF0, 0xF1, 0xF3, 0xF4, 0xF5,
+            0xFF,
+        ]
+        var random = SplitMix64(seed: 0x5EED)
+        for trial in 0..<100_000 {
+            let count = Int(random.next() % 48)
+            let bytes: [UInt8] = (0..<count).map { _ in
+                trial % 2 == 0 ? edges[Int(random.next() % UInt64(edges.count))] : UInt8(truncatingIfNeeded: random.next())
+            }
+            try bytes.withUnsafeBufferPointer { buffer in
+                var expected = WebSocketTextValidator.Outcome.valid(isASCII: bytes.allSatisfy { $0 < 0x80 })
+                do throws(UTF8.ValidationError) {
+                    _ = try UTF8Span(validating: buffer.span)
+                } catch {
+                    let cut = error.kind == .truncatedScalar && error.byteOffsets.upperBound == buffer.count
+                    expected = cut ? .cut(at: error.byteOffsets.lowerBound) : .invalid(at: error.byteOffsets.lowerBound)
+                }
+                let found = WebSocketTextValidator.scan(buffer)
+                try #require(found == expected, "\(bytes.map { String($0, radix: 16) })")
+            }
+        }
+    }
 }
