@@ -4,9 +4,10 @@ import NIOFoundationCompat
 import NIOWebSocket
 
 /// The messages of a connection as its reader takes them: whole messages, with back pressure
-/// (``WebSocketConversation`` stops reading the socket while the reader is behind).
+/// (``WebSocketConversation`` stops reading the socket while the reader is behind); a large text
+/// message is made a `String` by the reader (``WebSocketReceived``).
 typealias WebSocketMessageProducer = NIOThrowingAsyncSequenceProducer<
-    WebSocketMessage, any Error, NIOAsyncSequenceProducerBackPressureStrategies.HighLowWatermark, WebSocketReadDemand
+    WebSocketReceived, any Error, NIOAsyncSequenceProducerBackPressureStrategies.HighLowWatermark, WebSocketReadDemand
 >
 
 /// One WebSocket conversation on its channel, after the handshake (RFC 6455 from section 5 on,
@@ -49,7 +50,7 @@ final class WebSocketConversation: ChannelDuplexHandler, RemovableChannelHandler
     private var partial: (opcode: WebSocketOpcode, compressed: Bool, data: ByteBuffer, text: WebSocketTextValidator?)?
     /// The whole messages of the current read, handed to the reader when the read is complete
     /// (``handOverReceived()``), and their bytes as they came.
-    private var received: [WebSocketMessage] = []
+    private var received: [WebSocketReceived] = []
     private var receivedBytes: Int64 = 0
     /// Whether the reader is behind (the sequence said to stop producing).
     private var readerIsBehind = false
@@ -369,17 +370,24 @@ final class WebSocketConversation: ChannelDuplexHandler, RemovableChannelHandler
             fail(.messageTooBig(limit: options.maximumMessageSize), code: .messageTooBig, context: context)
             return
         }
-        let message: WebSocketMessage
+        let message: WebSocketReceived
         if opcode == .text {
+            // Checked here, so that invalid text fails the connection at once; a large message
+            // is made a `String` by the reader, off the event loop.
             var validator = checked ?? WebSocketTextValidator()
             guard checked != nil || validator.check(payload, isFinal: true) else {
                 fail(.invalidUTF8, code: .invalidFramePayloadData, context: context)
                 return
             }
-            message = .text(validator.text(of: payload))
+            if payload.readableBytes >= WebSocketReceived.deferredTextSize {
+                message = .text(payload, validator)
+            } else {
+                message = .message(.text(validator.text(of: payload)))
+            }
         } else {
             // Large messages keep the buffer's storage instead of a copy (NIO copies small ones).
-            message = .binary(payload.getData(at: payload.readerIndex, length: payload.readableBytes, byteTransferStrategy: .automatic) ?? Data())
+            let data = payload.getData(at: payload.readerIndex, length: payload.readableBytes, byteTransferStrategy: .automatic) ?? Data()
+            message = .message(.binary(data))
         }
         received.append(message)
         receivedBytes += Int64(wireBytes)

@@ -80,6 +80,29 @@ struct WebSocketTextTests {
         await server.shutdown()
     }
 
+    @Test("A large text message, in one frame or in fragments cut inside characters, arrives whole (the reader makes its String)")
+    func largeText() async throws {
+        // Over WebSocketReceived.deferredTextSize: made a String by the reader's task.
+        let text = String(repeating: "κόσμε, €𝄞 and some ASCII;", count: 5_000)
+        let bytes = Array(text.utf8)
+        #expect(bytes.count > WebSocketReceived.deferredTextSize)
+        let third = bytes.count / 3 + 1
+        let frames =
+            Self.frame(1, bytes) + Self.frame(1, Array(bytes[..<third]), fin: false) + Self.frame(0, Array(bytes[third..<(2 * third)]), fin: false)
+            + Self.frame(0, Array(bytes[(2 * third)...]))
+        let server = try await WebSocketTestServer.start { connection in
+            try await connection.accept()
+            try await connection.write(frames)
+            try await connection.sendClose(code: 1000)
+            while let frame = try await connection.readFrame(), frame.opcode != 8 {}
+        }
+        let connection = try await MoyaProvider<Remote>().webSocket(Remote(server.baseURL, "/"), options: .init(compression: .disabled))
+        var received: [WebSocketMessage] = []
+        for try await message in connection.messages { received.append(message) }
+        #expect(received == [.text(text), .text(text)])
+        await server.shutdown()
+    }
+
     @Test(
         "Invalid text fails with 1007 at the fragment that makes it invalid, or at the end for a character cut by the end (Autobahn 6.3, 6.4, 6.6)",
         arguments: [
