@@ -229,6 +229,16 @@ if let largeBinary, let largeText {
         let figure = String(format: "%.2f", ratio)
         print("Moya, 16 MiB text over 16 MiB binary (time per message, medians): \(figure)x  ≤ 1.2x: \(met ? "met" : "MISSED")")
         verdicts.append("16 MiB text over binary: \(figure)x, \(met ? "met" : "missed")")
+        // The machine's speed can change between the two parts; each against the batched raw
+        // client of the same rounds (whose text and binary cost the same) does not move with it.
+        if let textRatio = largeText.moyaRatio(time, higherIsBetter: false, reference: "raw batched"),
+            let binaryRatio = largeBinary.moyaRatio(time, higherIsBetter: false, reference: "raw batched")
+        {
+            let line = String(
+                format: "%.2fx (text %.2fx and binary %.2fx the batched raw client's)", textRatio.median / binaryRatio.median, textRatio.median,
+                binaryRatio.median)
+            print("  the same against the batched raw client in each part's rounds: \(line)")
+        }
     }
 }
 
