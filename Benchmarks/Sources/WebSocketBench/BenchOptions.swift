@@ -1,19 +1,22 @@
 /// `WebSocketBench`'s command line.
 ///
-///     WebSocketBench [--only throughput|one|many|large|memory[,...]] [--clients moya,wsclient,raw]
-///                    [--rounds 5] [--messages 20000] [--window 16] [--connections 100]
+///     WebSocketBench [--only throughput|one|many|text|latency|large|large-text|memory[,...]]
+///                    [--clients moya,wsclient,raw,batched] [--rounds 5] [--messages 20000]
+///                    [--window 16] [--connections 100] [--latency-messages 2000]
 ///                    [--large-messages 12] [--large-window 2] [--memory-mib 1024]
 ///                    [--memory-window 4] [--port N] [--per-round]
 ///
 /// and, for its own child processes, `--serve` and `--memory-client NAME --port N`.
 struct BenchOptions {
-    /// The parts to run: `one` and `many` (1 KiB messages over one connection and over
-    /// ``connections``; `throughput` is both), `large` (16 MiB messages) and `memory` (the 1 GiB
-    /// conversation).
-    var parts: Set<String> = ["one", "many", "large", "memory"]
-    /// The clients to compare, by their names in lower case without spaces (`moya`, `wsclient`,
-    /// `raw`): one alone is for profiling.
-    var clients: [String] = ["moya", "wsclient", "raw"]
+    /// The parts to run: `one` and `many` (1 KiB binary messages over one connection and over
+    /// ``connections``; `throughput` is both), `text` (1 KiB text messages over one connection),
+    /// `latency` (1 KiB messages one at a time: each round trip), `large` and `large-text`
+    /// (16 MiB binary and text messages) and `memory` (the 1 GiB conversation).
+    static let everyPart: Set<String> = ["one", "many", "text", "latency", "large", "large-text", "memory"]
+    var parts = everyPart
+    /// The clients to compare, by their keys (`moya`, `wsclient`, `raw`, `batched`: the raw
+    /// client that batches its writes): one alone is for profiling.
+    var clients: [String] = ["moya", "wsclient", "raw", "batched"]
     /// Rounds: in each, every client takes one turn, in an order that rotates from round to round.
     var rounds = 5
     /// Messages of 1 KiB per turn (spread over the connections when there are many).
@@ -22,6 +25,8 @@ struct BenchOptions {
     var window = 16
     /// Connections of the many-connection run.
     var connections = 100
+    /// 1 KiB messages per turn of the latency run, one at a time.
+    var latencyMessages = 2_000
     /// 16 MiB messages per turn.
     var largeMessages = 12
     /// 16 MiB messages in flight.
@@ -63,6 +68,7 @@ struct BenchOptions {
             case "--messages": messages = try number(option)
             case "--window": window = try number(option)
             case "--connections": connections = try number(option)
+            case "--latency-messages": latencyMessages = try number(option)
             case "--large-messages": largeMessages = try number(option)
             case "--large-window": largeWindow = try number(option)
             case "--memory-mib": memoryMebibytes = try number(option)
@@ -74,7 +80,7 @@ struct BenchOptions {
             default: throw BenchFailure(description: "unknown option \(option)")
             }
         }
-        let unknownParts = parts.subtracting(["one", "many", "large", "memory"])
+        let unknownParts = parts.subtracting(Self.everyPart)
         guard unknownParts.isEmpty else { throw BenchFailure(description: "unknown part \(unknownParts.sorted().joined(separator: ","))") }
     }
 }

@@ -26,12 +26,14 @@ struct Comparison {
     }
 
     /// Moya's `figure` over the best other client's in each round (the highest when `higherIsBetter`,
-    /// else the lowest): the median and the range over the rounds; `nil` without Moya or another
-    /// client.
-    func moyaRatio(_ figure: (EchoBlock.Sample) -> Double, higherIsBetter: Bool) -> (median: Double, low: Double, high: Double)? {
+    /// else the lowest), or over `reference`'s when it is given: the median and the range over
+    /// the rounds; `nil` without Moya or another client.
+    func moyaRatio(
+        _ figure: (EchoBlock.Sample) -> Double, higherIsBetter: Bool, reference: String? = nil
+    ) -> (median: Double, low: Double, high: Double)? {
         let ratios = rounds.compactMap { round -> Double? in
             guard let moya = round["Moya"].map(figure) else { return nil }
-            let others = round.filter { $0.key != "Moya" }.values.map(figure)
+            let others = round.filter { $0.key != "Moya" && (reference == nil || $0.key == reference) }.values.map(figure)
             guard let best = higherIsBetter ? others.max() : others.min() else { return nil }
             return moya / best
         }

@@ -6,10 +6,11 @@
 /// echoed. Every client is driven by this same code, credits included.
 enum EchoConversation {
     /// Sends `count` messages of `size` bytes through `connection` with at most `window` in
-    /// flight, and returns once every echo has been read.
+    /// flight, and returns once every echo has been read; with `roundTrips`, notes when each
+    /// message left and when its echo came back.
     ///
     /// - Throws: If the connection fails or ends early, or an echo has another size.
-    static func run(_ connection: any EchoConnection, count: Int, size: Int, window: Int) async throws {
+    static func run(_ connection: any EchoConnection, count: Int, size: Int, window: Int, roundTrips: RoundTripLog? = nil) async throws {
         let credits = AsyncStream<Void>.makeStream()
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask {
@@ -18,6 +19,7 @@ enum EchoConversation {
                     if sent >= window {
                         guard await permits.next() != nil else { return }
                     }
+                    roundTrips?.sending()
                     try await connection.send()
                 }
             }
@@ -30,6 +32,7 @@ enum EchoConversation {
                     guard echoed == size else {
                         throw BenchFailure(description: "an echo of \(echoed) bytes instead of \(size)")
                     }
+                    roundTrips?.echoed(received)
                     credits.continuation.yield()
                 }
             }

@@ -11,4 +11,6 @@ struct Figure {
     let higherIsBetter: Bool
     /// The bound Moya's ratio must meet (at least it when `higherIsBetter`, else at most).
     let goal: Double?
+    /// The client Moya's ratio is taken against, by name; `nil` for the best of the others.
+    var reference: String? = nil
 }

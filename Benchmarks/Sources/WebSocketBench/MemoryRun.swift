@@ -48,7 +48,7 @@ struct MemoryRun {
     ///
     /// - Throws: If the connection fails.
     func runInThisProcess(_ client: EchoClient, port: Int) async throws {
-        let connection = try await client.connect(port, Self.messageSize)
+        let connection = try await client.connect(port, EchoPayload(size: Self.messageSize, isText: false))
         try await EchoConversation.run(connection, count: Self.warmUpMessages, size: Self.messageSize, window: window)
         try await Task.sleep(for: .milliseconds(300))
         let baseline = Self.statusField("VmRSS") ?? 0

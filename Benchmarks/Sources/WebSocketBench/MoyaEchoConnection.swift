@@ -1,8 +1,8 @@
 import Foundation
 import Moya
 
-/// A connection of `MoyaProvider.webSocket(_:options:)`: `send(data:)` and the `messages`
-/// sequence of a ``WebSocketConnection``.
+/// A connection of `MoyaProvider.webSocket(_:options:)`: `send(_:)` and the `messages` sequence
+/// of a ``WebSocketConnection``.
 final class MoyaEchoConnection: EchoConnection, @unchecked Sendable {
     // Sendable: `iterator` is only used by the one reader that `EchoConnection` allows; the rest
     // is immutable.
@@ -16,24 +16,25 @@ final class MoyaEchoConnection: EchoConnection, @unchecked Sendable {
     static let options = WebSocketOptions(maximumMessageSize: 64 << 20, compression: .disabled)
 
     private let connection: WebSocketConnection
-    private let message: Data
+    private let message: WebSocketMessage
     private var iterator: WebSocketMessages.AsyncIterator
 
-    private init(connection: WebSocketConnection, message: Data) {
+    private init(connection: WebSocketConnection, message: WebSocketMessage) {
         self.connection = connection
         self.message = message
         self.iterator = connection.messages.makeAsyncIterator()
     }
 
     /// The client as the benchmark knows it.
-    static let client = EchoClient(name: "Moya") { port, size in
+    static let client = EchoClient(name: "Moya") { port, payload in
         let target = EchoTarget(baseURL: URL(string: "ws://127.0.0.1:\(port)")!)
         let connection = try await provider.webSocket(target, options: options)
-        return MoyaEchoConnection(connection: connection, message: Data(patternBytes(size)))
+        let message: WebSocketMessage = payload.isText ? .text(payload.text) : .binary(Data(payload.bytes))
+        return MoyaEchoConnection(connection: connection, message: message)
     }
 
     func send() async throws {
-        try await connection.send(data: message)
+        try await connection.send(message)
     }
 
     func receive() async throws -> Int? {

@@ -1,3 +1,4 @@
+import NIOConcurrencyHelpers
 import NIOCore
 import NIOHTTP1
 import NIOPosix
@@ -11,9 +12,16 @@ import NIOWebSocket
 ///
 /// Like the other clients, it is used from tasks: the benchmark measures what an application
 /// pays for a WebSocket client it calls with `await`.
+///
+/// It sends in one of two ways. ``client`` writes each message through the `NIOAsyncChannel`'s
+/// writer, which flushes it at once: one system call per message. ``batchedClient`` sends as
+/// Moya's `WebSocketConnection` does: a sender queues its message and goes on, the sender that
+/// finds the queue empty wakes the event loop, and the loop writes everything queued and
+/// flushes once, so messages sent while the loop was busy leave together.
 final class RawEchoConnection: EchoConnection, @unchecked Sendable {
     // Sendable: `iterator` is only used by the one reader that `EchoConnection` allows; `writer`
-    // is Sendable; `closed` is resumed once, by `close()`.
+    // is Sendable; `closed` is resumed once, by `close()`; `queue` is behind its lock, and
+    // `channel` is Sendable.
 
     /// What the upgrade ends in.
     private enum UpgradeResult: Sendable {
@@ -34,22 +42,39 @@ final class RawEchoConnection: EchoConnection, @unchecked Sendable {
     private let closed: CheckedContinuation<Void, Never>
     private let run: Task<Void, any Error>
     private let message: ByteBuffer
+    /// The channel, written to directly when the sends are batched.
+    private let channel: any Channel
+    /// With batched sends: the messages queued and not yet taken by the loop (a drain is on its
+    /// way whenever it is not empty); `nil` when every message is written on its own.
+    private let queue: NIOLockedValueBox<[ByteBuffer]>?
 
-    private init(handover: Handover, run: Task<Void, any Error>, message: ByteBuffer) {
+    private init(handover: Handover, run: Task<Void, any Error>, message: ByteBuffer, channel: any Channel, batched: Bool) {
         self.writer = handover.writer
         self.iterator = handover.iterator
         self.closed = handover.closed
         self.run = run
         self.message = message
+        self.channel = channel
+        self.queue = batched ? NIOLockedValueBox([]) : nil
     }
 
-    /// The client as the benchmark knows it.
-    static let client = EchoClient(name: "raw NIO") { port, size in
+    /// The client as the benchmark knows it: a write and a flush per message.
+    static let client = EchoClient(name: "raw NIO") { port, payload in
+        try await connect(port: port, payload: payload, batched: false)
+    }
+
+    /// The client that batches its writes as Moya does.
+    static let batchedClient = EchoClient(name: "raw batched") { port, payload in
+        try await connect(port: port, payload: payload, batched: true)
+    }
+
+    private static func connect(port: Int, payload: EchoPayload, batched: Bool) async throws -> RawEchoConnection {
+        let opcode: WebSocketOpcode = payload.isText ? .text : .binary
         let upgrade = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .channelOption(.socketOption(.tcp_nodelay), value: 1)
             .connect(host: "127.0.0.1", port: port) { channel in
                 channel.eventLoop.makeCompletedFuture {
-                    try configure(channel, port: port)
+                    try configure(channel, port: port, opcode: opcode)
                 }
             }
         guard case .webSocket(let channel) = try await upgrade.get() else {
@@ -70,16 +95,18 @@ final class RawEchoConnection: EchoConnection, @unchecked Sendable {
             try await run.value
             throw BenchFailure(description: "the raw client's channel closed before it was used")
         }
-        return RawEchoConnection(handover: handover, run: run, message: ByteBuffer(bytes: patternBytes(size)))
+        return RawEchoConnection(
+            handover: handover, run: run, message: ByteBuffer(bytes: payload.bytes), channel: channel.channel, batched: batched)
     }
 
-    /// The HTTP/1 client pipeline with the WebSocket upgrade of `GET /echo`.
-    private static func configure(_ channel: any Channel, port: Int) throws -> EventLoopFuture<UpgradeResult> {
+    /// The HTTP/1 client pipeline with the WebSocket upgrade of `GET /echo`, sending messages
+    /// with `opcode`.
+    private static func configure(_ channel: any Channel, port: Int, opcode: WebSocketOpcode) throws -> EventLoopFuture<UpgradeResult> {
         let upgrader = NIOTypedWebSocketClientUpgrader<UpgradeResult>(
             maxFrameSize: 64 << 20,
             upgradePipelineHandler: { channel, _ in
                 channel.eventLoop.makeCompletedFuture {
-                    try channel.pipeline.syncOperations.addHandler(RawWebSocketClientHandler())
+                    try channel.pipeline.syncOperations.addHandler(RawWebSocketClientHandler(opcode: opcode))
                     return .webSocket(try NIOAsyncChannel(wrappingChannelSynchronously: channel))
                 }
             }
@@ -96,7 +123,25 @@ final class RawEchoConnection: EchoConnection, @unchecked Sendable {
     }
 
     func send() async throws {
-        try await writer.write(message)
+        guard let queue else {
+            try await writer.write(message)
+            return
+        }
+        let message = self.message
+        let wakesLoop = queue.withLockedValue { queue in
+            queue.append(message)
+            return queue.count == 1
+        }
+        guard wakesLoop else { return }
+        let channel = self.channel
+        channel.eventLoop.execute {
+            let batch = queue.withLockedValue { queue in
+                defer { queue.removeAll(keepingCapacity: true) }
+                return queue
+            }
+            for message in batch { channel.write(message, promise: nil) }
+            channel.flush()
+        }
     }
 
     func receive() async throws -> Int? {

@@ -1,8 +1,8 @@
 import NIOCore
 import NIOWebSocket
 
-/// The small handler of ``RawEchoConnection``, after NIO's frame encoder and decoder: binary
-/// messages out as masked frames, whole messages in.
+/// The small handler of ``RawEchoConnection``, after NIO's frame encoder and decoder: binary or
+/// text messages out as masked frames, whole messages in (text is not checked for UTF-8).
 ///
 /// It does what any client on raw NIOWebSocket has to do itself: mask what it sends with a fresh
 /// key per frame (RFC 6455, 5.3), put a fragmented message together again, answer pings, answer
@@ -19,6 +19,13 @@ final class RawWebSocketClientHandler: ChannelDuplexHandler {
     private var fragments: ByteBuffer?
     /// Whether a close frame went out: nothing is sent after it.
     private var sentClose = false
+    /// The opcode of the messages it sends: binary or text.
+    private let opcode: WebSocketOpcode
+
+    /// A handler that sends its messages with `opcode`.
+    init(opcode: WebSocketOpcode = .binary) {
+        self.opcode = opcode
+    }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         let frame = unwrapInboundIn(data)
@@ -55,7 +62,7 @@ final class RawWebSocketClientHandler: ChannelDuplexHandler {
     }
 
     func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
-        context.write(wrapOutboundOut(Self.frame(.binary, unwrapOutboundIn(data))), promise: promise)
+        context.write(wrapOutboundOut(Self.frame(opcode, unwrapOutboundIn(data))), promise: promise)
     }
 
     func close(context: ChannelHandlerContext, mode: CloseMode, promise: EventLoopPromise<Void>?) {

@@ -35,9 +35,9 @@ final class WSClientEchoConnection: EchoConnection, @unchecked Sendable {
     private var iterator: WebSocketInboundMessageStream.AsyncIterator
     private let closed: CheckedContinuation<Void, Never>
     private let run: Task<Void, any Error>
-    private let message: ByteBuffer
+    private let message: WebSocketOutboundWriter.OutboundFrame
 
-    private init(handover: Handover, run: Task<Void, any Error>, message: ByteBuffer) {
+    private init(handover: Handover, run: Task<Void, any Error>, message: WebSocketOutboundWriter.OutboundFrame) {
         self.writer = handover.writer
         self.iterator = handover.iterator
         self.closed = handover.closed
@@ -46,7 +46,7 @@ final class WSClientEchoConnection: EchoConnection, @unchecked Sendable {
     }
 
     /// The client as the benchmark knows it.
-    static let client = EchoClient(name: "WSClient") { port, size in
+    static let client = EchoClient(name: "WSClient") { port, payload in
         let opened = AsyncStream<Handover>.makeStream()
         let client = WebSocketClient(url: "ws://127.0.0.1:\(port)/echo", configuration: configuration, logger: logger) { inbound, outbound, _ in
             await withCheckedContinuation { closed in
@@ -64,11 +64,12 @@ final class WSClientEchoConnection: EchoConnection, @unchecked Sendable {
             try await run.value
             throw BenchFailure(description: "WSClient closed before it connected")
         }
-        return WSClientEchoConnection(handover: handover, run: run, message: ByteBuffer(bytes: patternBytes(size)))
+        let message: WebSocketOutboundWriter.OutboundFrame = payload.isText ? .text(payload.text) : .binary(ByteBuffer(bytes: payload.bytes))
+        return WSClientEchoConnection(handover: handover, run: run, message: message)
     }
 
     func send() async throws {
-        try await writer.write(.binary(message))
+        try await writer.write(message)
     }
 
     func receive() async throws -> Int? {

@@ -173,7 +173,9 @@ public final class NetworkLoggerPlugin: PluginType, Sendable {
         var entries: [String] = []
         entries.append(formatter.entry("Response", Self.describeHead(response, target: target, redaction: configuration.redaction), target))
         // Unlike Moya, `.successResponseBody` does not log the bodies of failed requests.
-        let logsBody = configuration.logOptions.contains(isFromError ? .errorResponseBody : .successResponseBody)
+        // A `101` (a WebSocket handshake's answer) has no body: the connection that follows is
+        // logged by its own entries.
+        let logsBody = configuration.logOptions.contains(isFromError ? .errorResponseBody : .successResponseBody) && response.statusCode != 101
         if logsBody {
             let contentType = response.response?.value(forHTTPHeaderField: "Content-Type")
             let shown = configuration.redaction.redactingBody(response.data, contentType: contentType)

@@ -34,6 +34,9 @@ public final class WebSocketTask: Sendable {
         var maximumMessageSize = 1 << 20
         var opening: _Concurrency.Task<WebSocketConnection, any Error>?
         var cancelled: (code: WebSocketCloseCode, reason: String)?
+        /// Calls made before ``resume()``, waiting for it (or for a cancel), by number.
+        var waitingForResume: [Int: CheckedContinuation<Void, Never>] = [:]
+        var nextWaiter = 0
     }
 
     private let state = Protected(State())
@@ -52,10 +55,11 @@ public final class WebSocketTask: Sendable {
         set { state.withLock { $0.maximumMessageSize = newValue } }
     }
 
-    /// Starts the handshake; calling it again does nothing.
+    /// Starts the handshake; calling it again does nothing. Calls made before it (a send, a
+    /// receive, a ping) wait for it, as `URLSessionWebSocketTask`'s do.
     public func resume() {
-        state.withLock { state in
-            guard state.opening == nil else { return }
+        let waiters = state.withLock { state -> [CheckedContinuation<Void, Never>] in
+            guard state.opening == nil else { return [] }
             var options = WebSocketOptions(maximumMessageSize: state.maximumMessageSize, subprotocols: protocols)
             options.compression = .default
             let provider = MoyaProvider<URLRequestTarget>(session: session)
@@ -63,15 +67,46 @@ public final class WebSocketTask: Sendable {
             state.opening = _Concurrency.Task { () throws -> WebSocketConnection in
                 try await provider.webSocket(target, options: options)
             }
+            defer { state.waitingForResume = [:] }
+            return Array(state.waitingForResume.values)
+        }
+        for waiter in waiters { waiter.resume() }
+    }
+
+    /// The handshake once ``resume()`` started it; before, waits for it.
+    ///
+    /// - Throws: `WebSocketError.connectionClosed` when the task was cancelled before it was
+    ///   resumed; a cancellation (`MoyaError.requestCancelled`) when the calling task is.
+    private func opening() async throws -> _Concurrency.Task<WebSocketConnection, any Error> {
+        while true {
+            let (opening, cancelled) = state.withLock { ($0.opening, $0.cancelled) }
+            if let opening { return opening }
+            if let cancelled {
+                throw MoyaError.underlying(WebSocketError.connectionClosed(code: cancelled.code, reason: cancelled.reason), nil)
+            }
+            if _Concurrency.Task.isCancelled { throw MoyaError.requestCancelled }
+            let number = state.withLock { state -> Int in
+                defer { state.nextWaiter += 1 }
+                return state.nextWaiter
+            }
+            await withTaskCancellationHandler {
+                await withCheckedContinuation { (waiter: CheckedContinuation<Void, Never>) in
+                    let waits = state.withLock { state -> Bool in
+                        guard state.opening == nil, state.cancelled == nil, !_Concurrency.Task.isCancelled else { return false }
+                        state.waitingForResume[number] = waiter
+                        return true
+                    }
+                    if !waits { waiter.resume() }
+                }
+            } onCancel: {
+                state.withLock { $0.waitingForResume.removeValue(forKey: number) }?.resume()
+            }
         }
     }
 
     /// The open connection, once the handshake succeeded.
     private func connection() async throws -> WebSocketConnection {
-        guard let opening = state.withLock({ $0.opening }) else {
-            throw MoyaError.underlying(WebSocketError.handshakeFailed(reason: "the task was not resumed"), nil)
-        }
-        let connection = try await opening.value
+        let connection = try await opening().value
         reader.remember(connection)
         if let cancelled = state.withLock({ $0.cancelled }) {
             await connection.close(code: cancelled.code, reason: cancelled.reason)
@@ -144,10 +179,13 @@ public final class WebSocketTask: Sendable {
     public func cancel(with closeCode: URLSessionWebSocketTask.CloseCode, reason: Data?) {
         let code = WebSocketCloseCode(rawValue: UInt16(clamping: closeCode.rawValue))
         let text = reason.map { String(decoding: $0, as: UTF8.self) } ?? ""
-        let opening = state.withLock { state -> _Concurrency.Task<WebSocketConnection, any Error>? in
+        let (opening, waiters) = state.withLock { state -> (_Concurrency.Task<WebSocketConnection, any Error>?, [CheckedContinuation<Void, Never>]) in
             state.cancelled = (code, text)
-            return state.opening
+            defer { state.waitingForResume = [:] }
+            return (state.opening, Array(state.waitingForResume.values))
         }
+        // Calls waiting for a resume that will not come fail with the close.
+        for waiter in waiters { waiter.resume() }
         guard let opening else { return }
         _Concurrency.Task {
             guard let connection = try? await opening.value else { return }

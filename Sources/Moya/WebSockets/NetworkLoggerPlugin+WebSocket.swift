@@ -10,6 +10,10 @@ extension NetworkLoggerPlugin: WebSocketPluginType {
     /// kind and size. The content of a message is never logged: unlike a body, it has no
     /// content type to redact by. The URL is redacted as a request's.
     ///
+    /// A message's size is its own (a text message's UTF-8 length); the byte counts at the end
+    /// are what went over the wire, after compression when the server agreed to it, so a
+    /// compressed connection ends with fewer bytes than its messages' sizes add up to.
+    ///
     /// - Parameters:
     ///   - event:     What happened.
     ///   - handshake: The connection's `101`.
@@ -32,12 +36,18 @@ extension NetworkLoggerPlugin: WebSocketPluginType {
             let counts = end.statistics
             var text =
                 "closed \(url): \(end.code)\(end.serverClosedFirst ? ", by the server" : end.error == nil ? ", by the client" : ""); "
-                + "sent \(counts.messagesSent) messages (\(counts.bytesSent) bytes), received \(counts.messagesReceived) (\(counts.bytesReceived) bytes)"
+                + "sent \(Self.messages(counts.messagesSent)) (\(counts.bytesSent) bytes on the wire), "
+                + "received \(Self.messages(counts.messagesReceived)) (\(counts.bytesReceived) bytes on the wire)"
             if let error = end.error {
                 text += "; error: \(redaction.describe(errorText: error.description))"
             }
             entry = configuration.formatter.entry("WebSocket", text, target)
         }
         configuration.output(target, [entry])
+    }
+
+    /// `1 message`, `2 messages`.
+    private static func messages(_ count: Int) -> String {
+        count == 1 ? "1 message" : "\(count) messages"
     }
 }

@@ -13,8 +13,8 @@ import NIOCore
 /// ```
 ///
 /// Read the server's messages from ``messages`` (one reader); send with ``send(_:)`` from any
-/// task, any number at once (each waits until its message is written); ``ping()`` waits for the
-/// pong; ``close(code:reason:)`` closes with the close handshake. The close code and reason the
+/// task, any number at once (each waits until its message is written); ``ping()`` (or
+/// ``ping(_:)``, with a payload of yours) waits for the pong; ``close(code:reason:)`` closes with the close handshake. The close code and reason the
 /// server sent are in ``closeCode`` and ``closeReason`` once it has closed. Releasing the
 /// connection (and its ``messages``) without closing it closes it with
 /// ``WebSocketCloseCode/goingAway`` (1001); so does shutting down its session.
@@ -138,10 +138,42 @@ public final class WebSocketConnection: Sendable {
     /// - Throws: ``WebSocketError/pingTimeout`` after ``WebSocketOptions/pingTimeout`` (the
     ///   connection is then closed), or the connection's end when it closes first.
     public func ping() async throws(MoyaError) {
+        try await ping(payload: nil)
+    }
+
+    /// Sends a ping that carries `payload` and returns when the pong that echoes it arrives (or
+    /// a pong to a later ping: a server may answer only the latest). Use it when the payload
+    /// matters: a nonce a server echoes to measure the round trip, a test suite's given bytes.
+    ///
+    /// ```swift
+    /// func roundTrip(_ connection: WebSocketConnection) async throws -> Duration {
+    ///     let clock = ContinuousClock()
+    ///     let start = clock.now
+    ///     try await connection.ping(Data("nonce-42".utf8))
+    ///     return clock.now - start
+    /// }
+    /// ```
+    ///
+    /// - Parameter payload: At most 125 bytes, as RFC 6455 allows a control frame.
+    /// - Throws: ``WebSocketError/pingPayloadTooLarge(byteCount:)`` for a longer payload,
+    ///   before anything is sent (the connection stays open); ``WebSocketError/pingTimeout``
+    ///   after ``WebSocketOptions/pingTimeout`` (the connection is then closed), or the
+    ///   connection's end when it closes first.
+    public func ping(_ payload: Data) async throws(MoyaError) {
+        guard payload.count <= Self.maximumControlPayload else {
+            throw .underlying(WebSocketError.pingPayloadTooLarge(byteCount: payload.count), nil)
+        }
+        try await ping(payload: ByteBuffer(bytes: payload))
+    }
+
+    /// The most a control frame may carry (RFC 6455, section 5.5).
+    static let maximumControlPayload = 125
+
+    private func ping(payload: ByteBuffer?) async throws(MoyaError) {
         let promise = channel.eventLoop.makePromise(of: Void.self)
         let conversation = self.conversation
         channel.eventLoop.execute {
-            conversation.value.ping(promise: promise)
+            conversation.value.ping(payload: payload, promise: promise)
         }
         try await wait(for: promise.futureResult)
     }

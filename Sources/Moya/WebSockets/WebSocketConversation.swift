@@ -4,9 +4,10 @@ import NIOFoundationCompat
 import NIOWebSocket
 
 /// The messages of a connection as its reader takes them: whole messages, with back pressure
-/// (``WebSocketConversation`` stops reading the socket while the reader is behind).
+/// (``WebSocketConversation`` stops reading the socket while the reader is behind); a large text
+/// message is made a `String` by the reader (``WebSocketReceived``).
 typealias WebSocketMessageProducer = NIOThrowingAsyncSequenceProducer<
-    WebSocketMessage, any Error, NIOAsyncSequenceProducerBackPressureStrategies.HighLowWatermark, WebSocketReadDemand
+    WebSocketReceived, any Error, NIOAsyncSequenceProducerBackPressureStrategies.HighLowWatermark, WebSocketReadDemand
 >
 
 /// One WebSocket conversation on its channel, after the handshake (RFC 6455 from section 5 on,
@@ -14,7 +15,8 @@ typealias WebSocketMessageProducer = NIOThrowingAsyncSequenceProducer<
 ///
 /// Inbound, it checks every frame (reserved bits, opcodes, masking, control frame rules,
 /// continuations), reassembles fragmented messages up to ``WebSocketOptions/maximumMessageSize``,
-/// inflates compressed ones within the same limit, checks text for UTF-8, and yields whole
+/// inflates compressed ones within the same limit, checks text for UTF-8 (an uncompressed
+/// message fragment by fragment, so that a bad byte fails it at once), and yields whole
 /// messages to the reader's sequence; a ping is answered with a pong, a pong completes the
 /// pings waiting for it, a close frame is answered (when the server started the close) and
 /// ends the messages. Each violation closes the connection once, with its code, and ends the
@@ -43,11 +45,12 @@ final class WebSocketConversation: ChannelDuplexHandler, RemovableChannelHandler
     /// Holds the handler's context once it is added.
     private var context: ChannelHandlerContext?
 
-    /// A message being reassembled: its opcode, whether it is compressed, and its bytes.
-    private var partial: (opcode: WebSocketOpcode, compressed: Bool, data: ByteBuffer)?
+    /// A message being reassembled: its opcode, whether it is compressed, its bytes, and for
+    /// uncompressed text, the check of its UTF-8 so far (each fragment is checked as it arrives).
+    private var partial: (opcode: WebSocketOpcode, compressed: Bool, data: ByteBuffer, text: WebSocketTextValidator?)?
     /// The whole messages of the current read, handed to the reader when the read is complete
     /// (``handOverReceived()``), and their bytes as they came.
-    private var received: [WebSocketMessage] = []
+    private var received: [WebSocketReceived] = []
     private var receivedBytes: Int64 = 0
     /// Whether the reader is behind (the sequence said to stop producing).
     private var readerIsBehind = false
@@ -263,13 +266,24 @@ final class WebSocketConversation: ChannelDuplexHandler, RemovableChannelHandler
             }
             var data = frame.data
             if frame.fin {
-                deliver(opcode: frame.opcode, compressed: frame.rsv1, data: &data, context: context)
+                deliver(opcode: frame.opcode, compressed: frame.rsv1, data: &data, text: nil, context: context)
             } else {
                 guard data.readableBytes <= options.maximumMessageSize else {
                     fail(.messageTooBig(limit: options.maximumMessageSize), code: .messageTooBig, context: context)
                     return
                 }
-                partial = (frame.opcode, frame.rsv1, data)
+                // Uncompressed text is checked fragment by fragment: bytes that can never be
+                // UTF-8 fail the message now, not once its last fragment has come.
+                var text: WebSocketTextValidator?
+                if frame.opcode == .text, !frame.rsv1 {
+                    var validator = WebSocketTextValidator()
+                    guard validator.check(data, isFinal: false) else {
+                        fail(.invalidUTF8, code: .invalidFramePayloadData, context: context)
+                        return
+                    }
+                    text = validator
+                }
+                partial = (frame.opcode, frame.rsv1, data, text)
             }
         case .continuation:
             guard var message = partial else {
@@ -288,8 +302,15 @@ final class WebSocketConversation: ChannelDuplexHandler, RemovableChannelHandler
             partial = nil
             var fragment = frame.data
             message.data.writeBuffer(&fragment)
+            if var text = message.text {
+                guard text.check(message.data, isFinal: frame.fin) else {
+                    fail(.invalidUTF8, code: .invalidFramePayloadData, context: context)
+                    return
+                }
+                message.text = text
+            }
             if frame.fin {
-                deliver(opcode: message.opcode, compressed: message.compressed, data: &message.data, context: context)
+                deliver(opcode: message.opcode, compressed: message.compressed, data: &message.data, text: message.text, context: context)
             } else {
                 partial = message
             }
@@ -326,8 +347,12 @@ final class WebSocketConversation: ChannelDuplexHandler, RemovableChannelHandler
         return true
     }
 
-    /// A whole message arrived: inflated, checked and yielded to the reader.
-    private func deliver(opcode: WebSocketOpcode, compressed: Bool, data: inout ByteBuffer, context: ChannelHandlerContext) {
+    /// A whole message arrived: inflated, checked and yielded to the reader. `text` is the check
+    /// of a fragmented text message's UTF-8, already done to its end; any other text is checked
+    /// here.
+    private func deliver(
+        opcode: WebSocketOpcode, compressed: Bool, data: inout ByteBuffer, text checked: WebSocketTextValidator?, context: ChannelHandlerContext
+    ) {
         let wireBytes = data.readableBytes
         var payload = data
         if compressed, let deflate {
@@ -345,16 +370,24 @@ final class WebSocketConversation: ChannelDuplexHandler, RemovableChannelHandler
             fail(.messageTooBig(limit: options.maximumMessageSize), code: .messageTooBig, context: context)
             return
         }
-        let message: WebSocketMessage
+        let message: WebSocketReceived
         if opcode == .text {
-            guard let text = String(validatingUTF8Bytes: payload.readableBytesView) else {
+            // Checked here, so that invalid text fails the connection at once; a large message
+            // is made a `String` by the reader, off the event loop.
+            var validator = checked ?? WebSocketTextValidator()
+            guard checked != nil || validator.check(payload, isFinal: true) else {
                 fail(.invalidUTF8, code: .invalidFramePayloadData, context: context)
                 return
             }
-            message = .text(text)
+            if payload.readableBytes >= WebSocketReceived.deferredTextSize {
+                message = .text(payload, validator)
+            } else {
+                message = .message(.text(validator.text(of: payload)))
+            }
         } else {
             // Large messages keep the buffer's storage instead of a copy (NIO copies small ones).
-            message = .binary(payload.getData(at: payload.readerIndex, length: payload.readableBytes, byteTransferStrategy: .automatic) ?? Data())
+            let data = payload.getData(at: payload.readerIndex, length: payload.readableBytes, byteTransferStrategy: .automatic) ?? Data()
+            message = .message(.binary(data))
         }
         received.append(message)
         receivedBytes += Int64(wireBytes)
@@ -458,17 +491,24 @@ final class WebSocketConversation: ChannelDuplexHandler, RemovableChannelHandler
         context.fireChannelWritabilityChanged()
     }
 
-    /// Sends a ping; `promise` succeeds when its pong arrives, and fails with
-    /// ``WebSocketError/pingTimeout`` (closing the connection) after
+    /// Sends a ping with `payload` (at most 125 bytes; the caller checked), or with 8 bytes of
+    /// its own when it is `nil`; `promise` succeeds when the pong that echoes the payload
+    /// arrives, and fails with ``WebSocketError/pingTimeout`` (closing the connection) after
     /// ``WebSocketOptions/pingTimeout``, or when the connection closes first.
-    func ping(promise: EventLoopPromise<Void>) {
+    func ping(payload given: ByteBuffer? = nil, promise: EventLoopPromise<Void>) {
         guard let context, !clientClosed, !serverClosed, !hasFailed else {
             promise.fail(record.closedError)
             return
         }
-        pingCounter += 1
-        var payload = context.channel.allocator.buffer(capacity: 8)
-        payload.writeInteger(pingCounter)
+        let payload: ByteBuffer
+        if let given {
+            payload = given
+        } else {
+            pingCounter += 1
+            var counter = context.channel.allocator.buffer(capacity: 8)
+            counter.writeInteger(pingCounter)
+            payload = counter
+        }
         let timeout = timing.pingTimeout
         let timer = context.eventLoop.assumeIsolated().scheduleTask(in: timeout) { [weak self] in
             guard let self, let context = self.context else { return }
@@ -478,8 +518,8 @@ final class WebSocketConversation: ChannelDuplexHandler, RemovableChannelHandler
         context.writeAndFlush(wrapOutboundOut(WebSocketFrame(fin: true, opcode: .ping, maskKey: .random(), data: payload)), promise: nil)
     }
 
-    /// A pong completes the ping it answers and every earlier one (a pong may answer the
-    /// latest ping only); an unsolicited one is ignored.
+    /// A pong completes the ping whose payload it echoes and every earlier one (a pong may
+    /// answer the latest ping only); an unsolicited one is ignored.
     private func pongReceived(_ payload: ByteBuffer) {
         guard let index = pings.firstIndex(where: { $0.payload == payload }) else { return }
         for ping in pings[...index] {
@@ -554,7 +594,7 @@ final class WebSocketConversation: ChannelDuplexHandler, RemovableChannelHandler
                 fail(.protocolViolation("an invalid close code \(raw)"), code: .protocolError, context: context)
                 return
             }
-            guard let text = String(validatingUTF8Bytes: Array(payload.readableBytesView)) else {
+            guard let text = WebSocketTextValidator.text(of: payload) else {
                 fail(.invalidUTF8, code: .invalidFramePayloadData, context: context)
                 return
             }
@@ -671,15 +711,4 @@ struct WebSocketReadDemand: NIOAsyncSequenceProducerDelegate {
 final class WebSocketConversationReference {
     weak var conversation: WebSocketConversation?
     init() {}
-}
-
-extension String {
-    /// The string the bytes spell in UTF-8, or `nil` when they are not valid UTF-8 (an invalid
-    /// or overlong sequence, a surrogate, a code point past U+10FFFF, a truncated character).
-    init?<Bytes: Collection>(validatingUTF8Bytes bytes: Bytes) where Bytes.Element == UInt8 {
-        // `String(validating:as:)` needs macOS 15; the transcoder stops at the first error.
-        let invalid = transcode(bytes.makeIterator(), from: UTF8.self, to: UTF8.self, stoppingOnError: true) { _ in }
-        guard !invalid else { return nil }
-        self = String(decoding: bytes, as: UTF8.self)
-    }
 }

@@ -34,8 +34,9 @@ public enum WebSocketError: Swift.Error, LocalizedError, CustomStringConvertible
     /// ``WebSocketCloseCode/messageTooBig`` (1009).
     case messageTooBig(limit: Int)
 
-    /// A text message was not valid UTF-8. The connection was closed with
-    /// ``WebSocketCloseCode/invalidFramePayloadData`` (1007).
+    /// A text message (or a close reason) was not valid UTF-8. The connection was closed with
+    /// ``WebSocketCloseCode/invalidFramePayloadData`` (1007) as soon as a byte arrived that no
+    /// valid text can hold, even in the first fragment of a message.
     case invalidUTF8
 
     /// The server broke the protocol, for the reason given: a reserved bit set, an unknown
@@ -48,6 +49,11 @@ public enum WebSocketError: Swift.Error, LocalizedError, CustomStringConvertible
     /// No pong came within ``WebSocketOptions/pingTimeout`` of a ping: the connection was
     /// closed with ``WebSocketCloseCode/internalServerError`` (1011), as a keepalive that failed.
     case pingTimeout
+
+    /// ``WebSocketConnection/ping(_:)`` was given a payload of `byteCount` bytes, more than the
+    /// 125 a control frame may carry (RFC 6455, section 5.5). Nothing was sent, and the
+    /// connection stays open.
+    case pingPayloadTooLarge(byteCount: Int)
 
     /// The connection ended without a close frame from the server (the code reported is
     /// ``WebSocketCloseCode/abnormalClosure``, 1006): the server or the network dropped it.
@@ -70,6 +76,8 @@ public enum WebSocketError: Swift.Error, LocalizedError, CustomStringConvertible
             "The WebSocket server broke the protocol (\(reason)); the connection was closed with 1002 (protocol error)."
         case .pingTimeout:
             "The WebSocket server did not answer a ping in time; the connection was closed."
+        case .pingPayloadTooLarge(let byteCount):
+            "A WebSocket ping's payload was \(byteCount) bytes, over the 125 bytes a control frame may carry; nothing was sent."
         case .connectionLost:
             "The WebSocket connection was lost without a close frame (1006, abnormal closure)."
         case .connectionClosed(let code, let reason):
@@ -90,6 +98,7 @@ public enum WebSocketError: Swift.Error, LocalizedError, CustomStringConvertible
         case .invalidUTF8: "invalid_utf8"
         case .protocolViolation: "protocol_violation"
         case .pingTimeout: "ping_timeout"
+        case .pingPayloadTooLarge: "ping_payload_too_large"
         case .connectionLost: "connection_lost"
         case .connectionClosed: "connection_closed"
         }

@@ -100,7 +100,8 @@ public struct WebSocketMessages: AsyncSequence, Sendable {
             }
 
             func next() async throws -> WebSocketMessage? {
-                let message = try await iterator.next()
+                // A large text message becomes a `String` here, on the reader's task.
+                let message = try await iterator.next()?.message
                 if let observer, let message {
                     observer.notify(.received(message), handshake: handshake)
                 }

@@ -4,7 +4,7 @@ import Testing
 
 @testable import Moya
 
-/// Keepalive pings and ping timeouts.
+/// Keepalive pings, ping timeouts, and pings with the caller's payload.
 @Suite("WebSocket keepalive")
 struct WebSocketKeepaliveTests {
     @Test("With a ping interval, a silent connection is pinged, and a server that answers keeps it open")
@@ -81,6 +81,47 @@ struct WebSocketKeepaliveTests {
             }
             #expect(failure == .pingTimeout)
         }
+        await server.shutdown()
+    }
+
+    @Test("A ping with a payload puts it on the wire as it is, and a pong with other bytes does not end its wait")
+    func pingPayloadOnTheWire() async throws {
+        let seen = LockedBox<[UInt8]?>(nil)
+        let server = try await WebSocketTestServer.start { connection in
+            try await connection.accept()
+            while let frame = try await connection.readFrame() {
+                switch frame.opcode {
+                case 9:
+                    seen.withLock { $0 = frame.payload }
+                    // A pong to something else, then a message that says so; the matching
+                    // pong only once the client asks for it.
+                    try await connection.writeFrame(opcode: 10, payload: Array("other".utf8))
+                    try await connection.sendText("sent another pong")
+                case 1 where frame.text == "answer":
+                    try await connection.writeFrame(opcode: 10, payload: seen.withLock { $0 } ?? [])
+                case 8:
+                    try await connection.sendClose(code: frame.closeCode)
+                    return
+                default:
+                    break
+                }
+            }
+        }
+        let connection = try await MoyaProvider<Remote>().webSocket(Remote(server.baseURL, "/"), options: .init(compression: .disabled))
+        var iterator = connection.messages.makeAsyncIterator()
+        let payload = Data([0x00, 0xFF] + Array("nonce".utf8))
+        let answered = Signal()
+        let ping = _Concurrency.Task {
+            defer { answered.fire() }
+            try await connection.ping(payload)
+        }
+        #expect(try await iterator.next() == .text("sent another pong"))
+        // The other pong came before that message, and did not answer the ping.
+        #expect(!(await answered.wait(timeout: .milliseconds(200))))
+        try await connection.send(.text("answer"))
+        try await ping.value
+        #expect(seen.withLock { $0 } == Array(payload))
+        await connection.close()
         await server.shutdown()
     }
 }

@@ -92,7 +92,10 @@ struct WebSocketPluginTests {
             let log = lines.withLock { $0 }.joined(separator: "\n")
             #expect(log.contains("WebSocket") && log.contains("opened"))
             #expect(log.contains("1000 (normal closure)"))
-            #expect(log.contains("sent 1 messages") && log.contains("received 1"))
+            #expect(log.contains("sent 1 message (") && log.contains("received 1 message ("))
+            #expect(log.contains("bytes on the wire"))
+            // The `101` has no body: no empty `Response Body` entry for it.
+            #expect(!log.contains("Response Body"))
             #expect(!log.contains("private words"), "message content is never logged")
             #expect(!log.contains("hush-hush-123"), "the URL is redacted")
             #expect(log.contains("sent text(13 bytes)") == verbose)

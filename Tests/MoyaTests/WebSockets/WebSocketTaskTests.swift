@@ -92,4 +92,47 @@ struct WebSocketTaskTests {
         #expect(task.closeReason == Data("gone".utf8))
         await server.shutdown()
     }
+
+    @Test("A send made before resume() waits for it, as URLSessionWebSocketTask's does, and a cancel before resume() ends such a wait")
+    func sendBeforeResume() async throws {
+        let server = try await WebSocketTestServer.start { connection in
+            try await connection.accept()
+            try await connection.echo()
+        }
+        let task = Session.default.webSocketTask(with: server.baseURL)
+        let sent = Signal()
+        let sender = _Concurrency.Task {
+            defer { sent.fire() }
+            try await task.send(.string("early"))
+        }
+        // No server was asked yet: the send waits instead of failing.
+        #expect(!(await sent.wait(timeout: .milliseconds(200))))
+        #expect(server.receivedHandshakes.isEmpty)
+        task.resume()
+        try await sender.value
+        guard case .string(let text) = try await task.receive() else {
+            Issue.record("not a string")
+            return
+        }
+        #expect(text == "early")
+        task.cancel(with: .normalClosure, reason: nil)
+
+        let unresumed = Session.default.webSocketTask(with: server.baseURL)
+        let waiting = _Concurrency.Task { () -> MoyaError? in
+            do {
+                try await unresumed.send(.string("never"))
+                return nil
+            } catch {
+                return error as? MoyaError
+            }
+        }
+        unresumed.cancel(with: .goingAway, reason: nil)
+        let failure = await waiting.value
+        guard case .underlying(WebSocketError.connectionClosed(let code, _) as WebSocketError, _)? = failure else {
+            Issue.record("unexpected \(String(describing: failure))")
+            return
+        }
+        #expect(code == .goingAway)
+        await server.shutdown()
+    }
 }
