@@ -36,6 +36,7 @@ struct SharedCacheFaultTests {
         #expect(try await provider.request(target).cacheStatus == .hit)
 
         try await cluster.stop()
+        let storesBefore = cache.statistics.stores
         for _ in 0..<5 {
             let started = Date()
             let response = try await provider.request(target)
@@ -46,6 +47,10 @@ struct SharedCacheFaultTests {
             #expect(Date().timeIntervalSince(started) < 30)
         }
         #expect(cache.statistics.storageFailures >= 1)
+        // Nothing reached the database: no store is counted, and each request went to the
+        // origin for want of the storage.
+        #expect(cache.statistics.stores == storesBefore)
+        #expect(cache.statistics.storageFallbacks == 5)
 
         try await cluster.start()
         // A bounded poll: nothing tells when the storage has reconnected to the database.

@@ -31,12 +31,13 @@ extension HTTPCache {
         case .reloadIgnoringLocalCacheData, .reloadIgnoringLocalAndRemoteCacheData:
             return .network
         case .returnCacheDataElseLoad:
-            return await storedResponse(for: url, requestHeaders: requestHeaders).map { .useStored(answer(from: $0, to: requestHeaders)) } ?? .network
+            return await storedResponse(for: url, requestHeaders: requestHeaders, forRequest: true).map { .useStored(answer(from: $0, to: requestHeaders)) }
+                ?? .network
         case .returnCacheDataDontLoad:
-            return await storedResponse(for: url, requestHeaders: requestHeaders).map { .useStored(answer(from: $0, to: requestHeaders)) }
+            return await storedResponse(for: url, requestHeaders: requestHeaders, forRequest: true).map { .useStored(answer(from: $0, to: requestHeaders)) }
                 ?? .unavailable
         case .reloadRevalidatingCacheData:
-            guard !Self.isConditionalOrRanged(requestHeaders), let entry = await storedResponse(for: url, requestHeaders: requestHeaders),
+            guard !Self.isConditionalOrRanged(requestHeaders), let entry = await storedResponse(for: url, requestHeaders: requestHeaders, forRequest: true),
                 entry.hasValidator
             else { return .network }
             return .validate(entry, conditionalHeaders: entry.conditionalHeaders)
@@ -64,7 +65,7 @@ extension HTTPCache {
         let conditional = Self.isConditional(requestHeaders)
         let range = CacheByteRange.requested(in: requestHeaders)
         guard !Self.hasOtherPreconditions(requestHeaders), range != .other, !conditional || callerConditionals == .answered,
-            let entry = await storedResponse(for: url, requestHeaders: requestHeaders)
+            let entry = await storedResponse(for: url, requestHeaders: requestHeaders, forRequest: true)
         else { return fallback }
         if case .single(let byteRange) = range, !Self.canAnswer(byteRange, from: entry) { return fallback }
         if !request.noCache && !entry.cacheControl.noCache {

@@ -50,17 +50,24 @@ public final class HTTPCache: Sendable {
         public var hits = 0
         /// Requests the cache looked up and had no usable response for.
         public var misses = 0
-        /// Responses stored (or updated by a `304`).
+        /// Responses stored (or updated by a `304`), counted once the storage confirmed the
+        /// write (in memory, once kept there): a response whose write failed, timed out or was
+        /// not tried because the storage is failing is not counted.
         public var stores = 0
         /// Calls to the storage that failed or timed out.
         public var storageFailures = 0
+        /// Lookups that went to the origin because the storage could not answer: its call
+        /// failed or timed out, or it was not asked while it is failing (a miss for want of a
+        /// storage, not for want of a response).
+        public var storageFallbacks = 0
 
         /// Counts as given.
-        public init(hits: Int = 0, misses: Int = 0, stores: Int = 0, storageFailures: Int = 0) {
+        public init(hits: Int = 0, misses: Int = 0, stores: Int = 0, storageFailures: Int = 0, storageFallbacks: Int = 0) {
             self.hits = hits
             self.misses = misses
             self.stores = stores
             self.storageFailures = storageFailures
+            self.storageFallbacks = storageFallbacks
         }
     }
 
@@ -231,17 +238,27 @@ public final class HTTPCache: Sendable {
 
     // MARK: - Storage
 
-    /// The stored response for `url` that a request with `requestHeaders` selects (`Vary`).
-    func storedResponse(for url: URL, requestHeaders: [(name: String, value: String)]) async -> CachedResponse? {
-        await lookup(key: Self.key(for: url))?.selected(for: requestHeaders)
+    /// The stored response for `url` that a request with `requestHeaders` selects (`Vary`);
+    /// `forRequest` when it is to answer the request (see ``lookup(key:forRequest:)``).
+    func storedResponse(for url: URL, requestHeaders: [(name: String, value: String)], forRequest: Bool = false) async -> CachedResponse? {
+        await lookup(key: Self.key(for: url), forRequest: forRequest)?.selected(for: requestHeaders)
     }
 
     /// The variants stored under `key`: from memory, or else from the storage (a disk cache then
     /// keeps small ones in memory too). A record the cache cannot read is removed and left out;
     /// a storage that fails is a miss.
-    func lookup(key: String) async -> CachedVariants? {
+    ///
+    /// `forRequest`: the lookup answers a request, which goes to the origin when the storage
+    /// cannot answer (counted as a fallback); a write's look at what it replaces is not.
+    func lookup(key: String, forRequest: Bool = false) async -> CachedVariants? {
         if let variants = memory?.variants(forKey: key) { return variants }
-        guard let backing, let records = await guarded({ try await backing.records(forKey: key) }), !records.isEmpty else { return nil }
+        guard let backing else { return nil }
+        guard let records = await guarded({ try await backing.records(forKey: key) }) else {
+            // The storage could not answer: the request goes to the origin for want of it.
+            if forRequest { countFallback() }
+            return nil
+        }
+        guard !records.isEmpty else { return nil }
         var responses: [CachedResponse] = []
         var unreadable: [UUID] = []
         for record in records {
@@ -331,13 +348,17 @@ public final class HTTPCache: Sendable {
                 memory.remove(key: entry.key)
             }
         }
-        countStored()
-        guard let backing else { return }
+        // Counted once kept: in memory alone, now; with a storage, when it confirmed the write.
+        guard let backing else {
+            countStored()
+            return
+        }
         let record = HTTPCacheMemoryStorage.record(of: entry)
         switch entry.body {
         case .stored(let stored, nil) where stored.id == entry.id:
             // A `304` updated a response the storage holds: only its metadata changes.
             let replaced = await guarded { try await backing.replaceMetadata(of: record) }
+            if replaced == true { countStored() }
             if replaced != true { _ = await guarded { try await backing.removeRecords(forKey: entry.key, ids: [entry.id]) } }
             if !replacing.isEmpty { _ = await guarded { try await backing.removeRecords(forKey: entry.key, ids: replacing) } }
         case .stored:
@@ -363,6 +384,7 @@ public final class HTTPCache: Sendable {
                     throw error
                 }
             }
+            if stored != nil { countStored() }
             if stored == nil, !replacing.isEmpty {
                 // What the new response replaces must not answer in its place.
                 _ = await guarded { try await backing.removeRecords(forKey: entry.key, ids: replacing) }
@@ -441,7 +463,13 @@ public final class HTTPCache: Sendable {
         Self.observer?.cacheMissed()
     }
 
-    /// Counts a response stored or updated.
+    /// Counts a lookup that went to the origin because the storage could not answer.
+    func countFallback() {
+        state.withLock { $0.statistics.storageFallbacks += 1 }
+        Self.observer?.cacheFellBack()
+    }
+
+    /// Counts a response stored or updated (once kept).
     func countStored() {
         state.withLock { $0.statistics.stores += 1 }
         Self.observer?.cacheStored()

@@ -4,4 +4,5 @@ extension HTTPCacheMetrics: HTTPCacheObserver {
     func cacheMissed() { miss() }
     func cacheStored() { stored() }
     func cacheStorageFailed() { storageFailed() }
+    func cacheFellBack() { fellBack() }
 }

@@ -7,9 +7,12 @@ import Foundation
 /// - `moya.http_cache.lookups` (a counter, with `moya.cache.result` `hit` or `miss`): requests
 ///   the cache answered (fresh, stale within an allowed window, or after a `304` to its
 ///   validation) or had no usable response for;
-/// - `moya.http_cache.stores` (a counter): responses stored or updated;
+/// - `moya.http_cache.stores` (a counter): responses stored or updated, once the storage
+///   confirmed the write;
 /// - `moya.http_cache.storage_failures` (a counter): calls to the cache's storage that failed
-///   or timed out (each one a request that went on as a miss, or a response not stored).
+///   or timed out (each one a request that went on as a miss, or a response not stored);
+/// - `moya.http_cache.storage_fallbacks` (a counter): lookups that went to the origin because
+///   the storage could not answer (it failed, timed out, or is not asked while failing).
 ///
 /// `nil` under the same conditions as ``RequestMetrics``: metrics disabled, or no backend.
 struct HTTPCacheMetrics: Sendable {
@@ -38,5 +41,10 @@ struct HTTPCacheMetrics: Sendable {
     /// A call to the storage that failed or timed out.
     func storageFailed() {
         Counter(label: "moya.http_cache.storage_failures", factory: factory).increment()
+    }
+
+    /// A lookup that went to the origin because the storage could not answer.
+    func fellBack() {
+        Counter(label: "moya.http_cache.storage_fallbacks", factory: factory).increment()
     }
 }

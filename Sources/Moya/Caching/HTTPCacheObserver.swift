@@ -11,6 +11,8 @@ protocol HTTPCacheObserver: Sendable {
     func cacheStored()
     /// A call to the storage failed or timed out.
     func cacheStorageFailed()
+    /// A lookup went to the origin because the storage could not answer.
+    func cacheFellBack()
 }
 
 extension HTTPCache {
