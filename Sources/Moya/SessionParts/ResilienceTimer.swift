@@ -49,6 +49,13 @@ final class ResilienceTimer: Sendable {
         wheel = Protected(Wheel(slots: [], turned: Self.currentTick()))
     }
 
+    /// A wheel let go of with entries still scheduled (a session released while a request's
+    /// hedge or deadline was pending) stops its timer: the dispatch source would otherwise go on
+    /// turning, and hold its handler, for ever.
+    deinit {
+        wheel.withLock { $0.timer }?.value.cancel()
+    }
+
     private static func currentTick() -> UInt64 {
         DispatchTime.now().uptimeNanoseconds / tick
     }

@@ -394,6 +394,18 @@ struct ServicePoliciesTests {
         timer.cancel(later)
     }
 
+    @Test("A timer let go of with entries still scheduled stops turning, and runs none of them")
+    func timerReleasedWithEntries() async throws {
+        let fired = Protected(0)
+        var timer: ResilienceTimer? = ResilienceTimer()
+        timer?.schedule(after: 0.05) { fired.withLock { $0 += 1 } }
+        weak let released = timer
+        timer = nil
+        #expect(released == nil, "nothing else holds the wheel: its dispatch source holds it weakly")
+        try await _Concurrency.Task.sleep(nanoseconds: 150_000_000)  // past the entry's time
+        #expect(fired.withLock { $0 } == 0)
+    }
+
     // MARK: - Settings and events
 
     @Test("Settings that make no sense are refused where they are written, saying which and why")
