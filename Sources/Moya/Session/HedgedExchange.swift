@@ -136,10 +136,18 @@ final class HedgedExchange: TransportAttempt {
     /// for a percentile.
     private func armHedge() {
         guard let origin, let delay = resilience.hedgeDelay(policy, for: origin) else { return }
-        let handle = resilience.timer.schedule(after: delay) { [self] in
-            hedge(after: delay, origin: origin)
+        // Weakly: the session's wheel must not keep the exchange (and through it the session's
+        // parts, which hold the wheel) alive; an exchange gone has no hedge to send.
+        let handle = resilience.timer.schedule(after: delay) { [weak self] in
+            self?.hedge(after: delay, origin: origin)
         }
-        state.withLock { $0.hedgeTimer = handle }
+        // A copy may have won while the timer was being set: then it goes at once.
+        let stale = state.withLock { state in
+            guard state.winner == nil, !state.cancelled else { return true }
+            state.hedgeTimer = handle
+            return false
+        }
+        if stale { resilience.timer.cancel(handle) }
     }
 
     /// Sends the next copy when no copy has answered, the request is still wanted, and the
@@ -222,10 +230,12 @@ final class HedgedExchange: TransportAttempt {
 
     /// Stops every copy.
     func cancel() {
-        let attempts: [any TransportAttempt] = state.withLock { state in
+        let (attempts, hedgeTimer): ([any TransportAttempt], ResilienceTimer.Handle?) = state.withLock { state in
             state.cancelled = true
-            return Self.takeAttempts(&state)
+            defer { state.hedgeTimer = nil }
+            return (Self.takeAttempts(&state), state.hedgeTimer)
         }
+        if let hedgeTimer { resilience.timer.cancel(hedgeTimer) }
         for attempt in attempts { attempt.cancel() }
     }
 }
