@@ -244,7 +244,7 @@ final class TransportExchange: HTTPClientResponseDelegate, @unchecked Sendable {
         let admission: SessionResilience.Admission
         switch resilience.admit(attempt.urlRequest.url, refillsBudget: isFirstRoute && request.refillsBudget, takesPlace: isFirstRoute) {
         case .failure(let open):
-            span?.addEvent(SpanEvent(name: "moya.circuit_breaker.rejected", attributes: ["moya.origin": .string(open.origin)]))
+            addSpanEvent(.circuitOpen(open))
             finish(.failure(open))
             return
         case .success(let admitted):
@@ -258,13 +258,13 @@ final class TransportExchange: HTTPClientResponseDelegate, @unchecked Sendable {
             self.place = place
             connect(attempt)
         case .refused(let error):
-            span?.addEvent(SpanEvent(name: "moya.concurrency_limit.rejected", attributes: ["moya.origin": .string(error.origin)]))
+            addSpanEvent(.concurrencyLimited(error))
             finish(.failure(error))
         case .wait(let origin):
             resilience.waitForPlace(at: origin) { [self] granted in
                 switch granted {
                 case .failure(let error):
-                    span?.addEvent(SpanEvent(name: "moya.concurrency_limit.rejected", attributes: ["moya.origin": .string(error.origin)]))
+                    addSpanEvent(.concurrencyLimited(error))
                     finish(.failure(error))
                 case .success(let place):
                     self.place = place
@@ -272,8 +272,9 @@ final class TransportExchange: HTTPClientResponseDelegate, @unchecked Sendable {
                         finish(.failure(HTTPClientError.cancelled))
                         return
                     }
-                    owner.transportObserved(.queued(origin: place.originKey, seconds: place.waited))
-                    span?.addEvent(SpanEvent(name: "moya.concurrency_limit.queued", attributes: ["moya.wait_seconds": .double(place.waited)]))
+                    let queued = ResilienceEvent.queued(origin: place.originKey, seconds: place.waited)
+                    owner.transportObserved(queued)
+                    addSpanEvent(queued, ["moya.wait_seconds": .double(place.waited)])
                     connect(attempt)
                 }
             }
@@ -768,8 +769,14 @@ final class TransportExchange: HTTPClientResponseDelegate, @unchecked Sendable {
         breakerTicket = nil
         if let event = parts.resilience.record(ticket, outcome: outcome) {
             owner.transportObserved(event)
-            span?.addEvent(SpanEvent(name: event.spanEventName, attributes: ["moya.origin": .string(event.origin)]))
+            addSpanEvent(event)
         }
+    }
+
+    /// Puts `event` on the request's span, under its name (``ResilienceEvent/spanEventName``),
+    /// with `attributes`, by default its origin.
+    private func addSpanEvent(_ event: ResilienceEvent, _ attributes: SpanAttributes? = nil) {
+        span?.addEvent(SpanEvent(name: event.spanEventName, attributes: attributes ?? ["moya.origin": .string(event.origin)]))
     }
 
     /// Returns the request's place under its origin's concurrency limit, once, with the last

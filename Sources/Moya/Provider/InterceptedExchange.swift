@@ -134,13 +134,8 @@ final class InterceptedExchange: Sendable {
                 // the request ends now, with the response that asked for it.
                 if let deadline = flight.deadline, (decision.delay ?? 0) >= deadline.remaining {
                     let error = RequestDeadlineError(deadline: deadline.seconds, attempts: deadline.attempts, endedBeforeRetry: true)
-                    let response: Moya.Response? =
-                        switch rawResult {
-                        case .success(let response): response
-                        case .failure(let failure): failure.response
-                        }
                     flight.observe(.deadlineExceeded(error))
-                    flight.finish(.failure(.underlying(error, response)), .sent)
+                    flight.finish(.failure(.underlying(error, Self.response(of: rawResult))), .sent)
                     return
                 }
                 guard flight.retryDecided() else { return }
@@ -208,13 +203,19 @@ final class InterceptedExchange: Sendable {
     /// The wait the attempt's response asks for (`Retry-After`, in seconds or as a date), for a
     /// `429` or a `503`; `nil` for any other result.
     private func retryAfter(of result: Result<Moya.Response, MoyaError>) -> TimeInterval? {
-        let response: Moya.Response? =
-            switch result {
-            case .success(let response): response
-            case .failure(let error): error.response
-            }
-        guard let response, response.statusCode == 429 || response.statusCode == 503, let httpResponse = response.response else { return nil }
+        guard let response = Self.response(of: result), response.statusCode == 429 || response.statusCode == 503, let httpResponse = response.response else {
+            return nil
+        }
         return RetryPolicy.retryAfter(of: httpResponse)
+    }
+
+    /// The response an attempt got: its result's, or its failure's (a status code the target's
+    /// validation rejects); `nil` when it got none.
+    private static func response(of result: Result<Moya.Response, MoyaError>) -> Moya.Response? {
+        switch result {
+        case .success(let response): response
+        case .failure(let error): error.response
+        }
     }
 
     /// The attempt as Alamofire's retriers see it, if it failed: a transport error, or a
