@@ -149,6 +149,7 @@ func benchClientFactories(base: URL) -> [(key: String, make: () -> any BenchClie
             }
         ),
         // One policy at a time beside the default budget, to see what each costs (opt-in).
+        ("retry-budget", { policyClient("budget", .default, base: base) }),
         ("retry-breaker", { policyClient("breaker", try! ResilienceOptions(circuitBreaker: .default), base: base) }),
         ("retry-limit", { policyClient("adaptive limit", try! ResilienceOptions(concurrencyLimit: .adaptive(initial: 512)), base: base) }),
         ("retry-hedging", { policyClient("hedging", try! ResilienceOptions(hedging: .default), base: base) }),
@@ -174,7 +175,7 @@ let clientFactories = benchClientFactories(base: base)
 // `ahc-async` (AsyncHTTPClient's own async/await API) run only when asked for: they explain
 // costs, they are not among the compared clients.
 let optInClients: Set<String> = [
-    "ahc-notrace", "ahc-delegate", "ahc-request", "ahc-async", "retry-breaker", "retry-limit", "retry-hedging", "retry-deadline",
+    "ahc-notrace", "ahc-delegate", "ahc-request", "ahc-async", "retry-budget", "retry-breaker", "retry-limit", "retry-hedging", "retry-deadline",
 ]
 let chosenFactories = clientFactories.filter { options.clients?.contains($0.key) ?? !optInClients.contains($0.key) }
 

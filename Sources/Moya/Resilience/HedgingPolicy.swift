@@ -68,7 +68,13 @@ public struct HedgingPolicy: Sendable {
     /// Whether `method`, a request's method, may be sent twice at once: idempotent by HTTP's
     /// rules (RFC 9110 §9.2.2).
     static func isIdempotent(_ method: String?) -> Bool {
-        switch (method ?? "GET").uppercased() {
+        guard let method else { return true }
+        // Moya's methods are written in capitals already: no new string for them.
+        switch method {
+        case "GET", "HEAD", "OPTIONS", "PUT", "DELETE", "TRACE": return true
+        default: break
+        }
+        switch method.uppercased() {
         case "GET", "HEAD", "OPTIONS", "PUT", "DELETE", "TRACE": return true
         default: return false
         }

@@ -1,3 +1,4 @@
+import Atomics
 import Dispatch
 import Foundation
 
@@ -80,10 +81,15 @@ final class HedgedExchange: TransportAttempt {
     private let progress: TransportProgressHandler?
     fileprivate let owner: any TransportOwner
     private let resilience: SessionResilience
+    /// The request's origin, read at once for a percentile delay (its latencies), otherwise
+    /// when a hedge goes out.
     private let origin: ResilienceOrigin?
     /// Sends one copy.
     private let sender: any Sender
     private let state = Protected(State())
+    /// Whether a copy won or the request was cancelled: until then every copy is wanted, which
+    /// the exchanges ask often, and it is read without the lock.
+    private let settled = ManagedAtomic(false)
     private let startedAt = DispatchTime.now()
 
     /// - Parameters:
@@ -101,7 +107,11 @@ final class HedgedExchange: TransportAttempt {
         self.progress = progress
         self.owner = owner
         self.resilience = resilience
-        self.origin = ResilienceOrigin(request.urlRequest.url)
+        if case .percentile = policy.delay {
+            origin = ResilienceOrigin(request.urlRequest.url)
+        } else {
+            origin = nil
+        }
         self.sender = sender
     }
 
@@ -122,24 +132,45 @@ final class HedgedExchange: TransportAttempt {
         }
     }
 
+    /// Every running attempt, taken out of a state: the first copy's, and the hedges' (an
+    /// empty array, which allocates nothing, for a request that was never hedged).
+    private struct Attempts {
+        var first: (any TransportAttempt)?
+        var hedges: [(any TransportAttempt)?] = []
+
+        /// Cancels each, once.
+        func cancel() {
+            first?.cancel()
+            for case let hedge? in hedges { hedge.cancel() }
+        }
+    }
+
     /// Takes every running attempt out of `state`.
-    private static func takeAttempts(_ state: inout State) -> [any TransportAttempt] {
-        var attempts: [any TransportAttempt] = []
-        if let first = state.first { attempts.append(first) }
-        attempts += state.hedges.compactMap { $0 }
-        state.first = nil
-        state.hedges = []
-        return attempts
+    private static func takeAttempts(_ state: inout State) -> Attempts {
+        defer {
+            state.first = nil
+            state.hedges = []
+        }
+        return Attempts(first: state.first, hedges: state.hedges)
     }
 
     /// Schedules the next hedge after the policy's delay, unless the origin has too few answers
     /// for a percentile.
     private func armHedge() {
-        guard let origin, let delay = resilience.hedgeDelay(policy, for: origin) else { return }
-        // Weakly: the session's wheel must not keep the exchange (and through it the session's
-        // parts, which hold the wheel) alive; an exchange gone has no hedge to send.
-        let handle = resilience.timer.schedule(after: delay) { [weak self] in
-            self?.hedge(after: delay, origin: origin)
+        let delay: TimeInterval
+        switch policy.delay {
+        case .fixed(let seconds):
+            delay = seconds
+        case .percentile:
+            guard let origin, let percentile = resilience.hedgeDelay(policy, for: origin) else { return }
+            delay = percentile
+        }
+        // Strongly: a weak reference would give every hedged request's exchange a side table,
+        // and make each retain and release of it slower. The wheel holds the exchange only
+        // until the delay is over or a winner or a cancel takes the entry out, and a wheel let
+        // go of drops its entries (``ResilienceTimer``), so nothing is kept for ever.
+        let handle = resilience.timer.schedule(after: delay) { [self] in
+            hedge(after: delay)
         }
         // A copy may have won while the timer was being set: then it goes at once.
         let stale = state.withLock { state in
@@ -152,7 +183,8 @@ final class HedgedExchange: TransportAttempt {
 
     /// Sends the next copy when no copy has answered, the request is still wanted, and the
     /// origin's retry budget allows it.
-    private func hedge(after delay: TimeInterval, origin: ResilienceOrigin) {
+    private func hedge(after delay: TimeInterval) {
+        guard let origin = origin ?? ResilienceOrigin(request.urlRequest.url) else { return }
         let due = state.withLock { state in
             state.winner == nil && !state.cancelled && state.ended < state.sent && state.sent <= policy.maximumHedges
         }
@@ -193,8 +225,10 @@ final class HedgedExchange: TransportAttempt {
 
     /// Whether copy `index`'s result is still wanted.
     fileprivate func isWanted(_ index: Int) -> Bool {
-        let wanted = state.withLock { !$0.cancelled && ($0.winner == nil || $0.winner == index) }
-        return wanted && owner.transportIsWanted
+        if settled.load(ordering: .acquiring) {
+            guard state.withLock({ !$0.cancelled && $0.winner == index }) else { return false }
+        }
+        return owner.transportIsWanted
     }
 
     /// Copy `index` ended with `result`: the first response wins, and the other copies are
@@ -202,12 +236,13 @@ final class HedgedExchange: TransportAttempt {
     fileprivate func copyFinished(_ index: Int, result: Result<TransportResponse, any Error>, request: URLRequest) {
         let isResponse: Bool
         if case .success = result { isResponse = true } else { isResponse = false }
-        let (losers, hedgeTimer): ([any TransportAttempt]?, ResilienceTimer.Handle?) = state.withLock { state in
+        let (losers, hedgeTimer): (Attempts?, ResilienceTimer.Handle?) = state.withLock { state in
             state.ended += 1
             Self.set(nil, of: index, in: &state)
             guard state.winner == nil else { return (nil, nil) }
             guard isResponse || state.ended == state.sent else { return (nil, nil) }
             state.winner = index
+            settled.store(true, ordering: .releasing)
             defer { state.hedgeTimer = nil }
             return (Self.takeAttempts(&state), state.hedgeTimer)
         }
@@ -220,23 +255,29 @@ final class HedgedExchange: TransportAttempt {
             return
         }
         // Each other copy is cancelled once: its attempt was taken out under the lock.
-        for loser in losers { loser.cancel() }
-        if isResponse, let origin {
-            resilience.recordLatency(Double(DispatchTime.now().uptimeNanoseconds - startedAt.uptimeNanoseconds) / 1e9, of: origin)
-            if index > 0 { resilience.countHedge(to: origin, won: true) }
+        losers.cancel()
+        if isResponse {
+            // Latencies are kept for the percentile delays that read them.
+            if let origin {
+                resilience.recordLatency(Double(DispatchTime.now().uptimeNanoseconds - startedAt.uptimeNanoseconds) / 1e9, of: origin)
+            }
+            if index > 0, let origin = origin ?? ResilienceOrigin(self.request.urlRequest.url) {
+                resilience.countHedge(to: origin, won: true)
+            }
         }
         owner.transportFinished(result, request: self.request.urlRequest)
     }
 
     /// Stops every copy.
     func cancel() {
-        let (attempts, hedgeTimer): ([any TransportAttempt], ResilienceTimer.Handle?) = state.withLock { state in
+        let (attempts, hedgeTimer): (Attempts, ResilienceTimer.Handle?) = state.withLock { state in
             state.cancelled = true
+            settled.store(true, ordering: .releasing)
             defer { state.hedgeTimer = nil }
             return (Self.takeAttempts(&state), state.hedgeTimer)
         }
         if let hedgeTimer { resilience.timer.cancel(hedgeTimer) }
-        for attempt in attempts { attempt.cancel() }
+        attempts.cancel()
     }
 }
 

@@ -2,14 +2,17 @@ import Dispatch
 import Foundation
 
 /// The session's one timer for its resilience policies' deadlines and hedges: a wheel of
-/// buckets a tick apart, turned by one repeating timer while anything is scheduled.
+/// slots a tick apart, and one dispatch timer set for the earliest slot that holds an entry.
 ///
 /// A timer per request (`asyncAfter`) would wake a thread for every request, including the
 /// many that end long before it fires (a hedge's 10 ms on a healthy upstream, a 30-second
 /// deadline): at thousands of requests a second, those wake-ups cost more than the request.
-/// Here scheduling and cancelling are a dictionary insert and removal under one lock, a
-/// cancelled entry is gone at once (nothing is held until its time), and the wheel turns at most
-/// once a tick. An entry fires within a tick after its time.
+/// Here scheduling and cancelling are a dictionary insert and removal under one lock, and a
+/// cancelled entry is gone at once (nothing is held until its time). The dispatch timer is set
+/// again only when an entry is due before the slot it is set for, and when it fires: a wheel of
+/// 30-second deadlines that requests cancel wakes nobody, and one of 10 ms hedges wakes a
+/// thread about once per 10 ms, not once per request nor once per tick. An entry runs within a
+/// tick after its time.
 final class ResilienceTimer: Sendable {
     /// A scheduled entry, for ``cancel(_:)``.
     struct Handle: Sendable {
@@ -27,15 +30,16 @@ final class ResilienceTimer: Sendable {
         var slots: [[UInt64: Entry]]
         var nextID: UInt64 = 0
         var count = 0
-        /// The tick the wheel turned to last.
+        /// The tick the wheel turned to last: every entry due at or before it has run.
         var turned: UInt64
-        /// The timer turning the wheel, while anything is scheduled. Unchecked: a dispatch
-        /// source is thread-safe, and it is only made, resumed and cancelled here.
+        /// The tick the dispatch timer is set for, `nil` while it is set for nothing.
+        var armed: UInt64?
+        /// The dispatch timer, made at the first entry and kept. Unchecked: a dispatch source
+        /// is thread-safe, and it is only made, set and cancelled here.
         var timer: UncheckedSendable<any DispatchSourceTimer>?
     }
 
-    /// The tick, in nanoseconds: 4 ms, a bound on how late a hedge or a deadline is, and at
-    /// most 250 wake-ups a second while anything is scheduled.
+    /// The tick, in nanoseconds: 4 ms, a bound on how late a hedge or a deadline is.
     static let tick: UInt64 = 4_000_000
     /// The slots: a turn of the wheel is 4,096 ticks (16 s); a later entry waits in its slot
     /// for as many turns as it needs.
@@ -50,8 +54,8 @@ final class ResilienceTimer: Sendable {
     }
 
     /// A wheel let go of with entries still scheduled (a session released while a request's
-    /// hedge or deadline was pending) stops its timer: the dispatch source would otherwise go on
-    /// turning, and hold its handler, for ever.
+    /// hedge or deadline was pending) stops its timer: the dispatch source would otherwise stay
+    /// set, and hold its handler, for ever.
     deinit {
         wheel.withLock { $0.timer }?.value.cancel()
     }
@@ -64,26 +68,37 @@ final class ResilienceTimer: Sendable {
     @discardableResult
     func schedule(after seconds: TimeInterval, _ action: @escaping @Sendable () -> Void) -> Handle {
         let ticks = UInt64(max(0, seconds) * 1e9 / Double(Self.tick)) + 1
-        let due = Self.currentTick() + ticks
-        let (handle, starts): (Handle, Bool) = wheel.withLock { wheel in
-            if wheel.slots.isEmpty { wheel.slots = Array(repeating: [:], count: Self.slotCount) }
+        let now = Self.currentTick()
+        let (handle, makes): (Handle, Bool) = wheel.withLock { wheel in
+            var makes = false
+            if wheel.slots.isEmpty {
+                wheel.slots = Array(repeating: [:], count: Self.slotCount)
+                wheel.timer = UncheckedSendable(DispatchSource.makeTimerSource(queue: queue))
+                makes = true
+            }
+            if wheel.count == 0 {
+                // Every slot is empty: the wheel goes on from now.
+                wheel.turned = max(wheel.turned, now)
+            }
+            // Never in a slot the wheel has already turned past: it would wait a whole turn.
+            let due = max(now + ticks, wheel.turned + 1)
             wheel.nextID &+= 1
             let slot = Int(due % UInt64(Self.slotCount))
             wheel.slots[slot][wheel.nextID] = Entry(due: due, action: action)
             wheel.count += 1
-            let starts = wheel.timer == nil
-            if starts {
-                // Every slot is empty: the wheel starts turning from now.
-                wheel.timer = UncheckedSendable(DispatchSource.makeTimerSource(queue: queue))
-                wheel.turned = due - ticks
+            // The timer is set again only for an entry due before the slot it is set for; under
+            // the lock, so that two entries never set it out of order.
+            if !makes, wheel.armed.map({ due < $0 }) ?? true {
+                Self.set(&wheel, at: due)
             }
-            return (Handle(slot: slot, id: wheel.nextID), starts)
+            return (Handle(slot: slot, id: wheel.nextID), makes)
         }
-        if starts { start() }
+        if makes { start() }
         return handle
     }
 
-    /// Cancels the entry of `handle`, if it has not run.
+    /// Cancels the entry of `handle`, if it has not run. The timer stays set: it finds nothing
+    /// due when it fires, and is set for the next entry then.
     func cancel(_ handle: Handle) {
         wheel.withLock { wheel in
             if !wheel.slots.isEmpty, wheel.slots[handle.slot].removeValue(forKey: handle.id) != nil {
@@ -92,19 +107,36 @@ final class ResilienceTimer: Sendable {
         }
     }
 
-    /// Starts the timer that turns the wheel.
+    /// Gives the timer its handler, and starts it at the first entry's slot.
     private func start() {
-        guard let timer = wheel.withLock({ $0.timer?.value }) else { return }
-        timer.setEventHandler { [weak self] in self?.turn() }
-        timer.schedule(deadline: .now() + .nanoseconds(Int(Self.tick)), repeating: .nanoseconds(Int(Self.tick)), leeway: .nanoseconds(Int(Self.tick / 4)))
-        timer.resume()
+        wheel.withLock { wheel in
+            guard let timer = wheel.timer?.value else { return }
+            timer.setEventHandler { [weak self] in self?.turn() }
+            wheel.armed = nil
+            var earliest: UInt64?
+            for slot in wheel.slots where !slot.isEmpty {
+                for entry in slot.values where earliest.map({ entry.due < $0 }) ?? true { earliest = entry.due }
+            }
+            Self.set(&wheel, at: earliest)
+            timer.resume()
+        }
     }
 
-    /// Turns the wheel to now: runs what is due, and stops the timer when nothing is left.
+    /// Sets the timer for the start of tick `due` (when the entries of that tick are due), or
+    /// for nothing. Under the lock.
+    private static func set(_ wheel: inout Wheel, at due: UInt64?) {
+        guard let timer = wheel.timer?.value else { return }
+        wheel.armed = due
+        let deadline = due.map { DispatchTime(uptimeNanoseconds: $0 * tick) } ?? .distantFuture
+        timer.schedule(deadline: deadline, repeating: .never, leeway: .nanoseconds(Int(tick / 4)))
+    }
+
+    /// Turns the wheel to now: runs what is due, and sets the timer for the next slot that holds
+    /// an entry, if any does.
     private func turn() {
         let now = Self.currentTick()
         var due: [@Sendable () -> Void] = []
-        let stopped: UncheckedSendable<any DispatchSourceTimer>? = wheel.withLock { wheel in
+        wheel.withLock { wheel in
             // At most a turn's worth of slots: every slot is visited once.
             let from = max(wheel.turned + 1, now >= UInt64(Self.slotCount) ? now - UInt64(Self.slotCount) + 1 : 0)
             if from <= now, !wheel.slots.isEmpty {
@@ -118,12 +150,18 @@ final class ResilienceTimer: Sendable {
                     }
                 }
             }
-            wheel.turned = now
-            guard wheel.count == 0, let timer = wheel.timer else { return nil }
-            wheel.timer = nil
-            return timer
+            wheel.turned = max(wheel.turned, now)
+            // The next slot after now that holds an entry: the timer fires for it (an entry of
+            // a later turn waits there, and the timer is set again when it fires).
+            var next: UInt64?
+            if wheel.count > 0 {
+                for ahead in 1...UInt64(Self.slotCount) where !wheel.slots[Int((now + ahead) % UInt64(Self.slotCount))].isEmpty {
+                    next = now + ahead
+                    break
+                }
+            }
+            Self.set(&wheel, at: next)
         }
-        stopped?.value.cancel()
         // Off the wheel's queue: an action may run a caller's completion.
         for action in due { DispatchQueue.global().async(execute: action) }
     }
