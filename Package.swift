@@ -149,12 +149,15 @@ let package = Package(
                 .product(name: "HTTPTypes", package: "swift-http-types", condition: .when(traits: ["MoyaOpenAPI"])),
             ]
         ),
-        // The HTTP cache's storage in PostgreSQL: Moya's public API and PostgresNIO.
+        // The HTTP cache's storage in PostgreSQL: Moya's public API and PostgresNIO (NIO for the
+        // connection that checks the server is reachable).
         .target(
             name: "MoyaPostgres",
             dependencies: [
                 "Moya",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),

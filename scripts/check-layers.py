@@ -33,7 +33,8 @@ LAYERS = [
     ["Encoding", "Mapping"],  # parameter encodings; reading a response's body as JSON, strings, images, Decodables
     ["Security", "Cookies", "Streaming", "Plugins", "Bodies"],  # parts a request is made with
     ["Metrics"],  # request metrics through swift-metrics
-    ["Caching", "Resilience"],  # the HTTP cache: its rules, storages and counts; the resilience policies' settings and state machines
+    ["Resilience"],  # the resilience policies' settings and state machines: budgets, breakers, limits, hedging
+    ["Caching"],  # the HTTP cache: its rules, storages and counts (its storage has a breaker of Resilience's)
     ["Routing"],  # where a request goes: proxies, TLS bridge, clients per route
     ["SessionParts"],  # what every exchange of a session shares: stages, follow-ups, time limits, tracing
     ["HTTPExchange", "WebSockets"],  # the HTTP exchange (the AsyncHTTPClient adapter); the WebSocket protocol

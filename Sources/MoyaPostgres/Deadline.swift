@@ -13,15 +13,27 @@ enum Deadline {
         let seconds: TimeInterval
     }
 
+    /// A check that runs when the operation has not finished after `delay`, then again after
+    /// twice as long each time, up to `longestDelay`, while it runs: the error it returns, if
+    /// any, ends the operation at once (a server found unreachable while a query waits for a
+    /// connection that will never come).
+    struct Watchdog: Sendable {
+        let delay: TimeInterval
+        let longestDelay: TimeInterval
+        let check: @Sendable () async -> (any Error)?
+    }
+
     private enum State: Sendable {
         case waiting
         case awaited(CheckedContinuation<Void, Never>)
         case finished
     }
 
-    /// Returns `operation`'s result, or throws ``Exceeded`` after `seconds`, or
-    /// `CancellationError` when the calling task is cancelled first.
-    static func run<T: Sendable>(seconds: TimeInterval, _ operation: @escaping @Sendable () async throws -> T) async throws -> T {
+    /// Returns `operation`'s result, or throws ``Exceeded`` after `seconds`, the error of
+    /// `watchdog`'s check, or `CancellationError` when the calling task is cancelled first.
+    static func run<T: Sendable>(
+        seconds: TimeInterval, watchdog: Watchdog? = nil, _ operation: @escaping @Sendable () async throws -> T
+    ) async throws -> T {
         let outcome = Locked<Result<T, any Error>?>(nil)
         let state = Locked<State>(.waiting)
 
@@ -55,7 +67,24 @@ enum Deadline {
                 work.cancel()
             }
         }
-        defer { timer.cancel() }
+        let watch = watchdog.map { watchdog in
+            _Concurrency.Task {
+                var delay = max(watchdog.delay, 0.001)
+                while true {
+                    try? await _Concurrency.Task.sleep(nanoseconds: UInt64(delay * 1_000_000_000))
+                    if _Concurrency.Task.isCancelled { return }
+                    if let error = await watchdog.check() {
+                        if finish(.failure(error)) { work.cancel() }
+                        return
+                    }
+                    delay = min(delay * 2, max(watchdog.longestDelay, delay))
+                }
+            }
+        }
+        defer {
+            timer.cancel()
+            watch?.cancel()
+        }
 
         await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in

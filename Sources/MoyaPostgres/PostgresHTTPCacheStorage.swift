@@ -94,6 +94,9 @@ public final class PostgresHTTPCacheStorage: HTTPCacheStorage {
     let sweepInterval: TimeInterval?
     let client: PostgresClient
     let logger: Logger
+    /// The server, for a storage made from a configuration: checked when the storage does not
+    /// know it answers (``checkReachable()``).
+    let server: Server?
     let state = Locked(State())
 
     struct State: Sendable {
@@ -109,6 +112,11 @@ public final class PostgresHTTPCacheStorage: HTTPCacheStorage {
         var clientRun: _Concurrency.Task<Void, Never>?
         var lastSweep: Date?
         var sweep: _Concurrency.Task<Void, Never>?
+        /// What the storage knows of its server, the check that runs, and when one last found
+        /// it reachable (the uptime, in nanoseconds).
+        var reachability = Reachability.unknown
+        var reachabilityCheck: _Concurrency.Task<Unreachable?, Never>?
+        var reachableAt: UInt64?
     }
 
     /// Makes a storage with a `PostgresClient` of its own, which it starts at once and closes in
@@ -121,7 +129,8 @@ public final class PostgresHTTPCacheStorage: HTTPCacheStorage {
             client: client, namespace: configuration.namespace, maximumSize: configuration.maximumSize,
             maximumBodyLength: configuration.maximumBodyLength, chunkSize: configuration.chunkSize,
             orphanGrace: configuration.orphanGrace, operationTimeout: configuration.operationTimeout,
-            sweepInterval: configuration.sweepInterval, logger: configuration.logger)
+            sweepInterval: configuration.sweepInterval, logger: configuration.logger,
+            server: Server(host: configuration.host, port: configuration.port, connectTimeout: configuration.connectTimeout))
         let run = _Concurrency.Task.detached { await client.run() }
         state.withLock { $0.clientRun = run }
     }
@@ -143,7 +152,7 @@ public final class PostgresHTTPCacheStorage: HTTPCacheStorage {
     ///   - operationTimeout: The longest any one call waits for the server (10 s).
     ///   - sweepInterval: How often, at most, a commit starts a sweep; `nil` never (60 s).
     ///   - logger: Where the storage logs a failed background sweep.
-    public init(
+    public convenience init(
         client: PostgresClient,
         namespace: String = "default",
         maximumSize: Int64 = 1 << 30,
@@ -154,6 +163,18 @@ public final class PostgresHTTPCacheStorage: HTTPCacheStorage {
         sweepInterval: TimeInterval? = 60,
         logger: Logger = Logger(label: "Moya.PostgresHTTPCacheStorage")
     ) {
+        self.init(
+            client: client, namespace: namespace, maximumSize: maximumSize, maximumBodyLength: maximumBodyLength, chunkSize: chunkSize,
+            orphanGrace: orphanGrace, operationTimeout: operationTimeout, sweepInterval: sweepInterval, logger: logger, server: nil)
+    }
+
+    /// Makes a storage on `client`, which checks that `server` is reachable when it does not
+    /// know (``init(configuration:)``: the client is the storage's own, made for that server).
+    init(
+        client: PostgresClient, namespace: String, maximumSize: Int64, maximumBodyLength: Int64, chunkSize: Int, orphanGrace: TimeInterval,
+        operationTimeout: TimeInterval, sweepInterval: TimeInterval?, logger: Logger, server: Server?
+    ) {
+        self.server = server
         precondition(maximumBodyLength >= 0 && maximumSize >= 0, "PostgresHTTPCacheStorage: sizes must not be negative")
         precondition(chunkSize > 0, "PostgresHTTPCacheStorage: chunkSize must be positive")
         self.client = client
@@ -319,10 +340,24 @@ public final class PostgresHTTPCacheStorage: HTTPCacheStorage {
         if preparing {
             try await ensurePrepared()
         }
+        // A server not known to answer is checked first: refused, the call fails at once.
+        if checksBeforeCall, let unreachable = await checkReachable() {
+            throw storageError(unreachable, while: what)
+        }
         let client = client
+        // A call that waits longer than a healthy server takes checks it is still there: a
+        // query waiting for a connection to a server that is gone would wait for the timeout.
+        let watchdog = server.map { _ in
+            Deadline.Watchdog(delay: min(Server.suspicion, operationTimeout / 4), longestDelay: Server.reuse) { [self] in
+                await checkReachable()
+            }
+        }
         do {
-            return try await Deadline.run(seconds: operationTimeout) { try await body(client) }
+            let value = try await Deadline.run(seconds: operationTimeout, watchdog: watchdog) { try await body(client) }
+            recordReachability(failure: nil)
+            return value
         } catch {
+            recordReachability(failure: error)
             throw storageError(error, while: what)
         }
     }
@@ -351,6 +386,8 @@ public final class PostgresHTTPCacheStorage: HTTPCacheStorage {
             return error
         case let error as Deadline.Exceeded:
             return HTTPCacheStorageError.failed("PostgreSQL did not answer within \(error.seconds) s while \(what).")
+        case let error as Unreachable:
+            return HTTPCacheStorageError.failed("PostgreSQL at \(error.host):\(error.port) could not be reached while \(what): \(error.reason).")
         default:
             let (message, sqlState) = Self.describe(error)
             if sqlState == "42P01" {

@@ -67,6 +67,64 @@ struct SharedCacheFaultTests {
         await cluster.destroy()
     }
 
+    @Test(
+        "The database stopped, its connections refused: requests reach the origin without waiting for the storage's time limit, in a running process and in a new one; the storage is found again in the background"
+    )
+    func refusedDatabaseFailsFast() async throws {
+        let cluster = try await PostgresCluster.make()
+        let mock = try await MockServer.start()
+        mock.route("GET", "/item", response: MockResponse(status: 200, headers: [("Cache-Control", "max-age=600")], body: Data("item".utf8)))
+        var configuration = try PostgresHTTPCacheStorage.Configuration(url: cluster.url)
+        configuration.logger.logLevel = .warning
+        configuration.tls = .disable
+        // Limits far above what a refused connection takes: a request that waited for one of
+        // them would show.
+        configuration.connectTimeout = 30
+        configuration.operationTimeout = 30
+        let storage = PostgresHTTPCacheStorage(configuration: configuration)
+        let cache = HTTPCache(storage: storage, mode: .shared, storageTimeout: 30)
+        let session = Session(configuration: .init(cache: cache))
+        let provider = MoyaProvider<CacheTarget>(session: session)
+        let target = CacheTarget(baseURL: mock.baseURL, path: "/item")
+        _ = try await provider.request(target)
+        #expect(try await provider.request(target).cacheStatus == .hit)
+
+        try await cluster.stop()
+        for _ in 0..<5 {
+            let started = Date()
+            let response = try await provider.request(target)
+            #expect(response.statusCode == 200 && response.cacheStatus == .network)
+            #expect(Date().timeIntervalSince(started) < 10, "far under the 30 s limits: the refused connection is known at once")
+        }
+        #expect(cache.statistics.storageFallbacks == 5)
+
+        // A process that starts while the database is refused: its first request too.
+        let freshStorage = PostgresHTTPCacheStorage(configuration: configuration)
+        let freshCache = HTTPCache(storage: freshStorage, mode: .shared, storageTimeout: 30)
+        let freshSession = Session(configuration: .init(cache: freshCache))
+        let freshProvider = MoyaProvider<CacheTarget>(session: freshSession)
+        let started = Date()
+        #expect(try await freshProvider.request(target).cacheStatus == .network)
+        #expect(Date().timeIntervalSince(started) < 10)
+        #expect(freshCache.statistics.storageFallbacks == 1)
+
+        // Back: the probe reconnects in the background; requests then hit again.
+        try await cluster.start()
+        var answered: Response.CacheStatus = .network
+        for _ in 0..<60 where answered != .hit {
+            answered = try await provider.request(target).cacheStatus
+            if answered != .hit { try await _Concurrency.Task.sleep(nanoseconds: 250_000_000) }
+        }
+        #expect(answered == .hit, "the cache is used again once the database is back")
+
+        try await freshSession.shutdown()
+        await freshStorage.shutdown()
+        try await session.shutdown()
+        await storage.shutdown()
+        await mock.shutdown()
+        await cluster.destroy()
+    }
+
     @Test("The database restarted empty: a miss, then stored again")
     func restartedEmpty() async throws {
         let cluster = try await PostgresCluster.make()

@@ -25,8 +25,11 @@ import FoundationNetworking
 /// request to the server instead, as `URLSession` does.
 ///
 /// A storage that fails or does not answer within ``storageTimeout`` never fails a request: the
-/// request goes to the network as on a miss, a warning is logged, and the storage is left alone
-/// for a second before it is asked again.
+/// request goes to the network as on a miss, and a warning is logged. From then on requests go
+/// to the network without asking the storage, which the cache probes in the background (after a
+/// quarter of a second, then after twice as long each time it still fails, up to eight seconds)
+/// until it answers again: a database that is gone costs requests nothing, and one that comes
+/// back is reconnected by the probe, not by a request.
 ///
 /// All methods are safe to call from any thread at once.
 public final class HTTPCache: Sendable {
@@ -82,9 +85,6 @@ public final class HTTPCache: Sendable {
     /// validation that can spare sending its body again.
     static let validationMargin: TimeInterval = 24 * 60 * 60
 
-    /// How long the cache leaves a storage alone after it failed or timed out.
-    static let storageBackoff: TimeInterval = 1
-
     /// The largest body a disk cache also keeps in memory when it reads a response from disk.
     static let promotionLimit: Int64 = 256 * 1024
 
@@ -102,14 +102,12 @@ public final class HTTPCache: Sendable {
         case passedThrough
     }
 
-    /// The keys being refreshed, the storage's back-off and the counts, behind the cache's one
-    /// lock.
+    /// The keys being refreshed and the counts, behind the cache's one lock (the storage's
+    /// breaker has its own).
     private struct State: Sendable {
         /// The keys whose stale response a background request is refreshing
         /// (``beginRefresh(key:)``).
         var refreshing: Set<String> = []
-        /// Until when the storage is left alone after a failure.
-        var storageAvoidedUntil: Date?
         var statistics = Statistics()
     }
 
@@ -132,6 +130,8 @@ public final class HTTPCache: Sendable {
     /// The storage behind the tier in memory: the disk, or the storage the cache was made with.
     let backing: (any HTTPCacheStorage)?
     private let state: Protected<State>
+    /// The breaker on the storage behind the memory (a disk has none: its files are local).
+    let storageBreaker: StorageBreaker
 
     /// Makes a cache of at most `memoryCapacity` bytes in memory and, when `directory` is not
     /// `nil`, `diskCapacity` bytes in that directory (an ``HTTPCacheDiskStorage``, created with
@@ -171,6 +171,7 @@ public final class HTTPCache: Sendable {
         self.storageTimeout = max(0.001, storageTimeout)
         callerConditionals = .answered
         state = Protected(State())
+        storageBreaker = StorageBreaker()
     }
 
     /// Makes a cache as ``init(memoryCapacity:diskCapacity:directory:)`` does, which does
@@ -185,6 +186,7 @@ public final class HTTPCache: Sendable {
         mode = .private
         storageTimeout = 30
         state = Protected(State())
+        storageBreaker = StorageBreaker()
     }
 
     /// The storage the cache keeps its responses in: the disk or the storage it was made with,
@@ -413,9 +415,9 @@ public final class HTTPCache: Sendable {
     }
 
     /// Runs `call` against the storage behind the memory, within ``storageTimeout``; `nil` when it
-    /// failed or timed out (logged and counted; the storage is then left alone for
-    /// ``storageBackoff``), or when the storage is being left alone. The disk is called directly:
-    /// its files are local, and it has no back-off.
+    /// failed or timed out (logged and counted; the storage's breaker then opens, and a probe in
+    /// the background closes it, ``StorageBreaker``), or when the breaker is open. The disk is
+    /// called directly: its files are local, and it has no breaker.
     func guarded<Result: Sendable>(_ call: @escaping @Sendable () async throws -> Result) async -> Result? {
         if backing is HTTPCacheDiskStorage {
             do {
@@ -425,16 +427,43 @@ public final class HTTPCache: Sendable {
                 return nil
             }
         }
-        let now = Date()
-        if let until = state.withLock({ $0.storageAvoidedUntil }), until > now { return nil }
+        // A storage that failed is not asked until a probe finds it answering again.
+        guard storageBreaker.isClosed else { return nil }
         do {
             let result = try await StorageCall.run(call, timeout: storageTimeout)
-            state.withLock { $0.storageAvoidedUntil = nil }
+            _ = storageBreaker.record(failed: false)
             return result
         } catch {
             storageFailed(error)
-            state.withLock { $0.storageAvoidedUntil = Date().addingTimeInterval(Self.storageBackoff) }
+            // A record gone is an answer: the storage works.
+            if case HTTPCacheStorageError.recordNotFound = error {
+                _ = storageBreaker.record(failed: false)
+            } else if storageBreaker.record(failed: true) {
+                probeStorage()
+            }
             return nil
+        }
+    }
+
+    /// The key the background probe looks up: no URL has it.
+    static let probeKey = "moya-http-cache-probe:"
+
+    /// Probes the storage in the background while its breaker is open: after each break, one
+    /// lookup within ``storageTimeout``; the first that succeeds closes the breaker. Ends when it
+    /// closes, or when the cache is gone.
+    private func probeStorage() {
+        _Concurrency.Task { [weak self] in
+            while true {
+                guard let wait = self?.storageBreaker.waitBeforeProbe() else { return }
+                if wait > 0 { try? await _Concurrency.Task.sleep(nanoseconds: UInt64(wait * 1_000_000_000)) }
+                guard let self, let backing = self.backing else { return }
+                guard self.storageBreaker.admitProbe() else { continue }
+                let answered: Void? = try? await StorageCall.run({ _ = try await backing.records(forKey: Self.probeKey) }, timeout: self.storageTimeout)
+                if self.storageBreaker.recordProbe(succeeded: answered != nil) == .closed {
+                    Self.logger.notice("The HTTP cache's storage answers again; requests use it again")
+                    return
+                }
+            }
         }
     }
 

@@ -41,6 +41,9 @@ struct BreakerState: Sendable {
 
     let configuration: CircuitBreaker
     private(set) var phase = Phase.closed
+    /// The openings since the breaker last closed: each doubles the break, up to
+    /// ``CircuitBreaker/maximumBreakDuration``.
+    private var openings = 0
     /// Requests (first) and failures (second) that ended while closed, in the window.
     private var counts: SlidingCounts
 
@@ -94,15 +97,24 @@ struct BreakerState: Sendable {
                 return nil
             }
             phase = .closed
+            openings = 0
             counts.reset()
             return phase
         }
     }
 
     private mutating func open(now: TimeInterval, date: Date) -> Phase {
-        phase = .open(openedAt: date, until: now + configuration.breakDuration, untilDate: date.addingTimeInterval(configuration.breakDuration))
+        let duration = min(configuration.breakDuration * pow(2, Double(min(openings, 30))), configuration.maximumBreakDuration)
+        openings += 1
+        phase = .open(openedAt: date, until: now + duration, untilDate: date.addingTimeInterval(duration))
         counts.reset()
         return phase
+    }
+
+    /// How long until the open breaker's break is over (0 when it is); `nil` when it is not open.
+    func breakRemaining(at now: TimeInterval) -> TimeInterval? {
+        guard case .open(_, let until, _) = phase else { return nil }
+        return max(0, until - now)
     }
 
     /// Whether the breaker is closed with nothing counted: its origin can be forgotten.

@@ -35,6 +35,10 @@ public struct CircuitBreaker: Sendable {
     /// How many requests it lets through once the break is over, all of which must succeed for
     /// it to close (1 or more).
     public let probes: Int
+    /// The longest break: each opening after failed probes doubles the break, up to this
+    /// (the ``breakDuration`` itself, so no growth, unless an internal user, such as the HTTP
+    /// cache's breaker on its storage, sets it longer).
+    var maximumBreakDuration: TimeInterval
     /// Whether an outcome is a failure. Default: ``defaultIsFailure(_:)``.
     public let isFailure: @Sendable (Outcome) -> Bool
 
@@ -61,6 +65,7 @@ public struct CircuitBreaker: Sendable {
         self.breakDuration = breakDuration
         self.probes = probes
         self.isFailure = isFailure
+        maximumBreakDuration = breakDuration
     }
 
     /// The defaults: opens when half of at least 20 requests in 10 seconds failed, for 5
