@@ -37,7 +37,7 @@ public protocol HTTPCacheStorage: Sendable {
 
     /// Whether processes other than this one may change the storage: a cache on such a storage
     /// keeps no copy of its own in memory, so that an invalidation by another process is seen at
-    /// once.
+    /// once, except in a near cache kept coherent by the storage's ``changes()``.
     var isShared: Bool { get }
 
     /// The records stored under `key`, the oldest first, without their bodies. Records past
