@@ -55,6 +55,8 @@ extension PostgresHTTPCacheStorage {
             let record = record
             let namespace = storage.namespace
             let maximumSize = storage.maximumSize
+            let channel = storage.notificationChannel
+            storage.forgetInlineBodies(replacing)
             let (length, chunks) = (length, chunksWritten)
             do {
                 try await storage.transaction("committing a record") { connection in
@@ -85,9 +87,11 @@ extension PostgresHTTPCacheStorage {
                             """, namespace: namespace, on: connection
                         ).bytes
                     }
-                    let newTotal = try await PostgresHTTPCacheStorage.evict(
+                    let evicted = try await PostgresHTTPCacheStorage.evict(
                         from: namespace, total: total + length - replaced, maximumSize: maximumSize, on: connection)
-                    try await PostgresHTTPCacheStorage.setTotal(newTotal, of: namespace, on: connection)
+                    try await PostgresHTTPCacheStorage.setTotal(evicted.total, of: namespace, on: connection)
+                    try await PostgresHTTPCacheStorage.notify(
+                        evicted.keys.union([record.key]), in: namespace, on: channel, connection: connection)
                 }
             } catch {
                 await deleteChunks()

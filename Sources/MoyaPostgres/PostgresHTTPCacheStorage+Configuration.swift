@@ -69,6 +69,13 @@ extension PostgresHTTPCacheStorage {
         public var maximumConnections: Int
         /// The `application_name` the storage's connections show in `pg_stat_activity`.
         public var applicationName: String
+        /// The PostgreSQL channel (`LISTEN`/`NOTIFY`) on which every change to the records is
+        /// announced, for the near caches of the processes that share the storage
+        /// (``PostgresHTTPCacheStorage/changes()``): `moya_http_cache` unless told. Processes
+        /// that share a namespace use the same channel; the payloads name their namespace, so
+        /// namespaces may share a channel. Letters, digits and underscores, 63 bytes at most;
+        /// another name gives no change feed (the near cache then never answers).
+        public var notificationChannel: String
         /// Where the storage and its PostgreSQL client log (a failed background sweep, a lost
         /// connection).
         public var logger: Logger
@@ -98,6 +105,7 @@ extension PostgresHTTPCacheStorage {
             sweepInterval = 60
             maximumConnections = 8
             applicationName = "moya-http-cache"
+            notificationChannel = PostgresHTTPCacheStorage.defaultNotificationChannel
             logger = Logger(label: "Moya.PostgresHTTPCacheStorage")
         }
 

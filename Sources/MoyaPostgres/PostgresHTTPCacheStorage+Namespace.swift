@@ -47,27 +47,30 @@ extension PostgresHTTPCacheStorage {
     }
 
     /// Deletes the oldest records (by `stored_at`) of the namespace until `total` is at most
-    /// `maximumSize`, and returns the new total (the transaction holds the namespace's lock).
+    /// `maximumSize`, and returns the new total and the keys of the records evicted (the
+    /// transaction holds the namespace's lock).
     static func evict(
         from namespace: String, total: Int64, maximumSize: Int64, on connection: PostgresConnection
-    ) async throws -> Int64 {
+    ) async throws -> (total: Int64, keys: Set<String>) {
         var total = total
+        var keys: Set<String> = []
         while total > maximumSize {
             let excess = total - maximumSize
             var victims: [UUID] = []
             var freed: Int64 = 0
             let rows = try await connection.query(
                 """
-                SELECT id, body_length FROM moya_http_cache_records WHERE namespace = \(namespace)
+                SELECT id, key, body_length FROM moya_http_cache_records WHERE namespace = \(namespace)
                 ORDER BY stored_at, id LIMIT 64
                 """, logger: connection.logger)
-            for try await (id, length) in rows.decode((UUID, Int64).self) where freed < excess {
+            for try await (id, key, length) in rows.decode((UUID, String, Int64).self) where freed < excess {
                 victims.append(id)
+                keys.insert(key)
                 freed += length
             }
             if victims.isEmpty {
                 // The total counted records that are gone: nothing left to evict.
-                return 0
+                return (0, keys)
             }
             let deleted = try await deleteRecords(
                 """
@@ -76,6 +79,6 @@ extension PostgresHTTPCacheStorage {
                 """, namespace: namespace, on: connection)
             total -= deleted.bytes
         }
-        return total
+        return (total, keys)
     }
 }

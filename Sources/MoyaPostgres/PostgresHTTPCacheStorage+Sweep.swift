@@ -17,8 +17,10 @@ extension PostgresHTTPCacheStorage {
         state.withLock { $0.lastSweep = Date() }
         let namespace = namespace
         let grace = orphanGrace
+        let channel = notificationChannel
         return try await transaction("sweeping expired records and orphan chunks") { connection in
             _ = try await Self.lockNamespace(namespace, on: connection)
+            try await Self.notifyExpiring(in: namespace, on: channel, connection: connection)
             let expired = try await Self.deleteRecords(
                 """
                 DELETE FROM moya_http_cache_records WHERE namespace = \(namespace) AND expires_at <= now()

@@ -16,7 +16,7 @@ import PostgresNIO
 /// ```
 ///
 /// With ``init(configuration:)`` the storage runs a `PostgresClient` of its own, which
-/// ``shutdown()`` closes; with ``init(client:namespace:maximumSize:maximumBodyLength:chunkSize:orphanGrace:operationTimeout:sweepInterval:logger:)``
+/// ``shutdown()`` closes; with ``init(client:namespace:maximumSize:maximumBodyLength:chunkSize:orphanGrace:operationTimeout:sweepInterval:notificationChannel:logger:)``
 /// it uses a client the application runs.
 ///
 /// ## Schema
@@ -72,6 +72,13 @@ import PostgresNIO
 ///   the deletion can finish, and so that the chunks of a writer whose process died go too.
 /// - The sweep (``removeExpired()``) runs after a commit at most once per
 ///   ``Configuration-swift.struct/sweepInterval``, in the background, and whenever you call it.
+/// - Every transaction that changes records (a commit, a removal, a metadata update, the
+///   sweep, an eviction) announces the keys it changed with `pg_notify` on
+///   ``Configuration-swift.struct/notificationChannel``, delivered when it commits; the change
+///   feed (``changes()``) listens there, for the near caches of the fleet's processes.
+/// - A record whose body fits in one chunk of 64 KiB at most comes with its body from
+///   ``records(forKey:)``, which ``openBody(of:)`` then reads from memory: a hit is one round
+///   trip.
 ///
 /// Every failure of the server surfaces as ``HTTPCacheStorageError/failed(_:)`` (never with the
 /// password), within ``Configuration-swift.struct/operationTimeout`` at most.
@@ -92,6 +99,7 @@ public final class PostgresHTTPCacheStorage: HTTPCacheStorage {
     let orphanGrace: TimeInterval
     let operationTimeout: TimeInterval
     let sweepInterval: TimeInterval?
+    let notificationChannel: String
     let client: PostgresClient
     let logger: Logger
     /// The server, for a storage made from a configuration: checked when the storage does not
@@ -117,6 +125,10 @@ public final class PostgresHTTPCacheStorage: HTTPCacheStorage {
         var reachability = Reachability.unknown
         var reachabilityCheck: _Concurrency.Task<Unreachable?, Never>?
         var reachableAt: UInt64?
+        /// The tasks listening for the change feeds (``changes()``), by feed.
+        var listeners: [UUID: _Concurrency.Task<Void, Never>] = [:]
+        /// The bodies that came with their records, for ``openBody(of:)``.
+        var inlineBodies = InlineBodies()
     }
 
     /// Makes a storage with a `PostgresClient` of its own, which it starts at once and closes in
@@ -129,7 +141,7 @@ public final class PostgresHTTPCacheStorage: HTTPCacheStorage {
             client: client, namespace: configuration.namespace, maximumSize: configuration.maximumSize,
             maximumBodyLength: configuration.maximumBodyLength, chunkSize: configuration.chunkSize,
             orphanGrace: configuration.orphanGrace, operationTimeout: configuration.operationTimeout,
-            sweepInterval: configuration.sweepInterval, logger: configuration.logger,
+            sweepInterval: configuration.sweepInterval, notificationChannel: configuration.notificationChannel, logger: configuration.logger,
             server: Server(host: configuration.host, port: configuration.port, connectTimeout: configuration.connectTimeout))
         let run = _Concurrency.Task.detached { await client.run() }
         state.withLock { $0.clientRun = run }
@@ -151,7 +163,9 @@ public final class PostgresHTTPCacheStorage: HTTPCacheStorage {
     ///   - orphanGrace: How long the chunks of a removed record stay for its readers (60 s).
     ///   - operationTimeout: The longest any one call waits for the server (10 s).
     ///   - sweepInterval: How often, at most, a commit starts a sweep; `nil` never (60 s).
-    ///   - logger: Where the storage logs a failed background sweep.
+    ///   - notificationChannel: The channel changes are announced on (`moya_http_cache`; see
+    ///     ``Configuration-swift.struct/notificationChannel``).
+    ///   - logger: Where the storage logs a failed background sweep or a lost change feed.
     public convenience init(
         client: PostgresClient,
         namespace: String = "default",
@@ -161,18 +175,20 @@ public final class PostgresHTTPCacheStorage: HTTPCacheStorage {
         orphanGrace: TimeInterval = 60,
         operationTimeout: TimeInterval = 10,
         sweepInterval: TimeInterval? = 60,
+        notificationChannel: String = PostgresHTTPCacheStorage.defaultNotificationChannel,
         logger: Logger = Logger(label: "Moya.PostgresHTTPCacheStorage")
     ) {
         self.init(
             client: client, namespace: namespace, maximumSize: maximumSize, maximumBodyLength: maximumBodyLength, chunkSize: chunkSize,
-            orphanGrace: orphanGrace, operationTimeout: operationTimeout, sweepInterval: sweepInterval, logger: logger, server: nil)
+            orphanGrace: orphanGrace, operationTimeout: operationTimeout, sweepInterval: sweepInterval,
+            notificationChannel: notificationChannel, logger: logger, server: nil)
     }
 
     /// Makes a storage on `client`, which checks that `server` is reachable when it does not
     /// know (``init(configuration:)``: the client is the storage's own, made for that server).
     init(
         client: PostgresClient, namespace: String, maximumSize: Int64, maximumBodyLength: Int64, chunkSize: Int, orphanGrace: TimeInterval,
-        operationTimeout: TimeInterval, sweepInterval: TimeInterval?, logger: Logger, server: Server?
+        operationTimeout: TimeInterval, sweepInterval: TimeInterval?, notificationChannel: String, logger: Logger, server: Server?
     ) {
         self.server = server
         precondition(maximumBodyLength >= 0 && maximumSize >= 0, "PostgresHTTPCacheStorage: sizes must not be negative")
@@ -185,6 +201,7 @@ public final class PostgresHTTPCacheStorage: HTTPCacheStorage {
         self.orphanGrace = orphanGrace
         self.operationTimeout = operationTimeout
         self.sweepInterval = sweepInterval
+        self.notificationChannel = notificationChannel
         self.logger = logger
     }
 
@@ -200,10 +217,13 @@ public final class PostgresHTTPCacheStorage: HTTPCacheStorage {
     /// connections are closed, and makes every later call throw at once. Calling it again does
     /// nothing more. A storage on the application's client only stops taking calls.
     public func shutdown() async {
-        let (run, sweep) = state.withLock { state in
+        let (run, sweep, listeners) = state.withLock { state in
             state.isShutDown = true
-            return (state.clientRun, state.sweep)
+            state.inlineBodies = InlineBodies()
+            return (state.clientRun, state.sweep, Array(state.listeners.values))
         }
+        for listener in listeners { listener.cancel() }
+        for listener in listeners { await listener.value }
         sweep?.cancel()
         await sweep?.value
         run?.cancel()
@@ -217,27 +237,57 @@ public final class PostgresHTTPCacheStorage: HTTPCacheStorage {
     /// Expired records are returned until the sweep deletes them, as the storages in memory and
     /// on disk return theirs until they are evicted: what the cache may use is its decision, made
     /// at its own clock, not the database's.
+    ///
+    /// The same query returns the body of each record whose body is one chunk of at most
+    /// 64 KiB, which ``openBody(of:)`` then reads from memory (for a few seconds at most).
     public func records(forKey key: String) async throws -> [HTTPCacheRecord] {
         let namespace = namespace
-        return try await perform("finding the records of a key") { client in
+        let inlineLimit = Int64(min(chunkSize, InlineBodies.largestBody))
+        let (records, bodies) = try await perform("finding the records of a key") { client in
             let rows = try await client.query(
                 """
-                SELECT id, metadata, body_length, stored_at, expires_at FROM moya_http_cache_records
-                WHERE namespace = \(namespace) AND key = \(key) ORDER BY stored_at, id
+                SELECT r.id, r.metadata, r.body_length, r.stored_at, r.expires_at, c.data FROM moya_http_cache_records r
+                LEFT JOIN moya_http_cache_chunks c
+                    ON r.body_length BETWEEN 1 AND \(inlineLimit) AND c.namespace = r.namespace AND c.id = r.id AND c.seq = 0
+                WHERE r.namespace = \(namespace) AND r.key = \(key) ORDER BY r.stored_at, r.id
                 """)
             var records: [HTTPCacheRecord] = []
-            for try await (id, metadata, bodyLength, storedAt, expiresAt) in rows.decode((UUID, Data, Int64, Date, Date).self) {
+            var bodies: [(UUID, Data)] = []
+            for try await (id, metadata, bodyLength, storedAt, expiresAt, data) in rows.decode((UUID, Data, Int64, Date, Date, Data?).self) {
                 records.append(
                     HTTPCacheRecord(id: id, key: key, metadata: metadata, bodyLength: bodyLength, storedAt: storedAt, expiresAt: expiresAt))
+                if bodyLength == 0 {
+                    bodies.append((id, Data()))
+                } else if let data, Int64(data.count) == bodyLength {
+                    bodies.append((id, data))
+                }
             }
-            return records
+            return (records, bodies)
         }
+        if !bodies.isEmpty {
+            let now = Date()
+            state.withLock { state in
+                for (id, data) in bodies {
+                    state.inlineBodies.keep(data, for: id, key: key, at: now)
+                }
+            }
+        }
+        return records
     }
 
     /// Opens `record`'s body; its reader fetches one chunk row per ``HTTPCacheBodyReader/next()``.
     ///
+    /// A body that ``records(forKey:)`` returned with its record in the last few seconds is
+    /// read from memory instead, with no round trip, as if it had been opened when the record
+    /// was found (a reader that opened a body before its record was removed reads it to the end).
+    ///
     /// - Throws: ``HTTPCacheStorageError/recordNotFound`` when the record's row is gone.
     public func openBody(of record: HTTPCacheRecord) async throws -> any HTTPCacheBodyReader {
+        try checkOpen()
+        let now = Date()
+        if let data = state.withLock({ $0.inlineBodies.body(of: record.id, at: now) }) {
+            return InlineBodyReader(data)
+        }
         let namespace = namespace
         let bodyLength = try await perform("opening a body") { client -> Int64? in
             let rows = try await client.query(
@@ -267,11 +317,16 @@ public final class PostgresHTTPCacheStorage: HTTPCacheStorage {
     /// Replaces the metadata, `stored_at` and `expires_at` of the record with `record.id`.
     public func replaceMetadata(of record: HTTPCacheRecord) async throws -> Bool {
         let namespace = namespace
+        let channel = notificationChannel
+        let payload = Self.notificationPayload(namespace: namespace, key: record.key)
         return try await perform("replacing a record's metadata") { client in
+            // The notification goes in the same statement, so in the same transaction.
             let rows = try await client.query(
                 """
-                UPDATE moya_http_cache_records SET metadata = \(record.metadata), stored_at = \(record.storedAt),
-                expires_at = \(record.expiresAt) WHERE namespace = \(namespace) AND id = \(record.id) RETURNING id
+                WITH updated AS (
+                    UPDATE moya_http_cache_records SET metadata = \(record.metadata), stored_at = \(record.storedAt),
+                    expires_at = \(record.expiresAt) WHERE namespace = \(namespace) AND id = \(record.id) RETURNING id)
+                SELECT id FROM updated, pg_notify(\(channel), \(payload))
                 """)
             var updated = false
             for try await _ in rows.decode(UUID.self) {
@@ -288,37 +343,49 @@ public final class PostgresHTTPCacheStorage: HTTPCacheStorage {
             return
         }
         let namespace = namespace
+        let channel = notificationChannel
+        state.withLock { state in
+            if let ids {
+                state.inlineBodies.remove(ids)
+            } else {
+                state.inlineBodies.remove(key: key)
+            }
+        }
         try await transaction("removing records") { connection in
             let total = try await Self.lockNamespace(namespace, on: connection)
-            let removed: Int64
+            let removed: (ids: [UUID], bytes: Int64)
             if let ids {
                 removed = try await Self.deleteRecords(
                     """
                     DELETE FROM moya_http_cache_records
                     WHERE namespace = \(namespace) AND key = \(key) AND id = ANY(\(ids)) RETURNING id, body_length
-                    """, namespace: namespace, on: connection
-                ).bytes
+                    """, namespace: namespace, on: connection)
             } else {
                 removed = try await Self.deleteRecords(
                     """
                     DELETE FROM moya_http_cache_records
                     WHERE namespace = \(namespace) AND key = \(key) RETURNING id, body_length
-                    """, namespace: namespace, on: connection
-                ).bytes
+                    """, namespace: namespace, on: connection)
             }
-            try await Self.setTotal(total - removed, of: namespace, on: connection)
+            try await Self.setTotal(total - removed.bytes, of: namespace, on: connection)
+            if !removed.ids.isEmpty {
+                try await Self.notify([key], in: namespace, on: channel, connection: connection)
+            }
         }
     }
 
     /// Removes every record of the namespace (and no other's).
     public func removeAll() async throws {
         let namespace = namespace
+        let channel = notificationChannel
+        state.withLock { $0.inlineBodies = InlineBodies() }
         try await transaction("removing every record") { connection in
             _ = try await Self.lockNamespace(namespace, on: connection)
             _ = try await Self.deleteRecords(
                 "DELETE FROM moya_http_cache_records WHERE namespace = \(namespace) RETURNING id, body_length",
                 namespace: namespace, on: connection)
             try await Self.setTotal(0, of: namespace, on: connection)
+            try await Self.notifyAll(in: namespace, on: channel, connection: connection)
         }
     }
 

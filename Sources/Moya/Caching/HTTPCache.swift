@@ -10,8 +10,9 @@ import FoundationNetworking
 ///
 /// The cache decides; an ``HTTPCacheStorage`` holds. ``init(memoryCapacity:diskCapacity:directory:)``
 /// keeps responses in memory and optionally in a directory, as `URLCache` does;
-/// ``init(storage:mode:storageTimeout:)`` keeps them in any storage, such as the PostgreSQL
-/// storage of the `MoyaPostgres` product that the processes of a fleet share.
+/// ``init(storage:mode:storageTimeout:nearCache:)`` keeps them in any storage, such as the
+/// PostgreSQL storage of the `MoyaPostgres` product that the processes of a fleet share, with an
+/// optional near cache in memory in front of it (``NearCache``).
 ///
 /// Responses to `GET` are stored, and a `POST` response that names its own URL in
 /// `Content-Location` with explicit freshness, for later `GET`s. A URL keeps up to four
@@ -63,14 +64,18 @@ public final class HTTPCache: Sendable {
         /// failed or timed out, or it was not asked while it is failing (a miss for want of a
         /// storage, not for want of a response).
         public var storageFallbacks = 0
+        /// Lookups the near cache answered without asking the storage (``NearCache``): the
+        /// response found may still be stale and be validated, as one read from the storage.
+        public var nearHits = 0
 
         /// Counts as given.
-        public init(hits: Int = 0, misses: Int = 0, stores: Int = 0, storageFailures: Int = 0, storageFallbacks: Int = 0) {
+        public init(hits: Int = 0, misses: Int = 0, stores: Int = 0, storageFailures: Int = 0, storageFallbacks: Int = 0, nearHits: Int = 0) {
             self.hits = hits
             self.misses = misses
             self.stores = stores
             self.storageFailures = storageFailures
             self.storageFallbacks = storageFallbacks
+            self.nearHits = nearHits
         }
     }
 
@@ -129,6 +134,9 @@ public final class HTTPCache: Sendable {
     let memory: HTTPCacheMemoryStorage?
     /// The storage behind the tier in memory: the disk, or the storage the cache was made with.
     let backing: (any HTTPCacheStorage)?
+    /// The near cache in front of a storage other than memory and disk, when the cache was made
+    /// with one.
+    let near: NearCacheTier?
     private let state: Protected<State>
     /// The breaker on the storage behind the memory (a disk has none: its files are local).
     let storageBreaker: StorageBreaker
@@ -149,12 +157,27 @@ public final class HTTPCache: Sendable {
     /// - Parameters:
     ///   - storage: Where the responses are kept. A storage that ``HTTPCacheStorage/isShared``
     ///     is read on every lookup, with no copy in memory, so that what another process stores
-    ///     or invalidates is seen at once.
+    ///     or invalidates is seen at once, unless `nearCache` says otherwise.
     ///   - mode: ``Mode/private`` for one user's requests; ``Mode/shared`` when the storage
     ///     answers requests made for many users.
     ///   - storageTimeout: How long one call to the storage may take (one second by default);
     ///     past it the request goes on as on a miss, or without storing.
-    public init(storage: any HTTPCacheStorage, mode: Mode = .private, storageTimeout: TimeInterval = 1) {
+    ///   - nearCache: A near cache in memory in front of `storage` (``NearCache``), kept
+    ///     coherent by the storage's change feed (``HTTPCacheStorage/changes()``); `nil` (the
+    ///     default) for none. Ignored for an ``HTTPCacheMemoryStorage`` or an
+    ///     ``HTTPCacheDiskStorage``; a storage without a change feed gets no near hits.
+    public convenience init(
+        storage: any HTTPCacheStorage, mode: Mode = .private, storageTimeout: TimeInterval = 1, nearCache: NearCache? = nil
+    ) {
+        self.init(storage: storage, mode: mode, storageTimeout: storageTimeout, nearCache: nearCache, nearCacheClock: { Date() })
+    }
+
+    /// Makes a cache as ``init(storage:mode:storageTimeout:nearCache:)`` does, whose near cache
+    /// reads the time from `nearCacheClock` (tests).
+    init(
+        storage: any HTTPCacheStorage, mode: Mode, storageTimeout: TimeInterval, nearCache: NearCache?,
+        nearCacheClock: @escaping @Sendable () -> Date
+    ) {
         if let memory = storage as? HTTPCacheMemoryStorage {
             self.memory = memory
             backing = nil
@@ -172,6 +195,18 @@ public final class HTTPCache: Sendable {
         callerConditionals = .answered
         state = Protected(State())
         storageBreaker = StorageBreaker()
+        if let nearCache, !(storage is HTTPCacheMemoryStorage), disk == nil {
+            let tier = NearCacheTier(settings: nearCache, clock: nearCacheClock)
+            near = tier
+            if let feed = storage.changes() { tier.follow(feed) }
+        } else {
+            near = nil
+        }
+    }
+
+    deinit {
+        // The near cache's feed holds what the storage keeps for it (a database connection).
+        near?.stop()
     }
 
     /// Makes a cache as ``init(memoryCapacity:diskCapacity:directory:)`` does, which does
@@ -187,6 +222,7 @@ public final class HTTPCache: Sendable {
         storageTimeout = 30
         state = Protected(State())
         storageBreaker = StorageBreaker()
+        near = nil
     }
 
     /// The storage the cache keeps its responses in: the disk or the storage it was made with,
@@ -206,17 +242,23 @@ public final class HTTPCache: Sendable {
     /// background (``clear()`` waits for it).
     public func removeAll() {
         memory?.removeEverything()
+        near?.invalidateAll()
         if let disk = backing as? HTTPCacheDiskStorage {
             disk.removeEverything()
         } else if let backing {
-            _Concurrency.Task { _ = await self.guarded { try await backing.removeAll() } }
+            _Concurrency.Task {
+                _ = await self.guarded { try await backing.removeAll() }
+                self.near?.invalidateAll()
+            }
         }
     }
 
     /// Removes every stored response, from every tier, and returns when the storage has.
     public func clear() async {
         memory?.removeEverything()
+        near?.invalidateAll()
         if let backing { _ = await guarded { try await backing.removeAll() } }
+        near?.invalidateAll()
     }
 
     /// Removes the stored responses for `url` (its fragment ignored), every variant: from memory
@@ -225,10 +267,14 @@ public final class HTTPCache: Sendable {
     public func removeResponse(for url: URL) {
         let key = Self.key(for: url)
         memory?.remove(key: key)
+        near?.invalidate(key: key)
         if let disk = backing as? HTTPCacheDiskStorage {
             disk.removeRecords(key: key, ids: nil)
         } else if let backing {
-            _Concurrency.Task { _ = await self.guarded { try await backing.removeRecords(forKey: key, ids: nil) } }
+            _Concurrency.Task {
+                _ = await self.guarded { try await backing.removeRecords(forKey: key, ids: nil) }
+                self.near?.invalidate(key: key)
+            }
         }
     }
 
@@ -246,15 +292,23 @@ public final class HTTPCache: Sendable {
         await lookup(key: Self.key(for: url), forRequest: forRequest)?.selected(for: requestHeaders)
     }
 
-    /// The variants stored under `key`: from memory, or else from the storage (a disk cache then
-    /// keeps small ones in memory too). A record the cache cannot read is removed and left out;
-    /// a storage that fails is a miss.
+    /// The variants stored under `key`: from memory (or the near cache), or else from the
+    /// storage (a disk cache then keeps small ones in memory too, a near cache those a request
+    /// looked up). A record the cache cannot read is removed and left out; a storage that fails
+    /// is a miss.
     ///
     /// `forRequest`: the lookup answers a request, which goes to the origin when the storage
     /// cannot answer (counted as a fallback); a write's look at what it replaces is not.
     func lookup(key: String, forRequest: Bool = false) async -> CachedVariants? {
         if let variants = memory?.variants(forKey: key) { return variants }
+        if let near, let variants = near.variants(forKey: key) {
+            if forRequest { countNearHit() }
+            return variants
+        }
         guard let backing else { return nil }
+        // Taken before the storage is read: a change to the key meanwhile keeps what is read
+        // out of the near cache.
+        let ticket = forRequest ? near?.ticket() : nil
         guard let records = await guarded({ try await backing.records(forKey: key) }) else {
             // The storage could not answer: the request goes to the origin for want of it.
             if forRequest { countFallback() }
@@ -284,6 +338,16 @@ public final class HTTPCache: Sendable {
             }
             let promoted = CachedVariants(key: key, responses: loaded)
             memory.store(promoted)
+            return promoted
+        }
+        if let near, let ticket, near.accepts(variants) {
+            var loaded: [CachedResponse] = []
+            for response in responses {
+                guard let data = await body(of: response) else { return variants }
+                loaded.append(response.replacingBody(with: .data(data)))
+            }
+            let promoted = CachedVariants(key: key, responses: loaded)
+            near.keep(promoted, readAfter: ticket)
             return promoted
         }
         return variants
@@ -323,7 +387,8 @@ public final class HTTPCache: Sendable {
         let kept = Set(updated.responses.map(\.id))
         let dropped = current.responses.map(\.id).filter { !kept.contains($0) && $0 != entry.id }
         if kept.contains(entry.id) {
-            await write(entry, replacing: dropped, variants: updated)
+            let updatesStored = current.responses.contains { $0.id == entry.id }
+            await write(entry, replacing: dropped, variants: updated, updatesStored: updatesStored)
         } else {
             await remove(key: entry.key, ids: dropped, variants: updated)
         }
@@ -342,7 +407,10 @@ public final class HTTPCache: Sendable {
 
     /// Writes `entry`, the newest of `variants`, removing the variants of its key in `replacing`:
     /// in memory when every variant's content is there, and in the storage behind.
-    private func write(_ entry: CachedResponse, replacing: [UUID], variants: CachedVariants) async {
+    /// `updatesStored`: the storage holds a record with `entry`'s identity, which a `304` updated.
+    private func write(_ entry: CachedResponse, replacing: [UUID], variants: CachedVariants, updatesStored: Bool = false) async {
+        // Whatever the storage ends up holding, what the near cache kept of the key is past.
+        defer { near?.invalidate(key: entry.key) }
         if let memory {
             if variants.responses.allSatisfy({ $0.data != nil }) {
                 memory.store(variants)
@@ -356,9 +424,16 @@ public final class HTTPCache: Sendable {
             return
         }
         let record = HTTPCacheMemoryStorage.record(of: entry)
+        // A `304` updated a response the storage holds (its content read from the storage, or
+        // from the near cache): only its metadata changes.
+        let updatesMetadata: Bool
         switch entry.body {
-        case .stored(let stored, nil) where stored.id == entry.id:
-            // A `304` updated a response the storage holds: only its metadata changes.
+        case .stored(let stored, nil): updatesMetadata = stored.id == entry.id
+        case .data: updatesMetadata = updatesStored && near != nil
+        case .stored: updatesMetadata = false
+        }
+        switch entry.body {
+        case _ where updatesMetadata:
             let replaced = await guarded { try await backing.replaceMetadata(of: record) }
             if replaced == true { countStored() }
             if replaced != true { _ = await guarded { try await backing.removeRecords(forKey: entry.key, ids: [entry.id]) } }
@@ -404,14 +479,18 @@ public final class HTTPCache: Sendable {
             }
         }
         guard let backing, !ids.isEmpty else { return }
+        near?.invalidate(key: key)
         _ = await guarded { try await backing.removeRecords(forKey: key, ids: ids) }
+        near?.invalidate(key: key)
     }
 
-    /// Removes every variant stored under `key`, from memory and the storage.
+    /// Removes every variant stored under `key`, from memory, the near cache and the storage.
     func remove(key: String) async {
         memory?.remove(key: key)
+        near?.invalidate(key: key)
         guard let backing else { return }
         _ = await guarded { try await backing.removeRecords(forKey: key, ids: nil) }
+        near?.invalidate(key: key)
     }
 
     /// Runs `call` against the storage behind the memory, within ``storageTimeout``; `nil` when it
@@ -496,6 +575,11 @@ public final class HTTPCache: Sendable {
     func countFallback() {
         state.withLock { $0.statistics.storageFallbacks += 1 }
         Self.observer?.cacheFellBack()
+    }
+
+    /// Counts a lookup the near cache answered.
+    func countNearHit() {
+        state.withLock { $0.statistics.nearHits += 1 }
     }
 
     /// Counts a response stored or updated (once kept).

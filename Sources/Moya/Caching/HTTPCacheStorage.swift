@@ -22,6 +22,10 @@ import Foundation
 /// product adds a storage in PostgreSQL that the processes of a fleet share. A storage of your
 /// own (Redis, SQLite, an object store) implements these six methods.
 ///
+/// A shared storage may also offer a change feed (``changes()``), which lets a cache keep a
+/// near cache in memory in front of it (``HTTPCache/NearCache``); without one, every lookup reads
+/// the storage.
+///
 /// Every method may throw, and may be slow: the cache gives each call a time limit of its own
 /// (``HTTPCache/storageTimeout``) and treats a failure as a miss, so a storage that is
 /// down never fails a request. A storage may delete a record after its ``HTTPCacheRecord/expiresAt``,
@@ -33,7 +37,7 @@ public protocol HTTPCacheStorage: Sendable {
 
     /// Whether processes other than this one may change the storage: a cache on such a storage
     /// keeps no copy of its own in memory, so that an invalidation by another process is seen at
-    /// once.
+    /// once, except in a near cache kept coherent by the storage's ``changes()``.
     var isShared: Bool { get }
 
     /// The records stored under `key`, the oldest first, without their bodies. Records past
@@ -58,6 +62,26 @@ public protocol HTTPCacheStorage: Sendable {
 
     /// Removes every record.
     func removeAll() async throws
+
+    /// A new feed of the changes made to the storage's records, by any process, or `nil` when the
+    /// storage has none (the default).
+    ///
+    /// A cache with a near cache (``HTTPCache/NearCache``) calls it once and reads the feed for
+    /// as long as it lives; it keeps responses in memory only while the feed is coherent
+    /// (``HTTPCacheStorageChange/coherent`` until ``HTTPCacheStorageChange/interrupted``), and
+    /// drops a key when it is reported changed. A storage that offers a feed must report every
+    /// change made to its records while the feed is coherent (a change made by a transaction
+    /// must be reported after the transaction committed, never before), and yield
+    /// ``HTTPCacheStorageChange/interrupted`` as soon as it may have missed one. The feed ends
+    /// when its consumer stops reading it (the storage then releases what it holds for it) or
+    /// when the storage shuts down.
+    func changes() -> AsyncStream<HTTPCacheStorageChange>?
+}
+
+extension HTTPCacheStorage {
+    /// No change feed: a near cache in front of this storage never answers (every lookup reads
+    /// the storage).
+    public func changes() -> AsyncStream<HTTPCacheStorageChange>? { nil }
 }
 
 /// Reads one stored body, in chunks, from its first byte to its last.
