@@ -28,7 +28,10 @@ import Foundation
 ///
 /// Every method may throw, and may be slow: the cache gives each call a time limit of its own
 /// (``HTTPCache/storageTimeout``) and treats a failure as a miss, so a storage that is
-/// down never fails a request. A storage may delete a record after its ``HTTPCacheRecord/expiresAt``,
+/// down never fails a request; after a failure, requests do not call the storage until a probe
+/// in the background (a ``records(forKey:)`` of a key no URL has) is answered. Fail a call as
+/// soon as you know the storage cannot answer it: the sooner, the less a request waits. A
+/// storage may delete a record after its ``HTTPCacheRecord/expiresAt``,
 /// and may evict any record to stay within its bounds.
 public protocol HTTPCacheStorage: Sendable {
     /// The most body bytes one record may hold here; the cache does not start writing a larger
