@@ -59,7 +59,7 @@ extension PostgresHTTPCacheStorage {
             storage.forgetInlineBodies(replacing)
             let (length, chunks) = (length, chunksWritten)
             do {
-                try await storage.transaction("committing a record") { connection in
+                let removedAny = try await storage.transaction("committing a record") { connection in
                     let total = try await PostgresHTTPCacheStorage.lockNamespace(namespace, on: connection)
                     // Holding the namespace's lock keeps the sweep out until the record is in.
                     let rows = try await connection.query(
@@ -92,7 +92,9 @@ extension PostgresHTTPCacheStorage {
                     try await PostgresHTTPCacheStorage.setTotal(evicted.total, of: namespace, on: connection)
                     try await PostgresHTTPCacheStorage.notify(
                         evicted.keys.union([record.key]), in: namespace, on: channel, connection: connection)
+                    return replaced > 0 || !evicted.keys.isEmpty
                 }
+                if removedAny { storage.chunksOrphaned() }
             } catch {
                 await deleteChunks()
                 throw error

@@ -54,8 +54,9 @@ extension PostgresHTTPCacheStorage {
         /// holds at once (256 KiB unless told).
         public var chunkSize: Int
         /// How long the chunks of a removed record stay, so that a reader that opened its body
-        /// before the removal can finish; also how long a writer may go without writing before
-        /// the sweep takes its chunks for those of a dead process (60 s unless told).
+        /// before the removal can finish (the storage that removed it deletes them a second
+        /// after); also how long a writer may go without writing before the sweep takes its
+        /// chunks for those of a dead process (60 s unless told).
         public var orphanGrace: TimeInterval
         /// The longest wait for a new connection to the server (5 s unless told).
         public var connectTimeout: TimeInterval

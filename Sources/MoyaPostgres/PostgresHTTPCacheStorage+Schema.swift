@@ -83,9 +83,13 @@ extension PostgresHTTPCacheStorage {
         guard let task else { return }
         do {
             try await task.value
-            state.withLock { state in
-                if case .running(let running) = state.preparation, running == task { state.preparation = .done }
+            let prepared = state.withLock { state in
+                guard case .running(let running) = state.preparation, running == task else { return false }
+                state.preparation = .done
+                return true
             }
+            // What a process that died left behind goes once its grace is over.
+            if prepared { chunksOrphaned() }
         } catch {
             state.withLock { state in
                 if case .running(let running) = state.preparation, running == task { state.preparation = .notYet }

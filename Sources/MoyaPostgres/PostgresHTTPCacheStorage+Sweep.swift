@@ -18,7 +18,7 @@ extension PostgresHTTPCacheStorage {
         let namespace = namespace
         let grace = orphanGrace
         let channel = notificationChannel
-        return try await transaction("sweeping expired records and orphan chunks") { connection in
+        let removed = try await transaction("sweeping expired records and orphan chunks") { connection in
             _ = try await Self.lockNamespace(namespace, on: connection)
             try await Self.notifyExpiring(in: namespace, on: channel, connection: connection)
             let expired = try await Self.deleteRecords(
@@ -32,16 +32,81 @@ extension PostgresHTTPCacheStorage {
                     (SELECT coalesce(sum(body_length), 0) FROM moya_http_cache_records WHERE namespace = \(namespace))
                 WHERE namespace = \(namespace)
                 """, logger: connection.logger)
-            try await connection.query(
-                """
-                DELETE FROM moya_http_cache_chunks WHERE namespace = \(namespace) AND id IN (
-                    SELECT c.id FROM moya_http_cache_chunks c
-                    WHERE c.namespace = \(namespace) AND NOT EXISTS (
-                        SELECT 1 FROM moya_http_cache_records r WHERE r.namespace = c.namespace AND r.id = c.id)
-                    GROUP BY c.id
-                    HAVING max(c.written_at) < now() - make_interval(secs => \(grace)))
-                """, logger: connection.logger)
+            try await Self.deleteOrphanChunks(of: namespace, grace: grace, on: connection)
             return expired.ids.count
+        }
+        if removed > 0 { chunksOrphaned() }
+        return removed
+    }
+
+    /// Deletes the chunks of `namespace` that no record references and whose newest row is
+    /// older than `grace` seconds (the transaction holds the namespace's lock, which keeps a
+    /// commit's check of its chunks and this deletion apart).
+    static func deleteOrphanChunks(of namespace: String, grace: TimeInterval, on connection: PostgresConnection) async throws {
+        try await connection.query(
+            """
+            DELETE FROM moya_http_cache_chunks WHERE namespace = \(namespace) AND id IN (
+                SELECT c.id FROM moya_http_cache_chunks c
+                WHERE c.namespace = \(namespace) AND NOT EXISTS (
+                    SELECT 1 FROM moya_http_cache_records r WHERE r.namespace = c.namespace AND r.id = c.id)
+                GROUP BY c.id
+                HAVING max(c.written_at) < now() - make_interval(secs => \(grace)))
+            """, logger: connection.logger)
+    }
+
+    /// Records that records were removed (their chunks stamped): their chunks are deleted once
+    /// the orphan grace is over, by a sweep of this process that waits for it, whether or not
+    /// anything is written meanwhile. One such sweep is pending at a time; a removal during its
+    /// wait moves it later. Also called once the schema is ready, for what a process that died
+    /// left behind.
+    func chunksOrphaned() {
+        let due = Date().addingTimeInterval(orphanGrace + Self.orphanSweepMargin)
+        state.withLock { state in
+            guard !state.isShutDown else { return }
+            state.orphansDueAt = max(state.orphansDueAt ?? due, due)
+            guard state.orphanSweep == nil else { return }
+            state.orphanSweep = _Concurrency.Task.detached { [weak self] in await self?.sweepOrphansWhenDue() }
+        }
+    }
+
+    /// How long after the grace the orphan sweep runs: the database's clock stamped the chunks,
+    /// this process's measures the wait.
+    static let orphanSweepMargin: TimeInterval = 1
+
+    /// Waits until the orphans' grace is over, deletes them, and waits again while removals
+    /// moved the time later; ends when none is due, or at ``shutdown()``.
+    private func sweepOrphansWhenDue() async {
+        while true {
+            let wait: TimeInterval? = state.withLock { state in
+                guard !state.isShutDown, let due = state.orphansDueAt else {
+                    state.orphanSweep = nil
+                    return nil
+                }
+                return due.timeIntervalSinceNow
+            }
+            guard let wait else { return }
+            if wait > 0 {
+                do {
+                    try await _Concurrency.Task.sleep(nanoseconds: UInt64(wait * 1_000_000_000))
+                } catch {
+                    state.withLock { $0.orphanSweep = nil }
+                    return
+                }
+                continue
+            }
+            state.withLock { $0.orphansDueAt = nil }
+            let namespace = namespace
+            let grace = orphanGrace
+            do {
+                try await transaction("deleting the chunks of removed records") { connection in
+                    _ = try await Self.lockNamespace(namespace, on: connection)
+                    try await Self.deleteOrphanChunks(of: namespace, grace: grace, on: connection)
+                }
+            } catch {
+                logger.debug("The HTTP cache's PostgreSQL storage could not delete orphan chunks", metadata: ["error": "\(error)"])
+                // Tried again later: the chunks stay stamped.
+                chunksOrphaned()
+            }
         }
     }
 

@@ -66,10 +66,13 @@ import PostgresNIO
 ///   while the total exceeds ``maximumSize``, deletes the oldest records (by `stored_at`).
 /// - Every change to a namespace's records (commit, removal, sweep) first locks its
 ///   `moya_http_cache_totals` row, so they happen one after the other and never deadlock.
-/// - Deleting a record deletes its row at once and stamps its chunks' `written_at`; the sweep
-///   deletes chunks that no record references once they are older than
+/// - Deleting a record deletes its row at once and stamps its chunks' `written_at`; chunks that
+///   no record references are deleted once they are older than
 ///   ``Configuration-swift.struct/orphanGrace``, so that a reader that opened the body before
 ///   the deletion can finish, and so that the chunks of a writer whose process died go too.
+///   The process that removed records deletes their chunks itself when the grace is over (a
+///   second later), whether or not anything is written meanwhile; every sweep deletes those
+///   that others left, and a storage sweeps them once the grace is over after it starts.
 /// - The sweep (``removeExpired()``) runs after a commit at most once per
 ///   ``Configuration-swift.struct/sweepInterval``, in the background, and whenever you call it.
 /// - Every transaction that changes records (a commit, a removal, a metadata update, the
@@ -120,6 +123,10 @@ public final class PostgresHTTPCacheStorage: HTTPCacheStorage {
         var clientRun: _Concurrency.Task<Void, Never>?
         var lastSweep: Date?
         var sweep: _Concurrency.Task<Void, Never>?
+        /// When the chunks of the last records removed are past their grace, and the task that
+        /// waits to delete them (``chunksOrphaned()``).
+        var orphansDueAt: Date?
+        var orphanSweep: _Concurrency.Task<Void, Never>?
         /// What the storage knows of its server, the check that runs, and when one last found
         /// it reachable (the uptime, in nanoseconds).
         var reachability = Reachability.unknown
@@ -217,15 +224,17 @@ public final class PostgresHTTPCacheStorage: HTTPCacheStorage {
     /// connections are closed, and makes every later call throw at once. Calling it again does
     /// nothing more. A storage on the application's client only stops taking calls.
     public func shutdown() async {
-        let (run, sweep, listeners) = state.withLock { state in
+        let (run, sweep, orphanSweep, listeners) = state.withLock { state in
             state.isShutDown = true
             state.inlineBodies = InlineBodies()
-            return (state.clientRun, state.sweep, Array(state.listeners.values))
+            return (state.clientRun, state.sweep, state.orphanSweep, Array(state.listeners.values))
         }
         for listener in listeners { listener.cancel() }
         for listener in listeners { await listener.value }
         sweep?.cancel()
         await sweep?.value
+        orphanSweep?.cancel()
+        await orphanSweep?.value
         run?.cancel()
         await run?.value
     }
@@ -351,7 +360,7 @@ public final class PostgresHTTPCacheStorage: HTTPCacheStorage {
                 state.inlineBodies.remove(key: key)
             }
         }
-        try await transaction("removing records") { connection in
+        let removedAny = try await transaction("removing records") { connection in
             let total = try await Self.lockNamespace(namespace, on: connection)
             let removed: (ids: [UUID], bytes: Int64)
             if let ids {
@@ -371,7 +380,9 @@ public final class PostgresHTTPCacheStorage: HTTPCacheStorage {
             if !removed.ids.isEmpty {
                 try await Self.notify([key], in: namespace, on: channel, connection: connection)
             }
+            return !removed.ids.isEmpty
         }
+        if removedAny { chunksOrphaned() }
     }
 
     /// Removes every record of the namespace (and no other's).
@@ -387,6 +398,7 @@ public final class PostgresHTTPCacheStorage: HTTPCacheStorage {
             try await Self.setTotal(0, of: namespace, on: connection)
             try await Self.notifyAll(in: namespace, on: channel, connection: connection)
         }
+        chunksOrphaned()
     }
 
     // MARK: - Running queries
