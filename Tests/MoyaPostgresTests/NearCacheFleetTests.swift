@@ -58,6 +58,18 @@ struct NearCacheFleetTests {
         return try await condition()
     }
 
+    /// Asks `target` of `process` again until its near cache holds `key` (each answer a hit
+    /// read from PostgreSQL): a read that began before the notification of the process's own
+    /// store arrived is rightly not kept, and the next one is.
+    static func keptNear(_ process: Process, _ target: CacheTarget, key: String) async throws -> Bool {
+        for _ in 0..<200 {
+            guard try await process.provider.request(target).cacheStatus == .hit else { return false }
+            if process.cache.nearCacheKeys.contains(key) { return true }
+            try await _Concurrency.Task.sleep(nanoseconds: 20_000_000)
+        }
+        return false
+    }
+
     static func count(_ mock: MockServer, _ path: String) -> Int {
         mock.requests.filter { $0.path == path }.count
     }
@@ -87,13 +99,14 @@ struct NearCacheFleetTests {
         #expect(await Self.eventually { a.cache.nearCacheIsCoherent })
 
         #expect(try await a.provider.request(target).cacheStatus == .network)
-        #expect(try await a.provider.request(target).cacheStatus == .hit)  // read from PostgreSQL, kept near
+        #expect(try await Self.keptNear(a, target, key: key))  // read from PostgreSQL, kept near
+        let nearHitsBefore = a.cache.statistics.nearHits
         for _ in 0..<5 {
             let response = try await a.provider.request(target)
             #expect(response.cacheStatus == .hit)
             #expect(response.data == Data("item".utf8))
         }
-        #expect(a.cache.statistics.nearHits == 5)
+        #expect(a.cache.statistics.nearHits == nearHitsBefore + 5)
         #expect(Self.count(mock, "/item") == 1)
         #expect(a.cache.nearCacheKeys == [key])
 
@@ -131,8 +144,7 @@ struct NearCacheFleetTests {
         let docKey = HTTPCache.key(for: mock.baseURL.appendingPathComponent("doc"))
 
         _ = try await a.provider.request(doc)
-        _ = try await a.provider.request(doc)
-        #expect(a.cache.nearCacheKeys.contains(docKey))
+        #expect(try await Self.keptNear(a, doc, key: docKey))
         // B asks the origin again (no-cache) and stores v2 in place of v1.
         let replaced = try await b.provider.request(CacheTarget(baseURL: mock.baseURL, path: "/doc", headers: ["Cache-Control": "no-cache"]))
         #expect(replaced.data == Data("v2".utf8))
@@ -146,8 +158,7 @@ struct NearCacheFleetTests {
             CacheTarget(baseURL: mock.baseURL, path: "/greeting", headers: ["Accept-Language": language])
         }
         _ = try await a.provider.request(greeting("en"))
-        _ = try await a.provider.request(greeting("en"))
-        #expect(a.cache.nearCacheKeys.contains(greetingKey))
+        #expect(try await Self.keptNear(a, greeting("en"), key: greetingKey))
         #expect(try await b.provider.request(greeting("de")).cacheStatus == .network)
         #expect(await Self.eventually { !a.cache.nearCacheKeys.contains(greetingKey) })
         let german = try await a.provider.request(greeting("de"))
@@ -174,7 +185,7 @@ struct NearCacheFleetTests {
         let first = try #require(try await Self.listener(on: channel))
 
         _ = try await a.provider.request(target)
-        _ = try await a.provider.request(target)
+        #expect(try await Self.keptNear(a, target, key: key))
         #expect(a.cache.nearCacheKeys == [key])
 
         try await PostgresTestServer.withConnection { connection in

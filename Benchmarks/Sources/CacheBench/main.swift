@@ -5,10 +5,11 @@
 // (`eval "$(bash ../.ci/postgres.sh start)"` starts a throwaway server and sets the variable.)
 // Against an in-process mock server on loopback, each round measures, for a 1 KiB response:
 // - one request at a time (2,000 requests): wall time and the process's CPU time per request,
-//   for a request to the origin with no cache, a fresh hit in memory, and a fresh hit from
-//   PostgreSQL;
+//   for a request to the origin with no cache, a fresh hit in memory, a fresh hit from
+//   PostgreSQL (near cache off), a fresh hit through the near cache, and a storable response
+//   through a cache whose database refuses connections (nothing listens on its port);
 // - 32 requests at a time (20,000 requests): requests per second and CPU per request, for the
-//   same three;
+//   same five;
 // and once, a 64 MiB response stored in PostgreSQL while it streams and then streamed from it:
 // the process's peak resident growth in each pass (the origin runs in this process too: its
 // writes, which NIO buffers, count in the first pass). Prints the median of the rounds. Benchmarks/README.md has
@@ -100,6 +101,14 @@ let inPostgres = Session(configuration: .init(cache: HTTPCache(storage: storage,
 // the storage's LISTEN/NOTIFY feed.
 let nearCache = HTTPCache(storage: storage, mode: .shared, storageTimeout: 10, nearCache: .init())
 let inPostgresNear = Session(configuration: .init(cache: nearCache))
+// A database that is gone: nothing listens on port 1 of loopback, every connection is refused at
+// once. The cache's default time limit (1 s), as a service would have it.
+var refusedConfiguration = try PostgresHTTPCacheStorage.Configuration(url: "postgres://postgres@127.0.0.1:1/moya")
+refusedConfiguration.tls = .disable
+refusedConfiguration.logger.logLevel = .critical
+let refusedStorage = PostgresHTTPCacheStorage(configuration: refusedConfiguration)
+let refusedCache = HTTPCache(storage: refusedStorage, mode: .shared)
+let inRefused = Session(configuration: .init(cache: refusedCache))
 let origin = BenchTarget(baseURL: mock.baseURL, path: "/origin")
 let item = BenchTarget(baseURL: mock.baseURL, path: "/item")
 let cases: [(name: String, provider: MoyaProvider<BenchTarget>, target: BenchTarget)] = [
@@ -107,6 +116,7 @@ let cases: [(name: String, provider: MoyaProvider<BenchTarget>, target: BenchTar
     ("fresh hit, memory", MoyaProvider(session: inMemory), item),
     ("fresh hit, PostgreSQL (near cache off)", MoyaProvider(session: inPostgres), item),
     ("fresh hit, PostgreSQL through the near cache", MoyaProvider(session: inPostgresNear), item),
+    ("a storable response, PostgreSQL refused", MoyaProvider(session: inRefused), item),
 ]
 // Warm-up: connections opened, the item stored in both caches.
 for entry in cases { for _ in 0..<200 { _ = try await entry.provider.request(entry.target) } }
@@ -162,6 +172,9 @@ for pass in ["stored while streaming", "streamed from PostgreSQL"] {
 try await plain.shutdown()
 try await inMemory.shutdown()
 try await inPostgres.shutdown()
+print("refused database: \(refusedCache.statistics.storageFallbacks) fallbacks, \(refusedCache.statistics.storageFailures) storage failures")
+try await inRefused.shutdown()
+await refusedStorage.shutdown()
 print("near cache: \(nearCache.statistics.nearHits) near hits of \(nearCache.statistics.hits) hits")
 try await inPostgresNear.shutdown()
 await storage.shutdown()

@@ -524,6 +524,23 @@ public final class HTTPCache: Sendable {
         }
     }
 
+    /// Whether the cache can neither answer nor store anything now: it keeps its responses in a
+    /// storage alone (no memory tier, no near cache that answers), and that storage's breaker is
+    /// open. A request then goes to the network as if there were no cache, without a turn
+    /// through the cache's stage (``countBypass()`` counts it as the lookup it skips).
+    var isBypassed: Bool {
+        guard memory == nil, backing != nil, !(backing is HTTPCacheDiskStorage) else { return false }
+        if let near, near.isCoherent { return false }
+        return !storageBreaker.isClosed
+    }
+
+    /// Counts a request that went by the cache while its storage is failing (``isBypassed``): a
+    /// lookup the storage could not answer, and a miss.
+    func countBypass() {
+        countFallback()
+        countMiss()
+    }
+
     /// The key the background probe looks up: no URL has it.
     static let probeKey = "moya-http-cache-probe:"
 

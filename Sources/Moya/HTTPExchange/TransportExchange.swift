@@ -196,7 +196,9 @@ final class TransportExchange: HTTPClientResponseDelegate, @unchecked Sendable {
     /// answers it from the cache or lets it go (made conditional when the cache holds a response
     /// to validate); then routes it.
     private func send(_ attempt: ExchangeAttempt) {
-        guard let cache else {
+        // A cache whose storage is failing is passed by at once (``CacheStage/bypasses(_:)``):
+        // without its state, the attempt's response is not offered to it either.
+        guard let cache, !cache.bypasses(attempt) else {
             route(attempt)
             return
         }

@@ -58,6 +58,26 @@ final class CacheStage: Sendable {
         case unavailable(any Error)
     }
 
+    /// Whether `attempt` goes by the cache at once (counted), because the cache can neither
+    /// answer nor store anything while its storage is failing (``HTTPCache/isBypassed``): only
+    /// a `GET` or `HEAD` under the protocol's policy with no `Cache-Control` of its own, whose
+    /// answer could only have been a miss (an `only-if-cached` request must still fail as one).
+    func bypasses(_ attempt: ExchangeAttempt) -> Bool {
+        guard cache.isBypassed, effectiveCachePolicy(of: attempt.urlRequest) == .useProtocolCachePolicy,
+            attempt.urlRequest.value(forHTTPHeaderField: "Cache-Control") == nil
+        else { return false }
+        switch attempt.urlRequest.httpMethod ?? "GET" {
+        case "GET", "HEAD": break
+        default: return false
+        }
+        if let metrics {
+            HTTPCache.$observer.withValue(metrics) { cache.countBypass() }
+        } else {
+            cache.countBypass()
+        }
+        return true
+    }
+
     /// What the cache does with `attempt` before it is sent. A stored response whose content the
     /// storage can no longer give (removed meanwhile, damaged, the storage down) is a miss.
     ///
