@@ -153,6 +153,7 @@ func benchClientFactories(base: URL) -> [(key: String, make: () -> any BenchClie
         ("retry-breaker", { policyClient("breaker", try! ResilienceOptions(circuitBreaker: .default), base: base) }),
         ("retry-limit", { policyClient("adaptive limit", try! ResilienceOptions(concurrencyLimit: .adaptive(initial: 512)), base: base) }),
         ("retry-hedging", { policyClient("hedging", try! ResilienceOptions(hedging: .default), base: base) }),
+        ("retry-hedging-fixed", { policyClient("hedging after 50 ms", try! ResilienceOptions(hedging: HedgingPolicy(delay: .fixed(0.05))), base: base) }),
         ("retry-deadline", { policyClient("deadline", try! ResilienceOptions(deadline: 30), base: base) }),
     ]
 }
@@ -175,7 +176,8 @@ let clientFactories = benchClientFactories(base: base)
 // `ahc-async` (AsyncHTTPClient's own async/await API) run only when asked for: they explain
 // costs, they are not among the compared clients.
 let optInClients: Set<String> = [
-    "ahc-notrace", "ahc-delegate", "ahc-request", "ahc-async", "retry-budget", "retry-breaker", "retry-limit", "retry-hedging", "retry-deadline",
+    "ahc-notrace", "ahc-delegate", "ahc-request", "ahc-async", "retry-budget", "retry-breaker", "retry-limit", "retry-hedging", "retry-hedging-fixed",
+    "retry-deadline",
 ]
 let chosenFactories = clientFactories.filter { options.clients?.contains($0.key) ?? !optInClients.contains($0.key) }
 
