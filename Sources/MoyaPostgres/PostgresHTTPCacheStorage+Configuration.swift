@@ -53,10 +53,10 @@ extension PostgresHTTPCacheStorage {
         /// The size of the rows a body is stored in, and so the most a writer buffers and a reader
         /// holds at once (256 KiB unless told).
         public var chunkSize: Int
-        /// How long the chunks of a removed record stay, so that a reader that opened its body
-        /// before the removal can finish (the storage that removed it deletes them a second
-        /// after); also how long a writer may go without writing before the sweep takes its
-        /// chunks for those of a dead process (60 s unless told).
+        /// How long a reader's lease on a body lasts before it is renewed (a record removed
+        /// while it is read keeps its chunks while the lease does); also how long a writer may go
+        /// without writing before a sweep takes its chunks for those of a dead process (60 s
+        /// unless told).
         public var orphanGrace: TimeInterval
         /// The longest wait for a new connection to the server (5 s unless told).
         public var connectTimeout: TimeInterval

@@ -27,8 +27,9 @@ extension PostgresHTTPCacheStorage {
     }
 
     /// Runs `delete`, a `DELETE FROM moya_http_cache_records ... RETURNING id, body_length`, and
-    /// stamps the chunks of the deleted records with the time of deletion: the sweep leaves them
-    /// for the readers that have them open until they are older than the grace.
+    /// deletes the chunks of the deleted records in the same transaction, but for those of a
+    /// record a reader has open (a lease in `moya_http_cache_readers`): those are stamped with the
+    /// time of deletion, and go when the reader closes, or once its lease and the grace are over.
     static func deleteRecords(
         _ delete: PostgresQuery, namespace: String, on connection: PostgresConnection
     ) async throws -> (ids: [UUID], bytes: Int64) {
@@ -39,6 +40,13 @@ extension PostgresHTTPCacheStorage {
             bytes += length
         }
         if !ids.isEmpty {
+            // The bodies nobody reads go with their records; those a reader has open stay,
+            // stamped, until it closes (or its lease runs out and a sweep comes).
+            try await connection.query(
+                """
+                DELETE FROM moya_http_cache_chunks c WHERE c.namespace = \(namespace) AND c.id = ANY(\(ids)) AND NOT EXISTS (
+                    SELECT 1 FROM moya_http_cache_readers l WHERE l.namespace = c.namespace AND l.id = c.id AND l.until > now())
+                """, logger: connection.logger)
             try await connection.query(
                 "UPDATE moya_http_cache_chunks SET written_at = now() WHERE namespace = \(namespace) AND id = ANY(\(ids))",
                 logger: connection.logger)

@@ -63,6 +63,21 @@ extension PostgresHTTPCacheStorage {
                     PRIMARY KEY (namespace, key))
                 """
             ]),
+        // The readers of bodies (one row per open reader of a body longer than its first
+        // chunk): a record removed while one reads keeps its chunks until the reader closes or
+        // its lease runs out; any other removed record's chunks go in the removal's transaction.
+        Migration(
+            version: 3,
+            statements: [
+                """
+                CREATE TABLE moya_http_cache_readers (
+                    namespace text NOT NULL,
+                    id uuid NOT NULL,
+                    reader uuid NOT NULL,
+                    until timestamptz NOT NULL,
+                    PRIMARY KEY (namespace, id, reader))
+                """
+            ]),
     ]
 
     /// Prepares the schema once per storage: the first caller runs the migration, the others
@@ -83,13 +98,9 @@ extension PostgresHTTPCacheStorage {
         guard let task else { return }
         do {
             try await task.value
-            let prepared = state.withLock { state in
-                guard case .running(let running) = state.preparation, running == task else { return false }
-                state.preparation = .done
-                return true
+            state.withLock { state in
+                if case .running(let running) = state.preparation, running == task { state.preparation = .done }
             }
-            // What a process that died left behind goes once its grace is over.
-            if prepared { chunksOrphaned() }
         } catch {
             state.withLock { state in
                 if case .running(let running) = state.preparation, running == task { state.preparation = .notYet }

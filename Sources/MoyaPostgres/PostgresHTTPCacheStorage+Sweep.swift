@@ -44,11 +44,15 @@ extension PostgresHTTPCacheStorage {
     /// commit's check of its chunks and this deletion apart).
     static func deleteOrphanChunks(of namespace: String, grace: TimeInterval, on connection: PostgresConnection) async throws {
         try await connection.query(
+            "DELETE FROM moya_http_cache_readers WHERE namespace = \(namespace) AND until <= now()", logger: connection.logger)
+        try await connection.query(
             """
             DELETE FROM moya_http_cache_chunks WHERE namespace = \(namespace) AND id IN (
                 SELECT c.id FROM moya_http_cache_chunks c
                 WHERE c.namespace = \(namespace) AND NOT EXISTS (
                     SELECT 1 FROM moya_http_cache_records r WHERE r.namespace = c.namespace AND r.id = c.id)
+                AND NOT EXISTS (
+                    SELECT 1 FROM moya_http_cache_readers l WHERE l.namespace = c.namespace AND l.id = c.id)
                 GROUP BY c.id
                 HAVING max(c.written_at) < now() - make_interval(secs => \(grace)))
             """, logger: connection.logger)
@@ -57,8 +61,7 @@ extension PostgresHTTPCacheStorage {
     /// Records that records were removed (their chunks stamped): their chunks are deleted once
     /// the orphan grace is over, by a sweep of this process that waits for it, whether or not
     /// anything is written meanwhile. One such sweep is pending at a time; a removal during its
-    /// wait moves it later. Also called once the schema is ready, for what a process that died
-    /// left behind.
+    /// wait moves it later.
     func chunksOrphaned() {
         let due = Date().addingTimeInterval(orphanGrace + Self.orphanSweepMargin)
         state.withLock { state in

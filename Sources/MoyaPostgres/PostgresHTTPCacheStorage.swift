@@ -56,6 +56,13 @@ import PostgresNIO
 /// CREATE TABLE moya_http_cache_totals (           -- the body bytes of a namespace's records
 ///     namespace   text PRIMARY KEY,
 ///     total_bytes bigint NOT NULL DEFAULT 0);
+///
+/// CREATE TABLE moya_http_cache_readers (          -- version 3: the open readers of bodies
+///     namespace text NOT NULL,
+///     id        uuid NOT NULL,                    -- the record whose body is read
+///     reader    uuid NOT NULL,                    -- one per open reader
+///     until     timestamptz NOT NULL,             -- its lease, renewed while it reads
+///     PRIMARY KEY (namespace, id, reader));
 /// ```
 ///
 /// ## How it stores
@@ -66,13 +73,15 @@ import PostgresNIO
 ///   while the total exceeds ``maximumSize``, deletes the oldest records (by `stored_at`).
 /// - Every change to a namespace's records (commit, removal, sweep) first locks its
 ///   `moya_http_cache_totals` row, so they happen one after the other and never deadlock.
-/// - Deleting a record deletes its row at once and stamps its chunks' `written_at`; chunks that
-///   no record references are deleted once they are older than
-///   ``Configuration-swift.struct/orphanGrace``, so that a reader that opened the body before
-///   the deletion can finish, and so that the chunks of a writer whose process died go too.
-///   The process that removed records deletes their chunks itself when the grace is over (a
-///   second later), whether or not anything is written meanwhile; every sweep deletes those
-///   that others left, and a storage sweeps them once the grace is over after it starts.
+/// - Deleting a record deletes its row and its chunks in one transaction, so the namespace's
+///   total counts what is stored. The chunks of a record a reader has open stay for it: opening a
+///   body longer than nothing writes a lease (a row of `moya_http_cache_readers`, for
+///   ``Configuration-swift.struct/orphanGrace``, renewed while it reads) under a share lock on the
+///   record's row, and the reader's `close()` deletes the chunks when the record is gone. A
+///   lease that runs out (a reader whose process died) leaves the chunks to a sweep once the
+///   grace is over: the process that removed the record runs one a second after it, whether or
+///   not anything is written meanwhile; and every sweep takes the chunks of writers that died
+///   before committing.
 /// - The sweep (``removeExpired()``) runs after a commit at most once per
 ///   ``Configuration-swift.struct/sweepInterval``, in the background, and whenever you call it.
 /// - Every transaction that changes records (a commit, a removal, a metadata update, the
@@ -167,7 +176,8 @@ public final class PostgresHTTPCacheStorage: HTTPCacheStorage {
     ///   - maximumSize: The most body bytes the namespace holds (1 GiB by default).
     ///   - maximumBodyLength: The most body bytes one record may hold (64 MiB by default).
     ///   - chunkSize: The size of the rows bodies are stored in (256 KiB by default).
-    ///   - orphanGrace: How long the chunks of a removed record stay for its readers (60 s).
+    ///   - orphanGrace: How long a reader's lease on a body lasts before it is renewed, and how long a
+    ///     writer may go without writing before its chunks count as a dead process's (60 s).
     ///   - operationTimeout: The longest any one call waits for the server (10 s).
     ///   - sweepInterval: How often, at most, a commit starts a sweep; `nil` never (60 s).
     ///   - notificationChannel: The channel changes are announced on (`moya_http_cache`; see
@@ -298,16 +308,29 @@ public final class PostgresHTTPCacheStorage: HTTPCacheStorage {
             return InlineBodyReader(data)
         }
         let namespace = namespace
+        let reader = UUID()
+        let lease = orphanGrace
+        // The record's length and, for a body, a lease on its chunks, in one statement: the
+        // record's row is locked for share while the lease is written, so a removal either comes
+        // first (the record is gone: not found) or waits for the lease and leaves the chunks.
         let bodyLength = try await perform("opening a body") { client -> Int64? in
             let rows = try await client.query(
-                "SELECT body_length FROM moya_http_cache_records WHERE namespace = \(namespace) AND id = \(record.id)")
+                """
+                WITH found AS (
+                    SELECT body_length FROM moya_http_cache_records WHERE namespace = \(namespace) AND id = \(record.id) FOR SHARE),
+                leased AS (
+                    INSERT INTO moya_http_cache_readers (namespace, id, reader, until)
+                    SELECT \(namespace), \(record.id), \(reader), now() + make_interval(secs => \(lease)) FROM found
+                    WHERE found.body_length > 0 RETURNING 1)
+                SELECT body_length FROM found
+                """)
             for try await length in rows.decode(Int64.self) {
                 return length
             }
             return Int64?.none
         }
         guard let bodyLength else { throw HTTPCacheStorageError.recordNotFound }
-        return BodyReader(storage: self, id: record.id, bodyLength: bodyLength)
+        return BodyReader(storage: self, id: record.id, bodyLength: bodyLength, reader: bodyLength > 0 ? reader : nil)
     }
 
     /// Starts writing `record`; nothing is visible until the writer commits.
