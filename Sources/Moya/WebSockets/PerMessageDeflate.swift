@@ -97,9 +97,21 @@ final class PerMessageDeflate {
     ///
     /// - Throws: ``TooBig`` past `limit`, ``Failure`` for data that does not inflate.
     func decompress(_ payload: ByteBuffer, limit: Int, allocator: ByteBufferAllocator) throws -> ByteBuffer {
-        var input = payload
-        input.writeBytes(Self.flushTail)
         var output = allocator.buffer(capacity: min(limit + 1, max(4096, payload.readableBytes * 4)))
+        try decompress(part: payload, into: &output, limit: limit, isFinal: true)
+        return output
+    }
+
+    /// Inflates a part of a received message's payload (a fragment's) onto `output`, which must
+    /// stay at most `limit` bytes: a message can be inflated, and its text checked, fragment by
+    /// fragment as they arrive. `isFinal` for the message's last part, which gets the flush's
+    /// four bytes back.
+    ///
+    /// - Throws: ``TooBig`` past `limit`, ``Failure`` for data that does not inflate.
+    func decompress(part: ByteBuffer, into output: inout ByteBuffer, limit: Int, isFinal: Bool) throws {
+        var input = part
+        if isFinal { input.writeBytes(Self.flushTail) }
+        guard input.readableBytes > 0 else { return }
         var status: Int32 = Z_OK
         try input.withUnsafeReadableBytes { bytes in
             decompressor.pointee.next_in = UnsafeMutablePointer(mutating: bytes.bindMemory(to: UInt8.self).baseAddress!)
@@ -138,9 +150,8 @@ final class PerMessageDeflate {
                 }
             }
         }
-        if agreement.serverNoContextTakeover {
+        if isFinal, agreement.serverNoContextTakeover {
             inflateReset(decompressor)
         }
-        return output
     }
 }

@@ -45,12 +45,16 @@ final class WebSocketConversation: ChannelDuplexHandler, RemovableChannelHandler
     /// Holds the handler's context once it is added.
     private var context: ChannelHandlerContext?
 
-    /// A message being reassembled: its opcode, whether it is compressed, its bytes, and for
-    /// uncompressed text, the check of its UTF-8 so far (each fragment is checked as it arrives).
-    private var partial: (opcode: WebSocketOpcode, compressed: Bool, data: ByteBuffer, text: WebSocketTextValidator?)?
+    /// A message being reassembled: its opcode, whether it is compressed, its bytes as they came,
+    /// for text, the check of its UTF-8 so far (each fragment is checked as it arrives), and for
+    /// compressed text, its bytes inflated so far (each fragment is inflated as it arrives, so
+    /// that its text can be checked; `data` then keeps only the count of the bytes that came).
+    private var partial: (opcode: WebSocketOpcode, compressed: Bool, data: ByteBuffer, text: WebSocketTextValidator?, inflated: ByteBuffer?)?
     /// The whole messages of the current read, handed to the reader when the read is complete
     /// (``handOverReceived()``), and their bytes as they came.
     private var received: [WebSocketReceived] = []
+    /// The bytes a compressed text message being reassembled took on the wire so far.
+    private var partialWireBytes = 0
     private var receivedBytes: Int64 = 0
     /// Whether the reader is behind (the sequence said to stop producing).
     private var readerIsBehind = false
@@ -272,18 +276,28 @@ final class WebSocketConversation: ChannelDuplexHandler, RemovableChannelHandler
                     fail(.messageTooBig(limit: options.maximumMessageSize), code: .messageTooBig, context: context)
                     return
                 }
-                // Uncompressed text is checked fragment by fragment: bytes that can never be
-                // UTF-8 fail the message now, not once its last fragment has come.
+                // Text is checked fragment by fragment (compressed text inflated fragment by
+                // fragment first): bytes that can never be UTF-8 fail the message now, not once
+                // its last fragment has come.
                 var text: WebSocketTextValidator?
-                if frame.opcode == .text, !frame.rsv1 {
+                var inflated: ByteBuffer?
+                if frame.opcode == .text {
+                    var checked = data
+                    if frame.rsv1 {
+                        var output = context.channel.allocator.buffer(capacity: min(options.maximumMessageSize + 1, max(4096, data.readableBytes * 4)))
+                        guard inflatePart(data, into: &output, isFinal: false, context: context) else { return }
+                        checked = output
+                        inflated = output
+                    }
                     var validator = WebSocketTextValidator()
-                    guard validator.check(data, isFinal: false) else {
+                    guard validator.check(checked, isFinal: false) else {
                         fail(.invalidUTF8, code: .invalidFramePayloadData, context: context)
                         return
                     }
                     text = validator
                 }
-                partial = (frame.opcode, frame.rsv1, data, text)
+                partial = (frame.opcode, frame.rsv1, inflated == nil ? data : context.channel.allocator.buffer(capacity: 0), text, inflated)
+                if inflated != nil { partialWireBytes = data.readableBytes }
             }
         case .continuation:
             guard var message = partial else {
@@ -294,12 +308,30 @@ final class WebSocketConversation: ChannelDuplexHandler, RemovableChannelHandler
                 fail(.protocolViolation("RSV1 set on a continuation frame"), code: .protocolError, context: context)
                 return
             }
-            guard message.data.readableBytes + frame.data.readableBytes <= options.maximumMessageSize else {
+            let wireSoFar = message.inflated == nil ? message.data.readableBytes : partialWireBytes
+            guard wireSoFar + frame.data.readableBytes <= options.maximumMessageSize else {
                 partial = nil
                 fail(.messageTooBig(limit: options.maximumMessageSize), code: .messageTooBig, context: context)
                 return
             }
             partial = nil
+            if var inflated = message.inflated, var text = message.text {
+                // Compressed text: this fragment inflated onto the rest, and checked.
+                partialWireBytes += frame.data.readableBytes
+                guard inflatePart(frame.data, into: &inflated, isFinal: frame.fin, context: context) else { return }
+                guard text.check(inflated, isFinal: frame.fin) else {
+                    fail(.invalidUTF8, code: .invalidFramePayloadData, context: context)
+                    return
+                }
+                if frame.fin {
+                    deliverText(inflated, checked: text, wireBytes: partialWireBytes, context: context)
+                } else {
+                    message.inflated = inflated
+                    message.text = text
+                    partial = message
+                }
+                return
+            }
             var fragment = frame.data
             message.data.writeBuffer(&fragment)
             if var text = message.text {
@@ -370,27 +402,54 @@ final class WebSocketConversation: ChannelDuplexHandler, RemovableChannelHandler
             fail(.messageTooBig(limit: options.maximumMessageSize), code: .messageTooBig, context: context)
             return
         }
-        let message: WebSocketReceived
         if opcode == .text {
-            // Checked here, so that invalid text fails the connection at once; a large message
-            // is made a `String` by the reader, off the event loop.
+            // Checked here, so that invalid text fails the connection at once.
             var validator = checked ?? WebSocketTextValidator()
             guard checked != nil || validator.check(payload, isFinal: true) else {
                 fail(.invalidUTF8, code: .invalidFramePayloadData, context: context)
                 return
             }
-            if payload.readableBytes >= WebSocketReceived.deferredTextSize {
-                message = .text(payload, validator)
-            } else {
-                message = .message(.text(validator.text(of: payload)))
-            }
-        } else {
-            // Large messages keep the buffer's storage instead of a copy (NIO copies small ones).
-            let data = payload.getData(at: payload.readerIndex, length: payload.readableBytes, byteTransferStrategy: .automatic) ?? Data()
-            message = .message(.binary(data))
+            deliverText(payload, checked: validator, wireBytes: wireBytes, context: context)
+            return
         }
-        received.append(message)
+        // Large messages keep the buffer's storage instead of a copy (NIO copies small ones).
+        let data = payload.getData(at: payload.readerIndex, length: payload.readableBytes, byteTransferStrategy: .automatic) ?? Data()
+        received.append(.message(.binary(data)))
         receivedBytes += Int64(wireBytes)
+    }
+
+    /// A whole text message, its UTF-8 checked to its end by `validator`, and `wireBytes` long
+    /// as it came: yielded to the reader (a large message is made a `String` by the reader, off
+    /// the event loop).
+    private func deliverText(_ payload: ByteBuffer, checked validator: WebSocketTextValidator, wireBytes: Int, context: ChannelHandlerContext) {
+        guard payload.readableBytes <= options.maximumMessageSize else {
+            fail(.messageTooBig(limit: options.maximumMessageSize), code: .messageTooBig, context: context)
+            return
+        }
+        if payload.readableBytes >= WebSocketReceived.deferredTextSize {
+            received.append(.text(payload, validator))
+        } else {
+            received.append(.message(.text(validator.text(of: payload))))
+        }
+        receivedBytes += Int64(wireBytes)
+    }
+
+    /// Inflates `part`, a fragment of a compressed message, onto `output`, within the message
+    /// limit; `false` when the connection failed for it (too big, or data that does not inflate).
+    private func inflatePart(_ part: ByteBuffer, into output: inout ByteBuffer, isFinal: Bool, context: ChannelHandlerContext) -> Bool {
+        guard let deflate else {
+            fail(.protocolViolation("RSV1 set without a compression extension"), code: .protocolError, context: context)
+            return false
+        }
+        do {
+            try deflate.decompress(part: part, into: &output, limit: options.maximumMessageSize, isFinal: isFinal)
+            return true
+        } catch is PerMessageDeflate.TooBig {
+            fail(.messageTooBig(limit: options.maximumMessageSize), code: .messageTooBig, context: context)
+        } catch {
+            fail(.protocolViolation("compressed data that does not inflate"), code: .protocolError, context: context)
+        }
+        return false
     }
 
     /// Hands the messages of this read to the reader, all at once (one lock and at most one

@@ -50,6 +50,72 @@ struct WebSocketTextTests {
         await server.shutdown()
     }
 
+    /// `parts` compressed as one permessage-deflate message, each part flushed on its own (so
+    /// that each fragment inflates to its part): the message's data is one deflate stream, whose
+    /// last flush alone drops its four last bytes (RFC 7692, section 7.2.1).
+    static func deflated(_ parts: [[UInt8]]) throws -> [[UInt8]] {
+        let deflate = try PerMessageDeflate(agreement: PerMessageDeflateAgreement())
+        let allocator = ByteBufferAllocator()
+        return try parts.enumerated().map { index, part in
+            let compressed = try deflate.compress(ByteBuffer(bytes: part), allocator: allocator)
+            return Array(compressed.readableBytesView) + (index < parts.count - 1 ? [0x00, 0x00, 0xFF, 0xFF] : [])
+        }
+    }
+
+    @Test(
+        "A compressed fragmented text message whose first fragment inflates to invalid UTF-8 fails with 1007 before the rest is sent",
+        .timeLimit(.minutes(1)))
+    func invalidCompressedFirstFragment() async throws {
+        let fragments = try Self.deflated([Self.kosme + [0xF4, 0x90, 0x80, 0x80], Array("the rest".utf8)])
+        let closeBeforeRest = LockedBox<UInt16?>(nil)
+        let server = try await WebSocketTestServer.start { connection in
+            try await connection.accept(headers: [("Sec-WebSocket-Extensions", "permessage-deflate")])
+            try await connection.write(WebSocketTestConnection.frameBytes(opcode: 1, payload: fragments[0], fin: false, rsv1: true))
+            let first = try await connection.readFrame()
+            closeBeforeRest.withLock { $0 = first?.opcode == 8 ? first?.closeCode : nil }
+            try await connection.write(Self.frame(0, fragments[1]))
+            if let first, first.opcode == 8 { try await connection.sendClose(code: first.closeCode) }
+            while try await connection.readFrame() != nil {}
+        }
+        let connection = try await MoyaProvider<Remote>().webSocket(Remote(server.baseURL, "/"))
+        var failure: WebSocketError?
+        do {
+            for try await message in connection.messages { Issue.record("received \(message)") }
+        } catch {
+            if case .underlying(let error as WebSocketError, _) = error { failure = error }
+        }
+        #expect(failure == .invalidUTF8)
+        #expect(closeBeforeRest.withLock { $0 } == 1007)
+        await server.shutdown()
+    }
+
+    @Test("Compressed text in fragments, cut inside characters, is inflated fragment by fragment and arrives whole")
+    func compressedFragments() async throws {
+        let text = "Hello-µ@ßöäüàá-UTF-8!! κόσμε €𝄞 \u{10FFFF}\u{E000} end"
+        let bytes = Array(text.utf8)
+        // Cut inside the 4-byte character and inside a 2-byte one.
+        let cuts = [0, 12, 43, 45, bytes.count]
+        let parts = (0..<cuts.count - 1).map { Array(bytes[cuts[$0]..<cuts[$0 + 1]]) }
+        let fragments = try Self.deflated(parts)
+        var frames: [UInt8] = []
+        for (index, fragment) in fragments.enumerated() {
+            frames += WebSocketTestConnection.frameBytes(
+                opcode: index == 0 ? 1 : 0, payload: fragment, fin: index == fragments.count - 1, rsv1: index == 0)
+        }
+        let bytesToSend = frames
+        let server = try await WebSocketTestServer.start { connection in
+            try await connection.accept(headers: [("Sec-WebSocket-Extensions", "permessage-deflate")])
+            try await connection.write(bytesToSend)
+            try await connection.sendClose(code: 1000)
+            while let frame = try await connection.readFrame(), frame.opcode != 8 {}
+        }
+        let connection = try await MoyaProvider<Remote>().webSocket(Remote(server.baseURL, "/"))
+        var received: [WebSocketMessage] = []
+        for try await message in connection.messages { received.append(message) }
+        #expect(received == [.text(text)])
+        await server.shutdown()
+    }
+
     @Test(
         "Valid text cut anywhere between fragments, inside a character included, arrives whole (Autobahn 6.2)",
         arguments: [1, 2, 3, 5, 7])
