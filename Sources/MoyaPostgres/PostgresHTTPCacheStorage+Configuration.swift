@@ -66,7 +66,9 @@ extension PostgresHTTPCacheStorage {
         /// How often, at most, a commit starts a sweep (``PostgresHTTPCacheStorage/removeExpired()``)
         /// in the background; `nil` never (60 s unless told).
         public var sweepInterval: TimeInterval?
-        /// The most connections the storage opens to the server at once (8 unless told).
+        /// The most connections the storage opens to the server at once (8 unless told). A near
+        /// cache's change feed (``PostgresHTTPCacheStorage/changes()``) holds one of them while
+        /// it listens, and needs 2 or more.
         public var maximumConnections: Int
         /// The `application_name` the storage's connections show in `pg_stat_activity`.
         public var applicationName: String

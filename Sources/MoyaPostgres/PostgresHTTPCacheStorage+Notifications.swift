@@ -130,7 +130,9 @@ extension PostgresHTTPCacheStorage {
     /// slower than changes come is told to drop everything rather than left to miss one.
     ///
     /// The feed ends when its consumer stops reading it, or at ``shutdown()``. `nil` when the
-    /// storage is shut down, or when the channel's name is not one it can listen on.
+    /// storage is shut down, when the channel's name is not one it can listen on, or when the
+    /// storage was made with ``Configuration-swift.struct/maximumConnections`` of 1 (the feed
+    /// would hold the only connection, and every other call would wait for it).
     ///
     /// A connection that dies without the client noticing (no reset from the network) loses
     /// notifications silently until TCP gives up: the near cache's
@@ -140,6 +142,12 @@ extension PostgresHTTPCacheStorage {
             logger.error(
                 "The HTTP cache's PostgreSQL storage has no change feed: its notification channel is not a name it can listen on",
                 metadata: ["channel": "\(notificationChannel)"])
+            return nil
+        }
+        if let maximum = maximumConnections, maximum < 2 {
+            logger.error(
+                "The HTTP cache's PostgreSQL storage has no change feed: it may open one connection only, which the feed would hold for good (set maximumConnections to 2 or more)",
+                metadata: ["maximumConnections": "\(maximum)"])
             return nil
         }
         let (stream, continuation) = AsyncStream.makeStream(

@@ -117,6 +117,9 @@ public final class PostgresHTTPCacheStorage: HTTPCacheStorage {
     /// The server, for a storage made from a configuration: checked when the storage does not
     /// know it answers (``checkReachable()``).
     let server: Server?
+    /// The most connections of the storage's own client (``init(configuration:)``), `nil` for
+    /// the application's: a change feed needs 2 or more.
+    let maximumConnections: Int?
     let state = Locked(State())
 
     struct State: Sendable {
@@ -158,7 +161,8 @@ public final class PostgresHTTPCacheStorage: HTTPCacheStorage {
             maximumBodyLength: configuration.maximumBodyLength, chunkSize: configuration.chunkSize,
             orphanGrace: configuration.orphanGrace, operationTimeout: configuration.operationTimeout,
             sweepInterval: configuration.sweepInterval, notificationChannel: configuration.notificationChannel, logger: configuration.logger,
-            server: Server(host: configuration.host, port: configuration.port, connectTimeout: configuration.connectTimeout))
+            server: Server(host: configuration.host, port: configuration.port, connectTimeout: configuration.connectTimeout),
+            maximumConnections: max(configuration.maximumConnections, 1))
         let run = _Concurrency.Task.detached { await client.run() }
         state.withLock { $0.clientRun = run }
     }
@@ -198,16 +202,18 @@ public final class PostgresHTTPCacheStorage: HTTPCacheStorage {
         self.init(
             client: client, namespace: namespace, maximumSize: maximumSize, maximumBodyLength: maximumBodyLength, chunkSize: chunkSize,
             orphanGrace: orphanGrace, operationTimeout: operationTimeout, sweepInterval: sweepInterval,
-            notificationChannel: notificationChannel, logger: logger, server: nil)
+            notificationChannel: notificationChannel, logger: logger, server: nil, maximumConnections: nil)
     }
 
     /// Makes a storage on `client`, which checks that `server` is reachable when it does not
     /// know (``init(configuration:)``: the client is the storage's own, made for that server).
     init(
         client: PostgresClient, namespace: String, maximumSize: Int64, maximumBodyLength: Int64, chunkSize: Int, orphanGrace: TimeInterval,
-        operationTimeout: TimeInterval, sweepInterval: TimeInterval?, notificationChannel: String, logger: Logger, server: Server?
+        operationTimeout: TimeInterval, sweepInterval: TimeInterval?, notificationChannel: String, logger: Logger, server: Server?,
+        maximumConnections: Int?
     ) {
         self.server = server
+        self.maximumConnections = maximumConnections
         precondition(maximumBodyLength >= 0 && maximumSize >= 0, "PostgresHTTPCacheStorage: sizes must not be negative")
         precondition(chunkSize > 0, "PostgresHTTPCacheStorage: chunkSize must be positive")
         self.client = client

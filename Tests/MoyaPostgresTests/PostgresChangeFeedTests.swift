@@ -119,6 +119,18 @@ struct PostgresChangeFeedTests {
         #expect(storage.changes() == nil)
     }
 
+    @Test func aStorageOfOneConnectionGivesNoFeed() async throws {
+        var configuration = try await PostgresTestServer.configuration()
+        configuration.maximumConnections = 1
+        let storage = PostgresHTTPCacheStorage(configuration: configuration)
+        #expect(storage.changes() == nil, "the feed would hold the only connection")
+        configuration.maximumConnections = 2
+        let two = PostgresHTTPCacheStorage(configuration: configuration)
+        #expect(two.changes() != nil)
+        await storage.shutdown()
+        await two.shutdown()
+    }
+
     @Test func aChannelThatIsNoIdentifierGivesNoFeed() async throws {
         var configuration = try await PostgresTestServer.configuration()
         configuration.notificationChannel = "no\"pe; DROP"
