@@ -154,6 +154,14 @@ func benchClientFactories(base: URL) -> [(key: String, make: () -> any BenchClie
         ("retry-limit", { policyClient("adaptive limit", try! ResilienceOptions(concurrencyLimit: .adaptive(initial: 512)), base: base) }),
         ("retry-hedging", { policyClient("hedging", try! ResilienceOptions(hedging: .default), base: base) }),
         ("retry-hedging-fixed", { policyClient("hedging after 50 ms", try! ResilienceOptions(hedging: HedgingPolicy(delay: .fixed(0.05))), base: base) }),
+        (
+            "retry-unhedged",
+            {
+                policyClient(
+                    "all but hedging",
+                    try! ResilienceOptions(circuitBreaker: .default, concurrencyLimit: .adaptive(initial: 512), deadline: 30), base: base)
+            }
+        ),
         ("retry-deadline", { policyClient("deadline", try! ResilienceOptions(deadline: 30), base: base) }),
     ]
 }
