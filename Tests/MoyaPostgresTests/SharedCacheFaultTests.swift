@@ -16,20 +16,53 @@ import FoundationNetworking
     .enabled(if: PostgresCluster.binDirectory != nil || PostgresTestServer.isRequired, "needs Debian's postgresql package to start a cluster of its own"),
     .enabled(if: TimingSuites.runHere, Comment(rawValue: TimingSuites.skipReason)))
 struct SharedCacheFaultTests {
-    @Test("The database stopped mid-run: requests go to the origin, within the storage's time limit; the cache is used again once it is back")
-    func databaseStoppedAndBack() async throws {
-        let cluster = try await PostgresCluster.make()
+    /// An origin whose `/item` may be stored for ten minutes.
+    static func itemOrigin() async throws -> MockServer {
         let mock = try await MockServer.start()
         mock.route("GET", "/item", response: MockResponse(status: 200, headers: [("Cache-Control", "max-age=600")], body: Data("item".utf8)))
+        return mock
+    }
+
+    /// The storage's configuration for `cluster`: plain TCP, warnings only, the limits given.
+    static func configuration(
+        _ cluster: PostgresCluster, connectTimeout: TimeInterval? = nil, operationTimeout: TimeInterval? = nil
+    ) throws -> PostgresHTTPCacheStorage.Configuration {
         var configuration = try PostgresHTTPCacheStorage.Configuration(url: cluster.url)
         configuration.logger.logLevel = .warning
         configuration.tls = .disable
-        configuration.connectTimeout = 3
-        configuration.operationTimeout = 5
-        let storage = PostgresHTTPCacheStorage(configuration: configuration)
-        let cache = HTTPCache(storage: storage, mode: .shared, storageTimeout: 3)
-        let session = Session(configuration: .init(cache: cache))
-        let provider = MoyaProvider<CacheTarget>(session: session)
+        if let connectTimeout { configuration.connectTimeout = connectTimeout }
+        if let operationTimeout { configuration.operationTimeout = operationTimeout }
+        return configuration
+    }
+
+    /// One process of the fleet: a storage of its own, its shared-mode cache, a session and a
+    /// provider.
+    struct Replica {
+        let storage: PostgresHTTPCacheStorage
+        let cache: HTTPCache
+        let session: Session
+        let provider: MoyaProvider<CacheTarget>
+
+        init(_ configuration: PostgresHTTPCacheStorage.Configuration, storageTimeout: TimeInterval) {
+            storage = PostgresHTTPCacheStorage(configuration: configuration)
+            cache = HTTPCache(storage: storage, mode: .shared, storageTimeout: storageTimeout)
+            session = Session(configuration: .init(cache: cache))
+            provider = MoyaProvider<CacheTarget>(session: session)
+        }
+
+        func stop() async throws {
+            try await session.shutdown()
+            await storage.shutdown()
+        }
+    }
+
+    @Test("The database stopped mid-run: requests go to the origin, within the storage's time limit; the cache is used again once it is back")
+    func databaseStoppedAndBack() async throws {
+        let cluster = try await PostgresCluster.make()
+        let mock = try await Self.itemOrigin()
+        let configuration = try Self.configuration(cluster, connectTimeout: 3, operationTimeout: 5)
+        let replica = Replica(configuration, storageTimeout: 3)
+        let (cache, provider) = (replica.cache, replica.provider)
         let target = CacheTarget(baseURL: mock.baseURL, path: "/item")
 
         _ = try await provider.request(target)
@@ -61,8 +94,7 @@ struct SharedCacheFaultTests {
         }
         #expect(answered == .hit, "the cache is used again once the database is back")
 
-        try await session.shutdown()
-        await storage.shutdown()
+        try await replica.stop()
         await mock.shutdown()
         await cluster.destroy()
     }
@@ -72,19 +104,12 @@ struct SharedCacheFaultTests {
     )
     func refusedDatabaseFailsFast() async throws {
         let cluster = try await PostgresCluster.make()
-        let mock = try await MockServer.start()
-        mock.route("GET", "/item", response: MockResponse(status: 200, headers: [("Cache-Control", "max-age=600")], body: Data("item".utf8)))
-        var configuration = try PostgresHTTPCacheStorage.Configuration(url: cluster.url)
-        configuration.logger.logLevel = .warning
-        configuration.tls = .disable
+        let mock = try await Self.itemOrigin()
         // Limits far above what a refused connection takes: a request that waited for one of
         // them would show.
-        configuration.connectTimeout = 30
-        configuration.operationTimeout = 30
-        let storage = PostgresHTTPCacheStorage(configuration: configuration)
-        let cache = HTTPCache(storage: storage, mode: .shared, storageTimeout: 30)
-        let session = Session(configuration: .init(cache: cache))
-        let provider = MoyaProvider<CacheTarget>(session: session)
+        let configuration = try Self.configuration(cluster, connectTimeout: 30, operationTimeout: 30)
+        let replica = Replica(configuration, storageTimeout: 30)
+        let (cache, provider) = (replica.cache, replica.provider)
         let target = CacheTarget(baseURL: mock.baseURL, path: "/item")
         _ = try await provider.request(target)
         #expect(try await provider.request(target).cacheStatus == .hit)
@@ -99,14 +124,11 @@ struct SharedCacheFaultTests {
         #expect(cache.statistics.storageFallbacks == 5)
 
         // A process that starts while the database is refused: its first request too.
-        let freshStorage = PostgresHTTPCacheStorage(configuration: configuration)
-        let freshCache = HTTPCache(storage: freshStorage, mode: .shared, storageTimeout: 30)
-        let freshSession = Session(configuration: .init(cache: freshCache))
-        let freshProvider = MoyaProvider<CacheTarget>(session: freshSession)
+        let fresh = Replica(configuration, storageTimeout: 30)
         let started = Date()
-        #expect(try await freshProvider.request(target).cacheStatus == .network)
+        #expect(try await fresh.provider.request(target).cacheStatus == .network)
         #expect(Date().timeIntervalSince(started) < 10)
-        #expect(freshCache.statistics.storageFallbacks == 1)
+        #expect(fresh.cache.statistics.storageFallbacks == 1)
 
         // Back: the probe reconnects in the background; requests then hit again.
         try await cluster.start()
@@ -117,10 +139,8 @@ struct SharedCacheFaultTests {
         }
         #expect(answered == .hit, "the cache is used again once the database is back")
 
-        try await freshSession.shutdown()
-        await freshStorage.shutdown()
-        try await session.shutdown()
-        await storage.shutdown()
+        try await fresh.stop()
+        try await replica.stop()
         await mock.shutdown()
         await cluster.destroy()
     }
@@ -128,17 +148,10 @@ struct SharedCacheFaultTests {
     @Test("The database restarted empty: a miss, then stored again")
     func restartedEmpty() async throws {
         let cluster = try await PostgresCluster.make()
-        let mock = try await MockServer.start()
-        mock.route("GET", "/item", response: MockResponse(status: 200, headers: [("Cache-Control", "max-age=600")], body: Data("item".utf8)))
-        var configuration = try PostgresHTTPCacheStorage.Configuration(url: cluster.url)
-        configuration.logger.logLevel = .warning
-        configuration.tls = .disable
-        configuration.connectTimeout = 3
-        configuration.operationTimeout = 5
-        let storage = PostgresHTTPCacheStorage(configuration: configuration)
-        let cache = HTTPCache(storage: storage, mode: .shared, storageTimeout: 5)
-        let session = Session(configuration: .init(cache: cache))
-        let provider = MoyaProvider<CacheTarget>(session: session)
+        let mock = try await Self.itemOrigin()
+        let configuration = try Self.configuration(cluster, connectTimeout: 3, operationTimeout: 5)
+        let replica = Replica(configuration, storageTimeout: 5)
+        let provider = replica.provider
         let target = CacheTarget(baseURL: mock.baseURL, path: "/item")
         _ = try await provider.request(target)
         try await cluster.restartEmpty()
@@ -152,8 +165,7 @@ struct SharedCacheFaultTests {
         }
         #expect(statuses.first == .network, "nothing stale was served from an empty database")
         #expect(statuses.last == .hit, "stored again once the schema was made again")
-        try await session.shutdown()
-        await storage.shutdown()
+        try await replica.stop()
         await mock.shutdown()
         await cluster.destroy()
     }
@@ -161,15 +173,10 @@ struct SharedCacheFaultTests {
     @Test("The database answering slowly (another session holds a lock on the cache's tables): requests go to the origin within the storage's limit")
     func slowDatabase() async throws {
         let cluster = try await PostgresCluster.make()
-        let mock = try await MockServer.start()
-        mock.route("GET", "/item", response: MockResponse(status: 200, headers: [("Cache-Control", "max-age=600")], body: Data("item".utf8)))
-        var configuration = try PostgresHTTPCacheStorage.Configuration(url: cluster.url)
-        configuration.logger.logLevel = .warning
-        configuration.tls = .disable
-        let storage = PostgresHTTPCacheStorage(configuration: configuration)
-        let cache = HTTPCache(storage: storage, mode: .shared, storageTimeout: 1)
-        let session = Session(configuration: .init(cache: cache))
-        let provider = MoyaProvider<CacheTarget>(session: session)
+        let mock = try await Self.itemOrigin()
+        let configuration = try Self.configuration(cluster)
+        let replica = Replica(configuration, storageTimeout: 1)
+        let (cache, provider) = (replica.cache, replica.provider)
         let target = CacheTarget(baseURL: mock.baseURL, path: "/item")
         _ = try await provider.request(target)
         #expect(try await provider.request(target).cacheStatus == .hit)
@@ -195,8 +202,7 @@ struct SharedCacheFaultTests {
         guard locked.value else {
             holder.cancel()
             Issue.record("the other session did not take the lock within 120 s: \(await holder.result)")
-            try await session.shutdown()
-            await storage.shutdown()
+            try await replica.stop()
             await mock.shutdown()
             await cluster.destroy()
             return
@@ -223,8 +229,7 @@ struct SharedCacheFaultTests {
             if answered != .hit { try await _Concurrency.Task.sleep(nanoseconds: 500_000_000) }
         }
         #expect(answered == .hit, "the cache is used again once the lock is gone")
-        try await session.shutdown()
-        await storage.shutdown()
+        try await replica.stop()
         await mock.shutdown()
         await cluster.destroy()
     }

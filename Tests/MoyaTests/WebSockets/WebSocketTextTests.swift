@@ -25,20 +25,27 @@ struct WebSocketTextTests {
             kosme + [0xF4, 0x90, 0x80, 0x80] + Array("-then more".utf8), kosme + [0x80], [0xC0, 0xAF], kosme + [0xED, 0xA0],
         ])
     func invalidFirstFragment(bytes: [UInt8]) async throws {
-        // The server sends the first fragment and waits for the client's next frame: a client
-        // that waited for the end of the message would wait for good (and the time limit fail
-        // the test). Only then does it send the rest.
+        try await Self.expectFailureBeforeRest(first: bytes, rest: Array("the rest".utf8), compressed: false)
+    }
+
+    /// The server sends `first`, the first fragment of a text message (`compressed`: with RSV1,
+    /// on a connection that agreed to permessage-deflate), and waits for the client's next frame:
+    /// a client that waited for the end of the message would wait for good (and the time limit
+    /// fail the test). Only then does it send `rest`. The client must fail with invalid UTF-8 and
+    /// close with 1007 before the rest came.
+    static func expectFailureBeforeRest(first: [UInt8], rest: [UInt8], compressed: Bool) async throws {
         let closeBeforeRest = LockedBox<UInt16?>(nil)
         let server = try await WebSocketTestServer.start { connection in
-            try await connection.accept()
-            try await connection.write(Self.frame(1, bytes, fin: false))
-            let first = try await connection.readFrame()
-            closeBeforeRest.withLock { $0 = first?.opcode == 8 ? first?.closeCode : nil }
-            try await connection.write(Self.frame(0, Array("the rest".utf8)))
-            if let first, first.opcode == 8 { try await connection.sendClose(code: first.closeCode) }
+            try await connection.accept(headers: compressed ? [("Sec-WebSocket-Extensions", "permessage-deflate")] : [])
+            try await connection.write(WebSocketTestConnection.frameBytes(opcode: 1, payload: first, fin: false, rsv1: compressed))
+            let frame = try await connection.readFrame()
+            closeBeforeRest.withLock { $0 = frame?.opcode == 8 ? frame?.closeCode : nil }
+            try await connection.write(Self.frame(0, rest))
+            if let frame, frame.opcode == 8 { try await connection.sendClose(code: frame.closeCode) }
             while try await connection.readFrame() != nil {}
         }
-        let connection = try await MoyaProvider<Remote>().webSocket(Remote(server.baseURL, "/"), options: .init(compression: .disabled))
+        let connection = try await MoyaProvider<Remote>().webSocket(
+            Remote(server.baseURL, "/"), options: compressed ? .init() : .init(compression: .disabled))
         var failure: WebSocketError?
         do {
             for try await message in connection.messages { Issue.record("received \(message)") }
@@ -67,26 +74,7 @@ struct WebSocketTextTests {
         .timeLimit(.minutes(1)))
     func invalidCompressedFirstFragment() async throws {
         let fragments = try Self.deflated([Self.kosme + [0xF4, 0x90, 0x80, 0x80], Array("the rest".utf8)])
-        let closeBeforeRest = LockedBox<UInt16?>(nil)
-        let server = try await WebSocketTestServer.start { connection in
-            try await connection.accept(headers: [("Sec-WebSocket-Extensions", "permessage-deflate")])
-            try await connection.write(WebSocketTestConnection.frameBytes(opcode: 1, payload: fragments[0], fin: false, rsv1: true))
-            let first = try await connection.readFrame()
-            closeBeforeRest.withLock { $0 = first?.opcode == 8 ? first?.closeCode : nil }
-            try await connection.write(Self.frame(0, fragments[1]))
-            if let first, first.opcode == 8 { try await connection.sendClose(code: first.closeCode) }
-            while try await connection.readFrame() != nil {}
-        }
-        let connection = try await MoyaProvider<Remote>().webSocket(Remote(server.baseURL, "/"))
-        var failure: WebSocketError?
-        do {
-            for try await message in connection.messages { Issue.record("received \(message)") }
-        } catch {
-            if case .underlying(let error as WebSocketError, _) = error { failure = error }
-        }
-        #expect(failure == .invalidUTF8)
-        #expect(closeBeforeRest.withLock { $0 } == 1007)
-        await server.shutdown()
+        try await Self.expectFailureBeforeRest(first: fragments[0], rest: fragments[1], compressed: true)
     }
 
     @Test("Compressed text in fragments, cut inside characters, is inflated fragment by fragment and arrives whole")
