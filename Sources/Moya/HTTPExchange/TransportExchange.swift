@@ -106,6 +106,10 @@ final class TransportExchange: HTTPClientResponseDelegate, @unchecked Sendable {
     private var place: SessionResilience.Place?
     /// The last attempt's outcome, which the place is returned with.
     private var lastOutcome: CircuitBreaker.Outcome?
+    /// A request that may be hedged (a ``TransportRequest/hedging`` policy, read into memory,
+    /// with a body that can be sent again): its first copy's attempt and hedge timer, and the
+    /// race once a hedge is due (`TransportExchange+Hedging.swift`); `nil` for any other.
+    let hedgeWatch: Protected<HedgeWatch>?
 
     /// - Parameters:
     ///   - parts:    What the exchange needs of its session.
@@ -136,6 +140,11 @@ final class TransportExchange: HTTPClientResponseDelegate, @unchecked Sendable {
             // An upgrade never reaches an HTTP exchange (``Session/send(_:progress:owner:)``).
             destination = .memory
             idleTimeout = requestIdleLimit
+        }
+        if request.hedging != nil, case .memory = destination, request.body?.isReplayable ?? (request.urlRequest.httpBodyStream == nil) {
+            hedgeWatch = Protected(HedgeWatch())
+        } else {
+            hedgeWatch = nil
         }
         // Replaced by each attempt's own before it is sent.
         self.current = AttemptState(
@@ -244,7 +253,9 @@ final class TransportExchange: HTTPClientResponseDelegate, @unchecked Sendable {
         // The request's first route also takes a place under the origin's concurrency limit,
         // which it keeps across its redirects until it ends (``finish(_:)``) or streams.
         let admission: SessionResilience.Admission
-        switch resilience.admit(attempt.urlRequest.url, refillsBudget: isFirstRoute && request.refillsBudget, takesPlace: isFirstRoute) {
+        // The first route of a request that may be hedged also learns after how long.
+        let hedging = isFirstRoute && hedgeWatch != nil ? request.hedging : nil
+        switch resilience.admit(attempt.urlRequest.url, refillsBudget: isFirstRoute && request.refillsBudget, takesPlace: isFirstRoute, hedging: hedging) {
         case .failure(let open):
             addSpanEvent(.circuitOpen(open))
             finish(.failure(open))
@@ -255,9 +266,11 @@ final class TransportExchange: HTTPClientResponseDelegate, @unchecked Sendable {
         }
         switch admission.place {
         case .unlimited:
+            if hedging != nil { armHedge(admission) }
             connect(attempt)
         case .granted(let place):
             self.place = place
+            if hedging != nil { armHedge(admission) }
             connect(attempt)
         case .refused(let error):
             addSpanEvent(.concurrencyLimited(error))
@@ -277,6 +290,8 @@ final class TransportExchange: HTTPClientResponseDelegate, @unchecked Sendable {
                     let queued = ResilienceEvent.queued(origin: place.originKey, seconds: place.waited)
                     owner.transportObserved(queued)
                     addSpanEvent(queued, ["moya.wait_seconds": .double(place.waited)])
+                    // The hedge's delay counts from the place: a copy would only wait too.
+                    if hedging != nil { armHedge(admission) }
                     connect(attempt)
                 }
             }
@@ -442,7 +457,7 @@ final class TransportExchange: HTTPClientResponseDelegate, @unchecked Sendable {
     /// sent.
     private func execute(_ clientRequest: HTTPClient.Request, context: AttemptContext, client: HTTPClient, on loop: any EventLoop) {
         let pending = PendingAttempt(loop: loop)
-        guard owner.transportStarted(pending) else {
+        guard attemptStarted(pending) else {
             notStarted(context)
             return
         }
@@ -459,7 +474,7 @@ final class TransportExchange: HTTPClientResponseDelegate, @unchecked Sendable {
             pending.started(task)
             isWanted = true
         } else {
-            isWanted = owner.transportStarted(task)
+            isWanted = attemptStarted(task)
         }
         if isWanted, context.attempt.waitedBefore {
             task.eventLoop.execute { self.armResponseLimit(for: task) }
@@ -751,15 +766,27 @@ final class TransportExchange: HTTPClientResponseDelegate, @unchecked Sendable {
         // An admitted attempt that ended before it had an outcome (its request could not be
         // made, its route failed): the breaker forgets it.
         recordBreakerOutcome(nil)
-        releasePlace()
+        // A request that may be hedged: its timer stops, or its race takes the result; a
+        // response's latency is kept for a percentile delay.
+        let hedge = hedgeWatch.map { endHedge($0, result: result) }
+        if let place {
+            self.place = nil
+            parts.resilience.release(place, outcome: lastOutcome, latency: hedge?.latency?.seconds)
+        } else if let latency = hedge?.latency {
+            parts.resilience.recordLatency(latency.seconds, of: latency.origin)
+        }
         parts.admission.ended()
-        report(result)
+        report(result, race: hedge?.race)
     }
 
-    /// Ends the span with `result`, then gives it to the owner: the span has ended when the
-    /// caller hears of the result.
-    private func report(_ result: Result<TransportResponse, any Error>) {
+    /// Ends the span with `result`, then gives it to the owner (or to the `race` of the
+    /// request's copies, which decides): the span has ended when the caller hears of the result.
+    private func report(_ result: Result<TransportResponse, any Error>, race: HedgedExchange? = nil) {
         if let span { TracePropagation.endSpan(span, with: result) }
+        if let race {
+            race.copyFinished(0, result: result, request: request.urlRequest)
+            return
+        }
         owner.transportFinished(result, request: request.urlRequest)
     }
 

@@ -15,22 +15,25 @@ final class RequestDeadline: Sendable {
         self.seconds = seconds
     }
 
-    /// Starts counting on `timer`: `expired` runs when the deadline runs out, unless
-    /// ``disarm()`` came first.
-    func arm(on timer: ResilienceTimer, _ expired: @escaping @Sendable (RequestDeadlineError) -> Void) {
+    /// Starts counting on `timer`: `target` hears of it (``ResilienceTimerTarget/timerFired()``)
+    /// when the deadline runs out, unless ``disarm()`` came first, and then asks ``expire()``.
+    func arm(on timer: ResilienceTimer, target: any ResilienceTimerTarget) {
         let start = DispatchTime.now()
-        let handle = timer.schedule(after: seconds) { [self] in
-            let attempts: Int? = state.withLock { state in
-                guard state.timer != nil else { return nil }
-                state.timer = nil
-                return state.attempts
-            }
-            if let attempts { expired(RequestDeadlineError(deadline: seconds, attempts: attempts)) }
-        }
+        let handle = timer.schedule(after: seconds, target: target)
         state.withLock { state in
             state.start = start
             state.timer = (timer, handle)
         }
+    }
+
+    /// The deadline ran out: its error, once, unless it was disarmed first.
+    func expire() -> RequestDeadlineError? {
+        let attempts: Int? = state.withLock { state in
+            guard state.timer != nil else { return nil }
+            state.timer = nil
+            return state.attempts
+        }
+        return attempts.map { RequestDeadlineError(deadline: seconds, attempts: $0) }
     }
 
     /// Stops counting: the request ended, or handed its stream's head over.

@@ -166,16 +166,19 @@ extension RequestFlight {
     }
 }
 
-extension RequestFlight {
+extension RequestFlight: ResilienceTimerTarget {
     /// Starts the request's deadline, if it has one: when it runs out first, the request stops
     /// and fails with ``RequestDeadlineError``.
     func armDeadline(on timer: ResilienceTimer) {
-        // The timer holds the flight until the deadline runs out or the flight ends (which
-        // cancels it): no weak reference to make for every request.
-        deadline?.arm(on: timer) { [self] error in
-            guard isActive else { return }
-            observe(.deadlineExceeded(error))
-            finish(.failure(.underlying(error, nil)), .deadline)
-        }
+        // The timer holds the flight itself until the deadline runs out or the flight ends
+        // (which cancels it): no closure, and no weak reference, to make for every request.
+        deadline?.arm(on: timer, target: self)
+    }
+
+    /// The deadline ran out.
+    func timerFired() {
+        guard let error = deadline?.expire(), isActive else { return }
+        observe(.deadlineExceeded(error))
+        finish(.failure(.underlying(error, nil)), .deadline)
     }
 }

@@ -150,14 +150,10 @@ public final class Session: Sendable {
     /// (``TransportRequest/Mode/upgrade(_:)``, a WebSocket handshake) to its
     /// ``ConnectionUpgrade``, with the same parts.
     ///
-    /// A request with a ``TransportRequest/hedging`` policy, read into memory, goes to a
-    /// ``HedgedExchange``, which sends its copies as exchanges of their own.
+    /// A request with a ``TransportRequest/hedging`` policy, read into memory, is hedged by its
+    /// exchange when its first copy is slow (`TransportExchange+Hedging.swift`).
     func send(_ request: TransportRequest, progress: TransportProgressHandler?, owner: any TransportOwner) {
         guard case .upgrade(let upgrade) = request.mode else {
-            if let hedging = request.hedging, case .memory = request.mode, request.body?.isReplayable ?? (request.urlRequest.httpBodyStream == nil) {
-                HedgedExchange(request: request, policy: hedging, progress: progress, owner: owner, resilience: parts.resilience, sender: parts).start()
-                return
-            }
             TransportExchange.start(request, parts: parts, progress: progress, owner: owner)
             return
         }

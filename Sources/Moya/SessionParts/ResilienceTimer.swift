@@ -1,6 +1,13 @@
 import Dispatch
 import Foundation
 
+/// What a ``ResilienceTimer`` entry may call instead of a closure: the object itself is held,
+/// and nothing is allocated for the entry.
+protocol ResilienceTimerTarget: AnyObject, Sendable {
+    /// The entry's time came.
+    func timerFired()
+}
+
 /// The session's one timer for its resilience policies' deadlines and hedges: a wheel of
 /// slots a tick apart, and one dispatch timer set for the earliest slot that holds an entry.
 ///
@@ -20,10 +27,24 @@ final class ResilienceTimer: Sendable {
         fileprivate let id: UInt64
     }
 
+    /// What an entry runs: a closure, or a target's ``ResilienceTimerTarget/timerFired()`` (no
+    /// closure to allocate, for the entries every request may make).
+    private enum Action: Sendable {
+        case closure(@Sendable () -> Void)
+        case target(any ResilienceTimerTarget)
+
+        func run() {
+            switch self {
+            case .closure(let action): action()
+            case .target(let target): target.timerFired()
+            }
+        }
+    }
+
     private struct Entry {
         /// The tick it is due at.
         let due: UInt64
-        let action: @Sendable () -> Void
+        let action: Action
     }
 
     private struct Wheel {
@@ -67,6 +88,17 @@ final class ResilienceTimer: Sendable {
     /// Runs `action` (on a global queue) `seconds` from now, unless cancelled first.
     @discardableResult
     func schedule(after seconds: TimeInterval, _ action: @escaping @Sendable () -> Void) -> Handle {
+        schedule(after: seconds, action: .closure(action))
+    }
+
+    /// Calls `target`'s ``ResilienceTimerTarget/timerFired()`` (on a global queue) `seconds` from
+    /// now, unless cancelled first. The wheel holds `target` until then.
+    @discardableResult
+    func schedule(after seconds: TimeInterval, target: any ResilienceTimerTarget) -> Handle {
+        schedule(after: seconds, action: .target(target))
+    }
+
+    private func schedule(after seconds: TimeInterval, action: Action) -> Handle {
         let ticks = UInt64(max(0, seconds) * 1e9 / Double(Self.tick)) + 1
         let now = Self.currentTick()
         let (handle, makes): (Handle, Bool) = wheel.withLock { wheel in
@@ -99,12 +131,19 @@ final class ResilienceTimer: Sendable {
 
     /// Cancels the entry of `handle`, if it has not run. The timer stays set: it finds nothing
     /// due when it fires, and is set for the next entry then.
-    func cancel(_ handle: Handle) {
-        wheel.withLock { wheel in
-            if !wheel.slots.isEmpty, wheel.slots[handle.slot].removeValue(forKey: handle.id) != nil {
-                wheel.count -= 1
-            }
+    ///
+    /// - Returns: Whether the entry was still scheduled (it will not run); `false` when it has
+    ///   run or is running, or was cancelled before.
+    @discardableResult
+    func cancel(_ handle: Handle) -> Bool {
+        // The entry is released after the lock: its closure or target may be the last reference
+        // to a request's state, whose teardown has no business under the wheel's lock.
+        let removed: Entry? = wheel.withLock { wheel in
+            guard !wheel.slots.isEmpty, let entry = wheel.slots[handle.slot].removeValue(forKey: handle.id) else { return nil }
+            wheel.count -= 1
+            return entry
         }
+        return removed != nil
     }
 
     /// Gives the timer its handler, and starts it at the first entry's slot.
@@ -135,7 +174,7 @@ final class ResilienceTimer: Sendable {
     /// an entry, if any does.
     private func turn() {
         let now = Self.currentTick()
-        var due: [@Sendable () -> Void] = []
+        var due: [Action] = []
         wheel.withLock { wheel in
             // At most a turn's worth of slots: every slot is visited once.
             let from = max(wheel.turned + 1, now >= UInt64(Self.slotCount) ? now - UInt64(Self.slotCount) + 1 : 0)
@@ -163,6 +202,6 @@ final class ResilienceTimer: Sendable {
             Self.set(&wheel, at: next)
         }
         // Off the wheel's queue: an action may run a caller's completion.
-        for action in due { DispatchQueue.global().async(execute: action) }
+        for action in due { DispatchQueue.global().async { action.run() } }
     }
 }

@@ -172,6 +172,19 @@ final class SessionResilience: Sendable {
         /// The place under the origin's concurrency limit: ``PlaceAnswer/unlimited`` when none
         /// was asked for or the session has no limit.
         let place: PlaceAnswer
+        /// How long the attempt may go unanswered before a hedge goes out, when a hedging
+        /// policy was given: `nil` for no hedge (a percentile of too few answers).
+        var hedgeDelay: TimeInterval?
+        /// The origin, read when a percentile delay was asked for: the attempt's latency is
+        /// recorded under it (``recordLatency(_:of:)``).
+        var latencyOrigin: ResilienceOrigin?
+
+        init(ticket: Ticket?, place: PlaceAnswer, hedgeDelay: TimeInterval? = nil, latencyOrigin: ResilienceOrigin? = nil) {
+            self.ticket = ticket
+            self.place = place
+            self.hedgeDelay = hedgeDelay
+            self.latencyOrigin = latencyOrigin
+        }
     }
 
     /// Whether an attempt to `url` may go to the network, in one reading of its origin and one
@@ -184,16 +197,30 @@ final class SessionResilience: Sendable {
     ///     refills the origin's retry budget (``recordRequest(to:)``).
     ///   - takesPlace:    Whether the attempt is the request's first to the network, which
     ///     takes a place under the origin's concurrency limit (one it keeps until it ends).
-    func admit(_ url: URL?, refillsBudget: Bool = false, takesPlace: Bool = false) -> Result<Admission, CircuitOpenError> {
+    ///   - hedging:       The request's hedging policy, when it may be hedged: the admission
+    ///     says after how long (``Admission/hedgeDelay``), read in the same turn of the lock.
+    func admit(_ url: URL?, refillsBudget: Bool = false, takesPlace: Bool = false, hedging: HedgingPolicy? = nil) -> Result<Admission, CircuitOpenError> {
         let refills = refillsBudget && options.retryBudget != nil
         let limit = takesPlace ? options.concurrencyLimit : nil
-        guard options.circuitBreaker != nil || refills || limit != nil, let origin = ResilienceOrigin(url) else {
-            return .success(Admission(ticket: nil, place: .unlimited))
+        // A fixed delay needs nothing of the origin; a percentile reads its latencies.
+        var fixedDelay: TimeInterval?
+        var percentile: (fraction: Double, minimum: TimeInterval)?
+        switch hedging?.delay {
+        case .fixed(let seconds): fixedDelay = seconds
+        case .percentile(let fraction, let minimum): percentile = (fraction, minimum)
+        case nil: break
+        }
+        guard options.circuitBreaker != nil || refills || limit != nil || percentile != nil, let origin = ResilienceOrigin(url) else {
+            return .success(Admission(ticket: nil, place: .unlimited, hedgeDelay: fixedDelay))
         }
         let date = clock.date()
+        var hedgeDelay = fixedDelay
         let (admission, moved, place): (BreakerState.Admission, (BreakerState.Phase, BreakerState.Phase)?, PlaceAnswer) = update(origin) {
             state, now in
             if refills { state.budget?.add(first: 1, at: now) }
+            if let percentile, let latency = state.latencies?.percentile(percentile.fraction) {
+                hedgeDelay = max(percentile.minimum, latency)
+            }
             var admission = BreakerState.Admission.allowed(probe: false)
             var moved: (BreakerState.Phase, BreakerState.Phase)?
             // In place, as below: a copy of the breaker would copy its counts' arrays.
@@ -210,7 +237,10 @@ final class SessionResilience: Sendable {
         switch admission {
         case .allowed(let probe):
             if case .refused = place { metrics?.limitRejected(host: origin.host, port: origin.port) }
-            return .success(Admission(ticket: options.circuitBreaker == nil ? nil : Ticket(origin: origin, probe: probe), place: place))
+            return .success(
+                Admission(
+                    ticket: options.circuitBreaker == nil ? nil : Ticket(origin: origin, probe: probe), place: place, hedgeDelay: hedgeDelay,
+                    latencyOrigin: percentile == nil ? nil : origin))
         case .rejected(let openedAt, let retryAt):
             metrics?.rejected(host: origin.host, port: origin.port)
             return .failure(CircuitOpenError(origin: origin.key, openedAt: openedAt, retryAt: retryAt))
@@ -310,8 +340,15 @@ final class SessionResilience: Sendable {
     /// Returns `place`, whose request ended with `outcome` (`nil` for an end that says nothing
     /// of the origin): an adaptive limit moves, and the waiters given the freed places hear of
     /// them.
-    func release(_ place: Place, outcome: CircuitBreaker.Outcome?) {
+    ///
+    /// - Parameter latency: How long the request took to answer, recorded for its hedging
+    ///   policy's percentile (``recordLatency(_:of:)``) in the same turn of the lock.
+    func release(_ place: Place, outcome: CircuitBreaker.Outcome?, latency: TimeInterval? = nil) {
         let (granted, limit): ([(PlaceWaiter, LimiterState<PlaceWaiter>.Grant)], Int?) = update(place.origin) { state, now in
+            if let latency {
+                if state.latencies == nil { state.latencies = LatencyWindow() }
+                state.latencies?.add(latency)
+            }
             let granted = state.limiter?.release(place.grant, outcome: outcome, now: now) ?? []
             return (granted, options.concurrencyLimit?.adaptive == nil ? nil : state.limiter?.places)
         }

@@ -142,4 +142,33 @@ struct ResilienceStateTests {
         let defaults = try RetryBudget()
         #expect(RetryBudget.default == defaults)
     }
+
+    @Test("A hedge's percentile: the value of its rank among the last 200 latencies, found again every 20")
+    func latencyPercentile() {
+        // Selection agrees with sorting, duplicates and all.
+        var generator = SystemRandomNumberGenerator()
+        for count in [1, 2, 3, 20, 199, 200] {
+            let values = (0..<count).map { _ in Double(Int.random(in: 0..<40, using: &generator)) }
+            let sorted = values.sorted()
+            for rank in Set([0, count / 2, count - 1]) {
+                var scratch = values
+                #expect(LatencyWindow.select(rank, in: &scratch) == sorted[rank], "rank \(rank) of \(values)")
+            }
+        }
+        var window = LatencyWindow()
+        for latency in 1...19 { window.add(Double(latency)) }
+        #expect(window.percentile(0.95) == nil, "too few")
+        window.add(20)
+        // 20 samples 1...20: the 95th is the 19th.
+        #expect(window.percentile(0.95) == 19)
+        #expect(window.percentile(0.5) == 10, "another fraction is found at once")
+        // A new slow answer is not seen before 20 more: the value is kept between.
+        for _ in 1...19 { window.add(1000) }
+        #expect(window.percentile(0.5) == 10)
+        window.add(1000)
+        #expect(window.percentile(0.5) == 20, "40 samples: the 20th")
+        // Beyond 200, the oldest go.
+        for _ in 1...200 { window.add(5) }
+        #expect(window.percentile(0.95) == 5)
+    }
 }

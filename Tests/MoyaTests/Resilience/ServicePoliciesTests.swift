@@ -285,31 +285,35 @@ struct ServicePoliciesTests {
         let resilience = SessionResilience(options: try ResilienceOptions(retryBudget: nil))
         let owner = Owner()
         let url = URL(string: "http://127.0.0.1:9/x")!
+        // The first copy is running (its exchange told the owner of its attempt) when its delay
+        // is over: the race takes it over and sends the hedges.
+        let first = Attempt()
+        #expect(owner.transportStarted(first))
         let exchange = HedgedExchange(
             request: TransportRequest(urlRequest: URLRequest(url: url), credential: nil, body: nil, mode: .memory, traceContext: nil),
-            policy: try HedgingPolicy(delay: .fixed(0.01), maximumHedges: 2), progress: nil, owner: owner, resilience: resilience,
-            sender: Sender(copies: copies))
-        exchange.start()
-        #expect(try await Self.eventually { copies.withLock { $0.count } == 3 }, "the first copy and two hedges")
+            first: first, startedAt: DispatchTime.now().uptimeNanoseconds, policy: try HedgingPolicy(delay: .fixed(0.01), maximumHedges: 2),
+            origin: nil, owner: owner, resilience: resilience, sender: Sender(copies: copies))
+        exchange.begin(after: 0.01)
+        #expect(try await Self.eventually { copies.withLock { $0.count } == 2 }, "two hedges")
         let sent = copies.withLock { $0 }
         // The first copy fails to connect: the others may still answer.
-        sent[0].owner.transportFinished(.failure(URLError(.cannotConnectToHost)), request: URLRequest(url: url))
+        exchange.copyFinished(0, result: .failure(URLError(.cannotConnectToHost)), request: URLRequest(url: url))
         #expect(owner.results.withLock { $0.isEmpty })
-        // The third answers: it wins, the second is cancelled once.
+        // The third copy (the second hedge) answers: it wins, the second is cancelled once.
         let answer = TransportResponse(
             response: DeferredHTTPURLResponse(statusCode: 200) { HTTPURLResponse(url: url, statusCode: 200, httpVersion: "HTTP/1.1", headerFields: nil) },
             data: Data("won".utf8))
-        sent[2].owner.transportFinished(.success(answer), request: URLRequest(url: url))
+        sent[1].owner.transportFinished(.success(answer), request: URLRequest(url: url))
         // The loser's own end, later, changes nothing.
-        sent[1].owner.transportFinished(.failure(URLError(.cancelled)), request: URLRequest(url: url))
+        sent[0].owner.transportFinished(.failure(URLError(.cancelled)), request: URLRequest(url: url))
         exchange.cancel()
-        #expect(sent[1].attempt.cancels.withLock { $0 } == 1)
-        #expect(sent[2].attempt.cancels.withLock { $0 } == 0)
-        #expect(sent[0].attempt.cancels.withLock { $0 } == 0, "it had ended")
+        #expect(sent[0].attempt.cancels.withLock { $0 } == 1)
+        #expect(sent[1].attempt.cancels.withLock { $0 } == 0)
+        #expect(first.cancels.withLock { $0 } == 0, "it had ended")
         let results = owner.results.withLock { $0 }
         #expect(results.count == 1)
         #expect((try? results.first?.get())?.data == Data("won".utf8))
-        #expect(owner.started.withLock { $0 } == 1, "the owner knows one attempt")
+        #expect(owner.started.withLock { $0 } == 2, "the owner knew the first copy's attempt, then the race alone")
         // The stand-in sender holds the copies' owners, which hold the exchange, which holds the
         // sender: let them go (the session's parts hold no copies).
         copies.withLock { $0 = [] }

@@ -6,14 +6,16 @@ import Foundation
 import FoundationNetworking
 #endif
 
-/// A request sent as one or more copies (hedges, ``HedgingPolicy``): the first copy goes out at
-/// once, and each next one when the copies before have not answered after the policy's delay;
-/// the first response wins, and every other copy is cancelled, once. A copy that fails without
-/// a response does not win while another may still answer; when all have failed, the last
-/// failure is the request's.
+/// A request sent as more than one copy (hedges, ``HedgingPolicy``): made when the first copy
+/// has not answered after the policy's delay (``TransportExchange``, which sends the first copy
+/// itself and hands it over here only then), it sends the next copies, each when the copies
+/// before have not answered after the delay; the first response wins, and every other copy is
+/// cancelled, once. A copy that fails without a response does not win while another may still
+/// answer; when all have failed, the last failure is the request's.
 ///
-/// It is the owner of each copy's exchange (of the first itself, of the others through a
-/// ``Copy``), and the one attempt its own owner knows: a cancel stops every copy.
+/// It is the owner of each hedge's exchange (through a ``Copy``), the first copy's events come
+/// to it once it is made, and it is the one attempt its own owner knows from then on: a cancel
+/// stops every copy.
 final class HedgedExchange: TransportAttempt {
     /// What sends one copy as an exchange of its own: the session's ``ExchangeParts``, or a
     /// test's stand-in.
@@ -70,56 +72,64 @@ final class HedgedExchange: TransportAttempt {
         var winner: Int?
         /// Whether the owner stopped the request.
         var cancelled = false
-        /// Whether the owner knows of this exchange as the request's attempt.
-        var registered = false
         /// The next hedge's timer, until it fires or a copy wins.
         var hedgeTimer: ResilienceTimer.Handle?
     }
 
     private let request: TransportRequest
     private let policy: HedgingPolicy
-    private let progress: TransportProgressHandler?
     fileprivate let owner: any TransportOwner
     private let resilience: SessionResilience
-    /// The request's origin, read at once for a percentile delay (its latencies), otherwise
-    /// when a hedge goes out.
+    /// The request's origin, for a percentile delay (its latencies are recorded under it);
+    /// otherwise read when a hedge goes out.
     private let origin: ResilienceOrigin?
     /// Sends one copy.
     private let sender: any Sender
-    private let state = Protected(State())
+    private let state: Protected<State>
     /// Whether a copy won or the request was cancelled: until then every copy is wanted, which
     /// the exchanges ask often, and it is read without the lock.
     private let settled = ManagedAtomic(false)
-    private let startedAt = DispatchTime.now()
+    /// When the first copy went out (the monotonic clock, in nanoseconds).
+    private let startedAt: UInt64
 
+    /// The hedges of a first copy that is running.
+    ///
     /// - Parameters:
-    ///   - request:  The request; its copies after the first do not refill the budget.
-    ///   - policy:   When to hedge.
-    ///   - progress: The first copy's progress (the others report none).
-    ///   - owner:    Keeps the request's state, and receives the winning result.
-    ///   - sender:   Sends one copy, with its own owner.
+    ///   - request:   The request; its hedges do not refill the budget, nor hedge themselves.
+    ///   - first:     The first copy's current attempt, `nil` between two of its attempts.
+    ///   - startedAt: When the first copy went out (``DispatchTime/uptimeNanoseconds``).
+    ///   - policy:    When to hedge.
+    ///   - origin:    The origin whose latencies a percentile delay reads.
+    ///   - owner:     Keeps the request's state, and receives the winning result.
+    ///   - sender:    Sends one copy, with its own owner.
     init(
-        request: TransportRequest, policy: HedgingPolicy, progress: TransportProgressHandler?, owner: any TransportOwner, resilience: SessionResilience,
-        sender: any Sender
+        request: TransportRequest, first: (any TransportAttempt)?, startedAt: UInt64, policy: HedgingPolicy, origin: ResilienceOrigin?,
+        owner: any TransportOwner, resilience: SessionResilience, sender: any Sender
     ) {
-        self.request = request
+        var hedge = request
+        hedge.refillsBudget = false
+        hedge.hedging = nil
+        self.request = hedge
         self.policy = policy
-        self.progress = progress
         self.owner = owner
         self.resilience = resilience
-        if case .percentile = policy.delay {
-            origin = ResilienceOrigin(request.urlRequest.url)
-        } else {
-            origin = nil
-        }
+        self.origin = origin
         self.sender = sender
+        self.startedAt = startedAt
+        var state = State()
+        state.first = first
+        state.sent = 1
+        self.state = Protected(state)
     }
 
-    /// Sends the first copy, and arms the first hedge.
-    func start() {
-        state.withLock { $0.sent = 1 }
-        sender.sendCopy(request, progress: progress, owner: self)
-        armHedge()
+    /// The first copy's delay is over: this exchange becomes the attempt its owner knows (a
+    /// cancel stops every copy), and the first hedge goes, when it is still due.
+    func begin(after delay: TimeInterval) {
+        guard owner.transportStarted(self) else {
+            cancel()
+            return
+        }
+        hedge(after: delay)
     }
 
     /// Records `attempt` as copy `index`'s current one.
@@ -162,7 +172,9 @@ final class HedgedExchange: TransportAttempt {
         case .fixed(let seconds):
             delay = seconds
         case .percentile:
-            guard let origin, let percentile = resilience.hedgeDelay(policy, for: origin) else { return }
+            guard let origin = origin ?? ResilienceOrigin(request.urlRequest.url), let percentile = resilience.hedgeDelay(policy, for: origin) else {
+                return
+            }
             delay = percentile
         }
         // Strongly: a weak reference would give every hedged request's exchange a side table,
@@ -196,35 +208,28 @@ final class HedgedExchange: TransportAttempt {
         }
         guard let index else { return }
         resilience.countHedge(to: origin, won: false)
-        owner.transportObserved(.hedgeSent(origin: origin.key, after: Double(DispatchTime.now().uptimeNanoseconds - startedAt.uptimeNanoseconds) / 1e9))
-        var copy = request
-        copy.refillsBudget = false
-        sender.sendCopy(copy, progress: nil, owner: Copy(exchange: self, index: index))
+        owner.transportObserved(.hedgeSent(origin: origin.key, after: Double(DispatchTime.now().uptimeNanoseconds - startedAt) / 1e9))
+        sender.sendCopy(request, progress: nil, owner: Copy(exchange: self, index: index))
         armHedge()
     }
 
-    /// Copy `index` started an attempt: whether it may go on.
-    fileprivate func copyStarted(_ index: Int, attempt: any TransportAttempt) -> Bool {
-        let (goesOn, registers): (Bool, Bool) = state.withLock { state in
-            guard !state.cancelled, state.winner == nil || state.winner == index else { return (false, false) }
+    /// Copy `index` started an attempt: whether it may go on. The owner knows this exchange
+    /// as the request's attempt already (``begin(after:)``): a cancel reaches every copy here.
+    func copyStarted(_ index: Int, attempt: any TransportAttempt) -> Bool {
+        let goesOn: Bool = state.withLock { state in
+            guard !state.cancelled, state.winner == nil || state.winner == index else { return false }
             Self.set(attempt, of: index, in: &state)
-            defer { state.registered = true }
-            return (true, !state.registered)
+            return true
         }
         guard goesOn else {
             attempt.cancel()
-            return false
-        }
-        // The owner knows this exchange as the request's one attempt: its cancel stops every copy.
-        if registers, !owner.transportStarted(self) {
-            cancel()
             return false
         }
         return true
     }
 
     /// Whether copy `index`'s result is still wanted.
-    fileprivate func isWanted(_ index: Int) -> Bool {
+    func isWanted(_ index: Int) -> Bool {
         if settled.load(ordering: .acquiring) {
             guard state.withLock({ !$0.cancelled && $0.winner == index }) else { return false }
         }
@@ -233,7 +238,7 @@ final class HedgedExchange: TransportAttempt {
 
     /// Copy `index` ended with `result`: the first response wins, and the other copies are
     /// cancelled; a failure wins only when every copy sent has failed (no hedge is due after).
-    fileprivate func copyFinished(_ index: Int, result: Result<TransportResponse, any Error>, request: URLRequest) {
+    func copyFinished(_ index: Int, result: Result<TransportResponse, any Error>, request: URLRequest) {
         let isResponse: Bool
         if case .success = result { isResponse = true } else { isResponse = false }
         let (losers, hedgeTimer): (Attempts?, ResilienceTimer.Handle?) = state.withLock { state in
@@ -259,7 +264,7 @@ final class HedgedExchange: TransportAttempt {
         if isResponse {
             // Latencies are kept for the percentile delays that read them.
             if let origin {
-                resilience.recordLatency(Double(DispatchTime.now().uptimeNanoseconds - startedAt.uptimeNanoseconds) / 1e9, of: origin)
+                resilience.recordLatency(Double(DispatchTime.now().uptimeNanoseconds - startedAt) / 1e9, of: origin)
             }
             if index > 0, let origin = origin ?? ResilienceOrigin(self.request.urlRequest.url) {
                 resilience.countHedge(to: origin, won: true)
@@ -278,33 +283,5 @@ final class HedgedExchange: TransportAttempt {
         }
         if let hedgeTimer { resilience.timer.cancel(hedgeTimer) }
         attempts.cancel()
-    }
-}
-
-/// The first copy's owner is the exchange itself: one object fewer for a request that is never
-/// hedged.
-extension HedgedExchange: TransportOwner {
-    func transportStarted(_ attempt: any TransportAttempt) -> Bool {
-        copyStarted(0, attempt: attempt)
-    }
-
-    func transportDroppedResumePoint() {
-        owner.transportDroppedResumePoint()
-    }
-
-    var transportIsWanted: Bool {
-        isWanted(0)
-    }
-
-    func transportStreamStarted(_ head: TransportResponse, request: URLRequest) -> StreamHeadAnswer {
-        isWanted(0) ? owner.transportStreamStarted(head, request: request) : .stop
-    }
-
-    func transportFinished(_ result: Result<TransportResponse, any Error>, request: URLRequest) {
-        copyFinished(0, result: result, request: request)
-    }
-
-    func transportObserved(_ event: ResilienceEvent) {
-        owner.transportObserved(event)
     }
 }
