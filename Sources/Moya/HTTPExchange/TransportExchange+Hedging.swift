@@ -51,19 +51,17 @@ extension TransportExchange: ResilienceTimerTarget {
     /// the race: whether it may go on.
     func attemptStarted(_ attempt: any TransportAttempt) -> Bool {
         guard let hedgeWatch else { return owner.transportStarted(attempt) }
+        // The owner first, then the watch: a race made after this reads the attempt here and
+        // tells the owner of itself after, so the owner ends up knowing the race.
+        let goesOn = owner.transportStarted(attempt)
         let race = hedgeWatch.withLock { watch in
             watch.attempt = attempt
             return watch.race
         }
-        if let race { return race.copyStarted(0, attempt: attempt) }
-        let goesOn = owner.transportStarted(attempt)
-        // A race that began meanwhile knows the attempt (it read it above), but may have told
-        // the owner of itself before the owner heard of the attempt: the owner must know the
-        // race, whose cancel stops every copy.
-        if let race = hedgeWatch.withLock({ $0.race }) {
-            return race.copyStarted(0, attempt: attempt) && owner.transportStarted(race) && goesOn
-        }
-        return goesOn
+        guard let race else { return goesOn }
+        // A race made before: it takes the attempt, and the owner, who heard of the attempt
+        // last, hears of the race again (its cancel stops every copy).
+        return race.copyStarted(0, attempt: attempt) && owner.transportStarted(race) && goesOn
     }
 
     /// The copy ended with `result`: its timer stops, and its race, if there is one, is

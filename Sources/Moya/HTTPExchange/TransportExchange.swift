@@ -100,6 +100,9 @@ final class TransportExchange: HTTPClientResponseDelegate, @unchecked Sendable {
     /// (``route(_:)``), until its outcome is recorded (``attemptEnded(_:context:on:keepsUpload:)``,
     /// or ``finish(_:)`` for an attempt that ended before its outcome).
     private var breakerTicket: SessionResilience.Ticket?
+    /// How that attempt ended, once it did: recorded with the ticket at the next route or at
+    /// the end (``finish(_:)``, in the same turn of the session's lock as the place's return).
+    private var breakerOutcome: CircuitBreaker.Outcome?
     /// Whether an attempt was routed already (``route(_:)``): only the first refills the budget.
     private var routedBefore = false
     /// The request's place under its origin's concurrency limit, until it ends or streams.
@@ -249,6 +252,8 @@ final class TransportExchange: HTTPClientResponseDelegate, @unchecked Sendable {
         // Only the request's first route refills the budget, once (a redirect's does not).
         let isFirstRoute = !routedBefore
         routedBefore = true
+        // The attempt before (a redirect's) is recorded before this one is admitted.
+        recordBreakerOutcome()
         let resilience = parts.resilience
         // The request's first route also takes a place under the origin's concurrency limit,
         // which it keeps across its redirects until it ends (``finish(_:)``) or streams.
@@ -535,13 +540,13 @@ final class TransportExchange: HTTPClientResponseDelegate, @unchecked Sendable {
         let result = result.flatMapError { earlyAnswer(to: $0, context: context) }
         switch result {
         case .success(let response):
-            recordBreakerOutcome(.status(response.statusCode))
+            setBreakerOutcome(.status(response.statusCode))
         case .failure(let error):
             let followUp = followUp(after: .failure(FollowUp.Failure(error)), of: context.attempt, streamedBody: context.streamer != nil)
             // An attempt sent again the same way (it reached no server) is the same request to
             // the breaker: its last attempt's outcome counts.
             if !followUp.keepsRoute {
-                recordBreakerOutcome(CircuitBreaker.Outcome(failure: error))
+                setBreakerOutcome(CircuitBreaker.Outcome(failure: error))
             }
             if act(on: followUp, after: context) {
                 return
@@ -763,17 +768,21 @@ final class TransportExchange: HTTPClientResponseDelegate, @unchecked Sendable {
     /// Ends the exchange with `result`: the session counts it as no longer in flight, its span
     /// ends, and the owner hears of it. Every end goes through here, exactly once.
     func finish(_ result: Result<TransportResponse, any Error>) {
-        // An admitted attempt that ended before it had an outcome (its request could not be
-        // made, its route failed): the breaker forgets it.
-        recordBreakerOutcome(nil)
         // A request that may be hedged: its timer stops, or its race takes the result; a
         // response's latency is kept for a percentile delay.
         let hedge = hedgeWatch.map { endHedge($0, result: result) }
-        if let place {
+        // The last attempt's outcome (an admitted attempt that ended before it had one, its
+        // request could not be made or its route failed, is forgotten), the place and the
+        // latency, in one turn of the session's lock.
+        if breakerTicket != nil || place != nil || hedge?.latency != nil {
+            let ticket = breakerTicket
+            let place = self.place
+            breakerTicket = nil
             self.place = nil
-            parts.resilience.release(place, outcome: lastOutcome, latency: hedge?.latency?.seconds)
-        } else if let latency = hedge?.latency {
-            parts.resilience.recordLatency(latency.seconds, of: latency.origin)
+            if let event = parts.resilience.settle(ticket, outcome: breakerOutcome, place: place, placeOutcome: lastOutcome, latency: hedge?.latency) {
+                owner.transportObserved(event)
+                addSpanEvent(event)
+            }
         }
         parts.admission.ended()
         report(result, race: hedge?.race)
@@ -790,13 +799,21 @@ final class TransportExchange: HTTPClientResponseDelegate, @unchecked Sendable {
         owner.transportFinished(result, request: request.urlRequest)
     }
 
-    /// Records how the attempt of ``breakerTicket`` ended with its origin's breaker, once: the
-    /// ticket is let go.
-    private func recordBreakerOutcome(_ outcome: CircuitBreaker.Outcome?) {
+    /// The attempt of ``breakerTicket`` ended with `outcome` (`nil`: an end that says nothing
+    /// of the origin, which the breaker forgets): kept until it is recorded (at the next route
+    /// or the end), and the place is returned with it.
+    private func setBreakerOutcome(_ outcome: CircuitBreaker.Outcome?) {
+        breakerOutcome = outcome
         if outcome != nil { lastOutcome = outcome }
+    }
+
+    /// Records how the attempt of ``breakerTicket`` ended with its origin's breaker, once: the
+    /// ticket is let go. `nil` (an attempt that ended before it had an outcome) is forgotten.
+    private func recordBreakerOutcome() {
         guard let ticket = breakerTicket else { return }
         breakerTicket = nil
-        if let event = parts.resilience.record(ticket, outcome: outcome) {
+        defer { breakerOutcome = nil }
+        if let event = parts.resilience.record(ticket, outcome: breakerOutcome) {
             owner.transportObserved(event)
             addSpanEvent(event)
         }

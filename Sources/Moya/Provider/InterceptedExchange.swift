@@ -132,7 +132,7 @@ final class InterceptedExchange: Sendable {
                 }
                 // A retry whose wait would end after the request's deadline is not waited for:
                 // the request ends now, with the response that asked for it.
-                if let deadline = flight.deadline, (decision.delay ?? 0) >= deadline.remaining {
+                if let deadline = flight.deadlineLeft, (decision.delay ?? 0) >= deadline.remaining {
                     let error = RequestDeadlineError(deadline: deadline.seconds, attempts: deadline.attempts, endedBeforeRetry: true)
                     flight.observe(.deadlineExceeded(error))
                     flight.finish(.failure(.underlying(error, Self.response(of: rawResult))), .sent)
@@ -250,7 +250,7 @@ final class InterceptedExchange: Sendable {
             let attempt = InterceptedAttempt(flight: flight, continuation: continuation)
             owner = attempt
             session.send(
-                flight.transportRequest(attemptRequest, credential: credential, body: body, refillsBudget: first),
+                flight.transportRequest(attemptRequest, credential: credential, body: body, refillsBudget: first, isFirst: first),
                 progress: flight.progressHandler,
                 owner: attempt
             )

@@ -360,7 +360,7 @@ extension MoyaProvider {
         if send.interceptors.isEmpty {
             session.send(
                 // A request that may be hedged refills the budget its hedges draw from.
-                flight.transportRequest(preparedRequest, credential: credential, body: body, refillsBudget: flight.hedging != nil),
+                flight.transportRequest(preparedRequest, credential: credential, body: body, refillsBudget: flight.hedging != nil, isFirst: true),
                 progress: flight.progressHandler,
                 owner: flight
             )

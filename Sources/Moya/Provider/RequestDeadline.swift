@@ -5,61 +5,52 @@ import Foundation
 /// from when it is sent, with the attempts it made. When it runs out, the flight is cancelled
 /// and fails with ``RequestDeadlineError``; a retry whose wait would end after it is not waited
 /// for (``InterceptedExchange``).
-final class RequestDeadline: Sendable {
+///
+/// A value kept in the flight's state, behind the flight's one lock (``RequestStateMachine``):
+/// no object and no lock of its own for every request, and the flight's end takes its timer
+/// out in the turn of the lock that ends it.
+struct RequestDeadline: Sendable {
     /// The deadline, in seconds.
     let seconds: TimeInterval
-    /// When it was armed (the request was sent), its timer while it counts, and the attempts.
-    private let state = Protected<(start: DispatchTime?, timer: (ResilienceTimer, ResilienceTimer.Handle)?, attempts: Int)>((nil, nil, 0))
+    /// When it was armed (the request was sent).
+    private(set) var start: DispatchTime?
+    /// Its timer while it counts.
+    private(set) var timer: (ResilienceTimer, ResilienceTimer.Handle)?
+    /// The attempts sent so far.
+    private(set) var attempts = 0
 
     init(seconds: TimeInterval) {
         self.seconds = seconds
     }
 
-    /// Starts counting on `timer`: `target` hears of it (``ResilienceTimerTarget/timerFired()``)
-    /// when the deadline runs out, unless ``disarm()`` came first, and then asks ``expire()``.
-    func arm(on timer: ResilienceTimer, target: any ResilienceTimerTarget) {
-        let start = DispatchTime.now()
-        let handle = timer.schedule(after: seconds, target: target)
-        state.withLock { state in
-            state.start = start
-            state.timer = (timer, handle)
-        }
+    /// It counts from `start`, on `timer`'s entry `handle`, as the first attempt is sent.
+    mutating func armed(at start: DispatchTime, on timer: ResilienceTimer, handle: ResilienceTimer.Handle) {
+        self.start = start
+        self.timer = (timer, handle)
+        attempts = 1
     }
 
-    /// The deadline ran out: its error, once, unless it was disarmed first.
-    func expire() -> RequestDeadlineError? {
-        let attempts: Int? = state.withLock { state in
-            guard state.timer != nil else { return nil }
-            state.timer = nil
-            return state.attempts
-        }
-        return attempts.map { RequestDeadlineError(deadline: seconds, attempts: $0) }
-    }
-
-    /// Stops counting: the request ended, or handed its stream's head over.
-    func disarm() {
-        guard
-            let (timer, handle) = state.withLock({ state in
-                defer { state.timer = nil }
-                return state.timer
-            })
-        else { return }
-        timer.cancel(handle)
+    /// Stops counting: the timer's entry, to cancel after the lock, when it still counted.
+    mutating func disarm() -> (ResilienceTimer, ResilienceTimer.Handle)? {
+        defer { timer = nil }
+        return timer
     }
 
     /// An attempt is sent.
-    func attemptSent() {
-        state.withLock { $0.attempts += 1 }
+    mutating func attemptSent() {
+        attempts += 1
     }
 
-    /// The attempts sent so far.
-    var attempts: Int {
-        state.withLock { $0.attempts }
+    /// The deadline ran out: its error, once, unless it was disarmed first.
+    mutating func expire() -> RequestDeadlineError? {
+        guard timer != nil else { return nil }
+        timer = nil
+        return RequestDeadlineError(deadline: seconds, attempts: attempts)
     }
 
     /// The seconds left; the whole deadline before it is armed.
     var remaining: TimeInterval {
-        guard let start = state.withLock({ $0.start }) else { return seconds }
+        guard let start else { return seconds }
         return seconds - Double(DispatchTime.now().uptimeNanoseconds - start.uptimeNanoseconds) / 1e9
     }
 }

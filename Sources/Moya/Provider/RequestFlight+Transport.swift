@@ -31,7 +31,9 @@ extension RequestFlight: TransportOwner {
     /// Hands the streamed head to the callers (``streamStarted(_:)``); whether to read on.
     func handOverStream(_ head: TransportResponse, request: URLRequest) -> Bool {
         // A stream's deadline ends with its head: its body is read at the consumer's pace.
-        deadline?.disarm()
+        if deadlineSeconds != nil, let (timer, handle) = locked({ $0.deadline?.disarm() ?? nil }) {
+            timer.cancel(handle)
+        }
         return streamStarted(
             Moya.Response(statusCode: head.statusCode, data: Data(), request: request, deferredResponse: head.response, cacheStatus: head.cacheStatus))
     }
@@ -95,7 +97,12 @@ extension RequestFlight: TransportOwner {
     ///
     /// `refillsBudget`: the first attempt of a request with interceptors, which refills its
     /// origin's retry budget (``TransportRequest/refillsBudget``).
-    func transportRequest(_ urlRequest: URLRequest, credential: ScopedCredential?, body: StreamedBody?, refillsBudget: Bool = false) -> TransportRequest {
+    ///
+    /// `isFirst`: the request's first attempt, which its deadline counted as it was armed
+    /// (``armDeadline(on:)``); every later one is counted here.
+    func transportRequest(_ urlRequest: URLRequest, credential: ScopedCredential?, body: StreamedBody?, refillsBudget: Bool = false, isFirst: Bool)
+        -> TransportRequest
+    {
         let mode: TransportRequest.Mode
         if let webSocketSink {
             mode = .upgrade(webSocketSink)
@@ -110,7 +117,7 @@ extension RequestFlight: TransportOwner {
         var request = TransportRequest(urlRequest: urlRequest, credential: credential, body: body, mode: mode, traceContext: traceContext)
         request.refillsBudget = refillsBudget
         if case .memory = mode { request.hedging = hedging }
-        deadline?.attemptSent()
+        if !isFirst, deadlineSeconds != nil { locked { $0.deadline?.attemptSent() } }
         return request
     }
 
@@ -167,17 +174,33 @@ extension RequestFlight {
 }
 
 extension RequestFlight: ResilienceTimerTarget {
-    /// Starts the request's deadline, if it has one: when it runs out first, the request stops
-    /// and fails with ``RequestDeadlineError``.
+    /// Starts the request's deadline, if it has one, as its first attempt is sent (counted
+    /// here): when it runs out first, the request stops and fails with ``RequestDeadlineError``.
     func armDeadline(on timer: ResilienceTimer) {
         // The timer holds the flight itself until the deadline runs out or the flight ends
         // (which cancels it): no closure, and no weak reference, to make for every request.
-        deadline?.arm(on: timer, target: self)
+        guard let seconds = deadlineSeconds else { return }
+        let start = DispatchTime.now()
+        let handle = timer.schedule(after: seconds, target: self)
+        // A flight that ended meanwhile has nothing left to count.
+        let ended = locked { machine in
+            guard machine.phase != .finished else { return true }
+            machine.deadline?.armed(at: start, on: timer, handle: handle)
+            return false
+        }
+        if ended { timer.cancel(handle) }
+    }
+
+    /// The seconds left before the deadline, its length and the attempts sent so far; `nil`
+    /// without a deadline.
+    var deadlineLeft: (remaining: TimeInterval, seconds: TimeInterval, attempts: Int)? {
+        guard deadlineSeconds != nil, let deadline = locked({ $0.deadline }) else { return nil }
+        return (deadline.remaining, deadline.seconds, deadline.attempts)
     }
 
     /// The deadline ran out.
     func timerFired() {
-        guard let error = deadline?.expire(), isActive else { return }
+        guard let error = locked({ $0.deadline?.expire() ?? nil }), isActive else { return }
         observe(.deadlineExceeded(error))
         finish(.failure(.underlying(error, nil)), .deadline)
     }

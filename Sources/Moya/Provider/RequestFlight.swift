@@ -86,9 +86,10 @@ final class RequestFlight: @unchecked Sendable {
     /// target's or the session's policy, for a request that may be sent twice at once and is
     /// read into memory; `nil` for none.
     let hedging: HedgingPolicy?
-    /// The request's deadline, the target's or the session's; `nil` for none. Armed when the
-    /// request is sent (``armDeadline()``).
-    let deadline: RequestDeadline?
+    /// The request's deadline in seconds, the target's or the session's; `nil` for none. Armed
+    /// when the request is sent (``armDeadline(on:)``); its state is the machine's
+    /// (``RequestStateMachine/deadline``).
+    let deadlineSeconds: TimeInterval?
     /// The provider's in-flight table, which the flight leaves when it ends (`trackInflights`).
     private let table: Protected<[EndpointIdentity: RequestFlight]>?
     /// The request's whole state: its machine, behind the flight's one lock.
@@ -146,7 +147,7 @@ final class RequestFlight: @unchecked Sendable {
     ) {
         self.traceContext = traceContext
         self.hedging = hedging
-        self.deadline = deadline.map { RequestDeadline(seconds: $0) }
+        self.deadlineSeconds = deadline
         let queue = isSerialDeliveryNeeded ? DispatchQueue(label: "org.moya.delivery", target: callbackQueue ?? .main) : (callbackQueue ?? .main)
         self.endpoint = endpoint
         self.identity = identity
@@ -173,7 +174,7 @@ final class RequestFlight: @unchecked Sendable {
         self.reportsProgress = progress != nil
         // A stream reads its body as it arrives, whatever the task: it stores no file.
         self.isDownload = destination != nil && streamSink == nil
-        self.state = Protected(RequestStateMachine(first: firstCaller, reporter: reporter, destination: destination, resume: resume))
+        self.state = Protected(RequestStateMachine(first: firstCaller, reporter: reporter, destination: destination, resume: resume, deadline: deadline))
         self.downloadFolder = downloadFolder
         #if DEBUG
         Self.madeFlights?.withLock { $0.append(self) }
@@ -328,7 +329,7 @@ final class RequestFlight: @unchecked Sendable {
         case .none:
             return
         }
-        deadline?.disarm()
+        if let (timer, handle) = ending.deadlineTimer { timer.cancel(handle) }
         ending.driver?.stop()
         ending.work?.stop()
         ending.measurement?.finish(result, responseBodyBytes: responseBodyBytes)

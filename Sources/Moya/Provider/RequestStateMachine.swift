@@ -93,6 +93,8 @@ struct RequestStateMachine<Work: Sendable> {
         /// What the resilience policies did to the request, for its plugins to hear before its
         /// end.
         var events: [ResilienceEvent] = []
+        /// The deadline's timer entry, to cancel, when it still counted.
+        var deadlineTimer: (ResilienceTimer, ResilienceTimer.Handle)?
     }
 
     /// What the owner does after ``finish(_:)``.
@@ -136,6 +138,8 @@ struct RequestStateMachine<Work: Sendable> {
     /// request's first, or an interceptor's retry) asks for the rest. Between attempts, this is
     /// the one place the resume point is kept.
     private(set) var resume: ResumePoint?
+    /// The request's deadline, if it has one: its timer's entry is taken out at the end.
+    var deadline: RequestDeadline?
 
     #if DEBUG
     /// How many times the owner took its lock to reach the machine (``RequestFlight``'s count,
@@ -149,7 +153,12 @@ struct RequestStateMachine<Work: Sendable> {
     ///   - reporter:    The caller's progress reporter, if it asked for progress.
     ///   - destination: A download's destination.
     ///   - resume:      Where a resumed download goes on from.
-    init(first: RequestSubscriber? = nil, reporter: ProgressReporter? = nil, destination: DownloadRequest.Destination? = nil, resume: ResumePoint? = nil) {
+    ///   - deadline:    The request's deadline, in seconds.
+    init(
+        first: RequestSubscriber? = nil, reporter: ProgressReporter? = nil, destination: DownloadRequest.Destination? = nil, resume: ResumePoint? = nil,
+        deadline: TimeInterval? = nil
+    ) {
+        self.deadline = deadline.map { RequestDeadline(seconds: $0) }
         if let first {
             subscribers.append(first)
             lastID = first.id
@@ -307,6 +316,7 @@ struct RequestStateMachine<Work: Sendable> {
         var ending = Ending(
             callers: Self.take(&subscribers, leaving: RequestSubscriber.List()), streamed: streamed, work: nil, driver: nil,
             measurement: Self.take(&measurement), reporter: Self.take(&reporter), events: Self.take(&events, leaving: []))
+        ending.deadlineTimer = deadline?.disarm() ?? nil
         if stopsWork {
             swap(&ending.work, &work)
             swap(&ending.driver, &driver)

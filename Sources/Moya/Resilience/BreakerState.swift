@@ -54,7 +54,8 @@ struct BreakerState: Sendable {
 
     /// Whether a request may be sent now. Past the break, the open breaker becomes half-open
     /// and lets up to ``CircuitBreaker/probes`` requests through at a time.
-    mutating func admit(now: TimeInterval, date: Date) -> Admission {
+    /// `date` (the wall clock, for what errors report) is read only when the phase moves.
+    mutating func admit(now: TimeInterval, date: @autoclosure () -> Date) -> Admission {
         switch phase {
         case .closed:
             return .allowed(probe: false)
@@ -71,7 +72,7 @@ struct BreakerState: Sendable {
 
     /// Counts how an admitted request ended: `failed` (`nil` when it ended without an outcome of
     /// the origin's, cancelled say). Returns the phase it moved to, if it moved.
-    mutating func record(failed: Bool?, probe: Bool, now: TimeInterval, date: Date) -> Phase? {
+    mutating func record(failed: Bool?, probe: Bool, now: TimeInterval, date: @autoclosure () -> Date) -> Phase? {
         switch phase {
         case .closed:
             guard let failed, !probe else { return nil }
@@ -79,7 +80,7 @@ struct BreakerState: Sendable {
             guard failed else { return nil }
             let (requests, failures) = counts.totals(at: now)
             guard requests >= configuration.minimumRequests, Double(failures) >= configuration.failureRatio * Double(requests) else { return nil }
-            return open(now: now, date: date)
+            return open(now: now, date: date())
         case .open:
             // A request admitted before the breaker opened: its outcome is old news.
             return nil
@@ -90,7 +91,7 @@ struct BreakerState: Sendable {
                 return nil
             }
             if failed {
-                return open(now: now, date: date)
+                return open(now: now, date: date())
             }
             guard successes + 1 >= configuration.probes else {
                 phase = .halfOpen(openedAt: openedAt, inFlight: inFlight - 1, successes: successes + 1)

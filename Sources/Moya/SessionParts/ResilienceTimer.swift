@@ -14,16 +14,24 @@ protocol ResilienceTimerTarget: AnyObject, Sendable {
 /// A timer per request (`asyncAfter`) would wake a thread for every request, including the
 /// many that end long before it fires (a hedge's 10 ms on a healthy upstream, a 30-second
 /// deadline): at thousands of requests a second, those wake-ups cost more than the request.
-/// Here scheduling and cancelling are a dictionary insert and removal under one lock, and a
+/// Here scheduling and cancelling are an append and a write under one lock, and a
 /// cancelled entry is gone at once (nothing is held until its time). The dispatch timer is set
 /// again only when an entry is due before the slot it is set for, and when it fires: a wheel of
 /// 30-second deadlines that requests cancel wakes nobody, and one of 10 ms hedges wakes a
 /// thread about once per 10 ms, not once per request nor once per tick. An entry runs within a
 /// tick after its time.
+///
+/// A slot is an array, and a handle says where its entry is: cancelling is a comparison and a
+/// write, with no hashing (a dictionary's removal was most of a request's deadline). A cancelled
+/// entry's action is released at once and leaves a hole; a slot with no live entry is emptied
+/// (its storage kept), and one whose holes outnumber its entries is compacted when the wheel
+/// turns past it (an entry moved then is found by its number).
 final class ResilienceTimer: Sendable {
     /// A scheduled entry, for ``cancel(_:)``.
     struct Handle: Sendable {
         fileprivate let slot: Int
+        /// Where the entry was put in its slot: it is there until the slot is compacted.
+        fileprivate let index: Int
         fileprivate let id: UInt64
     }
 
@@ -42,13 +50,36 @@ final class ResilienceTimer: Sendable {
     }
 
     private struct Entry {
+        let id: UInt64
         /// The tick it is due at.
         let due: UInt64
         let action: Action
     }
 
+    /// The entries of one tick of every turn: `nil` where one was cancelled or has run.
+    private struct Slot {
+        var entries: [Entry?] = []
+        /// How many are not `nil`.
+        var live = 0
+
+        /// Takes out the entry `id`, looked for at `index` first.
+        mutating func remove(_ id: UInt64, at index: Int) -> Entry? {
+            var index = index
+            if index >= entries.count || entries[index]?.id != id {
+                // Moved by a compaction.
+                guard let found = entries.firstIndex(where: { $0?.id == id }) else { return nil }
+                index = found
+            }
+            guard let entry = entries[index] else { return nil }
+            entries[index] = nil
+            live -= 1
+            if live == 0 { entries.removeAll(keepingCapacity: true) }
+            return entry
+        }
+    }
+
     private struct Wheel {
-        var slots: [[UInt64: Entry]]
+        var slots: [Slot]
         var nextID: UInt64 = 0
         var count = 0
         /// The tick the wheel turned to last: every entry due at or before it has run.
@@ -104,7 +135,7 @@ final class ResilienceTimer: Sendable {
         let (handle, makes): (Handle, Bool) = wheel.withLock { wheel in
             var makes = false
             if wheel.slots.isEmpty {
-                wheel.slots = Array(repeating: [:], count: Self.slotCount)
+                wheel.slots = Array(repeating: Slot(), count: Self.slotCount)
                 wheel.timer = UncheckedSendable(DispatchSource.makeTimerSource(queue: queue))
                 makes = true
             }
@@ -116,14 +147,16 @@ final class ResilienceTimer: Sendable {
             let due = max(now + ticks, wheel.turned + 1)
             wheel.nextID &+= 1
             let slot = Int(due % UInt64(Self.slotCount))
-            wheel.slots[slot][wheel.nextID] = Entry(due: due, action: action)
+            let index = wheel.slots[slot].entries.count
+            wheel.slots[slot].entries.append(Entry(id: wheel.nextID, due: due, action: action))
+            wheel.slots[slot].live += 1
             wheel.count += 1
             // The timer is set again only for an entry due before the slot it is set for; under
             // the lock, so that two entries never set it out of order.
             if !makes, wheel.armed.map({ due < $0 }) ?? true {
                 Self.set(&wheel, at: due)
             }
-            return (Handle(slot: slot, id: wheel.nextID), makes)
+            return (Handle(slot: slot, index: index, id: wheel.nextID), makes)
         }
         if makes { start() }
         return handle
@@ -139,7 +172,7 @@ final class ResilienceTimer: Sendable {
         // The entry is released after the lock: its closure or target may be the last reference
         // to a request's state, whose teardown has no business under the wheel's lock.
         let removed: Entry? = wheel.withLock { wheel in
-            guard !wheel.slots.isEmpty, let entry = wheel.slots[handle.slot].removeValue(forKey: handle.id) else { return nil }
+            guard !wheel.slots.isEmpty, let entry = wheel.slots[handle.slot].remove(handle.id, at: handle.index) else { return nil }
             wheel.count -= 1
             return entry
         }
@@ -153,8 +186,8 @@ final class ResilienceTimer: Sendable {
             timer.setEventHandler { [weak self] in self?.turn() }
             wheel.armed = nil
             var earliest: UInt64?
-            for slot in wheel.slots where !slot.isEmpty {
-                for entry in slot.values where earliest.map({ entry.due < $0 }) ?? true { earliest = entry.due }
+            for slot in wheel.slots where slot.live > 0 {
+                for case let entry? in slot.entries where earliest.map({ entry.due < $0 }) ?? true { earliest = entry.due }
             }
             Self.set(&wheel, at: earliest)
             timer.resume()
@@ -181,11 +214,20 @@ final class ResilienceTimer: Sendable {
             if from <= now, !wheel.slots.isEmpty {
                 for tick in from...now {
                     let slot = Int(tick % UInt64(Self.slotCount))
-                    guard !wheel.slots[slot].isEmpty else { continue }
-                    for (id, entry) in wheel.slots[slot] where entry.due <= now {
+                    guard wheel.slots[slot].live > 0 else { continue }
+                    for index in wheel.slots[slot].entries.indices {
+                        guard let entry = wheel.slots[slot].entries[index], entry.due <= now else { continue }
                         due.append(entry.action)
-                        wheel.slots[slot].removeValue(forKey: id)
+                        wheel.slots[slot].entries[index] = nil
+                        wheel.slots[slot].live -= 1
                         wheel.count -= 1
+                    }
+                    if wheel.slots[slot].live == 0 {
+                        wheel.slots[slot].entries.removeAll(keepingCapacity: true)
+                    } else if wheel.slots[slot].entries.count > 2 * wheel.slots[slot].live + 16 {
+                        // Holes left by cancels beside entries of later turns: they go, and the
+                        // entries that stay are found by their numbers from now on.
+                        wheel.slots[slot].entries.removeAll { $0 == nil }
                     }
                 }
             }
@@ -194,7 +236,7 @@ final class ResilienceTimer: Sendable {
             // a later turn waits there, and the timer is set again when it fires).
             var next: UInt64?
             if wheel.count > 0 {
-                for ahead in 1...UInt64(Self.slotCount) where !wheel.slots[Int((now + ahead) % UInt64(Self.slotCount))].isEmpty {
+                for ahead in 1...UInt64(Self.slotCount) where wheel.slots[Int((now + ahead) % UInt64(Self.slotCount))].live > 0 {
                     next = now + ahead
                     break
                 }

@@ -213,7 +213,6 @@ final class SessionResilience: Sendable {
         guard options.circuitBreaker != nil || refills || limit != nil || percentile != nil, let origin = ResilienceOrigin(url) else {
             return .success(Admission(ticket: nil, place: .unlimited, hedgeDelay: fixedDelay))
         }
-        let date = clock.date()
         var hedgeDelay = fixedDelay
         let (admission, moved, place): (BreakerState.Admission, (BreakerState.Phase, BreakerState.Phase)?, PlaceAnswer) = update(origin) {
             state, now in
@@ -224,7 +223,7 @@ final class SessionResilience: Sendable {
             var admission = BreakerState.Admission.allowed(probe: false)
             var moved: (BreakerState.Phase, BreakerState.Phase)?
             // In place, as below: a copy of the breaker would copy its counts' arrays.
-            if let before = state.breaker?.phase, let admitted = state.breaker?.admit(now: now, date: date), let after = state.breaker?.phase {
+            if let before = state.breaker?.phase, let admitted = state.breaker?.admit(now: now, date: clock.date()), let after = state.breaker?.phase {
                 admission = admitted
                 moved = after.name != before.name ? (before, after) : nil
             }
@@ -257,12 +256,17 @@ final class SessionResilience: Sendable {
     func record(_ ticket: Ticket?, outcome: CircuitBreaker.Outcome?) -> ResilienceEvent? {
         guard let ticket, let configuration = options.circuitBreaker else { return nil }
         let failed = outcome.map { configuration.isFailure($0) }
-        let date = clock.date()
         let moved: (BreakerState.Phase, BreakerState.Phase)? = update(ticket.origin) { state, now in
-            guard let before = state.breaker?.phase, let moved = state.breaker?.record(failed: failed, probe: ticket.probe, now: now, date: date)
+            guard let before = state.breaker?.phase, let moved = state.breaker?.record(failed: failed, probe: ticket.probe, now: now, date: clock.date())
             else { return nil }
             return (before, moved)
         }
+        return reportRecord(of: ticket, moved: moved)
+    }
+
+    /// Reports the move `record` made of `ticket`'s breaker: the event for the request's
+    /// plugins, if any.
+    private func reportRecord(of ticket: Ticket, moved: (BreakerState.Phase, BreakerState.Phase)?) -> ResilienceEvent? {
         guard let (from, to) = moved else { return nil }
         reportMove(of: ticket.origin, from: from, to: to)
         switch to {
@@ -270,6 +274,49 @@ final class SessionResilience: Sendable {
         case .closed: return .circuitClosed(origin: ticket.origin.key)
         case .halfOpen: return nil
         }
+    }
+
+    /// A request's end, in one turn of the lock when its breaker's ticket and its place are of
+    /// one origin (as they are unless it was redirected to another): records its last attempt's
+    /// `outcome` with `ticket` (``record(_:outcome:)``), returns `place` with `placeOutcome`
+    /// (``release(_:outcome:latency:)``), and keeps its `latency` for a percentile delay.
+    ///
+    /// - Returns: The breaker's opening or closing that the outcome made, for the request's
+    ///   plugins.
+    func settle(
+        _ ticket: Ticket?, outcome: CircuitBreaker.Outcome?, place: Place?, placeOutcome: CircuitBreaker.Outcome?,
+        latency: (seconds: TimeInterval, origin: ResilienceOrigin)?
+    ) -> ResilienceEvent? {
+        guard let place, let ticket, let configuration = options.circuitBreaker, ticket.origin.key == place.origin.key,
+            latency.map({ $0.origin.key == place.origin.key }) ?? true
+        else {
+            let event = record(ticket, outcome: outcome)
+            if let place {
+                release(place, outcome: placeOutcome, latency: latency?.origin.key == place.origin.key ? latency?.seconds : nil)
+                if let latency, latency.origin.key != place.origin.key { recordLatency(latency.seconds, of: latency.origin) }
+            } else if let latency {
+                recordLatency(latency.seconds, of: latency.origin)
+            }
+            return event
+        }
+        let failed = outcome.map { configuration.isFailure($0) }
+        let (moved, granted, limit): ((BreakerState.Phase, BreakerState.Phase)?, [(PlaceWaiter, LimiterState<PlaceWaiter>.Grant)], Int?) = update(
+            place.origin
+        ) { state, now in
+            var moved: (BreakerState.Phase, BreakerState.Phase)?
+            if let before = state.breaker?.phase, let after = state.breaker?.record(failed: failed, probe: ticket.probe, now: now, date: clock.date()) {
+                moved = (before, after)
+            }
+            if let latency {
+                if state.latencies == nil { state.latencies = LatencyWindow() }
+                state.latencies?.add(latency.seconds)
+            }
+            let granted = state.limiter?.release(place.grant, outcome: placeOutcome, now: now) ?? []
+            return (moved, granted, options.concurrencyLimit?.adaptive == nil ? nil : state.limiter?.places)
+        }
+        let event = reportRecord(of: ticket, moved: moved)
+        reportRelease(of: place, granted: granted, limit: limit)
+        return event
     }
 
     /// The phase of `url`'s origin's breaker (for tests and diagnostics); `nil` without one.
@@ -352,6 +399,12 @@ final class SessionResilience: Sendable {
             let granted = state.limiter?.release(place.grant, outcome: outcome, now: now) ?? []
             return (granted, options.concurrencyLimit?.adaptive == nil ? nil : state.limiter?.places)
         }
+        reportRelease(of: place, granted: granted, limit: limit)
+    }
+
+    /// Tells the metrics of the limit `release` left, and the waiters it `granted` a place of
+    /// theirs.
+    private func reportRelease(of place: Place, granted: [(PlaceWaiter, LimiterState<PlaceWaiter>.Grant)], limit: Int?) {
         if let limit { metrics?.limitMoved(host: place.origin.host, port: place.origin.port, to: limit) }
         for (waiter, grant) in granted {
             let waited = grant.at - waiter.since
