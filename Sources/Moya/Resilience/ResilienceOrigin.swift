@@ -33,10 +33,36 @@ struct ResilienceOrigin: Hashable, Sendable {
     }
 
     init?(string: String) {
+        guard let (origin, _) = Self.read(string) else { return nil }
+        self = origin
+    }
+
+    private init(key: String, port: Int, isSecure: Bool) {
+        self.key = key
+        self.port = port
+        self.isSecure = isSecure
+    }
+
+    /// The origin of the URL string `string`, and how many of its first bytes say it: up to
+    /// and including the `/` that begins its path (`nil` without one). Another URL that starts
+    /// with those bytes has the same origin (``hasPrefix(_:length:)``).
+    static func read(_ string: String) -> (ResilienceOrigin, prefixLength: Int?)? {
         var string = string
         // A native string's bytes are contiguous: read in place, without a copy.
-        guard let parsed = string.withUTF8({ Self.parse($0) }) else { return nil }
-        (key, port, isSecure) = parsed
+        guard let (key, port, isSecure, end) = string.withUTF8({ Self.parse($0) }) else { return nil }
+        let hasPath = end < 300 && string.utf8.count > end && string.utf8[string.utf8.index(string.utf8.startIndex, offsetBy: end)] == UInt8(ascii: "/")
+        return (ResilienceOrigin(key: key, port: port, isSecure: isSecure), hasPath ? end + 1 : nil)
+    }
+
+    /// Whether `string` begins with the first `length` bytes of `prefix`.
+    static func hasPrefix(_ string: String, of prefix: String, length: Int) -> Bool {
+        var string = string
+        var prefix = prefix
+        return string.withUTF8 { bytes in
+            prefix.withUTF8 { start in
+                bytes.count >= length && start.count >= length && memcmp(bytes.baseAddress!, start.baseAddress!, length) == 0
+            }
+        }
     }
 
     /// Lowercases an ASCII letter.
@@ -55,8 +81,8 @@ struct ResilienceOrigin: Hashable, Sendable {
         return true
     }
 
-    /// The key, port and security of the URL string `bytes`.
-    private static func parse(_ bytes: UnsafeBufferPointer<UInt8>) -> (String, Int, Bool)? {
+    /// The key, port and security of the URL string `bytes`, and where its authority ends.
+    private static func parse(_ bytes: UnsafeBufferPointer<UInt8>) -> (String, Int, Bool, Int)? {
         let count = min(bytes.count, 300)
         guard count > 0, let colon = bytes[..<count].firstIndex(of: UInt8(ascii: ":")), colon + 2 < count,
             bytes[colon + 1] == UInt8(ascii: "/"), bytes[colon + 2] == UInt8(ascii: "/")
@@ -126,7 +152,7 @@ struct ResilienceOrigin: Hashable, Sendable {
             }
             return length
         }
-        return (key, port, isSecure)
+        return (key, port, isSecure, end)
     }
 
     static func == (lhs: ResilienceOrigin, rhs: ResilienceOrigin) -> Bool {

@@ -14,12 +14,12 @@ final class SessionResilience: Sendable {
     /// One origin's state.
     private struct Origin {
         /// Requests (first) and retries (second) in the budget's window.
-        var budget: SlidingCounts?
-        var breaker: BreakerState?
+        var budget: SlidingCounts? = nil
+        var breaker: BreakerState? = nil
         /// The concurrency limit, made at the first request that asks for a place.
-        var limiter: LimiterState<PlaceWaiter>?
+        var limiter: LimiterState<PlaceWaiter>? = nil
         /// The latencies of hedged requests, made at the first that records one.
-        var latencies: LatencyWindow?
+        var latencies: LatencyWindow? = nil
         /// When a refused retry was last logged, and how many were refused since without a log
         /// line: a spent budget is logged at most once a second per origin.
         var refusalLogged = -Double.infinity
@@ -88,7 +88,7 @@ final class SessionResilience: Sendable {
     let timer = ResilienceTimer()
     private let clock: ResilienceClock
     private let metrics: ResilienceMetrics?
-    private let origins = Protected<[String: Origin]>([:])
+    private let origins = Protected(OriginTable())
 
     init(options: ResilienceOptions, clock: ResilienceClock = .system, metrics: ResilienceMetrics? = nil) {
         self.options = options
@@ -96,28 +96,97 @@ final class SessionResilience: Sendable {
         self.metrics = metrics
     }
 
+    /// The origins' states: the one asked for last in front, out of the table, with the start
+    /// of the URL it was read from. A session that sends to one upstream, as most do, finds it
+    /// again without reading the URL's origin (a comparison of its first bytes) or hashing a key.
+    private struct OriginTable {
+        var states: [String: Origin] = [:]
+        /// The origin in front, `nil` while none is; its state, the URL it was read from and how
+        /// many of that URL's first bytes say it. Fields of their own, never a tuple or an
+        /// optional to bind: a copy of the state would retain and release each of its arrays.
+        var front: ResilienceOrigin?
+        var frontState = Origin()
+        var frontURL = ""
+        var frontPrefixLength: Int?
+
+        var count: Int { states.count + (front == nil ? 0 : 1) }
+
+        /// The state of `key`, wherever it is.
+        subscript(key: String) -> Origin? {
+            front?.key == key ? frontState : states[key]
+        }
+
+        /// The origin of the URL string `url`, when it is the one in front's (no parse).
+        func frontOrigin(of url: String) -> ResilienceOrigin? {
+            guard let length = frontPrefixLength, ResilienceOrigin.hasPrefix(url, of: frontURL, length: length) else { return nil }
+            return front
+        }
+
+        /// Puts `origin` in front (read from `url`, whose first `prefixLength` bytes say it),
+        /// made with `make` when it is new; the one in front before goes back to the table.
+        mutating func bringForward(_ origin: ResilienceOrigin, prefixLength: Int?, url: String?, make: () -> Origin) {
+            if front?.key == origin.key {
+                if let url, frontPrefixLength == nil, prefixLength != nil {
+                    frontPrefixLength = prefixLength
+                    frontURL = url
+                }
+                return
+            }
+            if let front {
+                states[front.key] = frontState
+            }
+            frontState = states.removeValue(forKey: origin.key) ?? make()
+            front = origin
+            frontURL = url ?? ""
+            frontPrefixLength = url == nil ? nil : prefixLength
+        }
+
+        /// Forgets an idle origin of the table (or else any), never the one in front.
+        mutating func evict(now: TimeInterval) {
+            let idle =
+                states.first { _, state in
+                    (state.budget?.isEmpty(at: now) ?? true) && (state.breaker?.isIdle(at: now) ?? true) && (state.limiter?.isIdle ?? true)
+                }?.key ?? states.keys.first
+            if let idle { states[idle] = nil }
+        }
+    }
+
+    /// A new origin's state.
+    private func newOrigin() -> Origin {
+        Origin(
+            budget: options.retryBudget.map { SlidingCounts(window: $0.window) },
+            breaker: options.circuitBreaker.map { BreakerState(configuration: $0) })
+    }
+
     /// Updates the state of `origin` with `body`, making it when it is new (and forgetting an
     /// idle origin when there are too many).
     private func update<Result>(_ origin: ResilienceOrigin, _ body: (inout Origin, TimeInterval) -> Result) -> Result {
         let now = clock.now()
-        let key = origin.key
         return origins.withLock { origins in
-            if origins.count >= Self.originLimit, origins[key] == nil {
-                let idle =
-                    origins.first { _, state in
-                        (state.budget?.isEmpty(at: now) ?? true) && (state.breaker?.isIdle(at: now) ?? true)
-                            && (state.limiter?.isIdle ?? true)
-                    }?.key ?? origins.keys.first
-                if let idle { origins[idle] = nil }
-            }
-            // One lookup: made in place when new.
-            return body(
-                &origins[
-                    key,
-                    default: Origin(
-                        budget: options.retryBudget.map { SlidingCounts(window: $0.window) },
-                        breaker: options.circuitBreaker.map { BreakerState(configuration: $0) })], now)
+            bringForward(origin, prefixLength: nil, url: nil, in: &origins, now: now)
+            return body(&origins.frontState, now)
         }
+    }
+
+    /// Updates the state of the origin of the URL string `url` with `body` (see
+    /// ``update(_:_:)``); `nil` when the URL has no origin of HTTP's.
+    private func update<Result>(url: String, _ body: (ResilienceOrigin, inout Origin, TimeInterval) -> Result) -> (ResilienceOrigin, Result)? {
+        let now = clock.now()
+        return origins.withLock { origins in
+            if let origin = origins.frontOrigin(of: url) {
+                return (origin, body(origin, &origins.frontState, now))
+            }
+            guard let (origin, prefixLength) = ResilienceOrigin.read(url) else { return nil }
+            bringForward(origin, prefixLength: prefixLength, url: url, in: &origins, now: now)
+            return (origin, body(origin, &origins.frontState, now))
+        }
+    }
+
+    private func bringForward(_ origin: ResilienceOrigin, prefixLength: Int?, url: String?, in origins: inout OriginTable, now: TimeInterval) {
+        if origins.front?.key != origin.key, origins.count >= Self.originLimit, origins.states[origin.key] == nil {
+            origins.evict(now: now)
+        }
+        origins.bringForward(origin, prefixLength: prefixLength, url: url, make: newOrigin)
     }
 
     // MARK: - The retry budget
@@ -210,12 +279,12 @@ final class SessionResilience: Sendable {
         case .percentile(let fraction, let minimum): percentile = (fraction, minimum)
         case nil: break
         }
-        guard options.circuitBreaker != nil || refills || limit != nil || percentile != nil, let origin = ResilienceOrigin(url) else {
+        guard options.circuitBreaker != nil || refills || limit != nil || percentile != nil, let url else {
             return .success(Admission(ticket: nil, place: .unlimited, hedgeDelay: fixedDelay))
         }
         var hedgeDelay = fixedDelay
-        let (admission, moved, place): (BreakerState.Admission, (BreakerState.Phase, BreakerState.Phase)?, PlaceAnswer) = update(origin) {
-            state, now in
+        let admitted: (ResilienceOrigin, (BreakerState.Admission, (BreakerState.Phase, BreakerState.Phase)?, PlaceAnswer))? = update(url: url.absoluteString) {
+            origin, state, now in
             if refills { state.budget?.add(first: 1, at: now) }
             if let percentile, let latency = state.latencies?.percentile(percentile.fraction) {
                 hedgeDelay = max(percentile.minimum, latency)
@@ -229,6 +298,9 @@ final class SessionResilience: Sendable {
             }
             guard case .allowed = admission, let limit else { return (admission, moved, .unlimited) }
             return (admission, moved, Self.takePlace(in: &state, origin: origin, limit: limit, now: now))
+        }
+        guard let (origin, (admission, moved, place)) = admitted else {
+            return .success(Admission(ticket: nil, place: .unlimited, hedgeDelay: fixedDelay))
         }
         if let (from, to) = moved {
             reportMove(of: origin, from: from, to: to)
@@ -319,6 +391,11 @@ final class SessionResilience: Sendable {
         return event
     }
 
+    /// How many origins' states are kept (for tests).
+    var originCount: Int {
+        origins.withLock { $0.count }
+    }
+
     /// The phase of `url`'s origin's breaker (for tests and diagnostics); `nil` without one.
     func breakerPhase(of url: URL?) -> BreakerState.Phase? {
         guard options.circuitBreaker != nil, let origin = ResilienceOrigin(url) else { return nil }
@@ -375,9 +452,9 @@ final class SessionResilience: Sendable {
 
     /// Refuses `waiter` when it still waits at `origin`.
     private func expire(_ waiter: PlaceWaiter, at origin: ResilienceOrigin, after wait: TimeInterval) {
-        let limit: Int? = origins.withLock { origins in
-            guard origins[origin.key]?.limiter?.remove(waiter) == true else { return nil }
-            return origins[origin.key]?.limiter?.places
+        let limit: Int? = update(origin) { state, _ in
+            guard state.limiter?.remove(waiter) == true else { return nil }
+            return state.limiter?.places
         }
         guard let limit else { return }
         metrics?.limitRejected(host: origin.host, port: origin.port)

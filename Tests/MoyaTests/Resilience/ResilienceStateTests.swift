@@ -171,4 +171,34 @@ struct ResilienceStateTests {
         for _ in 1...200 { window.add(5) }
         #expect(window.percentile(0.95) == 5)
     }
+
+    @Test("The session's origins: each keeps its own state however its URLs are written, and at most 4,096 are kept")
+    func originTable() throws {
+        let options = try ResilienceOptions(retryBudget: nil, circuitBreaker: CircuitBreaker(minimumRequests: 2))
+        let resilience = SessionResilience(options: options)
+        /// One attempt to `url` that ends with `status` (`nil`: cancelled, nothing counted).
+        func attempt(_ url: String, _ status: Int?) throws {
+            let admission = try resilience.admit(URL(string: url)!).get()
+            _ = resilience.settle(admission.ticket, outcome: status.map { .status($0) }, place: nil, placeOutcome: nil, latency: nil)
+        }
+        // The same host on 8080 (whose URLs begin with the same bytes as port 80's up to the
+        // port) and another host are origins of their own; an origin written in capitals, or
+        // without its default port, is the same.
+        try attempt("http://h.test:80/a", 200)
+        try attempt("http://h.test:8080/a", 503)
+        try attempt("http://h.test:8080/b", 503)
+        try attempt("http://other.test/a", 503)
+        try attempt("HTTP://H.TEST/b?c", 503)
+        #expect(resilience.breakerPhase(of: URL(string: "http://h.test:8080/x"))?.name == "open")
+        #expect(resilience.breakerPhase(of: URL(string: "http://h.test/x"))?.name == "open")
+        #expect(resilience.breakerPhase(of: URL(string: "http://other.test/x"))?.name == "closed")
+        #expect(throws: CircuitOpenError.self) { try resilience.admit(URL(string: "http://h.test:80/again")!).get() }
+        #expect(throws: CircuitOpenError.self) { try resilience.admit(URL(string: "http://h.test")!).get() }
+        // Beyond the limit, idle origins (nothing counted) are forgotten; the open breaker is kept.
+        for index in 0..<SessionResilience.originLimit {
+            try attempt("http://host\(index).test/", nil)
+        }
+        #expect(resilience.originCount <= SessionResilience.originLimit)
+        #expect(resilience.breakerPhase(of: URL(string: "http://h.test/x"))?.name == "open")
+    }
 }
