@@ -9,42 +9,28 @@ import Foundation
 /// request's; the copy's later events go to it.
 extension TransportExchange: ResilienceTimerTarget {
     /// Sets the hedge's timer for the delay `admission` gave (none for a percentile of too few
-    /// answers). Called on the first route, before anything is sent.
+    /// answers). Called on the first route, before anything is sent; no lock of the exchange's:
+    /// what the timer's action reads is written before the timer is set.
     func armHedge(_ admission: SessionResilience.Admission) {
-        guard let hedgeWatch, let delay = admission.hedgeDelay else { return }
-        let armedAt = DispatchTime.now().uptimeNanoseconds
-        let timer = parts.resilience.timer
+        guard hedgeWatch != nil, let delay = admission.hedgeDelay else { return }
+        hedgeArming = HedgeArming(armedAt: DispatchTime.now().uptimeNanoseconds, delay: delay, latencyOrigin: admission.latencyOrigin)
         // The wheel holds the exchange until the delay is over or the copy's end takes the
         // entry out (``endHedge(_:result:)``).
-        let handle = timer.schedule(after: delay, target: self)
-        let firedEarly = hedgeWatch.withLock { watch in
-            watch.timer = handle
-            watch.armed = true
-            watch.armedAt = armedAt
-            watch.delay = delay
-            watch.latencyOrigin = admission.latencyOrigin
-            return watch.firedEarly
-        }
-        if firedEarly { timerFired() }
+        hedgeTimer = parts.resilience.timer.schedule(after: delay, target: self)
     }
 
     /// The hedge's delay is over: unless the copy ended, the race of copies takes it over.
     func timerFired() {
-        guard let hedgeWatch, let policy = request.hedging else { return }
-        let (race, delay): (HedgedExchange?, TimeInterval) = hedgeWatch.withLock { watch in
-            guard !watch.finished, watch.race == nil else { return (nil, 0) }
-            guard watch.armed else {
-                watch.firedEarly = true
-                return (nil, 0)
-            }
-            watch.timer = nil
+        guard let hedgeWatch, let policy = request.hedging, let arming = hedgeArming else { return }
+        let race: HedgedExchange? = hedgeWatch.withLock { watch in
+            guard !watch.finished, watch.race == nil else { return nil }
             let race = HedgedExchange(
-                request: request, first: watch.attempt, startedAt: watch.armedAt, policy: policy, origin: watch.latencyOrigin, owner: owner,
+                request: request, first: watch.attempt, startedAt: arming.armedAt, policy: policy, origin: arming.latencyOrigin, owner: owner,
                 resilience: parts.resilience, sender: parts)
             watch.race = race
-            return (race, watch.delay)
+            return race
         }
-        race?.begin(after: delay)
+        race?.begin(after: arming.delay)
     }
 
     /// Tells the owner that `attempt` of the exchange started, or, once the copy is in a race,
@@ -70,13 +56,15 @@ extension TransportExchange: ResilienceTimerTarget {
     func endHedge(_ hedgeWatch: Protected<HedgeWatch>, result: Result<TransportResponse, any Error>) -> (
         race: HedgedExchange?, latency: (seconds: TimeInterval, origin: ResilienceOrigin)?
     ) {
-        let (race, handle, armedAt, origin): (HedgedExchange?, ResilienceTimer.Handle?, UInt64, ResilienceOrigin?) = hedgeWatch.withLock { watch in
+        let race = hedgeWatch.withLock { watch in
             watch.finished = true
-            defer { watch.timer = nil }
-            return (watch.race, watch.timer, watch.armedAt, watch.latencyOrigin)
+            return watch.race
         }
-        if let handle { parts.resilience.timer.cancel(handle) }
-        guard race == nil, case .success = result, let origin else { return (race, nil) }
-        return (nil, (Double(DispatchTime.now().uptimeNanoseconds - armedAt) / 1e9, origin))
+        if let hedgeTimer {
+            self.hedgeTimer = nil
+            parts.resilience.timer.cancel(hedgeTimer)
+        }
+        guard race == nil, case .success = result, let arming = hedgeArming, let origin = arming.latencyOrigin else { return (race, nil) }
+        return (nil, (Double(DispatchTime.now().uptimeNanoseconds - arming.armedAt) / 1e9, origin))
     }
 }
