@@ -154,6 +154,7 @@ func benchClientFactories(base: URL) -> [(key: String, make: () -> any BenchClie
         ("retry-limit", { policyClient("adaptive limit", try! ResilienceOptions(concurrencyLimit: .adaptive(initial: 512)), base: base) }),
         ("retry-hedging", { policyClient("hedging", try! ResilienceOptions(hedging: .default), base: base) }),
         ("retry-hedging-fixed", { policyClient("hedging after 50 ms", try! ResilienceOptions(hedging: HedgingPolicy(delay: .fixed(0.05))), base: base) }),
+        ("retry-hedging-10", { policyClient("hedging after 10 ms", try! ResilienceOptions(hedging: HedgingPolicy(delay: .fixed(0.01))), base: base) }),
         (
             "retry-unhedged",
             {
@@ -185,6 +186,7 @@ let clientFactories = benchClientFactories(base: base)
 // costs, they are not among the compared clients.
 let optInClients: Set<String> = [
     "ahc-notrace", "ahc-delegate", "ahc-request", "ahc-async", "retry-budget", "retry-breaker", "retry-limit", "retry-hedging", "retry-hedging-fixed",
+    "retry-hedging-10",
     "retry-deadline",
 ]
 let chosenFactories = clientFactories.filter { options.clients?.contains($0.key) ?? !optInClients.contains($0.key) }

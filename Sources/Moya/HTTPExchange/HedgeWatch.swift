@@ -13,10 +13,10 @@ struct HedgeWatch {
     var finished = false
 }
 
-/// When an exchange's hedge delay began (the monotonic clock, in nanoseconds), how long it is,
-/// and the origin a percentile delay reads the latencies of (the copy's latency is kept there).
-/// Written before the hedge's timer is set, and read by the timer's action after it fires (the
-/// timer's lock orders the two) or at the exchange's end.
+/// When an exchange's hedge delay began (the monotonic clock, in nanoseconds), how long it is
+/// (negative for no hedge: a percentile of too few answers), and the origin a percentile delay
+/// reads the latencies of (the copy's latency is kept there). Written on the exchange's first
+/// route, before anything is sent.
 struct HedgeArming {
     let armedAt: UInt64
     let delay: TimeInterval

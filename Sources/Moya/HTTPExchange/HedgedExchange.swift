@@ -178,8 +178,8 @@ final class HedgedExchange: TransportAttempt {
             delay = percentile
         }
         // Strongly: a weak reference would give every hedged request's exchange a side table,
-        // and make each retain and release of it slower. The wheel holds the exchange only
-        // until the delay is over or a winner or a cancel takes the entry out, and a wheel let
+        // and make each retain and release of it slower. The timer holds the exchange only
+        // until the delay is over or a winner or a cancel takes the entry out, and a timer let
         // go of drops its entries (``ResilienceTimer``), so nothing is kept for ever.
         let handle = resilience.timer.schedule(after: delay) { [self] in
             hedge(after: delay)

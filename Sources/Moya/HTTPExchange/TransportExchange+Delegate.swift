@@ -11,6 +11,9 @@ import NIOHTTP1
 extension TransportExchange {
     func didSendRequestHead(task: HTTPClient.Task<TransportResponse>, _ head: HTTPRequestHead) {
         releaseOrigin()
+        if hedgeArming != nil, !hedgeScheduled {
+            watchHedge(on: task.eventLoop)
+        }
         if current.responseLimit.didSendHead() {
             armResponseLimit(for: task)
         }

@@ -45,17 +45,30 @@ extension TransportExchange: IdleWatched {
         lastActivity = .now()
     }
 
-    /// When the attempt times out if the server stays silent: ``IdleWatched`` for the clock.
+    /// When the attempt times out if the server stays silent, or its hedge is due if that is
+    /// sooner: ``IdleWatched`` for the clock.
     var idleDue: NIODeadline? {
-        guard let limit = idleTimeout, idleTask != nil else { return nil }
-        return lastActivity + limit
+        guard let limit = idleTimeout, idleTask != nil else { return hedgeDueAt }
+        let idle = lastActivity + limit
+        return hedgeDueAt.map { min($0, idle) } ?? idle
     }
 
-    /// The server was silent for the whole idle timeout: the attempt fails.
+    /// The clock found the attempt due: its hedge goes out when that is due, and the attempt
+    /// fails when the server was silent for the whole idle timeout; otherwise it is watched
+    /// again, for what is left.
     func idleExpired() {
-        guard let task = idleTask, let limit = idleTimeout else { return }
-        idleTask = nil
-        task.fail(reason: idleTimeoutError(limit: limit))
+        let now = NIODeadline.now()
+        if let hedge = hedgeDueAt, hedge <= now {
+            hedgeDueAt = nil
+            // Off the loop: the race sends the hedge, and may deliver from there.
+            DispatchQueue.global().async { self.hedgeDue() }
+        }
+        if let task = idleTask, let limit = idleTimeout, lastActivity + limit <= now {
+            idleTask = nil
+            task.fail(reason: idleTimeoutError(limit: limit))
+            return
+        }
+        if idleDue != nil { idleClock?.watch(self) }
     }
 
     /// What an attempt that waited `limit` for the network fails with.
@@ -75,9 +88,16 @@ extension TransportExchange: IdleWatched {
 
     /// Stops the idle timer: reading is paused for the consumer, or the attempt has ended.
     /// Called on the task's event loop.
+    ///
+    /// The attempt's hedge, if it was watched for, is not any more: the exchange's next attempt
+    /// (a redirect's) watches for it again, at the same time.
     func cancelIdleTimer() {
-        guard idleTask != nil else { return }
+        guard idleTask != nil || hedgeDueAt != nil else { return }
         idleTask = nil
+        if hedgeDueAt != nil {
+            hedgeDueAt = nil
+            hedgeScheduled = false
+        }
         idleClock?.unwatch(self)
     }
 }

@@ -33,10 +33,10 @@ import FoundationNetworking
 /// Sendable: the mutable fields are the current attempt's (``current``, touched by
 /// AsyncHTTPClient's delegate calls, by the attempt's timers and by the completion of its file
 /// writes, which all run on the attempt's event loop one at a time) and the idle timer's and the
-/// first-connection gate's (touched on that loop too, or when an attempt has ended, before the
-/// next one starts), and the route's (the breaker's ticket, the place, the hedge's arming: set
-/// when the first attempt is routed, before it is sent, and read when it has ended; the hedge
-/// timer's action reads the arming after the timer's lock). Attempts never overlap: the
+/// first-connection gate's and the hedge's due time (touched on that loop too, or when an
+/// attempt has ended, before the next one starts), and the route's (the breaker's ticket, the
+/// place, the hedge's arming: set when the first attempt is routed, before it is sent, and read
+/// when it has ended or its hedge is due). Attempts never overlap: the
 /// next one is set up and sent from the previous one's completion, after that completion has
 /// stopped the previous attempt's timers on its loop, and AsyncHTTPClient's hand-over to an
 /// event loop orders those accesses.
@@ -115,12 +115,15 @@ final class TransportExchange: HTTPClientResponseDelegate, @unchecked Sendable {
     /// with a body that can be sent again): its first copy's attempt and hedge timer, and the
     /// race once a hedge is due (`TransportExchange+Hedging.swift`); `nil` for any other.
     let hedgeWatch: Protected<HedgeWatch>?
-    /// When its hedge delay began, and how long it is: set on the first route, before the
-    /// timer (``armHedge(_:)``), and read by the timer's action (``timerFired()``) and at the end.
+    /// When its hedge delay began, and how long it is: set on the first route, before anything
+    /// is sent (``armHedge(_:)``), and read when the hedge is watched for, when it is due
+    /// (``hedgeDue()``) and at the end.
     var hedgeArming: HedgeArming?
-    /// The hedge's timer entry, set on the first route after the timer, and cancelled at the end
-    /// (``endHedge(_:result:)``), which the same attempt reaches after its route.
-    var hedgeTimer: ResilienceTimer.Handle?
+    /// When the hedge is due, while the attempt's loop's ``IdleClock`` watches for it (from when
+    /// the request head is written until the attempt ends); and whether it is watched for.
+    /// Touched on the attempt's event loop.
+    var hedgeDueAt: NIODeadline?
+    var hedgeScheduled = false
 
     /// - Parameters:
     ///   - parts:    What the exchange needs of its session.

@@ -252,6 +252,39 @@ struct ServicePoliciesTests {
         await server.shutdown()
     }
 
+    @Test("Hedging after the origin's percentile: once it has answered 20 times, a slow request gets a hedge")
+    func hedgingAfterPercentile() async throws {
+        let server = try await MockServer.start()
+        let nextIsSlow = Protected(false)
+        server.route("/p") { _ in
+            let slow = nextIsSlow.withLock { slow in
+                defer { slow = false }
+                return slow
+            }
+            guard slow else { return .text("fast") }
+            var response = MockResponse.text("slow")
+            response.delayBeforeHead = .seconds(5)
+            return response
+        }
+        let options = try ResilienceOptions(hedging: HedgingPolicy(delay: .percentile(0.95, minimum: 0.05)))
+        let session = Self.session(options)
+        let recorder = ResilienceRecorder()
+        let provider = MoyaProvider<Remote>(session: session, plugins: [recorder])
+        let target = Remote(server.baseURL, "/p")
+        // The first copies' answers are the origin's latencies (none was hedged).
+        for _ in 0..<20 { _ = try await provider.request(target) }
+        #expect(server.requests.count == 20)
+        #expect(!recorder.heard.contains { if case .hedgeSent = $0 { true } else { false } })
+        // Its p95 is a few milliseconds: the hedge goes after the 50 ms minimum, and wins.
+        nextIsSlow.withLock { $0 = true }
+        let response = try await provider.request(target)
+        #expect(String(decoding: response.data, as: UTF8.self) == "fast")
+        #expect(server.requests.count == 22)
+        #expect(recorder.heard.contains { if case .hedgeSent = $0 { true } else { false } })
+        try await session.shutdown()
+        await server.shutdown()
+    }
+
     @Test("Hedging: each loser is cancelled exactly once, the winner never; a failed copy does not win while another may answer")
     func hedgeCancelsLosersOnce() async throws {
         final class Attempt: TransportAttempt {
@@ -392,13 +425,16 @@ struct ServicePoliciesTests {
         timer.schedule(after: 0.01) { fired.withLock { $0.append(1) } }
         let cancelled = timer.schedule(after: 0.02) { fired.withLock { $0.append(2) } }
         timer.schedule(after: 0.03) { fired.withLock { $0.append(3) } }
-        // Past a turn of the wheel (16 s): it waits in its slot for the turns it needs.
+        // One far ahead waits, and never runs once cancelled.
         let later = timer.schedule(after: 40) { fired.withLock { $0.append(4) } }
-        timer.cancel(cancelled)
-        #expect(try await Self.eventually { fired.withLock { $0.count } == 2 })
+        #expect(timer.cancel(cancelled))
+        // The cancelled entry's place is taken by the next: its old handle cancels nothing.
+        timer.schedule(after: 0.01) { fired.withLock { $0.append(5) } }
+        #expect(!timer.cancel(cancelled))
+        #expect(try await Self.eventually { fired.withLock { $0.count } == 3 })
         try await _Concurrency.Task.sleep(nanoseconds: 50_000_000)  // nothing else comes
-        #expect(fired.withLock { $0.sorted() } == [1, 3])
-        timer.cancel(later)
+        #expect(fired.withLock { $0.sorted() } == [1, 3, 5])
+        #expect(timer.cancel(later))
     }
 
     @Test("A timer let go of with entries still scheduled stops turning, and runs none of them")
@@ -408,7 +444,7 @@ struct ServicePoliciesTests {
         timer?.schedule(after: 0.05) { fired.withLock { $0 += 1 } }
         weak let released = timer
         timer = nil
-        #expect(released == nil, "nothing else holds the wheel: its dispatch source holds it weakly")
+        #expect(released == nil, "nothing else holds the timer: its dispatch source holds it weakly")
         try await _Concurrency.Task.sleep(nanoseconds: 150_000_000)  // past the entry's time
         #expect(fired.withLock { $0 } == 0)
     }
