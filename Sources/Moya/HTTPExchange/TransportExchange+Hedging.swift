@@ -31,7 +31,7 @@ extension TransportExchange {
         hedgeScheduled = true
         guard let arming = hedgeArming, arming.delay >= 0 else { return }
         hedgeDueAt = NIODeadline.uptimeNanoseconds(arming.armedAt) + .nanoseconds(Int64(min(arming.delay, 86_400) * 1e9))
-        let clock = IdleClock.on(loop)
+        let clock = idleClock.flatMap { $0.loop === loop ? $0 : nil } ?? IdleClock.on(loop)
         idleClock = clock
         clock.watch(self)
     }

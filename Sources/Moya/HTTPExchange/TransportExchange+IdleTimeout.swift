@@ -31,6 +31,13 @@ extension TransportExchange: IdleWatched {
         guard idleTask == nil else { return }
         idleTask = task
         // The attempt's loop: a redirect's attempt may run on another loop than the first.
+        if let clock = idleClock, clock.loop === task.eventLoop {
+            // Watched for its hedge already, due before the idle timeout would be: the clock
+            // asks for the idle timeout when the hedge is done (``idleExpired()``).
+            if let hedge = hedgeDueAt, let limit = idleTimeout, hedge <= lastActivity + limit { return }
+            clock.watch(self)
+            return
+        }
         let clock = IdleClock.on(task.eventLoop)
         idleClock = clock
         clock.watch(self)

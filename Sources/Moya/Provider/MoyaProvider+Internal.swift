@@ -114,7 +114,7 @@ extension MoyaProvider {
             resume: resume,
             firstCaller: firstCaller,
             hedging: hedging(custom, method: plan.endpoint.method, readsIntoMemory: streamSink == nil && webSocketSink == nil),
-            deadline: custom?.deadline ?? session.parts.resilience.options.deadline
+            deadline: (custom?.deadline ?? session.parts.resilience.options.deadline).map { ($0, session.parts.resilience.timer) }
         )
     }
 
@@ -356,7 +356,7 @@ extension MoyaProvider {
 
         // The credential goes only to the origin of the request the plugins attached it to.
         let credential = ScopedCredential(credentials?.credential, for: preparedRequest.url)
-        flight.armDeadline(on: session.parts.resilience.timer)
+        flight.armDeadline()
         if send.interceptors.isEmpty {
             session.send(
                 // A request that may be hedged refills the budget its hedges draw from.

@@ -14,8 +14,9 @@ struct RequestDeadline: Sendable {
     let seconds: TimeInterval
     /// When it was armed (the request was sent).
     private(set) var start: DispatchTime?
-    /// Its timer while it counts.
-    private(set) var timer: (ResilienceTimer, ResilienceTimer.Handle)?
+    /// Its entry on the session's timer while it counts (a handle, no reference: the machine's
+    /// ending, which carries it, is copied).
+    private(set) var timer: ResilienceTimer.Handle?
     /// The attempts sent so far.
     private(set) var attempts = 0
 
@@ -23,15 +24,15 @@ struct RequestDeadline: Sendable {
         self.seconds = seconds
     }
 
-    /// It counts from `start`, on `timer`'s entry `handle`, as the first attempt is sent.
-    mutating func armed(at start: DispatchTime, on timer: ResilienceTimer, handle: ResilienceTimer.Handle) {
+    /// It counts from `start`, on the timer's entry `handle`, as the first attempt is sent.
+    mutating func armed(at start: DispatchTime, handle: ResilienceTimer.Handle) {
         self.start = start
-        self.timer = (timer, handle)
+        self.timer = handle
         attempts = 1
     }
 
     /// Stops counting: the timer's entry, to cancel after the lock, when it still counted.
-    mutating func disarm() -> (ResilienceTimer, ResilienceTimer.Handle)? {
+    mutating func disarm() -> ResilienceTimer.Handle? {
         defer { timer = nil }
         return timer
     }

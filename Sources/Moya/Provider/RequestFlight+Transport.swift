@@ -31,8 +31,8 @@ extension RequestFlight: TransportOwner {
     /// Hands the streamed head to the callers (``streamStarted(_:)``); whether to read on.
     func handOverStream(_ head: TransportResponse, request: URLRequest) -> Bool {
         // A stream's deadline ends with its head: its body is read at the consumer's pace.
-        if deadlineSeconds != nil, let (timer, handle) = locked({ $0.deadline?.disarm() ?? nil }) {
-            timer.cancel(handle)
+        if deadlineSeconds != nil, let handle = locked({ $0.deadline?.disarm() ?? nil }) {
+            deadlineTimer?.cancel(handle)
         }
         return streamStarted(
             Moya.Response(statusCode: head.statusCode, data: Data(), request: request, deferredResponse: head.response, cacheStatus: head.cacheStatus))
@@ -176,16 +176,16 @@ extension RequestFlight {
 extension RequestFlight: ResilienceTimerTarget {
     /// Starts the request's deadline, if it has one, as its first attempt is sent (counted
     /// here): when it runs out first, the request stops and fails with ``RequestDeadlineError``.
-    func armDeadline(on timer: ResilienceTimer) {
+    func armDeadline() {
         // The timer holds the flight itself until the deadline runs out or the flight ends
         // (which cancels it): no closure, and no weak reference, to make for every request.
-        guard let seconds = deadlineSeconds else { return }
+        guard let seconds = deadlineSeconds, let timer = deadlineTimer else { return }
         let start = DispatchTime.now()
         let handle = timer.schedule(after: seconds, target: self)
         // A flight that ended meanwhile has nothing left to count.
         let ended = locked { machine in
             guard machine.phase != .finished else { return true }
-            machine.deadline?.armed(at: start, on: timer, handle: handle)
+            machine.deadline?.armed(at: start, handle: handle)
             return false
         }
         if ended { timer.cancel(handle) }

@@ -86,10 +86,11 @@ final class RequestFlight: @unchecked Sendable {
     /// target's or the session's policy, for a request that may be sent twice at once and is
     /// read into memory; `nil` for none.
     let hedging: HedgingPolicy?
-    /// The request's deadline in seconds, the target's or the session's; `nil` for none. Armed
-    /// when the request is sent (``armDeadline(on:)``); its state is the machine's
-    /// (``RequestStateMachine/deadline``).
+    /// The request's deadline in seconds, the target's or the session's, and the session's timer
+    /// it is counted on; `nil` for none. Armed when the request is sent (``armDeadline()``); its
+    /// state is the machine's (``RequestStateMachine/deadline``).
     let deadlineSeconds: TimeInterval?
+    let deadlineTimer: ResilienceTimer?
     /// The provider's in-flight table, which the flight leaves when it ends (`trackInflights`).
     private let table: Protected<[EndpointIdentity: RequestFlight]>?
     /// The request's whole state: its machine, behind the flight's one lock.
@@ -119,7 +120,8 @@ final class RequestFlight: @unchecked Sendable {
     ///   - traceContext:           The trace context of the caller who made the request.
     ///   - resume:                 Where a resumed download goes on from.
     ///   - hedging:                The request's hedging policy, if it may be hedged.
-    ///   - deadline:               The request's deadline, in seconds, if it has one.
+    ///   - deadline:               The request's deadline, in seconds, if it has one, and the
+    ///                             session's timer that counts it.
     ///   - firstCaller:            The first caller, when it is known as the flight is made
     ///                             (``RequestSubscriber/first(_:callbackQueue:pluginTarget:)``):
     ///                             it joins without taking the lock.
@@ -143,11 +145,12 @@ final class RequestFlight: @unchecked Sendable {
         resume: ResumePoint? = nil,
         firstCaller: RequestSubscriber? = nil,
         hedging: HedgingPolicy? = nil,
-        deadline: TimeInterval? = nil
+        deadline: (seconds: TimeInterval, timer: ResilienceTimer)? = nil
     ) {
         self.traceContext = traceContext
         self.hedging = hedging
-        self.deadlineSeconds = deadline
+        self.deadlineSeconds = deadline?.seconds
+        self.deadlineTimer = deadline?.timer
         let queue = isSerialDeliveryNeeded ? DispatchQueue(label: "org.moya.delivery", target: callbackQueue ?? .main) : (callbackQueue ?? .main)
         self.endpoint = endpoint
         self.identity = identity
@@ -174,7 +177,8 @@ final class RequestFlight: @unchecked Sendable {
         self.reportsProgress = progress != nil
         // A stream reads its body as it arrives, whatever the task: it stores no file.
         self.isDownload = destination != nil && streamSink == nil
-        self.state = Protected(RequestStateMachine(first: firstCaller, reporter: reporter, destination: destination, resume: resume, deadline: deadline))
+        self.state = Protected(
+            RequestStateMachine(first: firstCaller, reporter: reporter, destination: destination, resume: resume, deadline: deadline?.seconds))
         self.downloadFolder = downloadFolder
         #if DEBUG
         Self.madeFlights?.withLock { $0.append(self) }
@@ -329,7 +333,7 @@ final class RequestFlight: @unchecked Sendable {
         case .none:
             return
         }
-        if let (timer, handle) = ending.deadlineTimer { timer.cancel(handle) }
+        if let handle = ending.deadlineTimer { deadlineTimer?.cancel(handle) }
         ending.driver?.stop()
         ending.work?.stop()
         ending.measurement?.finish(result, responseBodyBytes: responseBodyBytes)

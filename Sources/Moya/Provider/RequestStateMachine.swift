@@ -94,7 +94,7 @@ struct RequestStateMachine<Work: Sendable> {
         /// end.
         var events: [ResilienceEvent] = []
         /// The deadline's timer entry, to cancel, when it still counted.
-        var deadlineTimer: (ResilienceTimer, ResilienceTimer.Handle)?
+        var deadlineTimer: ResilienceTimer.Handle?
     }
 
     /// What the owner does after ``finish(_:)``.

@@ -143,7 +143,7 @@ struct ResilienceStateTests {
         #expect(RetryBudget.default == defaults)
     }
 
-    @Test("A hedge's percentile: the value of its rank among the last 200 latencies, found again every 20")
+    @Test("A hedge's percentile: the value of its rank among the last 200 latencies, found again every 50")
     func latencyPercentile() {
         // Selection agrees with sorting, duplicates and all.
         var generator = SystemRandomNumberGenerator()
@@ -162,11 +162,12 @@ struct ResilienceStateTests {
         // 20 samples 1...20: the 95th is the 19th.
         #expect(window.percentile(0.95) == 19)
         #expect(window.percentile(0.5) == 10, "another fraction is found at once")
-        // A new slow answer is not seen before 20 more: the value is kept between.
-        for _ in 1...19 { window.add(1000) }
+        // New slow answers are not seen before 50 more: the value is kept between.
+        #expect(LatencyWindow.refreshEvery == 50)
+        for _ in 1..<LatencyWindow.refreshEvery { window.add(1000) }
         #expect(window.percentile(0.5) == 10)
         window.add(1000)
-        #expect(window.percentile(0.5) == 20, "40 samples: the 20th")
+        #expect(window.percentile(0.5) == 1000, "70 samples, 50 of them 1000: the 35th is one")
         // Beyond 200, the oldest go.
         for _ in 1...200 { window.add(5) }
         #expect(window.percentile(0.95) == 5)

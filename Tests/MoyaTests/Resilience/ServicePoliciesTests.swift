@@ -285,6 +285,29 @@ struct ServicePoliciesTests {
         await server.shutdown()
     }
 
+    @Test("Hedging: an idle timeout shorter than the hedge's delay still ends a silent request first")
+    func idleTimeoutBeforeHedge() async throws {
+        let server = try await MockServer.start()
+        server.route("/silent") { _ in
+            var response = MockResponse.text("late")
+            response.delayBeforeHead = .seconds(30)
+            return response
+        }
+        var configuration = Session.Configuration()
+        configuration.resilience = try ResilienceOptions(hedging: HedgingPolicy(delay: .fixed(5)))
+        configuration.timeoutIntervalForRequest = 0.3
+        let session = Session(configuration: configuration)
+        let recorder = ResilienceRecorder()
+        let provider = MoyaProvider<Remote>(session: session, plugins: [recorder])
+        await #expect(throws: MoyaError.self) { try await provider.request(Remote(server.baseURL, "/silent")) }
+        // The clock that watches the attempt for its hedge (due in 5 s) watched for its idle
+        // timeout too: it failed first, and no hedge went out.
+        #expect(!recorder.heard.contains { if case .hedgeSent = $0 { true } else { false } })
+        #expect(server.requests.count == 1)
+        try await session.shutdown()
+        await server.shutdown()
+    }
+
     @Test("Hedging: each loser is cancelled exactly once, the winner never; a failed copy does not win while another may answer")
     func hedgeCancelsLosersOnce() async throws {
         final class Attempt: TransportAttempt {
