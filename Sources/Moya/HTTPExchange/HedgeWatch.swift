@@ -14,11 +14,11 @@ struct HedgeWatch {
 }
 
 /// When an exchange's hedge delay began (the monotonic clock, in nanoseconds), how long it is
-/// (negative for no hedge: a percentile of too few answers), and the origin a percentile delay
+/// (`nil` for no hedge: a percentile of too few answers), and the origin a percentile delay
 /// reads the latencies of (the copy's latency is kept there). Written on the exchange's first
 /// route, before anything is sent.
 struct HedgeArming {
     let armedAt: UInt64
-    let delay: TimeInterval
+    let delay: TimeInterval?
     let latencyOrigin: ResilienceOrigin?
 }

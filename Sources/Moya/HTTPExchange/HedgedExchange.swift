@@ -1,4 +1,3 @@
-import Atomics
 import Dispatch
 import Foundation
 
@@ -61,10 +60,9 @@ final class HedgedExchange: TransportAttempt {
     }
 
     private struct State {
-        /// The current attempt of the first copy, and of each hedge (by its number less one),
-        /// while it runs: no collection to make for a request that is never hedged.
-        var first: (any TransportAttempt)?
-        var hedges: [(any TransportAttempt)?] = []
+        /// The current attempt of each copy (by its number, the first copy's first), while it
+        /// runs.
+        var attempts: [(any TransportAttempt)?] = []
         /// Copies sent, and copies that ended.
         var sent = 0
         var ended = 0
@@ -80,15 +78,13 @@ final class HedgedExchange: TransportAttempt {
     private let policy: HedgingPolicy
     fileprivate let owner: any TransportOwner
     private let resilience: SessionResilience
-    /// The request's origin, for a percentile delay (its latencies are recorded under it);
-    /// otherwise read when a hedge goes out.
+    /// The request's origin, which its hedges are counted for.
     private let origin: ResilienceOrigin?
+    /// Whether the winner's latency is kept for a percentile delay (under ``origin``).
+    private let recordsLatency: Bool
     /// Sends one copy.
     private let sender: any Sender
     private let state: Protected<State>
-    /// Whether a copy won or the request was cancelled: until then every copy is wanted, which
-    /// the exchanges ask often, and it is read without the lock.
-    private let settled = ManagedAtomic(false)
     /// When the first copy went out (the monotonic clock, in nanoseconds).
     private let startedAt: UInt64
 
@@ -99,7 +95,8 @@ final class HedgedExchange: TransportAttempt {
     ///   - first:     The first copy's current attempt, `nil` between two of its attempts.
     ///   - startedAt: When the first copy went out (``DispatchTime/uptimeNanoseconds``).
     ///   - policy:    When to hedge.
-    ///   - origin:    The origin whose latencies a percentile delay reads.
+    ///   - origin:    The origin whose latencies a percentile delay reads (`nil` for a fixed
+    ///     delay: the origin is read from the request when a hedge goes out).
     ///   - owner:     Keeps the request's state, and receives the winning result.
     ///   - sender:    Sends one copy, with its own owner.
     init(
@@ -113,55 +110,42 @@ final class HedgedExchange: TransportAttempt {
         self.policy = policy
         self.owner = owner
         self.resilience = resilience
-        self.origin = origin
+        // Made only when a hedge is due: the origin is read now, once.
+        self.origin = origin ?? ResilienceOrigin(request.urlRequest.url)
+        self.recordsLatency = origin != nil
         self.sender = sender
         self.startedAt = startedAt
         var state = State()
-        state.first = first
+        state.attempts = [first]
         state.sent = 1
         self.state = Protected(state)
     }
 
     /// The first copy's delay is over: this exchange becomes the attempt its owner knows (a
     /// cancel stops every copy), and the first hedge goes, when it is still due.
-    func begin(after delay: TimeInterval) {
+    func begin() {
         guard owner.transportStarted(self) else {
             cancel()
             return
         }
-        hedge(after: delay)
+        hedge()
     }
 
     /// Records `attempt` as copy `index`'s current one.
     private static func set(_ attempt: (any TransportAttempt)?, of index: Int, in state: inout State) {
-        if index == 0 {
-            state.first = attempt
-        } else {
-            while state.hedges.count < index { state.hedges.append(nil) }
-            state.hedges[index - 1] = attempt
-        }
-    }
-
-    /// Every running attempt, taken out of a state: the first copy's, and the hedges' (an
-    /// empty array, which allocates nothing, for a request that was never hedged).
-    private struct Attempts {
-        var first: (any TransportAttempt)?
-        var hedges: [(any TransportAttempt)?] = []
-
-        /// Cancels each, once.
-        func cancel() {
-            first?.cancel()
-            for case let hedge? in hedges { hedge.cancel() }
-        }
+        while state.attempts.count <= index { state.attempts.append(nil) }
+        state.attempts[index] = attempt
     }
 
     /// Takes every running attempt out of `state`.
-    private static func takeAttempts(_ state: inout State) -> Attempts {
-        defer {
-            state.first = nil
-            state.hedges = []
-        }
-        return Attempts(first: state.first, hedges: state.hedges)
+    private static func takeAttempts(_ state: inout State) -> [(any TransportAttempt)?] {
+        defer { state.attempts = [] }
+        return state.attempts
+    }
+
+    /// Cancels each of `attempts`, once: they were taken out under the lock.
+    private static func cancel(_ attempts: [(any TransportAttempt)?]) {
+        for case let attempt? in attempts { attempt.cancel() }
     }
 
     /// Schedules the next hedge after the policy's delay, unless the origin has too few answers
@@ -172,9 +156,7 @@ final class HedgedExchange: TransportAttempt {
         case .fixed(let seconds):
             delay = seconds
         case .percentile:
-            guard let origin = origin ?? ResilienceOrigin(request.urlRequest.url), let percentile = resilience.hedgeDelay(policy, for: origin) else {
-                return
-            }
+            guard let origin, let percentile = resilience.hedgeDelay(policy, for: origin) else { return }
             delay = percentile
         }
         // Strongly: a weak reference would give every hedged request's exchange a side table,
@@ -182,7 +164,7 @@ final class HedgedExchange: TransportAttempt {
         // until the delay is over or a winner or a cancel takes the entry out, and a timer let
         // go of drops its entries (``ResilienceTimer``), so nothing is kept for ever.
         let handle = resilience.timer.schedule(after: delay) { [self] in
-            hedge(after: delay)
+            hedge()
         }
         // A copy may have won while the timer was being set: then it goes at once.
         let stale = state.withLock { state in
@@ -195,8 +177,8 @@ final class HedgedExchange: TransportAttempt {
 
     /// Sends the next copy when no copy has answered, the request is still wanted, and the
     /// origin's retry budget allows it.
-    private func hedge(after delay: TimeInterval) {
-        guard let origin = origin ?? ResilienceOrigin(request.urlRequest.url) else { return }
+    private func hedge() {
+        guard let origin else { return }
         let due = state.withLock { state in
             state.winner == nil && !state.cancelled && state.ended < state.sent && state.sent <= policy.maximumHedges
         }
@@ -214,7 +196,7 @@ final class HedgedExchange: TransportAttempt {
     }
 
     /// Copy `index` started an attempt: whether it may go on. The owner knows this exchange
-    /// as the request's attempt already (``begin(after:)``): a cancel reaches every copy here.
+    /// as the request's attempt already (``begin()``): a cancel reaches every copy here.
     func copyStarted(_ index: Int, attempt: any TransportAttempt) -> Bool {
         let goesOn: Bool = state.withLock { state in
             guard !state.cancelled, state.winner == nil || state.winner == index else { return false }
@@ -228,11 +210,10 @@ final class HedgedExchange: TransportAttempt {
         return true
     }
 
-    /// Whether copy `index`'s result is still wanted.
-    func isWanted(_ index: Int) -> Bool {
-        if settled.load(ordering: .acquiring) {
-            guard state.withLock({ !$0.cancelled && $0.winner == index }) else { return false }
-        }
+    /// Whether copy `index`'s result is still wanted: until a copy won or the request was
+    /// cancelled, every copy is.
+    fileprivate func isWanted(_ index: Int) -> Bool {
+        guard state.withLock({ !$0.cancelled && ($0.winner == nil || $0.winner == index) }) else { return false }
         return owner.transportIsWanted
     }
 
@@ -241,13 +222,12 @@ final class HedgedExchange: TransportAttempt {
     func copyFinished(_ index: Int, result: Result<TransportResponse, any Error>, request: URLRequest) {
         let isResponse: Bool
         if case .success = result { isResponse = true } else { isResponse = false }
-        let (losers, hedgeTimer): (Attempts?, ResilienceTimer.Handle?) = state.withLock { state in
+        let (losers, hedgeTimer): ([(any TransportAttempt)?]?, ResilienceTimer.Handle?) = state.withLock { state in
             state.ended += 1
             Self.set(nil, of: index, in: &state)
             guard state.winner == nil else { return (nil, nil) }
             guard isResponse || state.ended == state.sent else { return (nil, nil) }
             state.winner = index
-            settled.store(true, ordering: .releasing)
             defer { state.hedgeTimer = nil }
             return (Self.takeAttempts(&state), state.hedgeTimer)
         }
@@ -260,28 +240,25 @@ final class HedgedExchange: TransportAttempt {
             return
         }
         // Each other copy is cancelled once: its attempt was taken out under the lock.
-        losers.cancel()
-        if isResponse {
+        Self.cancel(losers)
+        if isResponse, let origin {
             // Latencies are kept for the percentile delays that read them.
-            if let origin {
+            if recordsLatency {
                 resilience.recordLatency(Double(DispatchTime.now().uptimeNanoseconds - startedAt) / 1e9, of: origin)
             }
-            if index > 0, let origin = origin ?? ResilienceOrigin(self.request.urlRequest.url) {
-                resilience.countHedge(to: origin, won: true)
-            }
+            if index > 0 { resilience.countHedge(to: origin, won: true) }
         }
         owner.transportFinished(result, request: self.request.urlRequest)
     }
 
     /// Stops every copy.
     func cancel() {
-        let (attempts, hedgeTimer): (Attempts, ResilienceTimer.Handle?) = state.withLock { state in
+        let (attempts, hedgeTimer): ([(any TransportAttempt)?], ResilienceTimer.Handle?) = state.withLock { state in
             state.cancelled = true
-            settled.store(true, ordering: .releasing)
             defer { state.hedgeTimer = nil }
             return (Self.takeAttempts(&state), state.hedgeTimer)
         }
         if let hedgeTimer { resilience.timer.cancel(hedgeTimer) }
-        attempts.cancel()
+        Self.cancel(attempts)
     }
 }

@@ -22,18 +22,16 @@ extension TransportExchange {
     /// gets its answers). Called on the first route, before anything is sent.
     func armHedge(_ admission: SessionResilience.Admission) {
         guard hedgeWatch != nil, admission.hedgeDelay != nil || admission.latencyOrigin != nil else { return }
-        hedgeArming = HedgeArming(armedAt: DispatchTime.now().uptimeNanoseconds, delay: admission.hedgeDelay ?? -1, latencyOrigin: admission.latencyOrigin)
+        hedgeArming = HedgeArming(armedAt: DispatchTime.now().uptimeNanoseconds, delay: admission.hedgeDelay, latencyOrigin: admission.latencyOrigin)
     }
 
     /// Has the clock of `loop`, the attempt's, watch for the hedge, due at the end of the delay
     /// counted from the admission. Called on `loop`, when the attempt's request head is written.
     func watchHedge(on loop: any EventLoop) {
         hedgeScheduled = true
-        guard let arming = hedgeArming, arming.delay >= 0 else { return }
-        hedgeDueAt = NIODeadline.uptimeNanoseconds(arming.armedAt) + .nanoseconds(Int64(min(arming.delay, 86_400) * 1e9))
-        let clock = idleClock.flatMap { $0.loop === loop ? $0 : nil } ?? IdleClock.on(loop)
-        idleClock = clock
-        clock.watch(self)
+        guard let arming = hedgeArming, let delay = arming.delay else { return }
+        hedgeDueAt = NIODeadline.uptimeNanoseconds(arming.armedAt) + .nanoseconds(Int64(min(delay, 86_400) * 1e9))
+        idleClock(on: loop).watch(self)
     }
 
     /// The hedge's delay is over: unless the copy ended, the race of copies takes it over.
@@ -47,7 +45,7 @@ extension TransportExchange {
             watch.race = race
             return race
         }
-        race?.begin(after: arming.delay)
+        race?.begin()
     }
 
     /// Tells the owner that `attempt` of the exchange started, or, once the copy is in a race,

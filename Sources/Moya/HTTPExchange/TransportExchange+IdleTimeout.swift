@@ -30,17 +30,19 @@ extension TransportExchange: IdleWatched {
         lastActivity = .now()
         guard idleTask == nil else { return }
         idleTask = task
-        // The attempt's loop: a redirect's attempt may run on another loop than the first.
-        if let clock = idleClock, clock.loop === task.eventLoop {
-            // Watched for its hedge already, due before the idle timeout would be: the clock
-            // asks for the idle timeout when the hedge is done (``idleExpired()``).
-            if let hedge = hedgeDueAt, let limit = idleTimeout, hedge <= lastActivity + limit { return }
-            clock.watch(self)
-            return
-        }
-        let clock = IdleClock.on(task.eventLoop)
+        // Watched for its hedge already, due before the idle timeout would be: the clock asks
+        // for the idle timeout when the hedge is done (``idleExpired()``).
+        if let hedge = hedgeDueAt, let limit = idleTimeout, hedge <= lastActivity + limit, idleClock?.loop === task.eventLoop { return }
+        idleClock(on: task.eventLoop).watch(self)
+    }
+
+    /// The clock of `loop`, the attempt's (a redirect's attempt may run on another loop than
+    /// the first), kept as ``idleClock``: the one kept already when it is that loop's.
+    func idleClock(on loop: any EventLoop) -> IdleClock {
+        if let idleClock, idleClock.loop === loop { return idleClock }
+        let clock = IdleClock.on(loop)
         idleClock = clock
-        clock.watch(self)
+        return clock
     }
 
     /// Records that a part of a response kept in memory arrived. The timer, if running, counts

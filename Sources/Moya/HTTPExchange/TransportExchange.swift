@@ -282,11 +282,11 @@ final class TransportExchange: HTTPClientResponseDelegate, @unchecked Sendable {
         }
         switch admission.place {
         case .unlimited:
-            if hedging != nil { armHedge(admission) }
+            armHedge(admission)
             connect(attempt)
         case .granted(let place):
             self.place = place
-            if hedging != nil { armHedge(admission) }
+            armHedge(admission)
             connect(attempt)
         case .refused(let error):
             addSpanEvent(.concurrencyLimited(error))
@@ -307,7 +307,7 @@ final class TransportExchange: HTTPClientResponseDelegate, @unchecked Sendable {
                     owner.transportObserved(queued)
                     addSpanEvent(queued, ["moya.wait_seconds": .double(place.waited)])
                     // The hedge's delay counts from the place: a copy would only wait too.
-                    if hedging != nil { armHedge(admission) }
+                    armHedge(admission)
                     connect(attempt)
                 }
             }

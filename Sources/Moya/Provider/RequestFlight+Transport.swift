@@ -31,8 +31,8 @@ extension RequestFlight: TransportOwner {
     /// Hands the streamed head to the callers (``streamStarted(_:)``); whether to read on.
     func handOverStream(_ head: TransportResponse, request: URLRequest) -> Bool {
         // A stream's deadline ends with its head: its body is read at the consumer's pace.
-        if deadlineSeconds != nil, let handle = locked({ $0.deadline?.disarm() ?? nil }) {
-            deadlineTimer?.cancel(handle)
+        if let deadline, let handle = locked({ $0.deadline?.disarm() ?? nil }) {
+            deadline.timer.cancel(handle)
         }
         return streamStarted(
             Moya.Response(statusCode: head.statusCode, data: Data(), request: request, deferredResponse: head.response, cacheStatus: head.cacheStatus))
@@ -99,7 +99,7 @@ extension RequestFlight: TransportOwner {
     /// origin's retry budget (``TransportRequest/refillsBudget``).
     ///
     /// `isFirst`: the request's first attempt, which its deadline counted as it was armed
-    /// (``armDeadline(on:)``); every later one is counted here.
+    /// (``armDeadline()``); every later one is counted here.
     func transportRequest(_ urlRequest: URLRequest, credential: ScopedCredential?, body: StreamedBody?, refillsBudget: Bool = false, isFirst: Bool)
         -> TransportRequest
     {
@@ -117,7 +117,7 @@ extension RequestFlight: TransportOwner {
         var request = TransportRequest(urlRequest: urlRequest, credential: credential, body: body, mode: mode, traceContext: traceContext)
         request.refillsBudget = refillsBudget
         if case .memory = mode { request.hedging = hedging }
-        if !isFirst, deadlineSeconds != nil { locked { $0.deadline?.attemptSent() } }
+        if !isFirst, deadline != nil { locked { $0.deadline?.attemptSent() } }
         return request
     }
 
@@ -179,7 +179,7 @@ extension RequestFlight: ResilienceTimerTarget {
     func armDeadline() {
         // The timer holds the flight itself until the deadline runs out or the flight ends
         // (which cancels it): no closure, and no weak reference, to make for every request.
-        guard let seconds = deadlineSeconds, let timer = deadlineTimer else { return }
+        guard let (seconds, timer) = deadline else { return }
         let start = DispatchTime.now()
         let handle = timer.schedule(after: seconds, target: self)
         // A flight that ended meanwhile has nothing left to count.
@@ -194,7 +194,7 @@ extension RequestFlight: ResilienceTimerTarget {
     /// The seconds left before the deadline, its length and the attempts sent so far; `nil`
     /// without a deadline.
     var deadlineLeft: (remaining: TimeInterval, seconds: TimeInterval, attempts: Int)? {
-        guard deadlineSeconds != nil, let deadline = locked({ $0.deadline }) else { return nil }
+        guard self.deadline != nil, let deadline = locked({ $0.deadline }) else { return nil }
         return (deadline.remaining, deadline.seconds, deadline.attempts)
     }
 

@@ -89,8 +89,7 @@ final class RequestFlight: @unchecked Sendable {
     /// The request's deadline in seconds, the target's or the session's, and the session's timer
     /// it is counted on; `nil` for none. Armed when the request is sent (``armDeadline()``); its
     /// state is the machine's (``RequestStateMachine/deadline``).
-    let deadlineSeconds: TimeInterval?
-    let deadlineTimer: ResilienceTimer?
+    let deadline: (seconds: TimeInterval, timer: ResilienceTimer)?
     /// The provider's in-flight table, which the flight leaves when it ends (`trackInflights`).
     private let table: Protected<[EndpointIdentity: RequestFlight]>?
     /// The request's whole state: its machine, behind the flight's one lock.
@@ -149,8 +148,7 @@ final class RequestFlight: @unchecked Sendable {
     ) {
         self.traceContext = traceContext
         self.hedging = hedging
-        self.deadlineSeconds = deadline?.seconds
-        self.deadlineTimer = deadline?.timer
+        self.deadline = deadline
         let queue = isSerialDeliveryNeeded ? DispatchQueue(label: "org.moya.delivery", target: callbackQueue ?? .main) : (callbackQueue ?? .main)
         self.endpoint = endpoint
         self.identity = identity
@@ -333,7 +331,7 @@ final class RequestFlight: @unchecked Sendable {
         case .none:
             return
         }
-        if let handle = ending.deadlineTimer { deadlineTimer?.cancel(handle) }
+        if let handle = ending.deadlineTimer { deadline?.timer.cancel(handle) }
         ending.driver?.stop()
         ending.work?.stop()
         ending.measurement?.finish(result, responseBodyBytes: responseBodyBytes)

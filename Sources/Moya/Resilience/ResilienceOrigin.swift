@@ -45,7 +45,7 @@ struct ResilienceOrigin: Hashable, Sendable {
 
     /// The origin of the URL string `string`, and how many of its first bytes say it: up to
     /// and including the `/` that begins its path (`nil` without one). Another URL that starts
-    /// with those bytes has the same origin (``hasPrefix(_:length:)``).
+    /// with those bytes has the same origin (``hasPrefix(_:of:length:)``).
     static func read(_ string: String) -> (ResilienceOrigin, prefixLength: Int?)? {
         var string = string
         // A native string's bytes are contiguous: read in place, without a copy.

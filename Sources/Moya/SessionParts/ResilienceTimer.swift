@@ -88,8 +88,6 @@ final class ResilienceTimer: Sendable {
     private let store = Protected(Store())
     private let queue = DispatchQueue(label: "org.moya.resilience-timer")
 
-    init() {}
-
     /// A timer let go of with entries still scheduled (a session released while a request's
     /// hedge or deadline was pending) stops its dispatch timer: the dispatch source would
     /// otherwise stay set, and hold its handler, for ever.

@@ -24,6 +24,12 @@ final class SessionResilience: Sendable {
         /// line: a spent budget is logged at most once a second per origin.
         var refusalLogged = -Double.infinity
         var refusalsUnlogged = 0
+
+        /// Keeps a hedged request's latency, making the window at the first.
+        mutating func addLatency(_ seconds: TimeInterval) {
+            if latencies == nil { latencies = LatencyWindow() }
+            latencies?.add(seconds)
+        }
     }
 
     /// A request waiting for a place under its origin's concurrency limit.
@@ -123,8 +129,9 @@ final class SessionResilience: Sendable {
         }
 
         /// Puts `origin` in front (read from `url`, whose first `prefixLength` bytes say it),
-        /// made with `make` when it is new; the one in front before goes back to the table.
-        mutating func bringForward(_ origin: ResilienceOrigin, prefixLength: Int?, url: String?, make: () -> Origin) {
+        /// made with `make` when it is new, after forgetting an idle origin when `limit` are
+        /// kept already; the one in front before goes back to the table.
+        mutating func bringForward(_ origin: ResilienceOrigin, prefixLength: Int?, url: String?, limit: Int, now: TimeInterval, make: () -> Origin) {
             if front?.key == origin.key {
                 if let url, frontPrefixLength == nil, prefixLength != nil {
                     frontPrefixLength = prefixLength
@@ -132,6 +139,7 @@ final class SessionResilience: Sendable {
                 }
                 return
             }
+            if count >= limit, states[origin.key] == nil { evict(now: now) }
             if let front {
                 states[front.key] = frontState
             }
@@ -163,7 +171,7 @@ final class SessionResilience: Sendable {
     private func update<Result>(_ origin: ResilienceOrigin, _ body: (inout Origin, TimeInterval) -> Result) -> Result {
         let now = clock.now()
         return origins.withLock { origins in
-            bringForward(origin, prefixLength: nil, url: nil, in: &origins, now: now)
+            origins.bringForward(origin, prefixLength: nil, url: nil, limit: Self.originLimit, now: now, make: newOrigin)
             return body(&origins.frontState, now)
         }
     }
@@ -177,16 +185,9 @@ final class SessionResilience: Sendable {
                 return (origin, body(origin, &origins.frontState, now))
             }
             guard let (origin, prefixLength) = ResilienceOrigin.read(url) else { return nil }
-            bringForward(origin, prefixLength: prefixLength, url: url, in: &origins, now: now)
+            origins.bringForward(origin, prefixLength: prefixLength, url: url, limit: Self.originLimit, now: now, make: newOrigin)
             return (origin, body(origin, &origins.frontState, now))
         }
-    }
-
-    private func bringForward(_ origin: ResilienceOrigin, prefixLength: Int?, url: String?, in origins: inout OriginTable, now: TimeInterval) {
-        if origins.front?.key != origin.key, origins.count >= Self.originLimit, origins.states[origin.key] == nil {
-            origins.evict(now: now)
-        }
-        origins.bringForward(origin, prefixLength: prefixLength, url: url, make: newOrigin)
     }
 
     // MARK: - The retry budget
@@ -348,10 +349,11 @@ final class SessionResilience: Sendable {
         }
     }
 
-    /// A request's end, in one turn of the lock when its breaker's ticket and its place are of
-    /// one origin (as they are unless it was redirected to another): records its last attempt's
-    /// `outcome` with `ticket` (``record(_:outcome:)``), returns `place` with `placeOutcome`
-    /// (``release(_:outcome:latency:)``), and keeps its `latency` for a percentile delay.
+    /// A request's end, in one turn of the lock when what it records is of one origin (as it
+    /// is unless the request was redirected to another): records its last attempt's `outcome`
+    /// with `ticket` (``record(_:outcome:)``), returns `place` with `placeOutcome`
+    /// (``release(_:outcome:)``), and keeps its `latency` for a percentile delay
+    /// (``recordLatency(_:of:)``).
     ///
     /// - Returns: The breaker's opening or closing that the outcome made, for the request's
     ///   plugins.
@@ -359,36 +361,32 @@ final class SessionResilience: Sendable {
         _ ticket: Ticket?, outcome: CircuitBreaker.Outcome?, place: Place?, placeOutcome: CircuitBreaker.Outcome?,
         latency: (seconds: TimeInterval, origin: ResilienceOrigin)?
     ) -> ResilienceEvent? {
-        guard let place, let ticket, let configuration = options.circuitBreaker, ticket.origin.key == place.origin.key,
-            latency.map({ $0.origin.key == place.origin.key }) ?? true
-        else {
+        guard let origin = place?.origin ?? ticket?.origin ?? latency?.origin else { return nil }
+        guard ticket.map({ $0.origin.key == origin.key }) ?? true, latency.map({ $0.origin.key == origin.key }) ?? true else {
+            // Redirected to another origin: each is recorded where it belongs.
             let event = record(ticket, outcome: outcome)
-            if let place {
-                release(place, outcome: placeOutcome, latency: latency?.origin.key == place.origin.key ? latency?.seconds : nil)
-                if let latency, latency.origin.key != place.origin.key { recordLatency(latency.seconds, of: latency.origin) }
-            } else if let latency {
-                recordLatency(latency.seconds, of: latency.origin)
-            }
+            if let place { release(place, outcome: placeOutcome) }
+            if let latency { recordLatency(latency.seconds, of: latency.origin) }
             return event
         }
-        let failed = outcome.map { configuration.isFailure($0) }
+        // A ticket is given only by a breaker (``admit(_:refillsBudget:takesPlace:hedging:)``).
+        let failed = outcome.flatMap { options.circuitBreaker?.isFailure($0) }
         let (moved, granted, limit): ((BreakerState.Phase, BreakerState.Phase)?, [(PlaceWaiter, LimiterState<PlaceWaiter>.Grant)], Int?) = update(
-            place.origin
+            origin
         ) { state, now in
             var moved: (BreakerState.Phase, BreakerState.Phase)?
-            if let before = state.breaker?.phase, let after = state.breaker?.record(failed: failed, probe: ticket.probe, now: now, date: clock.date()) {
+            if let ticket, let before = state.breaker?.phase,
+                let after = state.breaker?.record(failed: failed, probe: ticket.probe, now: now, date: clock.date())
+            {
                 moved = (before, after)
             }
-            if let latency {
-                if state.latencies == nil { state.latencies = LatencyWindow() }
-                state.latencies?.add(latency.seconds)
-            }
+            if let latency { state.addLatency(latency.seconds) }
+            guard let place else { return (moved, [], nil) }
             let granted = state.limiter?.release(place.grant, outcome: placeOutcome, now: now) ?? []
             return (moved, granted, options.concurrencyLimit?.adaptive == nil ? nil : state.limiter?.places)
         }
-        let event = reportRecord(of: ticket, moved: moved)
-        reportRelease(of: place, granted: granted, limit: limit)
-        return event
+        if let place { reportRelease(of: place, granted: granted, limit: limit) }
+        return ticket.flatMap { reportRecord(of: $0, moved: moved) }
     }
 
     /// How many origins' states are kept (for tests).
@@ -464,15 +462,8 @@ final class SessionResilience: Sendable {
     /// Returns `place`, whose request ended with `outcome` (`nil` for an end that says nothing
     /// of the origin): an adaptive limit moves, and the waiters given the freed places hear of
     /// them.
-    ///
-    /// - Parameter latency: How long the request took to answer, recorded for its hedging
-    ///   policy's percentile (``recordLatency(_:of:)``) in the same turn of the lock.
-    func release(_ place: Place, outcome: CircuitBreaker.Outcome?, latency: TimeInterval? = nil) {
+    func release(_ place: Place, outcome: CircuitBreaker.Outcome?) {
         let (granted, limit): ([(PlaceWaiter, LimiterState<PlaceWaiter>.Grant)], Int?) = update(place.origin) { state, now in
-            if let latency {
-                if state.latencies == nil { state.latencies = LatencyWindow() }
-                state.latencies?.add(latency)
-            }
             let granted = state.limiter?.release(place.grant, outcome: outcome, now: now) ?? []
             return (granted, options.concurrencyLimit?.adaptive == nil ? nil : state.limiter?.places)
         }
@@ -507,10 +498,7 @@ final class SessionResilience: Sendable {
 
     /// Records how long a hedged request to `origin` took to answer.
     func recordLatency(_ seconds: TimeInterval, of origin: ResilienceOrigin) {
-        update(origin) { state, _ in
-            if state.latencies == nil { state.latencies = LatencyWindow() }
-            state.latencies?.add(seconds)
-        }
+        update(origin) { state, _ in state.addLatency(seconds) }
     }
 
     /// How long an attempt to `origin` may go unanswered before a hedge goes out under `policy`;

@@ -44,6 +44,8 @@ struct ResiliencePipelineTests {
         // Sendable: `events` behind its lock.
         private let events = Protected<[ResilienceEvent]>([])
         var heard: [ResilienceEvent] { events.withLock { $0 } }
+        /// Whether a hedge was heard of.
+        var heardHedge: Bool { heard.contains { if case .hedgeSent = $0 { true } else { false } } }
         func resilience(_ event: ResilienceEvent, target: TargetType) {
             events.withLock { $0.append(event) }
         }
