@@ -104,7 +104,7 @@ struct StorageBreakerTests {
         #expect(cache.statistics.storageFallbacks == 5, "every request went to the origin for want of the storage")
         #expect(server.requests.count == 5)
         // The probe, in the background, finds the storage failing, then answering.
-        #expect(try await Self.eventually { storage.probes >= 1 })
+        #expect(try await Self.eventually(seconds: 20) { storage.probes >= 1 })
         #expect(!cache.storageBreaker.isClosed)
         storage.isDown = false
         #expect(try await Self.eventually(seconds: 20) { cache.storageBreaker.isClosed })
