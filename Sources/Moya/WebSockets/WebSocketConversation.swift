@@ -412,9 +412,7 @@ final class WebSocketConversation: ChannelDuplexHandler, RemovableChannelHandler
             deliverText(payload, checked: validator, wireBytes: wireBytes, context: context)
             return
         }
-        // Large messages keep the buffer's storage instead of a copy (NIO copies small ones).
-        let data = payload.getData(at: payload.readerIndex, length: payload.readableBytes, byteTransferStrategy: .automatic) ?? Data()
-        received.append(.message(.binary(data)))
+        received.append(.binary(payload))
         receivedBytes += Int64(wireBytes)
     }
 
@@ -426,11 +424,7 @@ final class WebSocketConversation: ChannelDuplexHandler, RemovableChannelHandler
             fail(.messageTooBig(limit: options.maximumMessageSize), code: .messageTooBig, context: context)
             return
         }
-        if payload.readableBytes >= WebSocketReceived.deferredTextSize {
-            received.append(.text(payload, validator))
-        } else {
-            received.append(.message(.text(validator.text(of: payload))))
-        }
+        received.append(.text(payload, validator))
         receivedBytes += Int64(wireBytes)
     }
 
