@@ -32,8 +32,7 @@ struct WebSocketConnectionParts {
             closeTimeout: .interval(options.closeTimeout))
         let outbox = WebSocketOutbox()
         let conversation = WebSocketConversation(
-            options: options, timing: timing, deflate: deflate, record: record, source: produced.source, outbox: outbox)
-        reference.conversation = conversation
+            options: options, timing: timing, deflate: deflate, record: record, source: produced.source, outbox: outbox, link: reference)
         let parts = WebSocketConnectionParts(
             conversation: NIOLoopBound(conversation, eventLoop: loop), record: record, messages: produced.sequence, outbox: outbox,
             subprotocol: subprotocol,

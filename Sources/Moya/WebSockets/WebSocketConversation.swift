@@ -42,6 +42,8 @@ final class WebSocketConversation: ChannelDuplexHandler, RemovableChannelHandler
     private let source: WebSocketMessageProducer.Source
     /// The messages the senders queued, written in batches (``drain()``).
     private let outbox: WebSocketOutbox
+    /// How the reader's demand finds this conversation: set while it is in a pipeline.
+    private let link: WebSocketConversationReference
     /// Holds the handler's context once it is added.
     private var context: ChannelHandlerContext?
 
@@ -81,11 +83,13 @@ final class WebSocketConversation: ChannelDuplexHandler, RemovableChannelHandler
     ///   - record:   Where the end and the counts are kept for the owner.
     ///   - source:   The reader's sequence.
     ///   - outbox:   The senders' messages.
+    ///   - link:     Where the reader's demand finds the conversation, once it is added.
     init(
         options: WebSocketOptions, timing: Timing, deflate: PerMessageDeflate?, record: WebSocketCloseRecord,
-        source: WebSocketMessageProducer.Source, outbox: WebSocketOutbox
+        source: WebSocketMessageProducer.Source, outbox: WebSocketOutbox, link: WebSocketConversationReference
     ) {
         self.outbox = outbox
+        self.link = link
         self.options = options
         self.timing = timing
         self.deflate = deflate
@@ -97,6 +101,7 @@ final class WebSocketConversation: ChannelDuplexHandler, RemovableChannelHandler
 
     func handlerAdded(context: ChannelHandlerContext) {
         self.context = context
+        link.conversation = self
         if let every = timing.pingInterval {
             let conversation = NIOLoopBound(self, eventLoop: context.eventLoop)
             // Cancelled when the channel closes, which lets the conversation go.
@@ -118,6 +123,9 @@ final class WebSocketConversation: ChannelDuplexHandler, RemovableChannelHandler
 
     func handlerRemoved(context: ChannelHandlerContext) {
         self.context = nil
+        // NIO removes every handler of a channel that closed: the cycle through the reader's
+        // demand ends here.
+        link.conversation = nil
         // Removed with the rest of a closed channel's pipeline, maybe before it said so.
         if !context.channel.isActive {
             ended()
@@ -563,8 +571,9 @@ final class WebSocketConversation: ChannelDuplexHandler, RemovableChannelHandler
             payload = counter
         }
         let timeout = timing.pingTimeout
-        let timer = context.eventLoop.assumeIsolated().scheduleTask(in: timeout) { [weak self] in
-            guard let self, let context = self.context else { return }
+        // Held until it fires or is cancelled: by the pong, or as the connection ends.
+        let timer = context.eventLoop.assumeIsolated().scheduleTask(in: timeout) { [self] in
+            guard let context = self.context else { return }
             self.fail(.pingTimeout, code: .internalServerError, context: context)
         }
         pings.append((payload, promise, timer))
@@ -717,8 +726,9 @@ final class WebSocketConversation: ChannelDuplexHandler, RemovableChannelHandler
     private func armCloseTimer(context: ChannelHandlerContext) {
         guard closeTimer == nil else { return }
         let timeout = timing.closeTimeout
-        closeTimer = context.eventLoop.assumeIsolated().scheduleTask(in: timeout) { [weak self] in
-            self?.context?.close(promise: nil)
+        // Held until it fires or the connection ends, which cancels it.
+        closeTimer = context.eventLoop.assumeIsolated().scheduleTask(in: timeout) { [self] in
+            self.context?.close(promise: nil)
         }
     }
 
@@ -760,8 +770,14 @@ struct WebSocketReadDemand: NIOAsyncSequenceProducerDelegate {
     }
 }
 
-/// Points at the conversation from the reader's demand, which exists before it.
+/// Points at the conversation from the reader's demand, which exists before it: set while the
+/// conversation is in its channel's pipeline (from `handlerAdded` to `handlerRemoved`, which NIO
+/// calls for every handler of a channel that closed), `nil` before and after.
+///
+/// Not a weak reference: the first weak reference to an object gives it a side table for good,
+/// and every retain and release of the conversation (NIO's pipeline makes several for each
+/// read and each write) then took the runtime's slow path.
 final class WebSocketConversationReference {
-    weak var conversation: WebSocketConversation?
+    var conversation: WebSocketConversation?
     init() {}
 }
