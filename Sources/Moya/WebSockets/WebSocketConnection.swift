@@ -28,8 +28,8 @@ public final class WebSocketConnection: Sendable {
     /// The options the connection was opened with.
     public let options: WebSocketOptions
 
-    private let channel: any Channel
-    private let conversation: NIOLoopBound<WebSocketConversation>
+    let channel: any Channel
+    let conversation: NIOLoopBound<WebSocketConversation>
     private let record: WebSocketCloseRecord
     /// The messages' sequence until a reader claims it.
     private let unclaimed: Protected<WebSocketMessageProducer?>

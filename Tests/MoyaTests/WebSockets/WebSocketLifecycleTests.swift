@@ -14,6 +14,13 @@ private struct EndPlugin: WebSocketPluginType {
     }
 }
 
+/// A weak reference to a conversation, to see it go.
+private final class WatchedConversation: @unchecked Sendable {
+    // @unchecked: set on the connection's event loop before the test reads it (`submit(_:)`'s
+    // future orders the two), then only read.
+    weak var value: WebSocketConversation?
+}
+
 /// How a WebSocket connection ends when its owner goes: the reader leaves, its task is
 /// cancelled, the session shuts down; and how a slow reader holds the server back.
 @Suite("WebSocket connection lifecycle")
@@ -78,6 +85,27 @@ struct WebSocketLifecycleTests {
         #expect(error?.isCancelled == true, "\(String(describing: error))")
         await closed.wait()
         #expect(closes.withLock { $0 } == [1001])
+        await server.shutdown()
+    }
+
+    @Test("A connection that ended and was let go frees its conversation: the reader's demand holds it only while it is in the pipeline")
+    func conversationFreed() async throws {
+        let closes = LockedBox<[UInt16?]>([])
+        let closed = Signal()
+        let server = try await Self.recordingServer(closes: closes, closed: closed)
+        let watched = WatchedConversation()
+        do {
+            let connection = try await MoyaProvider<Remote>().webSocket(Remote(server.baseURL, "/"))
+            let conversation = connection.conversation
+            try await connection.channel.eventLoop.submit { watched.value = conversation.value }.get()
+            for try await message in connection.messages {
+                #expect(message == .text("hi"))
+                break
+            }
+            await connection.close()
+            #expect(watched.value != nil)
+        }
+        #expect(await eventually(within: 10) { watched.value == nil })
         await server.shutdown()
     }
 
