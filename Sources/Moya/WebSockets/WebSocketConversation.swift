@@ -24,7 +24,7 @@ typealias WebSocketMessageProducer = NIOThrowingAsyncSequenceProducer<
 ///
 /// Outbound, the connection's senders queue messages in a ``WebSocketOutbox`` that ``drain()``
 /// writes in batches; the owner calls ``ping(promise:)`` and ``close(code:reason:promise:)`` on
-/// the event loop; frames are masked by NIO's encoder.
+/// the event loop; frames are masked by NIO's encoder, with keys from ``WebSocketMaskingKeys``.
 ///
 /// Reading follows the reader: the channel reads only on demand (`autoRead` off), and a read is
 /// held back while the reader's sequence is above its high watermark.
@@ -42,6 +42,8 @@ final class WebSocketConversation: ChannelDuplexHandler, RemovableChannelHandler
     private let source: WebSocketMessageProducer.Source
     /// The messages the senders queued, written in batches (``drain()``).
     private let outbox: WebSocketOutbox
+    /// The masking keys of the frames it sends.
+    private var maskingKeys = WebSocketMaskingKeys()
     /// How the reader's demand finds this conversation: set while it is in a pipeline.
     private let link: WebSocketConversationReference
     /// Holds the handler's context once it is added.
@@ -357,7 +359,7 @@ final class WebSocketConversation: ChannelDuplexHandler, RemovableChannelHandler
         case .ping:
             guard checkControl(frame, context: context) else { return }
             if !clientClosed {
-                context.writeAndFlush(wrapOutboundOut(WebSocketFrame(fin: true, opcode: .pong, maskKey: .random(), data: frame.data)), promise: nil)
+                context.writeAndFlush(wrapOutboundOut(WebSocketFrame(fin: true, opcode: .pong, maskKey: maskingKeys.nextKey(), data: frame.data)), promise: nil)
             }
         case .pong:
             guard checkControl(frame, context: context) else { return }
@@ -529,7 +531,7 @@ final class WebSocketConversation: ChannelDuplexHandler, RemovableChannelHandler
                 }
             }
             bytes += Int64(payload.readableBytes)
-            let frame = WebSocketFrame(fin: true, rsv1: compressed, opcode: opcode, maskKey: .random(), data: payload)
+            let frame = WebSocketFrame(fin: true, rsv1: compressed, opcode: opcode, maskKey: maskingKeys.nextKey(), data: payload)
             context.write(wrapOutboundOut(frame), promise: index == last ? written : nil)
         }
         let count = messages.count
@@ -577,7 +579,7 @@ final class WebSocketConversation: ChannelDuplexHandler, RemovableChannelHandler
             self.fail(.pingTimeout, code: .internalServerError, context: context)
         }
         pings.append((payload, promise, timer))
-        context.writeAndFlush(wrapOutboundOut(WebSocketFrame(fin: true, opcode: .ping, maskKey: .random(), data: payload)), promise: nil)
+        context.writeAndFlush(wrapOutboundOut(WebSocketFrame(fin: true, opcode: .ping, maskKey: maskingKeys.nextKey(), data: payload)), promise: nil)
     }
 
     /// A pong completes the ping whose payload it echoes and every earlier one (a pong may
@@ -635,7 +637,7 @@ final class WebSocketConversation: ChannelDuplexHandler, RemovableChannelHandler
         var payload = context.channel.allocator.buffer(capacity: 2 + reason.utf8.count)
         payload.writeInteger(code.rawValue)
         payload.writeString(reason)
-        context.writeAndFlush(wrapOutboundOut(WebSocketFrame(fin: true, opcode: .connectionClose, maskKey: .random(), data: payload)), promise: nil)
+        context.writeAndFlush(wrapOutboundOut(WebSocketFrame(fin: true, opcode: .connectionClose, maskKey: maskingKeys.nextKey(), data: payload)), promise: nil)
         armCloseTimer(context: context)
     }
 
@@ -681,7 +683,8 @@ final class WebSocketConversation: ChannelDuplexHandler, RemovableChannelHandler
             }
             var echo = context.channel.allocator.buffer(capacity: 2)
             if code != .noStatusReceived { echo.writeInteger(code.rawValue) }
-            context.writeAndFlush(wrapOutboundOut(WebSocketFrame(fin: true, opcode: .connectionClose, maskKey: .random(), data: echo)), promise: nil)
+            context.writeAndFlush(
+                wrapOutboundOut(WebSocketFrame(fin: true, opcode: .connectionClose, maskKey: maskingKeys.nextKey(), data: echo)), promise: nil)
         }
         armCloseTimer(context: context)
     }
@@ -708,7 +711,8 @@ final class WebSocketConversation: ChannelDuplexHandler, RemovableChannelHandler
         if sendsClose {
             var payload = context.channel.allocator.buffer(capacity: 2)
             payload.writeInteger(code.rawValue)
-            context.writeAndFlush(wrapOutboundOut(WebSocketFrame(fin: true, opcode: .connectionClose, maskKey: .random(), data: payload)), promise: nil)
+            context.writeAndFlush(
+                wrapOutboundOut(WebSocketFrame(fin: true, opcode: .connectionClose, maskKey: maskingKeys.nextKey(), data: payload)), promise: nil)
         }
         if error == .pingTimeout {
             // The server does not answer: waiting for its close frame is pointless.
