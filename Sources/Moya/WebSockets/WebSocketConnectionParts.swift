@@ -13,8 +13,8 @@ struct WebSocketConnectionParts {
     let isCompressed: Bool
 
     /// Makes a conversation with `options` (its timing, back pressure and message limit) and
-    /// the handlers that carry it, in the order they join the pipeline: NIO's frame encoder and
-    /// decoder, then the conversation. The same for a connection upgraded from HTTP
+    /// the handlers that carry it, in the order they join the pipeline: NIO's frame decoder, then
+    /// the conversation, which writes its frames itself. The same for a connection upgraded from HTTP
     /// (``WebSocketHandshakeHandler``) and for a stubbed one (``WebSocketStubLink``).
     static func make(options: WebSocketOptions, deflate: PerMessageDeflate?, subprotocol: String?, on loop: any EventLoop)
         -> (parts: WebSocketConnectionParts, handlers: [any ChannelHandler])
@@ -38,7 +38,7 @@ struct WebSocketConnectionParts {
             subprotocol: subprotocol,
             isCompressed: deflate != nil)
         let handlers: [any ChannelHandler] = [
-            WebSocketFrameEncoder(), ByteToMessageHandler(WebSocketFrameDecoder(maxFrameSize: max(126, options.maximumMessageSize))), conversation,
+            ByteToMessageHandler(WebSocketFrameDecoder(maxFrameSize: max(126, options.maximumMessageSize))), conversation,
         ]
         return (parts, handlers)
     }

@@ -11,7 +11,7 @@ typealias WebSocketMessageProducer = NIOThrowingAsyncSequenceProducer<
 >
 
 /// One WebSocket conversation on its channel, after the handshake (RFC 6455 from section 5 on,
-/// and RFC 7692): the last handler of the pipeline, behind NIO's frame decoder and encoder.
+/// and RFC 7692): the last handler of the pipeline, behind NIO's frame decoder.
 ///
 /// Inbound, it checks every frame (reserved bits, opcodes, masking, control frame rules,
 /// continuations), reassembles fragmented messages up to ``WebSocketOptions/maximumMessageSize``,
@@ -24,14 +24,15 @@ typealias WebSocketMessageProducer = NIOThrowingAsyncSequenceProducer<
 ///
 /// Outbound, the connection's senders queue messages in a ``WebSocketOutbox`` that ``drain()``
 /// writes in batches; the owner calls ``ping(promise:)`` and ``close(code:reason:promise:)`` on
-/// the event loop; frames are masked by NIO's encoder, with keys from ``WebSocketMaskingKeys``.
+/// the event loop; every frame is written whole, masked with its own key from
+/// ``WebSocketMaskingKeys`` as its payload is copied in (``WebSocketFrameWriter``).
 ///
 /// Reading follows the reader: the channel reads only on demand (`autoRead` off), and a read is
 /// held back while the reader's sequence is above its high watermark.
 final class WebSocketConversation: ChannelDuplexHandler, RemovableChannelHandler {
     typealias InboundIn = WebSocketFrame
     typealias OutboundIn = Never
-    typealias OutboundOut = WebSocketFrame
+    typealias OutboundOut = ByteBuffer
 
     private let options: WebSocketOptions
     /// ``WebSocketOptions/pingInterval`` (`nil` or not positive: no keepalive),
@@ -359,7 +360,7 @@ final class WebSocketConversation: ChannelDuplexHandler, RemovableChannelHandler
         case .ping:
             guard checkControl(frame, context: context) else { return }
             if !clientClosed {
-                context.writeAndFlush(wrapOutboundOut(WebSocketFrame(fin: true, opcode: .pong, maskKey: maskingKeys.nextKey(), data: frame.data)), promise: nil)
+                context.writeAndFlush(controlFrame(.pong, frame.data, context: context), promise: nil)
             }
         case .pong:
             guard checkControl(frame, context: context) else { return }
@@ -509,29 +510,40 @@ final class WebSocketConversation: ChannelDuplexHandler, RemovableChannelHandler
         let written = context.eventLoop.makePromise(of: Void.self)
         var bytes: Int64 = 0
         for index in messages.indices {
-            var payload: ByteBuffer
-            let opcode: WebSocketOpcode
-            switch messages[index] {
-            case .text(let text):
-                payload = allocator.buffer(string: text)
-                opcode = .text
-            case .binary(let data):
-                payload = allocator.buffer(bytes: data)
-                opcode = .binary
-            }
-            var compressed = false
+            let key = maskingKeys.nextKey()
+            let frame: ByteBuffer
             if let deflate {
+                let payload: ByteBuffer
+                let opcode: WebSocketOpcode
+                switch messages[index] {
+                case .text(let text):
+                    payload = allocator.buffer(string: text)
+                    opcode = .text
+                case .binary(let data):
+                    payload = allocator.buffer(bytes: data)
+                    opcode = .binary
+                }
+                let compressed: ByteBuffer
                 do {
-                    payload = try deflate.compress(payload, allocator: allocator)
-                    compressed = true
+                    compressed = try deflate.compress(payload, allocator: allocator)
                 } catch {
                     written.fail(error)
                     fail(.protocolViolation("a message could not be compressed: \(error)"), code: .internalServerError, context: context)
                     return
                 }
+                bytes += Int64(compressed.readableBytes)
+                frame = WebSocketFrameWriter.frame(opcode: opcode, rsv1: true, key: key, payload: compressed, allocator: allocator)
+            } else {
+                // Copied from the message into the frame, and masked, in one pass.
+                switch messages[index] {
+                case .text(var text):
+                    frame = text.withUTF8 { WebSocketFrameWriter.frame(opcode: .text, key: key, payload: UnsafeRawBufferPointer($0), allocator: allocator) }
+                    bytes += Int64(text.utf8.count)
+                case .binary(let data):
+                    frame = data.withUnsafeBytes { WebSocketFrameWriter.frame(opcode: .binary, key: key, payload: $0, allocator: allocator) }
+                    bytes += Int64(data.count)
+                }
             }
-            bytes += Int64(payload.readableBytes)
-            let frame = WebSocketFrame(fin: true, rsv1: compressed, opcode: opcode, maskKey: maskingKeys.nextKey(), data: payload)
             context.write(wrapOutboundOut(frame), promise: index == last ? written : nil)
         }
         let count = messages.count
@@ -579,7 +591,7 @@ final class WebSocketConversation: ChannelDuplexHandler, RemovableChannelHandler
             self.fail(.pingTimeout, code: .internalServerError, context: context)
         }
         pings.append((payload, promise, timer))
-        context.writeAndFlush(wrapOutboundOut(WebSocketFrame(fin: true, opcode: .ping, maskKey: maskingKeys.nextKey(), data: payload)), promise: nil)
+        context.writeAndFlush(controlFrame(.ping, payload, context: context), promise: nil)
     }
 
     /// A pong completes the ping whose payload it echoes and every earlier one (a pong may
@@ -637,7 +649,7 @@ final class WebSocketConversation: ChannelDuplexHandler, RemovableChannelHandler
         var payload = context.channel.allocator.buffer(capacity: 2 + reason.utf8.count)
         payload.writeInteger(code.rawValue)
         payload.writeString(reason)
-        context.writeAndFlush(wrapOutboundOut(WebSocketFrame(fin: true, opcode: .connectionClose, maskKey: maskingKeys.nextKey(), data: payload)), promise: nil)
+        context.writeAndFlush(controlFrame(.connectionClose, payload, context: context), promise: nil)
         armCloseTimer(context: context)
     }
 
@@ -683,8 +695,7 @@ final class WebSocketConversation: ChannelDuplexHandler, RemovableChannelHandler
             }
             var echo = context.channel.allocator.buffer(capacity: 2)
             if code != .noStatusReceived { echo.writeInteger(code.rawValue) }
-            context.writeAndFlush(
-                wrapOutboundOut(WebSocketFrame(fin: true, opcode: .connectionClose, maskKey: maskingKeys.nextKey(), data: echo)), promise: nil)
+            context.writeAndFlush(controlFrame(.connectionClose, echo, context: context), promise: nil)
         }
         armCloseTimer(context: context)
     }
@@ -711,8 +722,7 @@ final class WebSocketConversation: ChannelDuplexHandler, RemovableChannelHandler
         if sendsClose {
             var payload = context.channel.allocator.buffer(capacity: 2)
             payload.writeInteger(code.rawValue)
-            context.writeAndFlush(
-                wrapOutboundOut(WebSocketFrame(fin: true, opcode: .connectionClose, maskKey: maskingKeys.nextKey(), data: payload)), promise: nil)
+            context.writeAndFlush(controlFrame(.connectionClose, payload, context: context), promise: nil)
         }
         if error == .pingTimeout {
             // The server does not answer: waiting for its close frame is pointless.
@@ -724,6 +734,12 @@ final class WebSocketConversation: ChannelDuplexHandler, RemovableChannelHandler
             readIsPending = false
             context.read()
         }
+    }
+
+    /// A control frame (a ping, a pong, a close) with `payload`, masked with the next key, ready
+    /// to write.
+    private func controlFrame(_ opcode: WebSocketOpcode, _ payload: ByteBuffer, context: ChannelHandlerContext) -> NIOAny {
+        wrapOutboundOut(WebSocketFrameWriter.frame(opcode: opcode, key: maskingKeys.nextKey(), payload: payload, allocator: context.channel.allocator))
     }
 
     /// Closes the channel after ``WebSocketOptions/closeTimeout`` unless it closed before.
