@@ -25,120 +25,36 @@ protocol ResilienceTimerTarget: AnyObject, Sendable {
 /// 10 ms hedges wake a thread about once per 10 ms, not once per request. When it fires, it
 /// runs every entry due and finds the next in one pass over the array, whose length is the most
 /// entries there were at once. An entry runs within a tick (4 ms) after its time.
+///
+/// Nothing refers to the timer weakly: the first weak reference to an object gives it a side
+/// table for good, every retain and release of it then takes the runtime's slow path, and each
+/// request with a deadline retains the timer. The dispatch timer's handler holds the ``Core``
+/// instead, which the timer stops as it goes.
 final class ResilienceTimer: Sendable {
+    /// The entries and the dispatch timer.
+    let core = Core()
+
     /// A scheduled entry, for ``cancel(_:)``.
-    struct Handle: Sendable {
-        /// Where the entry is in the array.
-        fileprivate let index: Int
-        /// Its number: a place taken again by a later entry is not cancelled by this handle.
-        fileprivate let id: UInt64
-    }
+    typealias Handle = Core.Handle
 
-    /// What an entry runs: a closure, or a target's ``ResilienceTimerTarget/timerFired()`` (no
-    /// closure to allocate, for the entries every request may make).
-    private enum Action: Sendable {
-        case closure(@Sendable () -> Void)
-        case target(any ResilienceTimerTarget)
-
-        func run() {
-            switch self {
-            case .closure(let action): action()
-            case .target(let target): target.timerFired()
-            }
-        }
-    }
-
-    private struct Entry {
-        let id: UInt64
-        /// The tick it is due at.
-        let due: UInt64
-        let action: Action
-    }
-
-    private struct Store {
-        /// The entries; `nil` where a place is free.
-        var entries: [Entry?] = []
-        /// The free places, the last freed at the end.
-        var free: [Int] = []
-        var nextID: UInt64 = 0
-        /// How many entries are scheduled.
-        var count = 0
-        /// The tick the dispatch timer is set for, `nil` while it is set for nothing.
-        var armed: UInt64?
-        /// The dispatch timer, made at the first entry and kept. Unchecked: a dispatch source
-        /// is thread-safe, and it is only made, set and cancelled here.
-        var timer: UncheckedSendable<any DispatchSourceTimer>?
-
-        /// Frees place `index`, whose entry ran or was cancelled.
-        mutating func free(_ index: Int) {
-            entries[index] = nil
-            free.append(index)
-            count -= 1
-            // After a burst, the storage goes with the last entry.
-            if count == 0, entries.count > 1024 {
-                entries = []
-                free = []
-            }
-        }
-    }
-
-    /// The tick, in nanoseconds: 4 ms, a bound on how late a hedge or a deadline is.
-    static let tick: UInt64 = 4_000_000
-
-    private let store = Protected(Store())
-    private let queue = DispatchQueue(label: "org.moya.resilience-timer")
-
-    /// A timer let go of with entries still scheduled (a session released while a request's
-    /// hedge or deadline was pending) stops its dispatch timer: the dispatch source would
-    /// otherwise stay set, and hold its handler, for ever.
+    /// The dispatch timer stops with the timer: it would otherwise stay set, and keep its
+    /// handler and the core, for ever (a session released while a request's deadline or a
+    /// queued wait was pending).
     deinit {
-        store.withLock { $0.timer }?.value.cancel()
-    }
-
-    private static func currentTick() -> UInt64 {
-        DispatchTime.now().uptimeNanoseconds / tick
+        core.stop()
     }
 
     /// Runs `action` (on a global queue) `seconds` from now, unless cancelled first.
     @discardableResult
     func schedule(after seconds: TimeInterval, _ action: @escaping @Sendable () -> Void) -> Handle {
-        schedule(after: seconds, action: .closure(action))
+        core.schedule(after: seconds, action: .closure(action))
     }
 
     /// Calls `target`'s ``ResilienceTimerTarget/timerFired()`` (on a global queue) `seconds` from
     /// now, unless cancelled first. The timer holds `target` until then.
     @discardableResult
     func schedule(after seconds: TimeInterval, target: any ResilienceTimerTarget) -> Handle {
-        schedule(after: seconds, action: .target(target))
-    }
-
-    private func schedule(after seconds: TimeInterval, action: Action) -> Handle {
-        let due = Self.currentTick() + UInt64(max(0, min(seconds, 1e7)) * 1e9 / Double(Self.tick)) + 1
-        let (handle, makes): (Handle, Bool) = store.withLock { store in
-            var makes = false
-            if store.timer == nil {
-                store.timer = UncheckedSendable(DispatchSource.makeTimerSource(queue: queue))
-                makes = true
-            }
-            store.nextID &+= 1
-            let index: Int
-            if let free = store.free.popLast() {
-                index = free
-            } else {
-                index = store.entries.count
-                store.entries.append(nil)
-            }
-            store.entries[index] = Entry(id: store.nextID, due: due, action: action)
-            store.count += 1
-            // The timer is set again only for an entry due before the time it is set for;
-            // under the lock, so that two entries never set it out of order.
-            if !makes, store.armed.map({ due < $0 }) ?? true {
-                Self.set(&store, at: due)
-            }
-            return (Handle(index: index, id: store.nextID), makes)
-        }
-        if makes { start() }
-        return handle
+        core.schedule(after: seconds, action: .target(target))
     }
 
     /// Cancels the entry of `handle`, if it has not run. The dispatch timer stays set: it finds
@@ -148,61 +64,182 @@ final class ResilienceTimer: Sendable {
     ///   run or is running, or was cancelled before.
     @discardableResult
     func cancel(_ handle: Handle) -> Bool {
-        // The entry is released after the lock: its closure or target may be the last reference
-        // to a request's state, whose teardown has no business under the timer's lock.
-        let removed: Entry? = store.withLock { store in
-            guard handle.index < store.entries.count, let entry = store.entries[handle.index], entry.id == handle.id else { return nil }
-            store.free(handle.index)
-            return entry
+        core.cancel(handle)
+    }
+}
+
+extension ResilienceTimer {
+    /// The entries and the dispatch timer, whose handler holds the core until ``stop()``.
+    final class Core: Sendable {
+        /// A scheduled entry, for ``cancel(_:)``.
+        struct Handle: Sendable {
+            /// Where the entry is in the array.
+            fileprivate let index: Int
+            /// Its number: a place taken again by a later entry is not cancelled by this handle.
+            fileprivate let id: UInt64
         }
-        return removed != nil
-    }
 
-    /// Gives the dispatch timer its handler, and starts it at the earliest entry.
-    private func start() {
-        store.withLock { store in
-            guard let timer = store.timer?.value else { return }
-            timer.setEventHandler { [weak self] in self?.fire() }
-            store.armed = nil
-            var earliest: UInt64?
-            for case let entry? in store.entries where earliest.map({ entry.due < $0 }) ?? true {
-                earliest = entry.due
-            }
-            Self.set(&store, at: earliest)
-            timer.resume()
-        }
-    }
+        /// What an entry runs: a closure, or a target's ``ResilienceTimerTarget/timerFired()`` (no
+        /// closure to allocate, for the entries every request may make).
+        enum Action: Sendable {
+            case closure(@Sendable () -> Void)
+            case target(any ResilienceTimerTarget)
 
-    /// Sets the dispatch timer for the start of tick `due` (when the entries of that tick are
-    /// due), or for nothing. Under the lock.
-    private static func set(_ store: inout Store, at due: UInt64?) {
-        guard let timer = store.timer?.value else { return }
-        store.armed = due
-        let deadline = due.map { DispatchTime(uptimeNanoseconds: $0 * tick) } ?? .distantFuture
-        timer.schedule(deadline: deadline, repeating: .never, leeway: .nanoseconds(Int(tick / 4)))
-    }
-
-    /// Runs every entry due, and sets the dispatch timer for the next, if there is one.
-    private func fire() {
-        let now = Self.currentTick()
-        var due: [Action] = []
-        store.withLock { store in
-            var next: UInt64?
-            if store.count > 0 {
-                for index in store.entries.indices {
-                    guard let entry = store.entries[index] else { continue }
-                    if entry.due <= now {
-                        due.append(entry.action)
-                        store.free(index)
-                        if store.entries.isEmpty { break }
-                    } else if next.map({ entry.due < $0 }) ?? true {
-                        next = entry.due
-                    }
+            func run() {
+                switch self {
+                case .closure(let action): action()
+                case .target(let target): target.timerFired()
                 }
             }
-            Self.set(&store, at: next)
         }
-        // Off the timer's queue: an action may run a caller's completion.
-        for action in due { DispatchQueue.global().async { action.run() } }
+
+        private struct Entry {
+            let id: UInt64
+            /// The tick it is due at.
+            let due: UInt64
+            let action: Action
+        }
+
+        private struct Store {
+            /// The entries; `nil` where a place is free.
+            var entries: [Entry?] = []
+            /// The free places, the last freed at the end.
+            var free: [Int] = []
+            var nextID: UInt64 = 0
+            /// How many entries are scheduled.
+            var count = 0
+            /// The tick the dispatch timer is set for, `nil` while it is set for nothing.
+            var armed: UInt64?
+            /// The dispatch timer, made at the first entry and kept. Unchecked: a dispatch source
+            /// is thread-safe, and it is only made, set and cancelled here.
+            var timer: UncheckedSendable<any DispatchSourceTimer>?
+            /// Whether ``timer`` is made (a flag is read without copying the existential).
+            var hasTimer = false
+            /// Whether the core was stopped: no timer is made after.
+            var stopped = false
+
+            /// Frees place `index`, whose entry ran or was cancelled.
+            mutating func free(_ index: Int) {
+                entries[index] = nil
+                free.append(index)
+                count -= 1
+                // After a burst, the storage goes with the last entry.
+                if count == 0, entries.count > 1024 {
+                    entries = []
+                    free = []
+                }
+            }
+        }
+
+        /// The tick, in nanoseconds: 4 ms, a bound on how late a hedge or a deadline is.
+        static let tick: UInt64 = 4_000_000
+
+        private let store = Protected(Store())
+        private let queue = DispatchQueue(label: "org.moya.resilience-timer")
+
+        /// Stops the dispatch timer for good, which lets its handler, and with it the core, go.
+        /// Entries still scheduled never run.
+        func stop() {
+            store.withLock { store in
+                store.stopped = true
+                return store.timer
+            }?.value.cancel()
+        }
+
+        private static func currentTick() -> UInt64 {
+            DispatchTime.now().uptimeNanoseconds / tick
+        }
+
+        /// Runs `action` (on a global queue) `seconds` from now, unless cancelled first.
+        func schedule(after seconds: TimeInterval, action: Action) -> Handle {
+            let due = Self.currentTick() + UInt64(max(0, min(seconds, 1e7)) * 1e9 / Double(Self.tick)) + 1
+            let (handle, makes): (Handle, Bool) = store.withLock { store in
+                var makes = false
+                if !store.hasTimer, !store.stopped {
+                    store.hasTimer = true
+                    store.timer = UncheckedSendable(DispatchSource.makeTimerSource(queue: queue))
+                    makes = true
+                }
+                store.nextID &+= 1
+                let index: Int
+                if let free = store.free.popLast() {
+                    index = free
+                } else {
+                    index = store.entries.count
+                    store.entries.append(nil)
+                }
+                store.entries[index] = Entry(id: store.nextID, due: due, action: action)
+                store.count += 1
+                // The timer is set again only for an entry due before the time it is set for;
+                // under the lock, so that two entries never set it out of order.
+                if !makes, store.hasTimer, store.armed.map({ due < $0 }) ?? true {
+                    Self.set(&store, at: due)
+                }
+                return (Handle(index: index, id: store.nextID), makes)
+            }
+            if makes { start() }
+            return handle
+        }
+
+        /// Cancels the entry of `handle`, if it has not run; whether it was still scheduled.
+        func cancel(_ handle: Handle) -> Bool {
+            // The entry is released after the lock: its closure or target may be the last reference
+            // to a request's state, whose teardown has no business under the timer's lock.
+            let removed: Entry? = store.withLock { store in
+                guard handle.index < store.entries.count, let entry = store.entries[handle.index], entry.id == handle.id else { return nil }
+                store.free(handle.index)
+                return entry
+            }
+            return removed != nil
+        }
+
+        /// Gives the dispatch timer its handler, and starts it at the earliest entry.
+        private func start() {
+            store.withLock { store in
+                guard let timer = store.timer?.value else { return }
+                // Strong: the core lives as long as the dispatch timer, which ``stop()`` ends.
+                timer.setEventHandler { [self] in fire() }
+                store.armed = nil
+                var earliest: UInt64?
+                for case let entry? in store.entries where earliest.map({ entry.due < $0 }) ?? true {
+                    earliest = entry.due
+                }
+                Self.set(&store, at: earliest)
+                timer.resume()
+            }
+        }
+
+        /// Sets the dispatch timer for the start of tick `due` (when the entries of that tick are
+        /// due), or for nothing. Under the lock.
+        private static func set(_ store: inout Store, at due: UInt64?) {
+            guard let timer = store.timer?.value else { return }
+            store.armed = due
+            let deadline = due.map { DispatchTime(uptimeNanoseconds: $0 * tick) } ?? .distantFuture
+            timer.schedule(deadline: deadline, repeating: .never, leeway: .nanoseconds(Int(tick / 4)))
+        }
+
+        /// Runs every entry due, and sets the dispatch timer for the next, if there is one.
+        private func fire() {
+            let now = Self.currentTick()
+            var due: [Action] = []
+            store.withLock { store in
+                var next: UInt64?
+                if store.count > 0 {
+                    for index in store.entries.indices {
+                        guard let entry = store.entries[index] else { continue }
+                        if entry.due <= now {
+                            due.append(entry.action)
+                            store.free(index)
+                            if store.entries.isEmpty { break }
+                        } else if next.map({ entry.due < $0 }) ?? true {
+                            next = entry.due
+                        }
+                    }
+                }
+                Self.set(&store, at: next)
+            }
+            // Off the timer's queue: an action may run a caller's completion.
+            for action in due { DispatchQueue.global().async { action.run() } }
+        }
     }
 }

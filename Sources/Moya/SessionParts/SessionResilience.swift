@@ -442,9 +442,11 @@ final class SessionResilience: Sendable {
             return
         }
         metrics?.limitQueued(host: origin.host, port: origin.port)
-        // The wait's end: a waiter still queued then is refused.
-        timer.schedule(after: configuration.maximumWait) { [weak self] in
-            self?.expire(waiter, at: origin, after: configuration.maximumWait)
+        // The wait's end: a waiter still queued then is refused. The entry holds the state
+        // until then (no weak reference: it would give the state a side table, and every
+        // request's retain of it the runtime's slow path).
+        timer.schedule(after: configuration.maximumWait) { [self] in
+            expire(waiter, at: origin, after: configuration.maximumWait)
         }
     }
 

@@ -466,8 +466,11 @@ struct ServicePoliciesTests {
         var timer: ResilienceTimer? = ResilienceTimer()
         timer?.schedule(after: 0.05) { fired.withLock { $0 += 1 } }
         weak let released = timer
+        weak let core = timer?.core
         timer = nil
-        #expect(released == nil, "nothing else holds the timer: its dispatch source holds it weakly")
+        #expect(released == nil, "nothing else holds the timer: its dispatch source holds only the core")
+        // The dispatch source is cancelled, and lets its handler, which holds the core, go.
+        #expect(try await Self.eventually { core == nil })
         try await _Concurrency.Task.sleep(nanoseconds: 150_000_000)  // past the entry's time
         #expect(fired.withLock { $0 } == 0)
     }
