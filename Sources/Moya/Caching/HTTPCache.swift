@@ -140,6 +140,13 @@ public final class HTTPCache: Sendable {
     private let state: Protected<State>
     /// The breaker on the storage behind the memory (a disk has none: its files are local).
     let storageBreaker: StorageBreaker
+    /// Lives as long as the cache: the background probe holds it weakly to know when the cache
+    /// is gone (a weak reference to the cache itself would give it a side table, and each
+    /// request's retain of the cache the runtime's slow path, from the first probe on).
+    private let lifetime = Lifetime()
+
+    /// See ``lifetime``.
+    private final class Lifetime: Sendable {}
 
     /// Makes a cache of at most `memoryCapacity` bytes in memory and, when `directory` is not
     /// `nil`, `diskCapacity` bytes in that directory (an ``HTTPCacheDiskStorage``, created with
@@ -548,14 +555,18 @@ public final class HTTPCache: Sendable {
     /// lookup within ``storageTimeout``; the first that succeeds closes the breaker. Ends when it
     /// closes, or when the cache is gone.
     private func probeStorage() {
-        _Concurrency.Task { [weak self] in
+        guard let backing else { return }
+        let breaker = storageBreaker
+        let timeout = storageTimeout
+        let lifetime = self.lifetime
+        _Concurrency.Task { [weak lifetime] in
             while true {
-                guard let wait = self?.storageBreaker.waitBeforeProbe() else { return }
+                guard lifetime != nil, let wait = breaker.waitBeforeProbe() else { return }
                 if wait > 0 { try? await _Concurrency.Task.sleep(nanoseconds: UInt64(wait * 1_000_000_000)) }
-                guard let self, let backing = self.backing else { return }
-                guard self.storageBreaker.admitProbe() else { continue }
-                let answered: Void? = try? await StorageCall.run({ _ = try await backing.records(forKey: Self.probeKey) }, timeout: self.storageTimeout)
-                if self.storageBreaker.recordProbe(succeeded: answered != nil) == .closed {
+                guard lifetime != nil else { return }
+                guard breaker.admitProbe() else { continue }
+                let answered: Void? = try? await StorageCall.run({ _ = try await backing.records(forKey: Self.probeKey) }, timeout: timeout)
+                if breaker.recordProbe(succeeded: answered != nil) == .closed {
                     Self.logger.notice("The HTTP cache's storage answers again; requests use it again")
                     return
                 }

@@ -114,6 +114,29 @@ struct StorageBreakerTests {
         await server.shutdown()
     }
 
+    @Test("A cache let go of while its storage is down stops probing it")
+    func probeEndsWithTheCache() async throws {
+        let server = try await MockServer.start()
+        server.route("/item", response: .text("kept", headers: [("Cache-Control", "max-age=60")]))
+        let storage = SwitchableStorage()
+        weak var released: HTTPCache?
+        do {
+            let cache = HTTPCache(storage: storage, mode: .shared)
+            released = cache
+            let session = Session(configuration: .init(cache: cache))
+            _ = try await MoyaProvider<Remote>(session: session).request(Remote(server.baseURL, "/item"))
+            #expect(try await Self.eventually(seconds: 20) { storage.probes >= 1 })
+            try await session.shutdown()
+        }
+        #expect(try await Self.eventually(seconds: 20) { released == nil }, "the probe does not hold the cache")
+        let probes = storage.probes
+        // The breaks after the first probe are half a second, then one: a probe that went on
+        // would have asked twice more by now. One already under way may still finish.
+        try await _Concurrency.Task.sleep(nanoseconds: 2_000_000_000)
+        #expect(storage.probes <= probes + 1)
+        await server.shutdown()
+    }
+
     /// Waits until `condition` holds, at most `seconds`.
     static func eventually(seconds: TimeInterval = 10, _ condition: () -> Bool) async throws -> Bool {
         let end = Date().addingTimeInterval(seconds)
