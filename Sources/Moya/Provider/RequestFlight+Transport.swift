@@ -121,12 +121,17 @@ extension RequestFlight: TransportOwner {
         return request
     }
 
-    /// Tells the plugins, on the delivery queue, that `request` is sent again after `result`.
+    /// Tells the plugins, on the delivery queue, that `request` is sent again after `result`:
+    /// always before the request's end, which waits for the notice when it comes first
+    /// (``RequestStateMachine/deferAnnouncement(_:)``).
     func willRetry(_ request: URLRequest, after result: Result<Moya.Response, MoyaError>, attempt: Int) {
-        guard pluginTarget != nil else { return }
+        guard pluginTarget != nil, locked({ $0.retryNoticeSent() }) else { return }
         queue.moyaDeliver(result) { [self] result in
-            guard isActive, let pluginTarget else { return }
-            plugins.willRetry(request, after: result, attempt: attempt, anyTarget: pluginTarget)
+            // A cancel ends the request on its caller's queue without waiting.
+            if locked({ $0.mayMakeRetryNotice }), let pluginTarget {
+                plugins.willRetry(request, after: result, attempt: attempt, anyTarget: pluginTarget)
+            }
+            locked { $0.retryNoticeMade() }?()
         }
     }
 

@@ -348,7 +348,10 @@ final class RequestFlight: @unchecked Sendable {
                 announce(result, ending: ending, cause: cause)
                 return
             }
-            queue.moyaDeliver { [self] in announce(result, ending: ending, cause: cause) }
+            let announcement: @Sendable () -> Void = { [self] in announce(result, ending: ending, cause: cause) }
+            // After the retry notices still on their way (a concurrent queue keeps no order).
+            if ending.awaitsRetryNotices, locked({ $0.deferAnnouncement(announcement) }) { return }
+            queue.moyaDeliver(announcement)
         }
     }
 

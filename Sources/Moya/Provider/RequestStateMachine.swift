@@ -95,6 +95,9 @@ struct RequestStateMachine<Work: Sendable> {
         var events: [ResilienceEvent] = []
         /// The deadline's timer entry, to cancel, when it still counted.
         var deadlineTimer: ResilienceTimer.Handle?
+        /// Whether `willRetry` notices were on their way to the plugins as the request ended:
+        /// its announcement waits for them (``deferAnnouncement(_:)``).
+        var awaitsRetryNotices = false
     }
 
     /// What the owner does after ``finish(_:)``.
@@ -116,6 +119,10 @@ struct RequestStateMachine<Work: Sendable> {
     private var subscribers = RequestSubscriber.List()
     /// What the resilience policies did to the request so far (``heard(_:)``).
     private var events: [ResilienceEvent] = []
+    /// The `willRetry` notices handed to the delivery queue and not yet made.
+    private var retryNoticesPending = 0
+    /// The end's announcement, when the request ended while notices were on their way.
+    private var announcementAfterNotices: (@Sendable () -> Void)?
     private var lastID = 0
     private var work: Work?
     private var driver: Work?
@@ -317,6 +324,7 @@ struct RequestStateMachine<Work: Sendable> {
             callers: Self.take(&subscribers, leaving: RequestSubscriber.List()), streamed: streamed, work: nil, driver: nil,
             measurement: Self.take(&measurement), reporter: Self.take(&reporter), events: Self.take(&events, leaving: []))
         ending.deadlineTimer = deadline?.disarm() ?? nil
+        ending.awaitsRetryNotices = retryNoticesPending > 0
         if stopsWork {
             swap(&ending.work, &work)
             swap(&ending.driver, &driver)
@@ -325,6 +333,36 @@ struct RequestStateMachine<Work: Sendable> {
             driver = nil
         }
         return .end(ending)
+    }
+
+    /// A `willRetry` notice is handed to the delivery queue; `false` when the request has ended
+    /// (nobody hears of a retry after its end).
+    mutating func retryNoticeSent() -> Bool {
+        guard phase != .finished else { return false }
+        retryNoticesPending += 1
+        return true
+    }
+
+    /// Whether a notice may still be made: the request has not ended, or its end waits for it.
+    var mayMakeRetryNotice: Bool {
+        phase != .finished || announcementAfterNotices != nil
+    }
+
+    /// A notice was made (or skipped): the end's announcement, when it waited for the last.
+    mutating func retryNoticeMade() -> (@Sendable () -> Void)? {
+        retryNoticesPending -= 1
+        guard retryNoticesPending == 0 else { return nil }
+        defer { announcementAfterNotices = nil }
+        return announcementAfterNotices
+    }
+
+    /// Keeps the end's `announcement` until the notices on their way are made; `false` when
+    /// none is left (announce now). On a concurrent callback queue a notice handed over before
+    /// the end could otherwise run after it, or find the request ended and be dropped.
+    mutating func deferAnnouncement(_ announcement: @escaping @Sendable () -> Void) -> Bool {
+        guard retryNoticesPending > 0 else { return false }
+        announcementAfterNotices = announcement
+        return true
     }
 
     /// A resilience policy acted on the request: its plugins hear of it before its end

@@ -101,6 +101,88 @@ struct InterceptorPipelineTests {
         #expect(headers.map { $0["x-retry-count"] } == ["0", "1", "2"])
     }
 
+    /// Records its hooks in order; its `willRetry` takes `noticeTime` seconds.
+    struct SlowNoticePlugin: PluginType {
+        let events: Recorder<String>
+        let noticeTime: TimeInterval
+
+        func willRetry(_ request: URLRequest, after result: Result<Moya.Response, MoyaError>, attempt: Int, target: TargetType) {
+            Thread.sleep(forTimeInterval: noticeTime)
+            events.append("willRetry \(attempt)")
+        }
+
+        func didReceive(_ result: Result<Moya.Response, MoyaError>, target: TargetType) {
+            events.append("didReceive")
+        }
+    }
+
+    @Test("On a concurrent callback queue, every willRetry is heard before the end, however slow", arguments: [false, true])
+    func retryNoticesBeforeTheEnd(async: Bool) async throws {
+        // The second attempt ends long before the plugin is done with the first notice; the
+        // end (its didReceive, then the caller) must wait for it, and the notice must not be
+        // dropped as coming after the end.
+        let refusing = try RefusingPort()
+        defer { withExtendedLifetime(refusing) {} }
+        let events = Recorder<String>()
+        let provider = MoyaProvider<Remote>(
+            plugins: [SlowNoticePlugin(events: events, noticeTime: 0.3)], interceptors: [RetryPolicy(retryLimit: 1, exponentialBackoffScale: 0, jitter: 0)])
+        let target = Remote(refusing.baseURL, "/")
+        let result: Result<Moya.Response, MoyaError>
+        if async {
+            // Without a callback queue, the plugins hear on the library's concurrent queue.
+            do throws(MoyaError) {
+                result = .success(try await provider.request(target))
+            } catch {
+                result = .failure(error)
+            }
+        } else {
+            result = await send(provider, target, queue: DispatchQueue(label: "concurrent callbacks", attributes: .concurrent))
+        }
+        #expect(result.error?.underlyingTransportError?.code == .cannotConnectToHost, "\(result)")
+        #expect(events.values == ["willRetry 2", "didReceive"])
+    }
+
+    /// Never retries; counts the attempts it was asked about (those the interceptors before it
+    /// did not retry).
+    struct AskedInterceptor: RequestInterceptor {
+        let asked: Recorder<Int>
+
+        func retry(_ request: URLRequest, dueTo result: Result<Moya.Response, MoyaError>, retryCount: Int) async -> RetryDecision {
+            asked.append(retryCount)
+            return .doNotRetry
+        }
+    }
+
+    @Test("A retry notice that a busy callback queue runs only after the request ended is still heard, before the end")
+    func retryNoticeOnAHeldQueue() async throws {
+        let refusing = try RefusingPort()
+        defer { withExtendedLifetime(refusing) {} }
+        let events = Recorder<String>()
+        let asked = Recorder<Int>()
+        let provider = MoyaProvider<Remote>(
+            plugins: [SlowNoticePlugin(events: events, noticeTime: 0)],
+            interceptors: [RetryPolicy(retryLimit: 1, exponentialBackoffScale: 0, jitter: 0), AskedInterceptor(asked: asked)])
+        // The callback queue is held until the request has ended: the notice handed to it before
+        // the end then runs after the end was decided.
+        let queue = DispatchQueue(label: "held callbacks")
+        queue.suspend()
+        let result: Result<Moya.Response, MoyaError> = await withCheckedContinuation { continuation in
+            provider.request(Remote(refusing.baseURL, "/"), callbackQueue: queue, progress: nil) { result in
+                continuation.resume(returning: UncheckedResult(result))
+            }
+            _Concurrency.Task {
+                // The second attempt's failure was decided on (the first was RetryPolicy's to
+                // retry); the end follows at once. (Were the queue let go too early, the notice
+                // would run before the end, and the test could only pass.)
+                _ = await eventually(within: 10) { asked.values == [1] }
+                try? await _Concurrency.Task.sleep(nanoseconds: 200_000_000)
+                queue.resume()
+            }
+        }.result
+        #expect(result.error?.underlyingTransportError?.code == .cannotConnectToHost, "\(result)")
+        #expect(events.values == ["willRetry 2", "didReceive"])
+    }
+
     @Test("Cancelling during a backoff wait ends the request at once with the cancellation error")
     func cancelDuringBackoff() async throws {
         // willRetry comes once the first attempt's answer has reached the policy and the wait

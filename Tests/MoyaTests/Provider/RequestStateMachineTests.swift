@@ -41,6 +41,44 @@ struct RequestStateMachineTests {
 
     // MARK: - Transitions
 
+    @Test("A retry notice still on its way when the request ends holds the end's announcement until it is made; none after the end")
+    func retryNoticesBeforeTheEnd() {
+        var (machine, _) = Self.subscribed()
+        _ = machine.requestBuilt()
+        _ = machine.workStarted(1)
+        // Two notices handed over, then the end comes before either is made.
+        #expect(Self.apply(&machine) { $0.retryNoticeSent() })
+        #expect(Self.apply(&machine) { $0.retryNoticeSent() })
+        guard case .end(let ending) = Self.finished(&machine) else {
+            Issue.record("nothing delivered")
+            return
+        }
+        #expect(ending.awaitsRetryNotices)
+        let announced = Protected(0)
+        #expect(Self.apply(&machine) { $0.deferAnnouncement { announced.withLock { $0 += 1 } } })
+        // The notices may still be made (the end waits for them), and nobody new is counted.
+        #expect(machine.mayMakeRetryNotice)
+        #expect(!Self.apply(&machine) { $0.retryNoticeSent() })
+        #expect(machine.retryNoticeMade() == nil, "one notice is still on its way")
+        guard let announcement = machine.retryNoticeMade() else {
+            Issue.record("the last notice did not hand back the end's announcement")
+            return
+        }
+        announcement()
+        #expect(announced.withLock { $0 } == 1)
+        #expect(!machine.mayMakeRetryNotice, "after the end's announcement, no notice is made")
+
+        // Without a notice on its way, the end is announced at once.
+        var (other, _) = Self.subscribed()
+        _ = other.requestBuilt()
+        guard case .end(let plain) = Self.finished(&other) else {
+            Issue.record("nothing delivered")
+            return
+        }
+        #expect(!plain.awaitsRetryNotices)
+        #expect(!Self.apply(&other) { $0.deferAnnouncement {} })
+    }
+
     @Test("building → sending → finished: the callers get the result once")
     func happyPath() {
         var (machine, ids) = Self.subscribed(2)
