@@ -181,9 +181,14 @@ final class RequestFlight: @unchecked Sendable {
         #if DEBUG
         Self.madeFlights?.withLock { $0.append(self) }
         #endif
-        // Weakly: the flight holds the recorders.
-        recorders.request?.connect { [weak self] prefix in self?.observe(.requestBody(prefix)) }
-        recorders.response?.connect { [weak self] prefix in self?.observe(.responseBody(prefix)) }
+        // Not the flight, which holds the recorders: what hearing of the prefix needs. (A weak
+        // reference to the flight would give it a side table, and each of the request's many
+        // retains and releases of it the runtime's slow path.)
+        if recorders.request != nil || recorders.response != nil {
+            let hearing = Hearing(queue: queue, observers: observers, pluginTarget: pluginTarget)
+            recorders.request?.connect { prefix in hearing.observe(.requestBody(prefix)) }
+            recorders.response?.connect { prefix in hearing.observe(.responseBody(prefix)) }
+        }
     }
 
     /// The recorders of the request's and (for a stream) the response's first body bytes, for
@@ -196,17 +201,37 @@ final class RequestFlight: @unchecked Sendable {
 
     /// Tells ``observers`` of `event`, on the delivery queue, while the request runs.
     func observe(_ event: ExchangeEvent) {
-        guard !observers.isEmpty else { return }
-        // Queued before the end is announced (the queue keeps their order), so heard before it
-        // even when the request has ended meanwhile.
-        queue.moyaDeliver { [self] in observeNow(event) }
+        Hearing(queue: queue, observers: observers, pluginTarget: pluginTarget).observe(event)
     }
 
     /// Tells ``observers`` of `event` here, on the delivery queue, as the request ends.
     private func observeNow(_ event: ExchangeEvent) {
-        guard let pluginTarget else { return }
-        for observer in observers {
-            observer.didObserve(event, target: pluginTarget)
+        Hearing(queue: queue, observers: observers, pluginTarget: pluginTarget).observeNow(event)
+    }
+
+    /// What the ``observers`` hear through: the flight's delivery queue and target, without the
+    /// flight.
+    struct Hearing: @unchecked Sendable {
+        // @unchecked: the target and the observers are the caller's values, handed to the
+        // delivery queue and only used there, as every plugin call is (see `moyaDeliver`).
+        let queue: DispatchQueue
+        let observers: [any ExchangePluginType]
+        let pluginTarget: (any TargetType)?
+
+        /// Tells the observers of `event` on the delivery queue. Queued before the end is
+        /// announced (the queue keeps their order), so heard before it even when the request
+        /// has ended meanwhile.
+        func observe(_ event: ExchangeEvent) {
+            guard !observers.isEmpty else { return }
+            queue.moyaDeliver { observeNow(event) }
+        }
+
+        /// Tells the observers of `event` here, on the delivery queue.
+        func observeNow(_ event: ExchangeEvent) {
+            guard let pluginTarget else { return }
+            for observer in observers {
+                observer.didObserve(event, target: pluginTarget)
+            }
         }
     }
 
