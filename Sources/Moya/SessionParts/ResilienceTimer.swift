@@ -113,8 +113,6 @@ extension ResilienceTimer {
             /// The dispatch timer, made at the first entry and kept. Unchecked: a dispatch source
             /// is thread-safe, and it is only made, set and cancelled here.
             var timer: UncheckedSendable<any DispatchSourceTimer>?
-            /// Whether ``timer`` is made (a flag is read without copying the existential).
-            var hasTimer = false
             /// Whether the core was stopped: no timer is made after.
             var stopped = false
 
@@ -155,8 +153,7 @@ extension ResilienceTimer {
             let due = Self.currentTick() + UInt64(max(0, min(seconds, 1e7)) * 1e9 / Double(Self.tick)) + 1
             let (handle, makes): (Handle, Bool) = store.withLock { store in
                 var makes = false
-                if !store.hasTimer, !store.stopped {
-                    store.hasTimer = true
+                if store.timer == nil, !store.stopped {
                     store.timer = UncheckedSendable(DispatchSource.makeTimerSource(queue: queue))
                     makes = true
                 }
@@ -172,7 +169,7 @@ extension ResilienceTimer {
                 store.count += 1
                 // The timer is set again only for an entry due before the time it is set for;
                 // under the lock, so that two entries never set it out of order.
-                if !makes, store.hasTimer, store.armed.map({ due < $0 }) ?? true {
+                if !makes, store.armed.map({ due < $0 }) ?? true {
                     Self.set(&store, at: due)
                 }
                 return (Handle(index: index, id: store.nextID), makes)
