@@ -54,6 +54,9 @@ final class RequestFlight: @unchecked Sendable {
     let pluginTarget: (any TargetType)?
     /// The plugins that hear of the exchange's inside (``ExchangePluginType``).
     let observers: [any ExchangePluginType]
+    /// How ``observers`` hear: the delivery queue, the observers and the target, without the
+    /// flight, so that the body recorders can hold it.
+    private let hearing: Hearing
     /// Records the first bytes of a streamed request body for ``observers``; `nil` without
     /// them.
     let requestRecorder: BodyPrefixRecorder?
@@ -162,6 +165,7 @@ final class RequestFlight: @unchecked Sendable {
         let destination = endpoint.task.downloadDestination
         // The bodies' first bytes are recorded only for plugins that hear of them.
         self.observers = observers
+        self.hearing = Hearing(queue: queue, observers: observers, pluginTarget: pluginTarget)
         let recorders = Self.recorders(for: observers, streams: streamSink != nil)
         self.requestRecorder = recorders.request
         self.streamSink = streamSink.map { sink in
@@ -184,11 +188,9 @@ final class RequestFlight: @unchecked Sendable {
         // Not the flight, which holds the recorders: what hearing of the prefix needs. (A weak
         // reference to the flight would give it a side table, and each of the request's many
         // retains and releases of it the runtime's slow path.)
-        if recorders.request != nil || recorders.response != nil {
-            let hearing = Hearing(queue: queue, observers: observers, pluginTarget: pluginTarget)
-            recorders.request?.connect { prefix in hearing.observe(.requestBody(prefix)) }
-            recorders.response?.connect { prefix in hearing.observe(.responseBody(prefix)) }
-        }
+        let hearing = self.hearing
+        recorders.request?.connect { prefix in hearing.observe(.requestBody(prefix)) }
+        recorders.response?.connect { prefix in hearing.observe(.responseBody(prefix)) }
     }
 
     /// The recorders of the request's and (for a stream) the response's first body bytes, for
@@ -201,12 +203,12 @@ final class RequestFlight: @unchecked Sendable {
 
     /// Tells ``observers`` of `event`, on the delivery queue, while the request runs.
     func observe(_ event: ExchangeEvent) {
-        Hearing(queue: queue, observers: observers, pluginTarget: pluginTarget).observe(event)
+        hearing.observe(event)
     }
 
     /// Tells ``observers`` of `event` here, on the delivery queue, as the request ends.
     private func observeNow(_ event: ExchangeEvent) {
-        Hearing(queue: queue, observers: observers, pluginTarget: pluginTarget).observeNow(event)
+        hearing.observeNow(event)
     }
 
     /// What the ``observers`` hear through: the flight's delivery queue and target, without the
