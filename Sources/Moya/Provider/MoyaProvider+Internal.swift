@@ -95,8 +95,10 @@ extension MoyaProvider {
             table: table,
             callbackQueue: callbackQueue,
             // Events and the completion keep their order, even on a concurrent queue (a stream's
-            // plugins run after its head was delivered).
-            isSerialDeliveryNeeded: progress != nil || !plan.interceptors.isEmpty || (streamSink != nil && !plan.plugins.isEmpty),
+            // plugins run after its head was delivered; an exchange plugin hears the exchange's
+            // events before its end).
+            isSerialDeliveryNeeded: progress != nil || !plan.interceptors.isEmpty || !plan.observers.isEmpty
+                || (streamSink != nil && !plan.plugins.isEmpty),
             plugins: plan.plugins,
             pluginTarget: plan.pluginTarget?.value,
             observers: plan.observers,

@@ -221,8 +221,9 @@ final class RequestFlight: @unchecked Sendable {
         let pluginTarget: (any TargetType)?
 
         /// Tells the observers of `event` on the delivery queue. Queued before the end is
-        /// announced (the queue keeps their order), so heard before it even when the request
-        /// has ended meanwhile.
+        /// announced, so heard before it even when the request has ended meanwhile: a flight
+        /// with observers always delivers through a serial queue of its own (the provider's
+        /// `isSerialDeliveryNeeded`), which keeps their order on a concurrent callback queue too.
         func observe(_ event: ExchangeEvent) {
             guard !observers.isEmpty else { return }
             queue.moyaDeliver { observeNow(event) }

@@ -177,6 +177,31 @@ struct NetworkLoggerStreamTests {
         }
         #expect(prefixes.last?.contentType == "text/plain")
     }
+
+    @Test("On a concurrent callback queue, an exchange plugin still hears a request's events before its didReceive")
+    func eventOrderOnConcurrentQueue() async throws {
+        let queue = DispatchQueue(label: "concurrent-callbacks", attributes: .concurrent)
+        let body = Data(Self.note.utf8)
+        // Many requests, each with its own plugin: an order left to a concurrent queue would
+        // swap the two now and then.
+        for _ in 0..<40 {
+            let plugin = ExchangeRecorder(limit: 1024)
+            let provider = MoyaProvider<Remote>(
+                requestClosure: { endpoint, done in
+                    do {
+                        var request = try endpoint.urlRequest()
+                        request.httpBodyStream = InputStream(data: body)
+                        done(.success(request))
+                    } catch {
+                        done(.failure(MoyaError.underlying(error, nil)))
+                    }
+                }, callbackQueue: queue, plugins: [plugin])
+            let response = try await provider.request(replay(contentType: "text/plain"))
+            #expect(response.data == body)
+            #expect(await eventually(within: 30) { plugin.events.last == "didReceive" })
+            #expect(plugin.events == ["requestBody", "didReceive"], "\(plugin.events)")
+        }
+    }
 }
 
 /// Records the exchange events and `didReceive` it hears, by name.
