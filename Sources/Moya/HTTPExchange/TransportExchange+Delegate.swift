@@ -11,6 +11,9 @@ import NIOHTTP1
 extension TransportExchange {
     func didSendRequestHead(task: HTTPClient.Task<TransportResponse>, _ head: HTTPRequestHead) {
         releaseOrigin()
+        // The origin's latency counts from here (a duplex request's body may never end), then
+        // from the request's end.
+        if holdsPlace { requestSentAt = .now() }
         if hedgeArming != nil, !hedgeScheduled {
             watchHedge(on: task.eventLoop)
         }
@@ -28,6 +31,7 @@ extension TransportExchange {
     func didSendRequest(task: HTTPClient.Task<TransportResponse>) {
         // The idle timeout runs from when the whole request has been sent.
         armIdleTimer(task)
+        if holdsPlace { requestSentAt = .now() }
     }
 
     func didVisitURL(task: HTTPClient.Task<TransportResponse>, _ request: HTTPClient.Request, _ head: HTTPResponseHead) {

@@ -109,6 +109,12 @@ final class TransportExchange: HTTPClientResponseDelegate, @unchecked Sendable {
     private var routedBefore = false
     /// The request's place under its origin's concurrency limit, until it ends or streams.
     private var place: SessionResilience.Place?
+    /// While it holds a place: when its last attempt's request was written on the connection
+    /// (its head, then the whole request), which is when the origin's latency counts from for
+    /// an adaptive limit (``placeLatency``). Time spent before, in the connection pool's queue,
+    /// is the client's own: counted, it would have the limit learn the pool's size. Touched on
+    /// the attempt's event loop.
+    var requestSentAt: NIODeadline?
     /// The last attempt's outcome, which the place is returned with.
     private var lastOutcome: CircuitBreaker.Outcome?
     /// A request that may be hedged (a ``TransportRequest/hedging`` policy, read into memory,
@@ -402,6 +408,7 @@ final class TransportExchange: HTTPClientResponseDelegate, @unchecked Sendable {
         current = AttemptState(
             request: attempt.urlRequest, collector: collector, destination: destinationState, reportedURL: reportedURL, responseLimit: limit,
             cache: attempt.cacheState, streamer: streamer)
+        requestSentAt = nil
         run(clientRequest, context: context, client: client)
     }
 
@@ -790,7 +797,10 @@ final class TransportExchange: HTTPClientResponseDelegate, @unchecked Sendable {
             let place = self.place
             breakerTicket = nil
             self.place = nil
-            if let event = parts.resilience.settle(ticket, outcome: breakerOutcome, place: place, placeOutcome: lastOutcome, latency: hedge?.latency) {
+            let placeLatency = place == nil ? nil : placeLatency
+            if let event = parts.resilience.settle(
+                ticket, outcome: breakerOutcome, place: place, placeOutcome: lastOutcome, placeLatency: placeLatency, latency: hedge?.latency)
+            {
                 owner.transportObserved(event)
                 addSpanEvent(event)
             }
@@ -842,7 +852,16 @@ final class TransportExchange: HTTPClientResponseDelegate, @unchecked Sendable {
     func releasePlace(outcome: CircuitBreaker.Outcome? = nil) {
         guard let place else { return }
         self.place = nil
-        parts.resilience.release(place, outcome: outcome ?? lastOutcome)
+        parts.resilience.release(place, outcome: outcome ?? lastOutcome, latency: placeLatency)
+    }
+
+    /// Whether the request holds a place under its origin's concurrency limit.
+    var holdsPlace: Bool { place != nil }
+
+    /// How long the origin has taken to answer the last attempt, from when its request was
+    /// written (``requestSentAt``); `nil` when no request was written.
+    private var placeLatency: TimeInterval? {
+        requestSentAt.map { Double((NIODeadline.now() - $0).nanoseconds) / 1e9 }
     }
 
     /// Sends `attempt` again the way `context`'s attempt went: same route, client and socket.

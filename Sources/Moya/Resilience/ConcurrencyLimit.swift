@@ -13,7 +13,9 @@ import Foundation
 ///
 /// With ``adaptive`` the limit moves: it is halved (``Adaptive/backoffRatio``) when the origin
 /// answers `429` or `503`, an attempt times out, or its latency rises well above the fastest
-/// recently seen, and it grows by one for every ``limit`` requests that succeed while the limit is
+/// recently seen (for half of its last eight responses: one slow response, the tail of a healthy
+/// origin, is not overload; latency counts from when the request was written on its connection,
+/// not from when it began to wait for one), and it grows by one for every ``limit`` requests that succeed while the limit is
 /// in use (the way TCP finds a link's capacity). A service that calls an upstream which sheds
 /// load with `429` learns the upstream's capacity instead of having a share of its requests
 /// refused.

@@ -26,6 +26,11 @@ struct LimiterState<Waiter: AnyObject & Sendable>: Sendable {
     /// The fastest latency of the current and of the previous window, and when the current
     /// began.
     private var fastest = (current: Double.infinity, previous: Double.infinity, since: -Double.infinity)
+    /// Which of the last eight responses were slow (well above the fastest), the last in the
+    /// lowest bit: a latency counts as overload only when half of them were, so that the tail
+    /// of a healthy origin's latencies (a response now and then held up by a busy machine) does
+    /// not halve the limit; an origin that slows down fills it within a few responses.
+    private var slowHistory: UInt8 = 0
 
     init(configuration: ConcurrencyLimit) {
         self.configuration = configuration
@@ -64,38 +69,74 @@ struct LimiterState<Waiter: AnyObject & Sendable>: Sendable {
         case queued
     }
 
-    /// Takes `waiter` out of the queue: whether it was still there.
-    mutating func remove(_ waiter: Waiter) -> Bool {
-        guard let index = queue[head...].firstIndex(where: { $0 === waiter }) else { return false }
-        queue.remove(at: index)
+    /// The waiter that has waited longest, if any wait.
+    var oldestWaiter: Waiter? {
+        waiting > 0 ? queue[head] : nil
+    }
+
+    /// Takes the waiter that has waited longest out of the queue (one whose wait is over).
+    mutating func removeOldest() -> Waiter? {
+        guard waiting > 0 else { return nil }
+        let waiter = queue[head]
+        head += 1
         compact()
-        return true
+        return waiter
+    }
+
+    /// A waiter given a place by ``release(_:outcome:latency:now:)``, with its grant.
+    struct Given: Sendable {
+        let waiter: Waiter
+        let grant: Grant
+    }
+
+    /// The waiters a release gave places to, oldest first: ``first``, then ``others``. A release
+    /// frees one place, so one waiter is what it gives almost always: that one is kept without
+    /// an array (which would be an allocation for every request that waited).
+    struct Granted: Sendable {
+        private(set) var first: Given?
+        private(set) var others: [Given] = []
+
+        /// None.
+        static var none: Granted { Granted() }
+
+        /// Adds `given`, the newest.
+        mutating func append(_ given: Given) {
+            if first == nil {
+                first = given
+            } else {
+                others.append(given)
+            }
+        }
     }
 
     /// Returns the place of `grant`, whose request ended with `outcome` (`nil`: an end that says
     /// nothing of the origin, a cancel), and moves an adaptive limit. The waiters given the freed
     /// places, oldest first, with their grants.
-    mutating func release(_ grant: Grant, outcome: CircuitBreaker.Outcome?, now: TimeInterval) -> [(Waiter, Grant)] {
+    ///
+    /// - Parameter latency: How long the origin took to answer: from when the request was
+    ///   written on its connection to its end (what an adaptive limit compares); `nil` when that
+    ///   is not known, for the time since the place was given.
+    mutating func release(_ grant: Grant, outcome: CircuitBreaker.Outcome?, latency: TimeInterval? = nil, now: TimeInterval) -> Granted {
         inFlight = max(0, inFlight - 1)
         if let adaptive = configuration.adaptive, let outcome {
-            adapt(adaptive, grant: grant, outcome: outcome, now: now)
+            adapt(adaptive, grant: grant, outcome: outcome, latency: latency ?? now - grant.at, now: now)
         }
-        var granted: [(Waiter, Grant)] = []
+        var granted = Granted()
         while waiting > 0, inFlight < places {
             let waiter = queue[head]
             head += 1
             inFlight += 1
-            granted.append((waiter, Grant(at: now, inFlight: inFlight)))
+            granted.append(Given(waiter: waiter, grant: Grant(at: now, inFlight: inFlight)))
         }
         compact()
         return granted
     }
 
-    /// AIMD: overload (a `429` or `503`, a timeout, a latency well above the fastest) multiplies
-    /// the limit by the backoff ratio, once per round trip; a success while the limit was in use
-    /// adds one place per limit's worth of successes.
-    private mutating func adapt(_ adaptive: ConcurrencyLimit.Adaptive, grant: Grant, outcome: CircuitBreaker.Outcome, now: TimeInterval) {
-        let latency = now - grant.at
+    /// AIMD: overload (a `429` or `503`, a timeout, a `latency` well above the fastest)
+    /// multiplies the limit by the backoff ratio, once per round trip; a success while the limit
+    /// was in use adds one place per limit's worth of successes.
+    private mutating func adapt(_ adaptive: ConcurrencyLimit.Adaptive, grant: Grant, outcome: CircuitBreaker.Outcome, latency: TimeInterval, now: TimeInterval)
+    {
         let overloaded: Bool
         switch outcome {
         case .status(429), .status(503), .timedOut:
@@ -106,7 +147,9 @@ struct LimiterState<Waiter: AnyObject & Sendable>: Sendable {
             }
             let baseline = min(fastest.current, fastest.previous)
             fastest.current = min(fastest.current, latency)
-            overloaded = baseline.isFinite && latency > baseline * adaptive.latencyTolerance && latency - baseline > adaptive.latencyMargin
+            let slow = baseline.isFinite && latency > baseline * adaptive.latencyTolerance && latency - baseline > adaptive.latencyMargin
+            slowHistory = slowHistory << 1 | (slow ? 1 : 0)
+            overloaded = slow && slowHistory.nonzeroBitCount >= 4
         case .status, .connectionFailed:
             // A failure that says nothing of the load: the breaker's business.
             return
@@ -115,6 +158,8 @@ struct LimiterState<Waiter: AnyObject & Sendable>: Sendable {
             guard grant.at >= lastDecrease else { return }
             limit = max(Double(adaptive.minimum), limit * adaptive.backoffRatio)
             lastDecrease = now
+            // The next decrease for latency needs slow responses of its own.
+            slowHistory = 0
         } else if Double(grant.inFlight) * 2 >= limit {
             limit = min(Double(adaptive.maximum), limit + 1 / limit)
         }

@@ -18,6 +18,10 @@ final class SessionResilience: Sendable {
         var breaker: BreakerState? = nil
         /// The concurrency limit, made at the first request that asks for a place.
         var limiter: LimiterState<PlaceWaiter>? = nil
+        /// Whether the session's timer has an entry for the end of the wait of the limit's
+        /// oldest waiter (``SessionResilience/expireWaiters(at:)``): one entry for the queue,
+        /// never one for each waiter.
+        var waitExpiryArmed = false
         /// The latencies of hedged requests, made at the first that records one.
         var latencies: LatencyWindow? = nil
         /// When a refused retry was last logged, and how many were refused since without a log
@@ -36,17 +40,21 @@ final class SessionResilience: Sendable {
     final class PlaceWaiter: Sendable {
         /// Hears of the place, or of the refusal, once.
         let granted: @Sendable (Result<Place, ConcurrencyLimitError>) -> Void
-        /// When it began to wait (the monotonic clock).
+        /// When it began to wait (the session's clock).
         let since: TimeInterval
+        /// When its wait is over, on the session timer's clock (`DispatchTime`'s uptime, in
+        /// nanoseconds), which decides it: the session's clock may be a test's.
+        let expiresAt: UInt64
 
-        init(since: TimeInterval, granted: @escaping @Sendable (Result<Place, ConcurrencyLimitError>) -> Void) {
+        init(since: TimeInterval, expiresAt: UInt64, granted: @escaping @Sendable (Result<Place, ConcurrencyLimitError>) -> Void) {
             self.since = since
+            self.expiresAt = expiresAt
             self.granted = granted
         }
     }
 
     /// A place in flight under an origin's concurrency limit: its holder returns it once
-    /// (``release(_:outcome:)``).
+    /// (``release(_:outcome:latency:)``).
     struct Place: Sendable {
         fileprivate let origin: ResilienceOrigin
         fileprivate let grant: LimiterState<PlaceWaiter>.Grant
@@ -351,27 +359,27 @@ final class SessionResilience: Sendable {
 
     /// A request's end, in one turn of the lock when what it records is of one origin (as it
     /// is unless the request was redirected to another): records its last attempt's `outcome`
-    /// with `ticket` (``record(_:outcome:)``), returns `place` with `placeOutcome`
-    /// (``release(_:outcome:)``), and keeps its `latency` for a percentile delay
-    /// (``recordLatency(_:of:)``).
+    /// with `ticket` (``record(_:outcome:)``), returns `place` with `placeOutcome` and
+    /// `placeLatency` (``release(_:outcome:latency:)``), and keeps its `latency` for a
+    /// percentile delay (``recordLatency(_:of:)``).
     ///
     /// - Returns: The breaker's opening or closing that the outcome made, for the request's
     ///   plugins.
     func settle(
-        _ ticket: Ticket?, outcome: CircuitBreaker.Outcome?, place: Place?, placeOutcome: CircuitBreaker.Outcome?,
+        _ ticket: Ticket?, outcome: CircuitBreaker.Outcome?, place: Place?, placeOutcome: CircuitBreaker.Outcome?, placeLatency: TimeInterval? = nil,
         latency: (seconds: TimeInterval, origin: ResilienceOrigin)?
     ) -> ResilienceEvent? {
         guard let origin = place?.origin ?? ticket?.origin ?? latency?.origin else { return nil }
         guard ticket.map({ $0.origin.key == origin.key }) ?? true, latency.map({ $0.origin.key == origin.key }) ?? true else {
             // Redirected to another origin: each is recorded where it belongs.
             let event = record(ticket, outcome: outcome)
-            if let place { release(place, outcome: placeOutcome) }
+            if let place { release(place, outcome: placeOutcome, latency: placeLatency) }
             if let latency { recordLatency(latency.seconds, of: latency.origin) }
             return event
         }
         // A ticket is given only by a breaker (``admit(_:refillsBudget:takesPlace:hedging:)``).
         let failed = outcome.flatMap { options.circuitBreaker?.isFailure($0) }
-        let (moved, granted, limit): ((BreakerState.Phase, BreakerState.Phase)?, [(PlaceWaiter, LimiterState<PlaceWaiter>.Grant)], Int?) = update(
+        let (moved, granted, limit): ((BreakerState.Phase, BreakerState.Phase)?, LimiterState<PlaceWaiter>.Granted, Int?) = update(
             origin
         ) { state, now in
             var moved: (BreakerState.Phase, BreakerState.Phase)?
@@ -381,8 +389,8 @@ final class SessionResilience: Sendable {
                 moved = (before, after)
             }
             if let latency { state.addLatency(latency.seconds) }
-            guard let place else { return (moved, [], nil) }
-            let granted = state.limiter?.release(place.grant, outcome: placeOutcome, now: now) ?? []
+            guard let place else { return (moved, .none, nil) }
+            let granted = state.limiter?.release(place.grant, outcome: placeOutcome, latency: placeLatency, now: now) ?? .none
             return (moved, granted, options.concurrencyLimit?.adaptive == nil ? nil : state.limiter?.places)
         }
         if let place { reportRelease(of: place, granted: granted, limit: limit) }
@@ -421,13 +429,18 @@ final class SessionResilience: Sendable {
     /// It may be called here, at once.
     func waitForPlace(at origin: ResilienceOrigin, _ granted: @escaping @Sendable (Result<Place, ConcurrencyLimitError>) -> Void) {
         guard let configuration = options.concurrencyLimit else { return }
-        let waiter = PlaceWaiter(since: clock.now(), granted: granted)
+        let expiresAt = DispatchTime.now().uptimeNanoseconds + UInt64(configuration.maximumWait * 1e9)
+        let waiter = PlaceWaiter(since: clock.now(), expiresAt: expiresAt, granted: granted)
+        // Queued, the waiter arms the queue's expiry when nothing else did: it is the oldest.
+        var arms = false
         let answer: Result<Place, ConcurrencyLimitError>? = update(origin) { state, now in
             if state.limiter == nil { state.limiter = LimiterState(configuration: configuration) }
             switch state.limiter?.wait(waiter, now: now) {
             case .granted(let grant):
                 return .success(Place(origin: origin, grant: grant, waited: 0))
             case .queued:
+                arms = !state.waitExpiryArmed
+                state.waitExpiryArmed = true
                 return nil
             case nil:
                 return .failure(
@@ -442,31 +455,56 @@ final class SessionResilience: Sendable {
             return
         }
         metrics?.limitQueued(host: origin.host, port: origin.port)
-        // The wait's end: a waiter still queued then is refused. The entry holds the state
-        // until then (no weak reference: it would give the state a side table, and every
-        // request's retain of it the runtime's slow path).
-        timer.schedule(after: configuration.maximumWait) { [self] in
-            expire(waiter, at: origin, after: configuration.maximumWait)
+        if arms { scheduleWaitExpiry(at: origin, after: configuration.maximumWait) }
+    }
+
+    /// Has the session's timer look for waits that are over at `origin` in `seconds`. The entry
+    /// holds the state until then (no weak reference: it would give the state a side table, and
+    /// every request's retain of it the runtime's slow path).
+    private func scheduleWaitExpiry(at origin: ResilienceOrigin, after seconds: TimeInterval) {
+        timer.schedule(after: seconds) { [self] in
+            expireWaiters(at: origin)
         }
     }
 
-    /// Refuses `waiter` when it still waits at `origin`.
-    private func expire(_ waiter: PlaceWaiter, at origin: ResilienceOrigin, after wait: TimeInterval) {
-        let limit: Int? = update(origin) { state, _ in
-            guard state.limiter?.remove(waiter) == true else { return nil }
-            return state.limiter?.places
+    /// Refuses the waiters of `origin` whose wait reached the limit's longest, oldest first (the
+    /// queue is in the order they came, so they are at its front), and has the timer come back
+    /// when the wait of the oldest left is over. A queue that is never empty, as under a limit
+    /// that is always reached, costs one timer entry for each longest wait, not one for each
+    /// request.
+    private func expireWaiters(at origin: ResilienceOrigin) {
+        guard let configuration = options.concurrencyLimit else { return }
+        let wait = configuration.maximumWait
+        let (expired, limit, next): ([PlaceWaiter], Int, TimeInterval?) = update(origin) { state, _ in
+            var expired: [PlaceWaiter] = []
+            // On the timer's clock. It runs an entry at its time or after it: a millisecond
+            // spares an entry for a wait that ends a hair after this one because of rounding.
+            let now = DispatchTime.now().uptimeNanoseconds + 1_000_000
+            while let oldest = state.limiter?.oldestWaiter, oldest.expiresAt <= now {
+                _ = state.limiter?.removeOldest()
+                expired.append(oldest)
+            }
+            let next = state.limiter?.oldestWaiter.map { Double($0.expiresAt - min($0.expiresAt, now)) / 1e9 }
+            state.waitExpiryArmed = next != nil
+            return (expired, state.limiter?.places ?? configuration.limit, next)
         }
-        guard let limit else { return }
-        metrics?.limitRejected(host: origin.host, port: origin.port)
-        waiter.granted(.failure(ConcurrencyLimitError(origin: origin.key, limit: limit, reason: .waitedTooLong(seconds: wait))))
+        if let next { scheduleWaitExpiry(at: origin, after: next) }
+        for waiter in expired {
+            metrics?.limitRejected(host: origin.host, port: origin.port)
+            waiter.granted(.failure(ConcurrencyLimitError(origin: origin.key, limit: limit, reason: .waitedTooLong(seconds: wait))))
+        }
     }
 
     /// Returns `place`, whose request ended with `outcome` (`nil` for an end that says nothing
     /// of the origin): an adaptive limit moves, and the waiters given the freed places hear of
     /// them.
-    func release(_ place: Place, outcome: CircuitBreaker.Outcome?) {
-        let (granted, limit): ([(PlaceWaiter, LimiterState<PlaceWaiter>.Grant)], Int?) = update(place.origin) { state, now in
-            let granted = state.limiter?.release(place.grant, outcome: outcome, now: now) ?? []
+    ///
+    /// - Parameter latency: How long the origin took to answer, from when the request was
+    ///   written on its connection (``LimiterState/release(_:outcome:latency:now:)``); `nil`
+    ///   for the time since the place was given.
+    func release(_ place: Place, outcome: CircuitBreaker.Outcome?, latency: TimeInterval? = nil) {
+        let (granted, limit): (LimiterState<PlaceWaiter>.Granted, Int?) = update(place.origin) { state, now in
+            let granted = state.limiter?.release(place.grant, outcome: outcome, latency: latency, now: now) ?? .none
             return (granted, options.concurrencyLimit?.adaptive == nil ? nil : state.limiter?.places)
         }
         reportRelease(of: place, granted: granted, limit: limit)
@@ -474,13 +512,16 @@ final class SessionResilience: Sendable {
 
     /// Tells the metrics of the limit `release` left, and the waiters it `granted` a place of
     /// theirs.
-    private func reportRelease(of place: Place, granted: [(PlaceWaiter, LimiterState<PlaceWaiter>.Grant)], limit: Int?) {
+    private func reportRelease(of place: Place, granted: LimiterState<PlaceWaiter>.Granted, limit: Int?) {
         if let limit { metrics?.limitMoved(host: place.origin.host, port: place.origin.port, to: limit) }
-        for (waiter, grant) in granted {
-            let waited = grant.at - waiter.since
+        func give(_ given: LimiterState<PlaceWaiter>.Given) {
+            let waited = given.grant.at - given.waiter.since
             metrics?.limitWaited(host: place.origin.host, port: place.origin.port, seconds: waited)
-            waiter.granted(.success(Place(origin: place.origin, grant: grant, waited: waited)))
+            given.waiter.granted(.success(Place(origin: place.origin, grant: given.grant, waited: waited)))
         }
+        guard let first = granted.first else { return }
+        give(first)
+        for given in granted.others { give(given) }
     }
 
     /// The concurrency limit of `url`'s origin now (for tests and diagnostics); `nil` without

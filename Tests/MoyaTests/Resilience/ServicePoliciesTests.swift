@@ -130,7 +130,7 @@ struct ServicePoliciesTests {
         await server.shutdown()
     }
 
-    @Test("An adaptive limit: halved once per round trip on 429, 503 or a timeout, grows while in use, lowered by a rising latency")
+    @Test("An adaptive limit: halved once per round trip on 429, 503 or a timeout, grows while in use, lowered by a latency that rose, not by a tail")
     func adaptiveLimit() throws {
         final class Waiter: Sendable {}
         let adaptive = try ConcurrencyLimit.Adaptive(minimum: 2, maximum: 12, backoffRatio: 0.5, latencyTolerance: 2, latencyMargin: 0.010, latencyWindow: 10)
@@ -163,11 +163,25 @@ struct ServicePoliciesTests {
         // Only the successes of requests sent while half the limit was in use count (the
         // second of each pair): four successes at a limit near 3, about one place more.
         #expect(state.limit > limitBefore + 1 && state.limit < limitBefore + 1.5, "about one place per limit's worth: \(limitBefore) → \(state.limit)")
-        // A latency over twice the fastest (and 10 ms over it) is overload.
+        // A latency over twice the fastest (and 10 ms over it) is overload when half of the
+        // last eight responses were that slow: one slow response, the tail of a healthy
+        // origin, is not.
         limitBefore = state.limit
-        let slow = state.take(now: 102)!
-        _ = state.release(slow, outcome: .status(200), now: 102.1)
-        #expect(state.limit == max(2, limitBefore * 0.5))
+        let tail = state.take(now: 102)!
+        _ = state.release(tail, outcome: .status(200), now: 102.1)
+        #expect(state.limit == limitBefore, "one slow response")
+        // The latency counts from when the request was sent: a request that waited 100 ms for
+        // a connection and was answered in 5 ms is not slow.
+        for _ in 0..<2 {
+            let queued = state.take(now: 102.2)!
+            _ = state.release(queued, outcome: .status(200), latency: 0.005, now: 102.3)
+        }
+        #expect(state.limit == limitBefore, "waits before the request was sent")
+        for index in 0..<3 {
+            let slow = state.take(now: 102.4)!
+            _ = state.release(slow, outcome: .status(200), now: 102.5)
+            #expect(state.limit == (index < 2 ? limitBefore : max(2, limitBefore * 0.5)), "slow response \(index + 2) of the last eight")
+        }
         // A 404 says nothing of the load as overload; a connection failure nothing at all.
         let failed = state.take(now: 103)!
         limitBefore = state.limit
