@@ -19,9 +19,11 @@ public struct HedgingPolicy: Sendable {
     public enum Delay: Sendable, Equatable {
         /// A fixed time, in seconds.
         case fixed(TimeInterval)
-        /// The given percentile (in `0<..<1`, for example 0.95) of the latencies of the origin's
-        /// last 200 responses, but never less than `minimum` seconds. No hedge goes out until the
-        /// origin has answered 20 times.
+        /// The given percentile (in `0<..<1`, for example 0.95) of the origin's recent
+        /// latencies, but never less than `minimum` seconds. No hedge goes out until the origin
+        /// has answered 20 times. The latencies are 200 of the origin's last 800 responses:
+        /// every response until there are 20, then one in four, picked when the request is
+        /// admitted (never by how long it took).
         case percentile(Double, minimum: TimeInterval)
     }
 

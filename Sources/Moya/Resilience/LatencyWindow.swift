@@ -7,11 +7,16 @@ struct LatencyWindow: Sendable {
     static let capacity = 200
     /// How many must have been seen before a percentile is given.
     static let minimumSamples = 20
+    /// One admission in how many has its latency kept, once there are enough to give a
+    /// percentile: the window then spans the last 800 requests.
+    static let sampleEvery = 4
     /// How many new latencies make the percentile be found again: a percentile of the last 200
     /// moves little in 50 more, and finding it is most of what a hedged request's latency costs.
     static let refreshEvery = 50
 
     private var samples: [Double] = []
+    /// How many latencies are kept.
+    var count: Int { samples.count }
     private var next = 0
     /// A scratch copy of the samples, kept for its storage: the percentile is selected in it.
     private var scratch: [Double] = []

@@ -99,6 +99,9 @@ struct LimiterState<Waiter: AnyObject & Sendable>: Sendable {
         /// None.
         static var none: Granted { Granted() }
 
+        /// Whether no waiter was given a place.
+        var isEmpty: Bool { first == nil }
+
         /// Adds `given`, the newest.
         mutating func append(_ given: Given) {
             if first == nil {

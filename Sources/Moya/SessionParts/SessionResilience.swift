@@ -29,10 +29,28 @@ final class SessionResilience: Sendable {
         var refusalLogged = -Double.infinity
         var refusalsUnlogged = 0
 
+        /// Admissions left before the next one whose latency is kept, once the window has
+        /// enough latencies to give a percentile (``takesLatencySample()``).
+        var latencyCountdown = 0
+
         /// Keeps a hedged request's latency, making the window at the first.
         mutating func addLatency(_ seconds: TimeInterval) {
             if latencies == nil { latencies = LatencyWindow() }
             latencies?.add(seconds)
+        }
+
+        /// Whether the latency of the request admitted now is kept: every one until the window
+        /// gives a percentile, then one in ``LatencyWindow/sampleEvery``. Timing every response
+        /// and keeping it under the lock cost a healthy upstream's requests more than the rest
+        /// of hedging; a sample of the same responses gives the same percentile.
+        mutating func takesLatencySample() -> Bool {
+            guard let latencies, latencies.count >= LatencyWindow.minimumSamples else { return true }
+            if latencyCountdown > 0 {
+                latencyCountdown -= 1
+                return false
+            }
+            latencyCountdown = LatencyWindow.sampleEvery - 1
+            return true
         }
     }
 
@@ -103,9 +121,12 @@ final class SessionResilience: Sendable {
     private let clock: ResilienceClock
     private let metrics: ResilienceMetrics?
     private let origins = Protected(OriginTable())
+    /// The breaker's ``CircuitBreaker/isFailure``, read once: every request's end asks it.
+    private let isBreakerFailure: (@Sendable (CircuitBreaker.Outcome) -> Bool)?
 
     init(options: ResilienceOptions, clock: ResilienceClock = .system, metrics: ResilienceMetrics? = nil) {
         self.options = options
+        self.isBreakerFailure = options.circuitBreaker?.isFailure
         self.clock = clock
         self.metrics = metrics
     }
@@ -253,8 +274,9 @@ final class SessionResilience: Sendable {
         /// How long the attempt may go unanswered before a hedge goes out, when a hedging
         /// policy was given: `nil` for no hedge (a percentile of too few answers).
         var hedgeDelay: TimeInterval?
-        /// The origin, read when a percentile delay was asked for: the attempt's latency is
-        /// recorded under it (``recordLatency(_:of:)``).
+        /// The origin, when a percentile delay was asked for and the attempt's latency is one
+        /// of the origin's samples (``Origin/takesLatencySample()``): it is recorded under it
+        /// (``recordLatency(_:of:)``).
         var latencyOrigin: ResilienceOrigin?
 
         init(ticket: Ticket?, place: PlaceAnswer, hedgeDelay: TimeInterval? = nil, latencyOrigin: ResilienceOrigin? = nil) {
@@ -292,11 +314,15 @@ final class SessionResilience: Sendable {
             return .success(Admission(ticket: nil, place: .unlimited, hedgeDelay: fixedDelay))
         }
         var hedgeDelay = fixedDelay
+        var samplesLatency = false
         let admitted: (ResilienceOrigin, (BreakerState.Admission, (BreakerState.Phase, BreakerState.Phase)?, PlaceAnswer))? = update(url: url.absoluteString) {
             origin, state, now in
             if refills { state.budget?.add(first: 1, at: now) }
-            if let percentile, let latency = state.latencies?.percentile(percentile.fraction) {
-                hedgeDelay = max(percentile.minimum, latency)
+            if let percentile {
+                if let latency = state.latencies?.percentile(percentile.fraction) {
+                    hedgeDelay = max(percentile.minimum, latency)
+                }
+                samplesLatency = state.takesLatencySample()
             }
             var admission = BreakerState.Admission.allowed(probe: false)
             var moved: (BreakerState.Phase, BreakerState.Phase)?
@@ -320,7 +346,7 @@ final class SessionResilience: Sendable {
             return .success(
                 Admission(
                     ticket: options.circuitBreaker == nil ? nil : Ticket(origin: origin, probe: probe), place: place, hedgeDelay: hedgeDelay,
-                    latencyOrigin: percentile == nil ? nil : origin))
+                    latencyOrigin: samplesLatency ? origin : nil))
         case .rejected(let openedAt, let retryAt):
             metrics?.rejected(host: origin.host, port: origin.port)
             return .failure(CircuitOpenError(origin: origin.key, openedAt: openedAt, retryAt: retryAt))
@@ -335,8 +361,8 @@ final class SessionResilience: Sendable {
     ///   plugins; `nil` when it moved nothing they hear of.
     @discardableResult
     func record(_ ticket: Ticket?, outcome: CircuitBreaker.Outcome?) -> ResilienceEvent? {
-        guard let ticket, let configuration = options.circuitBreaker else { return nil }
-        let failed = outcome.map { configuration.isFailure($0) }
+        guard let ticket, let isBreakerFailure else { return nil }
+        let failed = outcome.map { isBreakerFailure($0) }
         let moved: (BreakerState.Phase, BreakerState.Phase)? = update(ticket.origin) { state, now in
             guard let before = state.breaker?.phase, let moved = state.breaker?.record(failed: failed, probe: ticket.probe, now: now, date: clock.date())
             else { return nil }
@@ -378,7 +404,7 @@ final class SessionResilience: Sendable {
             return event
         }
         // A ticket is given only by a breaker (``admit(_:refillsBudget:takesPlace:hedging:)``).
-        let failed = outcome.flatMap { options.circuitBreaker?.isFailure($0) }
+        let failed = outcome.flatMap { isBreakerFailure?($0) }
         let (moved, granted, limit): ((BreakerState.Phase, BreakerState.Phase)?, LimiterState<PlaceWaiter>.Granted, Int?) = update(
             origin
         ) { state, now in
@@ -393,7 +419,7 @@ final class SessionResilience: Sendable {
             let granted = state.limiter?.release(place.grant, outcome: placeOutcome, latency: placeLatency, now: now) ?? .none
             return (moved, granted, options.concurrencyLimit?.adaptive == nil ? nil : state.limiter?.places)
         }
-        if let place { reportRelease(of: place, granted: granted, limit: limit) }
+        if let place, !granted.isEmpty || (limit != nil && metrics != nil) { reportRelease(of: place, granted: granted, limit: limit) }
         return ticket.flatMap { reportRecord(of: $0, moved: moved) }
     }
 

@@ -173,6 +173,32 @@ struct ResilienceStateTests {
         #expect(window.percentile(0.95) == 5)
     }
 
+    @Test("A percentile delay keeps every latency until it has 20, then one admission's in four")
+    func latencySampling() throws {
+        let policy = try HedgingPolicy(delay: .percentile(0.95, minimum: 0.01))
+        let resilience = SessionResilience(options: try ResilienceOptions(retryBudget: nil, hedging: policy))
+        let url = URL(string: "http://sampled.test/a")!
+        // Until 20 latencies are kept, each admission keeps its own (with no percentile yet).
+        for index in 0..<LatencyWindow.minimumSamples {
+            let admission = try resilience.admit(url, hedging: policy).get()
+            #expect(admission.hedgeDelay == nil, "no percentile at \(index)")
+            let origin = try #require(admission.latencyOrigin, "admission \(index) keeps its latency")
+            resilience.recordLatency(0.002, of: origin)
+        }
+        // Then one in four: the percentile is there, and the others are not timed.
+        #expect(LatencyWindow.sampleEvery == 4)
+        var kept: [Bool] = []
+        for _ in 0..<12 {
+            let admission = try resilience.admit(url, hedging: policy).get()
+            #expect(admission.hedgeDelay == 0.01, "the minimum, over a 2 ms percentile")
+            kept.append(admission.latencyOrigin != nil)
+        }
+        #expect(kept == [true, false, false, false, true, false, false, false, true, false, false, false])
+        // A fixed delay keeps none.
+        let fixed = try HedgingPolicy(delay: .fixed(0.05))
+        #expect(try resilience.admit(url, hedging: fixed).get().latencyOrigin == nil)
+    }
+
     @Test("The session's origins: each keeps its own state however its URLs are written, and at most 4,096 are kept")
     func originTable() throws {
         let options = try ResilienceOptions(retryBudget: nil, circuitBreaker: CircuitBreaker(minimumRequests: 2))
