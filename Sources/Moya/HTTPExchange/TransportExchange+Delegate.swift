@@ -29,9 +29,10 @@ extension TransportExchange {
     }
 
     func didSendRequest(task: HTTPClient.Task<TransportResponse>) {
-        // The idle timeout runs from when the whole request has been sent.
-        armIdleTimer(task)
-        if holdsPlace { requestSentAt = .now() }
+        // The idle timeout runs from when the whole request has been sent, and so does the
+        // origin's latency (one reading of the clock for both, when there is an idle timeout).
+        let sentAt = armIdleTimer(task)
+        if holdsPlace { requestSentAt = sentAt ?? .now() }
     }
 
     func didVisitURL(task: HTTPClient.Task<TransportResponse>, _ request: HTTPClient.Request, _ head: HTTPResponseHead) {

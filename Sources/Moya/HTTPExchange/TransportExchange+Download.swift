@@ -101,7 +101,7 @@ extension TransportExchange {
         guard file.holdsReaderBack else { return written }
         // The file is behind the network: no reading, and no idle timeout, until it catches up.
         cancelIdleTimer()
-        return written.map { self.armIdleTimer(task) }
+        return written.map { _ = self.armIdleTimer(task) }
     }
 
     /// Waits until the whole body of `response` is in its file, then closes the file, which now

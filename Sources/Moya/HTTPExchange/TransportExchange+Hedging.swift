@@ -73,6 +73,10 @@ extension TransportExchange {
     ) {
         let race = hedgeWatch.withLock { watch in
             watch.finished = true
+            // Let go now, while the attempt's task is still being completed: kept to the
+            // exchange's end, the task and its request's state were freed last, cold, by
+            // whichever thread released the exchange (0.4 % of a healthy upstream's requests).
+            watch.attempt = nil
             return watch.race
         }
         hedgeDueAt = nil

@@ -25,15 +25,19 @@ extension TransportExchange: IdleWatched {
     /// runs from now, and the loop's ``IdleClock`` watches the attempt if it did not already.
     /// Does nothing without an ``idleTimeout``, or once the attempt has ended. Called on the
     /// task's event loop.
-    func armIdleTimer(_ task: any ExchangeTask) {
-        guard idleTimeout != nil, !current.ended else { return }
+    ///
+    /// - Returns: The time the timer runs from (now), `nil` when it does not run.
+    @discardableResult
+    func armIdleTimer(_ task: any ExchangeTask) -> NIODeadline? {
+        guard idleTimeout != nil, !current.ended else { return nil }
         lastActivity = .now()
-        guard idleTask == nil else { return }
+        guard idleTask == nil else { return lastActivity }
         idleTask = task
         // Watched for its hedge already, due before the idle timeout would be: the clock asks
         // for the idle timeout when the hedge is done (``idleExpired()``).
-        if let hedge = hedgeDueAt, let limit = idleTimeout, hedge <= lastActivity + limit, idleClock?.loop === task.eventLoop { return }
+        if let hedge = hedgeDueAt, let limit = idleTimeout, hedge <= lastActivity + limit, idleClock?.loop === task.eventLoop { return lastActivity }
         idleClock(on: task.eventLoop).watch(self)
+        return lastActivity
     }
 
     /// The clock of `loop`, the attempt's (a redirect's attempt may run on another loop than

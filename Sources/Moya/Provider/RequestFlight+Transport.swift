@@ -186,7 +186,7 @@ extension RequestFlight: ResilienceTimerTarget {
         // (which cancels it): no closure, and no weak reference, to make for every request.
         guard let (seconds, timer) = deadline else { return }
         let start = DispatchTime.now()
-        let handle = timer.schedule(after: seconds, target: self)
+        let handle = timer.schedule(after: seconds, from: start, target: self)
         // A flight that ended meanwhile has nothing left to count.
         let ended = locked { machine in
             guard machine.phase != .finished else { return true }

@@ -57,6 +57,14 @@ final class ResilienceTimer: Sendable {
         core.schedule(after: seconds, action: .target(target))
     }
 
+    /// Calls `target`'s ``ResilienceTimerTarget/timerFired()`` (on a global queue) `seconds`
+    /// after `start` (the caller's reading of the clock, which this one then need not read again),
+    /// unless cancelled first. The timer holds `target` until then.
+    @discardableResult
+    func schedule(after seconds: TimeInterval, from start: DispatchTime, target: any ResilienceTimerTarget) -> Handle {
+        core.schedule(after: seconds, from: start, action: .target(target))
+    }
+
     /// Cancels the entry of `handle`, if it has not run. The dispatch timer stays set: it finds
     /// nothing due when it fires, and is set for the next entry then.
     ///
@@ -113,6 +121,8 @@ extension ResilienceTimer {
             /// The dispatch timer, made at the first entry and kept. Unchecked: a dispatch source
             /// is thread-safe, and it is only made, set and cancelled here.
             var timer: UncheckedSendable<any DispatchSourceTimer>?
+            /// Whether ``timer`` was made.
+            var hasTimer = false
             /// Whether the core was stopped: no timer is made after.
             var stopped = false
 
@@ -148,13 +158,18 @@ extension ResilienceTimer {
             DispatchTime.now().uptimeNanoseconds / tick
         }
 
-        /// Runs `action` (on a global queue) `seconds` from now, unless cancelled first.
-        func schedule(after seconds: TimeInterval, action: Action) -> Handle {
-            let due = Self.currentTick() + UInt64(max(0, min(seconds, 1e7)) * 1e9 / Double(Self.tick)) + 1
+        /// Runs `action` (on a global queue) `seconds` after `start` (now by default), unless
+        /// cancelled first.
+        func schedule(after seconds: TimeInterval, from startTime: DispatchTime? = nil, action: Action) -> Handle {
+            let startTick = startTime.map { $0.uptimeNanoseconds / Self.tick } ?? Self.currentTick()
+            let due = startTick + UInt64(max(0, min(seconds, 1e7)) * 1e9 / Double(Self.tick)) + 1
             let (handle, makes): (Handle, Bool) = store.withLock { store in
                 var makes = false
-                if store.timer == nil, !store.stopped {
+                // Asked of a flag: reading the optional timer copies it, a retain and a release
+                // of the one timer every request's deadline shares.
+                if !store.hasTimer, !store.stopped {
                     store.timer = UncheckedSendable(DispatchSource.makeTimerSource(queue: queue))
+                    store.hasTimer = true
                     makes = true
                 }
                 store.nextID &+= 1
