@@ -15,6 +15,12 @@ import Foundation
 /// starting with the next client. A client's figure in a round is its CPU time over its requests;
 /// each ratio is the median over the rounds of the client's figure over the baseline's *in the
 /// same round*.
+/// Whether each measured block is logged on standard error (`BLOCK_LOG` set): `block <client>
+/// <start> <end>`, the times in nanoseconds of the monotonic clock. With `perf record -k
+/// CLOCK_MONOTONIC`, `Comparisons/perf-by-client.py` gives each sample to the client whose block
+/// was running: two clients' profiles from the same rounds.
+let blockLog = ProcessInfo.processInfo.environment["BLOCK_LOG"] != nil
+
 enum CPUBenchmark {
     /// Requests per client and round unless `--requests` says otherwise.
     static let defaultRequests = 20_000
@@ -72,8 +78,13 @@ enum CPUBenchmark {
                     let index = (round + block + step) % clients.count
                     let serverBefore = server?.cpuSeconds
                     let before = ResourceUsage.now()
+                    let blockStart = DispatchTime.now().uptimeNanoseconds
                     let (rate, latencies) = try await clients[index].load(.get(path), concurrency: concurrency, total: perBlock)
                     usage[index] += ResourceUsage.now().since(before)
+                    if blockLog {
+                        let line = "block \(factories[index].key) \(blockStart) \(DispatchTime.now().uptimeNanoseconds)\n"
+                        FileHandle.standardError.write(Data(line.utf8))
+                    }
                     if let serverBefore, let serverAfter = server?.cpuSeconds {
                         serverSeconds[index] += serverAfter - serverBefore
                     }

@@ -124,16 +124,7 @@ func benchClientFactories(base: URL) -> [(key: String, make: () -> any BenchClie
         ("urlsession", { URLSessionClient(base: base, connections: options.connections) }),
         // A service's provider: a RetryPolicy, with the session's resilience policies off or
         // all on, to measure what they cost.
-        (
-            "retry-unprotected",
-            {
-                var configuration = Session.Configuration()
-                configuration.resilience = .unlimited
-                return MoyaCallbackClient(
-                    base: base, connections: options.connections, configuration: configuration, name: "callbacks + RetryPolicy, policies off",
-                    interceptors: [RetryPolicy(retryLimit: 3)])
-            }
-        ),
+        ("retry-unprotected", { policyClient("policies off", .unlimited, base: base) }),
         (
             "retry-protected",
             {
@@ -148,6 +139,9 @@ func benchClientFactories(base: URL) -> [(key: String, make: () -> any BenchClie
                     interceptors: [RetryPolicy(retryLimit: 3)])
             }
         ),
+        // The same as `retry-unprotected`, as a control: how far two identical clients' ratios
+        // differ in a run (opt-in).
+        ("retry-unprotected-b", { policyClient("policies off, again", .unlimited, base: base) }),
         // One policy at a time beside the default budget, to see what each costs (opt-in).
         ("retry-budget", { policyClient("budget", .default, base: base) }),
         ("retry-breaker", { policyClient("breaker", try! ResilienceOptions(circuitBreaker: .default), base: base) }),
@@ -187,7 +181,7 @@ let clientFactories = benchClientFactories(base: base)
 let optInClients: Set<String> = [
     "ahc-notrace", "ahc-delegate", "ahc-request", "ahc-async", "retry-budget", "retry-breaker", "retry-limit", "retry-hedging", "retry-hedging-fixed",
     "retry-hedging-10",
-    "retry-deadline",
+    "retry-deadline", "retry-unprotected-b",
 ]
 let chosenFactories = clientFactories.filter { options.clients?.contains($0.key) ?? !optInClients.contains($0.key) }
 
