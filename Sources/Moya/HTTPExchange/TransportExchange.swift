@@ -797,9 +797,10 @@ final class TransportExchange: HTTPClientResponseDelegate, @unchecked Sendable {
             let place = self.place
             breakerTicket = nil
             self.place = nil
-            let placeLatency = place == nil ? nil : placeLatency
+            // The clock is read for a place only.
+            let latencyOfPlace = place == nil ? nil : placeLatency
             if let event = parts.resilience.settle(
-                ticket, outcome: breakerOutcome, place: place, placeOutcome: lastOutcome, placeLatency: placeLatency, latency: hedge?.latency)
+                ticket, outcome: breakerOutcome, place: place, placeOutcome: lastOutcome, placeLatency: latencyOfPlace, latency: hedge?.latency)
             {
                 owner.transportObserved(event)
                 addSpanEvent(event)

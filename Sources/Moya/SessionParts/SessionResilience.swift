@@ -44,7 +44,8 @@ final class SessionResilience: Sendable {
         /// and keeping it under the lock cost a healthy upstream's requests more than the rest
         /// of hedging; a sample of the same responses gives the same percentile.
         mutating func takesLatencySample() -> Bool {
-            guard let latencies, latencies.count >= LatencyWindow.minimumSamples else { return true }
+            // Read in place: binding the window would copy it (its arrays retained and released).
+            guard (latencies?.count ?? 0) >= LatencyWindow.minimumSamples else { return true }
             if latencyCountdown > 0 {
                 latencyCountdown -= 1
                 return false
