@@ -74,13 +74,12 @@ struct LimiterState<Waiter: AnyObject & Sendable>: Sendable {
         waiting > 0 ? queue[head] : nil
     }
 
-    /// Takes the waiter that has waited longest out of the queue (one whose wait is over).
-    mutating func removeOldest() -> Waiter? {
-        guard waiting > 0 else { return nil }
-        let waiter = queue[head]
+    /// Takes the waiter that has waited longest (``oldestWaiter``, one whose wait is over) out of
+    /// the queue.
+    mutating func removeOldest() {
+        guard waiting > 0 else { return }
         head += 1
         compact()
-        return waiter
     }
 
     /// A waiter given a place by ``release(_:outcome:latency:now:)``, with its grant.

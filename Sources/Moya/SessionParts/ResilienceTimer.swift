@@ -50,13 +50,6 @@ final class ResilienceTimer: Sendable {
         core.schedule(after: seconds, action: .closure(action))
     }
 
-    /// Calls `target`'s ``ResilienceTimerTarget/timerFired()`` (on a global queue) `seconds` from
-    /// now, unless cancelled first. The timer holds `target` until then.
-    @discardableResult
-    func schedule(after seconds: TimeInterval, target: any ResilienceTimerTarget) -> Handle {
-        core.schedule(after: seconds, action: .target(target))
-    }
-
     /// Calls `target`'s ``ResilienceTimerTarget/timerFired()`` (on a global queue) `seconds`
     /// after `start` (the caller's reading of the clock, which this one then need not read again),
     /// unless cancelled first. The timer holds `target` until then.

@@ -420,7 +420,7 @@ final class SessionResilience: Sendable {
             let granted = state.limiter?.release(place.grant, outcome: placeOutcome, latency: placeLatency, now: now) ?? .none
             return (moved, granted, options.concurrencyLimit?.adaptive == nil ? nil : state.limiter?.places)
         }
-        if let place, !granted.isEmpty || (limit != nil && metrics != nil) { reportRelease(of: place, granted: granted, limit: limit) }
+        if let place { reportRelease(of: place, granted: granted, limit: limit) }
         return ticket.flatMap { reportRecord(of: $0, moved: moved) }
     }
 
@@ -508,7 +508,7 @@ final class SessionResilience: Sendable {
             // spares an entry for a wait that ends a hair after this one because of rounding.
             let now = DispatchTime.now().uptimeNanoseconds + 1_000_000
             while let oldest = state.limiter?.oldestWaiter, oldest.expiresAt <= now {
-                _ = state.limiter?.removeOldest()
+                state.limiter?.removeOldest()
                 expired.append(oldest)
             }
             let next = state.limiter?.oldestWaiter.map { Double($0.expiresAt - min($0.expiresAt, now)) / 1e9 }
@@ -540,6 +540,8 @@ final class SessionResilience: Sendable {
     /// Tells the metrics of the limit `release` left, and the waiters it `granted` a place of
     /// theirs.
     private func reportRelease(of place: Place, granted: LimiterState<PlaceWaiter>.Granted, limit: Int?) {
+        // Almost every release gives no waiter a place: nothing to copy or tell without metrics.
+        guard !granted.isEmpty || (limit != nil && metrics != nil) else { return }
         if let limit { metrics?.limitMoved(host: place.origin.host, port: place.origin.port, to: limit) }
         func give(_ given: LimiterState<PlaceWaiter>.Given) {
             let waited = given.grant.at - given.waiter.since
