@@ -17,12 +17,14 @@ import NIOCore
 /// to a ``HedgedExchange``, which sends the hedges and decides which copy's result is the
 /// request's; the copy's later events go to it.
 extension TransportExchange {
-    /// Notes the delay `admission` gave, and when it began: a percentile delay of too few
+    /// Notes the delay `admission` gave, and when it began: when the request was admitted
+    /// (`fromAdmission`), or now (after a wait for a place). A percentile delay of too few
     /// answers gives no hedge, but the copy's latency is kept all the same (it is how the origin
     /// gets its answers). Called on the first route, before anything is sent.
-    func armHedge(_ admission: SessionResilience.Admission) {
+    func armHedge(_ admission: SessionResilience.Admission, fromAdmission: Bool) {
         guard hedgeWatch != nil, admission.hedgeDelay != nil || admission.latencyOrigin != nil else { return }
-        hedgeArming = HedgeArming(armedAt: DispatchTime.now().uptimeNanoseconds, delay: admission.hedgeDelay, latencyOrigin: admission.latencyOrigin)
+        let armedAt = fromAdmission ? admission.admittedAt ?? DispatchTime.now().uptimeNanoseconds : DispatchTime.now().uptimeNanoseconds
+        hedgeArming = HedgeArming(armedAt: armedAt, delay: admission.hedgeDelay, latencyOrigin: admission.latencyOrigin)
     }
 
     /// Has the clock of `loop`, the attempt's, watch for the hedge, due at the end of the delay
@@ -65,10 +67,10 @@ extension TransportExchange {
         return race.copyStarted(0, attempt: attempt) && owner.transportStarted(race) && goesOn
     }
 
-    /// The copy ended with `result`: its timer stops, and its race, if there is one, is
-    /// returned to take the result. A response without a race gives the latency to keep for a
-    /// percentile delay.
-    func endHedge(_ hedgeWatch: Protected<HedgeWatch>, result: Result<TransportResponse, any Error>) -> (
+    /// The copy ended with `result`, at `endedAt` (`DispatchTime`'s uptime, when the caller
+    /// read it): its timer stops, and its race, if there is one, is returned to take the result.
+    /// A response without a race gives the latency to keep for a percentile delay.
+    func endHedge(_ hedgeWatch: Protected<HedgeWatch>, result: Result<TransportResponse, any Error>, endedAt: UInt64?) -> (
         race: HedgedExchange?, latency: (seconds: TimeInterval, origin: ResilienceOrigin)?
     ) {
         let race = hedgeWatch.withLock { watch in
@@ -81,6 +83,7 @@ extension TransportExchange {
         }
         hedgeDueAt = nil
         guard race == nil, case .success = result, let arming = hedgeArming, let origin = arming.latencyOrigin else { return (race, nil) }
-        return (nil, (Double(DispatchTime.now().uptimeNanoseconds - arming.armedAt) / 1e9, origin))
+        let end = endedAt ?? DispatchTime.now().uptimeNanoseconds
+        return (nil, (Double(end - min(end, arming.armedAt)) / 1e9, origin))
     }
 }

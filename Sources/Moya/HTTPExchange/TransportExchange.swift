@@ -288,11 +288,11 @@ final class TransportExchange: HTTPClientResponseDelegate, @unchecked Sendable {
         }
         switch admission.place {
         case .unlimited:
-            armHedge(admission)
+            armHedge(admission, fromAdmission: true)
             connect(attempt)
         case .granted(let place):
             self.place = place
-            armHedge(admission)
+            armHedge(admission, fromAdmission: true)
             connect(attempt)
         case .refused(let error):
             addSpanEvent(.concurrencyLimited(error))
@@ -313,7 +313,7 @@ final class TransportExchange: HTTPClientResponseDelegate, @unchecked Sendable {
                     owner.transportObserved(queued)
                     addSpanEvent(queued, ["moya.wait_seconds": .double(place.waited)])
                     // The hedge's delay counts from the place: a copy would only wait too.
-                    armHedge(admission)
+                    armHedge(admission, fromAdmission: false)
                     connect(attempt)
                 }
             }
@@ -786,9 +786,12 @@ final class TransportExchange: HTTPClientResponseDelegate, @unchecked Sendable {
     /// Ends the exchange with `result`: the session counts it as no longer in flight, its span
     /// ends, and the owner hears of it. Every end goes through here, exactly once.
     func finish(_ result: Result<TransportResponse, any Error>) {
+        // One reading of the clock for what the end measures: the place's latency, a hedged
+        // response's, and the time the session's policies count the end at.
+        let endedAt = place != nil || hedgeArming?.latencyOrigin != nil ? DispatchTime.now().uptimeNanoseconds : nil
         // A request that may be hedged: its timer stops, or its race takes the result; a
         // response's latency is kept for a percentile delay.
-        let hedge = hedgeWatch.map { endHedge($0, result: result) }
+        let hedge = hedgeWatch.map { endHedge($0, result: result, endedAt: endedAt) }
         // The last attempt's outcome (an admitted attempt that ended before it had one, its
         // request could not be made or its route failed, is forgotten), the place and the
         // latency, in one turn of the session's lock.
@@ -797,10 +800,13 @@ final class TransportExchange: HTTPClientResponseDelegate, @unchecked Sendable {
             let place = self.place
             breakerTicket = nil
             self.place = nil
-            // The clock is read for a place only.
-            let latencyOfPlace = place == nil ? nil : placeLatency
+            // The latency of a place only: the clock is read for one.
+            let latencyOfPlace = endedAt.flatMap { endedAt in
+                place == nil ? nil : requestSentAt.map { Double(endedAt - min(endedAt, $0.uptimeNanoseconds)) / 1e9 }
+            }
             if let event = parts.resilience.settle(
-                ticket, outcome: breakerOutcome, place: place, placeOutcome: lastOutcome, placeLatency: latencyOfPlace, latency: hedge?.latency)
+                ticket, outcome: breakerOutcome, place: place, placeOutcome: lastOutcome, placeLatency: latencyOfPlace, latency: hedge?.latency,
+                at: endedAt)
             {
                 owner.transportObserved(event)
                 addSpanEvent(event)

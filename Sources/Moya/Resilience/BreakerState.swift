@@ -39,7 +39,8 @@ struct BreakerState: Sendable {
         case rejected(openedAt: Date, retryAt: Date?)
     }
 
-    let configuration: CircuitBreaker
+    /// The breaker's settings (``SharedSettings``).
+    private let settings: SharedSettings<CircuitBreaker>
     private(set) var phase = Phase.closed
     /// The openings since the breaker last closed: each doubles the break, up to
     /// ``CircuitBreaker/maximumBreakDuration``.
@@ -48,7 +49,7 @@ struct BreakerState: Sendable {
     private var counts: SlidingCounts
 
     init(configuration: CircuitBreaker) {
-        self.configuration = configuration
+        self.settings = SharedSettings(configuration)
         counts = SlidingCounts(window: configuration.window)
     }
 
@@ -64,7 +65,7 @@ struct BreakerState: Sendable {
             phase = .halfOpen(openedAt: openedAt, inFlight: 1, successes: 0)
             return .allowed(probe: true)
         case .halfOpen(let openedAt, let inFlight, let successes):
-            guard inFlight + successes < configuration.probes else { return .rejected(openedAt: openedAt, retryAt: nil) }
+            guard inFlight + successes < settings.value.probes else { return .rejected(openedAt: openedAt, retryAt: nil) }
             phase = .halfOpen(openedAt: openedAt, inFlight: inFlight + 1, successes: successes)
             return .allowed(probe: true)
         }
@@ -79,7 +80,7 @@ struct BreakerState: Sendable {
             counts.add(first: 1, second: failed ? 1 : 0, at: now)
             guard failed else { return nil }
             let (requests, failures) = counts.totals(at: now)
-            guard requests >= configuration.minimumRequests, Double(failures) >= configuration.failureRatio * Double(requests) else { return nil }
+            guard requests >= settings.value.minimumRequests, Double(failures) >= settings.value.failureRatio * Double(requests) else { return nil }
             return open(now: now, date: date())
         case .open:
             // A request admitted before the breaker opened: its outcome is old news.
@@ -93,7 +94,7 @@ struct BreakerState: Sendable {
             if failed {
                 return open(now: now, date: date())
             }
-            guard successes + 1 >= configuration.probes else {
+            guard successes + 1 >= settings.value.probes else {
                 phase = .halfOpen(openedAt: openedAt, inFlight: inFlight - 1, successes: successes + 1)
                 return nil
             }
@@ -105,7 +106,7 @@ struct BreakerState: Sendable {
     }
 
     private mutating func open(now: TimeInterval, date: Date) -> Phase {
-        let duration = min(configuration.breakDuration * pow(2, Double(min(openings, 30))), configuration.maximumBreakDuration)
+        let duration = min(settings.value.breakDuration * pow(2, Double(min(openings, 30))), settings.value.maximumBreakDuration)
         openings += 1
         phase = .open(openedAt: date, until: now + duration, untilDate: date.addingTimeInterval(duration))
         counts.reset()

@@ -12,7 +12,8 @@ struct LimiterState<Waiter: AnyObject & Sendable>: Sendable {
         let inFlight: Int
     }
 
-    let configuration: ConcurrencyLimit
+    /// The limit's settings (``SharedSettings``).
+    private let settings: SharedSettings<ConcurrencyLimit>
     /// The limit: fixed, or where the adaptive one stands (a fraction grows to the next whole).
     private(set) var limit: Double
     /// Places given and not returned.
@@ -33,7 +34,7 @@ struct LimiterState<Waiter: AnyObject & Sendable>: Sendable {
     private var slowHistory: UInt8 = 0
 
     init(configuration: ConcurrencyLimit) {
-        self.configuration = configuration
+        self.settings = SharedSettings(configuration)
         self.limit = Double(configuration.limit)
     }
 
@@ -45,7 +46,7 @@ struct LimiterState<Waiter: AnyObject & Sendable>: Sendable {
 
     /// Whether nothing is in flight or waiting, and the limit is where it started: the state can
     /// be forgotten.
-    var isIdle: Bool { inFlight == 0 && waiting == 0 && limit == Double(configuration.limit) }
+    var isIdle: Bool { inFlight == 0 && waiting == 0 && limit == Double(settings.value.limit) }
 
     /// Gives a place, when one is free and nobody waits before.
     mutating func take(now: TimeInterval) -> Grant? {
@@ -58,7 +59,7 @@ struct LimiterState<Waiter: AnyObject & Sendable>: Sendable {
     /// full.
     mutating func wait(_ waiter: Waiter, now: TimeInterval) -> WaitAnswer? {
         if let grant = take(now: now) { return .granted(grant) }
-        guard waiting < configuration.queueLength else { return nil }
+        guard waiting < settings.value.queueLength else { return nil }
         queue.append(waiter)
         return .queued
     }
@@ -120,7 +121,7 @@ struct LimiterState<Waiter: AnyObject & Sendable>: Sendable {
     ///   is not known, for the time since the place was given.
     mutating func release(_ grant: Grant, outcome: CircuitBreaker.Outcome?, latency: TimeInterval? = nil, now: TimeInterval) -> Granted {
         inFlight = max(0, inFlight - 1)
-        if let adaptive = configuration.adaptive, let outcome {
+        if let adaptive = settings.value.adaptive, let outcome {
             adapt(adaptive, grant: grant, outcome: outcome, latency: latency ?? now - grant.at, now: now)
         }
         var granted = Granted()
@@ -172,7 +173,7 @@ struct LimiterState<Waiter: AnyObject & Sendable>: Sendable {
         if head > 32, head * 2 >= queue.count {
             queue.removeFirst(head)
             head = 0
-        } else if head == queue.count {
+        } else if head > 0, head == queue.count {
             queue.removeAll(keepingCapacity: true)
             head = 0
         }

@@ -11,27 +11,30 @@ import Foundation
 /// The state is this process's, and bounded: at most ``originLimit`` origins are kept, and an
 /// origin with nothing counted and a closed breaker is forgotten first.
 final class SessionResilience: Sendable {
-    /// One origin's state.
+    /// One origin's state. What every request reads and writes comes last, close together and
+    /// next to the lock's own memory (``OriginTable``): the request's admission and its end
+    /// usually run on different threads, and each cache line of this that one wrote is a miss
+    /// for the other. (The policies' settings, read only, are behind references for the same
+    /// reason: ``SharedSettings``.)
     private struct Origin {
-        /// Requests (first) and retries (second) in the budget's window.
-        var budget: SlidingCounts? = nil
-        var breaker: BreakerState? = nil
-        /// The concurrency limit, made at the first request that asks for a place.
-        var limiter: LimiterState<PlaceWaiter>? = nil
+        /// When a refused retry was last logged, and how many were refused since without a log
+        /// line: a spent budget is logged at most once a second per origin.
+        var refusalLogged = -Double.infinity
+        var refusalsUnlogged = 0
         /// Whether the session's timer has an entry for the end of the wait of the limit's
         /// oldest waiter (``SessionResilience/expireWaiters(at:)``): one entry for the queue,
         /// never one for each waiter.
         var waitExpiryArmed = false
         /// The latencies of hedged requests, made at the first that records one.
         var latencies: LatencyWindow? = nil
-        /// When a refused retry was last logged, and how many were refused since without a log
-        /// line: a spent budget is logged at most once a second per origin.
-        var refusalLogged = -Double.infinity
-        var refusalsUnlogged = 0
-
         /// Admissions left before the next one whose latency is kept, once the window has
         /// enough latencies to give a percentile (``takesLatencySample()``).
         var latencyCountdown = 0
+        /// The concurrency limit, made at the first request that asks for a place.
+        var limiter: LimiterState<PlaceWaiter>? = nil
+        var breaker: BreakerState? = nil
+        /// Requests (first) and retries (second) in the budget's window.
+        var budget: SlidingCounts? = nil
 
         /// Keeps a hedged request's latency, making the window at the first.
         mutating func addLatency(_ seconds: TimeInterval) {
@@ -124,10 +127,14 @@ final class SessionResilience: Sendable {
     private let origins = Protected(OriginTable())
     /// The breaker's ``CircuitBreaker/isFailure``, read once: every request's end asks it.
     private let isBreakerFailure: (@Sendable (CircuitBreaker.Outcome) -> Bool)?
+    /// Whether the metrics hear of an adaptive limit's moves: every release reads the limit
+    /// then, and no release otherwise.
+    private let reportsLimitMoves: Bool
 
     init(options: ResilienceOptions, clock: ResilienceClock = .system, metrics: ResilienceMetrics? = nil) {
         self.options = options
         self.isBreakerFailure = options.circuitBreaker?.isFailure
+        self.reportsLimitMoves = options.concurrencyLimit?.adaptive != nil && metrics != nil
         self.clock = clock
         self.metrics = metrics
     }
@@ -140,8 +147,10 @@ final class SessionResilience: Sendable {
         /// The origin in front, `nil` while none is; its state, the URL it was read from and how
         /// many of that URL's first bytes say it. Fields of their own, never a tuple or an
         /// optional to bind: a copy of the state would retain and release each of its arrays.
-        var front: ResilienceOrigin?
+        /// The state's hot end, these and the lock after them are the memory every request
+        /// touches (``Origin``).
         var frontState = Origin()
+        var front: ResilienceOrigin?
         var frontURL = ""
         var frontPrefixLength: Int?
 
@@ -192,14 +201,15 @@ final class SessionResilience: Sendable {
     /// A new origin's state.
     private func newOrigin() -> Origin {
         Origin(
-            budget: options.retryBudget.map { SlidingCounts(window: $0.window) },
-            breaker: options.circuitBreaker.map { BreakerState(configuration: $0) })
+            breaker: options.circuitBreaker.map { BreakerState(configuration: $0) },
+            budget: options.retryBudget.map { SlidingCounts(window: $0.window) })
     }
 
     /// Updates the state of `origin` with `body`, making it when it is new (and forgetting an
-    /// idle origin when there are too many).
-    private func update<Result>(_ origin: ResilienceOrigin, _ body: (inout Origin, TimeInterval) -> Result) -> Result {
-        let now = clock.now()
+    /// idle origin when there are too many). `reading` is the caller's reading of the uptime
+    /// clock, if it has one (``ResilienceClock/now(reading:)``).
+    private func update<Result>(_ origin: ResilienceOrigin, at reading: UInt64? = nil, _ body: (inout Origin, TimeInterval) -> Result) -> Result {
+        let now = clock.now(reading: reading)
         return origins.withLock { origins in
             origins.bringForward(origin, prefixLength: nil, url: nil, limit: Self.originLimit, now: now, make: newOrigin)
             return body(&origins.frontState, now)
@@ -207,9 +217,11 @@ final class SessionResilience: Sendable {
     }
 
     /// Updates the state of the origin of the URL string `url` with `body` (see
-    /// ``update(_:_:)``); `nil` when the URL has no origin of HTTP's.
-    private func update<Result>(url: String, _ body: (ResilienceOrigin, inout Origin, TimeInterval) -> Result) -> (ResilienceOrigin, Result)? {
-        let now = clock.now()
+    /// ``update(_:at:_:)``); `nil` when the URL has no origin of HTTP's.
+    private func update<Result>(url: String, at reading: UInt64?, _ body: (ResilienceOrigin, inout Origin, TimeInterval) -> Result) -> (
+        ResilienceOrigin, Result
+    )? {
+        let now = clock.now(reading: reading)
         return origins.withLock { origins in
             if let origin = origins.frontOrigin(of: url) {
                 return (origin, body(origin, &origins.frontState, now))
@@ -279,12 +291,16 @@ final class SessionResilience: Sendable {
         /// of the origin's samples (``Origin/takesLatencySample()``): it is recorded under it
         /// (``recordLatency(_:of:)``).
         var latencyOrigin: ResilienceOrigin?
+        /// When it was admitted (`DispatchTime`'s uptime, in nanoseconds), when the admission
+        /// read that clock: the hedge's delay counts from it.
+        var admittedAt: UInt64?
 
-        init(ticket: Ticket?, place: PlaceAnswer, hedgeDelay: TimeInterval? = nil, latencyOrigin: ResilienceOrigin? = nil) {
+        init(ticket: Ticket?, place: PlaceAnswer, hedgeDelay: TimeInterval? = nil, latencyOrigin: ResilienceOrigin? = nil, admittedAt: UInt64? = nil) {
             self.ticket = ticket
             self.place = place
             self.hedgeDelay = hedgeDelay
             self.latencyOrigin = latencyOrigin
+            self.admittedAt = admittedAt
         }
     }
 
@@ -316,7 +332,11 @@ final class SessionResilience: Sendable {
         }
         var hedgeDelay = fixedDelay
         var samplesLatency = false
-        let admitted: (ResilienceOrigin, (BreakerState.Admission, (BreakerState.Phase, BreakerState.Phase)?, PlaceAnswer))? = update(url: url.absoluteString) {
+        // One reading of the clock, for the origin's state and for the hedge's delay.
+        let admittedAt = clock.isUptime ? DispatchTime.now().uptimeNanoseconds : nil
+        let admitted: (ResilienceOrigin, (BreakerState.Admission, (BreakerState.Phase, BreakerState.Phase)?, PlaceAnswer))? = update(
+            url: url.absoluteString, at: admittedAt
+        ) {
             origin, state, now in
             if refills { state.budget?.add(first: 1, at: now) }
             if let percentile {
@@ -336,7 +356,7 @@ final class SessionResilience: Sendable {
             return (admission, moved, Self.takePlace(in: &state, origin: origin, limit: limit, now: now))
         }
         guard let (origin, (admission, moved, place)) = admitted else {
-            return .success(Admission(ticket: nil, place: .unlimited, hedgeDelay: fixedDelay))
+            return .success(Admission(ticket: nil, place: .unlimited, hedgeDelay: fixedDelay, admittedAt: admittedAt))
         }
         if let (from, to) = moved {
             reportMove(of: origin, from: from, to: to)
@@ -347,7 +367,7 @@ final class SessionResilience: Sendable {
             return .success(
                 Admission(
                     ticket: options.circuitBreaker == nil ? nil : Ticket(origin: origin, probe: probe), place: place, hedgeDelay: hedgeDelay,
-                    latencyOrigin: samplesLatency ? origin : nil))
+                    latencyOrigin: samplesLatency ? origin : nil, admittedAt: admittedAt))
         case .rejected(let openedAt, let retryAt):
             metrics?.rejected(host: origin.host, port: origin.port)
             return .failure(CircuitOpenError(origin: origin.key, openedAt: openedAt, retryAt: retryAt))
@@ -388,13 +408,14 @@ final class SessionResilience: Sendable {
     /// is unless the request was redirected to another): records its last attempt's `outcome`
     /// with `ticket` (``record(_:outcome:)``), returns `place` with `placeOutcome` and
     /// `placeLatency` (``release(_:outcome:latency:)``), and keeps its `latency` for a
-    /// percentile delay (``recordLatency(_:of:)``).
+    /// percentile delay (``recordLatency(_:of:)``). `reading` is the caller's reading of the
+    /// uptime clock at the end, if it made one (``ResilienceClock/now(reading:)``).
     ///
     /// - Returns: The breaker's opening or closing that the outcome made, for the request's
     ///   plugins.
     func settle(
         _ ticket: Ticket?, outcome: CircuitBreaker.Outcome?, place: Place?, placeOutcome: CircuitBreaker.Outcome?, placeLatency: TimeInterval? = nil,
-        latency: (seconds: TimeInterval, origin: ResilienceOrigin)?
+        latency: (seconds: TimeInterval, origin: ResilienceOrigin)?, at reading: UInt64? = nil
     ) -> ResilienceEvent? {
         guard let origin = place?.origin ?? ticket?.origin ?? latency?.origin else { return nil }
         guard ticket.map({ $0.origin.key == origin.key }) ?? true, latency.map({ $0.origin.key == origin.key }) ?? true else {
@@ -407,7 +428,7 @@ final class SessionResilience: Sendable {
         // A ticket is given only by a breaker (``admit(_:refillsBudget:takesPlace:hedging:)``).
         let failed = outcome.flatMap { isBreakerFailure?($0) }
         let (moved, granted, limit): ((BreakerState.Phase, BreakerState.Phase)?, LimiterState<PlaceWaiter>.Granted, Int?) = update(
-            origin
+            origin, at: reading
         ) { state, now in
             var moved: (BreakerState.Phase, BreakerState.Phase)?
             if let ticket, let before = state.breaker?.phase,
@@ -418,7 +439,7 @@ final class SessionResilience: Sendable {
             if let latency { state.addLatency(latency.seconds) }
             guard let place else { return (moved, .none, nil) }
             let granted = state.limiter?.release(place.grant, outcome: placeOutcome, latency: placeLatency, now: now) ?? .none
-            return (moved, granted, options.concurrencyLimit?.adaptive == nil ? nil : state.limiter?.places)
+            return (moved, granted, reportsLimitMoves ? state.limiter?.places : nil)
         }
         if let place { reportRelease(of: place, granted: granted, limit: limit) }
         return ticket.flatMap { reportRecord(of: $0, moved: moved) }
@@ -532,16 +553,16 @@ final class SessionResilience: Sendable {
     func release(_ place: Place, outcome: CircuitBreaker.Outcome?, latency: TimeInterval? = nil) {
         let (granted, limit): (LimiterState<PlaceWaiter>.Granted, Int?) = update(place.origin) { state, now in
             let granted = state.limiter?.release(place.grant, outcome: outcome, latency: latency, now: now) ?? .none
-            return (granted, options.concurrencyLimit?.adaptive == nil ? nil : state.limiter?.places)
+            return (granted, reportsLimitMoves ? state.limiter?.places : nil)
         }
         reportRelease(of: place, granted: granted, limit: limit)
     }
 
-    /// Tells the metrics of the limit `release` left, and the waiters it `granted` a place of
-    /// theirs.
+    /// Tells the metrics of the limit `release` left (`nil` when they do not hear of it), and
+    /// the waiters it `granted` a place of theirs.
     private func reportRelease(of place: Place, granted: LimiterState<PlaceWaiter>.Granted, limit: Int?) {
         // Almost every release gives no waiter a place: nothing to copy or tell without metrics.
-        guard !granted.isEmpty || (limit != nil && metrics != nil) else { return }
+        guard !granted.isEmpty || limit != nil else { return }
         if let limit { metrics?.limitMoved(host: place.origin.host, port: place.origin.port, to: limit) }
         func give(_ given: LimiterState<PlaceWaiter>.Given) {
             let waited = given.grant.at - given.waiter.since

@@ -25,6 +25,32 @@ struct ResilienceStateTests {
         #expect(counts.totals(at: 20.3) == (5, 0))
     }
 
+    @Test("Sliding counts: a time read before another's but counted after it goes to its own slot")
+    func slidingCountsLate() {
+        var counts = SlidingCounts(window: 10)
+        counts.add(first: 1, at: 5.5)
+        counts.add(first: 2, second: 1, at: 7.1)
+        // Read at 5.9 s by one thread, counted after another's 7.1 s: in the slot of 5-6 s.
+        counts.add(first: 4, at: 5.9)
+        // And one in a slot of its own that was never counted into (6-7 s).
+        counts.add(second: 3, at: 6.2)
+        #expect(counts.totals(at: 7.5) == (7, 4))
+        #expect(counts.totals(at: 15.5) == (2, 4), "the slot of 5-6 s left at 15 s")
+        #expect(counts.totals(at: 16.5) == (2, 1), "the slot of 6-7 s left at 16 s")
+        // A time a whole window before the latest slot is not counted, nor does it wipe the
+        // later slot in its place.
+        counts.add(first: 50, at: 30.0)
+        counts.add(first: 1, at: 31.0)
+        counts.add(first: 9, at: 20.5)
+        #expect(counts.totals(at: 31.0) == (51, 0))
+        // The latest slot's counts stay when it becomes an earlier one.
+        counts.add(first: 1, at: 39.9)
+        #expect(counts.totals(at: 39.9) == (52, 0))
+        #expect(counts.totals(at: 40.0) == (2, 0))
+        counts.reset()
+        #expect(counts.isEmpty(at: 39.9))
+    }
+
     private static func breaker(ratio: Double = 0.5, minimum: Int = 4, probes: Int = 2) throws -> BreakerState {
         BreakerState(configuration: try CircuitBreaker(failureRatio: ratio, minimumRequests: minimum, window: 10, breakDuration: 5, probes: probes))
     }
