@@ -298,7 +298,7 @@ final class TransportExchange: HTTPClientResponseDelegate, @unchecked Sendable {
             addSpanEvent(.concurrencyLimited(error))
             finish(.failure(error))
         case .wait(let origin):
-            resilience.waitForPlace(at: origin) { [self] granted in
+            let made = resilience.placeWaiter { [self] granted in
                 switch granted {
                 case .failure(let error):
                     addSpanEvent(.concurrencyLimited(error))
@@ -317,6 +317,17 @@ final class TransportExchange: HTTPClientResponseDelegate, @unchecked Sendable {
                     connect(attempt)
                 }
             }
+            guard let waiter = made else { return }
+            // The owner knows of the wait before it starts: a cancel from then on takes the
+            // request out of the queue at once, and ends it.
+            let queued = QueuedForPlace(resilience: resilience, waiter: waiter, origin: origin, exchange: self)
+            guard attemptStarted(queued) else {
+                finish(.failure(HTTPClientError.cancelled))
+                return
+            }
+            resilience.waitForPlace(waiter, at: origin)
+            // A cancel while it was being queued found nothing to take out.
+            if !owner.transportIsWanted { queued.cancel() }
         }
     }
 

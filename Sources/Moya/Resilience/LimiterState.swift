@@ -83,6 +83,15 @@ struct LimiterState<Waiter: AnyObject & Sendable>: Sendable {
         compact()
     }
 
+    /// Takes `waiter` out of the queue, wherever it is in it (its request was cancelled):
+    /// whether it was there.
+    mutating func remove(_ waiter: Waiter) -> Bool {
+        guard let index = queue[head...].firstIndex(where: { $0 === waiter }) else { return false }
+        queue.remove(at: index)
+        compact()
+        return true
+    }
+
     /// A waiter given a place by ``release(_:outcome:latency:now:)``, with its grant.
     struct Given: Sendable {
         let waiter: Waiter

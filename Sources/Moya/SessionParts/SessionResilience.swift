@@ -476,9 +476,24 @@ final class SessionResilience: Sendable {
     /// refusal when the queue is full or the wait reaches the limit's ``ConcurrencyLimit/maximumWait``.
     /// It may be called here, at once.
     func waitForPlace(at origin: ResilienceOrigin, _ granted: @escaping @Sendable (Result<Place, ConcurrencyLimitError>) -> Void) {
-        guard let configuration = options.concurrencyLimit else { return }
+        guard let waiter = placeWaiter(granted) else { return }
+        waitForPlace(waiter, at: origin)
+    }
+
+    /// A waiter for a place whose wait starts now, for ``waitForPlace(_:at:)``: `granted` hears
+    /// of its place, or of its refusal, once. `nil` without a concurrency limit.
+    func placeWaiter(_ granted: @escaping @Sendable (Result<Place, ConcurrencyLimitError>) -> Void) -> PlaceWaiter? {
+        guard let configuration = options.concurrencyLimit else { return nil }
         let expiresAt = DispatchTime.now().uptimeNanoseconds + UInt64(configuration.maximumWait * 1e9)
-        let waiter = PlaceWaiter(since: clock.now(), expiresAt: expiresAt, granted: granted)
+        return PlaceWaiter(since: clock.now(), expiresAt: expiresAt, granted: granted)
+    }
+
+    /// Has `waiter` wait for a place at `origin` (``waitForPlace(at:_:)``): its `granted` may
+    /// hear of it here, at once. A waiter that waits in the queue can be taken out of it
+    /// (``cancelWait(_:at:)``).
+    func waitForPlace(_ waiter: PlaceWaiter, at origin: ResilienceOrigin) {
+        guard let configuration = options.concurrencyLimit else { return }
+        let granted = waiter.granted
         // Queued, the waiter arms the queue's expiry when nothing else did: it is the oldest.
         var arms = false
         let answer: Result<Place, ConcurrencyLimitError>? = update(origin) { state, now in
@@ -504,6 +519,14 @@ final class SessionResilience: Sendable {
         }
         metrics?.limitQueued(host: origin.host, port: origin.port)
         if arms { scheduleWaitExpiry(at: origin, after: configuration.maximumWait) }
+    }
+
+    /// Takes `waiter` out of the queue of `origin`, whose request was cancelled while it waited:
+    /// whether it was still there. When it was, it never hears of a place (nor of the end of its
+    /// wait), and the place it would have had goes to the next waiter; when it was not, it heard
+    /// of one already, or is hearing of it now.
+    func cancelWait(_ waiter: PlaceWaiter, at origin: ResilienceOrigin) -> Bool {
+        update(origin) { state, _ in state.limiter?.remove(waiter) ?? false }
     }
 
     /// Has the session's timer look for waits that are over at `origin` in `seconds`. The entry

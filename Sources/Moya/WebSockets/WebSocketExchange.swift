@@ -32,9 +32,10 @@ final class WebSocketExchange: TransportAttempt {
     private let owner: any TransportOwner
     private let span: (any Span)?
     private let loop: any EventLoop
-    /// The channel once opened, and whether the exchange was cancelled (then the channel closes
-    /// as soon as it exists).
-    private let state = Protected<(channel: (any Channel)?, cancelled: Bool)>((nil, false))
+    /// The channel once opened, whether the exchange was cancelled (then the channel closes as
+    /// soon as it exists), and its wait in the queue of its origin's concurrency limit, which a
+    /// cancel ends at once.
+    private let state = Protected<(channel: (any Channel)?, cancelled: Bool, queued: (SessionResilience.PlaceWaiter, ResilienceOrigin)?)>((nil, false, nil))
     /// What the origin's circuit breaker said of the handshake, until its outcome is recorded.
     private let breakerTicket = Protected<SessionResilience.Ticket?>(nil)
     /// The handshake's place under its origin's concurrency limit, until its answer.
@@ -55,11 +56,19 @@ final class WebSocketExchange: TransportAttempt {
     }
 
     func cancel() {
-        let channel = state.withLock { state -> (any Channel)? in
+        let (channel, queued) = state.withLock { state -> ((any Channel)?, (SessionResilience.PlaceWaiter, ResilienceOrigin)?) in
             state.cancelled = true
-            return state.channel
+            return (state.channel, state.queued)
         }
         channel?.close(promise: nil)
+        if let (waiter, origin) = queued { leaveQueue(waiter, at: origin) }
+    }
+
+    /// Takes the cancelled handshake's `waiter` out of the queue of `origin`, and ends the
+    /// handshake, when it still waited there (once: only one taker finds it there).
+    private func leaveQueue(_ waiter: SessionResilience.PlaceWaiter, at origin: ResilienceOrigin) {
+        guard parts.resilience.cancelWait(waiter, at: origin) else { return }
+        finish(.failure(HTTPClientError.cancelled), admitted: true)
     }
 
     /// Starts the handshake; the owner hears of its end once.
@@ -99,7 +108,7 @@ final class WebSocketExchange: TransportAttempt {
         case .refused(let error):
             finish(.failure(error), admitted: true)
         case .wait(let origin):
-            parts.resilience.waitForPlace(at: origin) { [self] granted in
+            let made = parts.resilience.placeWaiter { [self] granted in
                 switch granted {
                 case .failure(let error):
                     finish(.failure(error), admitted: true)
@@ -113,6 +122,12 @@ final class WebSocketExchange: TransportAttempt {
                     connect(plan)
                 }
             }
+            guard let waiter = made else { return }
+            // Known before it is queued: a cancel from then on takes it out of the queue.
+            state.withLock { $0.queued = (waiter, origin) }
+            parts.resilience.waitForPlace(waiter, at: origin)
+            // A cancel while it was being queued found nothing to take out.
+            if state.current.cancelled { leaveQueue(waiter, at: origin) }
         }
     }
 

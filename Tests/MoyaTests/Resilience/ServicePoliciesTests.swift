@@ -130,6 +130,75 @@ struct ServicePoliciesTests {
         await server.shutdown()
     }
 
+    @Test("A concurrency limit: a request cancelled while it waits leaves the queue at once, and the place goes to the next")
+    func limitCancelWhileQueued() async throws {
+        let server = try await MockServer.start()
+        let gate = Gate()
+        server.route("/held") { _ in
+            await gate.wait()
+            return .status(200)
+        }
+        // A wait of a minute: the cancelled request would otherwise hold the queue's one place.
+        let options = try ResilienceOptions(concurrencyLimit: ConcurrencyLimit(limit: 1, queueLength: 1, maximumWait: 60))
+        let session = Self.session(options)
+        let provider = MoyaProvider<Remote>(session: session)
+        let target = Remote(server.baseURL, "/held")
+        let resilience = session.parts.resilience
+        let first = _Concurrency.Task { try await provider.request(target).statusCode }
+        #expect(try await Self.eventually { await gate.arrived == 1 })
+
+        let (results, continuation) = AsyncStream<Result<Moya.Response, MoyaError>>.makeStream()
+        let queued = provider.request(target) { continuation.yield($0) }
+        #expect(try await Self.eventually { resilience.waiting(at: server.baseURL) == 1 })
+        queued.cancel()
+        #expect(try await Self.eventually { resilience.waiting(at: server.baseURL) == 0 }, "out of the queue at once")
+        var ended = results.makeAsyncIterator()
+        let error = try #require(await ended.next()?.error)
+        #expect(error.isCancelled)
+
+        // The queue's place is free for the next request, which gets the limit's place when the
+        // first ends; the cancelled one never reaches the server.
+        let next = _Concurrency.Task { try await provider.request(target).statusCode }
+        #expect(try await Self.eventually { resilience.waiting(at: server.baseURL) == 1 })
+        await gate.open()
+        #expect(try await first.value == 200)
+        #expect(try await next.value == 200)
+        #expect(server.requests.count == 2)
+        #expect(resilience.waiting(at: server.baseURL) == 0)
+        try await session.shutdown()
+        await server.shutdown()
+    }
+
+    @Test("A concurrency limit: a WebSocket handshake cancelled while it waits leaves the queue at once")
+    func limitCancelWebSocketWhileQueued() async throws {
+        let gate = Gate()
+        let server = try await WebSocketTestServer.start { connection in
+            await gate.wait()
+            try await connection.accept()
+            try await connection.echo()
+        }
+        let options = try ResilienceOptions(concurrencyLimit: ConcurrencyLimit(limit: 1, queueLength: 1, maximumWait: 60))
+        let session = Self.session(options)
+        let provider = MoyaProvider<Remote>(session: session)
+        let target = Remote(server.baseURL, "/room")
+        let resilience = session.parts.resilience
+        // The first handshake holds the place until its answer, which the gate holds.
+        let first = _Concurrency.Task { try await provider.webSocket(target) }
+        #expect(try await Self.eventually { await gate.arrived == 1 })
+        let queued = _Concurrency.Task { try await provider.webSocket(target) }
+        #expect(try await Self.eventually { resilience.waiting(at: server.baseURL) == 1 })
+        queued.cancel()
+        #expect(try await Self.eventually { resilience.waiting(at: server.baseURL) == 0 }, "out of the queue at once")
+        await #expect(throws: (any Error).self) { _ = try await queued.value }
+        await gate.open()
+        let connection = try await first.value
+        #expect(connection.response.statusCode == 101)
+        await connection.close()
+        #expect(await gate.arrived == 1, "the cancelled handshake never connected")
+        try await session.shutdown()
+        await server.shutdown()
+    }
+
     @Test("An adaptive limit: halved once per round trip on 429, 503 or a timeout, grows while in use, lowered by a latency that rose, not by a tail")
     func adaptiveLimit() throws {
         final class Waiter: Sendable {}
