@@ -68,6 +68,7 @@ final class WebSocketExchange: TransportAttempt {
     /// handshake, when it still waited there (once: only one taker finds it there).
     private func leaveQueue(_ waiter: SessionResilience.PlaceWaiter, at origin: ResilienceOrigin) {
         guard parts.resilience.cancelWait(waiter, at: origin) else { return }
+        state.withLock { $0.queued = nil }
         finish(.failure(HTTPClientError.cancelled), admitted: true)
     }
 
@@ -109,6 +110,8 @@ final class WebSocketExchange: TransportAttempt {
             finish(.failure(error), admitted: true)
         case .wait(let origin):
             let made = parts.resilience.placeWaiter { [self] granted in
+                // Out of the queue: the state lets the waiter go (it holds this exchange).
+                state.withLock { $0.queued = nil }
                 switch granted {
                 case .failure(let error):
                     finish(.failure(error), admitted: true)
