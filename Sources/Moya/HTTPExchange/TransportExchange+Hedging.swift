@@ -23,7 +23,7 @@ extension TransportExchange {
     /// gets its answers). Called on the first route, before anything is sent.
     func armHedge(_ admission: SessionResilience.Admission, fromAdmission: Bool) {
         guard hedgeWatch != nil, admission.hedgeDelay != nil || admission.latencyOrigin != nil else { return }
-        let armedAt = fromAdmission ? admission.admittedAt ?? DispatchTime.now().uptimeNanoseconds : DispatchTime.now().uptimeNanoseconds
+        let armedAt = (fromAdmission ? admission.admittedAt : nil) ?? DispatchTime.now().uptimeNanoseconds
         hedgeArming = HedgeArming(armedAt: armedAt, delay: admission.hedgeDelay, latencyOrigin: admission.latencyOrigin)
     }
 

@@ -111,7 +111,7 @@ final class TransportExchange: HTTPClientResponseDelegate, @unchecked Sendable {
     private var place: SessionResilience.Place?
     /// While it holds a place: when its last attempt's request was written on the connection
     /// (its head, then the whole request), which is when the origin's latency counts from for
-    /// an adaptive limit (``placeLatency``). Time spent before, in the connection pool's queue,
+    /// an adaptive limit (``placeLatency(endedAt:)``). Time spent before, in the connection pool's queue,
     /// is the client's own: counted, it would have the limit learn the pool's size. Touched on
     /// the attempt's event loop.
     var requestSentAt: NIODeadline?
@@ -812,9 +812,7 @@ final class TransportExchange: HTTPClientResponseDelegate, @unchecked Sendable {
             breakerTicket = nil
             self.place = nil
             // The latency of a place only: the clock is read for one.
-            let latencyOfPlace = endedAt.flatMap { endedAt in
-                place == nil ? nil : requestSentAt.map { Double(endedAt - min(endedAt, $0.uptimeNanoseconds)) / 1e9 }
-            }
+            let latencyOfPlace = place == nil ? nil : endedAt.flatMap { placeLatency(endedAt: $0) }
             if let event = parts.resilience.settle(
                 ticket, outcome: breakerOutcome, place: place, placeOutcome: lastOutcome, placeLatency: latencyOfPlace, latency: hedge?.latency,
                 at: endedAt)
@@ -870,16 +868,17 @@ final class TransportExchange: HTTPClientResponseDelegate, @unchecked Sendable {
     func releasePlace(outcome: CircuitBreaker.Outcome? = nil) {
         guard let place else { return }
         self.place = nil
-        parts.resilience.release(place, outcome: outcome ?? lastOutcome, latency: placeLatency)
+        parts.resilience.release(place, outcome: outcome ?? lastOutcome, latency: placeLatency(endedAt: DispatchTime.now().uptimeNanoseconds))
     }
 
     /// Whether the request holds a place under its origin's concurrency limit.
     var holdsPlace: Bool { place != nil }
 
-    /// How long the origin has taken to answer the last attempt, from when its request was
-    /// written (``requestSentAt``); `nil` when no request was written.
-    private var placeLatency: TimeInterval? {
-        requestSentAt.map { Double((NIODeadline.now() - $0).nanoseconds) / 1e9 }
+    /// How long the origin took to answer the last attempt, from when its request was written
+    /// (``requestSentAt``) to `endedAt` (`DispatchTime`'s uptime, in nanoseconds); `nil` when no
+    /// request was written.
+    private func placeLatency(endedAt: UInt64) -> TimeInterval? {
+        requestSentAt.map { Double(endedAt - min(endedAt, $0.uptimeNanoseconds)) / 1e9 }
     }
 
     /// Sends `attempt` again the way `context`'s attempt went: same route, client and socket.

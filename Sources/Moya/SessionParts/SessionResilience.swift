@@ -93,7 +93,7 @@ final class SessionResilience: Sendable {
         case unlimited
         /// A place, given at once.
         case granted(Place)
-        /// No place now: wait for one (``waitForPlace(at:_:)``).
+        /// No place now: wait for one (``placeWaiter(_:)``, ``waitForPlace(_:at:)``).
         case wait(ResilienceOrigin)
         /// No place, and the queue is full.
         case refused(ConcurrencyLimitError)
@@ -472,14 +472,6 @@ final class SessionResilience: Sendable {
         return .wait(origin)
     }
 
-    /// Waits for a place at `origin`: `granted` hears of it once, with the place, or with the
-    /// refusal when the queue is full or the wait reaches the limit's ``ConcurrencyLimit/maximumWait``.
-    /// It may be called here, at once.
-    func waitForPlace(at origin: ResilienceOrigin, _ granted: @escaping @Sendable (Result<Place, ConcurrencyLimitError>) -> Void) {
-        guard let waiter = placeWaiter(granted) else { return }
-        waitForPlace(waiter, at: origin)
-    }
-
     /// A waiter for a place whose wait starts now, for ``waitForPlace(_:at:)``: `granted` hears
     /// of its place, or of its refusal, once. `nil` without a concurrency limit.
     func placeWaiter(_ granted: @escaping @Sendable (Result<Place, ConcurrencyLimitError>) -> Void) -> PlaceWaiter? {
@@ -488,9 +480,11 @@ final class SessionResilience: Sendable {
         return PlaceWaiter(since: clock.now(), expiresAt: expiresAt, granted: granted)
     }
 
-    /// Has `waiter` wait for a place at `origin` (``waitForPlace(at:_:)``): its `granted` may
-    /// hear of it here, at once. A waiter that waits in the queue can be taken out of it
-    /// (``cancelWait(_:at:)``).
+    /// Has `waiter` wait for a place at `origin`: its `granted` hears of it once, with the place,
+    /// or with the refusal when the queue is full or the wait reaches the limit's
+    /// ``ConcurrencyLimit/maximumWait``; it may hear of it here, at once. A waiter that waits in
+    /// the queue can be taken out of it (``cancelWait(_:at:)``). The waiter is made first so
+    /// that its request's owner can know of the wait before it starts.
     func waitForPlace(_ waiter: PlaceWaiter, at origin: ResilienceOrigin) {
         guard let configuration = options.concurrencyLimit else { return }
         let granted = waiter.granted

@@ -42,6 +42,17 @@ struct ServicePoliciesTests {
         return Session(configuration: configuration)
     }
 
+    /// A server whose `/held` answers `200` once `gate` opens.
+    private static func heldServer() async throws -> (MockServer, Gate) {
+        let server = try await MockServer.start()
+        let gate = Gate()
+        server.route("/held") { _ in
+            await gate.wait()
+            return .status(200)
+        }
+        return (server, gate)
+    }
+
     /// Waits until `condition` holds, for at most 10 s.
     private static func eventually(_ condition: () async -> Bool) async throws -> Bool {
         for _ in 0..<1000 {
@@ -55,12 +66,7 @@ struct ServicePoliciesTests {
 
     @Test("A concurrency limit: at most N in flight, a bounded queue, the excess fails at once and nothing of it is sent")
     func limitAndQueue() async throws {
-        let server = try await MockServer.start()
-        let gate = Gate()
-        server.route("/held") { _ in
-            await gate.wait()
-            return .status(200)
-        }
+        let (server, gate) = try await Self.heldServer()
         let options = try ResilienceOptions(concurrencyLimit: ConcurrencyLimit(limit: 2, queueLength: 1, maximumWait: 60))
         let session = Self.session(options)
         let recorder = ResilienceRecorder()
@@ -99,12 +105,7 @@ struct ServicePoliciesTests {
 
     @Test("A concurrency limit: a request that waited its longest wait fails, saying so")
     func limitWait() async throws {
-        let server = try await MockServer.start()
-        let gate = Gate()
-        server.route("/held") { _ in
-            await gate.wait()
-            return .status(200)
-        }
+        let (server, gate) = try await Self.heldServer()
         let options = try ResilienceOptions(concurrencyLimit: ConcurrencyLimit(limit: 1, queueLength: 5, maximumWait: 0.2))
         let session = Self.session(options)
         let provider = MoyaProvider<Remote>(session: session)
@@ -132,12 +133,7 @@ struct ServicePoliciesTests {
 
     @Test("A concurrency limit: a request cancelled while it waits leaves the queue at once, and the place goes to the next")
     func limitCancelWhileQueued() async throws {
-        let server = try await MockServer.start()
-        let gate = Gate()
-        server.route("/held") { _ in
-            await gate.wait()
-            return .status(200)
-        }
+        let (server, gate) = try await Self.heldServer()
         // A wait of a minute: the cancelled request would otherwise hold the queue's one place.
         let options = try ResilienceOptions(concurrencyLimit: ConcurrencyLimit(limit: 1, queueLength: 1, maximumWait: 60))
         let session = Self.session(options)
