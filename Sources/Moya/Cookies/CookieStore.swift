@@ -42,6 +42,9 @@ extension CookieStore {
 
     /// Removes cookies of `candidates` until only `limit` of them are left, as
     /// ``enforceLimits(after:perGroup:total:now:)`` describes.
+    ///
+    /// Usually one cookie over the limit has to go: it is found in one pass. A hostile server's
+    /// 5,000 `Set-Cookie` fields into a full group used to sort the group at every insert.
     private mutating func evict(from candidates: [StoredCookie], downTo limit: Int, keeping kept: StoredCookie.Key, now: Date) {
         var remaining = candidates.count
         var live: [StoredCookie] = []
@@ -50,15 +53,28 @@ extension CookieStore {
             if cookie.isExpired(at: now) && cookie.key != kept {
                 remove(cookie.key)
                 remaining -= 1
-            } else {
+            } else if cookie.key != kept {
                 live.append(cookie)
             }
         }
         guard remaining > limit else { return }
-        live.sort { ($0.lastAccess, $0.created, $0.sequence) < ($1.lastAccess, $1.created, $1.sequence) }
-        for cookie in live where remaining > limit && cookie.key != kept {
-            remove(cookie.key)
-            remaining -= 1
+        if remaining - limit == 1 {
+            if let oldest = live.min(by: StoredCookie.wasUsedBefore) { remove(oldest.key) }
+            return
         }
+        live.sort(by: StoredCookie.wasUsedBefore)
+        for cookie in live.prefix(remaining - limit) {
+            remove(cookie.key)
+        }
+    }
+}
+
+extension StoredCookie {
+    /// Whether `lhs` goes before `rhs` when the least recently used go: the older last use, then
+    /// the older creation, then the one kept first.
+    static func wasUsedBefore(_ lhs: StoredCookie, _ rhs: StoredCookie) -> Bool {
+        if lhs.lastAccess != rhs.lastAccess { return lhs.lastAccess < rhs.lastAccess }
+        if lhs.created != rhs.created { return lhs.created < rhs.created }
+        return lhs.sequence < rhs.sequence
     }
 }
