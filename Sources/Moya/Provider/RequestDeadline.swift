@@ -1,4 +1,3 @@
-import Dispatch
 import Foundation
 
 /// A request's deadline (``ResilienceOptions/deadline``): the whole time it may take, counted
@@ -12,8 +11,8 @@ import Foundation
 struct RequestDeadline: Sendable {
     /// The deadline, in seconds.
     let seconds: TimeInterval
-    /// When it was armed (the request was sent).
-    private(set) var start: DispatchTime?
+    /// When it was armed (the request was sent), on the timer's clock.
+    private(set) var start: TimeInterval?
     /// Its entry on the session's timer while it counts (a handle, no reference: the machine's
     /// ending, which carries it, is copied).
     private(set) var timer: ResilienceTimer.Handle?
@@ -25,7 +24,7 @@ struct RequestDeadline: Sendable {
     }
 
     /// It counts from `start`, on the timer's entry `handle`, as the first attempt is sent.
-    mutating func armed(at start: DispatchTime, handle: ResilienceTimer.Handle) {
+    mutating func armed(at start: TimeInterval, handle: ResilienceTimer.Handle) {
         self.start = start
         self.timer = handle
         attempts = 1
@@ -49,9 +48,10 @@ struct RequestDeadline: Sendable {
         return RequestDeadlineError(deadline: seconds, attempts: attempts)
     }
 
-    /// The seconds left; the whole deadline before it is armed.
-    var remaining: TimeInterval {
+    /// The seconds left at `now` (a reading of the timer's clock); the whole deadline before it
+    /// is armed.
+    func remaining(at now: TimeInterval) -> TimeInterval {
         guard let start else { return seconds }
-        return seconds - Double(DispatchTime.now().uptimeNanoseconds - start.uptimeNanoseconds) / 1e9
+        return seconds - (now - start)
     }
 }

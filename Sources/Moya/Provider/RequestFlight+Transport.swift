@@ -185,7 +185,7 @@ extension RequestFlight: ResilienceTimerTarget {
         // The timer holds the flight itself until the deadline runs out or the flight ends
         // (which cancels it): no closure, and no weak reference, to make for every request.
         guard let (seconds, timer) = deadline else { return }
-        let start = DispatchTime.now()
+        let start = timer.now()
         let handle = timer.schedule(after: seconds, from: start, target: self)
         // A flight that ended meanwhile has nothing left to count.
         let ended = locked { machine in
@@ -199,8 +199,8 @@ extension RequestFlight: ResilienceTimerTarget {
     /// The seconds left before the deadline, its length and the attempts sent so far; `nil`
     /// without a deadline.
     var deadlineLeft: (remaining: TimeInterval, seconds: TimeInterval, attempts: Int)? {
-        guard self.deadline != nil, let deadline = locked({ $0.deadline }) else { return nil }
-        return (deadline.remaining, deadline.seconds, deadline.attempts)
+        guard let timer = self.deadline?.timer, let deadline = locked({ $0.deadline }) else { return nil }
+        return (deadline.remaining(at: timer.now()), deadline.seconds, deadline.attempts)
     }
 
     /// The deadline ran out.

@@ -11,20 +11,28 @@ struct ResilienceClock: Sendable {
     /// Whether ``now`` is `DispatchTime`'s uptime in seconds, so that a reading of that clock
     /// made for something else can stand for it (``seconds(uptimeNanoseconds:)``).
     let isUptime: Bool
+    /// For a test's clock that moves only when the test moves it: what the session's timer
+    /// (``ResilienceTimer``) listens to, to run what is due as the clock moves, instead of
+    /// after real time on a dispatch timer. `nil` for the system's clock, and for a test's clock
+    /// whose timer runs on real time.
+    let moves: Moves?
 
-    /// A clock that reads `now` and `date` (a test's).
-    init(now: @escaping @Sendable () -> TimeInterval, date: @escaping @Sendable () -> Date) {
-        self.init(now: now, date: date, isUptime: false)
+    /// A clock that reads `now` and `date` (a test's); with `moves`, the session's timer runs on
+    /// it too.
+    init(now: @escaping @Sendable () -> TimeInterval, date: @escaping @Sendable () -> Date, moves: Moves? = nil) {
+        self.init(now: now, date: date, isUptime: false, moves: moves)
     }
 
-    private init(now: @escaping @Sendable () -> TimeInterval, date: @escaping @Sendable () -> Date, isUptime: Bool) {
+    private init(now: @escaping @Sendable () -> TimeInterval, date: @escaping @Sendable () -> Date, isUptime: Bool, moves: Moves?) {
         self.now = now
         self.date = date
         self.isUptime = isUptime
+        self.moves = moves
     }
 
     /// The system's clocks.
-    static let system = ResilienceClock(now: { seconds(uptimeNanoseconds: DispatchTime.now().uptimeNanoseconds) }, date: { Date() }, isUptime: true)
+    static let system = ResilienceClock(
+        now: { seconds(uptimeNanoseconds: DispatchTime.now().uptimeNanoseconds) }, date: { Date() }, isUptime: true, moves: nil)
 
     /// `DispatchTime`'s uptime `nanoseconds` as the system clock's ``now``.
     static func seconds(uptimeNanoseconds nanoseconds: UInt64) -> TimeInterval {
@@ -36,5 +44,26 @@ struct ResilienceClock: Sendable {
     func now(reading: UInt64?) -> TimeInterval {
         guard isUptime, let reading else { return now() }
         return Self.seconds(uptimeNanoseconds: reading)
+    }
+}
+
+extension ResilienceClock {
+    /// Where a test's clock tells the timers that read it that it moved (``moved()``): each
+    /// runs then what became due. A timer made on the clock joins (``join(_:)``) and is held
+    /// until the clock's test lets this go.
+    final class Moves: Sendable {
+        private let listeners = Protected<[@Sendable () -> Void]>([])
+
+        init() {}
+
+        /// `runDue` runs each time the clock moves.
+        func join(_ runDue: @escaping @Sendable () -> Void) {
+            listeners.withLock { $0.append(runDue) }
+        }
+
+        /// The clock moved: every timer on it runs what is due now.
+        func moved() {
+            for runDue in listeners.withLock({ $0 }) { runDue() }
+        }
     }
 }

@@ -32,7 +32,20 @@ protocol ResilienceTimerTarget: AnyObject, Sendable {
 /// instead, which the timer stops as it goes.
 final class ResilienceTimer: Sendable {
     /// The entries and the dispatch timer.
-    let core = Core()
+    let core: Core
+
+    /// A timer that runs its entries after real time, on a dispatch timer; or, on a test's
+    /// `clock` that moves when the test says (``ResilienceClock/moves``), as that clock moves,
+    /// with no dispatch timer. (A test's clock that does not say so leaves the timer on real
+    /// time.)
+    init(clock: ResilienceClock = .system) {
+        core = Core(clock: clock)
+    }
+
+    /// Seconds now, on the timer's time: what ``schedule(after:from:target:)`` counts from.
+    func now() -> TimeInterval {
+        core.now()
+    }
 
     /// A scheduled entry, for ``cancel(_:)``.
     typealias Handle = Core.Handle
@@ -51,10 +64,10 @@ final class ResilienceTimer: Sendable {
     }
 
     /// Calls `target`'s ``ResilienceTimerTarget/timerFired()`` (on a global queue) `seconds`
-    /// after `start` (the caller's reading of the clock, which this one then need not read again),
-    /// unless cancelled first. The timer holds `target` until then.
+    /// after `start` (the caller's reading of ``now()``, which this one then need not read
+    /// again), unless cancelled first. The timer holds `target` until then.
     @discardableResult
-    func schedule(after seconds: TimeInterval, from start: DispatchTime, target: any ResilienceTimerTarget) -> Handle {
+    func schedule(after seconds: TimeInterval, from start: TimeInterval, target: any ResilienceTimerTarget) -> Handle {
         core.schedule(after: seconds, from: start, action: .target(target))
     }
 
@@ -137,6 +150,22 @@ extension ResilienceTimer {
 
         private let store = Protected(Store())
         private let queue = DispatchQueue(label: "org.moya.resilience-timer")
+        /// The test's clock the entries are due on; `nil` for real time (`DispatchTime`'s
+        /// uptime), on a dispatch timer.
+        private let testClock: ResilienceClock?
+        /// Whether the entries run on real time, on a dispatch timer.
+        private var runsOnDispatch: Bool { testClock == nil }
+
+        init(clock: ResilienceClock) {
+            testClock = clock.moves == nil ? nil : clock
+            // Strong: the clock's test holds the clock, and the timer nothing of it.
+            clock.moves?.join { [self] in runDue() }
+        }
+
+        /// Seconds now, on the entries' time.
+        func now() -> TimeInterval {
+            testClock?.now() ?? ResilienceClock.seconds(uptimeNanoseconds: DispatchTime.now().uptimeNanoseconds)
+        }
 
         /// Stops the dispatch timer for good, which lets its handler, and with it the core, go.
         /// Entries still scheduled never run.
@@ -147,20 +176,21 @@ extension ResilienceTimer {
             }?.value.cancel()
         }
 
-        private static func currentTick() -> UInt64 {
-            DispatchTime.now().uptimeNanoseconds / tick
+        /// The tick of `seconds` on the clock.
+        private static func tick(at seconds: TimeInterval) -> UInt64 {
+            UInt64(max(0, seconds) * 1e9) / tick
         }
 
-        /// Runs `action` (on a global queue) `seconds` after `start` (now by default), unless
-        /// cancelled first.
-        func schedule(after seconds: TimeInterval, from startTime: DispatchTime? = nil, action: Action) -> Handle {
-            let startTick = startTime.map { $0.uptimeNanoseconds / Self.tick } ?? Self.currentTick()
+        /// Runs `action` (on a global queue) `seconds` after `start` (a reading of the clock; now
+        /// by default), unless cancelled first.
+        func schedule(after seconds: TimeInterval, from startTime: TimeInterval? = nil, action: Action) -> Handle {
+            let startTick = Self.tick(at: startTime ?? now())
             let due = startTick + UInt64(max(0, min(seconds, 1e7)) * 1e9 / Double(Self.tick)) + 1
             let (handle, makes): (Handle, Bool) = store.withLock { store in
                 var makes = false
                 // Asked of a flag: reading the optional timer copies it, a retain and a release
                 // of the one timer every request's deadline shares.
-                if !store.hasTimer, !store.stopped {
+                if !store.hasTimer, !store.stopped, runsOnDispatch {
                     store.timer = UncheckedSendable(DispatchSource.makeTimerSource(queue: queue))
                     store.hasTimer = true
                     makes = true
@@ -203,7 +233,7 @@ extension ResilienceTimer {
             store.withLock { store in
                 guard let timer = store.timer?.value else { return }
                 // Strong: the core lives as long as the dispatch timer, which ``stop()`` ends.
-                timer.setEventHandler { [self] in fire() }
+                timer.setEventHandler { [self] in runDue() }
                 store.armed = nil
                 var earliest: UInt64?
                 for case let entry? in store.entries where earliest.map({ entry.due < $0 }) ?? true {
@@ -223,16 +253,17 @@ extension ResilienceTimer {
             timer.schedule(deadline: deadline, repeating: .never, leeway: .nanoseconds(Int(tick / 4)))
         }
 
-        /// Runs every entry due, and sets the dispatch timer for the next, if there is one.
-        private func fire() {
-            let now = Self.currentTick()
+        /// Runs every entry due, and sets the dispatch timer for the next, if there is one: when
+        /// the dispatch timer fires, or when a test's clock moved.
+        func runDue() {
+            let nowTick = Self.tick(at: now())
             var due: [Action] = []
             store.withLock { store in
                 var next: UInt64?
                 if store.count > 0 {
                     for index in store.entries.indices {
                         guard let entry = store.entries[index] else { continue }
-                        if entry.due <= now {
+                        if entry.due <= nowTick {
                             due.append(entry.action)
                             store.free(index)
                             if store.entries.isEmpty { break }

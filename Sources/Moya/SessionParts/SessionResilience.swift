@@ -121,7 +121,7 @@ final class SessionResilience: Sendable {
 
     let options: ResilienceOptions
     /// The one timer of the session's deadlines, hedges and waits for a place.
-    let timer = ResilienceTimer()
+    let timer: ResilienceTimer
     private let clock: ResilienceClock
     private let metrics: ResilienceMetrics?
     private let origins = Protected(OriginTable())
@@ -137,6 +137,7 @@ final class SessionResilience: Sendable {
         self.reportsLimitMoves = options.concurrencyLimit?.adaptive != nil && metrics != nil
         self.clock = clock
         self.metrics = metrics
+        self.timer = ResilienceTimer(clock: clock)
     }
 
     /// The origins' states: the one asked for last in front, out of the table, with the start

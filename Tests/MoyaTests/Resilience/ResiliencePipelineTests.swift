@@ -17,13 +17,25 @@ struct ResiliencePipelineTests {
     final class ManualClock: Sendable {
         private let seconds = Protected<TimeInterval>(1000)
         static let start = Date(timeIntervalSince1970: 1_800_000_000)
+        /// Set when the session's timer (deadlines, waits for a place, hedges after the first)
+        /// runs on this clock: its entries are due as ``advance(_:)`` moves it, never after real
+        /// time.
+        private let moves: ResilienceClock.Moves?
+
+        /// A clock at a fixed start; with `drivesTimer`, the session's timer runs on it too.
+        init(drivesTimer: Bool = false) {
+            moves = drivesTimer ? ResilienceClock.Moves() : nil
+        }
 
         var clock: ResilienceClock {
-            ResilienceClock(now: { self.seconds.withLock { $0 } }, date: { Self.start.addingTimeInterval(self.seconds.withLock { $0 } - 1000) })
+            ResilienceClock(
+                now: { self.seconds.withLock { $0 } }, date: { Self.start.addingTimeInterval(self.seconds.withLock { $0 } - 1000) },
+                moves: moves)
         }
 
         func advance(_ interval: TimeInterval) {
             seconds.withLock { $0 += interval }
+            moves?.moved()
         }
     }
 

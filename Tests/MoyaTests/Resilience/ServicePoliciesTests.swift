@@ -53,9 +53,10 @@ struct ServicePoliciesTests {
         return (server, gate)
     }
 
-    /// Waits until `condition` holds, for at most 10 s.
+    /// Waits until `condition` holds, for at most 120 s: the limit matters only when something
+    /// is wrong, and a busy machine may take seconds for what an idle one does at once.
     private static func eventually(_ condition: () async -> Bool) async throws -> Bool {
-        for _ in 0..<1000 {
+        for _ in 0..<12_000 {
             if await condition() { return true }
             try await _Concurrency.Task.sleep(nanoseconds: 10_000_000)  // polling, not timing
         }
@@ -460,15 +461,22 @@ struct ServicePoliciesTests {
     func deadline() async throws {
         let server = try await MockServer.start()
         var slow = MockResponse.text("late")
-        slow.delayBeforeHead = .seconds(30)
+        slow.delayBeforeHead = .seconds(300)
         server.route("/slow", response: slow)
-        let session = Self.session(try ResilienceOptions(deadline: 0.2))
+        // The deadline counts on the test's clock: it runs out when the test moves the clock
+        // past it, however long the request took to reach the server.
+        let clock = ManualClock(drivesTimer: true)
+        let session = Self.session(try ResilienceOptions(deadline: 0.2), clock: clock)
         let recorder = ResilienceRecorder()
         let provider = MoyaProvider<Remote>(session: session, plugins: [recorder])
+        let request = _Concurrency.Task { try await provider.request(Remote(server.baseURL, "/slow")) }
+        #expect(try await Self.eventually { server.requests.count == 1 })
+        clock.advance(0.19)
+        clock.advance(0.02)
         do {
-            _ = try await provider.request(Remote(server.baseURL, "/slow"))
+            _ = try await request.value
             Issue.record("a request past its deadline succeeded")
-        } catch {
+        } catch let error as MoyaError {
             guard case .underlying(let underlying as RequestDeadlineError, nil) = error else {
                 Issue.record("expected RequestDeadlineError, got \(error)")
                 return
@@ -481,6 +489,23 @@ struct ServicePoliciesTests {
             #expect(recorder.heard == [.deadlineExceeded(underlying)])
         }
         #expect(try await Self.eventually { session.parts.admission.inFlight == 0 }, "the attempt was stopped")
+        try await session.shutdown()
+        await server.shutdown()
+    }
+
+    @Test("The deadline: not run out before its time on the session's clock, however long the answer takes in real time")
+    func deadlineNotEarly() async throws {
+        let (server, gate) = try await Self.heldServer()
+        let clock = ManualClock(drivesTimer: true)
+        let session = Self.session(try ResilienceOptions(deadline: 0.2), clock: clock)
+        let provider = MoyaProvider<Remote>(session: session)
+        let request = _Concurrency.Task { try await provider.request(Remote(server.baseURL, "/held")) }
+        #expect(try await Self.eventually { await gate.arrived == 1 })
+        // Just short of the deadline on its clock: the request still waits for its answer.
+        clock.advance(0.19)
+        try await _Concurrency.Task.sleep(nanoseconds: 50_000_000)
+        await gate.open()
+        #expect(try await request.value.statusCode == 200)
         try await session.shutdown()
         await server.shutdown()
     }
@@ -498,7 +523,9 @@ struct ServicePoliciesTests {
             var headers: [String: String]? { nil }
             var resilience: TargetResilience { try! TargetResilience(deadline: 10) }
         }
-        let session = Self.session(try ResilienceOptions(deadline: 120))
+        // The deadline counts on the test's clock, which does not move: the 10 s are never
+        // spent while the answer makes its way through a busy machine.
+        let session = Self.session(try ResilienceOptions(deadline: 120), clock: ManualClock(drivesTimer: true))
         let provider = MoyaProvider<Busy>(session: session, interceptors: [RetryPolicy(retryLimit: 3)])
         do {
             _ = try await provider.request(Busy(baseURL: server.baseURL, path: "/busy"))
@@ -520,9 +547,12 @@ struct ServicePoliciesTests {
         await server.shutdown()
     }
 
-    @Test("The session's timer runs what is due, never what was cancelled, and stops when nothing is left")
+    @Test("The session's timer runs what is due, never what was cancelled, and waits for what is not due")
     func timer() async throws {
-        let timer = ResilienceTimer()
+        // On a test's clock: what is due is decided by the clock, never by how long the test
+        // took to get here.
+        let clock = ManualClock(drivesTimer: true)
+        let timer = ResilienceTimer(clock: clock.clock)
         let fired = Protected<[Int]>([])
         timer.schedule(after: 0.01) { fired.withLock { $0.append(1) } }
         let cancelled = timer.schedule(after: 0.02) { fired.withLock { $0.append(2) } }
@@ -533,10 +563,27 @@ struct ServicePoliciesTests {
         // The cancelled entry's place is taken by the next: its old handle cancels nothing.
         timer.schedule(after: 0.01) { fired.withLock { $0.append(5) } }
         #expect(!timer.cancel(cancelled))
+        clock.advance(0.005)
+        try await _Concurrency.Task.sleep(nanoseconds: 20_000_000)
+        #expect(fired.withLock { $0 }.isEmpty, "nothing is due yet")
+        clock.advance(0.1)
         #expect(try await Self.eventually { fired.withLock { $0.count } == 3 })
-        try await _Concurrency.Task.sleep(nanoseconds: 50_000_000)  // nothing else comes
+        try await _Concurrency.Task.sleep(nanoseconds: 20_000_000)  // nothing else comes
         #expect(fired.withLock { $0.sorted() } == [1, 3, 5])
         #expect(timer.cancel(later))
+        clock.advance(60)
+        try await _Concurrency.Task.sleep(nanoseconds: 20_000_000)
+        #expect(fired.withLock { $0.sorted() } == [1, 3, 5], "the cancelled entry never runs")
+    }
+
+    @Test("The session's timer on the system's clock runs its entries after real time, on its dispatch timer")
+    func timerOnRealTime() async throws {
+        let timer = ResilienceTimer()
+        let fired = Protected<[Int]>([])
+        timer.schedule(after: 0.03) { fired.withLock { $0.append(2) } }
+        timer.schedule(after: 0.01) { fired.withLock { $0.append(1) } }
+        #expect(try await Self.eventually { fired.withLock { $0.count } == 2 })
+        #expect(fired.withLock { $0.sorted() } == [1, 2])
     }
 
     @Test("A timer let go of with entries still scheduled stops turning, and runs none of them")
