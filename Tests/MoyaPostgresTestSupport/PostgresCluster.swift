@@ -151,10 +151,12 @@ public final class PostgresCluster: Sendable {
         let argv = (asOwner && isRoot ? ["/usr/sbin/runuser", "-u", "postgres", "--", executable] : [executable]) + arguments
         let outputPath = FileManager.default.temporaryDirectory.appendingPathComponent("moya-postgres-\(UUID().uuidString).log").path
         defer { try? FileManager.default.removeItem(atPath: outputPath) }
+        // The wait blocks: on a thread of its own. On Linux, Swift's tasks run on Dispatch's
+        // global queues, so a wait there takes one of the two threads every test shares.
         let status = try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Int32, any Error>) in
-            DispatchQueue.global().async {
+            Thread {
                 continuation.resume(with: Result { try spawnAndWait(argv, outputPath: outputPath) })
-            }
+            }.start()
         }
         guard status == 0 else {
             let output = (try? String(contentsOfFile: outputPath, encoding: .utf8)) ?? ""

@@ -2,6 +2,7 @@ import Foundation
 import Moya
 import MoyaPostgres
 import MoyaPostgresTestSupport
+import MoyaTestServer
 import MoyaTesting
 import Testing
 
@@ -16,7 +17,12 @@ import FoundationNetworking
 struct FleetProcessTests {
     /// Runs one replica: `method url` through a cache in `namespace`; returns what it printed
     /// (`status cacheStatus bodyLength`).
-    static func replica(_ postgres: String, _ namespace: String, _ method: String, _ url: URL) throws -> String {
+    static func replica(_ postgres: String, _ namespace: String, _ method: String, _ url: URL) async throws -> String {
+        // The replica's run is waited for on a thread of its own (``OwnThread``).
+        try await OwnThread.run { try runReplica(postgres, namespace, method, url) }
+    }
+
+    private static func runReplica(_ postgres: String, _ namespace: String, _ method: String, _ url: URL) throws -> String {
         let directory = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
         let candidates = [directory, directory.deletingLastPathComponent()].map { $0.appendingPathComponent("MoyaFleetReplica") }
         let program = try #require(
@@ -55,13 +61,13 @@ struct FleetProcessTests {
         let url = mock.baseURL.appendingPathComponent("catalog")
         let origin = { mock.requests.filter { $0.path == "/catalog" && $0.method == "GET" }.count }
 
-        #expect(try Self.replica(postgres, namespace, "GET", url) == "200 network 10")
-        #expect(try Self.replica(postgres, namespace, "GET", url) == "200 hit 10", "the second process is answered from the store")
+        #expect(try await Self.replica(postgres, namespace, "GET", url) == "200 network 10")
+        #expect(try await Self.replica(postgres, namespace, "GET", url) == "200 hit 10", "the second process is answered from the store")
         #expect(origin() == 1)
-        #expect(try Self.replica(postgres, namespace, "POST", url) == "204 network 0")
-        #expect(try Self.replica(postgres, namespace, "GET", url) == "200 network 10", "the POST through another process invalidated it")
+        #expect(try await Self.replica(postgres, namespace, "POST", url) == "204 network 0")
+        #expect(try await Self.replica(postgres, namespace, "GET", url) == "200 network 10", "the POST through another process invalidated it")
         #expect(origin() == 2)
-        #expect(try Self.replica(postgres, namespace, "GET", url) == "200 hit 10", "a process started later is answered warm")
+        #expect(try await Self.replica(postgres, namespace, "GET", url) == "200 hit 10", "a process started later is answered warm")
         #expect(origin() == 2)
         await mock.shutdown()
     }

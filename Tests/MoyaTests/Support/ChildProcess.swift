@@ -93,12 +93,15 @@ final class ChildProcess: @unchecked Sendable {
         let code = posix_spawn(&pid, executable, &actions, &attributes, argv, envp)
         guard code == 0 else { throw SpawnError(call: "posix_spawn \(executable)", code: code) }
         self.pid = pid
-        DispatchQueue.global().async { [self] in
+        // The wait blocks for as long as the child runs: on a thread of its own. On Linux, Swift's
+        // tasks run on Dispatch's global queues, so a wait there takes one of the threads every
+        // test shares.
+        Thread { [self] in
             let termination = Self.waitBlocking(for: self.pid)
             lock.withLock { ended = termination }
             exit.fire()
             exitForThreads.signal()
-        }
+        }.start()
     }
 
     /// Whether the child is still running.
@@ -142,11 +145,12 @@ final class ChildProcess: @unchecked Sendable {
         let child = try ChildProcess(executable: executable, arguments: arguments, environment: environment, standardOutput: writeEnd)
         // The child has its copy: the end comes when it closes that one.
         try pipe.fileHandleForWriting.close()
-        // Reading blocks: on a Dispatch thread, not one of the cooperative pool's.
+        // Reading blocks: on a thread of its own (a Dispatch queue's thread is one of those the
+        // tasks of every test share, on Linux).
         let output = await withCheckedContinuation { continuation in
-            DispatchQueue.global().async {
+            Thread {
                 continuation.resume(returning: pipe.fileHandleForReading.readDataToEndOfFile())
-            }
+            }.start()
         }
         guard let termination = await child.waitUntilExit() else {
             child.kill(SIGKILL)
