@@ -81,7 +81,7 @@ struct RequestPublisherTests {
         #expect(progress.values.dropLast().allSatisfy { !$0.completed })
     }
 
-    @Test("Cancelling the subscription cancels the request and delivers nothing", .timeLimit(.minutes(3)))
+    @Test("Cancelling the subscription cancels the request and delivers nothing", .timeLimit(.minutes(15)))
     func cancellation() async throws {
         let plugin = ResultsPlugin()
         let provider = MoyaProvider<Remote>(plugins: [plugin])

@@ -24,7 +24,7 @@ struct StreamPublisherTests {
         #expect(await eventually { subscriber.isComplete })
         #expect(subscriber.events.last?.isCompletion == true && subscriber.events.last?.error == nil)
         let data = subscriber.values.reduce(into: Data()) { $0.append($1) }
-        #expect(data == Data((0..<100_000).map { UInt8($0 % 251) }))
+        #expect(data == PatternBytes.make(100_000) { UInt8($0 % 251) })
     }
 
     @Test("Demand paces the stream: one chunk per unit asked for")

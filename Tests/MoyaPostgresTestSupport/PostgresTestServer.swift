@@ -56,8 +56,10 @@ public enum PostgresTestServer {
         var configuration = try PostgresHTTPCacheStorage.Configuration(url: try await url())
         configuration.namespace = namespace
         configuration.tls = .disable
-        configuration.connectTimeout = 5
-        configuration.operationTimeout = 30
+        // Guards against a server that never answers, not limits under test (the fault suites
+        // set their own): on a loaded or slow machine a parallel run's queries take seconds.
+        configuration.connectTimeout = 60
+        configuration.operationTimeout = 600
         configuration.maximumConnections = 4
         configuration.sweepInterval = nil
         // The pool's retries against a stopped server are logged at `info`, once a second:

@@ -31,7 +31,7 @@ struct NearCacheFleetTests {
             configuration.notificationChannel = channel
             let storage = PostgresHTTPCacheStorage(configuration: configuration)
             try await storage.prepare()
-            let cache = HTTPCache(storage: storage, mode: .shared, storageTimeout: 30, nearCache: nearCache)
+            let cache = HTTPCache(storage: storage, mode: .shared, storageTimeout: 600, nearCache: nearCache)
             let session = Session(configuration: .init(cache: cache))
             return Process(storage: storage, cache: cache, session: session, provider: MoyaProvider(session: session))
         }
@@ -49,9 +49,10 @@ struct NearCacheFleetTests {
         return ("near-\(tag)", "moya_test_\(tag)")
     }
 
-    /// Waits until `condition` holds, for 20 s at most.
+    /// Waits until `condition` holds, for 120 s at most: a guard for when something is wrong,
+    /// not a limit on how fast a busy machine is.
     static func eventually(_ condition: () async throws -> Bool) async rethrows -> Bool {
-        for _ in 0..<400 {
+        for _ in 0..<2_400 {
             if try await condition() { return true }
             try? await _Concurrency.Task.sleep(nanoseconds: 50_000_000)
         }

@@ -2,6 +2,7 @@ import Foundation
 import Moya
 import MoyaPostgres
 import MoyaPostgresTestSupport
+import MoyaTestServer
 import MoyaTesting
 import Testing
 
@@ -35,7 +36,8 @@ enum StorageKind: String, CaseIterable, Sendable, CustomTestStringConvertible {
             return (HTTPCache(storage: storage, mode: mode), { try? FileManager.default.removeItem(at: directory) })
         case .postgres:
             let storage = PostgresHTTPCacheStorage(configuration: try await PostgresTestServer.configuration())
-            return (HTTPCache(storage: storage, mode: mode, storageTimeout: 30), { await storage.shutdown() })
+            // A guard, not a limit under test: a loaded machine's storage answers in seconds.
+            return (HTTPCache(storage: storage, mode: mode, storageTimeout: 600), { await storage.shutdown() })
         }
     }
 }
@@ -127,9 +129,12 @@ struct SharedCacheExchangeTests {
         await cleanUp()
     }
 
+    /// 3 MB, made once for the three storages.
+    private static let bigContent = PatternBytes.make(3_000_000) { UInt8(truncatingIfNeeded: $0 &* 31) }
+
     @Test("A streamed miss is stored while it streams and answers the next stream whole", arguments: StorageKind.allCases)
     func streamedMiss(kind: StorageKind) async throws {
-        let content = Data((0..<3_000_000).map { UInt8(truncatingIfNeeded: $0 &* 31) })
+        let content = Self.bigContent
         let mock = try await MockServer.start()
         var response = MockResponse(status: 200, headers: [("Cache-Control", "max-age=600")])
         response.chunks = stride(from: 0, to: content.count, by: 100_000).map { content.subdata(in: $0..<min($0 + 100_000, content.count)) }

@@ -22,7 +22,7 @@ struct SharedCacheMemoryTests {
     @Test("A 64 MiB streamed miss is stored, and the hit is streamed from the database in chunks, the process growing by far less than the body")
     func largeBodyStoredAndServedInBoundedMemory() async throws {
         let size = 64 << 20
-        let piece = Data((0..<(1 << 20)).map { UInt8(truncatingIfNeeded: $0 &* 13 &+ $0 >> 11) })
+        let piece = PatternBytes.make(1 << 20) { UInt8(truncatingIfNeeded: $0 &* 13 &+ $0 >> 11) }
         let mock = try await MockServer.start()
         var response = MockResponse(status: 200, headers: [("Cache-Control", "max-age=600"), ("Content-Length", String(size))])
         response.chunks = Array(repeating: piece, count: size / piece.count)

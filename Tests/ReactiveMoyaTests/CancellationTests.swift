@@ -36,7 +36,7 @@ struct CancellationTests {
         #expect(counting.cancels == 0)
     }
 
-    @Test("Disposing of a running producer cancels its request exactly once, however often it is disposed of", .timeLimit(.minutes(3)))
+    @Test("Disposing of a running producer cancels its request exactly once, however often it is disposed of", .timeLimit(.minutes(15)))
     func disposalCancelsOnce() async throws {
         let plugin = ResultsPlugin()
         let counting = CountingProvider(MoyaProvider<Remote>(plugins: [plugin]))

@@ -81,7 +81,7 @@ struct ProgressProducerTests {
         #expect(recorder.values.first?.response.map { String(decoding: $0.data, as: UTF8.self) } == "sample body")
     }
 
-    @Test("Disposing mid-transfer cancels the request once; no event follows", .timeLimit(.minutes(3)))
+    @Test("Disposing mid-transfer cancels the request once; no event follows", .timeLimit(.minutes(15)))
     func disposal() async throws {
         let plugin = ResultsPlugin()
         // A session of its own and a serial queue, for the barrier below.

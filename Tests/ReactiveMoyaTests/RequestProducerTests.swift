@@ -73,7 +73,7 @@ struct RequestProducerTests {
         #expect(plugin.results.count == 2)
     }
 
-    @Test("Disposing before the response cancels the request exactly once, and sends nothing", .timeLimit(.minutes(3)))
+    @Test("Disposing before the response cancels the request exactly once, and sends nothing", .timeLimit(.minutes(15)))
     func disposalCancels() async throws {
         let plugin = ResultsPlugin()
         // A session of its own and a serial queue, for the barrier below.
@@ -97,7 +97,7 @@ struct RequestProducerTests {
         #expect(recorder.events.first?.isTerminating == true && recorder.events.first?.isCompleted == false && recorder.error == nil)
     }
 
-    @Test("Interrupting through an operator (take(until:)) cancels the request as disposal does", .timeLimit(.minutes(3)))
+    @Test("Interrupting through an operator (take(until:)) cancels the request as disposal does", .timeLimit(.minutes(15)))
     func interruptionCancels() async throws {
         let plugin = ResultsPlugin()
         let provider = MoyaProvider<Remote>(plugins: [plugin])

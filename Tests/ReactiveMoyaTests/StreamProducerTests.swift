@@ -62,7 +62,7 @@ struct StreamProducerTests {
         #expect(response.statusCode == 404)
     }
 
-    @Test("Disposing closes the stream: the plugin sees the cancellation once; no value follows", .timeLimit(.minutes(3)))
+    @Test("Disposing closes the stream: the plugin sees the cancellation once; no value follows", .timeLimit(.minutes(15)))
     func disposal() async throws {
         let plugin = ResultsPlugin()
         // A session of its own and a serial queue for the plugins, for the barrier below.
@@ -85,7 +85,7 @@ struct StreamProducerTests {
         #expect(recorder.events.last?.isTerminating == true && recorder.error == nil && !recorder.isCompleted)
     }
 
-    @Test("Disposing of a stream that waits for its body closes it", .timeLimit(.minutes(3)))
+    @Test("Disposing of a stream that waits for its body closes it", .timeLimit(.minutes(15)))
     func disposalWhileWaiting() async throws {
         let plugin = ResultsPlugin()
         let provider = MoyaProvider<Remote>(plugins: [plugin])
@@ -98,7 +98,7 @@ struct StreamProducerTests {
         #expect(!recorder.isCompleted && recorder.error == nil)
     }
 
-    @Test("An operator that stops after the first chunk (take(first:)) closes the stream", .timeLimit(.minutes(3)))
+    @Test("An operator that stops after the first chunk (take(first:)) closes the stream", .timeLimit(.minutes(15)))
     func takeFirst() async throws {
         let plugin = ResultsPlugin()
         let provider = MoyaProvider<Remote>(plugins: [plugin])
@@ -151,7 +151,7 @@ struct StreamProducerTests {
         #expect(server.receivedRequests.count == 1)
     }
 
-    @Test("Disposing of an events producer closes its connection", .timeLimit(.minutes(3)))
+    @Test("Disposing of an events producer closes its connection", .timeLimit(.minutes(15)))
     func eventsDisposal() async throws {
         let plugin = ResultsPlugin()
         let provider = MoyaProvider<Remote>(plugins: [plugin])

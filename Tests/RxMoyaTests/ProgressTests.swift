@@ -58,7 +58,7 @@ struct ProgressTests {
         #expect(recorder.values.allSatisfy { !$0.completed })
     }
 
-    @Test("Disposing of it cancels the request once; no event follows", .timeLimit(.minutes(3)))
+    @Test("Disposing of it cancels the request once; no event follows", .timeLimit(.minutes(15)))
     func disposal() async throws {
         let plugin = ResultsPlugin()
         let provider = CountingProvider(MoyaProvider<Remote>(plugins: [plugin]))

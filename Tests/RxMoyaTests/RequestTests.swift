@@ -74,7 +74,7 @@ struct RequestTests {
         #expect(plugin.results.count == 2)
     }
 
-    @Test("Disposing of a running subscription cancels the request once, and delivers nothing", .timeLimit(.minutes(3)))
+    @Test("Disposing of a running subscription cancels the request once, and delivers nothing", .timeLimit(.minutes(15)))
     func disposalCancels() async throws {
         let plugin = ResultsPlugin()
         let provider = CountingProvider(MoyaProvider<Remote>(plugins: [plugin]))
@@ -160,7 +160,7 @@ struct RequestTests {
         disposable?.dispose()
     }
 
-    @Test("A provider whose request hangs stays alive until the subscription is disposed of", .timeLimit(.minutes(3)))
+    @Test("A provider whose request hangs stays alive until the subscription is disposed of", .timeLimit(.minutes(15)))
     func keepsHangingProviderAlive() async throws {
         weak var weakProvider: MoyaProvider<Remote>?
         let plugin = ResultsPlugin()

@@ -68,7 +68,7 @@ struct StreamTests {
         }
     }
 
-    @Test("Disposing of a stream closes it: the plugin sees the cancellation, and no chunk follows", .timeLimit(.minutes(3)))
+    @Test("Disposing of a stream closes it: the plugin sees the cancellation, and no chunk follows", .timeLimit(.minutes(15)))
     func disposal() async throws {
         let plugin = ResultsPlugin()
         let provider = MoyaProvider<Remote>(plugins: [plugin])
@@ -95,7 +95,7 @@ struct StreamTests {
         #expect(received.value.afterDisposal == 0)
     }
 
-    @Test("Disposing of a stream before its body closes the connection", .timeLimit(.minutes(3)))
+    @Test("Disposing of a stream before its body closes the connection", .timeLimit(.minutes(15)))
     func disposalBeforeBody() async throws {
         let plugin = ResultsPlugin()
         let provider = MoyaProvider<Remote>(plugins: [plugin])
@@ -128,7 +128,7 @@ struct StreamTests {
         #expect(server.receivedRequests.count == 1)
     }
 
-    @Test("Disposing of an event stream closes it, and no event follows", .timeLimit(.minutes(3)))
+    @Test("Disposing of an event stream closes it, and no event follows", .timeLimit(.minutes(15)))
     func eventsDisposal() async throws {
         let plugin = ResultsPlugin()
         let provider = MoyaProvider<Remote>(plugins: [plugin])

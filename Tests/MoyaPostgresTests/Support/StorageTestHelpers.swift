@@ -2,6 +2,7 @@ import Foundation
 import Moya
 import MoyaPostgres
 import MoyaPostgresTestSupport
+import MoyaTestServer
 import PostgresNIO
 
 /// A record for `key` that expires in an hour unless told.
@@ -14,7 +15,7 @@ func makeRecord(
 
 /// `count` bytes that differ from position to position, so that a chunk out of place shows.
 func patternBytes(_ count: Int, seed: Int = 0) -> Data {
-    Data((0..<count).map { UInt8(truncatingIfNeeded: ($0 &+ seed) &* 31 &+ ($0 >> 8)) })
+    PatternBytes.make(count) { UInt8(truncatingIfNeeded: ($0 &+ seed) &* 31 &+ ($0 >> 8)) }
 }
 
 extension HTTPCacheStorage {

@@ -30,7 +30,7 @@ struct AsyncCancellationTests {
         #expect(server.receivedRequests.isEmpty)
     }
 
-    @Test("Cancelling the task during the request cancels the HTTP request", .timeLimit(.minutes(3)))
+    @Test("Cancelling the task during the request cancels the HTTP request", .timeLimit(.minutes(15)))
     func cancelledDuring() async throws {
         let plugin = RecordingPlugin()
         let provider = MoyaProvider<Remote>(plugins: [plugin])
@@ -48,7 +48,7 @@ struct AsyncCancellationTests {
         #expect(plugin.results.first?.error?.isCancelled == true)
     }
 
-    @Test("Cancelling a task waiting for a delayed stub cancels the stub", .timeLimit(.minutes(3)))
+    @Test("Cancelling a task waiting for a delayed stub cancels the stub", .timeLimit(.minutes(15)))
     func cancelledStub() async {
         let provider = MoyaProvider<Remote>(stubClosure: MoyaProvider.delayedStub(3600))
         let base = self.base
@@ -71,7 +71,7 @@ struct AsyncCancellationTests {
         #expect(result.response?.statusCode == 200)
     }
 
-    @Test("Cancelling a task group cancels every request in it", .timeLimit(.minutes(3)))
+    @Test("Cancelling a task group cancels every request in it", .timeLimit(.minutes(15)))
     func groupCancel() async {
         let provider = MoyaProvider<Remote>()
         let base = self.base

@@ -91,7 +91,7 @@ struct ProgressStreamTests {
         #expect(try await first.next() == nil)
     }
 
-    @Test("Breaking out of the loop cancels the request", .timeLimit(.minutes(3)))
+    @Test("Breaking out of the loop cancels the request", .timeLimit(.minutes(15)))
     func breakCancels() async throws {
         let plugin = RecordingPlugin()
         let provider = MoyaProvider<Remote>(plugins: [plugin])
@@ -105,7 +105,7 @@ struct ProgressStreamTests {
         #expect(plugin.results.first?.error?.isCancelled == true)
     }
 
-    @Test("Cancelling the task ends the loop with the cancellation error", .timeLimit(.minutes(3)))
+    @Test("Cancelling the task ends the loop with the cancellation error", .timeLimit(.minutes(15)))
     func taskCancel() async throws {
         let provider = MoyaProvider<Remote>()
         let base = self.base

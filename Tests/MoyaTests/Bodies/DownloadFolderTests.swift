@@ -167,7 +167,7 @@ struct DownloadFolderTests {
 
     @Test("An interrupted download resumes within the session, in its private folder, which goes at shutdown")
     func resumeInPrivateFolder() async throws {
-        let content = Data((0..<400_000).map { UInt8(truncatingIfNeeded: $0 &* 7 &+ $0 >> 9) })
+        let content = PatternBytes.make(400_000) { UInt8(truncatingIfNeeded: $0 &* 7 &+ $0 >> 9) }
         let mock = try await MockServer.start()
         let served = Recorder<Int>()
         mock.route("GET", "/file") { request in

@@ -118,7 +118,7 @@ struct EarlySuccessUploadTests {
         await server.shutdown()
     }
 
-    @Test("The answer is the response once the body ends; the connection serves the next requests", .timeLimit(.minutes(2)))
+    @Test("The answer is the response once the body ends; the connection serves the next requests", .timeLimit(.minutes(15)))
     func bodyEndsAfterTheAnswer() async throws {
         let response = try await requestWithBodyEndingAfterTheAnswer(answerAtOnce())
         #expect(response.statusCode == 200)
@@ -126,7 +126,7 @@ struct EarlySuccessUploadTests {
         try await nextRequestsGoThrough()
     }
 
-    @Test("A body that never ends keeps the request going until it is cancelled, and the connection is not lost", .timeLimit(.minutes(2)))
+    @Test("A body that never ends keeps the request going until it is cancelled, and the connection is not lost", .timeLimit(.minutes(15)))
     func bodyNeverEnds() async throws {
         let (body, producer) = openBody()
         defer { producer.finish() }
@@ -140,7 +140,7 @@ struct EarlySuccessUploadTests {
         try await cancelThenNextRequestsGoThrough(request, .inMemory)
     }
 
-    @Test("A download: the answer's body in its file; the next requests go through", .timeLimit(.minutes(2)))
+    @Test("A download: the answer's body in its file; the next requests go through", .timeLimit(.minutes(15)))
     func downloaded() async throws {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("early-success-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: folder) }
@@ -154,7 +154,7 @@ struct EarlySuccessUploadTests {
         try await nextRequestsGoThrough(.downloaded)
     }
 
-    @Test("A stream: the answer's body and its end at once, the body after them; the next streams go through", .timeLimit(.minutes(2)))
+    @Test("A stream: the answer's body and its end at once, the body after them; the next streams go through", .timeLimit(.minutes(15)))
     func streamed() async throws {
         let (body, producer) = openBody()
         let response = try await provider.stream(answerAtOnce(), body: body)
@@ -171,7 +171,7 @@ struct EarlySuccessUploadTests {
 
     @Test(
         "A stream whose body stays open: the answer and its end at once; the next streams go through once the body ends",
-        .timeLimit(.minutes(2)))
+        .timeLimit(.minutes(15)))
     func streamedBodyStaysOpen() async throws {
         let (body, producer) = openBody()
         defer { producer.finish() }
@@ -195,7 +195,7 @@ struct EarlySuccessUploadTests {
 
     @Test(
         "A stream whose server stops reading the body after its answer ends with that answer; its connection closes once the upload gives up",
-        .timeLimit(.minutes(2)))
+        .timeLimit(.minutes(15)))
     func streamedStopsReading() async throws {
         let response = try await provider.stream(answerAtOnceThenStopReading(), body: largeBody())
         #expect(response.statusCode == 200)
@@ -205,7 +205,7 @@ struct EarlySuccessUploadTests {
         try await nextRequestsGoThrough(.streamed)
     }
 
-    @Test("A success whose server then closes the connection, the body still open, is the response at once", .timeLimit(.minutes(2)))
+    @Test("A success whose server then closes the connection, the body still open, is the response at once", .timeLimit(.minutes(15)))
     func closedAfterTheAnswer() async throws {
         let (body, producer) = openBody()
         defer { producer.finish() }
@@ -216,7 +216,7 @@ struct EarlySuccessUploadTests {
         try await nextRequestsGoThrough()
     }
 
-    @Test("A success whose server then stops reading the body is the response, once the upload gives up", .timeLimit(.minutes(2)))
+    @Test("A success whose server then stops reading the body is the response, once the upload gives up", .timeLimit(.minutes(15)))
     func stopsReadingAfterTheAnswer() async throws {
         let response = try await provider.request(answerAtOnceThenStopReading(), body: largeBody())
         #expect(response.statusCode == 200)

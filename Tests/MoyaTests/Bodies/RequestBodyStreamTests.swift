@@ -255,7 +255,7 @@ struct RequestBodyStreamTests {
 
     @Test(
         "The echo of each part is read while the body is still being written: the next part is made only once the last one came back",
-        .timeLimit(.minutes(2)))
+        .timeLimit(.minutes(15)))
     func interleaved() async throws {
         let parts = (0..<5).map { Data("part \($0) ".utf8) + Data(repeating: UInt8(65 + $0), count: 1000 * ($0 + 1)) }
         let (chunks, producer) = AsyncStream<Data>.makeStream()

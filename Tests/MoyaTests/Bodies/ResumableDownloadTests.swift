@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import MoyaTestServer
 import MoyaTesting
 import Synchronization
 import Testing
@@ -129,7 +130,7 @@ struct ResumableDownloadTests {
     private let folder = FileManager.default.temporaryDirectory.appendingPathComponent("moya-resume-\(UUID().uuidString)")
 
     private static func body(_ count: Int) -> Data {
-        Data((0..<count).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ $0 >> 8) })
+        PatternBytes.make(count) { UInt8(truncatingIfNeeded: $0 &* 31 &+ $0 >> 8) }
     }
 
     /// Starts a mock server whose `/file` is `server`'s, and a client of it.

@@ -73,7 +73,7 @@ struct StaleDownloadFolderTests {
             holder.waitUntilExit()
         }
         // The holder takes the lock before the session starts.
-        #expect(await eventually(within: 30) { DownloadFolderOwner.isHeld(live) })
+        #expect(await eventually { DownloadFolderOwner.isHeld(live) })
         // Without a marker: made by an older version long ago, or being made right now.
         let old = try makeFolder("old001", marker: false)
         try age(old, by: 3600)
@@ -92,7 +92,7 @@ struct StaleDownloadFolderTests {
         try age(open, by: 3600)
 
         let session = Session(configuration: .init(temporaryDirectory: URL(fileURLWithPath: "\(parent)/\(DownloadFolder.templateName)")))
-        #expect(await eventually(within: 30) { !exists(dead) && !exists(old) })
+        #expect(await eventually { !exists(dead) && !exists(old) })
         try await session.shutdown()
         #expect(exists(live) && exists("\(live)/CFNetworkDownload_live01.tmp"), "a live process's folder stays whole")
         #expect(exists(fresh), "a folder without a marker is left alone for the grace period")

@@ -32,7 +32,7 @@ struct TransferIdleTimeoutTests {
     private let folder = FileManager.default.temporaryDirectory.appendingPathComponent("moya-idle-\(UUID().uuidString)")
 
     private static func body(_ count: Int) -> Data {
-        Data((0..<count).map { UInt8(truncatingIfNeeded: $0 &* 7 &+ $0 >> 9) })
+        PatternBytes.make(count) { UInt8(truncatingIfNeeded: $0 &* 7 &+ $0 >> 9) }
     }
 
     private func provider(timeout: TimeInterval) -> (MoyaProvider<FileTarget>, Session) {

@@ -60,7 +60,7 @@ struct UploadTests {
         "Data below, at and above the size from which it is streamed arrives whole, with its Content-Length",
         arguments: [BodyStreamer.smallestStreamedData - 1, BodyStreamer.smallestStreamedData, BodyStreamer.chunkSize * 3 + 17])
     func dataRoundTrip(length: Int) async throws {
-        let data = Data((0..<length).map { UInt8(truncatingIfNeeded: $0 &* 13 &+ $0 >> 7) })
+        let data = PatternBytes.make(length) { UInt8(truncatingIfNeeded: $0 &* 13 &+ $0 >> 7) }
         let result = await send(provider, Remote(base, "/upload", method: .post, task: .requestData(data)))
         let report = try JSONDecoder().decode(UploadReport.self, from: try result.get().data)
         #expect(report.length == length)
@@ -122,7 +122,7 @@ struct UploadTests {
     @Test("Moya 15's uploadMultipart([MultipartFormData]) sends data, file and stream parts in order")
     func multipartParts() async throws {
         let file = try directory.makeFile("photo.png", length: 3 << 20)
-        let streamBytes = Data((0..<100_000).map { UInt8($0 % 256) })
+        let streamBytes = PatternBytes.make(100_000) { UInt8($0 % 256) }
         let form: [MultipartFormData] = [
             MultipartFormData(provider: .data(Data("Moya".utf8)), name: "name"),
             MultipartFormData(provider: .data(Data("{}".utf8)), name: "meta", fileName: "meta.json", mimeType: "application/json"),

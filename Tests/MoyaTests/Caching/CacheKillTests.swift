@@ -22,7 +22,7 @@ struct CacheKillTests {
 
     /// The body the test server sends for `/bytes/<size>`: byte `i` is `i % 251`.
     static func pattern(_ size: Int) -> Data {
-        Data((0..<size).map { UInt8($0 % 251) })
+        PatternBytes.make(size) { UInt8($0 % 251) }
     }
 
     /// The entry files (`.cache`) and temporary files (`.tmp`) in `directory`.

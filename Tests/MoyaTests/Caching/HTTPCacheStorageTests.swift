@@ -1,4 +1,5 @@
 import Foundation
+import MoyaTestServer
 import Testing
 
 @testable import Moya
@@ -143,7 +144,7 @@ struct HTTPCacheStorageTests {
             case .truncated: bytes = bytes.prefix(bytes.count - 10)
             case .truncatedToHeader: bytes = bytes.prefix(CacheEntryCodec.headerLength)
             case .emptied: bytes = Data()
-            case .garbage: bytes = Data((0..<bytes.count).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ 7) })
+            case .garbage: bytes = PatternBytes.make(bytes.count) { UInt8(truncatingIfNeeded: $0 &* 31 &+ 7) }
             case .flippedBodyByte: bytes[bytes.count - 100] ^= 0x01
             case .flippedPayloadByte: bytes[30] ^= 0x80
             case .flippedMagic: bytes[1] ^= 0x20

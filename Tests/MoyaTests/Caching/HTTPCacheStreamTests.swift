@@ -57,7 +57,7 @@ struct HTTPCacheStreamTests {
 
     /// A body of `count` bytes, not all alike.
     static func body(_ count: Int) -> Data {
-        Data((0..<count).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ 7) })
+        PatternBytes.make(count) { UInt8(truncatingIfNeeded: $0 &* 31 &+ 7) }
     }
 
     @Test("A streamed GET is stored as it streams, and the next one streams from the cache without a request", arguments: CacheStorageKind.underTest)

@@ -1,4 +1,5 @@
 import Foundation
+import MoyaTestServer
 import Testing
 
 @testable import Moya
@@ -90,13 +91,10 @@ struct NearCacheTests {
             nearCacheClock: { clock.date })
     }
 
-    /// Waits until `condition` holds, for 10 s at most.
+    /// Waits until `condition` holds, for 120 s at most: a guard for when something is wrong,
+    /// not a limit on how fast a busy machine is.
     static func eventually(_ condition: () -> Bool) async -> Bool {
-        for _ in 0..<10_000 {
-            if condition() { return true }
-            try? await _Concurrency.Task.sleep(nanoseconds: 1_000_000)
-        }
-        return condition()
+        await MoyaTestServer.eventually(within: 120, condition)
     }
 
     /// Stores a fresh response and makes the feed coherent.

@@ -102,10 +102,11 @@ private struct FuzzTarget: TargetType {
 @Suite("Fuzzing what parses untrusted input")
 struct FuzzTests {
     @Test("Endpoints from arbitrary paths and parameters build a request or fail with a MoyaError")
-    func endpoints() {
+    func endpoints() async {
         var fuzz = Fuzz(1)
         let bases = ["https://api.example.com", "https://api.example.com/v1/", "http://127.0.0.1:8080/a%20b", "https://x.example/?q=1", "https://x.example/#f"]
-        for _ in 0..<Fuzz.iterations {
+        for iteration in 0..<Fuzz.iterations {
+            await yieldNow(every: 50, iteration)
             let encoding: ParameterEncoding = [
                 URLEncoding.default, URLEncoding.queryString, URLEncoding.httpBody, JSONEncoding.default, JSONEncoding.prettyPrinted,
             ].randomElement(using: &fuzz.generator)!
@@ -133,10 +134,11 @@ struct FuzzTests {
     }
 
     @Test("URL-encoded parameters are written with only unreserved and escaped characters")
-    func urlEncoding() throws {
+    func urlEncoding() async throws {
         var fuzz = Fuzz(2)
         let allowed = Set("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~%=&[]+!$'()*,;:@/?".utf8)
-        for _ in 0..<Fuzz.iterations {
+        for iteration in 0..<Fuzz.iterations {
+            await yieldNow(every: 50, iteration)
             var request = URLRequest(url: URL(string: "https://api.example.com/search")!)
             request.httpMethod = "POST"
             let encoded = try URLEncoding.httpBody.encode(request, with: fuzz.parameters())
@@ -146,9 +148,10 @@ struct FuzzTests {
     }
 
     @Test("Multipart names and file names cannot add header lines or parts")
-    func multipart() throws {
+    func multipart() async throws {
         var fuzz = Fuzz(3)
-        for _ in 0..<Fuzz.iterations / 3 {
+        for iteration in 0..<Fuzz.iterations / 3 {
+            await yieldNow(every: 50, iteration)
             let form = RequestMultipartFormData(boundary: "fuzz.boundary")
             let count = fuzz.int(1...4)
             for _ in 0..<count {
@@ -174,10 +177,11 @@ struct FuzzTests {
     }
 
     @Test("Key-path mapping of arbitrary JSON returns a value or throws a MoyaError")
-    func keyPaths() throws {
+    func keyPaths() async throws {
         var fuzz = Fuzz(4)
         struct AnyValue: Decodable {}
-        for _ in 0..<Fuzz.iterations {
+        for iteration in 0..<Fuzz.iterations {
+            await yieldNow(every: 50, iteration)
             let document = fuzz.jsonValue()
             let data: Data
             if fuzz.int(0...9) == 0 {
@@ -200,9 +204,10 @@ struct FuzzTests {
     }
 
     @Test("Header lists take arbitrary names and values")
-    func headers() {
+    func headers() async {
         var fuzz = Fuzz(5)
-        for _ in 0..<Fuzz.iterations {
+        for iteration in 0..<Fuzz.iterations {
+            await yieldNow(every: 50, iteration)
             var headers = HTTPHeaders()
             for _ in 0..<fuzz.int(0...6) {
                 headers[fuzz.string(maxPieces: 2)] = fuzz.bool() ? fuzz.string(maxPieces: 3) : nil

@@ -174,7 +174,7 @@ struct InterceptorPipelineTests {
                 // The second attempt's failure was decided on (the first was RetryPolicy's to
                 // retry); the end follows at once. (Were the queue let go too early, the notice
                 // would run before the end, and the test could only pass.)
-                _ = await eventually(within: 10) { asked.values == [1] }
+                _ = await eventually { asked.values == [1] }
                 try? await _Concurrency.Task.sleep(nanoseconds: 200_000_000)
                 queue.resume()
             }

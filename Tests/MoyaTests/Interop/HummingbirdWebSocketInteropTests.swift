@@ -59,7 +59,7 @@ struct HummingbirdWebSocketInteropTests {
             let connection = try await provider.webSocket(Remote(HummingbirdWebSocket.baseURL, path), options: .init(compression: compression))
             #expect(!connection.isCompressed)
             var iterator = connection.messages.makeAsyncIterator()
-            let binary = Data((0..<200_000).map { UInt8(truncatingIfNeeded: $0 &* 31) })
+            let binary = PatternBytes.make(200_000) { UInt8(truncatingIfNeeded: $0 &* 31) }
             try await connection.send(.binary(binary))
             #expect(try await iterator.next() == .binary(binary))
             #expect(connection.statistics.bytesSent == Int64(binary.count))

@@ -109,7 +109,7 @@ struct ProxyInteropTests {
     func bodies() async throws {
         let session = session(["http_proxy": try proxyURL()])
         let provider = MoyaProvider<HTTPBinTarget>(session: session)
-        let payload = Data((0..<(1 << 20)).map { UInt8(truncatingIfNeeded: $0 &* 31) })
+        let payload = PatternBytes.make(1 << 20) { UInt8(truncatingIfNeeded: $0 &* 31) }
         let echo = try httpbinEcho(of: await send(provider, HTTPBinTarget("/anything", method: .post, task: .requestData(payload))))
         #expect(echo.data?.utf8.count ?? 0 > 0)
         #expect(echo.headers["Content-Length"] == String(payload.count))

@@ -46,12 +46,12 @@ struct NetworkLoggerStreamTests {
         let provider = MoyaProvider<Remote>(plugins: [NetworkLoggerPlugin(configuration: capturing(capture, .verbose))])
         let stream = try await provider.stream(replay(), body: RequestBodyStream(Self.parts(Self.note), length: Int64(Self.note.utf8.count)))
         // The head is logged before the body is read.
-        #expect(await eventually(within: 30) { Self.kinds(capture.entries).contains("Response") })
+        #expect(await eventually { Self.kinds(capture.entries).contains("Response") })
         #expect(!Self.kinds(capture.entries).contains("Response End"))
         var body = Data()
         for try await chunk in stream.body { body.append(chunk) }
         #expect(body == Data(Self.note.utf8))
-        #expect(await eventually(within: 30) { Self.kinds(capture.entries).contains("Response End") })
+        #expect(await eventually { Self.kinds(capture.entries).contains("Response End") })
         let entries = capture.entries
         let kinds = Self.kinds(entries).filter { $0 != "HTTP Request Method" }
         #expect(kinds == ["Request", "Request Headers", "Request Body", "Response", "Response Body", "Response End"], "\(entries)")
@@ -75,7 +75,7 @@ struct NetworkLoggerStreamTests {
         // The limit falls inside the token's value: `{"title":"groceries","token":"s3c`.
         let stream = try await provider.stream(replay(), body: RequestBodyStream(Self.parts(Self.note)))
         for try await _ in stream.body {}
-        #expect(await eventually(within: 30) { Self.kinds(capture.entries).contains("Response End") })
+        #expect(await eventually { Self.kinds(capture.entries).contains("Response End") })
         let entries = capture.entries
         let requestBody = try #require(entries.first { $0.hasPrefix("Request Body|") })
         let responseBody = try #require(entries.first { $0.hasPrefix("Response Body|") })
@@ -112,7 +112,7 @@ struct NetworkLoggerStreamTests {
         var stream: StreamedResponse? = try await provider.stream(replay(status: 404), body: RequestBodyStream(Self.parts(Self.note)))
         #expect(stream?.statusCode == 404)
         stream = nil
-        #expect(await eventually(within: 30) { Self.kinds(capture.entries).contains("Response End") })
+        #expect(await eventually { Self.kinds(capture.entries).contains("Response End") })
         let entries = capture.entries
         #expect(entries.contains { $0.hasPrefix("Response|") && $0.contains("404") }, "\(entries)")
         #expect(entries.last?.hasPrefix("Response End|Remote /replay: 404, ") == true, "\(entries)")
@@ -128,7 +128,7 @@ struct NetworkLoggerStreamTests {
                 server.baseURL, "/bytes/100000",
                 task: .requestParameters(parameters: ["chunk": 100, "interval_ms": 100], encoding: URLEncoding.queryString)))
         stream.cancel()
-        #expect(await eventually(within: 30) { Self.kinds(capture.entries).contains("Error") })
+        #expect(await eventually { Self.kinds(capture.entries).contains("Error") })
         let entries = capture.entries
         #expect(Self.kinds(entries).contains("Response"), "\(entries)")
         #expect(!Self.kinds(entries).contains("Response End"), "\(entries)")
@@ -141,7 +141,7 @@ struct NetworkLoggerStreamTests {
         let provider = MoyaProvider<Remote>(plugins: [NetworkLoggerPlugin(configuration: capturing(capture, .verbose))])
         let response = try await provider.request(replay(), body: RequestBodyStream(Self.parts(Self.note)))
         #expect(response.data == Data(Self.note.utf8))
-        #expect(await eventually(within: 30) { Self.kinds(capture.entries).contains("Response Body") })
+        #expect(await eventually { Self.kinds(capture.entries).contains("Response Body") })
         let entries = capture.entries
         #expect(
             Self.kinds(entries).filter { $0 != "HTTP Request Method" } == ["Request", "Request Headers", "Request Body", "Response", "Response Body"],
@@ -158,7 +158,7 @@ struct NetworkLoggerStreamTests {
         let provider = MoyaProvider<Remote>(plugins: [logger])
         let stream = try await provider.stream(replay(), body: RequestBodyStream(Self.parts(Self.note)))
         for try await _ in stream.body {}
-        #expect(await eventually(within: 30) { Self.kinds(capture.entries).contains("Response End") })
+        #expect(await eventually { Self.kinds(capture.entries).contains("Response End") })
         #expect(!capture.entries.contains { $0.contains("Body|") }, "\(capture.entries)")
     }
 
@@ -168,7 +168,7 @@ struct NetworkLoggerStreamTests {
         let provider = MoyaProvider<Remote>(plugins: [plugin])
         let stream = try await provider.stream(replay(contentType: "text/plain"), body: RequestBodyStream(Self.parts("hello, streamed world")))
         for try await _ in stream.body {}
-        #expect(await eventually(within: 30) { plugin.events.last == "didReceive" })
+        #expect(await eventually { plugin.events.last == "didReceive" })
         #expect(plugin.events == ["requestBody", "responseHead", "responseBody", "didReceive"], "\(plugin.events)")
         let prefixes = plugin.prefixes
         #expect(prefixes.count == 2)
@@ -198,7 +198,7 @@ struct NetworkLoggerStreamTests {
                 }, callbackQueue: queue, plugins: [plugin])
             let response = try await provider.request(replay(contentType: "text/plain"))
             #expect(response.data == body)
-            #expect(await eventually(within: 30) { plugin.events.last == "didReceive" })
+            #expect(await eventually { plugin.events.last == "didReceive" })
             #expect(plugin.events == ["requestBody", "didReceive"], "\(plugin.events)")
         }
     }

@@ -261,7 +261,7 @@ struct PublicKeyPinningTests {
         #expect(await eventually { !FileManager.default.fileExists(atPath: directory) })
     }
 
-    @Test("A server that never answers the handshake fails the request after the connect timeout", .timeLimit(.minutes(3)))
+    @Test("A server that never answers the handshake fails the request after the connect timeout", .timeLimit(.minutes(15)))
     func handshakeTimeout() async throws {
         // A listening socket that is never accepted from: the kernel completes TCP connections,
         // and the TLS handshake waits forever.

@@ -78,7 +78,7 @@ struct FullDuplexStreamTests {
 
     @Test(
         "The answer's end reaches the consumer while the body is open; the body then ends and the connection serves the next streams",
-        .timeLimit(.minutes(3)), arguments: ["apart", "with-last"])
+        .timeLimit(.minutes(15)), arguments: ["apart", "with-last"])
     func endAtOnce(end: String) async throws {
         let (body, producer) = openBody()
         let ended = Signal()
@@ -97,7 +97,7 @@ struct FullDuplexStreamTests {
 
     @Test(
         "A body that ends once the consumer has seen the answer's end (interleaved) ends; the connection is kept",
-        .timeLimit(.minutes(3)), arguments: ["apart", "with-last"])
+        .timeLimit(.minutes(15)), arguments: ["apart", "with-last"])
     func interleaved(end: String) async throws {
         let (body, producer) = openBody()
         let ended = Signal()
@@ -118,7 +118,7 @@ struct FullDuplexStreamTests {
 
     @Test(
         "A body that fails after the answer's end leaves the answer whole; its connection closes, and the next streams get another",
-        .timeLimit(.minutes(3)), arguments: ["apart", "with-last"])
+        .timeLimit(.minutes(15)), arguments: ["apart", "with-last"])
     func bodyFailsAfterTheAnswer(end: String) async throws {
         struct ProducerGaveUp: Error {}
         let (chunks, producer) = AsyncThrowingStream<Data, any Error>.makeStream()
@@ -144,7 +144,7 @@ struct FullDuplexStreamTests {
 
     @Test(
         "A consumer that stops while the answer streams, the body still open, ends the request: the upload stops, the connection closes",
-        .timeLimit(.minutes(3)))
+        .timeLimit(.minutes(15)))
     func consumerStops() async throws {
         let (body, producer, released) = watchedBody(first: Data("ping".utf8))
         defer { producer.finish() }
@@ -157,7 +157,7 @@ struct FullDuplexStreamTests {
         #expect(try await nextStreamsGoThrough() == 2)
     }
 
-    @Test("A server silent after its answer began times the stream out at its idle timeout, the body still open", .timeLimit(.minutes(3)))
+    @Test("A server silent after its answer began times the stream out at its idle timeout, the body still open", .timeLimit(.minutes(15)))
     func idleTimeout() async throws {
         let (body, producer, released) = watchedBody(first: Data("ping".utf8))
         defer { producer.finish() }
@@ -183,7 +183,7 @@ struct FullDuplexStreamTests {
     @Test(
         "An error status that ends while the body is open fails the stream with its body; the upload stops, the connection closes",
         .disabled(if: MemoryProbe.isAddressSanitizer, "AsyncHTTPClient leaks the paused upload writer of a request answered >= 300"),
-        .timeLimit(.minutes(3)), arguments: ["apart", "with-last"])
+        .timeLimit(.minutes(15)), arguments: ["apart", "with-last"])
     func errorStatus(end: String) async throws {
         let (body, producer, released) = watchedBody(first: Data(repeating: UInt8(ascii: "a"), count: 1024))
         defer { producer.finish() }
@@ -201,7 +201,7 @@ struct FullDuplexStreamTests {
         #expect(try await nextStreamsGoThrough() == 2)
     }
 
-    @Test("Over HTTP/2 a stream's body goes out whole, and its answer comes back", .timeLimit(.minutes(3)))
+    @Test("Over HTTP/2 a stream's body goes out whole, and its answer comes back", .timeLimit(.minutes(15)))
     func http2() async throws {
         let http2Server = try await MockServer.start(.https)
         http2Server.route("/upload", response: .text("ok"))

@@ -149,7 +149,7 @@ struct StreamPipelineTests {
             Remote(
                 tlsServer.baseURL, "/bytes/200000", task: .requestParameters(parameters: ["chunk": 8192], encoding: URLEncoding.queryString)))
         let data = try await drain(stream)
-        #expect(data == Data((0..<200_000).map { UInt8($0 % 251) }))
+        #expect(data == PatternBytes.make(200_000) { UInt8($0 % 251) })
         try await session.shutdown()
         await tlsServer.shutdown()
     }

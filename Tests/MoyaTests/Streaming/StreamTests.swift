@@ -10,7 +10,7 @@ import FoundationNetworking
 
 /// The pattern bytes of the test server's `/bytes/<n>`.
 private func patternBytes(_ count: Int) -> Data {
-    Data((0..<count).map { UInt8($0 % 251) })
+    PatternBytes.make(count) { UInt8($0 % 251) }
 }
 
 /// Reads a whole stream's body.

@@ -107,7 +107,9 @@ struct WebSocketKeepaliveTests {
                 }
             }
         }
-        let connection = try await MoyaProvider<Remote>().webSocket(Remote(server.baseURL, "/"), options: .init(compression: .disabled))
+        // A ping timeout wide enough for a busy machine: this test is about which pong answers.
+        let connection = try await MoyaProvider<Remote>().webSocket(
+            Remote(server.baseURL, "/"), options: .init(compression: .disabled, pingTimeout: 600))
         var iterator = connection.messages.makeAsyncIterator()
         let payload = Data([0x00, 0xFF] + Array("nonce".utf8))
         let answered = Signal()

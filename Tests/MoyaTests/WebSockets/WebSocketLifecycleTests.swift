@@ -105,7 +105,7 @@ struct WebSocketLifecycleTests {
             await connection.close()
             #expect(watched.value != nil)
         }
-        #expect(await eventually(within: 10) { watched.value == nil })
+        #expect(await eventually { watched.value == nil })
         await server.shutdown()
     }
 

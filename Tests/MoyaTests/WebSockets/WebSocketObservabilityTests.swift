@@ -36,7 +36,8 @@ struct WebSocketObservabilityTests {
     /// connection's event loop once its channel's close future has completed, which can be after
     /// `close()` has returned, and after the plugins heard of the end.
     static func eventually(_ condition: () -> Bool) async throws {
-        for _ in 0..<500 where !condition() {
+        // 120 s at most: a guard for when something is wrong, not a limit on a busy machine.
+        for _ in 0..<12_000 where !condition() {
             try await _Concurrency.Task.sleep(nanoseconds: 10_000_000)
         }
     }

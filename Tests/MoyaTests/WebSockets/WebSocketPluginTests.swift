@@ -38,7 +38,7 @@ struct WebSocketPluginTests {
         try await connection.send(.binary(Data([1, 2])))
         _ = try await iterator.next()
         await connection.close(code: WebSocketCloseCode(rawValue: 4002), reason: "bye")
-        #expect(await eventually(within: 10) { plugin.events.count == 6 })
+        #expect(await eventually { plugin.events.count == 6 })
         let events = plugin.events
         #expect(
             Array(events.prefix(5)) == [
@@ -62,7 +62,7 @@ struct WebSocketPluginTests {
         let provider = scriptedWebSocketProvider(.messages([.text("hi")], thenClose: .goingAway, reason: "restart"), plugins: [plugin])
         let connection = try await provider.webSocket(Remote(URL(string: "ws://stub.invalid")!, "/"))
         for try await _ in connection.messages {}
-        #expect(await eventually(within: 10) { plugin.events.count == 3 })
+        #expect(await eventually { plugin.events.count == 3 })
         #expect(plugin.events.first == .opened)
         #expect(plugin.events.contains(.received(.text("hi"))))
         guard case .closed(let end)? = plugin.events.first(where: { if case .closed = $0 { true } else { false } }) else {
@@ -88,7 +88,7 @@ struct WebSocketPluginTests {
             try await connection.send(.text("private words"))
             _ = try await iterator.next()
             await connection.close()
-            #expect(await eventually(within: 10) { lines.withLock { $0 }.contains { $0.contains("closed") } })
+            #expect(await eventually { lines.withLock { $0 }.contains { $0.contains("closed") } })
             let log = lines.withLock { $0 }.joined(separator: "\n")
             #expect(log.contains("WebSocket") && log.contains("opened"))
             #expect(log.contains("1000 (normal closure)"))

@@ -103,7 +103,7 @@ struct WebSocketStubTests {
             #expect(try await iterator.next() == message)
         }
         await connection.close(code: WebSocketCloseCode(rawValue: 4100), reason: "done")
-        #expect(await eventually(within: 10) { seenClose.withLock { $0 } == WebSocketCloseCode(rawValue: 4100) })
+        #expect(await eventually { seenClose.withLock { $0 } == WebSocketCloseCode(rawValue: 4100) })
         #expect(connection.closeCode == WebSocketCloseCode(rawValue: 4100), "the script answered the close with the same code")
     }
 

@@ -18,7 +18,7 @@ struct WebSocketTextTests {
 
     @Test(
         "A fragmented text message whose first fragment is invalid fails with 1007 before the rest is sent",
-        .timeLimit(.minutes(1)),
+        .timeLimit(.minutes(15)),
         arguments: [
             // A code point past U+10FFFF, a lone continuation byte, an overlong form, a surrogate:
             // invalid whatever follows, even the last two when they end the fragment.
@@ -71,7 +71,7 @@ struct WebSocketTextTests {
 
     @Test(
         "A compressed fragmented text message whose first fragment inflates to invalid UTF-8 fails with 1007 before the rest is sent",
-        .timeLimit(.minutes(1)))
+        .timeLimit(.minutes(15)))
     func invalidCompressedFirstFragment() async throws {
         let fragments = try Self.deflated([Self.kosme + [0xF4, 0x90, 0x80, 0x80], Array("the rest".utf8)])
         try await Self.expectFailureBeforeRest(first: fragments[0], rest: fragments[1], compressed: true)
@@ -224,7 +224,7 @@ struct WebSocketTextTests {
     }
 
     @Test("The validator agrees with the standard library's UTF-8 validation on random bytes: valid, where it fails, where a character is cut")
-    func validatorAgreesWithTheStandardLibrary() throws {
+    func validatorAgreesWithTheStandardLibrary() async throws {
         guard #available(macOS 26.0, iOS 26.0, watchOS 26.0, tvOS 26.0, visionOS 26.0, *) else { return }
         // The bytes where UTF-8's rules change, and any byte; a fixed seed, so a failure repeats.
         let edges: [UInt8] = [
@@ -233,6 +233,8 @@ struct WebSocketTextTests {
         ]
         var random = SplitMix64(seed: 0x5EED)
         for trial in 0..<100_000 {
+            // Seconds of a debug build's work: the other tests share the cooperative pool.
+            await yieldNow(every: 500, trial)
             let count = Int(random.next() % 48)
             let bytes: [UInt8] = (0..<count).map { _ in
                 trial % 2 == 0 ? edges[Int(random.next() % UInt64(edges.count))] : UInt8(truncatingIfNeeded: random.next())
