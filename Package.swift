@@ -210,10 +210,14 @@ let package = Package(
             ],
             path: "Tests/MoyaPostgresTestSupport"
         ),
+        // Bounds how many tests a plain `swift test` runs at once (eight a core), before Swift
+        // Testing reads its settings: see its source.
+        .target(name: "MoyaTestHarness", path: "Tests/MoyaTestHarness"),
         .testTarget(
             name: "MoyaTests",
             dependencies: [
                 "Moya",
+                "MoyaTestHarness",
                 "MoyaPostgres",
                 "MoyaPostgresTestSupport",
                 "MoyaTestServer",
