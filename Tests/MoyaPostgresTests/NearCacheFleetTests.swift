@@ -93,7 +93,9 @@ struct NearCacheFleetTests {
         mock.route("GET", "/item", response: MockResponse(status: 200, headers: [("Cache-Control", "max-age=600")], body: Data("item".utf8)))
         mock.route("POST", "/item", response: MockResponse(status: 204))
         let (namespace, channel) = Self.names()
-        let a = try await Process.start(namespace: namespace, channel: channel, nearCache: .init())
+        // An hour's maximum age: the near entries must not age out while a busy machine runs the
+        // test (the maximum age has a test of its own).
+        let a = try await Process.start(namespace: namespace, channel: channel, nearCache: .init(maximumAge: 3600))
         let b = try await Process.start(namespace: namespace, channel: channel, nearCache: nil)
         let target = CacheTarget(baseURL: mock.baseURL, path: "/item")
         let key = HTTPCache.key(for: mock.baseURL.appendingPathComponent("item"))
@@ -138,7 +140,9 @@ struct NearCacheFleetTests {
                 status: 200, headers: [("Cache-Control", "max-age=600"), ("Vary", "Accept-Language")], body: Data("hello \(language)".utf8))
         }
         let (namespace, channel) = Self.names()
-        let a = try await Process.start(namespace: namespace, channel: channel, nearCache: .init())
+        // An hour's maximum age: the near entries must not age out while a busy machine runs the
+        // test (the maximum age has a test of its own).
+        let a = try await Process.start(namespace: namespace, channel: channel, nearCache: .init(maximumAge: 3600))
         let b = try await Process.start(namespace: namespace, channel: channel, nearCache: nil)
         #expect(await Self.eventually { a.cache.nearCacheIsCoherent })
         let doc = CacheTarget(baseURL: mock.baseURL, path: "/doc")
@@ -177,7 +181,9 @@ struct NearCacheFleetTests {
         mock.route("GET", "/item", response: MockResponse(status: 200, headers: [("Cache-Control", "max-age=600")], body: Data("item".utf8)))
         mock.route("POST", "/item", response: MockResponse(status: 204))
         let (namespace, channel) = Self.names()
-        let a = try await Process.start(namespace: namespace, channel: channel, nearCache: .init())
+        // An hour's maximum age: the near entries must not age out while a busy machine runs the
+        // test (the maximum age has a test of its own).
+        let a = try await Process.start(namespace: namespace, channel: channel, nearCache: .init(maximumAge: 3600))
         let b = try await Process.start(namespace: namespace, channel: channel, nearCache: nil)
         let target = CacheTarget(baseURL: mock.baseURL, path: "/item")
         let key = HTTPCache.key(for: mock.baseURL.appendingPathComponent("item"))
