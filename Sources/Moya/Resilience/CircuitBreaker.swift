@@ -2,8 +2,9 @@ import Foundation
 
 /// When a session stops sending requests to an origin that fails, and when it tries again.
 ///
-/// The breaker of each origin counts the outcomes of the requests that reached it over the
-/// last ``window``. Once at least ``minimumRequests`` ended there and the share that failed
+/// The breaker of each origin counts the outcomes of the attempts that reached it over the
+/// last ``window``: each retry is an attempt of its own, so five calls retried three times each
+/// are twenty outcomes. Once at least ``minimumRequests`` ended there and the share that failed
 /// (``isFailure``) reaches ``failureRatio``, it opens: for ``breakDuration``, requests to that
 /// origin fail at once with ``CircuitOpenError`` (which origin, since when, until when) and never
 /// touch the network. Then it lets ``probes`` requests through (half-open): when they all
@@ -26,7 +27,8 @@ public struct CircuitBreaker: Sendable {
     /// The share of a window's requests that must fail for the breaker to open, in `0...1`
     /// (more than 0).
     public let failureRatio: Double
-    /// How many requests must have ended in the window before the breaker may open (1 or more).
+    /// How many attempts (a retry counts as one) must have ended in the window before the
+    /// breaker may open (1 or more).
     public let minimumRequests: Int
     /// How far back outcomes count, in seconds (more than 0).
     public let window: TimeInterval

@@ -26,8 +26,8 @@ public struct ConcurrencyLimit: Sendable {
         public let minimum: Int
         /// The highest the limit goes (at least ``minimum``).
         public let maximum: Int
-        /// What the limit is multiplied by when the origin signals overload, more than 0 and
-        /// less than 1. Default: 0.5. At most once per round trip: the outcomes of requests that
+        /// What the limit is multiplied by when the origin signals overload, from 0.01 to 0.99.
+        /// Default: 0.5. At most once per round trip: the outcomes of requests that
         /// were sent before the last decrease do not decrease it again.
         public let backoffRatio: Double
         /// How many times the fastest latency of the last ``latencyWindow`` a response may take
@@ -43,7 +43,7 @@ public struct ConcurrencyLimit: Sendable {
         /// Settings for an adaptive limit; see each property.
         ///
         /// - Throws: ``ResilienceSettingError`` for a minimum below 1, a maximum below the
-        ///   minimum, a ratio outside `0<..<1`, a tolerance of 1 or less, a negative margin or
+        ///   minimum, a ratio outside 0.01...0.99, a tolerance of 1 or less, a negative margin or
         ///   a window that is not more than 0.
         public init(
             minimum: Int = 1, maximum: Int = 1000, backoffRatio: Double = 0.5, latencyTolerance: Double = 2, latencyMargin: TimeInterval = 0.010,
@@ -53,7 +53,7 @@ public struct ConcurrencyLimit: Sendable {
             try ResilienceSettingError.check(
                 "ConcurrencyLimit.Adaptive.maximum", maximum, atLeast: minimum, requirement: "at least the minimum (\(minimum))")
             try ResilienceSettingError.check(
-                "ConcurrencyLimit.Adaptive.backoffRatio", backoffRatio, in: 0.01...0.99, requirement: "more than 0 and less than 1")
+                "ConcurrencyLimit.Adaptive.backoffRatio", backoffRatio, in: 0.01...0.99, requirement: "from 0.01 to 0.99")
             try ResilienceSettingError.check(
                 "ConcurrencyLimit.Adaptive.latencyTolerance", latencyTolerance, in: 1.01...1000, requirement: "more than 1")
             try ResilienceSettingError.check(

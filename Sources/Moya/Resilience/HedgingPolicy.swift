@@ -19,7 +19,7 @@ public struct HedgingPolicy: Sendable {
     public enum Delay: Sendable, Equatable {
         /// A fixed time, in seconds.
         case fixed(TimeInterval)
-        /// The given percentile (in `0<..<1`, for example 0.95) of the origin's recent
+        /// The given percentile (from 0.01 to 0.999, for example 0.95) of the origin's recent
         /// latencies, but never less than `minimum` seconds. No hedge goes out until the origin
         /// has answered 20 times. The latencies are 200 of the origin's last 800 responses:
         /// every response until there are 20, then one in four, picked when the request is
@@ -37,7 +37,7 @@ public struct HedgingPolicy: Sendable {
 
     /// A policy; see each property.
     ///
-    /// - Throws: ``ResilienceSettingError`` for a negative delay, a percentile outside `0<..<1`,
+    /// - Throws: ``ResilienceSettingError`` for a negative delay, a percentile outside 0.01...0.999,
     ///   or fewer than one hedge.
     public init(delay: Delay = .percentile(0.95, minimum: 0.010), maximumHedges: Int = 1) throws(ResilienceSettingError) {
         switch delay {
@@ -45,7 +45,7 @@ public struct HedgingPolicy: Sendable {
             try ResilienceSettingError.check("HedgingPolicy.delay", seconds, in: 0...3600, requirement: "between 0 seconds and an hour")
         case .percentile(let percentile, let minimum):
             try ResilienceSettingError.check(
-                "HedgingPolicy.delay's percentile", percentile, in: 0.01...0.999, requirement: "more than 0 and less than 1")
+                "HedgingPolicy.delay's percentile", percentile, in: 0.01...0.999, requirement: "from 0.01 to 0.999")
             try ResilienceSettingError.check(
                 "HedgingPolicy.delay's minimum", minimum, in: 0...3600, requirement: "between 0 seconds and an hour")
         }

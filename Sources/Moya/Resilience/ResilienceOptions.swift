@@ -31,7 +31,9 @@ public struct ResilienceOptions: Sendable {
     /// The longest `Retry-After` a retry waits for, in seconds: a longer one ends the request
     /// with the response that asked for it. Default: an hour, a bound on what a server can make
     /// a caller wait; an interceptor's own bound (``RetryPolicy/maximumDelay``, a minute by
-    /// default) is usually the shorter.
+    /// default) is usually the shorter. Set with the initializer, which checks it: unlike the
+    /// policies above, it cannot be assigned on its own
+    /// (`try ResilienceOptions(circuitBreaker: .default, maximumRetryAfter: 120)`).
     public let maximumRetryAfter: TimeInterval
     /// The concurrency limit of each origin; `nil` (the default) for none.
     public var concurrencyLimit: ConcurrencyLimit?
@@ -43,7 +45,8 @@ public struct ResilienceOptions: Sendable {
     /// hedges, its waits for a retry and for a place under the ``concurrencyLimit``. Past it, the
     /// request is cancelled and fails with ``RequestDeadlineError``; a retry whose wait would end
     /// after it is not waited for. `nil` (the default) for none. A target sets its own with
-    /// ``ResilienceCustomizable``.
+    /// ``ResilienceCustomizable``. Set with the initializer, which checks it: unlike the policies
+    /// above, it cannot be assigned on its own (`try ResilienceOptions(deadline: 2)`).
     public let deadline: TimeInterval?
 
     /// Options; see the type's description for what each does.

@@ -2,8 +2,9 @@ import Foundation
 
 /// How many retries a session may send to one origin: at most ``ratio`` of the requests it sent
 /// there over the last ``window``, or ``minimumPerSecond`` a second when that is more, so that a
-/// quiet client can still retry (the floor is ``minimumPerSecond`` × ``window`` retries a
-/// window). Finagle adds its floor to the ratio; here it is a minimum instead, so that under
+/// quiet client can still retry. The floor is a reserve of ``minimumPerSecond`` × ``window``
+/// retries a window (100 with the defaults), not a rate: one burst can spend it at once, as
+/// with Finagle's. Finagle adds its floor to the ratio; here it is a minimum instead, so that under
 /// load the ratio is exact: an upstream that fails everything receives at most 1.2 times its
 /// callers' requests, not 1.2 plus the floor.
 ///

@@ -622,7 +622,7 @@ struct ServicePoliciesTests {
         }
         #expect(
             throws: ResilienceSettingError(
-                setting: "ConcurrencyLimit.Adaptive.backoffRatio", value: "1.5", requirement: "more than 0 and less than 1")
+                setting: "ConcurrencyLimit.Adaptive.backoffRatio", value: "1.5", requirement: "from 0.01 to 0.99")
         ) {
             try ConcurrencyLimit.Adaptive(backoffRatio: 1.5)
         }
