@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import MoyaTestServer
 
 #if canImport(Glibc)
 import Glibc
@@ -147,11 +148,7 @@ final class ChildProcess: @unchecked Sendable {
         try pipe.fileHandleForWriting.close()
         // Reading blocks: on a thread of its own (a Dispatch queue's thread is one of those the
         // tasks of every test share, on Linux).
-        let output = await withCheckedContinuation { continuation in
-            Thread {
-                continuation.resume(returning: pipe.fileHandleForReading.readDataToEndOfFile())
-            }.start()
-        }
+        let output = try await OwnThread.run { pipe.fileHandleForReading.readDataToEndOfFile() }
         guard let termination = await child.waitUntilExit() else {
             child.kill(SIGKILL)
             throw SpawnError(call: "waiting for \(executable)", code: ETIMEDOUT)
