@@ -49,8 +49,8 @@ struct ResilienceClock: Sendable {
 
 extension ResilienceClock {
     /// Where a test's clock tells the timers that read it that it moved (``moved()``): each
-    /// runs then what became due. A timer made on the clock joins (``join(_:)``) and is held
-    /// until the clock's test lets this go.
+    /// runs then what became due. A timer made on the clock joins (``join(_:)``) with a closure
+    /// that holds it weakly: the timer holds the clock, and this with it.
     final class Moves: Sendable {
         private let listeners = Protected<[@Sendable () -> Void]>([])
 

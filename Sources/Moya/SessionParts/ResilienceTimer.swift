@@ -158,8 +158,9 @@ extension ResilienceTimer {
 
         init(clock: ResilienceClock) {
             testClock = clock.moves == nil ? nil : clock
-            // Strong: the clock's test holds the clock, and the timer nothing of it.
-            clock.moves?.join { [self] in runDue() }
+            // Weak: the timer holds the clock, and with it the clock's `Moves`; a strong
+            // reference back would keep both alive for good.
+            clock.moves?.join { [weak self] in self?.runDue() }
         }
 
         /// Seconds now, on the entries' time.
