@@ -12,13 +12,3 @@ struct HedgeWatch {
     /// Whether the first copy ended.
     var finished = false
 }
-
-/// When an exchange's hedge delay began (the monotonic clock, in nanoseconds), how long it is
-/// (`nil` for no hedge: a percentile of too few answers), and the origin a percentile delay
-/// reads the latencies of (the copy's latency is kept there). Written on the exchange's first
-/// route, before anything is sent.
-struct HedgeArming {
-    let armedAt: UInt64
-    let delay: TimeInterval?
-    let latencyOrigin: ResilienceOrigin?
-}

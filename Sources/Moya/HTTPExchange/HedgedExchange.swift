@@ -77,10 +77,12 @@ final class HedgedExchange: TransportAttempt {
     private let request: TransportRequest
     private let policy: HedgingPolicy
     fileprivate let owner: any TransportOwner
-    private let resilience: SessionResilience
+    private let policies: PolicyStage
     /// The request's origin, which its hedges are counted for.
     private let origin: ResilienceOrigin?
-    /// Whether the winner's latency is kept for a percentile delay (under ``origin``).
+    /// The origin's policies, whose latencies a percentile delay reads; `nil` for a fixed delay.
+    private let latencies: OriginPolicies?
+    /// Whether the winner's latency is kept for a percentile delay (under ``latencies``).
     private let recordsLatency: Bool
     /// Sends one copy.
     private let sender: any Sender
@@ -95,13 +97,13 @@ final class HedgedExchange: TransportAttempt {
     ///   - first:     The first copy's current attempt, `nil` between two of its attempts.
     ///   - startedAt: When the first copy went out (``DispatchTime/uptimeNanoseconds``).
     ///   - policy:    When to hedge.
-    ///   - origin:    The origin whose latencies a percentile delay reads (`nil` for a fixed
-    ///     delay: the origin is read from the request when a hedge goes out).
+    ///   - latencyOrigin: The origin that keeps the first copy's latency, when it is one of its
+    ///     samples (the winner's is kept there); `nil` otherwise.
     ///   - owner:     Keeps the request's state, and receives the winning result.
     ///   - sender:    Sends one copy, with its own owner.
     init(
-        request: TransportRequest, first: (any TransportAttempt)?, startedAt: UInt64, policy: HedgingPolicy, origin: ResilienceOrigin?,
-        owner: any TransportOwner, resilience: SessionResilience, sender: any Sender
+        request: TransportRequest, first: (any TransportAttempt)?, startedAt: UInt64, policy: HedgingPolicy, latencyOrigin: OriginPolicies?,
+        owner: any TransportOwner, policies: PolicyStage, sender: any Sender
     ) {
         var hedge = request
         hedge.refillsBudget = false
@@ -109,10 +111,15 @@ final class HedgedExchange: TransportAttempt {
         self.request = hedge
         self.policy = policy
         self.owner = owner
-        self.resilience = resilience
+        self.policies = policies
         // Made only when a hedge is due: the origin is read now, once.
-        self.origin = origin ?? ResilienceOrigin(request.urlRequest.url)
-        self.recordsLatency = origin != nil
+        self.origin = latencyOrigin?.origin ?? ResilienceOrigin(request.urlRequest.url)
+        if case .percentile = policy.delay {
+            self.latencies = latencyOrigin ?? policies.origins.policies(for: request.urlRequest.url)
+        } else {
+            self.latencies = nil
+        }
+        self.recordsLatency = latencyOrigin != nil
         self.sender = sender
         self.startedAt = startedAt
         var state = State()
@@ -156,14 +163,14 @@ final class HedgedExchange: TransportAttempt {
         case .fixed(let seconds):
             delay = seconds
         case .percentile:
-            guard let origin, let percentile = resilience.hedgeDelay(policy, for: origin) else { return }
+            guard let percentile = policies.hedgeDelay(policy, at: latencies) else { return }
             delay = percentile
         }
         // Strongly: a weak reference would give every hedged request's exchange a side table,
         // and make each retain and release of it slower. The timer holds the exchange only
         // until the delay is over or a winner or a cancel takes the entry out, and a timer let
         // go of drops its entries (``ResilienceTimer``), so nothing is kept for ever.
-        let handle = resilience.timer.schedule(after: delay) { [self] in
+        let handle = policies.timer.schedule(after: delay) { [self] in
             hedge()
         }
         // A copy may have won while the timer was being set: then it goes at once.
@@ -172,7 +179,7 @@ final class HedgedExchange: TransportAttempt {
             state.hedgeTimer = handle
             return false
         }
-        if stale { resilience.timer.cancel(handle) }
+        if stale { policies.timer.cancel(handle) }
     }
 
     /// Sends the next copy when no copy has answered, the request is still wanted, and the
@@ -182,14 +189,14 @@ final class HedgedExchange: TransportAttempt {
         let due = state.withLock { state in
             state.winner == nil && !state.cancelled && state.ended < state.sent && state.sent <= policy.maximumHedges
         }
-        guard due, owner.transportIsWanted, resilience.withdrawRetry(to: request.urlRequest.url, hedge: true) == nil else { return }
+        guard due, owner.transportIsWanted, policies.withdrawRetry(to: request.urlRequest.url, hedge: true) == nil else { return }
         let index: Int? = state.withLock { state in
             guard state.winner == nil, !state.cancelled else { return nil }
             state.sent += 1
             return state.sent - 1
         }
         guard let index else { return }
-        resilience.countHedge(to: origin, won: false)
+        policies.countHedge(to: origin, won: false)
         owner.transportObserved(.hedgeSent(origin: origin.key, after: Double(DispatchTime.now().uptimeNanoseconds - startedAt) / 1e9))
         sender.sendCopy(request, progress: nil, owner: Copy(exchange: self, index: index))
         armHedge()
@@ -233,7 +240,7 @@ final class HedgedExchange: TransportAttempt {
         }
         // No hedge after a winner: its timer goes at once (a healthy upstream answers long
         // before it would fire).
-        if let hedgeTimer { resilience.timer.cancel(hedgeTimer) }
+        if let hedgeTimer { policies.timer.cancel(hedgeTimer) }
         guard let losers else {
             // A loser's end, or a copy's failure while another may still answer.
             if case .success(let response) = result { response.upgraded?.abandon() }
@@ -243,10 +250,10 @@ final class HedgedExchange: TransportAttempt {
         Self.cancel(losers)
         if isResponse, let origin {
             // Latencies are kept for the percentile delays that read them.
-            if recordsLatency {
-                resilience.recordLatency(Double(DispatchTime.now().uptimeNanoseconds - startedAt) / 1e9, of: origin)
+            if recordsLatency, let latencies {
+                policies.recordLatency(Double(DispatchTime.now().uptimeNanoseconds - startedAt) / 1e9, at: latencies)
             }
-            if index > 0 { resilience.countHedge(to: origin, won: true) }
+            if index > 0 { policies.countHedge(to: origin, won: true) }
         }
         owner.transportFinished(result, request: self.request.urlRequest)
     }
@@ -258,7 +265,7 @@ final class HedgedExchange: TransportAttempt {
             defer { state.hedgeTimer = nil }
             return (Self.takeAttempts(&state), state.hedgeTimer)
         }
-        if let hedgeTimer { resilience.timer.cancel(hedgeTimer) }
+        if let hedgeTimer { policies.timer.cancel(hedgeTimer) }
         Self.cancel(attempts)
     }
 }

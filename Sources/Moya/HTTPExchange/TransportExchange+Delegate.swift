@@ -1,4 +1,5 @@
 import AsyncHTTPClient
+import Dispatch
 import Foundation
 import NIOCore
 import NIOHTTP1
@@ -13,8 +14,8 @@ extension TransportExchange {
         releaseOrigin()
         // The origin's latency counts from here (a duplex request's body may never end), then
         // from the request's end.
-        if holdsPlace { requestSentAt = .now() }
-        if hedgeArming != nil, !hedgeScheduled {
+        if permit.holdsPlace { permit.requestWrittenAt = DispatchTime.now().uptimeNanoseconds }
+        if isHedgeArmed, !hedgeScheduled {
             watchHedge(on: task.eventLoop)
         }
         if current.responseLimit.didSendHead() {
@@ -32,7 +33,7 @@ extension TransportExchange {
         // The idle timeout runs from when the whole request has been sent, and so does the
         // origin's latency (one reading of the clock for both, when there is an idle timeout).
         let sentAt = armIdleTimer(task)
-        if holdsPlace { requestSentAt = sentAt ?? .now() }
+        if permit.holdsPlace { permit.requestWrittenAt = (sentAt ?? .now()).uptimeNanoseconds }
     }
 
     func didVisitURL(task: HTTPClient.Task<TransportResponse>, _ request: HTTPClient.Request, _ head: HTTPResponseHead) {

@@ -3,47 +3,46 @@ import Foundation
 import NIOCore
 
 /// A request that may be hedged (``HedgingPolicy``) sends its first copy as a plain exchange.
-/// Its admission gives the policy's delay (``armHedge(_:)``); once its request head is written,
-/// the ``IdleClock`` of its event loop, which watches the attempt for its idle timeout anyway,
-/// watches for the hedge too (``watchHedge(on:)``): on the loop the attempt runs on, with the
-/// clock's one timer, and nothing more to set or cancel for each request. (The session's timer
-/// was tried first: with a 10 ms delay and requests always in flight, its dispatch timer woke a
-/// thread every 10 ms to find the requests it was set for ended, which cost a healthy
-/// upstream's requests about 1 %; a task of the loop's for each request cost more.) A copy still
-/// waiting for a connection is not hedged: a second one would wait in the same queue.
+/// Its admission gives the policy's delay (``PolicyPermit/hedgeDelay``); once its request head
+/// is written, the ``IdleClock`` of its event loop, which watches the attempt for its idle
+/// timeout anyway, watches for the hedge too (``watchHedge(on:)``): on the loop the attempt runs
+/// on, with the clock's one timer, and nothing more to set or cancel for each request. (The
+/// session's timer was tried first: with a 10 ms delay and requests always in flight, its
+/// dispatch timer woke a thread every 10 ms to find the requests it was set for ended, which
+/// cost a healthy upstream's requests about 1 %; a task of the loop's for each request cost
+/// more.) A copy still waiting for a connection is not hedged: a second one would wait in the
+/// same queue.
 ///
 /// A response before the delay, which is almost every response of a healthy upstream, goes
 /// straight to the owner: nothing else is made. When the hedge is due first, the copy is handed
 /// to a ``HedgedExchange``, which sends the hedges and decides which copy's result is the
 /// request's; the copy's later events go to it.
 extension TransportExchange {
-    /// Notes the delay `admission` gave, and when it began: when the request was admitted
-    /// (`fromAdmission`), or now (after a wait for a place). A percentile delay of too few
-    /// answers gives no hedge, but the copy's latency is kept all the same (it is how the origin
-    /// gets its answers). Called on the first route, before anything is sent.
-    func armHedge(_ admission: SessionResilience.Admission, fromAdmission: Bool) {
-        guard hedgeWatch != nil, admission.hedgeDelay != nil || admission.latencyOrigin != nil else { return }
-        let armedAt = (fromAdmission ? admission.admittedAt : nil) ?? DispatchTime.now().uptimeNanoseconds
-        hedgeArming = HedgeArming(armedAt: armedAt, delay: admission.hedgeDelay, latencyOrigin: admission.latencyOrigin)
+    /// Whether the request may be hedged and its admission gave it a delay, or keeps its latency
+    /// for a percentile delay (a percentile of too few answers gives no hedge, but the copy's
+    /// latency is kept all the same: it is how the origin gets its answers).
+    var isHedgeArmed: Bool {
+        hedgeWatch != nil && (permit.hedgeDelay != nil || permit.latencyOrigin != nil)
     }
 
     /// Has the clock of `loop`, the attempt's, watch for the hedge, due at the end of the delay
-    /// counted from the admission. Called on `loop`, when the attempt's request head is written.
+    /// counted from the admission (or from the end of the wait for a place). Called on `loop`,
+    /// when the attempt's request head is written.
     func watchHedge(on loop: any EventLoop) {
         hedgeScheduled = true
-        guard let arming = hedgeArming, let delay = arming.delay else { return }
-        hedgeDueAt = NIODeadline.uptimeNanoseconds(arming.armedAt) + .nanoseconds(Int64(min(delay, 86_400) * 1e9))
+        guard let delay = permit.hedgeDelay else { return }
+        hedgeDueAt = NIODeadline.uptimeNanoseconds(permit.hedgeFrom) + .nanoseconds(Int64(min(delay, 86_400) * 1e9))
         idleClock(on: loop).watch(self)
     }
 
     /// The hedge's delay is over: unless the copy ended, the race of copies takes it over.
     func hedgeDue() {
-        guard let hedgeWatch, let policy = request.hedging, let arming = hedgeArming else { return }
+        guard let hedgeWatch, let policy = request.hedging, isHedgeArmed else { return }
         let race: HedgedExchange? = hedgeWatch.withLock { watch in
             guard !watch.finished, watch.race == nil else { return nil }
             let race = HedgedExchange(
-                request: request, first: watch.attempt, startedAt: arming.armedAt, policy: policy, origin: arming.latencyOrigin, owner: owner,
-                resilience: parts.resilience, sender: parts)
+                request: request, first: watch.attempt, startedAt: permit.hedgeFrom, policy: policy, latencyOrigin: permit.latencyOrigin,
+                owner: owner, policies: parts.policies, sender: parts)
             watch.race = race
             return race
         }
@@ -67,11 +66,11 @@ extension TransportExchange {
         return race.copyStarted(0, attempt: attempt) && owner.transportStarted(race) && goesOn
     }
 
-    /// The copy ended with `result`, at `endedAt` (`DispatchTime`'s uptime, when the caller
-    /// read it): its timer stops, and its race, if there is one, is returned to take the result.
-    /// A response without a race gives the latency to keep for a percentile delay.
-    func endHedge(_ hedgeWatch: Protected<HedgeWatch>, result: Result<TransportResponse, any Error>, endedAt: UInt64?) -> (
-        race: HedgedExchange?, latency: (seconds: TimeInterval, origin: ResilienceOrigin)?
+    /// The copy ended with `result`: its timer stops, and its race, if there is one, is returned
+    /// to take the result. A response without a race gives the latency to keep for a
+    /// percentile delay.
+    func endHedge(_ hedgeWatch: Protected<HedgeWatch>, result: Result<TransportResponse, any Error>) -> (
+        race: HedgedExchange?, latency: TimeInterval?
     ) {
         let race = hedgeWatch.withLock { watch in
             watch.finished = true
@@ -82,8 +81,8 @@ extension TransportExchange {
             return watch.race
         }
         hedgeDueAt = nil
-        guard race == nil, case .success = result, let arming = hedgeArming, let origin = arming.latencyOrigin else { return (race, nil) }
-        let end = endedAt ?? DispatchTime.now().uptimeNanoseconds
-        return (nil, (Double(end - min(end, arming.armedAt)) / 1e9, origin))
+        guard race == nil, case .success = result, permit.latencyOrigin != nil else { return (race, nil) }
+        let end = DispatchTime.now().uptimeNanoseconds
+        return (nil, Double(end - min(end, permit.hedgeFrom)) / 1e9)
     }
 }

@@ -98,33 +98,15 @@ final class TransportExchange: HTTPClientResponseDelegate, @unchecked Sendable {
     /// The origin whose first connection this attempt opens, until its head is written or it
     /// ends (``FirstConnectionGate``).
     private var openingOrigin: FirstConnectionGate.Origin?
-    /// What the origin's circuit breaker said of the attempt that went to the network last
-    /// (``route(_:)``), until its outcome is recorded (``attemptEnded(_:context:on:keepsUpload:)``,
-    /// or ``finish(_:)`` for an attempt that ended before its outcome).
-    private var breakerTicket: SessionResilience.Ticket?
-    /// How that attempt ended, once it did: recorded with the ticket at the next route or at
-    /// the end (``finish(_:)``, in the same turn of the session's lock as the place's return).
-    private var breakerOutcome: CircuitBreaker.Outcome?
-    /// Whether an attempt was routed already (``route(_:)``): only the first refills the budget.
-    private var routedBefore = false
-    /// The request's place under its origin's concurrency limit, until it ends or streams.
-    private var place: SessionResilience.Place?
-    /// While it holds a place: when its last attempt's request was written on the connection
-    /// (its head, then the whole request), which is when the origin's latency counts from for
-    /// an adaptive limit (``placeLatency(endedAt:)``). Time spent before, in the connection pool's queue,
-    /// is the client's own: counted, it would have the limit learn the pool's size. Touched on
-    /// the attempt's event loop.
-    var requestSentAt: NIODeadline?
-    /// The last attempt's outcome, which the place is returned with.
-    private var lastOutcome: CircuitBreaker.Outcome?
+    /// What the request holds from the session's policy stage (``PolicyStage``): its place
+    /// under its origin's concurrency limit, the breaker's verdict on the attempt in flight,
+    /// what its hedge reads. Set when an attempt is admitted (``route(_:)``), before it is sent;
+    /// given back once, when the exchange ends (``finish(_:)``).
+    var permit = PolicyPermit()
     /// A request that may be hedged (a ``TransportRequest/hedging`` policy, read into memory,
     /// with a body that can be sent again): its first copy's attempt and hedge timer, and the
     /// race once a hedge is due (`TransportExchange+Hedging.swift`); `nil` for any other.
     let hedgeWatch: Protected<HedgeWatch>?
-    /// When its hedge delay began, and how long it is: set on the first route, before anything
-    /// is sent (``armHedge(_:)``), and read when the hedge is watched for, when it is due
-    /// (``hedgeDue()``) and at the end.
-    var hedgeArming: HedgeArming?
     /// When the hedge is due, while the attempt's loop's ``IdleClock`` watches for it (from when
     /// the request head is written until the attempt ends); and whether it is watched for.
     /// Touched on the attempt's event loop.
@@ -261,73 +243,25 @@ final class TransportExchange: HTTPClientResponseDelegate, @unchecked Sendable {
         }
     }
 
-    /// Routes `attempt`: through the bridge when its host is pinned by public key or when it is
-    /// plain `http` through an HTTP proxy, with the client of the proxy it goes through.
+    /// Routes `attempt`, once the session's policies let it go (``PolicyStage``): an open
+    /// breaker or a full queue fails it before anything is sent (a stored response has answered
+    /// before this, whatever they say). The request's first attempt to the network also takes
+    /// its place under its origin's concurrency limit, which it keeps across its redirects
+    /// until it ends or streams, refills the origin's budget, and learns its hedge's delay.
     private func route(_ attempt: ExchangeAttempt) {
-        // The origin's circuit breaker: an open one fails the attempt before anything is sent
-        // (a stored response has answered before this, whatever the breaker says).
-        // Only the request's first route refills the budget, once (a redirect's does not).
-        let isFirstRoute = !routedBefore
-        routedBefore = true
-        // The attempt before (a redirect's) is recorded before this one is admitted.
-        recordBreakerOutcome()
-        let resilience = parts.resilience
-        // The request's first route also takes a place under the origin's concurrency limit,
-        // which it keeps across its redirects until it ends (``finish(_:)``) or streams.
-        let admission: SessionResilience.Admission
-        // The first route of a request that may be hedged also learns after how long.
-        let hedging = isFirstRoute && hedgeWatch != nil ? request.hedging : nil
-        switch resilience.admit(attempt.urlRequest.url, refillsBudget: isFirstRoute && request.refillsBudget, takesPlace: isFirstRoute, hedging: hedging) {
-        case .failure(let open):
-            addSpanEvent(.circuitOpen(open))
-            finish(.failure(open))
-            return
-        case .success(let admitted):
-            admission = admitted
-            breakerTicket = admitted.ticket
-        }
-        switch admission.place {
-        case .unlimited:
-            armHedge(admission, fromAdmission: true)
-            connect(attempt)
-        case .granted(let place):
-            self.place = place
-            armHedge(admission, fromAdmission: true)
-            connect(attempt)
-        case .refused(let error):
-            addSpanEvent(.concurrencyLimited(error))
-            finish(.failure(error))
-        case .wait(let origin):
-            let made = resilience.placeWaiter { [self] granted in
-                switch granted {
-                case .failure(let error):
-                    addSpanEvent(.concurrencyLimited(error))
-                    finish(.failure(error))
-                case .success(let place):
-                    self.place = place
-                    guard owner.transportIsWanted else {
-                        finish(.failure(HTTPClientError.cancelled))
-                        return
-                    }
-                    let queued = ResilienceEvent.queued(origin: place.originKey, seconds: place.waited)
-                    owner.transportObserved(queued)
-                    addSpanEvent(queued, ["moya.wait_seconds": .double(place.waited)])
-                    // The hedge's delay counts from the place: a copy would only wait too.
-                    armHedge(admission, fromAdmission: false)
-                    connect(attempt)
-                }
-            }
-            guard let waiter = made else { return }
-            // The owner knows of the wait before it starts: a cancel from then on takes the
-            // request out of the queue at once, and ends it.
-            let queued = QueuedForPlace(resilience: resilience, waiter: waiter, origin: origin, exchange: self)
-            guard attemptStarted(queued) else {
+        let entry: PolicyStage.Entry =
+            permit.admittedBefore ? .followUp : .first(refillsBudget: request.refillsBudget, hedging: hedgeWatch != nil ? request.hedging : nil)
+        parts.policies.admit(attempt.urlRequest.url, entry, permit: permit, client: self) { [self] answer in
+            permit = answer.permit
+            switch answer.stop {
+            case nil:
+                connect(attempt)
+            case .refused(let error):
+                if let event = ResilienceEvent(refusal: error) { addSpanEvent(event) }
+                finish(.failure(error))
+            case .cancelled:
                 finish(.failure(HTTPClientError.cancelled))
-                return
             }
-            resilience.waitForPlace(waiter, at: origin)
-            // A cancel while it was being queued found nothing to take out.
-            if !owner.transportIsWanted { queued.cancel() }
         }
     }
 
@@ -419,7 +353,7 @@ final class TransportExchange: HTTPClientResponseDelegate, @unchecked Sendable {
         current = AttemptState(
             request: attempt.urlRequest, collector: collector, destination: destinationState, reportedURL: reportedURL, responseLimit: limit,
             cache: attempt.cacheState, streamer: streamer)
-        requestSentAt = nil
+        permit.requestWrittenAt = nil
         run(clientRequest, context: context, client: client)
     }
 
@@ -569,13 +503,13 @@ final class TransportExchange: HTTPClientResponseDelegate, @unchecked Sendable {
         let result = result.flatMapError { earlyAnswer(to: $0, context: context) }
         switch result {
         case .success(let response):
-            setBreakerOutcome(.status(response.statusCode))
+            permit.attemptEnded(.status(response.statusCode))
         case .failure(let error):
             let followUp = followUp(after: .failure(FollowUp.Failure(error)), of: context.attempt, streamedBody: context.streamer != nil)
             // An attempt sent again the same way (it reached no server) is the same request to
             // the breaker: its last attempt's outcome counts.
             if !followUp.keepsRoute {
-                setBreakerOutcome(CircuitBreaker.Outcome(failure: error))
+                permit.attemptEnded(CircuitBreaker.Outcome(failure: error))
             }
             if act(on: followUp, after: context) {
                 return
@@ -797,30 +731,15 @@ final class TransportExchange: HTTPClientResponseDelegate, @unchecked Sendable {
     /// Ends the exchange with `result`: the session counts it as no longer in flight, its span
     /// ends, and the owner hears of it. Every end goes through here, exactly once.
     func finish(_ result: Result<TransportResponse, any Error>) {
-        // One reading of the clock for what the end measures: the place's latency, a hedged
-        // response's, and the time the session's policies count the end at.
-        let endedAt = place != nil || hedgeArming?.latencyOrigin != nil ? DispatchTime.now().uptimeNanoseconds : nil
         // A request that may be hedged: its timer stops, or its race takes the result; a
         // response's latency is kept for a percentile delay.
-        let hedge = hedgeWatch.map { endHedge($0, result: result, endedAt: endedAt) }
+        let hedge = hedgeWatch.map { endHedge($0, result: result) }
         // The last attempt's outcome (an admitted attempt that ended before it had one, its
         // request could not be made or its route failed, is forgotten), the place and the
-        // latency, in one turn of the session's lock.
-        if breakerTicket != nil || place != nil || hedge?.latency != nil {
-            let ticket = breakerTicket
-            let place = self.place
-            breakerTicket = nil
-            self.place = nil
-            // The latency of a place only: the clock is read for one.
-            let latencyOfPlace = place == nil ? nil : endedAt.flatMap { placeLatency(endedAt: $0) }
-            if let event = parts.resilience.settle(
-                ticket, outcome: breakerOutcome, place: place, placeOutcome: lastOutcome, placeLatency: latencyOfPlace, latency: hedge?.latency,
-                at: endedAt)
-            {
-                owner.transportObserved(event)
-                addSpanEvent(event)
-            }
-        }
+        // latency go back to the policies.
+        let held = permit
+        permit = PolicyPermit()
+        parts.policies.end(held, hedgeLatency: hedge?.latency, client: self)
         parts.admission.ended()
         report(result, race: hedge?.race)
     }
@@ -836,49 +755,19 @@ final class TransportExchange: HTTPClientResponseDelegate, @unchecked Sendable {
         owner.transportFinished(result, request: request.urlRequest)
     }
 
-    /// The attempt of ``breakerTicket`` ended with `outcome` (`nil`: an end that says nothing
-    /// of the origin, which the breaker forgets): kept until it is recorded (at the next route
-    /// or the end), and the place is returned with it.
-    private func setBreakerOutcome(_ outcome: CircuitBreaker.Outcome?) {
-        breakerOutcome = outcome
-        if outcome != nil { lastOutcome = outcome }
-    }
-
-    /// Records how the attempt of ``breakerTicket`` ended with its origin's breaker, once: the
-    /// ticket is let go. `nil` (an attempt that ended before it had an outcome) is forgotten.
-    private func recordBreakerOutcome() {
-        guard let ticket = breakerTicket else { return }
-        breakerTicket = nil
-        defer { breakerOutcome = nil }
-        if let event = parts.resilience.record(ticket, outcome: breakerOutcome) {
-            owner.transportObserved(event)
-            addSpanEvent(event)
-        }
-    }
-
     /// Puts `event` on the request's span, under its name (``ResilienceEvent/spanEventName``),
     /// with `attributes`, by default its origin.
-    private func addSpanEvent(_ event: ResilienceEvent, _ attributes: SpanAttributes? = nil) {
-        span?.addEvent(SpanEvent(name: event.spanEventName, attributes: attributes ?? ["moya.origin": .string(event.origin)]))
+    func addSpanEvent(_ event: ResilienceEvent) {
+        let attributes: SpanAttributes =
+            if case .queued(_, let seconds) = event { ["moya.wait_seconds": .double(seconds)] } else { ["moya.origin": .string(event.origin)] }
+        span?.addEvent(SpanEvent(name: event.spanEventName, attributes: attributes))
     }
 
-    /// Returns the request's place under its origin's concurrency limit, once, with the last
-    /// attempt's outcome: when the exchange ends, or when its streamed head is handed over (a
-    /// stream does not hold a place while it is read).
+    /// Returns the request's place under its origin's concurrency limit, once, with `outcome`
+    /// (or the last attempt's): its streamed head is handed over, and a stream does not hold a
+    /// place while it is read.
     func releasePlace(outcome: CircuitBreaker.Outcome? = nil) {
-        guard let place else { return }
-        self.place = nil
-        parts.resilience.release(place, outcome: outcome ?? lastOutcome, latency: placeLatency(endedAt: DispatchTime.now().uptimeNanoseconds))
-    }
-
-    /// Whether the request holds a place under its origin's concurrency limit.
-    var holdsPlace: Bool { place != nil }
-
-    /// How long the origin took to answer the last attempt, from when its request was written
-    /// (``requestSentAt``) to `endedAt` (`DispatchTime`'s uptime, in nanoseconds); `nil` when no
-    /// request was written.
-    private func placeLatency(endedAt: UInt64) -> TimeInterval? {
-        requestSentAt.map { Double(endedAt - min(endedAt, $0.uptimeNanoseconds)) / 1e9 }
+        parts.policies.releasePlace(of: &permit, outcome: outcome)
     }
 
     /// Sends `attempt` again the way `context`'s attempt went: same route, client and socket.

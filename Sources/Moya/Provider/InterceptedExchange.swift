@@ -192,7 +192,7 @@ final class InterceptedExchange: Sendable {
     /// retry draws from unless its interceptor is ``RetryBudgetExempt``); `nil` when the retry
     /// goes ahead.
     private func resilienceRefusal(decidedBy decider: RequestInterceptor?, request: URLRequest, retryAfter: TimeInterval?) -> ResilienceEvent? {
-        let resilience = session.parts.resilience
+        let resilience = session.parts.policies
         if let wait = retryAfter, wait > resilience.options.maximumRetryAfter {
             return .retryAfterTooLong(origin: ResilienceOrigin(request.url)?.key ?? "", seconds: wait)
         }

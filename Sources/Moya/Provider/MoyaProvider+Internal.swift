@@ -116,7 +116,7 @@ extension MoyaProvider {
             resume: resume,
             firstCaller: firstCaller,
             hedging: hedging(custom, method: plan.endpoint.method, readsIntoMemory: streamSink == nil && webSocketSink == nil),
-            deadline: (custom?.deadline ?? session.parts.resilience.options.deadline).map { ($0, session.parts.resilience.timer) }
+            deadline: (custom?.deadline ?? session.parts.policies.options.deadline).map { ($0, session.parts.policies.timer) }
         )
     }
 
@@ -125,7 +125,7 @@ extension MoyaProvider {
     /// is read into memory (a download's is dropped with its mode, ``RequestFlight/transportRequest(_:credential:body:refillsBudget:)``).
     private func hedging(_ custom: TargetResilience?, method: Moya.Method, readsIntoMemory: Bool) -> HedgingPolicy? {
         guard readsIntoMemory else { return nil }
-        guard let policy = custom?.hedging ?? session.parts.resilience.options.hedging, policy.hedges else { return nil }
+        guard let policy = custom?.hedging ?? session.parts.policies.options.hedging, policy.hedges else { return nil }
         guard custom?.isIdempotent ?? HedgingPolicy.isIdempotent(method.rawValue) else { return nil }
         return policy
     }

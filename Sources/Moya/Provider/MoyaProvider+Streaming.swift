@@ -203,7 +203,7 @@ extension MoyaProvider {
         )
         // A reconnection is a retry: it draws from the retry budget of the target's origin,
         // which the first connection refills.
-        let resilience = session.parts.resilience
+        let resilience = session.parts.policies
         if resilience.options.retryBudget != nil {
             events.budget = { reconnecting in
                 let url = target.value.baseURL

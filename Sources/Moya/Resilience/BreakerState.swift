@@ -39,8 +39,8 @@ struct BreakerState: Sendable {
         case rejected(openedAt: Date, retryAt: Date?)
     }
 
-    /// The breaker's settings (``SharedSettings``).
-    private let settings: SharedSettings<CircuitBreaker>
+    /// The breaker's settings.
+    private let settings: CircuitBreaker
     private(set) var phase = Phase.closed
     /// The openings since the breaker last closed: each doubles the break, up to
     /// ``CircuitBreaker/maximumBreakDuration``.
@@ -49,7 +49,7 @@ struct BreakerState: Sendable {
     private var counts: SlidingCounts
 
     init(configuration: CircuitBreaker) {
-        self.settings = SharedSettings(configuration)
+        self.settings = configuration
         counts = SlidingCounts(window: configuration.window)
     }
 
@@ -65,7 +65,7 @@ struct BreakerState: Sendable {
             phase = .halfOpen(openedAt: openedAt, inFlight: 1, successes: 0)
             return .allowed(probe: true)
         case .halfOpen(let openedAt, let inFlight, let successes):
-            guard inFlight + successes < settings.value.probes else { return .rejected(openedAt: openedAt, retryAt: nil) }
+            guard inFlight + successes < settings.probes else { return .rejected(openedAt: openedAt, retryAt: nil) }
             phase = .halfOpen(openedAt: openedAt, inFlight: inFlight + 1, successes: successes)
             return .allowed(probe: true)
         }
@@ -80,7 +80,7 @@ struct BreakerState: Sendable {
             counts.add(first: 1, second: failed ? 1 : 0, at: now)
             guard failed else { return nil }
             let (requests, failures) = counts.totals(at: now)
-            guard requests >= settings.value.minimumRequests, Double(failures) >= settings.value.failureRatio * Double(requests) else { return nil }
+            guard requests >= settings.minimumRequests, Double(failures) >= settings.failureRatio * Double(requests) else { return nil }
             return open(now: now, date: date())
         case .open:
             // A request admitted before the breaker opened: its outcome is old news.
@@ -94,7 +94,7 @@ struct BreakerState: Sendable {
             if failed {
                 return open(now: now, date: date())
             }
-            guard successes + 1 >= settings.value.probes else {
+            guard successes + 1 >= settings.probes else {
                 phase = .halfOpen(openedAt: openedAt, inFlight: inFlight - 1, successes: successes + 1)
                 return nil
             }
@@ -106,7 +106,7 @@ struct BreakerState: Sendable {
     }
 
     private mutating func open(now: TimeInterval, date: Date) -> Phase {
-        let duration = min(settings.value.breakDuration * pow(2, Double(min(openings, 30))), settings.value.maximumBreakDuration)
+        let duration = min(settings.breakDuration * pow(2, Double(min(openings, 30))), settings.maximumBreakDuration)
         openings += 1
         phase = .open(openedAt: date, until: now + duration, untilDate: date.addingTimeInterval(duration))
         counts.reset()

@@ -12,8 +12,8 @@ struct LimiterState<Waiter: AnyObject & Sendable>: Sendable {
         let inFlight: Int
     }
 
-    /// The limit's settings (``SharedSettings``).
-    private let settings: SharedSettings<ConcurrencyLimit>
+    /// The limit's settings.
+    private let settings: ConcurrencyLimit
     /// The limit: fixed, or where the adaptive one stands (a fraction grows to the next whole).
     private(set) var limit: Double
     /// Places given and not returned.
@@ -34,7 +34,7 @@ struct LimiterState<Waiter: AnyObject & Sendable>: Sendable {
     private var slowHistory: UInt8 = 0
 
     init(configuration: ConcurrencyLimit) {
-        self.settings = SharedSettings(configuration)
+        self.settings = configuration
         self.limit = Double(configuration.limit)
     }
 
@@ -46,7 +46,7 @@ struct LimiterState<Waiter: AnyObject & Sendable>: Sendable {
 
     /// Whether nothing is in flight or waiting, and the limit is where it started: the state can
     /// be forgotten.
-    var isIdle: Bool { inFlight == 0 && waiting == 0 && limit == Double(settings.value.limit) }
+    var isIdle: Bool { inFlight == 0 && waiting == 0 && limit == Double(settings.limit) }
 
     /// Gives a place, when one is free and nobody waits before.
     mutating func take(now: TimeInterval) -> Grant? {
@@ -59,7 +59,7 @@ struct LimiterState<Waiter: AnyObject & Sendable>: Sendable {
     /// full.
     mutating func wait(_ waiter: Waiter, now: TimeInterval) -> WaitAnswer? {
         if let grant = take(now: now) { return .granted(grant) }
-        guard waiting < settings.value.queueLength else { return nil }
+        guard waiting < settings.queueLength else { return nil }
         queue.append(waiter)
         return .queued
     }
@@ -130,7 +130,7 @@ struct LimiterState<Waiter: AnyObject & Sendable>: Sendable {
     ///   is not known, for the time since the place was given.
     mutating func release(_ grant: Grant, outcome: CircuitBreaker.Outcome?, latency: TimeInterval? = nil, now: TimeInterval) -> Granted {
         inFlight = max(0, inFlight - 1)
-        if let adaptive = settings.value.adaptive, let outcome {
+        if let adaptive = settings.adaptive, let outcome {
             adapt(adaptive, grant: grant, outcome: outcome, latency: latency ?? now - grant.at, now: now)
         }
         var granted = Granted()

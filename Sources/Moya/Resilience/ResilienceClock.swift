@@ -8,9 +8,6 @@ struct ResilienceClock: Sendable {
     let now: @Sendable () -> TimeInterval
     /// The date now.
     let date: @Sendable () -> Date
-    /// Whether ``now`` is `DispatchTime`'s uptime in seconds, so that a reading of that clock
-    /// made for something else can stand for it (``seconds(uptimeNanoseconds:)``).
-    let isUptime: Bool
     /// For a test's clock that moves only when the test moves it: what the session's timer
     /// (``ResilienceTimer``) listens to, to run what is due as the clock moves, instead of
     /// after real time on a dispatch timer. `nil` for the system's clock, and for a test's clock
@@ -20,30 +17,18 @@ struct ResilienceClock: Sendable {
     /// A clock that reads `now` and `date` (a test's); with `moves`, the session's timer runs on
     /// it too.
     init(now: @escaping @Sendable () -> TimeInterval, date: @escaping @Sendable () -> Date, moves: Moves? = nil) {
-        self.init(now: now, date: date, isUptime: false, moves: moves)
-    }
-
-    private init(now: @escaping @Sendable () -> TimeInterval, date: @escaping @Sendable () -> Date, isUptime: Bool, moves: Moves?) {
         self.now = now
         self.date = date
-        self.isUptime = isUptime
         self.moves = moves
     }
 
     /// The system's clocks.
     static let system = ResilienceClock(
-        now: { seconds(uptimeNanoseconds: DispatchTime.now().uptimeNanoseconds) }, date: { Date() }, isUptime: true, moves: nil)
+        now: { seconds(uptimeNanoseconds: DispatchTime.now().uptimeNanoseconds) }, date: { Date() })
 
     /// `DispatchTime`'s uptime `nanoseconds` as the system clock's ``now``.
     static func seconds(uptimeNanoseconds nanoseconds: UInt64) -> TimeInterval {
         Double(nanoseconds) / 1e9
-    }
-
-    /// ``now``, from `reading` (`DispatchTime`'s uptime, in nanoseconds, read just before)
-    /// when this is the system's clock, which spares a second reading; read otherwise.
-    func now(reading: UInt64?) -> TimeInterval {
-        guard isUptime, let reading else { return now() }
-        return Self.seconds(uptimeNanoseconds: reading)
     }
 }
 

@@ -36,7 +36,7 @@ extension ExchangeParts {
             downloadFolder: DownloadFolder(configuration.temporaryDirectory), tracing: TracePropagation.current,
             redirectPolicy: configuration.redirectPolicy, maximumResponseBodySize: configuration.maximumResponseBodySize,
             metricsFactory: metricsFactory,
-            resilience: SessionResilience(
+            policies: PolicyStage(
                 options: configuration.resilience, clock: configuration.resilienceClock, metrics: ResilienceMetrics(factory: metricsFactory)))
     }
 }

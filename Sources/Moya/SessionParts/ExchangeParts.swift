@@ -53,8 +53,8 @@ final class ExchangeParts: Sendable {
     /// (``SessionMetricsOptions/currentFactory``), for the kinds of connection that count their
     /// own (a WebSocket's); `nil` without one.
     let metricsFactory: (any MetricsFactory)?
-    /// The retry budgets and circuit breakers of the origins the session sends to.
-    let resilience: SessionResilience
+    /// The session's resilience policies, the stage every exchange asks before an attempt.
+    let policies: PolicyStage
 
     /// Parts made from a session's configuration (`ExchangeParts+Configuration.swift` in
     /// `Session/`).
@@ -62,9 +62,9 @@ final class ExchangeParts: Sendable {
         routes: SessionRoutes, requests: ClientRequestFactory, cookies: CookieStage, cache: CacheStage?, timeouts: ExchangeTimeouts,
         admission: SessionAdmission, placement: ConnectionPlacement, downloadFolder: DownloadFolder, tracing: TracePropagation?,
         redirectPolicy: SessionRedirectPolicy, maximumResponseBodySize: Int64?, metricsFactory: (any MetricsFactory)?,
-        resilience: SessionResilience
+        policies: PolicyStage
     ) {
-        self.resilience = resilience
+        self.policies = policies
         self.routes = routes
         self.requests = requests
         self.cookies = cookies

@@ -32,14 +32,21 @@ final class WebSocketExchange: TransportAttempt {
     private let owner: any TransportOwner
     private let span: (any Span)?
     private let loop: any EventLoop
-    /// The channel once opened, whether the exchange was cancelled (then the channel closes as
-    /// soon as it exists), and its wait in the queue of its origin's concurrency limit, which a
-    /// cancel ends at once.
-    private let state = Protected<(channel: (any Channel)?, cancelled: Bool, queued: (SessionResilience.PlaceWaiter, ResilienceOrigin)?)>((nil, false, nil))
-    /// What the origin's circuit breaker said of the handshake, until its outcome is recorded.
-    private let breakerTicket = Protected<SessionResilience.Ticket?>(nil)
-    /// The handshake's place under its origin's concurrency limit, until its answer.
-    private let place = Protected<SessionResilience.Place?>(nil)
+    /// What a cancel and the policies share, behind one lock.
+    private struct State {
+        /// The channel, once opened.
+        var channel: (any Channel)?
+        /// Whether the exchange was cancelled: the channel closes as soon as it exists.
+        var cancelled = false
+        /// The handshake's wait for a place under its origin's concurrency limit, which a cancel
+        /// ends at once.
+        var wait: PermitWait?
+        /// What the handshake holds from the session's policies (``PolicyStage``) until its
+        /// answer.
+        var permit = PolicyPermit()
+    }
+
+    private let state = Protected(State())
 
     init(parts: ExchangeParts, request: TransportRequest, sink: WebSocketSink, owner: any TransportOwner, span: (any Span)?) {
         self.parts = parts
@@ -56,20 +63,12 @@ final class WebSocketExchange: TransportAttempt {
     }
 
     func cancel() {
-        let (channel, queued) = state.withLock { state -> ((any Channel)?, (SessionResilience.PlaceWaiter, ResilienceOrigin)?) in
+        let (channel, wait) = state.withLock { state -> ((any Channel)?, PermitWait?) in
             state.cancelled = true
-            return (state.channel, state.queued)
+            return (state.channel, state.wait)
         }
         channel?.close(promise: nil)
-        if let (waiter, origin) = queued { leaveQueue(waiter, at: origin) }
-    }
-
-    /// Takes the cancelled handshake's `waiter` out of the queue of `origin`, and ends the
-    /// handshake, when it still waited there (once: only one taker finds it there).
-    private func leaveQueue(_ waiter: SessionResilience.PlaceWaiter, at origin: ResilienceOrigin) {
-        guard parts.resilience.cancelWait(waiter, at: origin) else { return }
-        state.withLock { $0.queued = nil }
-        finish(.failure(HTTPClientError.cancelled), admitted: true)
+        wait?.cancel()
     }
 
     /// Starts the handshake; the owner hears of its end once.
@@ -90,47 +89,22 @@ final class WebSocketExchange: TransportAttempt {
             finish(.failure(error), admitted: true)
             return
         }
-        let admission: SessionResilience.Admission
-        switch parts.resilience.admit(urlRequest.url, refillsBudget: request.refillsBudget, takesPlace: true) {
-        case .failure(let open):
-            finish(.failure(open), admitted: true)
-            return
-        case .success(let admitted):
-            admission = admitted
-            breakerTicket.withLock { $0 = admitted.ticket }
-        }
-        // The origin's concurrency limit: the handshake holds a place until its answer.
-        switch admission.place {
-        case .unlimited:
-            connect(plan)
-        case .granted(let place):
-            self.place.withLock { $0 = place }
-            connect(plan)
-        case .refused(let error):
-            finish(.failure(error), admitted: true)
-        case .wait(let origin):
-            let made = parts.resilience.placeWaiter { [self] granted in
-                // Out of the queue: the state lets the waiter go (it holds this exchange).
-                state.withLock { $0.queued = nil }
-                switch granted {
-                case .failure(let error):
-                    finish(.failure(error), admitted: true)
-                case .success(let place):
-                    self.place.withLock { $0 = place }
-                    guard owner.transportIsWanted, !state.current.cancelled else {
-                        finish(.failure(HTTPClientError.cancelled), admitted: true)
-                        return
-                    }
-                    owner.transportObserved(.queued(origin: place.originKey, seconds: place.waited))
-                    connect(plan)
-                }
+        // The session's policies: the handshake holds a place under its origin's concurrency
+        // limit until its answer.
+        parts.policies.admit(urlRequest.url, .first(refillsBudget: request.refillsBudget, hedging: nil), permit: PolicyPermit(), client: self) {
+            [self] answer in
+            state.withLock { state in
+                state.permit = answer.permit
+                state.wait = nil
             }
-            guard let waiter = made else { return }
-            // Known before it is queued: a cancel from then on takes it out of the queue.
-            state.withLock { $0.queued = (waiter, origin) }
-            parts.resilience.waitForPlace(waiter, at: origin)
-            // A cancel while it was being queued found nothing to take out.
-            if state.current.cancelled { leaveQueue(waiter, at: origin) }
+            switch answer.stop {
+            case nil:
+                connect(plan)
+            case .refused(let error):
+                finish(.failure(error), admitted: true)
+            case .cancelled:
+                finish(.failure(HTTPClientError.cancelled), admitted: true)
+            }
         }
     }
 
@@ -284,20 +258,32 @@ final class WebSocketExchange: TransportAttempt {
             case .success(let response): .status(response.statusCode)
             case .failure(let error): CircuitBreaker.Outcome(failure: error)
             }
-        let event = parts.resilience.record(
-            breakerTicket.withLock { ticket in
-                defer { ticket = nil }
-                return ticket
-            }, outcome: outcome)
-        if let place = place.withLock({ place in
-            defer { place = nil }
-            return place
-        }) {
-            parts.resilience.release(place, outcome: outcome)
+        var permit = state.withLock { state in
+            defer { state.permit = PolicyPermit() }
+            return state.permit
         }
-        if let event { owner.transportObserved(event) }
+        permit.attemptEnded(outcome)
+        parts.policies.end(permit, hedgeLatency: nil, client: self)
         if let span { TracePropagation.endSpan(span, with: result) }
         if admitted { parts.admission.ended() }
         owner.transportFinished(result, request: request.urlRequest)
+    }
+}
+
+extension WebSocketExchange: PolicyClient {
+    var policyWantsRequest: Bool {
+        owner.transportIsWanted && !state.withLock { $0.cancelled }
+    }
+
+    func policyQueued(_ wait: PermitWait) -> Bool {
+        state.withLock { state in
+            guard !state.cancelled else { return false }
+            state.wait = wait
+            return true
+        }
+    }
+
+    func policyObserved(_ event: ResilienceEvent) {
+        owner.transportObserved(event)
     }
 }

@@ -185,7 +185,7 @@ struct ResiliencePipelineTests {
         for _ in 0..<4 {
             #expect(try await provider.request(target).statusCode == 503)
         }
-        guard case .open? = session.parts.resilience.breakerPhase(of: url) else {
+        guard case .open? = session.parts.policies.breakerPhase(of: url) else {
             Issue.record("the breaker did not open after 4 failures of 4")
             return
         }
@@ -216,7 +216,7 @@ struct ResiliencePipelineTests {
         healthy.withLock { $0 = true }
         clock.advance(5)
         #expect(try await provider.request(target).statusCode == 200)
-        #expect(session.parts.resilience.breakerPhase(of: url) == .closed)
+        #expect(session.parts.policies.breakerPhase(of: url) == .closed)
         for _ in 0..<3 {
             #expect(try await provider.request(target).statusCode == 200)
         }
@@ -241,12 +241,12 @@ struct ResiliencePipelineTests {
         for _ in 0..<5 {
             #expect(try await provider.request(Remote(server.baseURL, "/missing")).statusCode == 404)
         }
-        #expect(session.parts.resilience.breakerPhase(of: server.baseURL) == .closed)
+        #expect(session.parts.policies.breakerPhase(of: server.baseURL) == .closed)
         #expect(try await provider.request(Remote(server.baseURL, "/cached")).statusCode == 200)
         for _ in 0..<6 {
             _ = try await provider.request(Remote(server.baseURL, "/down"))
         }
-        guard case .open? = session.parts.resilience.breakerPhase(of: server.baseURL) else {
+        guard case .open? = session.parts.policies.breakerPhase(of: server.baseURL) else {
             Issue.record("the breaker did not open")
             return
         }

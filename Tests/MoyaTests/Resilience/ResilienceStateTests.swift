@@ -199,40 +199,68 @@ struct ResilienceStateTests {
         #expect(window.percentile(0.95) == 5)
     }
 
+    /// A request as the policy stage sees it: always wanted, never waiting (these tests set no
+    /// concurrency limit); it keeps what it heard.
+    final class StageClient: PolicyClient {
+        let heard = Protected<[ResilienceEvent]>([])
+        var policyWantsRequest: Bool { true }
+        func policyQueued(_ wait: PermitWait) -> Bool { true }
+        func policyObserved(_ event: ResilienceEvent) { heard.withLock { $0.append(event) } }
+    }
+
+    /// The stage's answer to the first attempt to `url`, which comes at once without a limit.
+    private static func admit(_ stage: PolicyStage, _ url: URL, hedging: HedgingPolicy? = nil, client: StageClient = StageClient()) throws
+        -> PolicyAnswer
+    {
+        let answer = Protected<PolicyAnswer?>(nil)
+        stage.admit(url, .first(refillsBudget: false, hedging: hedging), permit: PolicyPermit(), client: client) { given in
+            answer.withLock { $0 = given }
+        }
+        return try #require(answer.withLock { $0 }, "answered at once")
+    }
+
+    /// Whether `answer` refused its attempt because the breaker is open.
+    private static func refusedOpen(_ answer: PolicyAnswer) -> Bool {
+        if case .refused(let error) = answer.stop, error is CircuitOpenError { return true }
+        return false
+    }
+
     @Test("A percentile delay keeps every latency until it has 20, then one admission's in four")
     func latencySampling() throws {
         let policy = try HedgingPolicy(delay: .percentile(0.95, minimum: 0.01))
-        let resilience = SessionResilience(options: try ResilienceOptions(retryBudget: nil, hedging: policy))
+        let stage = PolicyStage(options: try ResilienceOptions(retryBudget: nil, hedging: policy))
         let url = URL(string: "http://sampled.test/a")!
         // Until 20 latencies are kept, each admission keeps its own (with no percentile yet).
         for index in 0..<LatencyWindow.minimumSamples {
-            let admission = try resilience.admit(url, hedging: policy).get()
-            #expect(admission.hedgeDelay == nil, "no percentile at \(index)")
-            let origin = try #require(admission.latencyOrigin, "admission \(index) keeps its latency")
-            resilience.recordLatency(0.002, of: origin)
+            let permit = try Self.admit(stage, url, hedging: policy).permit
+            #expect(permit.hedgeDelay == nil, "no percentile at \(index)")
+            let origin = try #require(permit.latencyOrigin, "admission \(index) keeps its latency")
+            stage.recordLatency(0.002, at: origin)
         }
         // Then one in four: the percentile is there, and the others are not timed.
         #expect(LatencyWindow.sampleEvery == 4)
         var kept: [Bool] = []
         for _ in 0..<12 {
-            let admission = try resilience.admit(url, hedging: policy).get()
-            #expect(admission.hedgeDelay == 0.01, "the minimum, over a 2 ms percentile")
-            kept.append(admission.latencyOrigin != nil)
+            let permit = try Self.admit(stage, url, hedging: policy).permit
+            #expect(permit.hedgeDelay == 0.01, "the minimum, over a 2 ms percentile")
+            kept.append(permit.latencyOrigin != nil)
         }
         #expect(kept == [true, false, false, false, true, false, false, false, true, false, false, false])
         // A fixed delay keeps none.
         let fixed = try HedgingPolicy(delay: .fixed(0.05))
-        #expect(try resilience.admit(url, hedging: fixed).get().latencyOrigin == nil)
+        #expect(try Self.admit(stage, url, hedging: fixed).permit.latencyOrigin == nil)
     }
 
     @Test("The session's origins: each keeps its own state however its URLs are written, and at most 4,096 are kept")
     func originTable() throws {
         let options = try ResilienceOptions(retryBudget: nil, circuitBreaker: CircuitBreaker(minimumRequests: 2))
-        let resilience = SessionResilience(options: options)
+        let stage = PolicyStage(options: options)
+        let client = StageClient()
         /// One attempt to `url` that ends with `status` (`nil`: cancelled, nothing counted).
         func attempt(_ url: String, _ status: Int?) throws {
-            let admission = try resilience.admit(URL(string: url)!).get()
-            _ = resilience.settle(admission.ticket, outcome: status.map { .status($0) }, place: nil, placeOutcome: nil, latency: nil)
+            var permit = try Self.admit(stage, URL(string: url)!, client: client).permit
+            permit.attemptEnded(status.map { .status($0) })
+            stage.end(permit, hedgeLatency: nil, client: client)
         }
         // The same host on 8080 (whose URLs begin with the same bytes as port 80's up to the
         // port) and another host are origins of their own; an origin written in capitals, or
@@ -242,16 +270,18 @@ struct ResilienceStateTests {
         try attempt("http://h.test:8080/b", 503)
         try attempt("http://other.test/a", 503)
         try attempt("HTTP://H.TEST/b?c", 503)
-        #expect(resilience.breakerPhase(of: URL(string: "http://h.test:8080/x"))?.name == "open")
-        #expect(resilience.breakerPhase(of: URL(string: "http://h.test/x"))?.name == "open")
-        #expect(resilience.breakerPhase(of: URL(string: "http://other.test/x"))?.name == "closed")
-        #expect(throws: CircuitOpenError.self) { try resilience.admit(URL(string: "http://h.test:80/again")!).get() }
-        #expect(throws: CircuitOpenError.self) { try resilience.admit(URL(string: "http://h.test")!).get() }
+        #expect(stage.breakerPhase(of: URL(string: "http://h.test:8080/x"))?.name == "open")
+        #expect(stage.breakerPhase(of: URL(string: "http://h.test/x"))?.name == "open")
+        #expect(stage.breakerPhase(of: URL(string: "http://other.test/x"))?.name == "closed")
+        #expect(Self.refusedOpen(try Self.admit(stage, URL(string: "http://h.test:80/again")!)))
+        #expect(Self.refusedOpen(try Self.admit(stage, URL(string: "http://h.test")!)))
+        // The two openings were heard, by the request whose outcome opened each breaker.
+        #expect(client.heard.withLock { $0.filter { if case .circuitOpened = $0 { true } else { false } }.count } == 2)
         // Beyond the limit, idle origins (nothing counted) are forgotten; the open breaker is kept.
-        for index in 0..<SessionResilience.originLimit {
+        for index in 0..<OriginDirectory.limit {
             try attempt("http://host\(index).test/", nil)
         }
-        #expect(resilience.originCount <= SessionResilience.originLimit)
-        #expect(resilience.breakerPhase(of: URL(string: "http://h.test/x"))?.name == "open")
+        #expect(stage.origins.count <= OriginDirectory.limit)
+        #expect(stage.breakerPhase(of: URL(string: "http://h.test/x"))?.name == "open")
     }
 }

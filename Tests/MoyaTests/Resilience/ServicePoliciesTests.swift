@@ -77,7 +77,7 @@ struct ServicePoliciesTests {
         let held = (0..<3).map { _ in _Concurrency.Task { try await provider.request(target).statusCode } }
         #expect(try await Self.eventually { await gate.arrived == 2 }, "two requests reach the server")
         // The third waits in the queue: a fourth finds it full.
-        #expect(try await Self.eventually { session.parts.resilience.waiting(at: server.baseURL) == 1 })
+        #expect(try await Self.eventually { session.parts.policies.waiting(at: server.baseURL) == 1 })
         let origin = "http://127.0.0.1:\(server.baseURL.port!)"
         do {
             _ = try await provider.request(target)
@@ -140,7 +140,7 @@ struct ServicePoliciesTests {
         let session = Self.session(options)
         let provider = MoyaProvider<Remote>(session: session)
         let target = Remote(server.baseURL, "/held")
-        let resilience = session.parts.resilience
+        let resilience = session.parts.policies
         let first = _Concurrency.Task { try await provider.request(target).statusCode }
         #expect(try await Self.eventually { await gate.arrived == 1 })
 
@@ -178,7 +178,7 @@ struct ServicePoliciesTests {
         let session = Self.session(options)
         let provider = MoyaProvider<Remote>(session: session)
         let target = Remote(server.baseURL, "/room")
-        let resilience = session.parts.resilience
+        let resilience = session.parts.policies
         // The first handshake holds the place until its answer, which the gate holds.
         let first = _Concurrency.Task { try await provider.webSocket(target) }
         #expect(try await Self.eventually { await gate.arrived == 1 })
@@ -293,7 +293,7 @@ struct ServicePoliciesTests {
         #expect(refused < 60, "\(refused) of 180 refused")
         // It came down from 12; it then moves around the upstream's capacity (how far above
         // depends on how many of the client's requests are at the server at once).
-        let limit = try #require(session.parts.resilience.concurrencyLimit(of: server.baseURL))
+        let limit = try #require(session.parts.policies.concurrencyLimit(of: server.baseURL))
         #expect(limit < 12, "the limit came down: \(limit)")
         try await session.shutdown()
         await server.shutdown()
@@ -418,7 +418,7 @@ struct ServicePoliciesTests {
             }
         }
         let copies = Protected<[(owner: any TransportOwner, attempt: Attempt)]>([])
-        let resilience = SessionResilience(options: try ResilienceOptions(retryBudget: nil))
+        let policies = PolicyStage(options: try ResilienceOptions(retryBudget: nil))
         let owner = Owner()
         let url = URL(string: "http://127.0.0.1:9/x")!
         // The first copy is running (its exchange told the owner of its attempt) when its delay
@@ -428,7 +428,7 @@ struct ServicePoliciesTests {
         let exchange = HedgedExchange(
             request: TransportRequest(urlRequest: URLRequest(url: url), credential: nil, body: nil, mode: .memory, traceContext: nil),
             first: first, startedAt: DispatchTime.now().uptimeNanoseconds, policy: try HedgingPolicy(delay: .fixed(0.01), maximumHedges: 2),
-            origin: nil, owner: owner, resilience: resilience, sender: Sender(copies: copies))
+            latencyOrigin: nil, owner: owner, policies: policies, sender: Sender(copies: copies))
         exchange.begin()
         #expect(try await Self.eventually { copies.withLock { $0.count } == 2 }, "two hedges")
         let sent = copies.withLock { $0 }

@@ -1,0 +1,70 @@
+import Dispatch
+import Foundation
+
+/// What a request holds from its session's policy stage (``PolicyStage``) while it runs: its
+/// place under its origin's concurrency limit, the breaker's verdict on the attempt in flight
+/// until that attempt's outcome is recorded, and what its hedge reads. The exchange keeps it,
+/// tells it how each attempt ended (``attemptEnded(_:)``), and gives it back to the stage once,
+/// when the request ends (``PolicyStage/end(_:hedgeLatency:client:)``).
+struct PolicyPermit: Sendable {
+    /// A place under an origin's concurrency limit.
+    struct Place: Sendable {
+        let origin: OriginPolicies
+        let grant: LimiterState<LimitWaiter>.Grant
+    }
+
+    /// The place the request holds, until it ends or its streamed head is handed over.
+    var place: Place?
+    /// The origin whose breaker let the attempt in flight go, and whether as a probe: until
+    /// the attempt's outcome is recorded (at the next attempt's admission, or at the end).
+    var breaker: (origin: OriginPolicies, probe: Bool)?
+    /// How the attempt in flight ended, for its breaker; `nil` until it ends, and for an end
+    /// that says nothing of the origin (a cancel, an attempt sent again the same way).
+    private(set) var attemptOutcome: CircuitBreaker.Outcome?
+    /// The request's last outcome: the place is returned with it.
+    private(set) var lastOutcome: CircuitBreaker.Outcome?
+    /// When the last attempt's request was written on its connection (`DispatchTime`'s uptime,
+    /// in nanoseconds), while a place is held: the origin's latency, which an adaptive limit
+    /// reads, counts from then. Time in the connection pool's queue is the client's own.
+    var requestWrittenAt: UInt64?
+    /// How long the first attempt may go unanswered before a hedge goes out; `nil` for no
+    /// hedge (no policy, or a percentile of too few answers).
+    var hedgeDelay: TimeInterval?
+    /// When the hedge's delay began (`DispatchTime`'s uptime, in nanoseconds): the admission,
+    /// or the end of a wait for a place.
+    var hedgeFrom: UInt64 = 0
+    /// The origin that keeps this request's latency for a percentile delay, when it is one of
+    /// its samples.
+    var latencyOrigin: OriginPolicies?
+
+    /// Whether an attempt of the request was admitted already: a later one is a follow-up
+    /// (``PolicyStage/Entry/followUp``).
+    var admittedBefore = false
+
+    /// A permit with nothing held.
+    init() {}
+
+    /// Whether the request holds a place under a concurrency limit.
+    var holdsPlace: Bool { place != nil }
+
+    /// The attempt in flight ended with `outcome` (`nil`: it says nothing of the origin).
+    mutating func attemptEnded(_ outcome: CircuitBreaker.Outcome?) {
+        attemptOutcome = outcome
+        if outcome != nil { lastOutcome = outcome }
+    }
+
+    /// Takes the breaker's verdict and the attempt's outcome out, to be recorded.
+    mutating func takeBreaker() -> (origin: OriginPolicies, probe: Bool, outcome: CircuitBreaker.Outcome?)? {
+        defer {
+            breaker = nil
+            attemptOutcome = nil
+        }
+        return breaker.map { ($0.origin, $0.probe, attemptOutcome) }
+    }
+
+    /// How long the origin took to answer the last attempt, from when its request was written
+    /// to `end` (`DispatchTime`'s uptime, in nanoseconds); `nil` when none was written.
+    func placeLatency(endedAt end: UInt64) -> TimeInterval? {
+        requestWrittenAt.map { Double(end - min(end, $0)) / 1e9 }
+    }
+}

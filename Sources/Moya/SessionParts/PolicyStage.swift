@@ -1,0 +1,377 @@
+import Dispatch
+import Foundation
+
+/// The session's resilience policies (``ResilienceOptions``) as one stage that every exchange
+/// goes through the same way: the HTTP exchange, the WebSocket handshake, and any other.
+///
+/// - Before an attempt goes to the network, the exchange asks once
+///   (``admit(_:_:permit:client:answer:)``): the answer is a permit, or a refusal with its error.
+///   A request that must wait for a place under its origin's concurrency limit waits here: the
+///   stage announces the wait to the exchange (a ``PermitWait`` its cancel ends), queues it, and
+///   answers when the wait is over. The answer may come before `admit` returns.
+/// - The exchange keeps the permit, tells it how each attempt ended
+///   (``PolicyPermit/attemptEnded(_:)``), and gives it back once, when the request ends
+///   (``end(_:hedgeLatency:client:)``); a streamed response gives its place back when its head
+///   is handed over (``releasePlace(of:outcome:)``).
+/// - Retries and hedges draw from the origin's budget (``withdrawRetry(to:hedge:)``).
+///
+/// Each origin's state is an object with its own lock (``OriginPolicies``), found once per
+/// request (``OriginDirectory``). What the policies do is counted in the session's metrics,
+/// logged, and told to the exchange (``PolicyClient``) for the request's plugins and span.
+final class PolicyStage: Sendable {
+    /// Which attempt of a request asks.
+    enum Entry: Sendable {
+        /// The request's first attempt to the network: it takes a place under its origin's
+        /// concurrency limit (held until the request ends), refills the origin's budget when
+        /// the request may be retried, and learns its hedge's delay under `hedging`.
+        case first(refillsBudget: Bool, hedging: HedgingPolicy?)
+        /// A later attempt (a redirect's): only the breaker of its origin is asked, after the
+        /// attempt before is recorded.
+        case followUp
+    }
+
+    /// A retry the budget refused, with the window's counts.
+    struct Refusal: Sendable, Equatable {
+        /// The origin (`https://api.example.com:443`).
+        let origin: String
+        let retries: Int
+        let requests: Int
+    }
+
+    let options: ResilienceOptions
+    /// The one timer of the session's deadlines, hedges and waits for a place.
+    let timer: ResilienceTimer
+    /// The origins' policies.
+    let origins: OriginDirectory
+    private let clock: ResilienceClock
+    private let metrics: ResilienceMetrics?
+    /// The breaker's ``CircuitBreaker/isFailure``, read once.
+    private let isBreakerFailure: (@Sendable (CircuitBreaker.Outcome) -> Bool)?
+    /// Whether the metrics hear of an adaptive limit's moves.
+    private let reportsLimitMoves: Bool
+
+    init(options: ResilienceOptions, clock: ResilienceClock = .system, metrics: ResilienceMetrics? = nil) {
+        self.options = options
+        self.clock = clock
+        self.metrics = metrics
+        self.timer = ResilienceTimer(clock: clock)
+        self.origins = OriginDirectory(options: options, clock: clock)
+        self.isBreakerFailure = options.circuitBreaker?.isFailure
+        self.reportsLimitMoves = options.concurrencyLimit?.adaptive != nil && metrics != nil
+    }
+
+    // MARK: - Before an attempt
+
+    /// Asks the policies whether the attempt to `url` may go; `answer` hears once, with the
+    /// permit the request holds from now on (`permit` as it was, with what this admission gave)
+    /// and, when the attempt may not go, why. The attempt before (a redirect's) is recorded
+    /// first with its breaker.
+    func admit(_ url: URL?, _ entry: Entry, permit: PolicyPermit, client: any PolicyClient, answer: @escaping @Sendable (PolicyAnswer) -> Void) {
+        var permit = permit
+        record(&permit, client: client)
+        permit.admittedBefore = true
+        var request = OriginPolicies.Request()
+        var hedging: HedgingPolicy?
+        if case .first(let refillsBudget, let policy) = entry {
+            request.refills = refillsBudget && options.retryBudget != nil
+            request.limit = options.concurrencyLimit
+            hedging = policy
+        }
+        var minimumDelay: TimeInterval = 0
+        switch hedging?.delay {
+        case .fixed(let seconds):
+            permit.hedgeDelay = seconds
+        case .percentile(let fraction, let minimum):
+            request.percentile = fraction
+            minimumDelay = minimum
+        case nil:
+            break
+        }
+        if hedging != nil { permit.hedgeFrom = DispatchTime.now().uptimeNanoseconds }
+        guard options.circuitBreaker != nil || request.refills || request.limit != nil || request.percentile != nil,
+            let origin = origins.policies(for: url)
+        else {
+            answer(PolicyAnswer(permit: permit))
+            return
+        }
+        let verdict = origin.admit(request, now: clock.now(), date: clock.date)
+        if let moved = verdict.moved { reportMove(of: origin.origin, moved) }
+        if let percentile = verdict.percentile { permit.hedgeDelay = max(minimumDelay, percentile) }
+        if verdict.samplesLatency { permit.latencyOrigin = origin }
+        if let (openedAt, retryAt) = verdict.rejected {
+            metrics?.rejected(host: origin.origin.host, port: origin.origin.port)
+            answer(PolicyAnswer(permit: permit, stop: .refused(CircuitOpenError(origin: origin.origin.key, openedAt: openedAt, retryAt: retryAt))))
+            return
+        }
+        if let probe = verdict.probe { permit.breaker = (origin, probe) }
+        switch verdict.place {
+        case .notAsked:
+            answer(PolicyAnswer(permit: permit))
+        case .granted(let grant):
+            permit.place = PolicyPermit.Place(origin: origin, grant: grant)
+            answer(PolicyAnswer(permit: permit))
+        case .refused(let error):
+            metrics?.limitRejected(host: origin.origin.host, port: origin.origin.port)
+            answer(PolicyAnswer(permit: permit, stop: .refused(error)))
+        case .mustWait:
+            // `request.limit` asked for the place.
+            wait(permit, at: origin, under: request.limit!, client: client, answer: answer)
+        }
+    }
+
+    /// Records the outcome of the attempt `permit`'s breaker verdict was for, once.
+    private func record(_ permit: inout PolicyPermit, client: any PolicyClient) {
+        guard let (origin, probe, outcome) = permit.takeBreaker() else { return }
+        let ended = origin.end(OriginPolicies.End(probe: probe, failed: failed(outcome)), now: clock.now(), date: clock.date)
+        if let event = report(ended.moved, of: origin.origin) { client.policyObserved(event) }
+    }
+
+    /// Whether the breaker counts `outcome` as a failure; `nil` for an end that says nothing.
+    private func failed(_ outcome: CircuitBreaker.Outcome?) -> Bool? {
+        guard let outcome, let isBreakerFailure else { return nil }
+        return isBreakerFailure(outcome)
+    }
+
+    // MARK: - The wait for a place
+
+    /// Has the request of `permit` wait for a place at `origin`: announced to `client` first (a
+    /// cancel from then on takes it out of the queue), then queued; `answer` hears when the
+    /// wait is over.
+    private func wait(
+        _ permit: PolicyPermit, at origin: OriginPolicies, under limit: ConcurrencyLimit, client: any PolicyClient,
+        answer: @escaping @Sendable (PolicyAnswer) -> Void
+    ) {
+        let since = clock.now()
+        let waiter = LimitWaiter(since: since, expiresAt: timer.now() + limit.maximumWait) { ended in
+            var permit = permit
+            switch ended {
+            case .granted(let grant, let waited):
+                permit.place = PolicyPermit.Place(origin: origin, grant: grant)
+                guard client.policyWantsRequest else {
+                    answer(PolicyAnswer(permit: permit, stop: .cancelled))
+                    return
+                }
+                client.policyObserved(.queued(origin: origin.origin.key, seconds: waited))
+                // The hedge's delay counts from the place: a copy sent sooner would only wait too.
+                if permit.hedgeDelay != nil || permit.latencyOrigin != nil { permit.hedgeFrom = DispatchTime.now().uptimeNanoseconds }
+                answer(PolicyAnswer(permit: permit))
+            case .refused(let error):
+                answer(PolicyAnswer(permit: permit, stop: .refused(error)))
+            case .cancelled:
+                answer(PolicyAnswer(permit: permit, stop: .cancelled))
+            }
+        }
+        let wait = PermitWait(stage: self, waiter: waiter, origin: origin)
+        guard client.policyQueued(wait) else {
+            answer(PolicyAnswer(permit: permit, stop: .cancelled))
+            return
+        }
+        switch origin.wait(waiter, under: limit, now: since) {
+        case .granted(let grant):
+            waiter.ended(.granted(grant, waited: 0))
+        case .refused(let error):
+            metrics?.limitRejected(host: origin.origin.host, port: origin.origin.port)
+            waiter.ended(.refused(error))
+        case .queued(let armsExpiry):
+            metrics?.limitQueued(host: origin.origin.host, port: origin.origin.port)
+            if armsExpiry { scheduleWaitExpiry(at: origin, after: limit.maximumWait) }
+            // A cancel while it was being queued found nothing to take out.
+            if !client.policyWantsRequest { cancelWait(wait) }
+        }
+    }
+
+    /// Takes the cancelled request of `wait` out of its queue; when it was still there, it hears
+    /// that it was cancelled (once: only one taker finds it there).
+    func cancelWait(_ wait: PermitWait) {
+        guard wait.origin.cancelWait(wait.waiter) else { return }
+        wait.waiter.ended(.cancelled)
+    }
+
+    /// Has the timer refuse the waits at `origin` that are over in `seconds`. The entry holds the
+    /// stage until then.
+    private func scheduleWaitExpiry(at origin: OriginPolicies, after seconds: TimeInterval) {
+        timer.schedule(after: seconds) { [self] in
+            expireWaits(at: origin)
+        }
+    }
+
+    /// Refuses the waiters of `origin` whose wait reached the limit's longest, oldest first, and
+    /// has the timer come back when the wait of the oldest left is over: a queue that is never
+    /// empty costs one timer entry per longest wait, not one per request.
+    private func expireWaits(at origin: OriginPolicies) {
+        guard let configuration = options.concurrencyLimit else { return }
+        let now = timer.now()
+        let (expired, limit, next) = origin.expireWaits(at: now)
+        if let next { scheduleWaitExpiry(at: origin, after: max(0, next - now)) }
+        for waiter in expired {
+            metrics?.limitRejected(host: origin.origin.host, port: origin.origin.port)
+            waiter.ended(.refused(ConcurrencyLimitError(origin: origin.origin.key, limit: limit, reason: .waitedTooLong(seconds: configuration.maximumWait))))
+        }
+    }
+
+    // MARK: - The end
+
+    /// The request of `permit` ended: its last attempt's outcome is recorded with its breaker,
+    /// its place is returned with the request's last outcome (an adaptive limit moves, and the
+    /// next waiters are given places), and a hedged request's `hedgeLatency` is kept for the
+    /// percentile. The breaker's opening or closing is told to `client`.
+    func end(_ permit: PolicyPermit, hedgeLatency: TimeInterval?, client: any PolicyClient) {
+        var permit = permit
+        let breaker = permit.takeBreaker()
+        let latencyOrigin = hedgeLatency == nil ? nil : permit.latencyOrigin
+        guard breaker != nil || permit.place != nil || latencyOrigin != nil else { return }
+        let endedAt = permit.place == nil ? nil : DispatchTime.now().uptimeNanoseconds
+        // One end per origin: all of them are one origin's unless the request was redirected.
+        var first: (origin: OriginPolicies, end: OriginPolicies.End)?
+        var others: [(origin: OriginPolicies, end: OriginPolicies.End)] = []
+        func add(_ origin: OriginPolicies, _ change: (inout OriginPolicies.End) -> Void) {
+            if first == nil || first?.origin === origin {
+                var end = first?.end ?? OriginPolicies.End()
+                change(&end)
+                first = (origin, end)
+            } else if let index = others.firstIndex(where: { $0.origin === origin }) {
+                change(&others[index].end)
+            } else {
+                var end = OriginPolicies.End()
+                change(&end)
+                others.append((origin, end))
+            }
+        }
+        if let (origin, probe, outcome) = breaker {
+            add(origin) {
+                $0.probe = probe
+                $0.failed = failed(outcome)
+            }
+        }
+        if let place = permit.place, let endedAt {
+            add(place.origin) {
+                $0.grant = place.grant
+                $0.placeOutcome = permit.lastOutcome
+                $0.placeLatency = permit.placeLatency(endedAt: endedAt)
+            }
+        }
+        if let latencyOrigin, let hedgeLatency { add(latencyOrigin) { $0.latency = hedgeLatency } }
+        let now = clock.now()
+        func apply(_ end: OriginPolicies.End, at origin: OriginPolicies) {
+            let ended = origin.end(end, now: now, date: clock.date)
+            if let event = report(ended.moved, of: origin.origin) { client.policyObserved(event) }
+            if end.grant != nil { reportRelease(at: origin.origin, ended) }
+        }
+        if let first { apply(first.end, at: first.origin) }
+        for other in others { apply(other.end, at: other.origin) }
+    }
+
+    /// Returns the place of `permit` now, with `outcome` (or the request's last): a streamed
+    /// response's head was handed over, and a long stream does not hold a place.
+    func releasePlace(of permit: inout PolicyPermit, outcome: CircuitBreaker.Outcome?) {
+        guard let place = permit.place else { return }
+        permit.place = nil
+        let end = OriginPolicies.End(
+            grant: place.grant, placeOutcome: outcome ?? permit.lastOutcome, placeLatency: permit.placeLatency(endedAt: DispatchTime.now().uptimeNanoseconds))
+        reportRelease(at: place.origin.origin, place.origin.end(end, now: clock.now(), date: clock.date))
+    }
+
+    /// Tells the metrics of the limit a release left, and the waiters it gave a place theirs.
+    private func reportRelease(at origin: ResilienceOrigin, _ ended: OriginPolicies.Ended) {
+        if reportsLimitMoves, let limit = ended.limit { metrics?.limitMoved(host: origin.host, port: origin.port, to: limit) }
+        func give(_ given: LimiterState<LimitWaiter>.Given) {
+            let waited = given.grant.at - given.waiter.since
+            metrics?.limitWaited(host: origin.host, port: origin.port, seconds: waited)
+            given.waiter.ended(.granted(given.grant, waited: waited))
+        }
+        guard let first = ended.granted.first else { return }
+        give(first)
+        for given in ended.granted.others { give(given) }
+    }
+
+    /// Counts and logs a move of `origin`'s breaker: the event for the request's plugins, when
+    /// it opened or closed.
+    private func report(_ moved: OriginPolicies.BreakerMove?, of origin: ResilienceOrigin) -> ResilienceEvent? {
+        guard let (from, to) = moved else { return nil }
+        reportMove(of: origin, (from, to))
+        switch to {
+        case .open(_, _, let until): return .circuitOpened(origin: origin.key, until: until)
+        case .closed: return .circuitClosed(origin: origin.key)
+        case .halfOpen: return nil
+        }
+    }
+
+    private func reportMove(of origin: ResilienceOrigin, _ moved: OriginPolicies.BreakerMove) {
+        let (from, to) = moved
+        metrics?.breakerMoved(host: origin.host, port: origin.port, from: from, to: to)
+        switch to {
+        case .open(_, _, let until):
+            SessionLog.logger.warning(
+                "The circuit breaker of \(origin.key) opened (\(from.name) before): requests to it fail at once until \(until)")
+        case .halfOpen:
+            SessionLog.logger.notice("The circuit breaker of \(origin.key) is half-open: a few requests go through as probes")
+        case .closed:
+            SessionLog.logger.notice("The circuit breaker of \(origin.key) closed: its probes succeeded")
+        }
+    }
+
+    // MARK: - Retries
+
+    /// A first attempt to `url`'s origin that is not an exchange's own (an event stream's
+    /// connection): it refills the budget.
+    func recordRequest(to url: URL?) {
+        guard options.retryBudget != nil, let origin = origins.policies(for: url) else { return }
+        origin.addRequest(now: clock.now())
+    }
+
+    /// Takes a retry (or a hedge) to `url`'s origin from its budget: `nil` when it may be sent,
+    /// the refusal otherwise (counted, and logged at most once a second per origin).
+    func withdrawRetry(to url: URL?, hedge: Bool = false) -> Refusal? {
+        guard let budget = options.retryBudget, let origin = origins.policies(for: url),
+            let refusal = origin.withdrawRetry(budget, now: clock.now())
+        else { return nil }
+        metrics?.retryRefused(host: origin.origin.host, port: origin.origin.port)
+        if let logs = refusal.logs {
+            let since = logs == 1 ? "" : " (\(logs) refused since the last such line)"
+            SessionLog.logger.warning(
+                "\(hedge ? "A hedge" : "A retry") was not sent: the retry budget of \(origin.origin.key) is spent (\(refusal.retries) retries for \(refusal.requests) requests in the last \(budget.window) s); the request ends with its last response or error\(since)"
+            )
+        }
+        return Refusal(origin: origin.origin.key, retries: refusal.retries, requests: refusal.requests)
+    }
+
+    // MARK: - Hedging
+
+    /// How long the copies of a request to `origin` may go unanswered before the next hedge
+    /// under `policy`; `nil` for no hedge (a percentile of too few answers).
+    func hedgeDelay(_ policy: HedgingPolicy, at origin: OriginPolicies?) -> TimeInterval? {
+        switch policy.delay {
+        case .fixed(let seconds): seconds
+        case .percentile(let fraction, let minimum): origin?.percentile(fraction).map { max(minimum, $0) }
+        }
+    }
+
+    /// Keeps a hedged request's latency at `origin`.
+    func recordLatency(_ seconds: TimeInterval, at origin: OriginPolicies) {
+        origin.addLatency(seconds)
+    }
+
+    /// Tells the metrics a hedge went to `origin` (`won` false), or that a hedge's answer won.
+    func countHedge(to origin: ResilienceOrigin, won: Bool) {
+        metrics?.hedge(host: origin.host, port: origin.port, won: won)
+    }
+
+    // MARK: - Reading (tests, diagnostics)
+
+    /// The phase of `url`'s origin's breaker; `nil` without one.
+    func breakerPhase(of url: URL?) -> BreakerState.Phase? {
+        guard options.circuitBreaker != nil else { return nil }
+        return origins.existing(for: url)?.breakerPhase ?? .closed
+    }
+
+    /// The concurrency limit of `url`'s origin now; `nil` without one.
+    func concurrencyLimit(of url: URL?) -> Int? {
+        guard let configuration = options.concurrencyLimit else { return nil }
+        return origins.existing(for: url)?.limit ?? configuration.limit
+    }
+
+    /// How many requests to `url`'s origin wait for a place.
+    func waiting(at url: URL?) -> Int {
+        origins.existing(for: url)?.waiting ?? 0
+    }
+}
