@@ -42,7 +42,7 @@ extension TransportExchange {
         // The cookies are stored at once, rather than when the stream ends.
         parts.cookies.store(from: response, of: current.request)
         // A stream holds no place while it is read: its head is the outcome the limit learns.
-        releasePlace(outcome: .status(status))
+        releasePlace(outcome: .status(status), response: response.response)
         switch owner.transportStreamStarted(response, request: request.urlRequest) {
         case .readOn:
             return task.eventLoop.makeSucceededVoidFuture()

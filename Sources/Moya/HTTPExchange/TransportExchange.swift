@@ -503,7 +503,7 @@ final class TransportExchange: HTTPClientResponseDelegate, @unchecked Sendable {
         let result = result.flatMapError { earlyAnswer(to: $0, context: context) }
         switch result {
         case .success(let response):
-            permit.attemptEnded(.status(response.statusCode))
+            permit.attemptEnded(.status(response.statusCode), response: response.response)
         case .failure(let error):
             let followUp = followUp(after: .failure(FollowUp.Failure(error)), of: context.attempt, streamedBody: context.streamer != nil)
             // An attempt sent again the same way (it reached no server) is the same request to
@@ -766,8 +766,8 @@ final class TransportExchange: HTTPClientResponseDelegate, @unchecked Sendable {
     /// Returns the request's place under its origin's concurrency limit, once, with `outcome`
     /// (or the last attempt's): its streamed head is handed over, and a stream does not hold a
     /// place while it is read.
-    func releasePlace(outcome: CircuitBreaker.Outcome? = nil) {
-        parts.policies.releasePlace(of: &permit, outcome: outcome)
+    func releasePlace(outcome: CircuitBreaker.Outcome? = nil, response: DeferredHTTPURLResponse? = nil) {
+        parts.policies.releasePlace(of: &permit, outcome: outcome, response: response)
     }
 
     /// Sends `attempt` again the way `context`'s attempt went: same route, client and socket.

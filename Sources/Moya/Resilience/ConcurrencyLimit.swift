@@ -11,14 +11,18 @@ import Foundation
 /// stream or a WebSocket, until its head or its `101` arrived: a long stream does not hold a
 /// place). A response from the session's HTTP cache takes no place.
 ///
-/// With ``adaptive`` the limit moves: it is halved (``Adaptive/backoffRatio``) when the origin
-/// answers `429` or `503`, an attempt times out, or its latency rises well above the fastest
-/// recently seen (for half of its last eight responses: one slow response, the tail of a healthy
-/// origin, is not overload; latency counts from when the request was written on its connection,
-/// not from when it began to wait for one), and it grows by one for every ``limit`` requests that succeed while the limit is
-/// in use (the way TCP finds a link's capacity). A service that calls an upstream which sheds
-/// load with `429` learns the upstream's capacity instead of having a share of its requests
-/// refused.
+/// With ``adaptive`` the limit moves: it is halved (``Adaptive/backoffRatio``) on signs of
+/// overload, at most once per round trip: a `429`, a `503` with `Retry-After` (a server shedding
+/// load), an attempt that times out, or latency well above the fastest recently seen (for half of
+/// its last eight responses: one slow response, the tail of a healthy origin, is not overload;
+/// latency counts from when the request was written on its connection, not from when it began to
+/// wait for one). A fast failure (a `500`, a `503` without `Retry-After`, a refused connection)
+/// says nothing of the load and leaves the limit alone: that is the circuit breaker's business.
+/// The limit grows by one for every ``limit`` requests that succeed while it is in use (the way
+/// TCP finds a link's capacity): one place per round trip while callers wait for places, so that
+/// after an outage that timed out it is back from its minimum to 20 within 20 round trips of
+/// healthy traffic. A service that calls an upstream which sheds load with `429` learns the
+/// upstream's capacity instead of having a share of its requests refused.
 public struct ConcurrencyLimit: Sendable {
     /// How an adaptive limit moves: see ``ConcurrencyLimit``.
     public struct Adaptive: Sendable {

@@ -125,13 +125,18 @@ struct LimiterState<Waiter: AnyObject & Sendable>: Sendable {
     /// nothing of the origin, a cancel), and moves an adaptive limit. The waiters given the freed
     /// places, oldest first, with their grants.
     ///
-    /// - Parameter latency: How long the origin took to answer: from when the request was
-    ///   written on its connection to its end (what an adaptive limit compares); `nil` when that
-    ///   is not known, for the time since the place was given.
-    mutating func release(_ grant: Grant, outcome: CircuitBreaker.Outcome?, latency: TimeInterval? = nil, now: TimeInterval) -> Granted {
+    /// - Parameters:
+    ///   - asksToWait: Whether the response said when to come back (`Retry-After`): a `503` that
+    ///     does is the server shedding load; one that does not is a failure, the breaker's.
+    ///   - latency: How long the origin took to answer: from when the request was written on its
+    ///     connection to its end (what an adaptive limit compares); `nil` when that is not known,
+    ///     for the time since the place was given.
+    mutating func release(
+        _ grant: Grant, outcome: CircuitBreaker.Outcome?, asksToWait: Bool = false, latency: TimeInterval? = nil, now: TimeInterval
+    ) -> Granted {
         inFlight = max(0, inFlight - 1)
         if let adaptive = settings.adaptive, let outcome {
-            adapt(adaptive, grant: grant, outcome: outcome, latency: latency ?? now - grant.at, now: now)
+            adapt(adaptive, grant: grant, outcome: outcome, asksToWait: asksToWait, latency: latency ?? now - grant.at, now: now)
         }
         var granted = Granted()
         while waiting > 0, inFlight < places {
@@ -144,14 +149,20 @@ struct LimiterState<Waiter: AnyObject & Sendable>: Sendable {
         return granted
     }
 
-    /// AIMD: overload (a `429` or `503`, a timeout, a `latency` well above the fastest)
-    /// multiplies the limit by the backoff ratio, once per round trip; a success while the limit
-    /// was in use adds one place per limit's worth of successes.
-    private mutating func adapt(_ adaptive: ConcurrencyLimit.Adaptive, grant: Grant, outcome: CircuitBreaker.Outcome, latency: TimeInterval, now: TimeInterval)
-    {
+    /// AIMD: overload (a `429`, a `503` that says when to come back, a timeout, a `latency` well
+    /// above the fastest) multiplies the limit by the backoff ratio, once per round trip; a
+    /// success while the limit was in use adds one place per limit's worth of successes: one
+    /// place per round trip while callers wait for places. A fast failure (a `503` that says
+    /// nothing more, a `500`, a refused connection) says nothing of the load: it is the
+    /// breaker's, and an upstream that is down does not leave the limit at its minimum.
+    private mutating func adapt(
+        _ adaptive: ConcurrencyLimit.Adaptive, grant: Grant, outcome: CircuitBreaker.Outcome, asksToWait: Bool, latency: TimeInterval, now: TimeInterval
+    ) {
         let overloaded: Bool
         switch outcome {
-        case .status(429), .status(503), .timedOut:
+        case .status(429), .timedOut:
+            overloaded = true
+        case .status(503) where asksToWait:
             overloaded = true
         case .status(let code) where code < 500:
             if now - fastest.since > adaptive.latencyWindow {

@@ -154,6 +154,8 @@ final class OriginPolicies: Sendable {
         /// The place to return, with how the request ended and how long the origin took.
         var grant: LimiterState<LimitWaiter>.Grant?
         var placeOutcome: CircuitBreaker.Outcome?
+        /// Whether that outcome's response said when to come back (`Retry-After`).
+        var placeAsksToWait = false
         var placeLatency: TimeInterval?
         /// A hedged request's latency, to keep for the percentile.
         var latency: TimeInterval?
@@ -174,7 +176,8 @@ final class OriginPolicies: Sendable {
                 state.latencies?.add(latency)
             }
             if let grant = end.grant {
-                ended.granted = state.limiter?.release(grant, outcome: end.placeOutcome, latency: end.placeLatency, now: now) ?? .none
+                ended.granted = state.limiter?.release(
+                        grant, outcome: end.placeOutcome, asksToWait: end.placeAsksToWait, latency: end.placeLatency, now: now) ?? .none
                 ended.limit = state.limiter?.places
             }
             return ended

@@ -48,6 +48,12 @@ final class DeferredHTTPURLResponse: ReceivedResponseHead {
         head.map { head in head.headers.map { HTTPHeader(name: $0.name, value: $0.value) } }
     }
 
+    /// The value of the field `name` (any case) as received, the first of several; `nil` without
+    /// one, or for a response made by `make`.
+    func field(_ name: String) -> String? {
+        head?.headers.first(name: name)
+    }
+
     /// The Foundation response, built on first access.
     var value: HTTPURLResponse? {
         state.withLock { state in

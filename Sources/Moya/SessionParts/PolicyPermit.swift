@@ -21,8 +21,10 @@ struct PolicyPermit: Sendable {
     /// How the attempt in flight ended, for its breaker; `nil` until it ends, and for an end
     /// that says nothing of the origin (a cancel, an attempt sent again the same way).
     private(set) var attemptOutcome: CircuitBreaker.Outcome?
-    /// The request's last outcome: the place is returned with it.
+    /// The request's last outcome, and its response when it had one: the place is returned
+    /// with them.
     private(set) var lastOutcome: CircuitBreaker.Outcome?
+    private(set) var lastResponse: DeferredHTTPURLResponse?
     /// When the last attempt's request was written on its connection (`DispatchTime`'s uptime,
     /// in nanoseconds), while a place is held: the origin's latency, which an adaptive limit
     /// reads, counts from then. Time in the connection pool's queue is the client's own.
@@ -47,10 +49,20 @@ struct PolicyPermit: Sendable {
     /// Whether the request holds a place under a concurrency limit.
     var holdsPlace: Bool { place != nil }
 
-    /// The attempt in flight ended with `outcome` (`nil`: it says nothing of the origin).
-    mutating func attemptEnded(_ outcome: CircuitBreaker.Outcome?) {
+    /// The attempt in flight ended with `outcome` (`nil`: it says nothing of the origin), and
+    /// `response` when it had one.
+    mutating func attemptEnded(_ outcome: CircuitBreaker.Outcome?, response: DeferredHTTPURLResponse? = nil) {
         attemptOutcome = outcome
-        if outcome != nil { lastOutcome = outcome }
+        if outcome != nil {
+            lastOutcome = outcome
+            lastResponse = response
+        }
+    }
+
+    /// Whether the request's last response shed load and said when to come back: a `503` with
+    /// `Retry-After` (which an adaptive limit reads as overload, not as a failure).
+    var lastAsksToWait: Bool {
+        lastOutcome == .status(503) && lastResponse?.field("Retry-After") != nil
     }
 
     /// Takes the breaker's verdict and the attempt's outcome out, to be recorded.

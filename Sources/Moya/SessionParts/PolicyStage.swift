@@ -247,6 +247,7 @@ final class PolicyStage: Sendable {
             add(place.origin) {
                 $0.grant = place.grant
                 $0.placeOutcome = permit.lastOutcome
+                $0.placeAsksToWait = permit.lastAsksToWait
                 $0.placeLatency = permit.placeLatency(endedAt: endedAt)
             }
         }
@@ -261,13 +262,17 @@ final class PolicyStage: Sendable {
         for other in others { apply(other.end, at: other.origin) }
     }
 
-    /// Returns the place of `permit` now, with `outcome` (or the request's last): a streamed
-    /// response's head was handed over, and a long stream does not hold a place.
-    func releasePlace(of permit: inout PolicyPermit, outcome: CircuitBreaker.Outcome?) {
+    /// Returns the place of `permit` now, with `outcome` and its `response` (or the request's
+    /// last): a streamed response's head was handed over, and a long stream does not hold a
+    /// place.
+    func releasePlace(of permit: inout PolicyPermit, outcome: CircuitBreaker.Outcome?, response: DeferredHTTPURLResponse?) {
+        guard permit.place != nil else { return }
+        if let outcome { permit.attemptEnded(outcome, response: response) }
         guard let place = permit.place else { return }
         permit.place = nil
         let end = OriginPolicies.End(
-            grant: place.grant, placeOutcome: outcome ?? permit.lastOutcome, placeLatency: permit.placeLatency(endedAt: DispatchTime.now().uptimeNanoseconds))
+            grant: place.grant, placeOutcome: permit.lastOutcome, placeAsksToWait: permit.lastAsksToWait,
+            placeLatency: permit.placeLatency(endedAt: DispatchTime.now().uptimeNanoseconds))
         reportRelease(at: place.origin.origin, place.origin.end(end, now: clock.now(), date: clock.date))
     }
 

@@ -262,7 +262,7 @@ final class WebSocketExchange: TransportAttempt {
             defer { state.permit = PolicyPermit() }
             return state.permit
         }
-        permit.attemptEnded(outcome)
+        permit.attemptEnded(outcome, response: try? result.get().response)
         parts.policies.end(permit, hedgeLatency: nil, client: self)
         if let span { TracePropagation.endSpan(span, with: result) }
         if admitted { parts.admission.ended() }

@@ -196,7 +196,7 @@ struct ServicePoliciesTests {
         await server.shutdown()
     }
 
-    @Test("An adaptive limit: halved once per round trip on 429, 503 or a timeout, grows while in use, lowered by a latency that rose, not by a tail")
+    @Test("An adaptive limit: halved once per round trip on 429, 503 with Retry-After or a timeout, grows while in use, lowered by a latency that rose, not by a tail")
     func adaptiveLimit() throws {
         final class Waiter: Sendable {}
         let adaptive = try ConcurrencyLimit.Adaptive(minimum: 2, maximum: 12, backoffRatio: 0.5, latencyTolerance: 2, latencyMargin: 0.010, latencyWindow: 10)
@@ -206,7 +206,7 @@ struct ServicePoliciesTests {
         // Two 429s of requests sent before the decrease: one decrease.
         _ = state.release(grants[0], outcome: .status(429), now: 100.05)
         #expect(state.places == 5)
-        _ = state.release(grants[1], outcome: .status(503), now: 100.06)
+        _ = state.release(grants[1], outcome: .status(503), asksToWait: true, now: 100.06)
         #expect(state.places == 5, "the second overload of the same round trip")
         // A request sent after the decrease times out: halved again, down to the minimum.
         let late = state.take(now: 100.1)
@@ -219,6 +219,7 @@ struct ServicePoliciesTests {
         #expect(state.places == 2)
         // Successes while the limit is in use add one place per limit's worth of them.
         for grant in grants[8..<10] { _ = state.release(grant, outcome: nil, now: 100.31) }
+        #expect(state.limit == 2.5)
         var limitBefore = state.limit
         for _ in 0..<4 {
             let a = state.take(now: 101)!
@@ -248,11 +249,43 @@ struct ServicePoliciesTests {
             _ = state.release(slow, outcome: .status(200), now: 102.5)
             #expect(state.limit == (index < 2 ? limitBefore : max(2, limitBefore * 0.5)), "slow response \(index + 2) of the last eight")
         }
-        // A 404 says nothing of the load as overload; a connection failure nothing at all.
-        let failed = state.take(now: 103)!
+        // A 404 says nothing of the load as overload; a connection failure, a 500 and a 503
+        // that does not say when to come back nothing at all: fast failures are the breaker's.
         limitBefore = state.limit
-        _ = state.release(failed, outcome: .connectionFailed, now: 103.001)
+        for outcome: CircuitBreaker.Outcome in [.connectionFailed, .status(500), .status(503)] {
+            let failed = state.take(now: 103)!
+            _ = state.release(failed, outcome: outcome, now: 103.001)
+        }
         #expect(state.limit == limitBefore)
+    }
+
+    @Test("An adaptive limit after an outage: down to its minimum in a run of timeouts, back to where it was one place per round trip of healthy traffic")
+    func adaptiveLimitRecovers() throws {
+        final class Waiter: Sendable {}
+        let adaptive = try ConcurrencyLimit.Adaptive(minimum: 1, maximum: 100)
+        var state = LimiterState<Waiter>(configuration: try ConcurrencyLimit(limit: 20, queueLength: 0, adaptive: adaptive))
+        // The outage: each round trip's request times out, and each round trip halves the limit.
+        var now = 100.0
+        while state.limit > 1 {
+            let grant = state.take(now: now)!
+            now += 1
+            _ = state.release(grant, outcome: .timedOut, now: now)
+        }
+        // Healthy again, with more callers than places: as each request ends, the next caller
+        // takes its place, so every request is sent while the limit is in use. A round trip is
+        // as many successes as the limit.
+        var inFlight: [LimiterState<Waiter>.Grant] = []
+        var successes = 0
+        var roundTrips = 0.0
+        while state.limit < 20, successes < 1000 {
+            while let grant = state.take(now: now) { inFlight.append(grant) }
+            now += 0.001
+            roundTrips += 1 / Double(state.places)
+            _ = state.release(inFlight.removeFirst(), outcome: .status(200), latency: 0.005, now: now)
+            successes += 1
+        }
+        #expect(state.limit >= 20, "back at 20 after \(successes) successes")
+        #expect(roundTrips < 20.5, "one place per round trip: \(roundTrips) round trips, \(successes) successes")
     }
 
     @Test("An adaptive limit learns an upstream that answers 429 beyond its capacity")
@@ -295,6 +328,58 @@ struct ServicePoliciesTests {
         // depends on how many of the client's requests are at the server at once).
         let limit = try #require(session.parts.policies.concurrencyLimit(of: server.baseURL))
         #expect(limit < 12, "the limit came down: \(limit)")
+        try await session.shutdown()
+        await server.shutdown()
+    }
+
+    @Test("An adaptive limit through the provider: fast 503s leave it alone, a 503 with Retry-After lowers it, and healthy traffic brings it back to its start")
+    func adaptiveLimitAfterAnOutage() async throws {
+        let server = try await MockServer.start()
+        /// 0: down, fast 503s; 1: shedding load, 503 with `Retry-After`; 2: healthy.
+        let phase = Protected(0)
+        server.route("/outage") { _ in
+            switch phase.withLock({ $0 }) {
+            case 0: return .status(503)
+            case 1: return .status(503, headers: [("Retry-After", "1")])
+            default:
+                try await _Concurrency.Task.sleep(nanoseconds: 2_000_000)  // the upstream's work
+                return .status(200)
+            }
+        }
+        // Latency is not what this test is about: a tolerance no response reaches on a slow
+        // machine. Callers wait as long as they must.
+        let adaptive = try ConcurrencyLimit.Adaptive(minimum: 1, maximum: 20, latencyTolerance: 1000, latencyMargin: 3600)
+        let options = try ResilienceOptions(concurrencyLimit: ConcurrencyLimit(limit: 20, queueLength: 1000, maximumWait: 600, adaptive: adaptive))
+        let session = Self.session(options)
+        let provider = MoyaProvider<Remote>(session: session)
+        let target = Remote(server.baseURL, "/outage")
+        /// `callers` callers send `each` requests one after another: their statuses.
+        func load(callers: Int, each: Int) async throws -> [Int] {
+            try await withThrowingTaskGroup(of: [Int].self) { group in
+                for _ in 0..<callers {
+                    group.addTask {
+                        var statuses: [Int] = []
+                        for _ in 0..<each { statuses.append(try await provider.request(target).statusCode) }
+                        return statuses
+                    }
+                }
+                return try await group.reduce(into: []) { $0 += $1 }
+            }
+        }
+        // Down: 200 fast failures are the breaker's business, not a sign of load.
+        #expect(try await load(callers: 20, each: 10).allSatisfy { $0 == 503 })
+        #expect(session.parts.policies.concurrencyLimit(of: server.baseURL) == 20, "fast 503s left the limit alone")
+        // Shedding load: the server says when to come back, which is overload.
+        phase.withLock { $0 = 1 }
+        #expect(try await load(callers: 20, each: 10).allSatisfy { $0 == 503 })
+        let lowered = try #require(session.parts.policies.concurrencyLimit(of: server.baseURL))
+        #expect(lowered < 10, "halved once per round trip: \(lowered)")
+        // Healthy, with 40 callers: one place more per round trip, back at 20 within about 20
+        // round trips (about 200 successes); every request is answered.
+        phase.withLock { $0 = 2 }
+        let statuses = try await load(callers: 40, each: 10)
+        #expect(statuses.count == 400 && statuses.allSatisfy { $0 == 200 })
+        #expect(session.parts.policies.concurrencyLimit(of: server.baseURL) == 20, "back at its start after 400 successes")
         try await session.shutdown()
         await server.shutdown()
     }
