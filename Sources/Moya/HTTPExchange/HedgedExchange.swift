@@ -182,23 +182,38 @@ final class HedgedExchange: TransportAttempt {
         if stale { policies.timer.cancel(handle) }
     }
 
-    /// Sends the next copy when no copy has answered, the request is still wanted, and the
-    /// origin's retry budget allows it.
+    /// Sends the next copy when no copy has answered, the request is still wanted, a place under
+    /// the origin's concurrency limit is free now (``PolicyStage/admitHedge(to:)``: a hedge never
+    /// waits for one), and the origin's retry budget allows it. With no free place, the next
+    /// delay tries again. The copy's exchange says it was sent when its request is written
+    /// (``TransportRequest/hedgeOf``).
     private func hedge() {
         guard let origin else { return }
         let due = state.withLock { state in
             state.winner == nil && !state.cancelled && state.ended < state.sent && state.sent <= policy.maximumHedges
         }
-        guard due, owner.transportIsWanted, policies.withdrawRetry(to: request.urlRequest.url, hedge: true) == nil else { return }
+        guard due, owner.transportIsWanted else { return }
+        guard let permit = policies.admitHedge(to: request.urlRequest.url) else {
+            armHedge()
+            return
+        }
+        guard policies.withdrawRetry(to: request.urlRequest.url, hedge: true) == nil else {
+            policies.end(permit, hedgeLatency: nil, client: nil)
+            return
+        }
         let index: Int? = state.withLock { state in
             guard state.winner == nil, !state.cancelled else { return nil }
             state.sent += 1
             return state.sent - 1
         }
-        guard let index else { return }
-        policies.countHedge(to: origin, won: false)
-        owner.transportObserved(.hedgeSent(origin: origin.key, after: Double(DispatchTime.now().uptimeNanoseconds - startedAt) / 1e9))
-        sender.sendCopy(request, progress: nil, owner: Copy(exchange: self, index: index))
+        guard let index else {
+            policies.end(permit, hedgeLatency: nil, client: nil)
+            return
+        }
+        var copy = request
+        copy.admitted = permit
+        copy.hedgeOf = startedAt
+        sender.sendCopy(copy, progress: nil, owner: Copy(exchange: self, index: index))
         armHedge()
     }
 

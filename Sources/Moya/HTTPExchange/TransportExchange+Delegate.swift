@@ -15,6 +15,7 @@ extension TransportExchange {
         // The origin's latency counts from here (a duplex request's body may never end), then
         // from the request's end.
         if permit.holdsPlace { permit.requestWrittenAt = DispatchTime.now().uptimeNanoseconds }
+        if let hedgeOf = request.hedgeOf, !hedgeAnnounced { announceHedge(startedAt: hedgeOf) }
         if isHedgeArmed, !hedgeScheduled {
             watchHedge(on: task.eventLoop)
         }

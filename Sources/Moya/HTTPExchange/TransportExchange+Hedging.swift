@@ -35,6 +35,16 @@ extension TransportExchange {
         idleClock(on: loop).watch(self)
     }
 
+    /// This exchange is a hedge's copy, and its request was written: the hedge was sent (the
+    /// metric, and the event for the request's plugins), once. Called on the attempt's loop.
+    func announceHedge(startedAt: UInt64) {
+        hedgeAnnounced = true
+        guard let origin = ResilienceOrigin(request.urlRequest.url) else { return }
+        parts.policies.countHedge(to: origin, won: false)
+        let now = DispatchTime.now().uptimeNanoseconds
+        owner.transportObserved(.hedgeSent(origin: origin.key, after: Double(now - min(now, startedAt)) / 1e9))
+    }
+
     /// The hedge's delay is over: unless the copy ended, the race of copies takes it over.
     func hedgeDue() {
         guard let hedgeWatch, let policy = request.hedging, isHedgeArmed else { return }

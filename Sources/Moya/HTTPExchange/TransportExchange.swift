@@ -112,6 +112,9 @@ final class TransportExchange: HTTPClientResponseDelegate, @unchecked Sendable {
     /// Touched on the attempt's event loop.
     var hedgeDueAt: NIODeadline?
     var hedgeScheduled = false
+    /// On a hedge's copy: whether it said it was sent (``announceHedge(startedAt:)``). Touched
+    /// on the attempt's event loop.
+    var hedgeAnnounced = false
 
     /// - Parameters:
     ///   - parts:    What the exchange needs of its session.
@@ -148,6 +151,8 @@ final class TransportExchange: HTTPClientResponseDelegate, @unchecked Sendable {
         } else {
             hedgeWatch = nil
         }
+        // A hedge's copy comes with its place, which is its own from now on, whatever happens.
+        if let admitted = request.admitted { permit = admitted }
         // Replaced by each attempt's own before it is sent.
         self.current = AttemptState(
             request: request.urlRequest, collector: ResponseCollector(limit: nil), destination: .memory(uploadLength: nil), reportedURL: nil,

@@ -8,6 +8,10 @@ import Foundation
 /// ``maximumHedges``; the first complete response wins, and the others are cancelled (their
 /// connections closed). A copy that fails to connect does not win while another may still
 /// answer. Each hedge draws on the origin's ``RetryBudget``: when it is spent, no hedge goes out.
+/// Under a ``ConcurrencyLimit``, a hedge goes out only when a place is free at that moment (and
+/// nobody waits for one): it never waits, so under load nothing is hedged, and hedges never take
+/// an upstream past the limit. A cancelled copy's place is free again only once its connection
+/// is closed.
 ///
 /// Only requests that can be sent twice are hedged: idempotent methods (`GET`, `HEAD`,
 /// `OPTIONS`, `PUT`, `DELETE`, `TRACE`), or any method whose target says it is idempotent

@@ -121,6 +121,27 @@ final class OriginPolicies: Sendable {
         }
     }
 
+    /// A place for a hedge, only when the breaker is closed and a place is free now with
+    /// nobody waiting for one: a hedge never waits, never jumps the queue, and never probes a
+    /// half-open breaker. `nil` when it may not go now; ``HedgePlace/unlimited`` without a
+    /// limit.
+    func admitHedge(under limit: ConcurrencyLimit?, now: TimeInterval) -> HedgePlace? {
+        state.withLock { state in
+            if let phase = state.breaker?.phase, phase != .closed { return nil }
+            guard let limit else { return .unlimited }
+            if state.limiter == nil { state.limiter = LimiterState(configuration: limit) }
+            return state.limiter?.take(now: now).map { .granted($0) }
+        }
+    }
+
+    /// What ``admitHedge(under:now:)`` gives a hedge that may go.
+    enum HedgePlace {
+        /// The session has no concurrency limit.
+        case unlimited
+        /// A place, free now.
+        case granted(LimiterState<LimitWaiter>.Grant)
+    }
+
     /// Whether the latency of the request admitted now is kept: every one until the window gives
     /// a percentile, then one in ``LatencyWindow/sampleEvery`` (a sample of the same responses
     /// gives the same percentile).

@@ -119,6 +119,27 @@ final class PolicyStage: Sendable {
         }
     }
 
+    /// A place for a hedge of a request to `url`, when one may go now (``HedgedExchange``): the
+    /// origin's breaker is closed and, under a concurrency limit, a place is free with nobody
+    /// waiting for one. A hedge never waits for a place: under load, nothing is hedged. The
+    /// permit goes with the copy (``TransportRequest/admitted``), whose exchange asks the breaker
+    /// before it is sent and gives the place back when it ends; `nil` when no hedge may go now.
+    func admitHedge(to url: URL?) -> PolicyPermit? {
+        var permit = PolicyPermit()
+        permit.admittedBefore = true
+        guard options.circuitBreaker != nil || options.concurrencyLimit != nil else { return permit }
+        guard let origin = origins.policies(for: url) else { return permit }
+        switch origin.admitHedge(under: options.concurrencyLimit, now: clock.now()) {
+        case nil:
+            return nil
+        case .unlimited:
+            return permit
+        case .granted(let grant):
+            permit.place = PolicyPermit.Place(origin: origin, grant: grant)
+            return permit
+        }
+    }
+
     /// Records the outcome of the attempt `permit`'s breaker verdict was for, once.
     private func record(_ permit: inout PolicyPermit, client: any PolicyClient) {
         guard let (origin, probe, outcome) = permit.takeBreaker() else { return }
@@ -215,7 +236,7 @@ final class PolicyStage: Sendable {
     /// its place is returned with the request's last outcome (an adaptive limit moves, and the
     /// next waiters are given places), and a hedged request's `hedgeLatency` is kept for the
     /// percentile. The breaker's opening or closing is told to `client`.
-    func end(_ permit: PolicyPermit, hedgeLatency: TimeInterval?, client: any PolicyClient) {
+    func end(_ permit: PolicyPermit, hedgeLatency: TimeInterval?, client: (any PolicyClient)?) {
         var permit = permit
         let breaker = permit.takeBreaker()
         let latencyOrigin = hedgeLatency == nil ? nil : permit.latencyOrigin
@@ -255,7 +276,7 @@ final class PolicyStage: Sendable {
         let now = clock.now()
         func apply(_ end: OriginPolicies.End, at origin: OriginPolicies) {
             let ended = origin.end(end, now: now, date: clock.date)
-            if let event = report(ended.moved, of: origin.origin) { client.policyObserved(event) }
+            if let event = report(ended.moved, of: origin.origin) { client?.policyObserved(event) }
             if end.grant != nil { reportRelease(at: origin.origin, ended) }
         }
         if let first { apply(first.end, at: first.origin) }

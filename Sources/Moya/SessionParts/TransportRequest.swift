@@ -38,6 +38,15 @@ struct TransportRequest: Sendable {
     /// (``HedgingPolicy``): set only for a request that may be sent twice at once, read into
     /// memory, with a body that can be read again; `nil` for none.
     var hedging: HedgingPolicy?
+    /// What a hedge's copy holds already (``PolicyStage/admitHedge(to:)``): its place under its
+    /// origin's concurrency limit, taken when the hedge was due. Its exchange holds it from its
+    /// start, and only asks the breaker before it is sent. `nil` for any other request.
+    var admitted: PolicyPermit?
+    /// On a hedge's copy: when the request's first copy began its hedge delay
+    /// (`DispatchTime`'s uptime, in nanoseconds). The copy's exchange says the hedge was sent
+    /// (the metric, the event) when its request reaches the network, not before: a copy
+    /// cancelled before it is written was never sent.
+    var hedgeOf: UInt64?
     /// The trace context of the caller who made the request (``Session/callerTraceContext(for:)``);
     /// `nil` when there is none or the session propagates nothing.
     var traceContext: TraceContext?

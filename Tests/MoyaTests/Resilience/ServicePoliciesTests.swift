@@ -417,6 +417,87 @@ struct ServicePoliciesTests {
         await server.shutdown()
     }
 
+    @Test("Hedges inside the concurrency limit: one goes out only when a place is free, never waits for one, and the server never holds more than the limit")
+    func hedgesInsideTheLimit() async throws {
+        /// A server whose `/held` and `/third` answer once `gate` opens, counting the requests it
+        /// holds.
+        func countingServer(_ gate: Gate, held: Protected<(now: Int, most: Int)>) async throws -> MockServer {
+            let server = try await MockServer.start()
+            for path in ["/held", "/third"] {
+                server.route(path) { _ in
+                    held.withLock { held in
+                        held.now += 1
+                        held.most = max(held.most, held.now)
+                    }
+                    await gate.wait()
+                    held.withLock { $0.now -= 1 }
+                    return .status(200)
+                }
+            }
+            return server
+        }
+        /// The hedges `recorder` heard of (when their requests ended).
+        func hedgesHeard(_ recorder: ResilienceRecorder) -> Int {
+            recorder.heard.count { if case .hedgeSent = $0 { true } else { false } }
+        }
+        let options = try ResilienceOptions(
+            concurrencyLimit: ConcurrencyLimit(limit: 4, queueLength: 100, maximumWait: 600), hedging: HedgingPolicy(delay: .fixed(0.01), maximumHedges: 2))
+
+        // Four callers fill the limit: their hedges are due every 10 ms, and none goes out, nor
+        // waits for a place.
+        do {
+            let gate = Gate()
+            let held = Protected((now: 0, most: 0))
+            let server = try await countingServer(gate, held: held)
+            let session = Self.session(options)
+            let recorder = ResilienceRecorder()
+            let provider = MoyaProvider<Remote>(session: session, plugins: [recorder])
+            let calls = (0..<4).map { _ in _Concurrency.Task { try await provider.request(Remote(server.baseURL, "/held")).statusCode } }
+            #expect(try await Self.eventually { await gate.arrived == 4 })
+            // Many hedge delays go by (polling, not timing: a slow machine tries fewer).
+            try await _Concurrency.Task.sleep(nanoseconds: 200_000_000)
+            #expect(await gate.arrived == 4, "no hedge went out")
+            #expect(session.parts.policies.waiting(at: server.baseURL) == 0, "no hedge waits for a place")
+            await gate.open()
+            for call in calls { #expect(try await call.value == 200) }
+            // Hedges may go out as places free up once the server answers; none is heard of that
+            // did not reach the server (a copy cancelled before it was written was not sent).
+            #expect(hedgesHeard(recorder) <= server.requests.count - 4)
+            #expect(held.withLock { $0.most } == 4)
+            try await session.shutdown()
+            await server.shutdown()
+        }
+
+        // Two callers leave two places free: each gets one hedge, then the limit is reached and
+        // no second hedge goes; a third caller waits for a place, and the server never holds
+        // more than four.
+        do {
+            let gate = Gate()
+            let held = Protected((now: 0, most: 0))
+            let server = try await countingServer(gate, held: held)
+            let session = Self.session(options)
+            let recorder = ResilienceRecorder()
+            let provider = MoyaProvider<Remote>(session: session, plugins: [recorder])
+            var calls = (0..<2).map { _ in _Concurrency.Task { try await provider.request(Remote(server.baseURL, "/held")).statusCode } }
+            #expect(try await Self.eventually { await gate.arrived == 4 }, "two requests and their hedges")
+            let third = MoyaProvider<Remote>(session: session)
+            calls.append(_Concurrency.Task { try await third.request(Remote(server.baseURL, "/third")).statusCode })
+            #expect(try await Self.eventually { session.parts.policies.waiting(at: server.baseURL) == 1 }, "the third caller waits")
+            try await _Concurrency.Task.sleep(nanoseconds: 200_000_000)
+            #expect(await gate.arrived == 4, "no second hedge: the limit is reached")
+            await gate.open()
+            for call in calls { #expect(try await call.value == 200) }
+            let sentForTwo = server.requests.count { $0.path == "/held" }
+            #expect(sentForTwo >= 4)
+            // The two hedges written while the gate was shut were heard of, and no hedge that did
+            // not reach the server (one may go as places free up at the end).
+            #expect(hedgesHeard(recorder) >= 2 && hedgesHeard(recorder) <= sentForTwo - 2, "\(hedgesHeard(recorder)) heard, \(sentForTwo - 2) sent")
+            #expect(held.withLock { $0.most } <= 4, "the server held \(held.withLock { $0.most }) at once")
+            try await session.shutdown()
+            await server.shutdown()
+        }
+    }
+
     @Test("Hedging after the origin's percentile: once it has answered 20 times, a slow request gets a hedge")
     func hedgingAfterPercentile() async throws {
         let server = try await MockServer.start()
