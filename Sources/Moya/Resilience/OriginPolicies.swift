@@ -197,7 +197,8 @@ final class OriginPolicies: Sendable {
                 state.latencies?.add(latency)
             }
             if let grant = end.grant {
-                ended.granted = state.limiter?.release(
+                ended.granted =
+                    state.limiter?.release(
                         grant, outcome: end.placeOutcome, asksToWait: end.placeAsksToWait, latency: end.placeLatency, now: now) ?? .none
                 ended.limit = state.limiter?.places
             }

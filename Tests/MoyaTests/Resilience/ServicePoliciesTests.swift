@@ -196,7 +196,9 @@ struct ServicePoliciesTests {
         await server.shutdown()
     }
 
-    @Test("An adaptive limit: halved once per round trip on 429, 503 with Retry-After or a timeout, grows while in use, lowered by a latency that rose, not by a tail")
+    @Test(
+        "An adaptive limit: halved once per round trip on 429, 503 with Retry-After or a timeout, grows while in use, lowered by a latency that rose, not by a tail"
+    )
     func adaptiveLimit() throws {
         final class Waiter: Sendable {}
         let adaptive = try ConcurrencyLimit.Adaptive(minimum: 2, maximum: 12, backoffRatio: 0.5, latencyTolerance: 2, latencyMargin: 0.010, latencyWindow: 10)
