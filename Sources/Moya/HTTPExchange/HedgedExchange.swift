@@ -183,12 +183,12 @@ final class HedgedExchange: TransportAttempt {
     }
 
     /// Sends the next copy when no copy has answered, the request is still wanted, a place under
-    /// the origin's concurrency limit is free now (``PolicyStage/admitHedge(to:)``: a hedge never
-    /// waits for one), and the origin's retry budget allows it. With no free place, the next
-    /// delay tries again. The copy's exchange says it was sent when its request is written
+    /// the origin's concurrency limit is free now and its rate limit has a request left
+    /// (``PolicyStage/admitHedge(to:)``: a hedge never waits for either), and the origin's retry
+    /// budget allows it. When it may not go, the next delay tries again. The copy's exchange says it was sent when its request is written
     /// (``TransportRequest/hedgeOf``).
     private func hedge() {
-        guard let origin else { return }
+        guard origin != nil else { return }
         let due = state.withLock { state in
             state.winner == nil && !state.cancelled && state.ended < state.sent && state.sent <= policy.maximumHedges
         }

@@ -152,7 +152,7 @@ final class TransportExchange: HTTPClientResponseDelegate, @unchecked Sendable {
             hedgeWatch = nil
         }
         // A hedge's copy comes with its place, which is its own from now on, whatever happens.
-        if let admitted = request.admitted { permit = admitted }
+        permit = PolicyPermit(for: request)
         // Replaced by each attempt's own before it is sent.
         self.current = AttemptState(
             request: request.urlRequest, collector: ResponseCollector(limit: nil), destination: .memory(uploadLength: nil), reportedURL: nil,

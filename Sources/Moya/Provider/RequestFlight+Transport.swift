@@ -46,6 +46,8 @@ extension RequestFlight: TransportOwner {
             observe(.circuitOpen(error))
         } else if case .failure(let error as ConcurrencyLimitError) = result {
             observe(.concurrencyLimited(error))
+        } else if case .failure(let error as RateLimitError) = result {
+            observe(.rateLimited(error))
         }
         if case .success(let response) = result, let upgraded = response.upgraded {
             if let connection = upgraded as? WebSocketConnection, let webSocketSink {
@@ -118,6 +120,7 @@ extension RequestFlight: TransportOwner {
         request.refillsBudget = refillsBudget
         if case .memory = mode { request.hedging = hedging }
         if !isFirst, deadline != nil { locked { $0.deadline?.attemptSent() } }
+        if let left = deadlineLeft, let timer = deadline?.timer { request.deadlineAt = timer.now() + left.remaining }
         return request
     }
 

@@ -3,9 +3,10 @@ import Foundation
 extension NetworkLoggerPlugin: ResiliencePluginType {
     /// Logs a `Resilience` entry when a policy acted on a request: a retry its budget refused, a
     /// `Retry-After` too long to wait for, a request an open circuit breaker or a concurrency
-    /// limit failed at once, a breaker this request opened or closed, a deadline that ran out:
-    /// always logged, whatever the log options, since each changes what requests end with. A
-    /// wait in a concurrency limit's queue and a hedge sent are logged with `.verbose` only
+    /// limit or a spent rate limit failed at once, a breaker this request opened or closed, a
+    /// deadline that ran out: always logged, whatever the log options, since each changes what
+    /// requests end with. A wait in a concurrency limit's queue or for a rate limit's reset, and
+    /// a hedge sent, are logged with `.verbose` only
     /// (they change when a request ends, not what it ends with).
     ///
     /// - Parameters:
@@ -26,6 +27,11 @@ extension NetworkLoggerPlugin: ResiliencePluginType {
             text = "this request closed the circuit breaker of \(origin): its probes succeeded"
         case .concurrencyLimited(let error):
             text = error.description
+        case .rateLimited(let error):
+            text = error.description
+        case .rateLimitWaited(let origin, let seconds):
+            guard configuration.logOptions.contains(.verbose) else { return }
+            text = "waited \(seconds) s for the rate limit of \(origin) to reset"
         case .deadlineExceeded(let error):
             text = error.description
         case .queued(let origin, let seconds):

@@ -28,6 +28,8 @@ final class OriginPolicies: Sendable {
         /// Whether the timer has an entry for the end of the oldest waiter's wait: one entry for
         /// the queue, never one for each waiter.
         var waitExpiryArmed = false
+        /// The rate limit: what remains of the quota, until when.
+        var quota: QuotaState?
     }
 
     /// A move of the breaker from one phase to another.
@@ -81,8 +83,9 @@ final class OriginPolicies: Sendable {
     init(origin: ResilienceOrigin, options: ResilienceOptions) {
         self.origin = origin
         state = Protected(
-            State(budget: options.retryBudget.map { SlidingCounts(window: $0.window) }, breaker: options.circuitBreaker.map { BreakerState(configuration: $0) })
-        )
+            State(
+                budget: options.retryBudget.map { SlidingCounts(window: $0.window) }, breaker: options.circuitBreaker.map { BreakerState(configuration: $0) },
+                quota: options.rateLimit.map { QuotaState(configured: $0.quota) }))
     }
 
     // MARK: - An attempt
@@ -260,6 +263,23 @@ final class OriginPolicies: Sendable {
         }
     }
 
+    // MARK: - The rate limit
+
+    /// Takes one request from the quota at `now`; `nil` without a rate limit.
+    func takeQuota(now: TimeInterval) -> QuotaState.Taken? {
+        state.withLock { $0.quota?.take(now: now) }
+    }
+
+    /// Gives back what ``takeQuota(now:)`` took, for a request that was not sent after all.
+    func giveBackQuota() {
+        state.withLock { $0.quota?.giveBack() }
+    }
+
+    /// A response to request `number` stated `quota` at `now`.
+    func learn(_ quota: ServerQuota, from number: Int, now: TimeInterval) {
+        state.withLock { $0.quota?.learn(quota, from: number, now: now) }
+    }
+
     // MARK: - The retry budget
 
     /// A first attempt: it refills the budget.
@@ -319,6 +339,7 @@ final class OriginPolicies: Sendable {
     func isIdle(at now: TimeInterval) -> Bool {
         state.withLock { state in
             (state.budget?.isEmpty(at: now) ?? true) && (state.breaker?.isIdle(at: now) ?? true) && (state.limiter?.isIdle ?? true)
+                && (state.quota?.isIdle(at: now) ?? true)
         }
     }
 

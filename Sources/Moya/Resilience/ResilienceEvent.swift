@@ -24,6 +24,12 @@ public enum ResilienceEvent: Sendable, Equatable {
     /// The request waited `seconds` for a place under its origin's ``ConcurrencyLimit`` before
     /// it was sent (heard only for a wait, never for a place given at once).
     case queued(origin: String, seconds: TimeInterval)
+    /// The request was not sent: its origin's quota (``RateLimitPolicy``) is spent until a reset
+    /// too far away to wait for.
+    case rateLimited(RateLimitError)
+    /// The request waited `seconds` for its origin's quota to reset (``RateLimitPolicy``) before
+    /// it was sent.
+    case rateLimitWaited(origin: String, seconds: TimeInterval)
     /// A hedge (``HedgingPolicy``) went out: the request's attempt had not answered after
     /// `after` seconds.
     case hedgeSent(origin: String, after: TimeInterval)
@@ -43,6 +49,8 @@ extension ResilienceEvent {
         case .concurrencyLimited: "moya.concurrency_limit.rejected"
         case .queued: "moya.concurrency_limit.queued"
         case .hedgeSent: "moya.hedge.sent"
+        case .rateLimited: "moya.rate_limit.rejected"
+        case .rateLimitWaited: "moya.rate_limit.waited"
         case .deadlineExceeded: "moya.deadline.exceeded"
         }
     }
@@ -51,10 +59,11 @@ extension ResilienceEvent {
     var origin: String {
         switch self {
         case .retryRefused(let origin, _, _), .retryAfterTooLong(let origin, _), .circuitOpened(let origin, _), .circuitClosed(let origin),
-            .queued(let origin, _), .hedgeSent(let origin, _):
+            .queued(let origin, _), .hedgeSent(let origin, _), .rateLimitWaited(let origin, _):
             origin
         case .circuitOpen(let error): error.origin
         case .concurrencyLimited(let error): error.origin
+        case .rateLimited(let error): error.origin
         case .deadlineExceeded: ""
         }
     }

@@ -60,6 +60,17 @@ struct ResilienceMetrics: Sendable {
         Gauge(label: "moya.concurrency_limit.limit", dimensions: Self.server(host, port), factory: factory).record(limit)
     }
 
+    /// A request to `host`:`port` was refused by its spent rate limit.
+    func rateLimited(host: String, port: Int) {
+        Counter(label: "moya.rate_limit.rejections", dimensions: Self.server(host, port), factory: factory).increment()
+    }
+
+    /// A request to `host`:`port` waited `seconds` for its rate limit's reset.
+    func rateLimitWaited(host: String, port: Int, seconds: TimeInterval) {
+        Timer(label: "moya.rate_limit.wait", dimensions: Self.server(host, port), factory: factory)
+            .recordNanoseconds(Int64(max(0, seconds) * 1e9))
+    }
+
     /// A hedge went to `host`:`port` (`won` false), or a hedge's answer won (`won` true).
     func hedge(host: String, port: Int, won: Bool) {
         Counter(label: won ? "moya.hedges.won" : "moya.hedges.sent", dimensions: Self.server(host, port), factory: factory).increment()

@@ -14,6 +14,9 @@ import Foundation
 /// - A ``ConcurrencyLimit`` per origin (a bulkhead, fixed or adaptive), off by default: the
 ///   right limit depends on the upstream, and a wrong one fails requests.
 /// - ``HedgingPolicy``, off by default: it sends more requests than the caller made.
+/// - A ``RateLimitPolicy`` per origin, off by default: the quota a server states on its
+///   responses (or one set here) is kept, a request beyond it waits for the reset or fails at
+///   once.
 /// - A ``deadline`` for the whole request, across its attempts and waits, off by default: each
 ///   attempt has its own time limit already (`timeoutInterval`), and a whole request's depends
 ///   on what the caller can wait for.
@@ -37,6 +40,9 @@ public struct ResilienceOptions: Sendable {
     public let maximumRetryAfter: TimeInterval
     /// The concurrency limit of each origin; `nil` (the default) for none.
     public var concurrencyLimit: ConcurrencyLimit?
+    /// The rate limit of each origin (the quota its server states, or one set here); `nil` (the
+    /// default) for none.
+    public var rateLimit: RateLimitPolicy?
     /// Hedging of the requests that can be sent twice; `nil` (the default) for none. A target
     /// sets its own with ``ResilienceCustomizable``.
     public var hedging: HedgingPolicy?
@@ -55,7 +61,7 @@ public struct ResilienceOptions: Sendable {
     ///   ``deadline`` that is not more than 0.
     public init(
         retryBudget: RetryBudget? = .default, circuitBreaker: CircuitBreaker? = nil, maximumRetryAfter: TimeInterval = 3600,
-        concurrencyLimit: ConcurrencyLimit? = nil, hedging: HedgingPolicy? = nil, deadline: TimeInterval? = nil
+        concurrencyLimit: ConcurrencyLimit? = nil, hedging: HedgingPolicy? = nil, deadline: TimeInterval? = nil, rateLimit: RateLimitPolicy? = nil
     ) throws(ResilienceSettingError) {
         try ResilienceSettingError.check(
             "ResilienceOptions.maximumRetryAfter", maximumRetryAfter, in: 0...86_400, requirement: "between 0 seconds and a day")
@@ -69,6 +75,7 @@ public struct ResilienceOptions: Sendable {
         self.concurrencyLimit = concurrencyLimit
         self.hedging = hedging
         self.deadline = deadline
+        self.rateLimit = rateLimit
     }
 
     /// The default: a ``RetryBudget/default`` per origin, `Retry-After` honoured up to an hour,

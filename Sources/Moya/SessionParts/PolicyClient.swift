@@ -19,7 +19,8 @@ protocol PolicyClient: AnyObject, Sendable {
 struct PolicyAnswer: Sendable {
     /// Why an attempt does not go.
     enum Stop: Sendable {
-        /// The policies refused it (``CircuitOpenError``, ``ConcurrencyLimitError``).
+        /// The policies refused it (``CircuitOpenError``, ``ConcurrencyLimitError``,
+        /// ``RateLimitError``).
         case refused(any Error)
         /// The request was cancelled while it waited for a place.
         case cancelled
@@ -39,6 +40,8 @@ extension ResilienceEvent {
             self = .circuitOpen(open)
         } else if let limited = error as? ConcurrencyLimitError {
             self = .concurrencyLimited(limited)
+        } else if let limited = error as? RateLimitError {
+            self = .rateLimited(limited)
         } else {
             return nil
         }

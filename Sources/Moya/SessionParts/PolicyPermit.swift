@@ -25,6 +25,14 @@ struct PolicyPermit: Sendable {
     /// with them.
     private(set) var lastOutcome: CircuitBreaker.Outcome?
     private(set) var lastResponse: DeferredHTTPURLResponse?
+    /// The origin whose quota the attempt in flight took one request from, and its number
+    /// there (``QuotaState``): what its response says of the quota is read with it.
+    var quota: (origin: OriginPolicies, number: Int)?
+    /// The response of the attempt in flight, once it ended with one.
+    private(set) var attemptResponse: DeferredHTTPURLResponse?
+    /// When the request's deadline runs out (``ResilienceOptions/deadline``), on the session
+    /// timer's clock; `nil` without one. A wait for a rate limit's reset must end before.
+    var deadlineAt: TimeInterval?
     /// When the last attempt's request was written on its connection (`DispatchTime`'s uptime,
     /// in nanoseconds), while a place is held: the origin's latency, which an adaptive limit
     /// reads, counts from then. Time in the connection pool's queue is the client's own.
@@ -42,9 +50,19 @@ struct PolicyPermit: Sendable {
     /// Whether an attempt of the request was admitted already: a later one is a follow-up
     /// (``PolicyStage/Entry/followUp``).
     var admittedBefore = false
+    /// Whether the place and the quota were taken ahead, for a hedge's copy
+    /// (``PolicyStage/admitHedge(to:)``): its first attempt asks only the breaker.
+    var admittedAhead = false
 
     /// A permit with nothing held.
     init() {}
+
+    /// The permit of `request` as its exchange starts: a hedge's copy holds its place already
+    /// (``TransportRequest/admitted``); the request's deadline bounds its waits.
+    init(for request: TransportRequest) {
+        self = request.admitted ?? PolicyPermit()
+        deadlineAt = request.deadlineAt
+    }
 
     /// Whether the request holds a place under a concurrency limit.
     var holdsPlace: Bool { place != nil }
@@ -53,6 +71,7 @@ struct PolicyPermit: Sendable {
     /// `response` when it had one.
     mutating func attemptEnded(_ outcome: CircuitBreaker.Outcome?, response: DeferredHTTPURLResponse? = nil) {
         attemptOutcome = outcome
+        attemptResponse = response
         if outcome != nil {
             lastOutcome = outcome
             lastResponse = response
@@ -63,6 +82,15 @@ struct PolicyPermit: Sendable {
     /// `Retry-After` (which an adaptive limit reads as overload, not as a failure).
     var lastAsksToWait: Bool {
         lastOutcome == .status(503) && lastResponse?.field("Retry-After") != nil
+    }
+
+    /// Takes the attempt's quota number and its response out, to be read.
+    mutating func takeQuota() -> (origin: OriginPolicies, number: Int, response: DeferredHTTPURLResponse?)? {
+        defer {
+            quota = nil
+            attemptResponse = nil
+        }
+        return quota.map { ($0.origin, $0.number, attemptResponse) }
     }
 
     /// Takes the breaker's verdict and the attempt's outcome out, to be recorded.

@@ -68,8 +68,25 @@ final class PolicyStage: Sendable {
     /// first with its breaker.
     func admit(_ url: URL?, _ entry: Entry, permit: PolicyPermit, client: any PolicyClient, answer: @escaping @Sendable (PolicyAnswer) -> Void) {
         var permit = permit
-        record(&permit, client: client)
+        // A hedge's copy took its place and its quota when the hedge was due: nothing was sent
+        // before it to record, and only the breaker is asked now.
+        let takesQuota = !permit.admittedAhead
+        if permit.admittedAhead {
+            permit.admittedAhead = false
+        } else {
+            record(&permit, client: client)
+        }
         permit.admittedBefore = true
+        enter(url, entry, takesQuota: takesQuota, permit: permit, client: client, answer: answer)
+    }
+
+    /// The policies' admission of an attempt whose attempt before was recorded: again after a
+    /// wait for a rate limit's reset.
+    private func enter(
+        _ url: URL?, _ entry: Entry, takesQuota: Bool = true, permit: PolicyPermit, client: any PolicyClient,
+        answer: @escaping @Sendable (PolicyAnswer) -> Void
+    ) {
+        var permit = permit
         var request = OriginPolicies.Request()
         var hedging: HedgingPolicy?
         if case .first(let refillsBudget, let policy) = entry {
@@ -88,17 +105,31 @@ final class PolicyStage: Sendable {
             break
         }
         if hedging != nil { permit.hedgeFrom = DispatchTime.now().uptimeNanoseconds }
-        guard options.circuitBreaker != nil || request.refills || request.limit != nil || request.percentile != nil,
+        guard options.circuitBreaker != nil || request.refills || request.limit != nil || request.percentile != nil || options.rateLimit != nil,
             let origin = origins.policies(for: url)
         else {
             answer(PolicyAnswer(permit: permit))
             return
+        }
+        // The rate limit first: a request that waits for its quota's reset holds nothing else.
+        if let rateLimit = options.rateLimit, takesQuota {
+            switch origin.takeQuota(now: clock.now()) {
+            case .go(let number)?:
+                permit.quota = (origin, number)
+            case .spent(let resetAt, let limit)?:
+                waitForQuota(
+                    resetAt: resetAt, limit: limit, under: rateLimit, at: origin, retrying: (url, entry), permit: permit, client: client, answer: answer)
+                return
+            case nil:
+                break
+            }
         }
         let verdict = origin.admit(request, now: clock.now(), date: clock.date)
         if let moved = verdict.moved { reportMove(of: origin.origin, moved) }
         if let percentile = verdict.percentile { permit.hedgeDelay = max(minimumDelay, percentile) }
         if verdict.samplesLatency { permit.latencyOrigin = origin }
         if let (openedAt, retryAt) = verdict.rejected {
+            giveBackQuota(&permit)
             metrics?.rejected(host: origin.origin.host, port: origin.origin.port)
             answer(PolicyAnswer(permit: permit, stop: .refused(CircuitOpenError(origin: origin.origin.key, openedAt: openedAt, retryAt: retryAt))))
             return
@@ -111,6 +142,7 @@ final class PolicyStage: Sendable {
             permit.place = PolicyPermit.Place(origin: origin, grant: grant)
             answer(PolicyAnswer(permit: permit))
         case .refused(let error):
+            giveBackQuota(&permit)
             metrics?.limitRejected(host: origin.origin.host, port: origin.origin.port)
             answer(PolicyAnswer(permit: permit, stop: .refused(error)))
         case .mustWait:
@@ -127,10 +159,19 @@ final class PolicyStage: Sendable {
     func admitHedge(to url: URL?) -> PolicyPermit? {
         var permit = PolicyPermit()
         permit.admittedBefore = true
-        guard options.circuitBreaker != nil || options.concurrencyLimit != nil else { return permit }
+        permit.admittedAhead = true
+        guard options.circuitBreaker != nil || options.concurrencyLimit != nil || options.rateLimit != nil else { return permit }
         guard let origin = origins.policies(for: url) else { return permit }
-        switch origin.admitHedge(under: options.concurrencyLimit, now: clock.now()) {
+        let now = clock.now()
+        // Its quota first (a hedge never waits for a reset either), then its place.
+        switch origin.takeQuota(now: now) {
+        case .go(let number)?: permit.quota = (origin, number)
+        case .spent?: return nil
+        case nil: break
+        }
+        switch origin.admitHedge(under: options.concurrencyLimit, now: now) {
         case nil:
+            giveBackQuota(&permit)
             return nil
         case .unlimited:
             return permit
@@ -140,8 +181,10 @@ final class PolicyStage: Sendable {
         }
     }
 
-    /// Records the outcome of the attempt `permit`'s breaker verdict was for, once.
+    /// Records the outcome of the attempt `permit`'s breaker verdict was for, once, and reads
+    /// the quota its response stated.
     private func record(_ permit: inout PolicyPermit, client: any PolicyClient) {
+        learnQuota(&permit)
         guard let (origin, probe, outcome) = permit.takeBreaker() else { return }
         let ended = origin.end(OriginPolicies.End(probe: probe, failed: failed(outcome)), now: clock.now(), date: clock.date)
         if let event = report(ended.moved, of: origin.origin) { client.policyObserved(event) }
@@ -182,7 +225,7 @@ final class PolicyStage: Sendable {
                 answer(PolicyAnswer(permit: permit, stop: .cancelled))
             }
         }
-        let wait = PermitWait(stage: self, waiter: waiter, origin: origin)
+        let wait = PermitWait(stage: self, wait: .place(waiter, origin: origin))
         guard client.policyQueued(wait) else {
             answer(PolicyAnswer(permit: permit, stop: .cancelled))
             return
@@ -204,8 +247,15 @@ final class PolicyStage: Sendable {
     /// Takes the cancelled request of `wait` out of its queue; when it was still there, it hears
     /// that it was cancelled (once: only one taker finds it there).
     func cancelWait(_ wait: PermitWait) {
-        guard wait.origin.cancelWait(wait.waiter) else { return }
-        wait.waiter.ended(.cancelled)
+        switch wait.wait {
+        case .place(let waiter, let origin):
+            guard origin.cancelWait(waiter) else { return }
+            waiter.ended(.cancelled)
+        case .quota(let waiter):
+            guard waiter.end() else { return }
+            if let entry = waiter.entry { timer.cancel(entry) }
+            waiter.cancelled()
+        }
     }
 
     /// Has the timer refuse the waits at `origin` that are over in `seconds`. The entry holds the
@@ -230,6 +280,56 @@ final class PolicyStage: Sendable {
         }
     }
 
+    // MARK: - The rate limit
+
+    /// The quota of `origin` is spent until `resetAt`: the request waits for the reset, and is
+    /// admitted again then (`retrying`), when the wait is at most the policy's longest and ends
+    /// before its deadline; otherwise it fails at once with ``RateLimitError``.
+    private func waitForQuota(
+        resetAt: TimeInterval, limit: Int?, under policy: RateLimitPolicy, at origin: OriginPolicies, retrying: (url: URL?, entry: Entry),
+        permit: PolicyPermit, client: any PolicyClient, answer: @escaping @Sendable (PolicyAnswer) -> Void
+    ) {
+        let wait = max(0, resetAt - clock.now())
+        let deadlineLeft = permit.deadlineAt.map { $0 - timer.now() }
+        let couldWait = min(policy.maximumWait, deadlineLeft ?? .infinity)
+        guard wait <= couldWait else {
+            metrics?.rateLimited(host: origin.origin.host, port: origin.origin.port)
+            let error = RateLimitError(
+                origin: origin.origin.key, limit: limit, resetsAt: clock.date().addingTimeInterval(wait), wait: wait, couldWait: couldWait)
+            answer(PolicyAnswer(permit: permit, stop: .refused(error)))
+            return
+        }
+        let waiter = QuotaWaiter { answer(PolicyAnswer(permit: permit, stop: .cancelled)) }
+        let permitWait = PermitWait(stage: self, wait: .quota(waiter))
+        guard client.policyQueued(permitWait) else {
+            answer(PolicyAnswer(permit: permit, stop: .cancelled))
+            return
+        }
+        let entry = timer.schedule(after: wait) { [self] in
+            guard waiter.end() else { return }
+            metrics?.rateLimitWaited(host: origin.origin.host, port: origin.origin.port, seconds: wait)
+            client.policyObserved(.rateLimitWaited(origin: origin.origin.key, seconds: wait))
+            enter(retrying.url, retrying.entry, permit: permit, client: client, answer: answer)
+        }
+        waiter.waits(on: entry, of: timer)
+        // A cancel while it was being queued found nothing to end.
+        if !client.policyWantsRequest { cancelWait(permitWait) }
+    }
+
+    /// Gives back the quota `permit`'s attempt took, which did not go after all.
+    private func giveBackQuota(_ permit: inout PolicyPermit) {
+        guard let (origin, _) = permit.quota else { return }
+        permit.quota = nil
+        origin.giveBackQuota()
+    }
+
+    /// Reads the quota the response of `permit`'s attempt stated, when a rate limit is kept.
+    private func learnQuota(_ permit: inout PolicyPermit) {
+        guard let (origin, number, response) = permit.takeQuota(), let response else { return }
+        let quota = ServerQuota.read(status: response.statusCode, field: response.field, nowSince1970: clock.date().timeIntervalSince1970)
+        if let quota { origin.learn(quota, from: number, now: clock.now()) }
+    }
+
     // MARK: - The end
 
     /// The request of `permit` ended: its last attempt's outcome is recorded with its breaker,
@@ -238,6 +338,9 @@ final class PolicyStage: Sendable {
     /// percentile. The breaker's opening or closing is told to `client`.
     func end(_ permit: PolicyPermit, hedgeLatency: TimeInterval?, client: (any PolicyClient)?) {
         var permit = permit
+        // A hedge's copy that was never sent gives back the quota taken for it.
+        if permit.admittedAhead { giveBackQuota(&permit) }
+        learnQuota(&permit)
         let breaker = permit.takeBreaker()
         let latencyOrigin = hedgeLatency == nil ? nil : permit.latencyOrigin
         guard breaker != nil || permit.place != nil || latencyOrigin != nil else { return }

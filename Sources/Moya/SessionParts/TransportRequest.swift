@@ -47,6 +47,9 @@ struct TransportRequest: Sendable {
     /// (the metric, the event) when its request reaches the network, not before: a copy
     /// cancelled before it is written was never sent.
     var hedgeOf: UInt64?
+    /// When the request's deadline runs out (``ResilienceOptions/deadline``), on the session
+    /// timer's clock; `nil` without one. The policies do not wait past it.
+    var deadlineAt: TimeInterval?
     /// The trace context of the caller who made the request (``Session/callerTraceContext(for:)``);
     /// `nil` when there is none or the session propagates nothing.
     var traceContext: TraceContext?

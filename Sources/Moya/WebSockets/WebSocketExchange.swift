@@ -46,7 +46,7 @@ final class WebSocketExchange: TransportAttempt {
         var permit = PolicyPermit()
     }
 
-    private let state = Protected(State())
+    private let state: Protected<State>
 
     init(parts: ExchangeParts, request: TransportRequest, sink: WebSocketSink, owner: any TransportOwner, span: (any Span)?) {
         self.parts = parts
@@ -60,6 +60,7 @@ final class WebSocketExchange: TransportAttempt {
         self.owner = owner
         self.span = span
         self.loop = MultiThreadedEventLoopGroup.singleton.next()
+        self.state = Protected(State(permit: PolicyPermit(for: request)))
     }
 
     func cancel() {
@@ -91,7 +92,7 @@ final class WebSocketExchange: TransportAttempt {
         }
         // The session's policies: the handshake holds a place under its origin's concurrency
         // limit until its answer.
-        parts.policies.admit(urlRequest.url, .first(refillsBudget: request.refillsBudget, hedging: nil), permit: PolicyPermit(), client: self) {
+        parts.policies.admit(urlRequest.url, .first(refillsBudget: request.refillsBudget, hedging: nil), permit: state.current.permit, client: self) {
             [self] answer in
             state.withLock { state in
                 state.permit = answer.permit
