@@ -163,7 +163,7 @@ final class HedgedExchange: TransportAttempt {
         case .fixed(let seconds):
             delay = seconds
         case .percentile:
-            guard let percentile = policies.hedgeDelay(policy, at: latencies) else { return }
+            guard let percentile = policies.hedgeDelay(policy, at: latencies, route: request.route) else { return }
             delay = percentile
         }
         // Strongly: a weak reference would give every hedged request's exchange a side table,
@@ -266,7 +266,7 @@ final class HedgedExchange: TransportAttempt {
         if isResponse, let origin {
             // Latencies are kept for the percentile delays that read them.
             if recordsLatency, let latencies {
-                policies.recordLatency(Double(DispatchTime.now().uptimeNanoseconds - startedAt) / 1e9, at: latencies)
+                policies.recordLatency(Double(DispatchTime.now().uptimeNanoseconds - startedAt) / 1e9, at: latencies, route: self.request.route)
             }
             if index > 0 { policies.countHedge(to: origin, won: true) }
         }

@@ -10,6 +10,22 @@ extension TargetType {
         return (self as? any NamedTarget)?.operationName
     }
 
+    /// The route this target's requests take, for what the resilience policies learn per route
+    /// of an origin (a hedge's percentile, an adaptive limit's latency baseline): a
+    /// ``NamedTarget``'s operation, an enum's type and case (`UserAPI.profile`), or another
+    /// target's type and path with each segment that holds a digit as `{}` (`Remote /users/{}`),
+    /// so that one route is not a route per user.
+    var routeName: String {
+        if let multiTarget = self as? MultiTarget { return multiTarget.target.routeName }
+        if let operation = namedOperation { return operation }
+        let name = caseName(includingPath: false)
+        guard Mirror(reflecting: self).displayStyle != .enum else { return "\(type(of: self)).\(name)" }
+        let template = path.split(separator: "/", omittingEmptySubsequences: false).map { segment in
+            segment.contains(where: \.isNumber) ? "{}" : String(segment)
+        }
+        return "\(type(of: self)) \(template.joined(separator: "/"))"
+    }
+
     /// This target's name without its details: a ``NamedTarget``'s operation; for an enum, the
     /// case (`login` for `.login(username: "ann", password: "…")`, read from the case's
     /// reflection rather than from a description that could show the values); for any other

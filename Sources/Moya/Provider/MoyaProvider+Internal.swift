@@ -89,6 +89,14 @@ extension MoyaProvider {
     ) -> RequestFlight {
         // The target's own resilience settings (``ResilienceCustomizable``), cast once.
         let custom = (target as? any ResilienceCustomizable)?.resilience
+        let hedging = hedging(custom, method: plan.endpoint.method, readsIntoMemory: streamSink == nil && webSocketSink == nil)
+        // What the policies learn per route: named only when they do (a reflection of the target).
+        let learnsPerRoute: Bool
+        if case .percentile = hedging?.delay {
+            learnsPerRoute = true
+        } else {
+            learnsPerRoute = session.parts.policies.options.concurrencyLimit?.adaptive != nil
+        }
         return RequestFlight(
             endpoint: plan.endpoint,
             identity: identity,
@@ -115,7 +123,8 @@ extension MoyaProvider {
             traceContext: session.callerTraceContext(for: target),
             resume: resume,
             firstCaller: firstCaller,
-            hedging: hedging(custom, method: plan.endpoint.method, readsIntoMemory: streamSink == nil && webSocketSink == nil),
+            hedging: hedging,
+            route: learnsPerRoute ? target.routeName : "",
             deadline: (custom?.deadline ?? session.parts.policies.options.deadline).map { ($0, session.parts.policies.timer) }
         )
     }

@@ -119,6 +119,7 @@ extension RequestFlight: TransportOwner {
         var request = TransportRequest(urlRequest: urlRequest, credential: credential, body: body, mode: mode, traceContext: traceContext)
         request.refillsBudget = refillsBudget
         if case .memory = mode { request.hedging = hedging }
+        request.route = route
         if !isFirst, deadline != nil { locked { $0.deadline?.attemptSent() } }
         if let left = deadlineLeft, let timer = deadline?.timer { request.deadlineAt = timer.now() + left.remaining }
         return request

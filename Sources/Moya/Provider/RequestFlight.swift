@@ -89,6 +89,9 @@ final class RequestFlight: @unchecked Sendable {
     /// target's or the session's policy, for a request that may be sent twice at once and is
     /// read into memory; `nil` for none.
     let hedging: HedgingPolicy?
+    /// The target's route (``TargetType/routeName``), when the session's policies learn per
+    /// route (a percentile hedge, an adaptive limit); empty otherwise.
+    let route: String
     /// The request's deadline in seconds, the target's or the session's, and the session's timer
     /// it is counted on; `nil` for none. Armed when the request is sent (``armDeadline()``); its
     /// state is the machine's (``RequestStateMachine/deadline``).
@@ -122,6 +125,7 @@ final class RequestFlight: @unchecked Sendable {
     ///   - traceContext:           The trace context of the caller who made the request.
     ///   - resume:                 Where a resumed download goes on from.
     ///   - hedging:                The request's hedging policy, if it may be hedged.
+    ///   - route:                  The target's route, when the policies learn per route.
     ///   - deadline:               The request's deadline, in seconds, if it has one, and the
     ///                             session's timer that counts it.
     ///   - firstCaller:            The first caller, when it is known as the flight is made
@@ -147,10 +151,12 @@ final class RequestFlight: @unchecked Sendable {
         resume: ResumePoint? = nil,
         firstCaller: RequestSubscriber? = nil,
         hedging: HedgingPolicy? = nil,
+        route: String = "",
         deadline: (seconds: TimeInterval, timer: ResilienceTimer)? = nil
     ) {
         self.traceContext = traceContext
         self.hedging = hedging
+        self.route = route
         self.deadline = deadline
         let queue = isSerialDeliveryNeeded ? DispatchQueue(label: "org.moya.delivery", target: callbackQueue ?? .main) : (callbackQueue ?? .main)
         self.endpoint = endpoint

@@ -24,14 +24,22 @@ struct LimiterState<Waiter: AnyObject & Sendable>: Sendable {
     /// When the adaptive limit last decreased: outcomes of requests given a place before then
     /// do not decrease it again.
     private var lastDecrease = -Double.infinity
-    /// The fastest latency of the current and of the previous window, and when the current
-    /// began.
-    private var fastest = (current: Double.infinity, previous: Double.infinity, since: -Double.infinity)
-    /// Which of the last eight responses were slow (well above the fastest), the last in the
-    /// lowest bit: a latency counts as overload only when half of them were, so that the tail
-    /// of a healthy origin's latencies (a response now and then held up by a busy machine) does
-    /// not halve the limit; an origin that slows down fills it within a few responses.
-    private var slowHistory: UInt8 = 0
+    /// What a route's latencies are measured against: each route of the origin has its own, so
+    /// that a route that is always slow is not read as congestion of the others.
+    struct Baseline: Sendable {
+        /// The fastest latency of the current and of the previous window, and when the current
+        /// began.
+        var fastest = (current: Double.infinity, previous: Double.infinity, since: -Double.infinity)
+        /// Which of the route's last eight responses were slow (well above its fastest), the
+        /// last in the lowest bit: a latency counts as overload only when half of them were, so
+        /// that the tail of a healthy origin's latencies (a response now and then held up by a
+        /// busy machine) does not halve the limit; an origin that slows down fills it within a
+        /// few responses.
+        var slowHistory: UInt8 = 0
+    }
+
+    /// Each route's baseline.
+    private var baselines = RouteTable(initial: Baseline())
 
     init(configuration: ConcurrencyLimit) {
         self.settings = configuration
@@ -131,12 +139,14 @@ struct LimiterState<Waiter: AnyObject & Sendable>: Sendable {
     ///   - latency: How long the origin took to answer: from when the request was written on its
     ///     connection to its end (what an adaptive limit compares); `nil` when that is not known,
     ///     for the time since the place was given.
+    ///   - route: The request's route (``RouteTable``), whose own latencies it is compared with.
     mutating func release(
-        _ grant: Grant, outcome: CircuitBreaker.Outcome?, asksToWait: Bool = false, latency: TimeInterval? = nil, now: TimeInterval
+        _ grant: Grant, outcome: CircuitBreaker.Outcome?, asksToWait: Bool = false, latency: TimeInterval? = nil, route: String = "",
+        now: TimeInterval
     ) -> Granted {
         inFlight = max(0, inFlight - 1)
         if let adaptive = settings.adaptive, let outcome {
-            adapt(adaptive, grant: grant, outcome: outcome, asksToWait: asksToWait, latency: latency ?? now - grant.at, now: now)
+            adapt(adaptive, grant: grant, outcome: outcome, asksToWait: asksToWait, latency: latency ?? now - grant.at, route: route, now: now)
         }
         var granted = Granted()
         while waiting > 0, inFlight < places {
@@ -156,7 +166,8 @@ struct LimiterState<Waiter: AnyObject & Sendable>: Sendable {
     /// nothing more, a `500`, a refused connection) says nothing of the load: it is the
     /// breaker's, and an upstream that is down does not leave the limit at its minimum.
     private mutating func adapt(
-        _ adaptive: ConcurrencyLimit.Adaptive, grant: Grant, outcome: CircuitBreaker.Outcome, asksToWait: Bool, latency: TimeInterval, now: TimeInterval
+        _ adaptive: ConcurrencyLimit.Adaptive, grant: Grant, outcome: CircuitBreaker.Outcome, asksToWait: Bool, latency: TimeInterval, route: String,
+        now: TimeInterval
     ) {
         let overloaded: Bool
         switch outcome {
@@ -165,14 +176,20 @@ struct LimiterState<Waiter: AnyObject & Sendable>: Sendable {
         case .status(503) where asksToWait:
             overloaded = true
         case .status(let code) where code < 500:
-            if now - fastest.since > adaptive.latencyWindow {
-                fastest = (Double.infinity, fastest.current, now)
+            let lastDecrease = lastDecrease
+            overloaded = baselines.update(route) { measured in
+                if now - measured.fastest.since > adaptive.latencyWindow {
+                    measured.fastest = (Double.infinity, measured.fastest.current, now)
+                }
+                let baseline = min(measured.fastest.current, measured.fastest.previous)
+                measured.fastest.current = min(measured.fastest.current, latency)
+                let slow = baseline.isFinite && latency > baseline * adaptive.latencyTolerance && latency - baseline > adaptive.latencyMargin
+                measured.slowHistory = measured.slowHistory << 1 | (slow ? 1 : 0)
+                let overloaded = slow && measured.slowHistory.nonzeroBitCount >= 4
+                // The next decrease for latency needs slow responses of its own.
+                if overloaded, grant.at >= lastDecrease { measured.slowHistory = 0 }
+                return overloaded
             }
-            let baseline = min(fastest.current, fastest.previous)
-            fastest.current = min(fastest.current, latency)
-            let slow = baseline.isFinite && latency > baseline * adaptive.latencyTolerance && latency - baseline > adaptive.latencyMargin
-            slowHistory = slowHistory << 1 | (slow ? 1 : 0)
-            overloaded = slow && slowHistory.nonzeroBitCount >= 4
         case .status, .connectionFailed:
             // A failure that says nothing of the load: the breaker's business.
             return
@@ -181,8 +198,6 @@ struct LimiterState<Waiter: AnyObject & Sendable>: Sendable {
             guard grant.at >= lastDecrease else { return }
             limit = max(Double(adaptive.minimum), limit * adaptive.backoffRatio)
             lastDecrease = now
-            // The next decrease for latency needs slow responses of its own.
-            slowHistory = 0
         } else if Double(grant.inFlight) * 2 >= limit {
             limit = min(Double(adaptive.maximum), limit + 1 / limit)
         }

@@ -16,11 +16,10 @@ final class OriginPolicies: Sendable {
         var breaker: BreakerState?
         /// The concurrency limit, made at the first request that asks for a place.
         var limiter: LimiterState<LimitWaiter>?
-        /// The latencies of hedged requests, made at the first that records one.
-        var latencies: LatencyWindow?
-        /// Admissions left before the next one whose latency is kept, once the window gives a
-        /// percentile: one in ``LatencyWindow/sampleEvery`` is kept then.
-        var latencyCountdown = 0
+        /// The latencies of hedged requests, per route (``RouteTable``), with the admissions left
+        /// before the next one whose latency is kept, once the window gives a percentile: one in
+        /// ``LatencyWindow/sampleEvery`` is kept then.
+        var latencies = RouteTable(initial: (window: LatencyWindow(), countdown: 0))
         /// When a refused retry was last logged, and how many were refused since without a log
         /// line: a spent budget is logged at most once a second per origin.
         var refusalLogged = -Double.infinity
@@ -73,6 +72,8 @@ final class OriginPolicies: Sendable {
         var limit: ConcurrencyLimit?
         /// The percentile a hedge's delay reads; `nil` for none.
         var percentile: Double?
+        /// The request's route, whose latencies the percentile is of.
+        var route = ""
     }
 
     /// The origin.
@@ -97,8 +98,9 @@ final class OriginPolicies: Sendable {
             if request.refills { state.budget?.add(first: 1, at: now) }
             var verdict = Verdict()
             if let fraction = request.percentile {
-                verdict.percentile = state.latencies?.percentile(fraction)
-                verdict.samplesLatency = Self.takesLatencySample(&state)
+                (verdict.percentile, verdict.samplesLatency) = state.latencies.update(request.route) { latencies in
+                    (latencies.window.percentile(fraction), Self.takesSample(&latencies))
+                }
             }
             if let before = state.breaker?.phase, let admitted = state.breaker?.admit(now: now, date: date()), let after = state.breaker?.phase {
                 if after.name != before.name { verdict.moved = (before, after) }
@@ -148,13 +150,13 @@ final class OriginPolicies: Sendable {
     /// Whether the latency of the request admitted now is kept: every one until the window gives
     /// a percentile, then one in ``LatencyWindow/sampleEvery`` (a sample of the same responses
     /// gives the same percentile).
-    private static func takesLatencySample(_ state: inout State) -> Bool {
-        guard (state.latencies?.count ?? 0) >= LatencyWindow.minimumSamples else { return true }
-        if state.latencyCountdown > 0 {
-            state.latencyCountdown -= 1
+    private static func takesSample(_ latencies: inout (window: LatencyWindow, countdown: Int)) -> Bool {
+        guard latencies.window.count >= LatencyWindow.minimumSamples else { return true }
+        if latencies.countdown > 0 {
+            latencies.countdown -= 1
             return false
         }
-        state.latencyCountdown = LatencyWindow.sampleEvery - 1
+        latencies.countdown = LatencyWindow.sampleEvery - 1
         return true
     }
 
@@ -183,6 +185,8 @@ final class OriginPolicies: Sendable {
         var placeLatency: TimeInterval?
         /// A hedged request's latency, to keep for the percentile.
         var latency: TimeInterval?
+        /// The request's route: its latencies are kept, and compared, apart from other routes'.
+        var route = ""
     }
 
     /// Records `end` in one turn of the lock: the breaker's count, the place's return (an
@@ -195,14 +199,12 @@ final class OriginPolicies: Sendable {
             {
                 ended.moved = (before, after)
             }
-            if let latency = end.latency {
-                if state.latencies == nil { state.latencies = LatencyWindow() }
-                state.latencies?.add(latency)
-            }
+            if let latency = end.latency { state.latencies.update(end.route) { $0.window.add(latency) } }
             if let grant = end.grant {
                 ended.granted =
                     state.limiter?.release(
-                        grant, outcome: end.placeOutcome, asksToWait: end.placeAsksToWait, latency: end.placeLatency, now: now) ?? .none
+                        grant, outcome: end.placeOutcome, asksToWait: end.placeAsksToWait, latency: end.placeLatency, route: end.route, now: now)
+                    ?? .none
                 ended.limit = state.limiter?.places
             }
             return ended
@@ -319,17 +321,14 @@ final class OriginPolicies: Sendable {
 
     // MARK: - Hedging
 
-    /// Keeps a hedged request's latency.
-    func addLatency(_ seconds: TimeInterval) {
-        state.withLock { state in
-            if state.latencies == nil { state.latencies = LatencyWindow() }
-            state.latencies?.add(seconds)
-        }
+    /// Keeps a hedged request's latency on `route`.
+    func addLatency(_ seconds: TimeInterval, route: String) {
+        state.withLock { state in state.latencies.update(route) { $0.window.add(seconds) } }
     }
 
-    /// The latencies' `fraction` percentile; `nil` with too few.
-    func percentile(_ fraction: Double) -> TimeInterval? {
-        state.withLock { $0.latencies?.percentile(fraction) }
+    /// The `fraction` percentile of `route`'s latencies; `nil` with too few.
+    func percentile(_ fraction: Double, route: String) -> TimeInterval? {
+        state.withLock { state in state.latencies.update(route) { $0.window.percentile(fraction) } }
     }
 
     // MARK: - Reading

@@ -33,6 +33,8 @@ struct PolicyPermit: Sendable {
     /// When the request's deadline runs out (``ResilienceOptions/deadline``), on the session
     /// timer's clock; `nil` without one. A wait for a rate limit's reset must end before.
     var deadlineAt: TimeInterval?
+    /// The request's route (``TransportRequest/route``): its latencies are kept apart.
+    var route = ""
     /// When the last attempt's request was written on its connection (`DispatchTime`'s uptime,
     /// in nanoseconds), while a place is held: the origin's latency, which an adaptive limit
     /// reads, counts from then. Time in the connection pool's queue is the client's own.
@@ -62,6 +64,7 @@ struct PolicyPermit: Sendable {
     init(for request: TransportRequest) {
         self = request.admitted ?? PolicyPermit()
         deadlineAt = request.deadlineAt
+        route = request.route
     }
 
     /// Whether the request holds a place under a concurrency limit.

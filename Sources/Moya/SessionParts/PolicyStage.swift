@@ -88,6 +88,7 @@ final class PolicyStage: Sendable {
     ) {
         var permit = permit
         var request = OriginPolicies.Request()
+        request.route = permit.route
         var hedging: HedgingPolicy?
         if case .first(let refillsBudget, let policy) = entry {
             request.refills = refillsBudget && options.retryBudget != nil
@@ -372,10 +373,16 @@ final class PolicyStage: Sendable {
                 $0.grant = place.grant
                 $0.placeOutcome = permit.lastOutcome
                 $0.placeAsksToWait = permit.lastAsksToWait
+                $0.route = permit.route
                 $0.placeLatency = permit.placeLatency(endedAt: endedAt)
             }
         }
-        if let latencyOrigin, let hedgeLatency { add(latencyOrigin) { $0.latency = hedgeLatency } }
+        if let latencyOrigin, let hedgeLatency {
+            add(latencyOrigin) {
+                $0.latency = hedgeLatency
+                $0.route = permit.route
+            }
+        }
         let now = clock.now()
         func apply(_ end: OriginPolicies.End, at origin: OriginPolicies) {
             let ended = origin.end(end, now: now, date: clock.date)
@@ -396,7 +403,7 @@ final class PolicyStage: Sendable {
         permit.place = nil
         let end = OriginPolicies.End(
             grant: place.grant, placeOutcome: permit.lastOutcome, placeAsksToWait: permit.lastAsksToWait,
-            placeLatency: permit.placeLatency(endedAt: DispatchTime.now().uptimeNanoseconds))
+            placeLatency: permit.placeLatency(endedAt: DispatchTime.now().uptimeNanoseconds), route: permit.route)
         reportRelease(at: place.origin.origin, place.origin.end(end, now: clock.now(), date: clock.date))
     }
 
@@ -466,18 +473,18 @@ final class PolicyStage: Sendable {
 
     // MARK: - Hedging
 
-    /// How long the copies of a request to `origin` may go unanswered before the next hedge
-    /// under `policy`; `nil` for no hedge (a percentile of too few answers).
-    func hedgeDelay(_ policy: HedgingPolicy, at origin: OriginPolicies?) -> TimeInterval? {
+    /// How long the copies of a request on `route` of `origin` may go unanswered before the
+    /// next hedge under `policy`; `nil` for no hedge (a percentile of too few answers).
+    func hedgeDelay(_ policy: HedgingPolicy, at origin: OriginPolicies?, route: String) -> TimeInterval? {
         switch policy.delay {
         case .fixed(let seconds): seconds
-        case .percentile(let fraction, let minimum): origin?.percentile(fraction).map { max(minimum, $0) }
+        case .percentile(let fraction, let minimum): origin?.percentile(fraction, route: route).map { max(minimum, $0) }
         }
     }
 
-    /// Keeps a hedged request's latency at `origin`.
-    func recordLatency(_ seconds: TimeInterval, at origin: OriginPolicies) {
-        origin.addLatency(seconds)
+    /// Keeps a hedged request's latency on `route` of `origin`.
+    func recordLatency(_ seconds: TimeInterval, at origin: OriginPolicies, route: String) {
+        origin.addLatency(seconds, route: route)
     }
 
     /// Tells the metrics a hedge went to `origin` (`won` false), or that a hedge's answer won.

@@ -1,4 +1,5 @@
 import Foundation
+import MoyaTestServer
 import Testing
 
 @testable import Moya
@@ -208,12 +209,15 @@ struct ResilienceStateTests {
         func policyObserved(_ event: ResilienceEvent) { heard.withLock { $0.append(event) } }
     }
 
-    /// The stage's answer to the first attempt to `url`, which comes at once without a limit.
-    private static func admit(_ stage: PolicyStage, _ url: URL, hedging: HedgingPolicy? = nil, client: StageClient = StageClient()) throws
-        -> PolicyAnswer
-    {
+    /// The stage's answer to the first attempt to `url` on `route`, which comes at once without
+    /// a limit.
+    private static func admit(
+        _ stage: PolicyStage, _ url: URL, hedging: HedgingPolicy? = nil, route: String = "", client: StageClient = StageClient()
+    ) throws -> PolicyAnswer {
         let answer = Protected<PolicyAnswer?>(nil)
-        stage.admit(url, .first(refillsBudget: false, hedging: hedging), permit: PolicyPermit(), client: client) { given in
+        var permit = PolicyPermit()
+        permit.route = route
+        stage.admit(url, .first(refillsBudget: false, hedging: hedging), permit: permit, client: client) { given in
             answer.withLock { $0 = given }
         }
         return try #require(answer.withLock { $0 }, "answered at once")
@@ -235,7 +239,7 @@ struct ResilienceStateTests {
             let permit = try Self.admit(stage, url, hedging: policy).permit
             #expect(permit.hedgeDelay == nil, "no percentile at \(index)")
             let origin = try #require(permit.latencyOrigin, "admission \(index) keeps its latency")
-            stage.recordLatency(0.002, at: origin)
+            stage.recordLatency(0.002, at: origin, route: "")
         }
         // Then one in four: the percentile is there, and the others are not timed.
         #expect(LatencyWindow.sampleEvery == 4)
@@ -249,6 +253,62 @@ struct ResilienceStateTests {
         // A fixed delay keeps none.
         let fixed = try HedgingPolicy(delay: .fixed(0.05))
         #expect(try Self.admit(stage, url, hedging: fixed).permit.latencyOrigin == nil)
+    }
+
+    @Test("Two routes of one origin, one slow: each hedges after its own percentile")
+    func hedgedPerRoute() throws {
+        let policy = try HedgingPolicy(delay: .percentile(0.95, minimum: 0.01))
+        let stage = PolicyStage(options: try ResilienceOptions(retryBudget: nil, hedging: policy))
+        let url = URL(string: "http://routes.test/")!
+        let client = StageClient()
+        // Each route's answers, kept as their requests end: 2 ms for one, 200 ms for the other.
+        for _ in 0..<LatencyWindow.minimumSamples {
+            for (route, seconds) in [("API.fast", 0.002), ("API.slow", 0.2)] {
+                stage.end(try Self.admit(stage, url, hedging: policy, route: route).permit, hedgeLatency: seconds, client: client)
+            }
+        }
+        #expect(try Self.admit(stage, url, hedging: policy, route: "API.fast").permit.hedgeDelay == 0.01, "the minimum, over 2 ms")
+        #expect(try Self.admit(stage, url, hedging: policy, route: "API.slow").permit.hedgeDelay == 0.2, "its own 200 ms")
+        #expect(try Self.admit(stage, url, hedging: policy, route: "API.other").permit.hedgeDelay == nil, "a route with no answers yet")
+    }
+
+    @Test("Routes of an origin, one always slow: the adaptive limit reads each against its own fastest, and a route that slows down still lowers it")
+    func adaptiveLimitPerRoute() throws {
+        final class Waiter: Sendable {}
+        let adaptive = try ConcurrencyLimit.Adaptive(minimum: 1, maximum: 100)
+        var state = LimiterState<Waiter>(configuration: try ConcurrencyLimit(limit: 10, queueLength: 0, adaptive: adaptive))
+        var now = 100.0
+        /// One request on `route` that took `latency`.
+        func request(_ route: String, _ latency: TimeInterval) {
+            let grant = state.take(now: now)!
+            now += 0.001
+            _ = state.release(grant, outcome: .status(200), latency: latency, route: route, now: now)
+        }
+        for _ in 0..<20 {
+            request("API.fast", 0.002)
+            request("API.slow", 0.2)
+        }
+        #expect(state.limit == 10, "a slow route is not congestion")
+        // The fast route slows down to 100 ms: half of its last eight, and the limit halves.
+        for _ in 0..<4 { request("API.fast", 0.1) }
+        #expect(state.limit == 5)
+    }
+
+    @Test("A target's route: an enum's type and case, a named operation, another target's path with numbers as {}")
+    func routeNames() {
+        enum UserAPI: TargetType {
+            case profile(id: Int)
+            case list
+            var baseURL: URL { URL(string: "http://x.test")! }
+            var path: String { "/users" }
+            var method: Moya.Method { .get }
+            var task: Moya.Task { .requestPlain }
+            var headers: [String: String]? { nil }
+        }
+        #expect(UserAPI.profile(id: 42).routeName == "UserAPI.profile")
+        #expect(UserAPI.list.routeName == "UserAPI.list")
+        #expect(MultiTarget(UserAPI.list).routeName == "UserAPI.list")
+        #expect(Remote(URL(string: "http://x.test")!, "/users/42/repos/7f3a").routeName == "Remote /users/{}/repos/{}")
     }
 
     @Test("The session's origins: each keeps its own state however its URLs are written, and at most 4,096 are kept")
