@@ -53,6 +53,102 @@ enum ResilienceBenchmark {
                     + "\(format(shed.refusedShare * 100, 1)) % of them (\(format(shed.refusedShareLearned * 100, 1)) % after the first second; goal ≤ 5 %), "
                     + "capacity used \(format(shed.capacityUsed * 100)) % (goal ≥ 50 %), retries earlier than Retry-After: \(shed.earlyRetries) (goal 0)")
         }
+        let hedged = try await hedgedOverload(seconds: seconds)
+        print(
+            "  upstream admitting 8 at once (100 ms each), a limit of 8 and hedging after 50 ms, 16 callers: at most \(hedged.mostAtOnce) at the "
+                + "upstream (goal ≤ 8), \(hedged.refused) answered 429, capacity used \(format(hedged.capacityUsed * 100)) % (goal ≥ 85 %)")
+        let quota = try await quotaUpstream(seconds: seconds)
+        print(
+            "  upstream with a quota of 100 requests a second, stated in RateLimit fields, 50 callers: \(quota.upstreamRequests) reached it, "
+                + "429s \(format(quota.refusedShare * 100, 1)) % of them (goal ≤ 2 %), quota used \(format(quota.quotaUsed * 100)) % (goal ≥ 90 %)")
+    }
+
+    /// 16 callers against an upstream that serves 8 requests at once, each for 100 ms, and
+    /// answers 429 beyond; the session limits itself to 8 per origin and hedges after 50 ms:
+    /// the most the upstream held at once, its 429s, and the share of its capacity used.
+    private static func hedgedOverload(seconds: Double) async throws -> (mostAtOnce: Int, refused: Int, capacityUsed: Double) {
+        let server = try await MockServer.start()
+        let capacity = 8
+        let held = LockedValue((now: 0, most: 0, refused: 0))
+        let busy = LockedValue(0.0)
+        server.route("/slow") { _ in
+            var admitted = false
+            held.update { held in
+                if held.now < capacity {
+                    held.now += 1
+                    held.most = max(held.most, held.now)
+                    admitted = true
+                } else {
+                    held.refused += 1
+                }
+            }
+            guard admitted else { return .status(429, headers: [("Retry-After", "1")]) }
+            try? await _Concurrency.Task.sleep(nanoseconds: 100_000_000)
+            held.update { $0.now -= 1 }
+            busy.update { $0 += 0.1 }
+            return .status(200)
+        }
+        var configuration = Session.Configuration()
+        configuration.maximumConnectionsPerHost = 64
+        configuration.resilience.concurrencyLimit = try ConcurrencyLimit(limit: capacity, queueLength: 1000, maximumWait: 30)
+        configuration.resilience.hedging = try HedgingPolicy(delay: .fixed(0.05))
+        let session = Session(configuration: configuration)
+        let provider = MoyaProvider<BenchTarget>(session: session)
+        let started = Date()
+        _ = await callers(16, for: seconds) {
+            _ = try? await provider.request(BenchTarget(baseURL: server.baseURL, path: "/slow", method: .get, task: .requestPlain))
+        }
+        let elapsed = Date().timeIntervalSince(started)
+        try await session.shutdown()
+        await server.shutdown()
+        let counts = held.value
+        return (counts.most, counts.refused, busy.value / (elapsed * Double(capacity)))
+    }
+
+    /// 50 callers against an upstream that allows 100 requests per one-second window (windows
+    /// on its own clock), says so in the IETF draft's `RateLimit` and `RateLimit-Policy` fields,
+    /// and answers 429 beyond; the session keeps to the quota it states (a request beyond it
+    /// waits for the reset). What reached the upstream, the share of it refused, and the share
+    /// of the quota used over the run's whole windows.
+    private static func quotaUpstream(seconds: Double) async throws -> (upstreamRequests: Int, refusedShare: Double, quotaUsed: Double) {
+        let server = try await MockServer.start()
+        let quota = 100
+        let clock = ContinuousClock()
+        let origin = clock.now
+        let used = LockedValue((window: -1, count: 0, served: [Int: Int](), refused: 0))
+        server.route("/quota") { _ in
+            let now = clock.now - origin
+            let elapsed = Double(now.components.seconds) + Double(now.components.attoseconds) / 1e18
+            let window = Int(elapsed)
+            var count = 0
+            used.update { used in
+                if used.window != window { (used.window, used.count) = (window, 0) }
+                used.count += 1
+                count = used.count
+                if count > quota { used.refused += 1 } else { used.served[window, default: 0] += 1 }
+            }
+            let reset = Int((Double(window + 1) - elapsed).rounded(.up))
+            let headers = [("RateLimit-Policy", "\"q\";q=\(quota);w=1"), ("RateLimit", "\"q\";r=\(max(0, quota - count));t=\(reset)")]
+            return .status(count > quota ? 429 : 200, headers: headers)
+        }
+        var configuration = Session.Configuration()
+        configuration.maximumConnectionsPerHost = 64
+        configuration.resilience.rateLimit = .default
+        let session = Session(configuration: configuration)
+        let provider = MoyaProvider<BenchTarget>(session: session)
+        let started = clock.now - origin
+        _ = await callers(50, for: seconds) {
+            _ = try? await provider.request(BenchTarget(baseURL: server.baseURL, path: "/quota", method: .get, task: .requestPlain))
+        }
+        let ended = clock.now - origin
+        try await session.shutdown()
+        await server.shutdown()
+        let counts = used.value
+        let reached = counts.served.values.reduce(0, +) + counts.refused
+        // The whole windows of the run (its first and last are partial).
+        let whole = Array(Int(started.components.seconds + 1)..<Int(ended.components.seconds))
+        let servedInWhole = whole.map { counts.served[$0, default: 0] }.reduce(0, +)
+        return (reached, Double(counts.refused) / Double(max(1, reached)), Double(servedInWhole) / Double(max(1, whole.count) * quota))
     }
 
     /// 50 callers for `seconds` against an upstream that answers 503 to everything.
