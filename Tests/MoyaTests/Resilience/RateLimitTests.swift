@@ -68,15 +68,22 @@ struct RateLimitTests {
         // An older answer says nothing more of what remains now.
         state.learn(ServerQuota(limit: 6, window: 10, remaining: 5, resetIn: 10), from: 1, now: 0.4)
         #expect(state.take(now: 0.5) == .spent(resetAt: 10.1, limit: 6))
-        // A request refused after it took its share gives it back.
+        // Within a window, a response may lower what remains, never raise it: one read late,
+        // after a reset it straddled, must not give back a spent quota.
         state.learn(ServerQuota(limit: 6, window: 10, remaining: 1, resetIn: 9.7), from: 6, now: 0.4)
-        #expect(state.take(now: 0.5) == .go(7))
+        #expect(state.take(now: 0.5) == .spent(resetAt: 10.1, limit: 6))
+        // A response of the next window (its reset a window later) says what remains in it.
+        state.learn(ServerQuota(limit: 6, window: 10, remaining: 2, resetIn: 19.6), from: 6, now: 0.5)
+        #expect(state.take(now: 0.6) == .go(7))
+        // A request refused after it took its share gives it back.
         state.giveBack()
-        #expect(state.take(now: 0.5) == .go(8))
+        #expect(state.take(now: 0.6) == .go(8))
+        #expect(state.take(now: 0.7) == .go(9))
+        #expect(state.take(now: 0.8) == .spent(resetAt: 20.1, limit: 6))
         // At the reset, the whole quota again, and the next reset a window later.
-        #expect(state.take(now: 10.1) == .go(9))
+        #expect(state.take(now: 20.1) == .go(10))
         #expect(state.remaining == 5)
-        #expect(state.resetAt == 20.1)
+        #expect(state.resetAt == 30.1)
     }
 
     @Test("A configured quota for a server that states none: a fixed window from the first request; once the server speaks, its word counts")
