@@ -274,9 +274,7 @@ struct ResilienceStateTests {
 
     @Test("Routes of an origin, one always slow: the adaptive limit reads each against its own fastest, and a route that slows down still lowers it")
     func adaptiveLimitPerRoute() throws {
-        final class Waiter: Sendable {}
-        let adaptive = try ConcurrencyLimit.Adaptive(minimum: 1, maximum: 100)
-        var state = LimiterState<Waiter>(configuration: try ConcurrencyLimit(limit: 10, queueLength: 0, adaptive: adaptive))
+        var state = try ServicePoliciesTests.adaptiveLimiter(limit: 10)
         var now = 100.0
         /// One request on `route` that took `latency`.
         func request(_ route: String, _ latency: TimeInterval) {

@@ -261,11 +261,18 @@ struct ServicePoliciesTests {
         #expect(state.limit == limitBefore)
     }
 
+    /// A waiter no test queues.
+    final class Waiter: Sendable {}
+
+    /// An adaptive limit starting at `limit`, between 1 and 100, with no queue.
+    static func adaptiveLimiter(limit: Int) throws -> LimiterState<Waiter> {
+        let adaptive = try ConcurrencyLimit.Adaptive(minimum: 1, maximum: 100)
+        return LimiterState<Waiter>(configuration: try ConcurrencyLimit(limit: limit, queueLength: 0, adaptive: adaptive))
+    }
+
     @Test("An adaptive limit after an outage: down to its minimum in a run of timeouts, back to where it was one place per round trip of healthy traffic")
     func adaptiveLimitRecovers() throws {
-        final class Waiter: Sendable {}
-        let adaptive = try ConcurrencyLimit.Adaptive(minimum: 1, maximum: 100)
-        var state = LimiterState<Waiter>(configuration: try ConcurrencyLimit(limit: 20, queueLength: 0, adaptive: adaptive))
+        var state = try Self.adaptiveLimiter(limit: 20)
         // The outage: each round trip's request times out, and each round trip halves the limit.
         var now = 100.0
         while state.limit > 1 {
@@ -276,7 +283,7 @@ struct ServicePoliciesTests {
         // Healthy again, with more callers than places: as each request ends, the next caller
         // takes its place, so every request is sent while the limit is in use. A round trip is
         // as many successes as the limit.
-        var inFlight: [LimiterState<Waiter>.Grant] = []
+        var inFlight: [LimiterState<ServicePoliciesTests.Waiter>.Grant] = []
         var successes = 0
         var roundTrips = 0.0
         while state.limit < 20, successes < 1000 {
@@ -444,16 +451,21 @@ struct ServicePoliciesTests {
         }
         let options = try ResilienceOptions(
             concurrencyLimit: ConcurrencyLimit(limit: 4, queueLength: 100, maximumWait: 600), hedging: HedgingPolicy(delay: .fixed(0.01), maximumHedges: 2))
-
-        // Four callers fill the limit: their hedges are due every 10 ms, and none goes out, nor
-        // waits for a place.
-        do {
+        /// A shut gate, the counting server behind it, and a session with `options` whose
+        /// provider's recorder hears the hedges.
+        func setUp() async throws -> (Gate, Protected<(now: Int, most: Int)>, MockServer, Session, ResilienceRecorder, MoyaProvider<Remote>) {
             let gate = Gate()
             let held = Protected((now: 0, most: 0))
             let server = try await countingServer(gate, held: held)
             let session = Self.session(options)
             let recorder = ResilienceRecorder()
-            let provider = MoyaProvider<Remote>(session: session, plugins: [recorder])
+            return (gate, held, server, session, recorder, MoyaProvider<Remote>(session: session, plugins: [recorder]))
+        }
+
+        // Four callers fill the limit: their hedges are due every 10 ms, and none goes out, nor
+        // waits for a place.
+        do {
+            let (gate, held, server, session, _, provider) = try await setUp()
             let calls = (0..<4).map { _ in _Concurrency.Task { try await provider.request(Remote(server.baseURL, "/held")).statusCode } }
             #expect(try await Self.eventually { await gate.arrived == 4 })
             // Many hedge delays go by (polling, not timing: a slow machine tries fewer).
@@ -462,9 +474,6 @@ struct ServicePoliciesTests {
             #expect(session.parts.policies.waiting(at: server.baseURL) == 0, "no hedge waits for a place")
             await gate.open()
             for call in calls { #expect(try await call.value == 200) }
-            // Hedges may go out as places free up once the server answers; none is heard of that
-            // did not reach the server (a copy cancelled before it was written was not sent).
-            #expect(hedgesHeard(recorder) <= server.requests.count - 4)
             #expect(held.withLock { $0.most } == 4)
             try await session.shutdown()
             await server.shutdown()
@@ -474,12 +483,7 @@ struct ServicePoliciesTests {
         // no second hedge goes; a third caller waits for a place, and the server never holds
         // more than four.
         do {
-            let gate = Gate()
-            let held = Protected((now: 0, most: 0))
-            let server = try await countingServer(gate, held: held)
-            let session = Self.session(options)
-            let recorder = ResilienceRecorder()
-            let provider = MoyaProvider<Remote>(session: session, plugins: [recorder])
+            let (gate, held, server, session, recorder, provider) = try await setUp()
             var calls = (0..<2).map { _ in _Concurrency.Task { try await provider.request(Remote(server.baseURL, "/held")).statusCode } }
             #expect(try await Self.eventually { await gate.arrived == 4 }, "two requests and their hedges")
             let third = MoyaProvider<Remote>(session: session)
@@ -491,9 +495,10 @@ struct ServicePoliciesTests {
             for call in calls { #expect(try await call.value == 200) }
             let sentForTwo = server.requests.count { $0.path == "/held" }
             #expect(sentForTwo >= 4)
-            // The two hedges written while the gate was shut were heard of, and no hedge that did
-            // not reach the server (one may go as places free up at the end).
-            #expect(hedgesHeard(recorder) >= 2 && hedgesHeard(recorder) <= sentForTwo - 2, "\(hedgesHeard(recorder)) heard, \(sentForTwo - 2) sent")
+            // The two hedges written while the gate was shut were heard of. (More may go out as
+            // places free up once it opens, and be cancelled as their requests are written, when
+            // the server may never see them: a count of the server's is no bound here.)
+            #expect(hedgesHeard(recorder) >= 2, "\(hedgesHeard(recorder)) heard, \(sentForTwo - 2) reached the server")
             #expect(held.withLock { $0.most } <= 4, "the server held \(held.withLock { $0.most }) at once")
             try await session.shutdown()
             await server.shutdown()
@@ -575,11 +580,18 @@ struct ServicePoliciesTests {
             func transportFinished(_ result: Result<TransportResponse, any Error>, request: URLRequest) {
                 results.withLock { $0.append(result) }
             }
+            let observed = Protected<[ResilienceEvent]>([])
+            func transportObserved(_ event: ResilienceEvent) {
+                observed.withLock { $0.append(event) }
+            }
         }
         /// Sends each copy nowhere: the test plays the network.
         struct Sender: HedgedExchange.Sender {
             let copies: Protected<[(owner: any TransportOwner, attempt: Attempt)]>
             func sendCopy(_ request: TransportRequest, progress: TransportProgressHandler?, owner copyOwner: any TransportOwner) {
+                // A hedge's copy comes with its permit, and says it was sent only once its
+                // request is written (``TransportRequest/hedgeOf``).
+                #expect(request.admitted != nil && request.hedgeOf != nil)
                 let attempt = Attempt()
                 copies.withLock { $0.append((copyOwner, attempt)) }
                 _ = copyOwner.transportStarted(attempt)
@@ -618,6 +630,8 @@ struct ServicePoliciesTests {
         #expect(results.count == 1)
         #expect((try? results.first?.get())?.data == Data("won".utf8))
         #expect(owner.started.withLock { $0 } == 2, "the owner knew the first copy's attempt, then the race alone")
+        // Two copies were handed to the sender, and none wrote a request: no hedge was sent.
+        #expect(!owner.observed.withLock { $0.contains { if case .hedgeSent = $0 { true } else { false } } })
         // The stand-in sender holds the copies' owners, which hold the exchange, which holds the
         // sender: let them go (the session's parts hold no copies).
         copies.withLock { $0 = [] }
