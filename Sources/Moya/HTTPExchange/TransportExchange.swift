@@ -256,17 +256,25 @@ final class TransportExchange: HTTPClientResponseDelegate, @unchecked Sendable {
     private func route(_ attempt: ExchangeAttempt) {
         let entry: PolicyStage.Entry =
             permit.admittedBefore ? .followUp : .first(refillsBudget: request.refillsBudget, hedging: hedgeWatch != nil ? request.hedging : nil)
-        parts.policies.admit(attempt.urlRequest.url, entry, permit: permit, client: self) { [self] answer in
-            permit = answer.permit
-            switch answer.stop {
-            case nil:
-                connect(attempt)
-            case .refused(let error):
-                if let event = ResilienceEvent(refusal: error) { addSpanEvent(event) }
-                finish(.failure(error))
-            case .cancelled:
-                finish(.failure(HTTPClientError.cancelled))
-            }
+        switch parts.policies.admit(attempt.urlRequest.url, entry, permit: permit, client: self) {
+        case .now(let answer):
+            go(attempt, as: answer)
+        case .waits(let pending):
+            parts.policies.wait(pending, client: self) { [self] answer in go(attempt, as: answer) }
+        }
+    }
+
+    /// Sends `attempt` as the policies' `answer` says, or ends the exchange.
+    private func go(_ attempt: ExchangeAttempt, as answer: PolicyAnswer) {
+        permit = answer.permit
+        switch answer.stop {
+        case nil:
+            connect(attempt)
+        case .refused(let error):
+            if let event = ResilienceEvent(refusal: error) { addSpanEvent(event) }
+            finish(.failure(error))
+        case .cancelled:
+            finish(.failure(HTTPClientError.cancelled))
         }
     }
 

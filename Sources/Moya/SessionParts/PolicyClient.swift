@@ -13,7 +13,7 @@ protocol PolicyClient: AnyObject, Sendable {
     func policyObserved(_ event: ResilienceEvent)
 }
 
-/// What ``PolicyStage/admit(_:_:permit:client:answer:)`` answers: the permit to hold, whatever
+/// What ``PolicyStage/admit(_:_:permit:client:)`` answers: the permit to hold, whatever
 /// the answer (the exchange gives it back when it ends), and why the attempt may not go, if it
 /// may not.
 struct PolicyAnswer: Sendable {

@@ -5,14 +5,15 @@ import Foundation
 /// goes through the same way: the HTTP exchange, the WebSocket handshake, and any other.
 ///
 /// - Before an attempt goes to the network, the exchange asks once
-///   (``admit(_:_:permit:client:answer:)``): the answer is a permit, or a refusal with its error.
-///   A request that must wait for a place under its origin's concurrency limit waits here: the
-///   stage announces the wait to the exchange (a ``PermitWait`` its cancel ends), queues it, and
-///   answers when the wait is over. The answer may come before `admit` returns.
+///   (``admit(_:_:permit:client:)``): the answer is a permit, or a refusal with its error.
+///   A request that must wait (for a place under its origin's concurrency limit, or for its rate
+///   limit's reset) is told so instead, and starts the wait (``wait(_:client:answer:)``): the
+///   stage announces it to the exchange (a ``PermitWait`` its cancel ends), and answers when the
+///   wait is over, at once if it already is.
 /// - The exchange keeps the permit, tells it how each attempt ended
-///   (``PolicyPermit/attemptEnded(_:)``), and gives it back once, when the request ends
+///   (``PolicyPermit/attemptEnded(_:response:)``), and gives it back once, when the request ends
 ///   (``end(_:hedgeLatency:client:)``); a streamed response gives its place back when its head
-///   is handed over (``releasePlace(of:outcome:)``).
+///   is handed over (``releasePlace(of:outcome:response:)``).
 /// - Retries and hedges draw from the origin's budget (``withdrawRetry(to:hedge:)``).
 ///
 /// Each origin's state is an object with its own lock (``OriginPolicies``), found once per
@@ -62,11 +63,32 @@ final class PolicyStage: Sendable {
 
     // MARK: - Before an attempt
 
-    /// Asks the policies whether the attempt to `url` may go; `answer` hears once, with the
-    /// permit the request holds from now on (`permit` as it was, with what this admission gave)
-    /// and, when the attempt may not go, why. The attempt before (a redirect's) is recorded
-    /// first with its breaker.
-    func admit(_ url: URL?, _ entry: Entry, permit: PolicyPermit, client: any PolicyClient, answer: @escaping @Sendable (PolicyAnswer) -> Void) {
+    /// What ``admit(_:_:permit:client:)`` says: the answer at once, as for almost every request,
+    /// or a wait for a place or for a rate limit's reset, which the exchange starts with the
+    /// closure that hears its end (``wait(_:client:answer:)``). A request that needs no wait
+    /// makes no closure.
+    enum Admission: Sendable {
+        /// The answer: the permit the request holds from now on, and why the attempt may not go,
+        /// if it may not.
+        case now(PolicyAnswer)
+        /// The request must wait.
+        case waits(PendingWait)
+    }
+
+    /// A wait ``admit(_:_:permit:client:)`` found the request must make.
+    struct PendingWait: Sendable {
+        fileprivate enum Kind: Sendable {
+            case place(OriginPolicies, limit: ConcurrencyLimit)
+            case quota(OriginPolicies, seconds: TimeInterval, url: URL?, entry: Entry)
+        }
+        fileprivate let kind: Kind
+        fileprivate let permit: PolicyPermit
+    }
+
+    /// Asks the policies whether the attempt to `url` may go: the answer, with the permit the
+    /// request holds from now on (`permit` as it was, with what this admission gave), or a wait
+    /// to start. The attempt before (a redirect's) is recorded first with its breaker.
+    func admit(_ url: URL?, _ entry: Entry, permit: PolicyPermit, client: any PolicyClient) -> Admission {
         var permit = permit
         // A hedge's copy took its place and its quota when the hedge was due: nothing was sent
         // before it to record, and only the breaker is asked now.
@@ -77,15 +99,23 @@ final class PolicyStage: Sendable {
             record(&permit, client: client)
         }
         permit.admittedBefore = true
-        enter(url, entry, takesQuota: takesQuota, permit: permit, client: client, answer: answer)
+        return enter(url, entry, takesQuota: takesQuota, permit: permit)
+    }
+
+    /// Starts `pending`: `answer` hears once how the wait ended, with the permit (a place given,
+    /// the request admitted again after its rate limit's reset), or why the attempt may not go.
+    func wait(_ pending: PendingWait, client: any PolicyClient, answer: @escaping @Sendable (PolicyAnswer) -> Void) {
+        switch pending.kind {
+        case .place(let origin, let limit):
+            wait(pending.permit, at: origin, under: limit, client: client, answer: answer)
+        case .quota(let origin, let seconds, let url, let entry):
+            waitForQuota(seconds, at: origin, retrying: (url, entry), permit: pending.permit, client: client, answer: answer)
+        }
     }
 
     /// The policies' admission of an attempt whose attempt before was recorded: again after a
     /// wait for a rate limit's reset.
-    private func enter(
-        _ url: URL?, _ entry: Entry, takesQuota: Bool = true, permit: PolicyPermit, client: any PolicyClient,
-        answer: @escaping @Sendable (PolicyAnswer) -> Void
-    ) {
+    private func enter(_ url: URL?, _ entry: Entry, takesQuota: Bool = true, permit: PolicyPermit) -> Admission {
         var permit = permit
         var request = OriginPolicies.Request()
         request.route = permit.route
@@ -109,8 +139,7 @@ final class PolicyStage: Sendable {
         guard options.circuitBreaker != nil || request.refills || request.limit != nil || request.percentile != nil || options.rateLimit != nil,
             let origin = origins.policies(for: url)
         else {
-            answer(PolicyAnswer(permit: permit))
-            return
+            return .now(PolicyAnswer(permit: permit))
         }
         // The rate limit first: a request that waits for its quota's reset holds nothing else.
         if let rateLimit = options.rateLimit, takesQuota {
@@ -118,9 +147,17 @@ final class PolicyStage: Sendable {
             case .go(let number)?:
                 permit.quota = (origin, number)
             case .spent(let resetAt, let limit)?:
-                waitForQuota(
-                    resetAt: resetAt, limit: limit, under: rateLimit, at: origin, retrying: (url, entry), permit: permit, client: client, answer: answer)
-                return
+                // The request waits for the reset when the wait is at most the policy's longest
+                // and ends before its deadline; otherwise it fails at once.
+                let wait = max(0, resetAt - clock.now())
+                let couldWait = min(rateLimit.maximumWait, permit.deadlineAt.map { $0 - timer.now() } ?? .infinity)
+                guard wait <= couldWait else {
+                    metrics?.rateLimited(host: origin.origin.host, port: origin.origin.port)
+                    let error = RateLimitError(
+                        origin: origin.origin.key, limit: limit, resetsAt: clock.date().addingTimeInterval(wait), wait: wait, couldWait: couldWait)
+                    return .now(PolicyAnswer(permit: permit, stop: .refused(error)))
+                }
+                return .waits(PendingWait(kind: .quota(origin, seconds: wait, url: url, entry: entry), permit: permit))
             case nil:
                 break
             }
@@ -132,23 +169,22 @@ final class PolicyStage: Sendable {
         if let (openedAt, retryAt) = verdict.rejected {
             giveBackQuota(&permit)
             metrics?.rejected(host: origin.origin.host, port: origin.origin.port)
-            answer(PolicyAnswer(permit: permit, stop: .refused(CircuitOpenError(origin: origin.origin.key, openedAt: openedAt, retryAt: retryAt))))
-            return
+            return .now(PolicyAnswer(permit: permit, stop: .refused(CircuitOpenError(origin: origin.origin.key, openedAt: openedAt, retryAt: retryAt))))
         }
         if let probe = verdict.probe { permit.breaker = (origin, probe) }
         switch verdict.place {
         case .notAsked:
-            answer(PolicyAnswer(permit: permit))
+            return .now(PolicyAnswer(permit: permit))
         case .granted(let grant):
             permit.place = PolicyPermit.Place(origin: origin, grant: grant)
-            answer(PolicyAnswer(permit: permit))
+            return .now(PolicyAnswer(permit: permit))
         case .refused(let error):
             giveBackQuota(&permit)
             metrics?.limitRejected(host: origin.origin.host, port: origin.origin.port)
-            answer(PolicyAnswer(permit: permit, stop: .refused(error)))
+            return .now(PolicyAnswer(permit: permit, stop: .refused(error)))
         case .mustWait:
             // `request.limit` asked for the place.
-            wait(permit, at: origin, under: request.limit!, client: client, answer: answer)
+            return .waits(PendingWait(kind: .place(origin, limit: request.limit!), permit: permit))
         }
     }
 
@@ -283,23 +319,13 @@ final class PolicyStage: Sendable {
 
     // MARK: - The rate limit
 
-    /// The quota of `origin` is spent until `resetAt`: the request waits for the reset, and is
-    /// admitted again then (`retrying`), when the wait is at most the policy's longest and ends
-    /// before its deadline; otherwise it fails at once with ``RateLimitError``.
+    /// The quota of `origin` is spent for `wait` seconds: the request waits for the reset,
+    /// announced to `client` first (a cancel from then on ends it), and is admitted again then
+    /// (`retrying`).
     private func waitForQuota(
-        resetAt: TimeInterval, limit: Int?, under policy: RateLimitPolicy, at origin: OriginPolicies, retrying: (url: URL?, entry: Entry),
-        permit: PolicyPermit, client: any PolicyClient, answer: @escaping @Sendable (PolicyAnswer) -> Void
+        _ wait: TimeInterval, at origin: OriginPolicies, retrying: (url: URL?, entry: Entry), permit: PolicyPermit, client: any PolicyClient,
+        answer: @escaping @Sendable (PolicyAnswer) -> Void
     ) {
-        let wait = max(0, resetAt - clock.now())
-        let deadlineLeft = permit.deadlineAt.map { $0 - timer.now() }
-        let couldWait = min(policy.maximumWait, deadlineLeft ?? .infinity)
-        guard wait <= couldWait else {
-            metrics?.rateLimited(host: origin.origin.host, port: origin.origin.port)
-            let error = RateLimitError(
-                origin: origin.origin.key, limit: limit, resetsAt: clock.date().addingTimeInterval(wait), wait: wait, couldWait: couldWait)
-            answer(PolicyAnswer(permit: permit, stop: .refused(error)))
-            return
-        }
         let waiter = QuotaWaiter { answer(PolicyAnswer(permit: permit, stop: .cancelled)) }
         let permitWait = PermitWait(stage: self, wait: .quota(waiter))
         guard client.policyQueued(permitWait) else {
@@ -310,7 +336,10 @@ final class PolicyStage: Sendable {
             guard waiter.end() else { return }
             metrics?.rateLimitWaited(host: origin.origin.host, port: origin.origin.port, seconds: wait)
             client.policyObserved(.rateLimitWaited(origin: origin.origin.key, seconds: wait))
-            enter(retrying.url, retrying.entry, permit: permit, client: client, answer: answer)
+            switch enter(retrying.url, retrying.entry, permit: permit) {
+            case .now(let admitted): answer(admitted)
+            case .waits(let pending): self.wait(pending, client: client, answer: answer)
+            }
         }
         waiter.waits(on: entry, of: timer)
         // A cancel while it was being queued found nothing to end.

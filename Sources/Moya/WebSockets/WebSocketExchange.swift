@@ -92,20 +92,27 @@ final class WebSocketExchange: TransportAttempt {
         }
         // The session's policies: the handshake holds a place under its origin's concurrency
         // limit until its answer.
-        parts.policies.admit(urlRequest.url, .first(refillsBudget: request.refillsBudget, hedging: nil), permit: state.current.permit, client: self) {
-            [self] answer in
-            state.withLock { state in
-                state.permit = answer.permit
-                state.wait = nil
-            }
-            switch answer.stop {
-            case nil:
-                connect(plan)
-            case .refused(let error):
-                finish(.failure(error), admitted: true)
-            case .cancelled:
-                finish(.failure(HTTPClientError.cancelled), admitted: true)
-            }
+        switch parts.policies.admit(urlRequest.url, .first(refillsBudget: request.refillsBudget, hedging: nil), permit: state.current.permit, client: self) {
+        case .now(let answer):
+            go(plan, as: answer)
+        case .waits(let pending):
+            parts.policies.wait(pending, client: self) { [self] answer in go(plan, as: answer) }
+        }
+    }
+
+    /// Opens the connection of `plan` as the policies' `answer` says, or ends the handshake.
+    private func go(_ plan: (route: ConnectionRoute, head: HTTPRequestHead), as answer: PolicyAnswer) {
+        state.withLock { state in
+            state.permit = answer.permit
+            state.wait = nil
+        }
+        switch answer.stop {
+        case nil:
+            connect(plan)
+        case .refused(let error):
+            finish(.failure(error), admitted: true)
+        case .cancelled:
+            finish(.failure(HTTPClientError.cancelled), admitted: true)
         }
     }
 
