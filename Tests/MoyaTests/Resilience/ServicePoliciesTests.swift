@@ -384,11 +384,17 @@ struct ServicePoliciesTests {
         let lowered = try #require(session.parts.policies.concurrencyLimit(of: server.baseURL))
         #expect(lowered < 10, "halved once per round trip: \(lowered)")
         // Healthy, with 40 callers: one place more per round trip, back at 20 within about 20
-        // round trips (about 200 successes); every request is answered.
+        // round trips (about 200 successes that were sent while the limit was in use; on a slow
+        // machine, where the callers keep fewer requests in flight, more). Every request is
+        // answered.
         phase.withLock { $0 = 2 }
-        let statuses = try await load(callers: 40, each: 10)
-        #expect(statuses.count == 400 && statuses.allSatisfy { $0 == 200 })
-        #expect(session.parts.policies.concurrencyLimit(of: server.baseURL) == 20, "back at its start after 400 successes")
+        var successes = 0
+        while session.parts.policies.concurrencyLimit(of: server.baseURL) != 20, successes < 4000 {
+            let statuses = try await load(callers: 40, each: 10)
+            #expect(statuses.allSatisfy { $0 == 200 })
+            successes += statuses.count
+        }
+        #expect(session.parts.policies.concurrencyLimit(of: server.baseURL) == 20, "back at its start after \(successes) successes")
         try await session.shutdown()
         await server.shutdown()
     }
