@@ -13,11 +13,6 @@ struct RouteTable<Value: Sendable>: Sendable {
         self.initial = initial
     }
 
-    /// The value of `route` (the shared one when the table is full).
-    subscript(route: String) -> Value {
-        values[key(route)] ?? initial
-    }
-
     /// Changes the value of `route` in place (no copy of what it holds) with `body`.
     mutating func update<Result>(_ route: String, _ body: (inout Value) -> Result) -> Result {
         let key = key(route)

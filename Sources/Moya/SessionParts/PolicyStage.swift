@@ -141,15 +141,17 @@ final class PolicyStage: Sendable {
         else {
             return .now(PolicyAnswer(permit: permit))
         }
+        // One reading of the policies' clock for the whole admission.
+        let now = clock.now()
         // The rate limit first: a request that waits for its quota's reset holds nothing else.
         if let rateLimit = options.rateLimit, takesQuota {
-            switch origin.takeQuota(now: clock.now()) {
+            switch origin.takeQuota(now: now) {
             case .go(let number)?:
                 permit.quota = (origin, number)
             case .spent(let resetAt, let limit)?:
                 // The request waits for the reset when the wait is at most the policy's longest
                 // and ends before its deadline; otherwise it fails at once.
-                let wait = max(0, resetAt - clock.now())
+                let wait = max(0, resetAt - now)
                 let couldWait = min(rateLimit.maximumWait, permit.deadlineAt.map { $0 - timer.now() } ?? .infinity)
                 guard wait <= couldWait else {
                     metrics?.rateLimited(host: origin.origin.host, port: origin.origin.port)
@@ -162,7 +164,7 @@ final class PolicyStage: Sendable {
                 break
             }
         }
-        let verdict = origin.admit(request, now: clock.now(), date: clock.date)
+        let verdict = origin.admit(request, now: now, date: clock.date)
         if let moved = verdict.moved { reportMove(of: origin.origin, moved) }
         if let percentile = verdict.percentile { permit.hedgeDelay = max(minimumDelay, percentile) }
         if verdict.samplesLatency { permit.latencyOrigin = origin }
