@@ -4,13 +4,13 @@ import Foundation
 /// map of URLs' variants in memory, used only while the storage's change feed is coherent, and
 /// kept so by the feed.
 ///
-/// A lookup that reads the storage takes a ``Ticket`` first and hands it back with what it read:
+/// A lookup that reads the storage takes a ``ReadStamp`` first and hands it back with what it read:
 /// what it read is kept only when nothing could have changed it meanwhile (no change to its key,
 /// no interruption, no drop of everything since the ticket), so that a read that raced a change
 /// never outlives the change's notification.
 final class NearCacheTier: Sendable {
     /// What a lookup saw of the tier before it read the storage.
-    struct Ticket: Sendable {
+    struct ReadStamp: Sendable {
         /// The tier's epoch: bumped when everything is dropped.
         let epoch: UInt64
         /// The number of key changes seen so far.
@@ -120,9 +120,9 @@ final class NearCacheTier: Sendable {
 
     /// A ticket for a lookup about to read the storage; `nil` when the feed is not coherent
     /// (what the lookup reads is then not kept).
-    func ticket() -> Ticket? {
+    func ticket() -> ReadStamp? {
         state.withLock { state in
-            state.isCoherent ? Ticket(epoch: state.epoch, sequence: state.sequence) : nil
+            state.isCoherent ? ReadStamp(epoch: state.epoch, sequence: state.sequence) : nil
         }
     }
 
@@ -134,7 +134,7 @@ final class NearCacheTier: Sendable {
 
     /// Keeps `variants` (every body in memory), read from the storage after `ticket` was taken,
     /// unless their key changed, the feed was interrupted or everything was dropped since.
-    func keep(_ variants: CachedVariants, readAfter ticket: Ticket) {
+    func keep(_ variants: CachedVariants, readAfter ticket: ReadStamp) {
         let now = clock()
         state.withLock { state in
             guard state.isCoherent, state.epoch == ticket.epoch else { return }

@@ -78,7 +78,7 @@ final class StorageBreaker: Sendable {
         let now = clock.now()
         let date = clock.date()
         return state.withLock { state in
-            if case .allowed(probe: true) = state.breaker.admit(now: now, date: date) { return true }
+            if case .allowed(probe: true) = state.breaker.decide(now: now, date: date) { return true }
             return false
         }
     }

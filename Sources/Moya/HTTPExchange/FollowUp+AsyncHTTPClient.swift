@@ -28,7 +28,7 @@ extension FollowUp.Failure {
 
 extension FollowUp.Errors {
     /// AsyncHTTPClient's: the errors ``TransportError`` translates, and the one
-    /// ``SessionAdmission/isStoppedByShutdown(_:)`` recognises.
+    /// ``InFlightExchanges/isStoppedByShutdown(_:)`` recognises.
     static let asyncHTTPClient = FollowUp.Errors(
         cancelled: HTTPClientError.cancelled, redirectLimitReached: HTTPClientError.redirectLimitReached,
         redirectCycleDetected: HTTPClientError.redirectCycleDetected)

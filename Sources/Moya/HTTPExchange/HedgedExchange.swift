@@ -9,8 +9,8 @@ import FoundationNetworking
 /// has not answered after the policy's delay (``TransportExchange``, which sends the first copy
 /// itself and hands it over here only then), it sends the next copies, each when the copies
 /// before have not answered after the delay; the first response wins, and every other copy is
-/// cancelled, once. A copy that fails without a response does not win while another may still
-/// answer; when all have failed, the last failure is the request's.
+/// cancelled, once. Which copy goes when, and which wins, is decided by its ``HedgeRace``, a
+/// state machine it keeps behind its lock; this exchange carries out what the race answers.
 ///
 /// It is the owner of each hedge's exchange (through a ``Copy``), the first copy's events come
 /// to it once it is made, and it is the one attempt its own owner knows from then on: a cancel
@@ -59,34 +59,20 @@ final class HedgedExchange: TransportAttempt {
         }
     }
 
-    private struct State {
-        /// The current attempt of each copy (by its number, the first copy's first), while it
-        /// runs.
-        var attempts: [(any TransportAttempt)?] = []
-        /// Copies sent, and copies that ended.
-        var sent = 0
-        var ended = 0
-        /// The copy whose result is the request's, once decided.
-        var winner: Int?
-        /// Whether the owner stopped the request.
-        var cancelled = false
-        /// The next hedge's timer, until it fires or a copy wins.
-        var hedgeTimer: ResilienceTimer.Handle?
-    }
-
     private let request: TransportRequest
     private let policy: HedgingPolicy
     fileprivate let owner: any TransportOwner
     private let policies: PolicyStage
     /// The request's origin, which its hedges are counted for.
-    private let origin: ResilienceOrigin?
+    private let origin: URLOrigin?
     /// The origin's policies, whose latencies a percentile delay reads; `nil` for a fixed delay.
     private let latencies: OriginPolicies?
     /// Whether the winner's latency is kept for a percentile delay (under ``latencies``).
     private let recordsLatency: Bool
     /// Sends one copy.
     private let sender: any Sender
-    private let state: Protected<State>
+    /// The race: which copies run, which won, the hedge's timer.
+    private let race: Protected<HedgeRace<any TransportAttempt, ResilienceTimer.Handle>>
     /// When the first copy went out (the monotonic clock, in nanoseconds).
     private let startedAt: UInt64
 
@@ -113,7 +99,7 @@ final class HedgedExchange: TransportAttempt {
         self.owner = owner
         self.policies = policies
         // Made only when a hedge is due: the origin is read now, once.
-        self.origin = latencyOrigin?.origin ?? ResilienceOrigin(request.urlRequest.url)
+        self.origin = latencyOrigin?.origin ?? URLOrigin(request.urlRequest.url)
         if case .percentile = policy.delay {
             self.latencies = latencyOrigin ?? policies.origins.policies(for: request.urlRequest.url)
         } else {
@@ -122,10 +108,7 @@ final class HedgedExchange: TransportAttempt {
         self.recordsLatency = latencyOrigin != nil
         self.sender = sender
         self.startedAt = startedAt
-        var state = State()
-        state.attempts = [first]
-        state.sent = 1
-        self.state = Protected(state)
+        self.race = Protected(HedgeRace(first: first, startedAt: startedAt, maximumHedges: policy.maximumHedges))
     }
 
     /// The first copy's delay is over: this exchange becomes the attempt its owner knows (a
@@ -138,21 +121,9 @@ final class HedgedExchange: TransportAttempt {
         hedge()
     }
 
-    /// Records `attempt` as copy `index`'s current one.
-    private static func set(_ attempt: (any TransportAttempt)?, of index: Int, in state: inout State) {
-        while state.attempts.count <= index { state.attempts.append(nil) }
-        state.attempts[index] = attempt
-    }
-
-    /// Takes every running attempt out of `state`.
-    private static func takeAttempts(_ state: inout State) -> [(any TransportAttempt)?] {
-        defer { state.attempts = [] }
-        return state.attempts
-    }
-
     /// Cancels each of `attempts`, once: they were taken out under the lock.
-    private static func cancel(_ attempts: [(any TransportAttempt)?]) {
-        for case let attempt? in attempts { attempt.cancel() }
+    private static func cancel(_ attempts: [any TransportAttempt]) {
+        for attempt in attempts { attempt.cancel() }
     }
 
     /// Schedules the next hedge after the policy's delay, unless the origin has too few answers
@@ -174,12 +145,7 @@ final class HedgedExchange: TransportAttempt {
             hedge()
         }
         // A copy may have won while the timer was being set: then it goes at once.
-        let stale = state.withLock { state in
-            guard state.winner == nil, !state.cancelled else { return true }
-            state.hedgeTimer = handle
-            return false
-        }
-        if stale { policies.timer.cancel(handle) }
+        if let stale = race.withLock({ $0.timerSet(handle) }) { policies.timer.cancel(stale) }
     }
 
     /// Sends the next copy when no copy has answered, the request is still wanted, a place under
@@ -188,44 +154,32 @@ final class HedgedExchange: TransportAttempt {
     /// budget allows it. When it may not go, the next delay tries again. The copy's exchange says it was sent when its request is written
     /// (``TransportRequest/hedgeOf``).
     private func hedge() {
-        guard origin != nil else { return }
-        let due = state.withLock { state in
-            state.winner == nil && !state.cancelled && state.ended < state.sent && state.sent <= policy.maximumHedges
-        }
-        guard due, owner.transportIsWanted else { return }
+        guard origin != nil, race.withLock({ $0.hedgeDue() }), owner.transportIsWanted else { return }
         guard let permit = policies.admitHedge(to: request.urlRequest.url) else {
-            armHedge()
+            if race.withLock({ $0.placeRefused() }) { armHedge() }
             return
         }
+        // A budget that refuses stops the hedging: no timer is set again.
         guard policies.withdrawRetry(to: request.urlRequest.url, hedge: true) == nil else {
             policies.end(permit, hedgeLatency: nil, client: nil)
             return
         }
-        let index: Int? = state.withLock { state in
-            guard state.winner == nil, !state.cancelled else { return nil }
-            state.sent += 1
-            return state.sent - 1
-        }
-        guard let index else {
+        switch race.withLock({ $0.placeGranted() }) {
+        case .giveBack:
             policies.end(permit, hedgeLatency: nil, client: nil)
-            return
+        case .send(let index, let armsNext):
+            var copy = request
+            copy.admitted = permit
+            copy.hedgeOf = startedAt
+            sender.sendCopy(copy, progress: nil, owner: Copy(exchange: self, index: index))
+            if armsNext { armHedge() }
         }
-        var copy = request
-        copy.admitted = permit
-        copy.hedgeOf = startedAt
-        sender.sendCopy(copy, progress: nil, owner: Copy(exchange: self, index: index))
-        armHedge()
     }
 
     /// Copy `index` started an attempt: whether it may go on. The owner knows this exchange
     /// as the request's attempt already (``begin()``): a cancel reaches every copy here.
     func copyStarted(_ index: Int, attempt: any TransportAttempt) -> Bool {
-        let goesOn: Bool = state.withLock { state in
-            guard !state.cancelled, state.winner == nil || state.winner == index else { return false }
-            Self.set(attempt, of: index, in: &state)
-            return true
-        }
-        guard goesOn else {
+        guard race.withLock({ $0.copyStarted(index, attempt: attempt) }) else {
             attempt.cancel()
             return false
         }
@@ -235,7 +189,7 @@ final class HedgedExchange: TransportAttempt {
     /// Whether copy `index`'s result is still wanted: until a copy won or the request was
     /// cancelled, every copy is.
     fileprivate func isWanted(_ index: Int) -> Bool {
-        guard state.withLock({ !$0.cancelled && ($0.winner == nil || $0.winner == index) }) else { return false }
+        guard race.withLock({ $0.wants(index) }) else { return false }
         return owner.transportIsWanted
     }
 
@@ -244,43 +198,29 @@ final class HedgedExchange: TransportAttempt {
     func copyFinished(_ index: Int, result: Result<TransportResponse, any Error>, request: URLRequest) {
         let isResponse: Bool
         if case .success = result { isResponse = true } else { isResponse = false }
-        let (losers, hedgeTimer): ([(any TransportAttempt)?]?, ResilienceTimer.Handle?) = state.withLock { state in
-            state.ended += 1
-            Self.set(nil, of: index, in: &state)
-            guard state.winner == nil else { return (nil, nil) }
-            guard isResponse || state.ended == state.sent else { return (nil, nil) }
-            state.winner = index
-            defer { state.hedgeTimer = nil }
-            return (Self.takeAttempts(&state), state.hedgeTimer)
-        }
-        // No hedge after a winner: its timer goes at once (a healthy upstream answers long
-        // before it would fire).
-        if let hedgeTimer { policies.timer.cancel(hedgeTimer) }
-        guard let losers else {
+        let now = DispatchTime.now().uptimeNanoseconds
+        switch race.withLock({ $0.copyEnded(index, isResponse: isResponse, now: now) }) {
+        case .goesOn:
             // A loser's end, or a copy's failure while another may still answer.
             if case .success(let response) = result { response.upgraded?.abandon() }
-            return
-        }
-        // Each other copy is cancelled once: its attempt was taken out under the lock.
-        Self.cancel(losers)
-        if isResponse, let origin {
+        case .decided(_, let losers, let timer, let latency, let hedgeWon):
+            // No hedge after a winner: its timer goes at once (a healthy upstream answers long
+            // before it would fire).
+            if let timer { policies.timer.cancel(timer) }
+            Self.cancel(losers)
             // Latencies are kept for the percentile delays that read them.
-            if recordsLatency, let latencies {
-                policies.recordLatency(Double(DispatchTime.now().uptimeNanoseconds - startedAt) / 1e9, at: latencies, route: self.request.route)
+            if let latency, recordsLatency, let latencies {
+                policies.recordLatency(Double(latency) / 1e9, at: latencies, route: self.request.route)
             }
-            if index > 0 { policies.countHedge(to: origin, won: true) }
+            if hedgeWon, let origin { policies.countHedge(to: origin, won: true) }
+            owner.transportFinished(result, request: self.request.urlRequest)
         }
-        owner.transportFinished(result, request: self.request.urlRequest)
     }
 
     /// Stops every copy.
     func cancel() {
-        let (attempts, hedgeTimer): ([(any TransportAttempt)?], ResilienceTimer.Handle?) = state.withLock { state in
-            state.cancelled = true
-            defer { state.hedgeTimer = nil }
-            return (Self.takeAttempts(&state), state.hedgeTimer)
-        }
-        if let hedgeTimer { policies.timer.cancel(hedgeTimer) }
+        let (attempts, timer) = race.withLock { $0.cancel() }
+        if let timer { policies.timer.cancel(timer) }
         Self.cancel(attempts)
     }
 }

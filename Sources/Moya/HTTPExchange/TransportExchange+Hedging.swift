@@ -39,7 +39,7 @@ extension TransportExchange {
     /// metric, and the event for the request's plugins), once. Called on the attempt's loop.
     func announceHedge(startedAt: UInt64) {
         hedgeAnnounced = true
-        guard let origin = ResilienceOrigin(request.urlRequest.url) else { return }
+        guard let origin = URLOrigin(request.urlRequest.url) else { return }
         parts.policies.countHedge(to: origin, won: false)
         let now = DispatchTime.now().uptimeNanoseconds
         owner.transportObserved(.hedgeSent(origin: origin.key, after: Double(now - min(now, startedAt)) / 1e9))

@@ -173,7 +173,7 @@ final class TransportExchange: HTTPClientResponseDelegate, @unchecked Sendable {
     }
 
     func start() {
-        if let refusal = parts.admission.admit() {
+        if let refusal = parts.inFlight.enter() {
             // Never counted as in flight: only the span and the owner hear of it.
             report(.failure(refusal))
             return
@@ -394,7 +394,7 @@ final class TransportExchange: HTTPClientResponseDelegate, @unchecked Sendable {
         // ``FirstConnectionGate``). Bridged and forwarded requests go to a local socket.
         if let gate = parts.placement.firstConnectionGate, context.socketPath == nil {
             let origin = FirstConnectionGate.Origin(client: client, request: clientRequest)
-            let admission = gate.admit(origin, loop: parts.placement.soloEventLoop) {
+            let admission = gate.pass(origin, loop: parts.placement.soloEventLoop) {
                 { [self] in runAfterGate(clientRequest, context: context, client: client) }
             }
             switch admission {
@@ -731,7 +731,7 @@ final class TransportExchange: HTTPClientResponseDelegate, @unchecked Sendable {
             outcome: outcome, headSent: current.responseLimit.headSent, hasResponse: current.responseLimit.hasResponse,
             limitFired: current.responseLimit.fired, streamedBody: streamedBody, resumesRange: resume != nil, now: .now())
         return FollowUp.decide(
-            after: facts, of: attempt, rules: followUpRules, isWanted: { owner.transportIsWanted }, isShuttingDown: { parts.admission.isShutDown })
+            after: facts, of: attempt, rules: followUpRules, isWanted: { owner.transportIsWanted }, isShuttingDown: { parts.inFlight.isShutDown })
     }
 
     /// What the exchange's follow-ups obey.
@@ -753,7 +753,7 @@ final class TransportExchange: HTTPClientResponseDelegate, @unchecked Sendable {
         let held = permit
         permit = PolicyPermit()
         parts.policies.end(held, hedgeLatency: hedge?.latency, client: self)
-        parts.admission.ended()
+        parts.inFlight.ended()
         report(result, race: hedge?.race)
     }
 

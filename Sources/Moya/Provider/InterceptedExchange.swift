@@ -194,7 +194,7 @@ final class InterceptedExchange: Sendable {
     private func resilienceRefusal(decidedBy decider: RequestInterceptor?, request: URLRequest, retryAfter: TimeInterval?) -> ResilienceEvent? {
         let resilience = session.parts.policies
         if let wait = retryAfter, wait > resilience.options.maximumRetryAfter {
-            return .retryAfterTooLong(origin: ResilienceOrigin(request.url)?.key ?? "", seconds: wait)
+            return .retryAfterTooLong(origin: URLOrigin(request.url)?.key ?? "", seconds: wait)
         }
         guard !(decider is RetryBudgetExempt), let refusal = resilience.withdrawRetry(to: request.url) else { return nil }
         return .retryRefused(origin: refusal.origin, retries: refusal.retries, requests: refusal.requests)

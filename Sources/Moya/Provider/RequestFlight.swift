@@ -56,7 +56,7 @@ final class RequestFlight: @unchecked Sendable {
     let observers: [any ExchangePluginType]
     /// How ``observers`` hear: the delivery queue, the observers and the target, without the
     /// flight, so that the body recorders can hold it.
-    private let hearing: Hearing
+    private let observerChannel: ObserverChannel
     /// Records the first bytes of a streamed request body for ``observers``; `nil` without
     /// them.
     let requestRecorder: BodyPrefixRecorder?
@@ -171,7 +171,7 @@ final class RequestFlight: @unchecked Sendable {
         let destination = endpoint.task.downloadDestination
         // The bodies' first bytes are recorded only for plugins that hear of them.
         self.observers = observers
-        self.hearing = Hearing(queue: queue, observers: observers, pluginTarget: pluginTarget)
+        self.observerChannel = ObserverChannel(queue: queue, observers: observers, pluginTarget: pluginTarget)
         let recorders = Self.recorders(for: observers, streams: streamSink != nil)
         self.requestRecorder = recorders.request
         self.streamSink = streamSink.map { sink in
@@ -191,12 +191,12 @@ final class RequestFlight: @unchecked Sendable {
         #if DEBUG
         Self.madeFlights?.withLock { $0.append(self) }
         #endif
-        // Not the flight, which holds the recorders: what hearing of the prefix needs. (A weak
+        // Not the flight, which holds the recorders: what observerChannel of the prefix needs. (A weak
         // reference to the flight would give it a side table, and each of the request's many
         // retains and releases of it the runtime's slow path.)
-        let hearing = self.hearing
-        recorders.request?.connect { prefix in hearing.observe(.requestBody(prefix)) }
-        recorders.response?.connect { prefix in hearing.observe(.responseBody(prefix)) }
+        let observerChannel = self.observerChannel
+        recorders.request?.connect { prefix in observerChannel.observe(.requestBody(prefix)) }
+        recorders.response?.connect { prefix in observerChannel.observe(.responseBody(prefix)) }
     }
 
     /// The recorders of the request's and (for a stream) the response's first body bytes, for
@@ -209,17 +209,17 @@ final class RequestFlight: @unchecked Sendable {
 
     /// Tells ``observers`` of `event`, on the delivery queue, while the request runs.
     func observe(_ event: ExchangeEvent) {
-        hearing.observe(event)
+        observerChannel.observe(event)
     }
 
     /// Tells ``observers`` of `event` here, on the delivery queue, as the request ends.
     private func observeNow(_ event: ExchangeEvent) {
-        hearing.observeNow(event)
+        observerChannel.observeNow(event)
     }
 
     /// What the ``observers`` hear through: the flight's delivery queue and target, without the
     /// flight.
-    struct Hearing: @unchecked Sendable {
+    struct ObserverChannel: @unchecked Sendable {
         // @unchecked: the target and the observers are the caller's values, handed to the
         // delivery queue and only used there, as every plugin call is (see `moyaDeliver`).
         let queue: DispatchQueue

@@ -32,7 +32,7 @@ struct BreakerState: Sendable {
     }
 
     /// What the breaker says of a request about to be sent.
-    enum Admission: Sendable, Equatable {
+    enum Decision: Sendable, Equatable {
         /// Send it; `probe` when it is one of the half-open breaker's probes.
         case allowed(probe: Bool)
         /// Do not send it.
@@ -56,7 +56,7 @@ struct BreakerState: Sendable {
     /// Whether a request may be sent now. Past the break, the open breaker becomes half-open
     /// and lets up to ``CircuitBreaker/probes`` requests through at a time.
     /// `date` (the wall clock, for what errors report) is read only when the phase moves.
-    mutating func admit(now: TimeInterval, date: @autoclosure () -> Date) -> Admission {
+    mutating func decide(now: TimeInterval, date: @autoclosure () -> Date) -> Decision {
         switch phase {
         case .closed:
             return .allowed(probe: false)

@@ -101,7 +101,7 @@ struct LimiterState<Waiter: AnyObject & Sendable>: Sendable {
     }
 
     /// A waiter given a place by ``release(_:outcome:latency:now:)``, with its grant.
-    struct Given: Sendable {
+    struct Handover: Sendable {
         let waiter: Waiter
         let grant: Grant
     }
@@ -109,22 +109,22 @@ struct LimiterState<Waiter: AnyObject & Sendable>: Sendable {
     /// The waiters a release gave places to, oldest first: ``first``, then ``others``. A release
     /// frees one place, so one waiter is what it gives almost always: that one is kept without
     /// an array (which would be an allocation for every request that waited).
-    struct Granted: Sendable {
-        private(set) var first: Given?
-        private(set) var others: [Given] = []
+    struct Handovers: Sendable {
+        private(set) var first: Handover?
+        private(set) var others: [Handover] = []
 
         /// None.
-        static var none: Granted { Granted() }
+        static var none: Handovers { Handovers() }
 
         /// Whether no waiter was given a place.
         var isEmpty: Bool { first == nil }
 
-        /// Adds `given`, the newest.
-        mutating func append(_ given: Given) {
+        /// Adds `handover`, the newest.
+        mutating func append(_ handover: Handover) {
             if first == nil {
-                first = given
+                first = handover
             } else {
-                others.append(given)
+                others.append(handover)
             }
         }
     }
@@ -143,20 +143,20 @@ struct LimiterState<Waiter: AnyObject & Sendable>: Sendable {
     mutating func release(
         _ grant: Grant, outcome: CircuitBreaker.Outcome?, asksToWait: Bool = false, latency: TimeInterval? = nil, route: String = "",
         now: TimeInterval
-    ) -> Granted {
+    ) -> Handovers {
         inFlight = max(0, inFlight - 1)
         if let adaptive = settings.adaptive, let outcome {
             adapt(adaptive, grant: grant, outcome: outcome, asksToWait: asksToWait, latency: latency ?? now - grant.at, route: route, now: now)
         }
-        var granted = Granted()
+        var handovers = Handovers()
         while waiting > 0, inFlight < places {
             let waiter = queue[head]
             head += 1
             inFlight += 1
-            granted.append(Given(waiter: waiter, grant: Grant(at: now, inFlight: inFlight)))
+            handovers.append(Handover(waiter: waiter, grant: Grant(at: now, inFlight: inFlight)))
         }
         compact()
-        return granted
+        return handovers
     }
 
     /// AIMD: overload (a `429`, a `503` that says when to come back, a timeout, a `latency` well

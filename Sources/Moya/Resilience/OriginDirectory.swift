@@ -20,12 +20,12 @@ final class OriginDirectory: Sendable {
     /// The policies of the origin of `url`; `nil` when the URL has no origin of HTTP's (nor a
     /// WebSocket's).
     func policies(for url: URL?) -> OriginPolicies? {
-        guard let origin = ResilienceOrigin(url) else { return nil }
+        guard let origin = URLOrigin(url) else { return nil }
         return policies(for: origin)
     }
 
     /// The policies of `origin`, made when it is new.
-    func policies(for origin: ResilienceOrigin) -> OriginPolicies {
+    func policies(for origin: URLOrigin) -> OriginPolicies {
         if let found = origins.withLock({ $0[origin.key] }) { return found }
         let made = OriginPolicies(origin: origin, options: options)
         let now = clock.now()
@@ -42,7 +42,7 @@ final class OriginDirectory: Sendable {
 
     /// The policies of `url`'s origin, when it has any yet (for tests and diagnostics).
     func existing(for url: URL?) -> OriginPolicies? {
-        guard let origin = ResilienceOrigin(url) else { return nil }
+        guard let origin = URLOrigin(url) else { return nil }
         return origins.withLock { $0[origin.key] }
     }
 

@@ -44,7 +44,7 @@ final class OriginPolicies: Sendable {
         var moved: BreakerMove?
         /// The place under the concurrency limit, when one was asked for and the breaker let the
         /// attempt through.
-        var place: PlaceAnswer = .notAsked
+        var place: LimitAnswer = .notAsked
         /// The percentile delay's latency, when one was asked for and there are enough.
         var percentile: TimeInterval?
         /// Whether this attempt's latency is one the percentile keeps.
@@ -52,7 +52,7 @@ final class OriginPolicies: Sendable {
     }
 
     /// What an admission says of the attempt's place under the concurrency limit.
-    enum PlaceAnswer {
+    enum LimitAnswer {
         /// None was asked for.
         case notAsked
         /// A place, given at once.
@@ -77,11 +77,11 @@ final class OriginPolicies: Sendable {
     }
 
     /// The origin.
-    let origin: ResilienceOrigin
+    let origin: URLOrigin
     private let state: Protected<State>
 
     /// The policies of `origin`, as `options` set them.
-    init(origin: ResilienceOrigin, options: ResilienceOptions) {
+    init(origin: URLOrigin, options: ResilienceOptions) {
         self.origin = origin
         state = Protected(
             State(
@@ -102,7 +102,7 @@ final class OriginPolicies: Sendable {
                     (latencies.window.percentile(fraction), Self.takesSample(&latencies))
                 }
             }
-            if let before = state.breaker?.phase, let admitted = state.breaker?.admit(now: now, date: date()), let after = state.breaker?.phase {
+            if let before = state.breaker?.phase, let admitted = state.breaker?.decide(now: now, date: date()), let after = state.breaker?.phase {
                 if after.name != before.name { verdict.moved = (before, after) }
                 switch admitted {
                 case .allowed(let probe): verdict.probe = probe
@@ -164,7 +164,7 @@ final class OriginPolicies: Sendable {
     /// given the freed place with the limit it left.
     struct Ended {
         var moved: BreakerMove?
-        var granted = LimiterState<LimitWaiter>.Granted.none
+        var handovers = LimiterState<LimitWaiter>.Handovers.none
         /// The limit after the release, when there was one.
         var limit: Int?
     }
@@ -201,7 +201,7 @@ final class OriginPolicies: Sendable {
             }
             if let latency = end.latency { state.latencies.update(end.route) { $0.window.add(latency) } }
             if let grant = end.grant {
-                ended.granted =
+                ended.handovers =
                     state.limiter?.release(
                         grant, outcome: end.placeOutcome, asksToWait: end.placeAsksToWait, latency: end.placeLatency, route: end.route, now: now)
                     ?? .none

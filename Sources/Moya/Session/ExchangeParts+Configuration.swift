@@ -24,15 +24,15 @@ extension ExchangeParts {
                 cache: $0, requestCachePolicy: configuration.requestCachePolicy, requests: requests,
                 maximumResponseBodySize: configuration.maximumResponseBodySize, metrics: HTTPCacheMetrics(options: configuration.metrics))
         }
-        let admission = SessionAdmission(isShared: isShared)
+        let inFlight = InFlightExchanges(isShared: isShared)
         let metricsFactory = configuration.metrics.currentFactory
         self.init(
             routes: routes, requests: requests, cookies: cookies, cache: cache,
             timeouts: ExchangeTimeouts(
                 request: configuration.timeoutIntervalForRequest, write: configuration.timeoutIntervalForWrite,
                 resource: configuration.timeoutIntervalForResource),
-            admission: admission,
-            placement: ConnectionPlacement(admission: admission, gatesFirstConnections: configuration.httpVersion == .automatic),
+            inFlight: inFlight,
+            placement: ConnectionPlacement(inFlight: inFlight, gatesFirstConnections: configuration.httpVersion == .automatic),
             downloadFolder: DownloadFolder(configuration.temporaryDirectory), tracing: TracePropagation.current,
             redirectPolicy: configuration.redirectPolicy, maximumResponseBodySize: configuration.maximumResponseBodySize,
             metricsFactory: metricsFactory,

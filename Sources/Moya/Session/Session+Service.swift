@@ -51,14 +51,14 @@ extension Session: Service {
     public func run() async throws {
         // Either way, the group is ending: a graceful shutdown, or a cancellation.
         let isGraceful = (try? await gracefulShutdown()) != nil
-        guard !parts.admission.isShared else { return }
-        parts.admission.lifecycle.close(.draining)
+        guard !parts.inFlight.isShared else { return }
+        parts.inFlight.lifecycle.close(.draining)
         if isGraceful, !_Concurrency.Task.isCancelled {
-            _ = await parts.admission.lifecycle.waitUntilDrained(gracePeriod: configuration.shutdownGracePeriod)
+            _ = await parts.inFlight.lifecycle.waitUntilDrained(gracePeriod: configuration.shutdownGracePeriod)
         }
         // From here, a request that the shutdown cancels fails with `stoppedByShutdown`.
-        parts.admission.lifecycle.close(.stopping)
-        defer { parts.admission.lifecycle.close(.stopped) }
+        parts.inFlight.lifecycle.close(.stopping)
+        defer { parts.inFlight.lifecycle.close(.stopped) }
         try await shutdown()
     }
 }

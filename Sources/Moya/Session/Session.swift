@@ -87,7 +87,7 @@ public final class Session: Sendable {
         // A session the user forgot to shut down still closes its connections; the client keeps
         // itself alive until that finishes. The shared session is never released.
         parts.partials.deleteAll(closing: false)
-        if !parts.admission.isShared, !parts.admission.isShutDown {
+        if !parts.inFlight.isShared, !parts.inFlight.isShutDown {
             parts.routes.closeInBackground()
         }
     }
@@ -111,7 +111,7 @@ public final class Session: Sendable {
     /// its failed stream waits behind the unsent bytes) is left to close by itself, when the
     /// network comes back or the operating system gives up on it.
     public func shutdown() async throws {
-        guard parts.admission.markShutDown() else { return }
+        guard parts.inFlight.markShutDown() else { return }
         parts.partials.deleteAll(closing: true)
         let closing = parts.routes.close(within: .interval(Session.connectionCloseLimit))
         // Once the connections are closed (the requests stopped), the private download folder goes,
@@ -126,7 +126,7 @@ public final class Session: Sendable {
     /// ``connectionCloseLimit``, as ``shutdown()``). Prefer ``shutdown()`` in async code.
     @available(*, noasync, message: "syncShutdown() blocks; use shutdown() in async code")
     public func syncShutdown() throws {
-        guard parts.admission.markShutDown() else { return }
+        guard parts.inFlight.markShutDown() else { return }
         parts.partials.deleteAll(closing: true)
         defer { parts.downloadFolder.remove() }
         try parts.routes.close(within: .interval(Session.connectionCloseLimit)).wait()

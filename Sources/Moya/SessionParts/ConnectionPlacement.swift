@@ -13,12 +13,12 @@ final class ConnectionPlacement: Sendable {
     /// `nil` when the session's HTTP version is fixed.
     let firstConnectionGate: FirstConnectionGate?
     /// The session's count of exchanges in flight.
-    private let admission: SessionAdmission
+    private let inFlight: InFlightExchanges
 
-    /// The placement of a session whose exchanges `admission` counts; `gatesFirstConnections`
+    /// The placement of a session whose exchanges `inFlight` counts; `gatesFirstConnections`
     /// when AsyncHTTPClient learns each origin's HTTP version from its first connection.
-    init(admission: SessionAdmission, gatesFirstConnections: Bool) {
-        self.admission = admission
+    init(inFlight: InFlightExchanges, gatesFirstConnections: Bool) {
+        self.inFlight = inFlight
         self.firstConnectionGate = gatesFirstConnections ? FirstConnectionGate() : nil
     }
 
@@ -32,7 +32,7 @@ final class ConnectionPlacement: Sendable {
     /// it. When several run, or when the request is made on an event loop (a server's handler),
     /// this is `nil`.
     func loneRequestLoop() -> (any EventLoop)? {
-        guard admission.inFlight <= 1, MultiThreadedEventLoopGroup.currentEventLoop == nil else { return nil }
+        guard inFlight.count <= 1, MultiThreadedEventLoopGroup.currentEventLoop == nil else { return nil }
         return soloEventLoop
     }
 }

@@ -13,7 +13,7 @@ import FoundationNetworking
 /// (``SessionRoutes``, with TLS, trust and proxies), the request factory (``ClientRequestFactory``:
 /// headers, cookies, templates), the cookie jar (``CookieStage``), the HTTP cache
 /// (``CacheStage``), the time limits (``ExchangeTimeouts``), the count of exchanges and the
-/// shutdown (``SessionAdmission``), where connections are opened and used
+/// shutdown (``InFlightExchanges``), where connections are opened and used
 /// (``ConnectionPlacement``), where downloads go (``DownloadFolder``, ``KeptPartials``) and
 /// tracing (``TracePropagation``).
 ///
@@ -33,7 +33,7 @@ final class ExchangeParts: Sendable {
     /// The session's time limits.
     let timeouts: ExchangeTimeouts
     /// Admits exchanges, counts them, and knows whether the session was shut down.
-    let admission: SessionAdmission
+    let inFlight: InFlightExchanges
     /// Where attempts run and connections open.
     let placement: ConnectionPlacement
     /// The folder downloads are written to while they arrive (``Session/Configuration/temporaryDirectory``):
@@ -60,7 +60,7 @@ final class ExchangeParts: Sendable {
     /// `Session/`).
     init(
         routes: SessionRoutes, requests: ClientRequestFactory, cookies: CookieStage, cache: CacheStage?, timeouts: ExchangeTimeouts,
-        admission: SessionAdmission, placement: ConnectionPlacement, downloadFolder: DownloadFolder, tracing: TracePropagation?,
+        inFlight: InFlightExchanges, placement: ConnectionPlacement, downloadFolder: DownloadFolder, tracing: TracePropagation?,
         redirectPolicy: SessionRedirectPolicy, maximumResponseBodySize: Int64?, metricsFactory: (any MetricsFactory)?,
         policies: PolicyStage
     ) {
@@ -70,7 +70,7 @@ final class ExchangeParts: Sendable {
         self.cookies = cookies
         self.cache = cache
         self.timeouts = timeouts
-        self.admission = admission
+        self.inFlight = inFlight
         self.placement = placement
         self.downloadFolder = downloadFolder
         self.tracing = tracing
@@ -95,7 +95,7 @@ final class ExchangeParts: Sendable {
     }
 
     /// The error to report for a request that failed: ``SessionError/stoppedByShutdown`` when the
-    /// session's shutdown cancelled it (see ``SessionAdmission/isStoppedByShutdown(_:)``), a connection that could
+    /// session's shutdown cancelled it (see ``InFlightExchanges/isStoppedByShutdown(_:)``), a connection that could
     /// not be opened named for the host and port (or proxy) it went to (see
     /// ``TransportError/connectionFailure(_:endpoint:)``), a TLS failure named for its host (see
     /// ``TLSError.annotating(_:host:)``), or for an AsyncHTTPClient error that
@@ -111,7 +111,7 @@ final class ExchangeParts: Sendable {
     ///   - error:      The failure.
     ///   - urlRequest: The request that failed.
     func explainingFailure(_ error: any Error, of urlRequest: URLRequest) -> any Error {
-        if admission.isStoppedByShutdown(error) {
+        if inFlight.isStoppedByShutdown(error) {
             return SessionError.stoppedByShutdown
         }
         if error is HTTPClientError, let cause = requests.refusalCause(of: urlRequest) {

@@ -40,7 +40,7 @@ final class FirstConnectionGate: Sendable {
     }
 
     /// What a request to an origin does.
-    enum Admission {
+    enum Passage {
         /// Goes at once: the origin is open.
         case proceed
         /// Goes at once, as the origin's first request; call ``opened(_:)`` when its head has
@@ -75,8 +75,8 @@ final class FirstConnectionGate: Sendable {
     ///
     /// The first request's `loop` keeps time for the waiters: after ``patience`` they go even if
     /// the first request has not sent its head yet.
-    func admit(_ origin: Origin, loop: any EventLoop, waiter: () -> @Sendable () -> Void) -> Admission {
-        let admission = origins.withLock { origins -> Admission in
+    func pass(_ origin: Origin, loop: any EventLoop, waiter: () -> @Sendable () -> Void) -> Passage {
+        let admission = origins.withLock { origins -> Passage in
             switch origins[origin] {
             case .open?:
                 return .proceed

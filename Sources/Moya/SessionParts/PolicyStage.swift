@@ -439,21 +439,21 @@ final class PolicyStage: Sendable {
     }
 
     /// Tells the metrics of the limit a release left, and the waiters it gave a place theirs.
-    private func reportRelease(at origin: ResilienceOrigin, _ ended: OriginPolicies.Ended) {
+    private func reportRelease(at origin: URLOrigin, _ ended: OriginPolicies.Ended) {
         if reportsLimitMoves, let limit = ended.limit { metrics?.limitMoved(host: origin.host, port: origin.port, to: limit) }
-        func give(_ given: LimiterState<LimitWaiter>.Given) {
-            let waited = given.grant.at - given.waiter.since
+        func give(_ handover: LimiterState<LimitWaiter>.Handover) {
+            let waited = handover.grant.at - handover.waiter.since
             metrics?.limitWaited(host: origin.host, port: origin.port, seconds: waited)
-            given.waiter.ended(.granted(given.grant, waited: waited))
+            handover.waiter.ended(.granted(handover.grant, waited: waited))
         }
-        guard let first = ended.granted.first else { return }
+        guard let first = ended.handovers.first else { return }
         give(first)
-        for given in ended.granted.others { give(given) }
+        for handover in ended.handovers.others { give(handover) }
     }
 
     /// Counts and logs a move of `origin`'s breaker: the event for the request's plugins, when
     /// it opened or closed.
-    private func report(_ moved: OriginPolicies.BreakerMove?, of origin: ResilienceOrigin) -> ResilienceEvent? {
+    private func report(_ moved: OriginPolicies.BreakerMove?, of origin: URLOrigin) -> ResilienceEvent? {
         guard let (from, to) = moved else { return nil }
         reportMove(of: origin, (from, to))
         switch to {
@@ -463,7 +463,7 @@ final class PolicyStage: Sendable {
         }
     }
 
-    private func reportMove(of origin: ResilienceOrigin, _ moved: OriginPolicies.BreakerMove) {
+    private func reportMove(of origin: URLOrigin, _ moved: OriginPolicies.BreakerMove) {
         let (from, to) = moved
         metrics?.breakerMoved(host: origin.host, port: origin.port, from: from, to: to)
         switch to {
@@ -519,7 +519,7 @@ final class PolicyStage: Sendable {
     }
 
     /// Tells the metrics a hedge went to `origin` (`won` false), or that a hedge's answer won.
-    func countHedge(to origin: ResilienceOrigin, won: Bool) {
+    func countHedge(to origin: URLOrigin, won: Bool) {
         metrics?.hedge(host: origin.host, port: origin.port, won: won)
     }
 

@@ -44,7 +44,7 @@ struct SessionLifecycle: Sendable {
     init() {}
 
     /// Admits an exchange (`nil`), or tells why not.
-    func admit() -> (any Error)? {
+    func enter() -> (any Error)? {
         var current = word.load(ordering: .relaxed)
         while current >= 0 {
             let (exchanged, original) = word.weakCompareExchange(

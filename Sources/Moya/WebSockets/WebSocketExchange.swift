@@ -74,7 +74,7 @@ final class WebSocketExchange: TransportAttempt {
 
     /// Starts the handshake; the owner hears of its end once.
     func start() {
-        if let refusal = parts.admission.admit() {
+        if let refusal = parts.inFlight.enter() {
             finish(.failure(refusal), admitted: false)
             return
         }
@@ -273,7 +273,7 @@ final class WebSocketExchange: TransportAttempt {
         permit.attemptEnded(outcome, response: try? result.get().response)
         parts.policies.end(permit, hedgeLatency: nil, client: self)
         if let span { TracePropagation.endSpan(span, with: result) }
-        if admitted { parts.admission.ended() }
+        if admitted { parts.inFlight.ended() }
         owner.transportFinished(result, request: request.urlRequest)
     }
 }

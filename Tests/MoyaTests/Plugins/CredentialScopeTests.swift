@@ -163,5 +163,26 @@ struct CredentialScopeTests {
         #expect(!same("https://example.com/", "https://example.com:8443/"))
         #expect(!same("https://example.com/", "https://www.example.com/"))
         #expect(!same("ftp://example.com/", "ftp://example.com/"))
+        #expect(same("wss://example.com/chat", "https://example.com/"), "a WebSocket URL has its HTTP counterpart's origin")
+        #expect(!same("https://example.com/", "https://%65xample.com/"), "a host written another way is another origin")
+    }
+
+    @Test("An origin's host and port are the ones Foundation reads from the URL, which is where the request goes")
+    func originsAgreeWithFoundation() throws {
+        let longUser = String(repeating: "u", count: 400)
+        let urls = [
+            "https://user:pass@Example.com:8443/a?b#c", "http://example.com", "http://EXAMPLE.com:80/", "http://[::1]:8080/x",
+            "http://[2001:db8::1]/", "https://user@evil.example@good.example/", "http://\(longUser):secret@example.com/path",
+            "http://example.com:0/", "http://127.0.0.1:65535/", "http://example.com?x=@other.com", "http://example.com#@other.com",
+            "https://xn--bcher-kva.example/", "http://a.b.c.d.example:1234/@/x",
+        ]
+        for string in urls {
+            guard let url = URL(string: string), let host = url.host, !host.isEmpty else { continue }
+            let origin = try #require(URLOrigin(url), "\(string)")
+            let foundationHost = host.lowercased().trimmingCharacters(in: CharacterSet(charactersIn: "[]"))
+            #expect(origin.host == foundationHost, "\(string)")
+            #expect(origin.port == url.port ?? (origin.isSecure ? 443 : 80), "\(string)")
+            #expect(origin.scheme == url.scheme?.lowercased(), "\(string)")
+        }
     }
 }

@@ -64,7 +64,7 @@ struct ResilienceStateTests {
         #expect(breaker.record(failed: true, probe: false, now: 2, date: Self.date) == nil, "3 requests: below the minimum")
         let moved = breaker.record(failed: true, probe: false, now: 3, date: Self.date)
         #expect(moved == .open(openedAt: Self.date, until: 8, untilDate: Self.date.addingTimeInterval(5)))
-        #expect(breaker.admit(now: 7.99, date: Self.date) == .rejected(openedAt: Self.date, retryAt: Self.date.addingTimeInterval(5)))
+        #expect(breaker.decide(now: 7.99, date: Self.date) == .rejected(openedAt: Self.date, retryAt: Self.date.addingTimeInterval(5)))
     }
 
     @Test("Closed: successes keep it closed, and outcomes leave the window")
@@ -88,26 +88,26 @@ struct ResilienceStateTests {
     func probesClose() throws {
         var breaker = try Self.breaker()
         for _ in 0..<4 { _ = breaker.record(failed: true, probe: false, now: 1, date: Self.date) }
-        #expect(breaker.admit(now: 6, date: Self.date) == .allowed(probe: true), "the break is over at 6 s")
-        #expect(breaker.admit(now: 6, date: Self.date) == .allowed(probe: true))
-        #expect(breaker.admit(now: 6, date: Self.date) == .rejected(openedAt: Self.date, retryAt: nil), "two probes at most")
+        #expect(breaker.decide(now: 6, date: Self.date) == .allowed(probe: true), "the break is over at 6 s")
+        #expect(breaker.decide(now: 6, date: Self.date) == .allowed(probe: true))
+        #expect(breaker.decide(now: 6, date: Self.date) == .rejected(openedAt: Self.date, retryAt: nil), "two probes at most")
         #expect(breaker.record(failed: false, probe: true, now: 6.5, date: Self.date) == nil)
-        #expect(breaker.admit(now: 6.5, date: Self.date) == .rejected(openedAt: Self.date, retryAt: nil), "one out, one succeeded")
+        #expect(breaker.decide(now: 6.5, date: Self.date) == .rejected(openedAt: Self.date, retryAt: nil), "one out, one succeeded")
         #expect(breaker.record(failed: false, probe: true, now: 7, date: Self.date) == .closed)
-        #expect(breaker.admit(now: 7, date: Self.date) == .allowed(probe: false))
+        #expect(breaker.decide(now: 7, date: Self.date) == .allowed(probe: false))
     }
 
     @Test("Half-open: a failed probe opens it again; a cancelled one frees its place")
     func probeFails() throws {
         var breaker = try Self.breaker()
         for _ in 0..<4 { _ = breaker.record(failed: true, probe: false, now: 1, date: Self.date) }
-        #expect(breaker.admit(now: 6, date: Self.date) == .allowed(probe: true))
-        #expect(breaker.admit(now: 6, date: Self.date) == .allowed(probe: true))
+        #expect(breaker.decide(now: 6, date: Self.date) == .allowed(probe: true))
+        #expect(breaker.decide(now: 6, date: Self.date) == .allowed(probe: true))
         #expect(breaker.record(failed: nil, probe: true, now: 6.1, date: Self.date) == nil, "a cancel is no outcome")
-        #expect(breaker.admit(now: 6.2, date: Self.date) == .allowed(probe: true), "its place is free again")
+        #expect(breaker.decide(now: 6.2, date: Self.date) == .allowed(probe: true), "its place is free again")
         let later = Self.date.addingTimeInterval(3)
         #expect(breaker.record(failed: true, probe: true, now: 9, date: later) == .open(openedAt: later, until: 14, untilDate: later.addingTimeInterval(5)))
-        #expect(breaker.admit(now: 13, date: later) == .rejected(openedAt: later, retryAt: later.addingTimeInterval(5)))
+        #expect(breaker.decide(now: 13, date: later) == .rejected(openedAt: later, retryAt: later.addingTimeInterval(5)))
         // The outcome of a request let through before, heard while open, changes nothing.
         #expect(breaker.record(failed: false, probe: false, now: 13, date: later) == nil)
     }
@@ -129,7 +129,7 @@ struct ResilienceStateTests {
 
     @Test("The origin a budget and a breaker count for, read from a URL's string")
     func origins() {
-        func key(_ string: String) -> String? { ResilienceOrigin(URL(string: string)).map(\.key) }
+        func key(_ string: String) -> String? { URLOrigin(URL(string: string)).map(\.key) }
         #expect(key("https://API.Example.com/users?id=1") == "https://api.example.com:443")
         #expect(key("http://example.com") == "http://example.com:80")
         #expect(key("http://example.com:8080/a#b") == "http://example.com:8080")
@@ -141,11 +141,11 @@ struct ResilienceStateTests {
         #expect(key("ftp://example.com/") == nil)
         #expect(key("file:///tmp/x") == nil)
         #expect(key("http://example.com:99999/") == nil)
-        #expect(ResilienceOrigin(URL(string: "http://127.0.0.1:8000/")) == ResilienceOrigin(URL(string: "http://127.0.0.1:8000/other")))
+        #expect(URLOrigin(URL(string: "http://127.0.0.1:8000/")) == URLOrigin(URL(string: "http://127.0.0.1:8000/other")))
         // What metrics and logs name: the host without brackets, the port, the scheme.
-        let ipv6 = ResilienceOrigin(URL(string: "wss://[::1]:9000/x"))
+        let ipv6 = URLOrigin(URL(string: "wss://[::1]:9000/x"))
         #expect(ipv6?.host == "::1" && ipv6?.port == 9000 && ipv6?.scheme == "https")
-        #expect(ResilienceOrigin(URL(string: "http://API.Example.com/"))?.host == "api.example.com")
+        #expect(URLOrigin(URL(string: "http://API.Example.com/"))?.host == "api.example.com")
         #expect(key("http://[]:80/") == nil, "no host")
     }
 

@@ -423,7 +423,7 @@ struct ServicePoliciesTests {
         #expect(server.requests.count == 2)
         #expect(recorder.heardHedge)
         // The loser was stopped: nothing of this session is in flight any more.
-        #expect(try await Self.eventually { session.parts.admission.inFlight == 0 })
+        #expect(try await Self.eventually { session.parts.inFlight.count == 0 })
         // A POST is never hedged.
         let post = try await provider.request(Remote(server.baseURL, "/slow-first", method: .post))
         #expect(String(decoding: post.data, as: UTF8.self) == "fast")
@@ -676,7 +676,7 @@ struct ServicePoliciesTests {
             )
             #expect(recorder.heard == [.deadlineExceeded(underlying)])
         }
-        #expect(try await Self.eventually { session.parts.admission.inFlight == 0 }, "the attempt was stopped")
+        #expect(try await Self.eventually { session.parts.inFlight.count == 0 }, "the attempt was stopped")
         try await session.shutdown()
         await server.shutdown()
     }

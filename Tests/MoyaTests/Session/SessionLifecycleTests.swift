@@ -68,8 +68,8 @@ private struct GroupedSession {
     /// request of the test still runs.
     func startDraining(sourceLocation: SourceLocation = #_sourceLocation) async {
         await group.triggerGracefulShutdown()
-        #expect(await eventually { session.parts.admission.lifecycle.phase >= .draining }, sourceLocation: sourceLocation)
-        #expect(session.parts.admission.lifecycle.phase == .draining, sourceLocation: sourceLocation)
+        #expect(await eventually { session.parts.inFlight.lifecycle.phase >= .draining }, sourceLocation: sourceLocation)
+        #expect(session.parts.inFlight.lifecycle.phase == .draining, sourceLocation: sourceLocation)
     }
 }
 
@@ -91,7 +91,7 @@ struct SessionLifecycleTests {
 
         let running = _Concurrency.Task { await send(provider, Remote(base, "/slow")) }
         #expect(await held.arrived.wait())
-        #expect(session.parts.admission.lifecycle.inFlight == 1)
+        #expect(session.parts.inFlight.lifecycle.inFlight == 1)
 
         await grouped.startDraining()
 
@@ -102,7 +102,7 @@ struct SessionLifecycleTests {
         #expect(refused.error?.localizedDescription.contains("shutting down") == true)
         #expect(server.receivedRequests.isEmpty)
         #expect(!held.release.hasFired)
-        #expect(session.parts.admission.lifecycle.phase == .draining)
+        #expect(session.parts.inFlight.lifecycle.phase == .draining)
 
         held.release.fire()
         let finished = await running.value
@@ -110,9 +110,9 @@ struct SessionLifecycleTests {
         #expect(finished.response.map { String(decoding: $0.data, as: UTF8.self) } == "slow done")
 
         try await grouped.run.value
-        #expect(session.parts.admission.lifecycle.phase == .stopped)
-        #expect(session.parts.admission.lifecycle.inFlight == 0)
-        #expect(session.parts.admission.isShutDown)
+        #expect(session.parts.inFlight.lifecycle.phase == .stopped)
+        #expect(session.parts.inFlight.lifecycle.inFlight == 0)
+        #expect(session.parts.inFlight.isShutDown)
         // The client is shut down already: it refuses a second shutdown.
         await #expect(throws: (any Error).self) { try await session.parts.routes.client.shutdown() }
         // Later requests fail as on a session that was shut down.
@@ -160,7 +160,7 @@ struct SessionLifecycleTests {
         try await run.value
         // Far below the grace period: nothing was waited for.
         #expect(ContinuousClock.now - started < .seconds(600))
-        #expect(session.parts.admission.isShutDown)
+        #expect(session.parts.inFlight.isShutDown)
     }
 
     @Test("A request still running when the grace period ends fails once, with stoppedByShutdown")
@@ -191,8 +191,8 @@ struct SessionLifecycleTests {
         #expect(failed(result, with: .stoppedByShutdown))
         #expect(result.error?.localizedDescription.contains("shutdownGracePeriod") == true)
         #expect(counter.count == 1)
-        #expect(session.parts.admission.isShutDown)
-        #expect(session.parts.admission.lifecycle.inFlight == 0)
+        #expect(session.parts.inFlight.isShutDown)
+        #expect(session.parts.inFlight.lifecycle.inFlight == 0)
     }
 
     @Test("A stream still running when the grace period ends fails with stoppedByShutdown")
@@ -200,7 +200,7 @@ struct SessionLifecycleTests {
         let grouped = GroupedSession(gracePeriod: 0.3)
         // Its head arrives, its body never does.
         let stream = try await grouped.provider.stream(Remote(base, "/headers-only-then-hang"))
-        #expect(grouped.session.parts.admission.lifecycle.inFlight == 1)
+        #expect(grouped.session.parts.inFlight.lifecycle.inFlight == 1)
         await grouped.group.triggerGracefulShutdown()
         try await grouped.run.value
         do {
@@ -230,8 +230,8 @@ struct SessionLifecycleTests {
         // A cancelled group may end with an error of its own; the session's part is what counts.
         _ = try? await grouped.run.value
         #expect(failed(await running.value, with: .stoppedByShutdown))
-        #expect(session.parts.admission.isShutDown)
-        #expect(session.parts.admission.lifecycle.phase == .stopped)
+        #expect(session.parts.inFlight.isShutDown)
+        #expect(session.parts.inFlight.lifecycle.phase == .stopped)
     }
 
     @Test("A session run outside a group waits until its task is cancelled, then shuts down")
@@ -240,10 +240,10 @@ struct SessionLifecycleTests {
         let provider = MoyaProvider<Remote>(session: session)
         let run = _Concurrency.Task { try await session.run() }
         #expect(try await provider.request(Remote(base, "/bytes/4")).data.count == 4)
-        #expect(session.parts.admission.lifecycle.phase == .open)
+        #expect(session.parts.inFlight.lifecycle.phase == .open)
         run.cancel()
         try await run.value
-        #expect(session.parts.admission.isShutDown)
+        #expect(session.parts.inFlight.isShutDown)
         #expect(failed(await send(provider, Remote(base, "/echo")), with: .shutDown))
     }
 
@@ -255,7 +255,7 @@ struct SessionLifecycleTests {
         try await run.value
         let provider = MoyaProvider<Remote>()
         #expect(try await provider.request(Remote(base, "/bytes/2")).data.count == 2)
-        #expect(Session.default.parts.admission.lifecycle.phase == .open)
+        #expect(Session.default.parts.inFlight.lifecycle.phase == .open)
     }
 
     @Test("shutdown() called directly fails a running request with stoppedByShutdown")
@@ -274,14 +274,14 @@ struct SessionLifecycleTests {
     @Test("The counter admits until closed, refuses after, and wakes the waiter when the last exchange ends")
     func counter() async {
         let lifecycle = SessionLifecycle()
-        #expect(lifecycle.admit() == nil)
-        #expect(lifecycle.admit() == nil)
+        #expect(lifecycle.enter() == nil)
+        #expect(lifecycle.enter() == nil)
         #expect(lifecycle.inFlight == 2)
         lifecycle.ended()
         #expect(lifecycle.inFlight == 1)
 
         lifecycle.close(.draining)
-        #expect(lifecycle.admit() as? SessionError == .shuttingDown)
+        #expect(lifecycle.enter() as? SessionError == .shuttingDown)
         #expect(lifecycle.inFlight == 1)
         // Something is still in flight: no grace at all means not drained.
         #expect(await lifecycle.waitUntilDrained(gracePeriod: 0) == false)
@@ -294,7 +294,7 @@ struct SessionLifecycleTests {
         lifecycle.close(.stopped)
         lifecycle.close(.draining)
         #expect(lifecycle.phase == .stopped)
-        #expect(lifecycle.admit() as? SessionError == .shutDown)
+        #expect(lifecycle.enter() as? SessionError == .shutDown)
     }
 
     @Test("A session closed with nothing in flight is drained at once")

@@ -19,19 +19,19 @@ struct EventLoopPreferenceTests {
     @Test("Idle: the session's loop; with requests in flight, or on an event loop, AsyncHTTPClient chooses", arguments: [false, true])
     func preference(shared: Bool) async throws {
         let session = shared ? Session.default : Session()
-        if session.parts.admission.inFlight <= 1 {
+        if session.parts.inFlight.count <= 1 {
             #expect(Self.asksForSoloLoop(session))
         }
         let onLoop = try await MultiThreadedEventLoopGroup.singleton.any().submit { Self.asksForSoloLoop(session) }.get()
         #expect(!onLoop, "a request made on an event loop stays there")
         if !shared {
             // Two exchanges in flight.
-            #expect(session.parts.admission.admit() == nil)
-            #expect(session.parts.admission.admit() == nil)
+            #expect(session.parts.inFlight.enter() == nil)
+            #expect(session.parts.inFlight.enter() == nil)
             #expect(!Self.asksForSoloLoop(session))
-            session.parts.admission.ended()
+            session.parts.inFlight.ended()
             #expect(Self.asksForSoloLoop(session))
-            session.parts.admission.ended()
+            session.parts.inFlight.ended()
             try await session.shutdown()
         }
     }
@@ -53,7 +53,7 @@ struct EventLoopPreferenceTests {
             let response = try await provider.request(.target(Root(baseURL: mock.baseURL)))
             #expect(response.data == Data("ok".utf8))
         }
-        #expect(session.parts.admission.inFlight == 0, "every exchange that started was counted as ended")
+        #expect(session.parts.inFlight.count == 0, "every exchange that started was counted as ended")
         try await session.shutdown()
         await mock.shutdown()
     }

@@ -26,8 +26,8 @@ struct FirstConnectionGateTests {
     /// Admits a request whose work records `name` in `ran`.
     func admit(
         _ gate: FirstConnectionGate, _ origin: FirstConnectionGate.Origin, _ name: String, into ran: Protected<[String]>
-    ) -> FirstConnectionGate.Admission {
-        gate.admit(origin, loop: loop) {
+    ) -> FirstConnectionGate.Passage {
+        gate.pass(origin, loop: loop) {
             { ran.withLock { $0.append(name) } }
         }
     }
@@ -71,7 +71,7 @@ struct FirstConnectionGateTests {
         #expect(admit(gate, origin, "first", into: ran) == .opens)
         // The waiting request's work tells when the gate let it go.
         let released = Signal()
-        let second = gate.admit(origin, loop: loop) {
+        let second = gate.pass(origin, loop: loop) {
             {
                 ran.withLock { $0.append("second") }
                 released.fire()

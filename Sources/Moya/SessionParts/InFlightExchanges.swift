@@ -8,7 +8,7 @@ import Foundation
 /// The shared session (``Session/default``) never shuts down, and counts its exchanges with one
 /// relaxed atomic; any other has a ``SessionLifecycle``, whose stages a graceful shutdown goes
 /// through.
-final class SessionAdmission: Sendable {
+final class InFlightExchanges: Sendable {
     /// Whether this is the shared session's, which is never shut down.
     let isShared: Bool
     /// The requests in flight and the stages of a shutdown by ``Session/run()``.
@@ -18,7 +18,7 @@ final class SessionAdmission: Sendable {
     /// Whether ``Session/shutdown()`` (or ``Session/syncShutdown()``) was called.
     private let shutDown = Protected(false)
 
-    /// The admission of the shared session (`isShared`) or of any other.
+    /// The exchanges of the shared session (`isShared`) or of any other.
     init(isShared: Bool) {
         self.isShared = isShared
     }
@@ -28,15 +28,15 @@ final class SessionAdmission: Sendable {
     ///
     /// On every request's path: one atomic compare-and-exchange on an open session, nothing on
     /// the shared one (which never shuts down). Only a refusal takes a lock, to name its reason.
-    func admit() -> (any Error)? {
+    func enter() -> (any Error)? {
         guard !isShared else {
             sharedExchanges.wrappingIncrement(ordering: .relaxed)
             return nil
         }
-        return lifecycle.admit()
+        return lifecycle.enter()
     }
 
-    /// An exchange that ``admit()`` admitted has ended.
+    /// An exchange that ``enter()`` admitted has ended.
     ///
     /// One atomic decrement; a shutdown waiting for the last exchange is woken by the exchange
     /// that ends last, the only one that takes a lock.
@@ -49,7 +49,7 @@ final class SessionAdmission: Sendable {
     }
 
     /// The exchanges in flight (the one asking included).
-    var inFlight: Int {
+    var count: Int {
         isShared ? sharedExchanges.load(ordering: .relaxed) : lifecycle.inFlight
     }
 

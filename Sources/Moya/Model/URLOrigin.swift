@@ -1,11 +1,20 @@
 import Foundation
 
-/// The origin a budget and a breaker count for: scheme, host and port, read from a URL's string
-/// in one pass over its bytes, with one allocation (its ``key``): `URL`'s `scheme`, `host` and
-/// `port` are each a parse of their own on Linux, and this runs for every attempt. A WebSocket
-/// URL (`ws`, `wss`) counts for its HTTP origin, the same server. `nil` for another scheme, or
-/// without a host.
-struct ResilienceOrigin: Hashable, Sendable {
+/// The origin of an HTTP, HTTPS or WebSocket URL (RFC 6454): its scheme, host and port, with
+/// the scheme and host in lower case and the scheme's default port filled in, so that
+/// `https://API.example.com/a` and `https://api.example.com:443/b` have the same origin. A
+/// WebSocket URL (`ws`, `wss`) has the origin of its HTTP counterpart: the same server. `nil` for
+/// another scheme, without a host, or with a port that is not a number up to 65535.
+///
+/// The one origin type of the library: the resilience policies keep their state per origin,
+/// credentials and the headers that carry them go only to the origin they were given for, and
+/// a redirect to another origin drops them. It is read from the URL's string in one pass over
+/// its bytes, with one allocation (its ``key``): `URL`'s `scheme`, `host` and `port` are each a
+/// parse of their own on Linux, and the policies read an origin for every attempt. Two URLs
+/// have the same origin only when their hosts are the same bytes (ignoring ASCII case): a host
+/// written two ways (percent-encoded, say) gives two origins, which keeps a credential from the
+/// other spelling rather than sending it there.
+struct URLOrigin: Hashable, Sendable {
     /// `https://api.example.com:443`: what the session's state is kept under, lowercased, with
     /// the port always given.
     let key: String
@@ -46,12 +55,12 @@ struct ResilienceOrigin: Hashable, Sendable {
     /// The origin of the URL string `string`, and how many of its first bytes say it: up to
     /// and including the `/` that begins its path (`nil` without one). Another URL that starts
     /// with those bytes has the same origin (``hasPrefix(_:of:length:)``).
-    static func read(_ string: String) -> (ResilienceOrigin, prefixLength: Int?)? {
+    static func read(_ string: String) -> (URLOrigin, prefixLength: Int?)? {
         var string = string
         // A native string's bytes are contiguous: read in place, without a copy.
         guard let (key, port, isSecure, end) = string.withUTF8({ Self.parse($0) }) else { return nil }
-        let hasPath = end < 300 && string.utf8.count > end && string.utf8[string.utf8.index(string.utf8.startIndex, offsetBy: end)] == UInt8(ascii: "/")
-        return (ResilienceOrigin(key: key, port: port, isSecure: isSecure), hasPath ? end + 1 : nil)
+        let hasPath = string.utf8.count > end && string.utf8[string.utf8.index(string.utf8.startIndex, offsetBy: end)] == UInt8(ascii: "/")
+        return (URLOrigin(key: key, port: port, isSecure: isSecure), hasPath ? end + 1 : nil)
     }
 
     /// Whether `string` begins with the first `length` bytes of `prefix`.
@@ -83,7 +92,7 @@ struct ResilienceOrigin: Hashable, Sendable {
 
     /// The key, port and security of the URL string `bytes`, and where its authority ends.
     private static func parse(_ bytes: UnsafeBufferPointer<UInt8>) -> (String, Int, Bool, Int)? {
-        let count = min(bytes.count, 300)
+        let count = bytes.count
         guard count > 0, let colon = bytes[..<count].firstIndex(of: UInt8(ascii: ":")), colon + 2 < count,
             bytes[colon + 1] == UInt8(ascii: "/"), bytes[colon + 2] == UInt8(ascii: "/")
         else { return nil }
@@ -155,7 +164,13 @@ struct ResilienceOrigin: Hashable, Sendable {
         return (key, port, isSecure, end)
     }
 
-    static func == (lhs: ResilienceOrigin, rhs: ResilienceOrigin) -> Bool {
+    /// Whether `a` and `b` are both URLs of the same origin.
+    static func same(_ a: URL?, _ b: URL?) -> Bool {
+        guard let origin = URLOrigin(a) else { return false }
+        return origin == URLOrigin(b)
+    }
+
+    static func == (lhs: URLOrigin, rhs: URLOrigin) -> Bool {
         lhs.key == rhs.key
     }
 
