@@ -11,7 +11,7 @@ import NIOCore
 /// the attempt with that reason: AsyncHTTPClient's request is cancelled with the driver (before
 /// the response's head) or when the driver stops reading the response's body.
 ///
-/// Sendable: the shared state is behind a lock; ``isEnded`` and the deadline's timer are touched
+/// Sendable: the shared state is behind a lock; ``isEnded`` and the time limit's timer are touched
 /// on ``eventLoop`` only.
 final class DuplexAttempt: TransportAttempt, ExchangeTask, @unchecked Sendable {
     /// Where the exchange's code for the attempt runs: the upload's loop.
@@ -31,9 +31,9 @@ final class DuplexAttempt: TransportAttempt, ExchangeTask, @unchecked Sendable {
     private let state = Protected(State())
     /// Whether the attempt has ended (the exchange has its result). Touched on ``eventLoop``.
     private(set) var isEnded = false
-    /// Fails the attempt at the exchange's deadline, once the response has begun (until then
+    /// Fails the attempt at the exchange's time limit, once the response has begun (until then
     /// AsyncHTTPClient's does). Touched on ``eventLoop``.
-    private var deadlineTimer: Scheduled<Void>?
+    private var timeLimitTimer: Scheduled<Void>?
 
     init(eventLoop: any EventLoop) {
         self.eventLoop = eventLoop
@@ -107,10 +107,10 @@ final class DuplexAttempt: TransportAttempt, ExchangeTask, @unchecked Sendable {
         return try await promise.futureResult.get()
     }
 
-    /// Fails the attempt at `deadline`, if any. Call on ``eventLoop``.
-    func armDeadline(_ deadline: NIODeadline?) {
-        guard let deadline, deadlineTimer == nil, !isEnded else { return }
-        deadlineTimer = eventLoop.scheduleTask(deadline: deadline) { [self] in
+    /// Fails the attempt at `timeLimit`, if any. Call on ``eventLoop``.
+    func armTimeLimit(_ timeLimit: NIODeadline?) {
+        guard let timeLimit, timeLimitTimer == nil, !isEnded else { return }
+        timeLimitTimer = eventLoop.scheduleTask(deadline: timeLimit) { [self] in
             fail(reason: HTTPClientError.deadlineExceeded)
         }
     }
@@ -118,7 +118,7 @@ final class DuplexAttempt: TransportAttempt, ExchangeTask, @unchecked Sendable {
     /// The attempt has ended. Call on ``eventLoop``.
     func end() {
         isEnded = true
-        deadlineTimer?.cancel()
-        deadlineTimer = nil
+        timeLimitTimer?.cancel()
+        timeLimitTimer = nil
     }
 }

@@ -61,7 +61,7 @@ extension TransportExchange {
     ) async -> Result<TransportResponse, any Error> {
         do {
             try attempt.checkNotFailed()
-            let response = try await client.execute(request, deadline: deadline ?? .distantFuture)
+            let response = try await client.execute(request, deadline: timeLimit ?? .distantFuture)
             let head = HTTPResponseHead(version: response.version, status: response.status, headers: response.headers)
             try await attempt.run { [self] in
                 duplexReceivedHead(head, visited: visited, sink: sink, upload: upload, attempt: attempt)
@@ -88,8 +88,8 @@ extension TransportExchange {
     private func duplexReceivedHead(
         _ head: HTTPResponseHead, visited: (url: URL, method: HTTPMethod), sink: StreamSink, upload: UploadSequence, attempt: DuplexAttempt
     ) -> EventLoopFuture<Void> {
-        // AsyncHTTPClient's deadline covers the wait for the head; the exchange's, all of it.
-        attempt.armDeadline(deadline)
+        // AsyncHTTPClient's deadline covers the wait for the head; the exchange's time limit, all of it.
+        attempt.armTimeLimit(timeLimit)
         current.responseLimit.didReceiveResponse()
         current.collector.visited(current.reportedURL ?? visited.url, method: visited.method)
         if let error = current.collector.receivedHead(head) {

@@ -22,7 +22,7 @@ import FoundationNetworking
 /// wanted, and gives it the result, exactly once (``finish(_:)``). Response heads and body parts
 /// stay with the exchange, on the attempt's event loop.
 ///
-/// Its deadline (``ExchangeTimeouts/deadline(for:)``) is set once, when it starts, and covers every
+/// Its time limit (``ExchangeTimeouts/timeLimit(for:)``) is set once, when it starts, and covers every
 /// attempt. An attempt that the connection pool gave up on while it waited for a connection
 /// waits again (``FollowUp/Step/waitAgain``).
 ///
@@ -75,7 +75,7 @@ final class TransportExchange: HTTPClientResponseDelegate, @unchecked Sendable {
     /// (`TransportExchange+IdleTimeout.swift`); `nil` for no limit.
     let idleTimeout: TimeAmount?
     /// When the whole exchange, every attempt included, must be done by.
-    let deadline: NIODeadline?
+    let timeLimit: NIODeadline?
 
     /// The current attempt, as its delegate sees it (see `TransportExchange+Delegate.swift`):
     /// made fresh for every attempt.
@@ -128,7 +128,7 @@ final class TransportExchange: HTTPClientResponseDelegate, @unchecked Sendable {
         self.progress = progress
         self.owner = owner
         self.span = span
-        self.deadline = parts.timeouts.deadline(for: request.urlRequest)
+        self.timeLimit = parts.timeouts.timeLimit(for: request.urlRequest)
         let requestIdleLimit = Self.idleLimit(parts.timeouts.requestInterval)
         switch request.mode {
         case .stream(let sink):
@@ -493,7 +493,7 @@ final class TransportExchange: HTTPClientResponseDelegate, @unchecked Sendable {
             executeDuplex(clientRequest, sink: sink, streamer: streamer, context: context, client: client, pending: pending)
             return
         }
-        let task = client.execute(request: clientRequest, delegate: self, eventLoop: preference, deadline: deadline)
+        let task = client.execute(request: clientRequest, delegate: self, eventLoop: preference, deadline: timeLimit)
         recordStarted(task, pending: pending, context: context)
         task.futureResult.whenComplete { [self] result in
             attemptEnded(result, context: context, on: task.eventLoop)
@@ -613,7 +613,7 @@ final class TransportExchange: HTTPClientResponseDelegate, @unchecked Sendable {
         return .failure(error)
     }
 
-    /// Whether `error` is a cancel or the request's deadline, which end a request whatever it
+    /// Whether `error` is a cancel or the exchange's time limit, which end a request whatever it
     /// received.
     private static func endsByCallersLimit(_ error: any Error) -> Bool {
         guard let clientError = error as? HTTPClientError else { return false }
@@ -737,7 +737,7 @@ final class TransportExchange: HTTPClientResponseDelegate, @unchecked Sendable {
     /// What the exchange's follow-ups obey.
     private var followUpRules: FollowUp.Rules {
         FollowUp.Rules(
-            redirectPolicy: parts.redirectPolicy, requestTimeout: parts.timeouts.request, deadline: deadline,
+            redirectPolicy: parts.redirectPolicy, requestTimeout: parts.timeouts.request, timeLimit: timeLimit,
             credential: request.credential, firstURL: request.urlRequest.url, errors: .asyncHTTPClient)
     }
 

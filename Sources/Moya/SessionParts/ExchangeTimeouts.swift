@@ -33,7 +33,7 @@ struct ExchangeTimeouts: Sendable {
     /// request's own `timeoutInterval`, when that differs from Foundation's default (60 s).
     /// Computed once per request: waiting for a connection, every attempt, redirect and upload
     /// count against it.
-    func deadline(for urlRequest: URLRequest) -> NIODeadline? {
+    func timeLimit(for urlRequest: URLRequest) -> NIODeadline? {
         var limit = resource
         let requestLimit = urlRequest.timeoutInterval
         if requestLimit > 0, requestLimit.isFinite, requestLimit != Self.foundationDefaultTimeoutInterval {

@@ -37,7 +37,7 @@ enum FollowUp {
         /// healthy server would fail only because it had to queue. Here the wait counts against
         /// the request's own limits instead: it waits again while it has waited less than
         /// ``ExchangeTimeouts/request`` since ``ExchangeAttempt/startedAt`` and the exchange's
-        /// deadline has not passed, with its ``ResponseStartLimit`` armed from the start so that
+        /// time limit has not passed, with its ``ResponseStartLimit`` armed from the start so that
         /// it ends at that limit. The attempt never reached a connection, so sending it again
         /// sends nothing twice.
         case waitAgain
@@ -113,7 +113,7 @@ enum FollowUp {
         /// included (``ExchangeTimeouts/request``).
         var requestTimeout: TimeAmount
         /// When the whole exchange must be done by.
-        var deadline: NIODeadline?
+        var timeLimit: NIODeadline?
         /// The credential a Basic challenge from its own origin is answered with.
         var credential: ScopedCredential?
         /// The URL of the exchange's original request: the first visited, once it redirects.
@@ -194,7 +194,7 @@ enum FollowUp {
         _ failure: Failure, facts: Facts, of attempt: ExchangeAttempt, rules: Rules, isWanted: () -> Bool, isShuttingDown: () -> Bool
     ) -> FollowUp {
         guard failure != .other, !facts.limitFired else { return .end }
-        if let deadline = rules.deadline, facts.now >= deadline {
+        if let timeLimit = rules.timeLimit, facts.now >= timeLimit {
             return .end
         }
         let step: Step

@@ -270,7 +270,7 @@ struct FollowUpTests {
             resumesRange: row.resumesRange, now: now)
         let credential = URLCredential(user: "user", password: "secret", persistence: .none)
         let rules = FollowUp.Rules(
-            redirectPolicy: row.policy, requestTimeout: .seconds(60), deadline: row.deadlineIn.map { now + .seconds($0) },
+            redirectPolicy: row.policy, requestTimeout: .seconds(60), timeLimit: row.deadlineIn.map { now + .seconds($0) },
             credential: row.credential ? ScopedCredential(credential, for: URL(string: "https://api.example.com/")) : nil,
             firstURL: URL(string: "https://api.example.com/a"), errors: .asyncHTTPClient)
         var readIsWanted = false

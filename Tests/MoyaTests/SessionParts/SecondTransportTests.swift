@@ -135,7 +135,7 @@ struct SecondTransportTests {
 
         private func decide(after outcome: FollowUp.Outcome, of attempt: ExchangeAttempt) -> FollowUp {
             let rules = FollowUp.Rules(
-                redirectPolicy: parts.redirectPolicy, requestTimeout: parts.timeouts.request, deadline: nil, credential: nil,
+                redirectPolicy: parts.redirectPolicy, requestTimeout: parts.timeouts.request, timeLimit: nil, credential: nil,
                 firstURL: attempt.urlRequest.url, errors: Self.errors)
             return FollowUp.decide(
                 after: FollowUp.Facts(outcome: outcome, now: .now()), of: attempt, rules: rules, isWanted: { true },
