@@ -15,10 +15,8 @@ extension TransportExchange {
         // The origin's latency counts from here (a duplex request's body may never end), then
         // from the request's end.
         if permit.holdsPlace { permit.requestWrittenAt = DispatchTime.now().uptimeNanoseconds }
-        if let hedgeOf = request.hedgeOf, !hedgeAnnounced { announceHedge(startedAt: hedgeOf) }
-        if isHedgeArmed, !hedgeScheduled {
-            watchHedge(on: task.eventLoop)
-        }
+        if let hedgeOf = request.hedgeOf, !permit.hedgeAnnounced { announceHedge(startedAt: hedgeOf) }
+        if let hedgeWatch { armHedge(hedgeWatch) }
         if current.responseLimit.didSendHead() {
             armResponseLimit(for: task)
         }

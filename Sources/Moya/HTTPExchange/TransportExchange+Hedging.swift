@@ -1,44 +1,49 @@
 import Dispatch
 import Foundation
-import NIOCore
 
 /// A request that may be hedged (``HedgingPolicy``) sends its first copy as a plain exchange.
 /// Its admission gives the policy's delay (``PolicyPermit/hedgeDelay``); once its request head
-/// is written, the ``IdleClock`` of its event loop, which watches the attempt for its idle
-/// timeout anyway, watches for the hedge too (``watchHedge(on:)``): on the loop the attempt runs
-/// on, with the clock's one timer, and nothing more to set or cancel for each request. (The
-/// session's timer was tried first: with a 10 ms delay and requests always in flight, its
-/// dispatch timer woke a thread every 10 ms to find the requests it was set for ended, which
-/// cost a healthy upstream's requests about 1 %; a task of the loop's for each request cost
-/// more.) A copy still waiting for a connection is not hedged: a second one would wait in the
-/// same queue.
+/// is written, the session's ``ResilienceTimer``, the one timer of deadlines, hedges and waits,
+/// holds an entry for the hedge, due at the end of the delay counted from the admission (or from
+/// the end of a wait for a place), with the exchange itself as its target: nothing is allocated
+/// for it, and the response cancels it (one lock, no wake-up). A copy still waiting for a
+/// connection is not hedged: a second one would wait in the same queue.
 ///
 /// A response before the delay, which is almost every response of a healthy upstream, goes
 /// straight to the owner: nothing else is made. When the hedge is due first, the copy is handed
 /// to a ``HedgedExchange``, which sends the hedges and decides which copy's result is the
 /// request's; the copy's later events go to it.
-extension TransportExchange {
-    /// Whether the request may be hedged and its admission gave it a delay, or keeps its latency
-    /// for a percentile delay (a percentile of too few answers gives no hedge, but the copy's
-    /// latency is kept all the same: it is how the origin gets its answers).
-    var isHedgeArmed: Bool {
-        hedgeWatch != nil && (permit.hedgeDelay != nil || permit.latencyOrigin != nil)
+extension TransportExchange: ResilienceTimerTarget {
+    /// Sets the hedge's timer, once per exchange (a redirect's attempt keeps the first one's),
+    /// when the admission gave a delay. Called on the attempt's loop, when its request head is
+    /// written.
+    func armHedge(_ hedgeWatch: Protected<HedgeWatch>) {
+        guard let delay = permit.hedgeDelay, hedgeWatch.withLock({ watch in
+            defer { watch.armed = true }
+            return !watch.armed && !watch.finished
+        }) else { return }
+        let now = DispatchTime.now().uptimeNanoseconds
+        let elapsed = Double(now - min(now, permit.hedgeFrom)) / 1e9
+        let timer = parts.policies.timer
+        let handle = timer.schedule(after: max(0, min(delay, 86_400) - elapsed), from: timer.now(), target: self)
+        // The copy may have ended while the timer was being set: then the entry goes at once.
+        let stale = hedgeWatch.withLock { watch in
+            guard !watch.finished else { return true }
+            watch.timer = handle
+            return false
+        }
+        if stale { timer.cancel(handle) }
     }
 
-    /// Has the clock of `loop`, the attempt's, watch for the hedge, due at the end of the delay
-    /// counted from the admission (or from the end of the wait for a place). Called on `loop`,
-    /// when the attempt's request head is written.
-    func watchHedge(on loop: any EventLoop) {
-        hedgeScheduled = true
-        guard let delay = permit.hedgeDelay else { return }
-        hedgeDueAt = NIODeadline.uptimeNanoseconds(permit.hedgeFrom) + .nanoseconds(Int64(min(delay, 86_400) * 1e9))
-        idleClock(on: loop).watch(self)
+    /// The hedge's delay is over (``ResilienceTimer``, on a global queue).
+    func timerFired() {
+        hedgeDue()
     }
 
     /// This exchange is a hedge's copy, and its request was written: the hedge was sent (the
     /// metric, and the event for the request's plugins), once. Called on the attempt's loop.
     func announceHedge(startedAt: UInt64) {
-        hedgeAnnounced = true
+        permit.hedgeAnnounced = true
         guard let origin = URLOrigin(request.urlRequest.url) else { return }
         parts.policies.countHedge(to: origin, won: false)
         let now = DispatchTime.now().uptimeNanoseconds
@@ -47,8 +52,9 @@ extension TransportExchange {
 
     /// The hedge's delay is over: unless the copy ended, the race of copies takes it over.
     func hedgeDue() {
-        guard let hedgeWatch, let policy = request.hedging, isHedgeArmed else { return }
+        guard let hedgeWatch, let policy = request.hedging else { return }
         let race: HedgedExchange? = hedgeWatch.withLock { watch in
+            watch.timer = nil
             guard !watch.finished, watch.race == nil else { return nil }
             let race = HedgedExchange(
                 request: request, first: watch.attempt, startedAt: permit.hedgeFrom, policy: policy, latencyOrigin: permit.latencyOrigin,
@@ -82,15 +88,16 @@ extension TransportExchange {
     func endHedge(_ hedgeWatch: Protected<HedgeWatch>, result: Result<TransportResponse, any Error>) -> (
         race: HedgedExchange?, latency: TimeInterval?
     ) {
-        let race = hedgeWatch.withLock { watch in
+        let (race, timer) = hedgeWatch.withLock { watch in
             watch.finished = true
             // Let go now, while the attempt's task is still being completed: kept to the
             // exchange's end, the task and its request's state were freed last, cold, by
             // whichever thread released the exchange (0.4 % of a healthy upstream's requests).
             watch.attempt = nil
-            return watch.race
+            defer { watch.timer = nil }
+            return (watch.race, watch.timer)
         }
-        hedgeDueAt = nil
+        if let timer { parts.policies.timer.cancel(timer) }
         guard race == nil, case .success = result, permit.latencyOrigin != nil else { return (race, nil) }
         let end = DispatchTime.now().uptimeNanoseconds
         return (nil, Double(end - min(end, permit.hedgeFrom)) / 1e9)

@@ -33,9 +33,6 @@ extension TransportExchange: IdleWatched {
         lastActivity = .now()
         guard idleTask == nil else { return lastActivity }
         idleTask = task
-        // Watched for its hedge already, due before the idle timeout would be: the clock asks
-        // for the idle timeout when the hedge is done (``idleExpired()``).
-        if let hedge = hedgeDueAt, let limit = idleTimeout, hedge <= lastActivity + limit, idleClock?.loop === task.eventLoop { return lastActivity }
         idleClock(on: task.eventLoop).watch(self)
         return lastActivity
     }
@@ -58,24 +55,16 @@ extension TransportExchange: IdleWatched {
         lastActivity = .now()
     }
 
-    /// When the attempt times out if the server stays silent, or its hedge is due if that is
-    /// sooner: ``IdleWatched`` for the clock.
+    /// When the attempt times out if the server stays silent: ``IdleWatched`` for the clock.
     var idleDue: NIODeadline? {
-        guard let limit = idleTimeout, idleTask != nil else { return hedgeDueAt }
-        let idle = lastActivity + limit
-        return hedgeDueAt.map { min($0, idle) } ?? idle
+        guard let limit = idleTimeout, idleTask != nil else { return nil }
+        return lastActivity + limit
     }
 
-    /// The clock found the attempt due: its hedge goes out when that is due, and the attempt
-    /// fails when the server was silent for the whole idle timeout; otherwise it is watched
-    /// again, for what is left.
+    /// The clock found the attempt due: it fails when the server was silent for the whole idle
+    /// timeout; otherwise it is watched again, for what is left.
     func idleExpired() {
         let now = NIODeadline.now()
-        if let hedge = hedgeDueAt, hedge <= now {
-            hedgeDueAt = nil
-            // Off the loop: the race sends the hedge, and may deliver from there.
-            DispatchQueue.global().async { self.hedgeDue() }
-        }
         if let task = idleTask, let limit = idleTimeout, lastActivity + limit <= now {
             idleTask = nil
             task.fail(reason: idleTimeoutError(limit: limit))
@@ -101,16 +90,9 @@ extension TransportExchange: IdleWatched {
 
     /// Stops the idle timer: reading is paused for the consumer, or the attempt has ended.
     /// Called on the task's event loop.
-    ///
-    /// The attempt's hedge, if it was watched for, is not any more: the exchange's next attempt
-    /// (a redirect's) watches for it again, at the same time.
     func cancelIdleTimer() {
-        guard idleTask != nil || hedgeDueAt != nil else { return }
+        guard idleTask != nil else { return }
         idleTask = nil
-        if hedgeDueAt != nil {
-            hedgeDueAt = nil
-            hedgeScheduled = false
-        }
         idleClock?.unwatch(self)
     }
 }

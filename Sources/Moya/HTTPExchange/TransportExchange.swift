@@ -107,14 +107,6 @@ final class TransportExchange: HTTPClientResponseDelegate, @unchecked Sendable {
     /// with a body that can be sent again): its first copy's attempt and hedge timer, and the
     /// race once a hedge is due (`TransportExchange+Hedging.swift`); `nil` for any other.
     let hedgeWatch: Protected<HedgeWatch>?
-    /// When the hedge is due, while the attempt's loop's ``IdleClock`` watches for it (from when
-    /// the request head is written until the attempt ends); and whether it is watched for.
-    /// Touched on the attempt's event loop.
-    var hedgeDueAt: NIODeadline?
-    var hedgeScheduled = false
-    /// On a hedge's copy: whether it said it was sent (``announceHedge(startedAt:)``). Touched
-    /// on the attempt's event loop.
-    var hedgeAnnounced = false
 
     /// - Parameters:
     ///   - parts:    What the exchange needs of its session.

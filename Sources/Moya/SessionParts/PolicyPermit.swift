@@ -55,6 +55,9 @@ struct PolicyPermit: Sendable {
     /// Whether the place and the quota were taken ahead, for a hedge's copy
     /// (``PolicyStage/admitHedge(to:)``): its first attempt asks only the breaker.
     var admittedAhead = false
+    /// On a hedge's copy: whether it said it was sent, once its request head was written
+    /// (``TransportRequest/hedgeOf``).
+    var hedgeAnnounced = false
 
     /// A permit with nothing held.
     init() {}

@@ -559,8 +559,9 @@ struct ServicePoliciesTests {
         let recorder = ResilienceRecorder()
         let provider = MoyaProvider<Remote>(session: session, plugins: [recorder])
         await #expect(throws: MoyaError.self) { try await provider.request(Remote(server.baseURL, "/silent")) }
-        // The clock that watches the attempt for its hedge (due in 5 s) watched for its idle
-        // timeout too: it failed first, and no hedge went out.
+        // The idle timeout (0.3 s) ends the silent attempt long before the hedge is due (5 s),
+        // and the request's end takes the hedge's entry out of the session's timer: no hedge
+        // went out.
         #expect(!recorder.heardHedge)
         #expect(server.requests.count == 1)
         try await session.shutdown()
