@@ -18,10 +18,12 @@ extension TransportExchange: ResilienceTimerTarget {
     /// when the admission gave a delay. Called on the attempt's loop, when its request head is
     /// written.
     func armHedge(_ hedgeWatch: Protected<HedgeWatch>) {
-        guard let delay = permit.hedgeDelay, hedgeWatch.withLock({ watch in
+        guard let delay = permit.hedgeDelay else { return }
+        let isFirst = hedgeWatch.withLock { watch in
             defer { watch.armed = true }
             return !watch.armed && !watch.finished
-        }) else { return }
+        }
+        guard isFirst else { return }
         let now = DispatchTime.now().uptimeNanoseconds
         let elapsed = Double(now - min(now, permit.hedgeFrom)) / 1e9
         let timer = parts.policies.timer
