@@ -24,7 +24,9 @@ extension MoyaProvider {
         return request
     }
 
-    private static func unwrapped<Capability>(_ target: Target, as capability: Capability.Type) -> Capability? {
+    /// `target` as a `Capability`, or the target a ``MultiTarget`` wraps as one; `nil` when
+    /// neither adopts it.
+    static func unwrapped<Capability>(_ target: Target, as capability: Capability.Type) -> Capability? {
         if let capable = target as? Capability { return capable }
         if let multiTarget = target as? MultiTarget { return multiTarget.target as? Capability }
         return nil

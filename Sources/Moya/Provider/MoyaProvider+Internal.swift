@@ -87,8 +87,9 @@ extension MoyaProvider {
         identity: EndpointIdentity? = nil, table: Protected<[EndpointIdentity: RequestFlight]>? = nil, streamSink: StreamSink? = nil,
         webSocketSink: WebSocketSink? = nil, body: StreamedBody? = nil, resume: ResumePoint? = nil, firstCaller: RequestSubscriber? = nil
     ) -> RequestFlight {
-        // The target's own resilience settings (``ResilienceCustomizable``), cast once.
-        let custom = (target as? any ResilienceCustomizable)?.resilience
+        // The target's own resilience settings (``ResilienceCustomizable``; a ``MultiTarget``
+        // asks the target it wraps), cast once, and only when its type may have them.
+        let custom = targetsMayCustomize ? MoyaProvider.unwrapped(target, as: (any ResilienceCustomizable).self)?.resilience : nil
         let hedging = hedging(custom, method: plan.endpoint.method, readsIntoMemory: streamSink == nil && webSocketSink == nil)
         // What the policies learn per route: named only when they do (a reflection of the target).
         let learnsPerRoute: Bool

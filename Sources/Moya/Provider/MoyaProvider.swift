@@ -92,9 +92,10 @@ open class MoyaProvider<Target: TargetType>: MoyaProviderType {
     /// `Endpoint`s directly builds their `URLRequest`s again at every lookup.
     let inflightFlights = Protected<[EndpointIdentity: RequestFlight]>([:])
 
-    /// Whether a target can carry its own interceptor or time limit. `false` only when the
-    /// target type is a value type that adopts neither protocol (and is not ``MultiTarget``):
-    /// then no target of this provider ever can, and the per-request casts are skipped.
+    /// Whether a target can carry its own interceptor, time limit or resilience settings.
+    /// `false` only when the target type is a value type that adopts none of those protocols
+    /// (and is not ``MultiTarget``): then no target of this provider ever can, and the
+    /// per-request casts are skipped.
     let targetsMayCustomize: Bool = MoyaProvider.targetTypeMayCustomize
 
     /// See ``targetsMayCustomize``.
@@ -103,6 +104,7 @@ open class MoyaProvider<Target: TargetType>: MoyaProviderType {
             || Target.self == MultiTarget.self
             || Target.self is RequestInterceptable.Type
             || Target.self is TimeoutConfigurable.Type
+            || Target.self is any ResilienceCustomizable.Type
     }
 
     /// The requests in flight (with `trackInflights`) and the completions waiting for each.

@@ -732,6 +732,18 @@ struct ServicePoliciesTests {
         }
         #expect(server.requests.count == 1)
         #expect(try await provider.request(Busy(baseURL: server.baseURL, path: "/ok")).statusCode == 200)
+        // Wrapped in a MultiTarget, the target still sets its own deadline.
+        let multi = MoyaProvider<MultiTarget>(session: session, interceptors: [RetryPolicy(retryLimit: 3)])
+        do {
+            _ = try await multi.request(MultiTarget(Busy(baseURL: server.baseURL, path: "/busy")))
+            Issue.record("the wrapped request did not end at its deadline")
+        } catch {
+            guard case .underlying(let underlying as RequestDeadlineError, _) = error else {
+                Issue.record("expected RequestDeadlineError, got \(error)")
+                return
+            }
+            #expect(underlying == RequestDeadlineError(deadline: 10, attempts: 1, endedBeforeRetry: true))
+        }
         try await session.shutdown()
         await server.shutdown()
     }
