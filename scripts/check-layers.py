@@ -36,7 +36,7 @@ LAYERS = [
     ["Resilience"],  # the resilience policies' settings and state machines: budgets, breakers, limits, hedging
     ["Caching"],  # the HTTP cache: its rules, storages and counts (its storage has a breaker of Resilience's)
     ["Routing"],  # where a request goes: proxies, TLS bridge, clients per route
-    ["SessionParts"],  # what every exchange of a session shares: stages, follow-ups, time limits, tracing
+    ["ExchangeParts"],  # what every exchange of a session shares: stages, follow-ups, time limits, tracing
     ["HTTPExchange", "WebSockets"],  # the HTTP exchange (the AsyncHTTPClient adapter); the WebSocket protocol
     ["Session"],  # the public Session: configuration, lifecycle, where each request goes
     ["Interceptors", "Compatibility"],  # what sessions and providers are configured with

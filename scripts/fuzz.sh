@@ -34,7 +34,7 @@ sources() {
     sse | lines) echo "$moya"/Streaming/Parsing/*.swift ;;
     content-disposition) echo "$moya/Bodies/ContentDisposition.swift $moya/Bodies/DownloadFileName.swift" ;;
     key-path) echo "$moya/Mapping/JSONKeyPathScanner.swift $moya/Mapping/JSONKeyPath.swift" ;;
-    redirect-location) echo "$moya/Security/URLOrigin.swift" ;;
+    redirect-location) echo "$moya/Model/URLOrigin.swift" ;;
     set-cookie) echo "$moya/Cookies/SetCookieParser.swift $moya/Cookies/CookieDate.swift $moya/Caching/CacheHTTPDate.swift $moya/Headers/CivilDate.swift" ;;
     cache-control) echo "$moya/Caching/CacheControl.swift $moya/Caching/CacheHTTPDate.swift $moya/Caching/CacheHeaderFields.swift $moya/Headers/CivilDate.swift" ;;
     *)
