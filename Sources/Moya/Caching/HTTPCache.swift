@@ -315,7 +315,7 @@ public final class HTTPCache: Sendable {
         guard let backing else { return nil }
         // Taken before the storage is read: a change to the key meanwhile keeps what is read
         // out of the near cache.
-        let ticket = forRequest ? near?.ticket() : nil
+        let stamp = forRequest ? near?.readStamp() : nil
         guard let records = await guarded({ try await backing.records(forKey: key) }) else {
             // The storage could not answer: the request goes to the origin for want of it.
             if forRequest { countFallback() }
@@ -347,14 +347,14 @@ public final class HTTPCache: Sendable {
             memory.store(promoted)
             return promoted
         }
-        if let near, let ticket, near.accepts(variants) {
+        if let near, let stamp, near.accepts(variants) {
             var loaded: [CachedResponse] = []
             for response in responses {
                 guard let data = await body(of: response) else { return variants }
                 loaded.append(response.replacingBody(with: .data(data)))
             }
             let promoted = CachedVariants(key: key, responses: loaded)
-            near.keep(promoted, readAfter: ticket)
+            near.keep(promoted, readAfter: stamp)
             return promoted
         }
         return variants

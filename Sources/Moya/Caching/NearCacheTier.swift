@@ -6,7 +6,7 @@ import Foundation
 ///
 /// A lookup that reads the storage takes a ``ReadStamp`` first and hands it back with what it read:
 /// what it read is kept only when nothing could have changed it meanwhile (no change to its key,
-/// no interruption, no drop of everything since the ticket), so that a read that raced a change
+/// no interruption, no drop of everything since the stamp), so that a read that raced a change
 /// never outlives the change's notification.
 final class NearCacheTier: Sendable {
     /// What a lookup saw of the tier before it read the storage.
@@ -31,7 +31,7 @@ final class NearCacheTier: Sendable {
         /// The latest key changes, oldest first, with their sequence numbers: at most
         /// ``NearCacheTier/rememberedChanges``.
         var recentChanges: [(sequence: UInt64, key: String)] = []
-        /// Key changes up to this sequence number are forgotten: a ticket older than it keeps
+        /// Key changes up to this sequence number are forgotten: a stamp older than it keeps
         /// nothing.
         var forgottenUpTo: UInt64 = 0
         var feed: _Concurrency.Task<Void, Never>?
@@ -118,9 +118,9 @@ final class NearCacheTier: Sendable {
         }
     }
 
-    /// A ticket for a lookup about to read the storage; `nil` when the feed is not coherent
+    /// The stamp of a lookup about to read the storage; `nil` when the feed is not coherent
     /// (what the lookup reads is then not kept).
-    func ticket() -> ReadStamp? {
+    func readStamp() -> ReadStamp? {
         state.withLock { state in
             state.isCoherent ? ReadStamp(epoch: state.epoch, sequence: state.sequence) : nil
         }
@@ -132,15 +132,15 @@ final class NearCacheTier: Sendable {
         settings.capacity > 0 && variants.responses.allSatisfy { $0.body.count <= Int64(settings.maximumBodyLength) }
     }
 
-    /// Keeps `variants` (every body in memory), read from the storage after `ticket` was taken,
+    /// Keeps `variants` (every body in memory), read from the storage after `stamp` was taken,
     /// unless their key changed, the feed was interrupted or everything was dropped since.
-    func keep(_ variants: CachedVariants, readAfter ticket: ReadStamp) {
+    func keep(_ variants: CachedVariants, readAfter stamp: ReadStamp) {
         let now = clock()
         state.withLock { state in
-            guard state.isCoherent, state.epoch == ticket.epoch else { return }
-            if state.sequence != ticket.sequence {
-                guard ticket.sequence >= state.forgottenUpTo else { return }
-                if state.recentChanges.contains(where: { $0.sequence > ticket.sequence && $0.key == variants.key }) { return }
+            guard state.isCoherent, state.epoch == stamp.epoch else { return }
+            if state.sequence != stamp.sequence {
+                guard stamp.sequence >= state.forgottenUpTo else { return }
+                if state.recentChanges.contains(where: { $0.sequence > stamp.sequence && $0.key == variants.key }) { return }
             }
             _ = state.entries.insert(variants.key, Entry(variants: variants, readAt: now), cost: variants.cost)
         }

@@ -33,10 +33,9 @@ import FoundationNetworking
 /// Sendable: the mutable fields are the current attempt's (``current``, touched by
 /// AsyncHTTPClient's delegate calls, by the attempt's timers and by the completion of its file
 /// writes, which all run on the attempt's event loop one at a time) and the idle timer's and the
-/// first-connection gate's and the hedge's due time (touched on that loop too, or when an
-/// attempt has ended, before the next one starts), and the route's (the breaker's ticket, the
-/// place, the hedge's arming: set when the first attempt is routed, before it is sent, and read
-/// when it has ended or its hedge is due). Attempts never overlap: the
+/// first-connection gate's (touched on that loop too, or when an attempt has ended, before the
+/// next one starts), and the ``permit`` (set when an attempt is admitted, before it is sent, and
+/// read when it has ended). Attempts never overlap: the
 /// next one is set up and sent from the previous one's completion, after that completion has
 /// stopped the previous attempt's timers on its loop, and AsyncHTTPClient's hand-over to an
 /// event loop orders those accesses.

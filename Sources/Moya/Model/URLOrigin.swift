@@ -36,11 +36,13 @@ struct URLOrigin: Hashable, Sendable {
         return String(host)
     }
 
+    /// The origin of `url`; `nil` without one (see the type's description).
     init?(_ url: URL?) {
         guard let url else { return nil }
         self.init(string: url.absoluteString)
     }
 
+    /// The origin of the URL string `string`; `nil` without one.
     init?(string: String) {
         guard let (origin, _) = Self.read(string) else { return nil }
         self = origin
@@ -93,7 +95,7 @@ struct URLOrigin: Hashable, Sendable {
     /// The key, port and security of the URL string `bytes`, and where its authority ends.
     private static func parse(_ bytes: UnsafeBufferPointer<UInt8>) -> (String, Int, Bool, Int)? {
         let count = bytes.count
-        guard count > 0, let colon = bytes[..<count].firstIndex(of: UInt8(ascii: ":")), colon + 2 < count,
+        guard let colon = bytes.firstIndex(of: UInt8(ascii: ":")), colon + 2 < count,
             bytes[colon + 1] == UInt8(ascii: "/"), bytes[colon + 2] == UInt8(ascii: "/")
         else { return nil }
         let given = bytes[..<colon]

@@ -191,9 +191,9 @@ final class RequestFlight: @unchecked Sendable {
         #if DEBUG
         Self.madeFlights?.withLock { $0.append(self) }
         #endif
-        // Not the flight, which holds the recorders: what observerChannel of the prefix needs. (A weak
-        // reference to the flight would give it a side table, and each of the request's many
-        // retains and releases of it the runtime's slow path.)
+        // Not the flight, which holds the recorders: only what telling the observers of the
+        // prefix needs. (A weak reference to the flight would give it a side table, and each of
+        // the request's many retains and releases of it the runtime's slow path.)
         let observerChannel = self.observerChannel
         recorders.request?.connect { prefix in observerChannel.observe(.requestBody(prefix)) }
         recorders.response?.connect { prefix in observerChannel.observe(.responseBody(prefix)) }

@@ -182,10 +182,10 @@ struct NearCacheTests {
         storage.hold()
         let lookup = _Concurrency.Task { await cache.decide(Self.url, at: 1) }
         #expect(await Self.eventually { storage.waiting == 1 })
-        let sequence = try #require(cache.near?.ticket()).sequence
+        let sequence = try #require(cache.near?.readStamp()).sequence
         storage.continuation.yield(.changed(key: Self.key))
         // The change is applied (the key's sequence moves) before the lookup goes on.
-        #expect(await Self.eventually { (cache.near?.ticket()?.sequence ?? 0) > sequence })
+        #expect(await Self.eventually { (cache.near?.readStamp()?.sequence ?? 0) > sequence })
         storage.release()
         _ = await lookup.value
         #expect(cache.nearCacheKeys.isEmpty, "what the lookup read may predate the change")
@@ -194,10 +194,10 @@ struct NearCacheTests {
         storage.hold()
         let second = _Concurrency.Task { await cache.decide(Self.url, at: 1) }
         #expect(await Self.eventually { storage.waiting == 1 })
-        let epoch = try #require(cache.near?.ticket()).epoch
+        let epoch = try #require(cache.near?.readStamp()).epoch
         storage.continuation.yield(.interrupted)
         storage.continuation.yield(.coherent)
-        #expect(await Self.eventually { (cache.near?.ticket()?.epoch ?? 0) >= epoch + 2 })
+        #expect(await Self.eventually { (cache.near?.readStamp()?.epoch ?? 0) >= epoch + 2 })
         storage.release()
         _ = await second.value
         #expect(cache.nearCacheKeys.isEmpty)
