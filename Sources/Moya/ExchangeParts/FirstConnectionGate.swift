@@ -76,7 +76,7 @@ final class FirstConnectionGate: Sendable {
     /// The first request's `loop` keeps time for the waiters: after ``patience`` they go even if
     /// the first request has not sent its head yet.
     func pass(_ origin: Origin, loop: any EventLoop, waiter: () -> @Sendable () -> Void) -> Passage {
-        let admission = origins.withLock { origins -> Passage in
+        let passage = origins.withLock { origins -> Passage in
             switch origins[origin] {
             case .open?:
                 return .proceed
@@ -92,10 +92,10 @@ final class FirstConnectionGate: Sendable {
                 return .opens
             }
         }
-        if case .opens = admission {
+        if case .opens = passage {
             loop.scheduleTask(in: patience) { [self] in opened(origin) }
         }
-        return admission
+        return passage
     }
 
     /// The first request to `origin` has written its head, or has ended, or the waiters have

@@ -385,10 +385,10 @@ final class TransportExchange: HTTPClientResponseDelegate, @unchecked Sendable {
         // ``FirstConnectionGate``). Bridged and forwarded requests go to a local socket.
         if let gate = parts.placement.firstConnectionGate, context.socketPath == nil {
             let origin = FirstConnectionGate.Origin(client: client, request: clientRequest)
-            let admission = gate.pass(origin, loop: parts.placement.soloEventLoop) {
+            let passage = gate.pass(origin, loop: parts.placement.soloEventLoop) {
                 { [self] in runAfterGate(clientRequest, context: context, client: client) }
             }
-            switch admission {
+            switch passage {
             case .proceed:
                 break
             case .opens:
