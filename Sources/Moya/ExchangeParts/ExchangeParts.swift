@@ -83,7 +83,7 @@ final class ExchangeParts: Sendable {
     /// a child of the caller's context, which ends with the exchange (the span's context, or
     /// with an instrument that is not a tracer the caller's, is injected into the headers).
     /// `request` as it is and no span otherwise. Every kind of exchange starts with it.
-    func traced(_ request: TransportRequest) -> (TransportRequest, (any Span)?) {
+    func traced(_ request: consuming TransportRequest) -> (TransportRequest, (any Span)?) {
         guard let tracing else { return (request, nil) }
         return tracing.traced(request)
     }

@@ -124,14 +124,21 @@ enum FollowUp {
 
     /// The errors a decision ends with, each the transport's own, so that the exchange, its
     /// owner and the error translation see them as they see the transport's other errors
-    /// (`FollowUp+AsyncHTTPClient.swift` has AsyncHTTPClient's).
-    struct Errors {
+    /// (`FollowUp+AsyncHTTPClient.swift` has AsyncHTTPClient's). A class: a transport makes its
+    /// set once, and the rules of every attempt share it.
+    final class Errors: Sendable {
         /// The request ended: its result is no longer wanted.
-        var cancelled: any Error
+        let cancelled: any Error
         /// More redirects than the policy's maximum.
-        var redirectLimitReached: any Error
+        let redirectLimitReached: any Error
         /// A redirect back to a URL already visited, which the policy does not allow.
-        var redirectCycleDetected: any Error
+        let redirectCycleDetected: any Error
+
+        init(cancelled: any Error, redirectLimitReached: any Error, redirectCycleDetected: any Error) {
+            self.cancelled = cancelled
+            self.redirectLimitReached = redirectLimitReached
+            self.redirectCycleDetected = redirectCycleDetected
+        }
     }
 
     /// What follows `attempt`, given how it ended.

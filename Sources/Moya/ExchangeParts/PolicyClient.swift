@@ -13,9 +13,9 @@ protocol PolicyClient: AnyObject, Sendable {
     func policyObserved(_ event: ResilienceEvent)
 }
 
-/// What ``PolicyStage/admit(_:_:permit:client:)`` answers: the permit to hold, whatever
-/// the answer (the exchange gives it back when it ends), and why the attempt may not go, if it
-/// may not.
+/// How a request's wait for its policies ended (``PolicyStage/wait(_:client:answer:)``): the
+/// permit to hold from then on, whatever the answer (the exchange gives it back when it ends),
+/// and why the attempt may not go, if it may not.
 struct PolicyAnswer: Sendable {
     /// Why an attempt does not go.
     enum Stop: Sendable {

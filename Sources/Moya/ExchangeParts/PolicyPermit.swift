@@ -56,16 +56,20 @@ struct PolicyPermit: Sendable {
     /// (``PolicyStage/admitHedge(to:)``): its first attempt asks only the breaker.
     var admittedAhead = false
     /// On a hedge's copy: whether it said it was sent, once its request head was written
-    /// (``TransportRequest/hedgeOf``).
+    /// (``TransportRequest/hedgeCopy``).
     var hedgeAnnounced = false
 
     /// A permit with nothing held.
     init() {}
 
     /// The permit of `request` as its exchange starts: a hedge's copy holds its place already
-    /// (``TransportRequest/admitted``); the request's deadline bounds its waits.
-    init(for request: TransportRequest) {
-        self = request.admitted ?? PolicyPermit()
+    /// (``TransportRequest/hedgeCopy``); the request's deadline bounds its waits.
+    init(for request: borrowing TransportRequest) {
+        if let hedgeCopy = request.hedgeCopy {
+            self = hedgeCopy.permit
+        } else {
+            self.init()
+        }
         deadlineAt = request.deadlineAt
         route = request.route
     }

@@ -5,14 +5,16 @@ import Foundation
 /// goes through the same way: the HTTP exchange, the WebSocket handshake, and any other.
 ///
 /// - Before an attempt goes to the network, the exchange asks once
-///   (``admit(_:_:permit:client:)``): the answer is a permit, or a refusal with its error.
-///   A request that must wait (for a place under its origin's concurrency limit, or for its rate
-///   limit's reset) is told so instead, and starts the wait (``wait(_:client:answer:)``): the
-///   stage announces it to the exchange (a ``PermitWait`` its cancel ends), and answers when the
-///   wait is over, at once if it already is.
+///   (``admit(_:_:permit:client:)``), with the permit it holds: the stage writes into it what
+///   the attempt holds from then on, and answers that the attempt goes, or a refusal with its
+///   error. A request that must wait (for a place under its origin's concurrency limit, or for
+///   its rate limit's reset) is told so instead, and starts the wait
+///   (``wait(_:client:answer:)``): the stage announces it to the exchange (a ``PermitWait`` its
+///   cancel ends), and answers when the wait is over, at once if it already is, with the permit
+///   the exchange holds from then on.
 /// - The exchange keeps the permit, tells it how each attempt ended
 ///   (``PolicyPermit/attemptEnded(_:response:)``), and gives it back once, when the request ends
-///   (``end(_:hedgeLatency:client:)``); a streamed response gives its place back when its head
+///   (``end(_:hedgeLatency:client:)``), which leaves it empty; a streamed response gives its place back when its head
 ///   is handed over (``releasePlace(of:outcome:response:)``).
 /// - Retries and hedges draw from the origin's budget (``withdrawRetry(to:hedge:)``).
 ///
@@ -66,12 +68,15 @@ final class PolicyStage: Sendable {
     /// What ``admit(_:_:permit:client:)`` says: the answer at once, as for almost every request,
     /// or a wait for a place or for a rate limit's reset, which the exchange starts with the
     /// closure that hears its end (``wait(_:client:answer:)``). A request that needs no wait
-    /// makes no closure.
+    /// makes no closure. The permit the exchange passed holds what the request keeps, whatever
+    /// the answer.
     enum Admission: Sendable {
-        /// The answer: the permit the request holds from now on, and why the attempt may not go,
-        /// if it may not.
-        case now(PolicyAnswer)
-        /// The request must wait.
+        /// The attempt goes.
+        case goes
+        /// The policies refused the attempt: its error (``CircuitOpenError``,
+        /// ``ConcurrencyLimitError``, ``RateLimitError``).
+        case refused(any Error)
+        /// The request must wait; the wait's answer brings the permit to hold after it.
         case waits(PendingWait)
     }
 
@@ -85,11 +90,10 @@ final class PolicyStage: Sendable {
         fileprivate let permit: PolicyPermit
     }
 
-    /// Asks the policies whether the attempt to `url` may go: the answer, with the permit the
-    /// request holds from now on (`permit` as it was, with what this admission gave), or a wait
-    /// to start. The attempt before (a redirect's) is recorded first with its breaker.
-    func admit(_ url: URL?, _ entry: Entry, permit: PolicyPermit, client: any PolicyClient) -> Admission {
-        var permit = permit
+    /// Asks the policies whether the attempt to `url` may go: the answer, or a wait to start.
+    /// `permit` is the request's, and holds what this admission gave when it returns. The
+    /// attempt before (a redirect's) is recorded first with its breaker.
+    func admit(_ url: URL?, _ entry: Entry, permit: inout PolicyPermit, client: any PolicyClient) -> Admission {
         // A hedge's copy took its place and its quota when the hedge was due: nothing was sent
         // before it to record, and only the breaker is asked now.
         let takesQuota = !permit.admittedAhead
@@ -99,7 +103,7 @@ final class PolicyStage: Sendable {
             record(&permit, client: client)
         }
         permit.admittedBefore = true
-        return enter(url, entry, takesQuota: takesQuota, permit: permit)
+        return enter(url, entry, takesQuota: takesQuota, permit: &permit)
     }
 
     /// Starts `pending`: `answer` hears once how the wait ended, with the permit (a place given,
@@ -115,8 +119,7 @@ final class PolicyStage: Sendable {
 
     /// The policies' admission of an attempt whose attempt before was recorded: again after a
     /// wait for a rate limit's reset.
-    private func enter(_ url: URL?, _ entry: Entry, takesQuota: Bool = true, permit: PolicyPermit) -> Admission {
-        var permit = permit
+    private func enter(_ url: URL?, _ entry: Entry, takesQuota: Bool = true, permit: inout PolicyPermit) -> Admission {
         var request = OriginPolicies.Request()
         request.route = permit.route
         var hedging: HedgingPolicy?
@@ -139,7 +142,7 @@ final class PolicyStage: Sendable {
         guard options.circuitBreaker != nil || request.refills || request.limit != nil || request.percentile != nil || options.rateLimit != nil,
             let origin = origins.policies(for: url)
         else {
-            return .now(PolicyAnswer(permit: permit))
+            return .goes
         }
         // One reading of the policies' clock for the whole admission.
         let now = clock.now()
@@ -157,7 +160,7 @@ final class PolicyStage: Sendable {
                     metrics?.rateLimited(host: origin.origin.host, port: origin.origin.port)
                     let error = RateLimitError(
                         origin: origin.origin.key, limit: limit, resetsAt: clock.date().addingTimeInterval(wait), wait: wait, couldWait: couldWait)
-                    return .now(PolicyAnswer(permit: permit, stop: .refused(error)))
+                    return .refused(error)
                 }
                 return .waits(PendingWait(kind: .quota(origin, seconds: wait, url: url, entry: entry), permit: permit))
             case nil:
@@ -171,19 +174,19 @@ final class PolicyStage: Sendable {
         if let (openedAt, retryAt) = verdict.rejected {
             giveBackQuota(&permit)
             metrics?.rejected(host: origin.origin.host, port: origin.origin.port)
-            return .now(PolicyAnswer(permit: permit, stop: .refused(CircuitOpenError(origin: origin.origin.key, openedAt: openedAt, retryAt: retryAt))))
+            return .refused(CircuitOpenError(origin: origin.origin.key, openedAt: openedAt, retryAt: retryAt))
         }
         if let probe = verdict.probe { permit.breaker = (origin, probe) }
         switch verdict.place {
         case .notAsked:
-            return .now(PolicyAnswer(permit: permit))
+            return .goes
         case .granted(let grant):
             permit.place = PolicyPermit.Place(origin: origin, grant: grant)
-            return .now(PolicyAnswer(permit: permit))
+            return .goes
         case .refused(let error):
             giveBackQuota(&permit)
             metrics?.limitRejected(host: origin.origin.host, port: origin.origin.port)
-            return .now(PolicyAnswer(permit: permit, stop: .refused(error)))
+            return .refused(error)
         case .mustWait:
             // `request.limit` asked for the place.
             return .waits(PendingWait(kind: .place(origin, limit: request.limit!), permit: permit))
@@ -193,7 +196,7 @@ final class PolicyStage: Sendable {
     /// A place for a hedge of a request to `url`, when one may go now (``HedgedExchange``): the
     /// origin's breaker is closed and, under a concurrency limit, a place is free with nobody
     /// waiting for one. A hedge never waits for a place: under load, nothing is hedged. The
-    /// permit goes with the copy (``TransportRequest/admitted``), whose exchange asks the breaker
+    /// permit goes with the copy (``TransportRequest/hedgeCopy``), whose exchange asks the breaker
     /// before it is sent and gives the place back when it ends; `nil` when no hedge may go now.
     func admitHedge(to url: URL?) -> PolicyPermit? {
         var permit = PolicyPermit()
@@ -338,8 +341,10 @@ final class PolicyStage: Sendable {
             guard waiter.end() else { return }
             metrics?.rateLimitWaited(host: origin.origin.host, port: origin.origin.port, seconds: wait)
             client.policyObserved(.rateLimitWaited(origin: origin.origin.key, seconds: wait))
-            switch enter(retrying.url, retrying.entry, permit: permit) {
-            case .now(let admitted): answer(admitted)
+            var permit = permit
+            switch enter(retrying.url, retrying.entry, permit: &permit) {
+            case .goes: answer(PolicyAnswer(permit: permit))
+            case .refused(let error): answer(PolicyAnswer(permit: permit, stop: .refused(error)))
             case .waits(let pending): self.wait(pending, client: client, answer: answer)
             }
         }
@@ -367,16 +372,19 @@ final class PolicyStage: Sendable {
     /// The request of `permit` ended: its last attempt's outcome is recorded with its breaker,
     /// its place is returned with the request's last outcome (an adaptive limit moves, and the
     /// next waiters are given places), and a hedged request's `hedgeLatency` is kept for the
-    /// percentile. The breaker's opening or closing is told to `client`.
-    func end(_ permit: PolicyPermit, hedgeLatency: TimeInterval?, client: (any PolicyClient)?) {
-        var permit = permit
+    /// percentile. The breaker's opening or closing is told to `client`. What is given back is
+    /// taken out of `permit`: a second end gives nothing back again.
+    func end(_ permit: inout PolicyPermit, hedgeLatency: TimeInterval?, client: (any PolicyClient)?) {
         // A hedge's copy that was never sent gives back the quota taken for it.
         if permit.admittedAhead { giveBackQuota(&permit) }
         learnQuota(&permit)
         let breaker = permit.takeBreaker()
         let latencyOrigin = hedgeLatency == nil ? nil : permit.latencyOrigin
+        permit.latencyOrigin = nil
         guard breaker != nil || permit.place != nil || latencyOrigin != nil else { return }
-        let endedAt = permit.place == nil ? nil : DispatchTime.now().uptimeNanoseconds
+        let place = permit.place
+        permit.place = nil
+        let endedAt = place == nil ? nil : DispatchTime.now().uptimeNanoseconds
         // One end per origin: all of them are one origin's unless the request was redirected.
         var first: (origin: OriginPolicies, end: OriginPolicies.End)?
         var others: [(origin: OriginPolicies, end: OriginPolicies.End)] = []
@@ -399,7 +407,7 @@ final class PolicyStage: Sendable {
                 $0.failed = failed(outcome)
             }
         }
-        if let place = permit.place, let endedAt {
+        if let place, let endedAt {
             add(place.origin) {
                 $0.grant = place.grant
                 $0.placeOutcome = permit.lastOutcome

@@ -58,9 +58,8 @@ extension TracePropagation {
     /// - Returns: The request with the injected headers, and its span, which the exchange ends
     ///   (``endSpan(_:with:)``) before its owner hears of the result, so that the span has ended
     ///   when the caller gets it; `nil` without a tracer.
-    func traced(_ request: TransportRequest) -> (TransportRequest, (any Span)?) {
+    func traced(_ request: consuming TransportRequest) -> (TransportRequest, (any Span)?) {
         let parent = request.traceContext?.serviceContext ?? .topLevel
-        var request = request
         var span: (any Span)?
         var propagated = parent
         if let tracer {

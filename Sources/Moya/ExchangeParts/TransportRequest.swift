@@ -38,15 +38,9 @@ struct TransportRequest: Sendable {
     /// (``HedgingPolicy``): set only for a request that may be sent twice at once, read into
     /// memory, with a body that can be read again; `nil` for none.
     var hedging: HedgingPolicy?
-    /// What a hedge's copy holds already (``PolicyStage/admitHedge(to:)``): its place under its
-    /// origin's concurrency limit, taken when the hedge was due. Its exchange holds it from its
-    /// start, and only asks the breaker before it is sent. `nil` for any other request.
-    var admitted: PolicyPermit?
-    /// On a hedge's copy: when the request's first copy began its hedge delay
-    /// (`DispatchTime`'s uptime, in nanoseconds). The copy's exchange says the hedge was sent
-    /// (the metric, the event) when its request reaches the network, not before: a copy
-    /// cancelled before it is written was never sent.
-    var hedgeOf: UInt64?
+    /// On a hedge's copy: the place it holds already, and when the request's first copy began
+    /// its hedge delay; `nil` for any other request.
+    var hedgeCopy: HedgeCopy?
     /// When the request's deadline runs out (``ResilienceOptions/deadline``), on the session
     /// timer's clock; `nil` without one. The policies do not wait past it.
     var deadlineAt: TimeInterval?

@@ -152,25 +152,24 @@ final class HedgedExchange: TransportAttempt {
     /// the origin's concurrency limit is free now and its rate limit has a request left
     /// (``PolicyStage/admitHedge(to:)``: a hedge never waits for either), and the origin's retry
     /// budget allows it. When it may not go, the next delay tries again. The copy's exchange says it was sent when its request is written
-    /// (``TransportRequest/hedgeOf``).
+    /// (``TransportRequest/hedgeCopy``).
     private func hedge() {
         guard origin != nil, race.withLock({ $0.hedgeDue() }), owner.transportIsWanted else { return }
-        guard let permit = policies.admitHedge(to: request.urlRequest.url) else {
+        guard var permit = policies.admitHedge(to: request.urlRequest.url) else {
             if race.withLock({ $0.placeRefused() }) { armHedge() }
             return
         }
         // A budget that refuses stops the hedging: no timer is set again.
         guard policies.withdrawRetry(to: request.urlRequest.url, hedge: true) == nil else {
-            policies.end(permit, hedgeLatency: nil, client: nil)
+            policies.end(&permit, hedgeLatency: nil, client: nil)
             return
         }
         switch race.withLock({ $0.placeGranted() }) {
         case .giveBack:
-            policies.end(permit, hedgeLatency: nil, client: nil)
+            policies.end(&permit, hedgeLatency: nil, client: nil)
         case .send(let index, let armsNext):
             var copy = request
-            copy.admitted = permit
-            copy.hedgeOf = startedAt
+            copy.hedgeCopy = HedgeCopy(permit: permit, firstStartedAt: startedAt)
             sender.sendCopy(copy, progress: nil, owner: Copy(exchange: self, index: index))
             if armsNext { armHedge() }
         }

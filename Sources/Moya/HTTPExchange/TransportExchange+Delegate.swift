@@ -15,7 +15,7 @@ extension TransportExchange {
         // The origin's latency counts from here (a duplex request's body may never end), then
         // from the request's end.
         if permit.holdsPlace { permit.requestWrittenAt = DispatchTime.now().uptimeNanoseconds }
-        if let hedgeOf = request.hedgeOf, !permit.hedgeAnnounced { announceHedge(startedAt: hedgeOf) }
+        if let hedgeCopy = request.hedgeCopy, !permit.hedgeAnnounced { announceHedge(startedAt: hedgeCopy.firstStartedAt) }
         if let hedgeWatch { armHedge(hedgeWatch) }
         if current.responseLimit.didSendHead() {
             armResponseLimit(for: task)

@@ -101,7 +101,7 @@ final class TransportExchange: HTTPClientResponseDelegate, @unchecked Sendable {
     /// under its origin's concurrency limit, the breaker's verdict on the attempt in flight,
     /// what its hedge reads. Set when an attempt is admitted (``route(_:)``), before it is sent;
     /// given back once, when the exchange ends (``finish(_:)``).
-    var permit = PolicyPermit()
+    var permit: PolicyPermit
     /// A request that may be hedged (a ``TransportRequest/hedging`` policy, read into memory,
     /// with a body that can be sent again): its first copy's attempt and hedge timer, and the
     /// race once a hedge is due (`TransportExchange+Hedging.swift`); `nil` for any other.
@@ -113,9 +113,8 @@ final class TransportExchange: HTTPClientResponseDelegate, @unchecked Sendable {
     ///   - progress: Reports progress, if wanted.
     ///   - owner:    Keeps the request's state, and receives the result.
     ///   - span:     The request's client span, if the session traces.
-    init(parts: ExchangeParts, request: TransportRequest, progress: TransportProgressHandler?, owner: any TransportOwner, span: (any Span)? = nil) {
+    init(parts: ExchangeParts, request: consuming TransportRequest, progress: TransportProgressHandler?, owner: any TransportOwner, span: (any Span)? = nil) {
         self.parts = parts
-        self.request = request
         self.progress = progress
         self.owner = owner
         self.span = span
@@ -148,11 +147,13 @@ final class TransportExchange: HTTPClientResponseDelegate, @unchecked Sendable {
         self.current = AttemptState(
             request: request.urlRequest, collector: ResponseCollector(limit: nil), destination: .memory(uploadLength: nil), reportedURL: nil,
             responseLimit: ResponseStartLimit(startedAt: .uptimeNanoseconds(0), limit: parts.timeouts.request, streamsBody: false), cache: nil)
+        // Last: the exchange takes the request over (no copy of it is made).
+        self.request = request
     }
 
     /// Starts an exchange of `request` for `owner` on `parts`, with a client span when the
     /// session traces (``ExchangeParts/traced(_:)``).
-    static func start(_ request: TransportRequest, parts: ExchangeParts, progress: TransportProgressHandler?, owner: any TransportOwner) {
+    static func start(_ request: consuming TransportRequest, parts: ExchangeParts, progress: TransportProgressHandler?, owner: any TransportOwner) {
         let (tracedRequest, span) = parts.traced(request)
         TransportExchange(parts: parts, request: tracedRequest, progress: progress, owner: owner, span: span).start()
     }
@@ -247,26 +248,33 @@ final class TransportExchange: HTTPClientResponseDelegate, @unchecked Sendable {
     private func route(_ attempt: ExchangeAttempt) {
         let entry: PolicyStage.Entry =
             permit.admittedBefore ? .followUp : .first(refillsBudget: request.refillsBudget, hedging: hedgeWatch != nil ? request.hedging : nil)
-        switch parts.policies.admit(attempt.urlRequest.url, entry, permit: permit, client: self) {
-        case .now(let answer):
-            go(attempt, as: answer)
+        switch parts.policies.admit(attempt.urlRequest.url, entry, permit: &permit, client: self) {
+        case .goes:
+            connect(attempt)
+        case .refused(let error):
+            refused(error)
         case .waits(let pending):
-            parts.policies.wait(pending, client: self) { [self] answer in go(attempt, as: answer) }
+            parts.policies.wait(pending, client: self) { [self] answer in go(attempt, after: answer) }
         }
     }
 
-    /// Sends `attempt` as the policies' `answer` says, or ends the exchange.
-    private func go(_ attempt: ExchangeAttempt, as answer: PolicyAnswer) {
+    /// Sends `attempt` as the `answer` that ended its wait says, or ends the exchange.
+    private func go(_ attempt: ExchangeAttempt, after answer: PolicyAnswer) {
         permit = answer.permit
         switch answer.stop {
         case nil:
             connect(attempt)
         case .refused(let error):
-            if let event = ResilienceEvent(refusal: error) { addSpanEvent(event) }
-            finish(.failure(error))
+            refused(error)
         case .cancelled:
             finish(.failure(HTTPClientError.cancelled))
         }
+    }
+
+    /// Ends the exchange with the policies' refusal `error`, which its span shows.
+    private func refused(_ error: any Error) {
+        if let event = ResilienceEvent(refusal: error) { addSpanEvent(event) }
+        finish(.failure(error))
     }
 
     /// Connects `attempt`, which its policies let go, along its route.
@@ -741,9 +749,7 @@ final class TransportExchange: HTTPClientResponseDelegate, @unchecked Sendable {
         // The last attempt's outcome (an admitted attempt that ended before it had one, its
         // request could not be made or its route failed, is forgotten), the place and the
         // latency go back to the policies.
-        let held = permit
-        permit = PolicyPermit()
-        parts.policies.end(held, hedgeLatency: hedge?.latency, client: self)
+        parts.policies.end(&permit, hedgeLatency: hedge?.latency, client: self)
         parts.inFlight.ended()
         report(result, race: hedge?.race)
     }

@@ -55,8 +55,11 @@ final class RequestFlight: @unchecked Sendable {
     /// The plugins that hear of the exchange's inside (``ExchangePluginType``).
     let observers: [any ExchangePluginType]
     /// How ``observers`` hear: the delivery queue, the observers and the target, without the
-    /// flight, so that the body recorders can hold it.
-    private let observerChannel: ObserverChannel
+    /// flight, so that the body recorders can hold it. Made when asked for: the flight keeps
+    /// its parts once, and a flight without observers never makes one.
+    private var observerChannel: ObserverChannel {
+        ObserverChannel(queue: queue, observers: observers, pluginTarget: pluginTarget)
+    }
     /// Records the first bytes of a streamed request body for ``observers``; `nil` without
     /// them.
     let requestRecorder: BodyPrefixRecorder?
@@ -171,7 +174,6 @@ final class RequestFlight: @unchecked Sendable {
         let destination = endpoint.task.downloadDestination
         // The bodies' first bytes are recorded only for plugins that hear of them.
         self.observers = observers
-        self.observerChannel = ObserverChannel(queue: queue, observers: observers, pluginTarget: pluginTarget)
         let recorders = Self.recorders(for: observers, streams: streamSink != nil)
         self.requestRecorder = recorders.request
         self.streamSink = streamSink.map { sink in
@@ -194,6 +196,7 @@ final class RequestFlight: @unchecked Sendable {
         // Not the flight, which holds the recorders: only what telling the observers of the
         // prefix needs. (A weak reference to the flight would give it a side table, and each of
         // the request's many retains and releases of it the runtime's slow path.)
+        guard !observers.isEmpty else { return }
         let observerChannel = self.observerChannel
         recorders.request?.connect { prefix in observerChannel.observe(.requestBody(prefix)) }
         recorders.response?.connect { prefix in observerChannel.observe(.responseBody(prefix)) }
@@ -209,11 +212,13 @@ final class RequestFlight: @unchecked Sendable {
 
     /// Tells ``observers`` of `event`, on the delivery queue, while the request runs.
     func observe(_ event: ExchangeEvent) {
+        guard !observers.isEmpty else { return }
         observerChannel.observe(event)
     }
 
     /// Tells ``observers`` of `event` here, on the delivery queue, as the request ends.
     private func observeNow(_ event: ExchangeEvent) {
+        guard !observers.isEmpty else { return }
         observerChannel.observeNow(event)
     }
 

@@ -152,7 +152,7 @@ public final class Session: Sendable {
     ///
     /// A request with a ``TransportRequest/hedging`` policy, read into memory, is hedged by its
     /// exchange when its first copy is slow (`TransportExchange+Hedging.swift`).
-    func send(_ request: TransportRequest, progress: TransportProgressHandler?, owner: any TransportOwner) {
+    func send(_ request: consuming TransportRequest, progress: TransportProgressHandler?, owner: any TransportOwner) {
         guard case .upgrade(let upgrade) = request.mode else {
             TransportExchange.start(request, parts: parts, progress: progress, owner: owner)
             return

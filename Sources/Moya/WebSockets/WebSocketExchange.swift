@@ -92,16 +92,21 @@ final class WebSocketExchange: TransportAttempt {
         }
         // The session's policies: the handshake holds a place under its origin's concurrency
         // limit until its answer.
-        switch parts.policies.admit(urlRequest.url, .first(refillsBudget: request.refillsBudget, hedging: nil), permit: state.current.permit, client: self) {
-        case .now(let answer):
-            go(plan, as: answer)
+        // The stage is asked with a copy of the permit, outside the lock its client's calls take.
+        var permit = state.current.permit
+        let admission = parts.policies.admit(urlRequest.url, .first(refillsBudget: request.refillsBudget, hedging: nil), permit: &permit, client: self)
+        switch admission {
+        case .goes:
+            go(plan, after: PolicyAnswer(permit: permit))
+        case .refused(let error):
+            go(plan, after: PolicyAnswer(permit: permit, stop: .refused(error)))
         case .waits(let pending):
-            parts.policies.wait(pending, client: self) { [self] answer in go(plan, as: answer) }
+            parts.policies.wait(pending, client: self) { [self] answer in go(plan, after: answer) }
         }
     }
 
     /// Opens the connection of `plan` as the policies' `answer` says, or ends the handshake.
-    private func go(_ plan: (route: ConnectionRoute, head: HTTPRequestHead), as answer: PolicyAnswer) {
+    private func go(_ plan: (route: ConnectionRoute, head: HTTPRequestHead), after answer: PolicyAnswer) {
         state.withLock { state in
             state.permit = answer.permit
             state.wait = nil
@@ -271,7 +276,7 @@ final class WebSocketExchange: TransportAttempt {
             return state.permit
         }
         permit.attemptEnded(outcome, response: try? result.get().response)
-        parts.policies.end(permit, hedgeLatency: nil, client: self)
+        parts.policies.end(&permit, hedgeLatency: nil, client: self)
         if let span { TracePropagation.endSpan(span, with: result) }
         if admitted { parts.inFlight.ended() }
         owner.transportFinished(result, request: request.urlRequest)

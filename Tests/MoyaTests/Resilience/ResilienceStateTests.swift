@@ -216,11 +216,15 @@ struct ResilienceStateTests {
     ) throws -> PolicyAnswer {
         var permit = PolicyPermit()
         permit.route = route
-        guard case .now(let answer) = stage.admit(url, .first(refillsBudget: false, hedging: hedging), permit: permit, client: client) else {
+        switch stage.admit(url, .first(refillsBudget: false, hedging: hedging), permit: &permit, client: client) {
+        case .goes:
+            return PolicyAnswer(permit: permit)
+        case .refused(let error):
+            return PolicyAnswer(permit: permit, stop: .refused(error))
+        case .waits:
             Issue.record("a wait, without a limit")
             throw CancellationError()
         }
-        return answer
     }
 
     /// Whether `answer` refused its attempt because the breaker is open.
@@ -264,7 +268,8 @@ struct ResilienceStateTests {
         // Each route's answers, kept as their requests end: 2 ms for one, 200 ms for the other.
         for _ in 0..<LatencyWindow.minimumSamples {
             for (route, seconds) in [("API.fast", 0.002), ("API.slow", 0.2)] {
-                stage.end(try Self.admit(stage, url, hedging: policy, route: route).permit, hedgeLatency: seconds, client: client)
+                var permit = try Self.admit(stage, url, hedging: policy, route: route).permit
+                stage.end(&permit, hedgeLatency: seconds, client: client)
             }
         }
         #expect(try Self.admit(stage, url, hedging: policy, route: "API.fast").permit.hedgeDelay == 0.01, "the minimum, over 2 ms")
@@ -318,7 +323,7 @@ struct ResilienceStateTests {
         func attempt(_ url: String, _ status: Int?) throws {
             var permit = try Self.admit(stage, URL(string: url)!, client: client).permit
             permit.attemptEnded(status.map { .status($0) })
-            stage.end(permit, hedgeLatency: nil, client: client)
+            stage.end(&permit, hedgeLatency: nil, client: client)
         }
         // The same host on 8080 (whose URLs begin with the same bytes as port 80's up to the
         // port) and another host are origins of their own; an origin written in capitals, or

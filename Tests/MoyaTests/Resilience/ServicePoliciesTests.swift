@@ -597,8 +597,8 @@ struct ServicePoliciesTests {
             let copies: Protected<[(owner: any TransportOwner, attempt: Attempt)]>
             func sendCopy(_ request: TransportRequest, progress: TransportProgressHandler?, owner copyOwner: any TransportOwner) {
                 // A hedge's copy comes with its permit, and says it was sent only once its
-                // request is written (``TransportRequest/hedgeOf``).
-                #expect(request.admitted != nil && request.hedgeOf != nil)
+                // request is written (``TransportRequest/hedgeCopy``).
+                #expect(request.hedgeCopy != nil)
                 let attempt = Attempt()
                 copies.withLock { $0.append((copyOwner, attempt)) }
                 _ = copyOwner.transportStarted(attempt)
