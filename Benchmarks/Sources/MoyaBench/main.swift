@@ -158,6 +158,18 @@ func benchClientFactories(base: URL) -> [(key: String, make: () -> any BenchClie
             }
         ),
         ("retry-deadline", { policyClient("deadline", try! ResilienceOptions(deadline: 30), base: base) }),
+        // Every policy on with a fixed limit never reached, as the goals for what the policies
+        // cost are set (opt-in).
+        (
+            "retry-protected-fixed",
+            {
+                policyClient(
+                    "policies on, fixed limit",
+                    try! ResilienceOptions(
+                        circuitBreaker: .default, concurrencyLimit: ConcurrencyLimit(limit: 512), hedging: .default, deadline: 30),
+                    base: base)
+            }
+        ),
     ]
 }
 
@@ -181,7 +193,7 @@ let clientFactories = benchClientFactories(base: base)
 let optInClients: Set<String> = [
     "ahc-notrace", "ahc-delegate", "ahc-request", "ahc-async", "retry-budget", "retry-breaker", "retry-limit", "retry-hedging", "retry-hedging-fixed",
     "retry-hedging-10",
-    "retry-deadline", "retry-unprotected-b",
+    "retry-deadline", "retry-unprotected-b", "retry-protected-fixed",
 ]
 let chosenFactories = clientFactories.filter { options.clients?.contains($0.key) ?? !optInClients.contains($0.key) }
 
