@@ -14,8 +14,9 @@ import Foundation
 ///   the exchange holds from then on.
 /// - The exchange keeps the permit, tells it how each attempt ended
 ///   (``PolicyPermit/attemptEnded(_:response:)``), and gives it back once, when the request ends
-///   (``end(_:hedgeLatency:client:)``), which leaves it empty; a streamed response gives its place back when its head
-///   is handed over (``releasePlace(of:outcome:response:)``).
+///   (``end(_:hedgeLatency:client:)``, which takes out of it what it gives back); a streamed
+///   response gives its place back when its head is handed over
+///   (``releasePlace(of:outcome:response:)``).
 /// - Retries and hedges draw from the origin's budget (``withdrawRetry(to:hedge:)``).
 ///
 /// Each origin's state is an object with its own lock (``OriginPolicies``), found once per
