@@ -131,12 +131,10 @@ func benchClientFactories(base: URL) -> [(key: String, make: () -> any BenchClie
                 // Every policy on: the budget (the default), a breaker, an adaptive concurrency
                 // limit starting above the connections, hedging after the p95 (the default,
                 // never under 10 ms: a healthy loopback upstream answers sooner), a deadline.
-                var configuration = Session.Configuration()
-                configuration.resilience = try! ResilienceOptions(
-                    circuitBreaker: .default, concurrencyLimit: .adaptive(initial: 512), hedging: .default, deadline: 30)
-                return MoyaCallbackClient(
-                    base: base, connections: options.connections, configuration: configuration, name: "callbacks + RetryPolicy, policies on",
-                    interceptors: [RetryPolicy(retryLimit: 3)])
+                policyClient(
+                    "policies on",
+                    try! ResilienceOptions(circuitBreaker: .default, concurrencyLimit: .adaptive(initial: 512), hedging: .default, deadline: 30),
+                    base: base)
             }
         ),
         // The same as `retry-unprotected`, as a control: how far two identical clients' ratios
