@@ -71,6 +71,12 @@ final class ResilienceTimer: Sendable {
         core.schedule(after: seconds, from: start, action: .target(target))
     }
 
+    /// How many entries are scheduled and have neither run nor been cancelled (for tests that
+    /// move a test's clock and wait for what it made due to be handled).
+    var scheduled: Int {
+        core.scheduled
+    }
+
     /// Cancels the entry of `handle`, if it has not run. The dispatch timer stays set: it finds
     /// nothing due when it fires, and is set for the next entry then.
     ///
@@ -166,6 +172,11 @@ extension ResilienceTimer {
         /// Seconds now, on the entries' time.
         func now() -> TimeInterval {
             testClock?.now() ?? ResilienceClock.seconds(uptimeNanoseconds: DispatchTime.now().uptimeNanoseconds)
+        }
+
+        /// How many entries are scheduled.
+        var scheduled: Int {
+            store.withLock { $0.count }
         }
 
         /// Stops the dispatch timer for good, which lets its handler, and with it the core, go.

@@ -17,7 +17,7 @@ struct ResiliencePipelineTests {
     final class ManualClock: Sendable {
         private let seconds = Protected<TimeInterval>(1000)
         static let start = Date(timeIntervalSince1970: 1_800_000_000)
-        /// Set when the session's timer (deadlines, waits for a place, hedges after the first)
+        /// Set when the session's timer (deadlines, waits for a place, hedges)
         /// runs on this clock: its entries are due as ``advance(_:)`` moves it, never after real
         /// time.
         private let moves: ResilienceClock.Moves?

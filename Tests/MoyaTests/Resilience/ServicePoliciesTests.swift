@@ -457,25 +457,40 @@ struct ServicePoliciesTests {
         }
         let options = try ResilienceOptions(
             concurrencyLimit: ConcurrencyLimit(limit: 4, queueLength: 100, maximumWait: 600), hedging: HedgingPolicy(delay: .fixed(0.01), maximumHedges: 2))
-        /// A shut gate, the counting server behind it, and a session with `options` whose
-        /// provider's recorder hears the hedges.
-        func setUp() async throws -> (Gate, Protected<(now: Int, most: Int)>, MockServer, Session, ResilienceRecorder, MoyaProvider<Remote>) {
+        /// A shut gate, the counting server behind it, and a session with `options` on a test's
+        /// clock that drives its timer (a hedge is due only when the test moves the clock, so
+        /// however slowly the callers start, none is hedged before every caller has its place),
+        /// whose provider's recorder hears the hedges.
+        func setUp() async throws -> (ManualClock, Gate, Protected<(now: Int, most: Int)>, MockServer, Session, ResilienceRecorder, MoyaProvider<Remote>) {
+            let clock = ManualClock(drivesTimer: true)
             let gate = Gate()
             let held = Protected((now: 0, most: 0))
             let server = try await countingServer(gate, held: held)
-            let session = Self.session(options)
+            let session = Self.session(options, clock: clock)
             let recorder = ResilienceRecorder()
-            return (gate, held, server, session, recorder, MoyaProvider<Remote>(session: session, plugins: [recorder]))
+            return (clock, gate, held, server, session, recorder, MoyaProvider<Remote>(session: session, plugins: [recorder]))
+        }
+        /// Moves `clock` past the hedge's delay `times` times. Each time every hedge set is due,
+        /// and the test waits until each was handled: sent, or refused a place and set again for
+        /// the next delay (the timer holds `hedges` entries again).
+        func hedgeDelaysGoBy(_ times: Int, on clock: ManualClock, of session: Session, hedges: Int) async throws {
+            for _ in 0..<times {
+                clock.advance(0.02)
+                guard try await Self.eventually({ session.parts.policies.timer.scheduled == hedges }) else {
+                    Issue.record("a hedge due was not set again: it went out, or the timer lost it")
+                    return
+                }
+            }
         }
 
-        // Four callers fill the limit: their hedges are due every 10 ms, and none goes out, nor
-        // waits for a place.
+        // Four callers fill the limit: their hedges are due again and again, and none goes out,
+        // nor waits for a place.
         do {
-            let (gate, held, server, session, _, provider) = try await setUp()
+            let (clock, gate, held, server, session, _, provider) = try await setUp()
             let calls = (0..<4).map { _ in _Concurrency.Task { try await provider.request(Remote(server.baseURL, "/held")).statusCode } }
             #expect(try await Self.eventually { await gate.arrived == 4 })
-            // Many hedge delays go by (polling, not timing: a slow machine tries fewer).
-            try await _Concurrency.Task.sleep(nanoseconds: 200_000_000)
+            #expect(try await Self.eventually { session.parts.policies.timer.scheduled == 4 }, "each request's hedge is set")
+            try await hedgeDelaysGoBy(5, on: clock, of: session, hedges: 4)
             #expect(await gate.arrived == 4, "no hedge went out")
             #expect(session.parts.policies.waiting(at: server.baseURL) == 0, "no hedge waits for a place")
             await gate.open()
@@ -489,22 +504,24 @@ struct ServicePoliciesTests {
         // no second hedge goes; a third caller waits for a place, and the server never holds
         // more than four.
         do {
-            let (gate, held, server, session, recorder, provider) = try await setUp()
+            let (clock, gate, held, server, session, recorder, provider) = try await setUp()
             var calls = (0..<2).map { _ in _Concurrency.Task { try await provider.request(Remote(server.baseURL, "/held")).statusCode } }
+            #expect(try await Self.eventually { await gate.arrived == 2 })
+            #expect(try await Self.eventually { session.parts.policies.timer.scheduled == 2 }, "each request's hedge is set")
+            clock.advance(0.02)
             #expect(try await Self.eventually { await gate.arrived == 4 }, "two requests and their hedges")
+            // Each request's second hedge is set, and finds the limit reached each time it is due.
+            #expect(try await Self.eventually { session.parts.policies.timer.scheduled == 2 }, "each request's second hedge is set")
+            try await hedgeDelaysGoBy(5, on: clock, of: session, hedges: 2)
+            #expect(await gate.arrived == 4, "no second hedge: the limit is reached")
             let third = MoyaProvider<Remote>(session: session)
             calls.append(_Concurrency.Task { try await third.request(Remote(server.baseURL, "/third")).statusCode })
             #expect(try await Self.eventually { session.parts.policies.waiting(at: server.baseURL) == 1 }, "the third caller waits")
-            try await _Concurrency.Task.sleep(nanoseconds: 200_000_000)
-            #expect(await gate.arrived == 4, "no second hedge: the limit is reached")
             await gate.open()
             for call in calls { #expect(try await call.value == 200) }
-            let sentForTwo = server.requests.count { $0.path == "/held" }
-            #expect(sentForTwo >= 4)
-            // The two hedges written while the gate was shut were heard of. (More may go out as
-            // places free up once it opens, and be cancelled as their requests are written, when
-            // the server may never see them: a count of the server's is no bound here.)
-            #expect(hedgesHeard(recorder) >= 2, "\(hedgesHeard(recorder)) heard, \(sentForTwo - 2) reached the server")
+            // The clock did not move after the gate opened: no hedge was due after the two.
+            #expect(server.requests.count { $0.path == "/held" } == 4)
+            #expect(hedgesHeard(recorder) == 2, "\(hedgesHeard(recorder)) hedges heard of")
             #expect(held.withLock { $0.most } <= 4, "the server held \(held.withLock { $0.most }) at once")
             try await session.shutdown()
             await server.shutdown()
