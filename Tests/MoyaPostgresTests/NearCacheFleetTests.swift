@@ -59,19 +59,28 @@ struct NearCacheFleetTests {
         return try await condition()
     }
 
+    /// How many changes of a key the near cache of `process` has seen so far (0 while its feed
+    /// is not coherent): each notification of a commit that reached it, and each key its own
+    /// cache dropped as it wrote.
+    static func changesSeen(_ process: Process) -> UInt64 {
+        process.cache.near?.readStamp()?.sequence ?? 0
+    }
+
     /// Asks `target` of `process` again until its near cache holds `key` (each answer a hit
-    /// read from PostgreSQL): a read that began before the notification of the process's own
-    /// store arrived is rightly not kept, and the next one is.
-    static func keptNear(_ process: Process, _ target: CacheTarget, key: String) async throws -> Bool {
-        for _ in 0..<200 {
+    /// read from PostgreSQL) once the notification of the process's own store has arrived.
+    /// `changesBefore` is ``changesSeen(_:)`` before the request that stored the response, and
+    /// nothing else changed a key since: that store counts twice, once as the cache dropped what
+    /// it kept of the key while it wrote (before the request returned), once as the commit's
+    /// notification arrived. A read that began before that notification arrived is rightly not
+    /// kept, and one kept before it arrived is dropped by it: kept near means still there after.
+    static func keptNear(_ process: Process, _ target: CacheTarget, key: String, changesBefore: UInt64) async throws -> Bool {
+        // A guard for when something is wrong, not a limit on how fast a busy machine is.
+        let end = Date().addingTimeInterval(120)
+        while Date() < end {
             guard try await process.provider.request(target).cacheStatus == .hit else { return false }
-            if process.cache.nearCacheKeys.contains(key) {
-                // The notification of the store that put the response in PostgreSQL may come
-                // after this read kept it near, and drops it: kept near means still there once
-                // that notification had time to arrive (it is the process's own, on loopback).
-                try await _Concurrency.Task.sleep(nanoseconds: 250_000_000)
-                if process.cache.nearCacheKeys.contains(key) { return true }
-            }
+            // The count first: once the notification is in, nothing drops the key, and a key
+            // seen after that stays.
+            if changesSeen(process) >= changesBefore + 2, process.cache.nearCacheKeys.contains(key) { return true }
             try await _Concurrency.Task.sleep(nanoseconds: 20_000_000)
         }
         return false
@@ -107,8 +116,9 @@ struct NearCacheFleetTests {
         let key = HTTPCache.key(for: mock.baseURL.appendingPathComponent("item"))
         #expect(await Self.eventually { a.cache.nearCacheIsCoherent })
 
+        let changes = Self.changesSeen(a)
         #expect(try await a.provider.request(target).cacheStatus == .network)
-        #expect(try await Self.keptNear(a, target, key: key))  // read from PostgreSQL, kept near
+        #expect(try await Self.keptNear(a, target, key: key, changesBefore: changes))  // read from PostgreSQL, kept near
         let nearHitsBefore = a.cache.statistics.nearHits
         for _ in 0..<5 {
             let response = try await a.provider.request(target)
@@ -154,8 +164,9 @@ struct NearCacheFleetTests {
         let doc = CacheTarget(baseURL: mock.baseURL, path: "/doc")
         let docKey = HTTPCache.key(for: mock.baseURL.appendingPathComponent("doc"))
 
+        let docChanges = Self.changesSeen(a)
         _ = try await a.provider.request(doc)
-        #expect(try await Self.keptNear(a, doc, key: docKey))
+        #expect(try await Self.keptNear(a, doc, key: docKey, changesBefore: docChanges))
         // B asks the origin again (no-cache) and stores v2 in place of v1.
         let replaced = try await b.provider.request(CacheTarget(baseURL: mock.baseURL, path: "/doc", headers: ["Cache-Control": "no-cache"]))
         #expect(replaced.data == Data("v2".utf8))
@@ -168,8 +179,10 @@ struct NearCacheFleetTests {
         func greeting(_ language: String) -> CacheTarget {
             CacheTarget(baseURL: mock.baseURL, path: "/greeting", headers: ["Accept-Language": language])
         }
+        // B's one change since, the notification of its store of v2, is in: it dropped docKey.
+        let greetingChanges = Self.changesSeen(a)
         _ = try await a.provider.request(greeting("en"))
-        #expect(try await Self.keptNear(a, greeting("en"), key: greetingKey))
+        #expect(try await Self.keptNear(a, greeting("en"), key: greetingKey, changesBefore: greetingChanges))
         #expect(try await b.provider.request(greeting("de")).cacheStatus == .network)
         #expect(await Self.eventually { !a.cache.nearCacheKeys.contains(greetingKey) })
         let german = try await a.provider.request(greeting("de"))
@@ -197,8 +210,9 @@ struct NearCacheFleetTests {
         #expect(try await Self.eventually { try await Self.listener(on: channel) != nil })
         let first = try #require(try await Self.listener(on: channel))
 
+        let changes = Self.changesSeen(a)
         _ = try await a.provider.request(target)
-        #expect(try await Self.keptNear(a, target, key: key))
+        #expect(try await Self.keptNear(a, target, key: key, changesBefore: changes))
         #expect(a.cache.nearCacheKeys == [key])
 
         try await PostgresTestServer.withConnection { connection in

@@ -32,9 +32,10 @@ struct PostgresChangeFeedTests {
         /// Every change seen so far, never forgotten.
         var changes: [HTTPCacheStorageChange] { all.withLock { $0 } }
 
-        /// Waits until `change` was seen (20 s at most), then forgets what was seen.
+        /// Waits until `change` was seen (120 s at most: a guard for when something is wrong,
+        /// not a limit on how fast a busy machine is), then forgets what was seen.
         func waitFor(_ change: HTTPCacheStorageChange) async -> Bool {
-            for _ in 0..<400 {
+            for _ in 0..<2_400 {
                 if seen.withLock({ $0.contains(change) }) {
                     seen.withLock { $0.removeAll() }
                     return true

@@ -74,8 +74,11 @@ struct SharedCookieJarTests {
         await writer.synchronize()
         // Time is the behaviour under test: the reader's copy must grow older than its refresh
         // interval; polled, since the read it then starts runs in the background with no event.
+        // The poll's 120 s are a guard for when something is wrong: a loaded machine may take
+        // seconds for the read.
         var seen: [HTTPCookie] = []
-        for _ in 0..<100 where seen.isEmpty {
+        let end = Date().addingTimeInterval(120)
+        while seen.isEmpty, Date() < end {
             seen = reader.cookies(for: url)
             if seen.isEmpty { try await _Concurrency.Task.sleep(nanoseconds: 100_000_000) }
         }

@@ -32,7 +32,10 @@ struct HTTPCacheCountTests {
     private static func exchange(with storage: BrokenStorage, requests: Int) async throws -> HTTPCache.Statistics {
         let server = try await MockServer.start()
         server.route("/item", response: .text("kept", headers: [("Cache-Control", "max-age=60")]))
-        let cache = HTTPCache(storage: storage)
+        // A storage call that runs out of time counts as a failure and opens the breaker: on a
+        // loaded machine the default second may pass before a lookup that answers ends. The time
+        // limit is not under test here.
+        let cache = HTTPCache(storage: storage, storageTimeout: 120)
         let session = Session(configuration: .init(cache: cache))
         let provider = MoyaProvider<Remote>(session: session)
         for _ in 0..<requests {

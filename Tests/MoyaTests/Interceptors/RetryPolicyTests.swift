@@ -145,9 +145,14 @@ struct RetryPolicyTests {
         formatter.locale = Locale(identifier: "en_US_POSIX")
         formatter.timeZone = TimeZone(identifier: "GMT")
         formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss 'GMT'"
-        let inTenSeconds = formatter.string(from: Date().addingTimeInterval(10))
-        let parsed = try #require(RetryPolicy.retryAfter(of: try response(inTenSeconds)))
-        #expect(parsed > 5 && parsed <= 10)
+        let written = Date()
+        let inAnHour = formatter.string(from: written.addingTimeInterval(3600))
+        let parsed = try #require(RetryPolicy.retryAfter(of: try response(inAnHour)))
+        // The delay is what is left of the hour when it is read, however slow the machine: the
+        // date is written to the second (up to a second either way), and the time spent
+        // between writing and reading it is taken off.
+        let elapsed = Date().timeIntervalSince(written)
+        #expect(parsed <= 3601 && parsed >= 3599 - elapsed, "\(parsed) s, \(elapsed) s after the date was written")
         #expect(RetryPolicy.retryAfter(of: try response("soon")) == nil)
     }
 }

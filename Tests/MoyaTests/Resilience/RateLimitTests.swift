@@ -203,8 +203,11 @@ struct RateLimitTests {
         #expect(try await provider.request(Remote(server.baseURL, "/quota")).statusCode == 200)
         let calls = (0..<5).map { _ in _Concurrency.Task { try await provider.request(Remote(server.baseURL, "/quota")).statusCode } }
         #expect(try await Self.eventually { served.withLock { $0 } == 3 })
-        try await _Concurrency.Task.sleep(nanoseconds: 100_000_000)
-        #expect(served.withLock { $0 } == 3, "three wait for the reset")
+        // Each caller over the quota waits for the reset on one entry of the session's timer,
+        // and nothing else in this session schedules one: three entries, three callers waiting,
+        // before the clock moves.
+        #expect(try await Self.eventually { session.parts.policies.timer.scheduled == 3 }, "three wait for the reset")
+        #expect(served.withLock { $0 } == 3, "the waiting callers were not sent")
         // The session's timer runs an entry within a tick (4 ms) after its time.
         clock.advance(10.01)
         var statuses: [Int] = []

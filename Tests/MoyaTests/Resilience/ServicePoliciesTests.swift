@@ -538,8 +538,11 @@ struct ServicePoliciesTests {
                 return slow
             }
             guard slow else { return .text("fast") }
+            // Far longer than any machine takes for the hedge: the hedge wins however loaded it
+            // is. Nothing waits for this answer: the hedge's win cancels the slow copy, whose
+            // connection closes, and the server's timer goes with it.
             var response = MockResponse.text("slow")
-            response.delayBeforeHead = .seconds(5)
+            response.delayBeforeHead = .seconds(300)
             return response
         }
         let options = try ResilienceOptions(hedging: HedgingPolicy(delay: .percentile(0.95, minimum: 0.05)))
@@ -569,16 +572,21 @@ struct ServicePoliciesTests {
             response.delayBeforeHead = .seconds(30)
             return response
         }
+        // The session's timer runs on a clock the test never moves: the hedge is never due, and
+        // the idle timeout (0.3 s, on the connection's event loop) ends the request whatever
+        // the machine's load, instead of racing a hedge due after 5 s of real time.
+        let clock = ManualClock(drivesTimer: true)
         var configuration = Session.Configuration()
         configuration.resilience = try ResilienceOptions(hedging: HedgingPolicy(delay: .fixed(5)))
+        configuration.resilienceClock = clock.clock
         configuration.timeoutIntervalForRequest = 0.3
         let session = Session(configuration: configuration)
         let recorder = ResilienceRecorder()
         let provider = MoyaProvider<Remote>(session: session, plugins: [recorder])
         await #expect(throws: MoyaError.self) { try await provider.request(Remote(server.baseURL, "/silent")) }
-        // The idle timeout (0.3 s) ends the silent attempt long before the hedge is due (5 s),
-        // and the request's end takes the hedge's entry out of the session's timer: no hedge
-        // went out.
+        // The idle timeout ended the silent attempt, and the request's end took the hedge's
+        // entry out of the session's timer: nothing is left to go out later, and no hedge went.
+        #expect(try await Self.eventually { session.parts.policies.timer.scheduled == 0 }, "the hedge's entry is gone with the request")
         #expect(!recorder.heardHedge)
         #expect(server.requests.count == 1)
         try await session.shutdown()
