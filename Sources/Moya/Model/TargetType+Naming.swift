@@ -17,13 +17,35 @@ extension TargetType {
     /// so that one route is not a route per user.
     var routeName: String {
         if let multiTarget = self as? MultiTarget { return multiTarget.target.routeName }
-        if let operation = namedOperation { return operation }
-        let name = caseName(includingPath: false)
-        guard Mirror(reflecting: self).displayStyle != .enum else { return "\(type(of: self)).\(name)" }
-        let template = path.split(separator: "/", omittingEmptySubsequences: false).map { segment in
-            segment.contains(where: \.isNumber) ? "{}" : String(segment)
+        if let operation = (self as? any NamedTarget)?.operationName { return operation }
+        // One reflection, which is most of what naming the route costs.
+        let mirror = Mirror(reflecting: self)
+        guard mirror.displayStyle != .enum else { return "\(type(of: self)).\(Self.caseName(of: self, reflectedBy: mirror))" }
+        return "\(type(of: self)) \(Self.routeTemplate(of: path))"
+    }
+
+    /// `path` with each segment that holds an ASCII digit written `{}` (`/users/{}/repos/{}`
+    /// for `/users/42/repos/7f3a`); a path without digits as it is. Read as bytes: a
+    /// character's Unicode properties cost more than the rest of naming the route.
+    static func routeTemplate(of path: String) -> String {
+        let isDigit: (UInt8) -> Bool = { $0 &- UInt8(ascii: "0") < 10 }
+        guard path.utf8.contains(where: isDigit) else { return path }
+        return path.utf8.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: false)
+            .map { $0.contains(where: isDigit) ? "{}" : String(Substring($0)) }
+            .joined(separator: "/")
+    }
+
+    /// The case of `target`, an enum reflected by `mirror`: a case with associated values has
+    /// one child, labelled with the case's name; one without prints as its name (unless the
+    /// enum describes itself; even then nothing after a parenthesis is kept).
+    private static func caseName(of target: Self, reflectedBy mirror: Mirror) -> String {
+        if let label = mirror.children.first?.label {
+            return label
         }
-        return "\(type(of: self)) \(template.joined(separator: "/"))"
+        guard mirror.children.isEmpty else {
+            return "\(Self.self)"
+        }
+        return String(String(describing: target).prefix { $0 != "(" })
     }
 
     /// This target's name without its details: a ``NamedTarget``'s operation; for an enum, the
@@ -47,15 +69,6 @@ extension TargetType {
         guard mirror.displayStyle == .enum else {
             return includingPath ? "\(type(of: target)) \(target.path)" : "\(type(of: target))"
         }
-        // A case with associated values has one child, labelled with the case's name.
-        if let label = mirror.children.first?.label {
-            return label
-        }
-        guard mirror.children.isEmpty else {
-            return "\(type(of: target))"
-        }
-        // A case without associated values prints as its name (unless the enum describes
-        // itself; even then nothing after a parenthesis is kept).
-        return String(String(describing: target).prefix { $0 != "(" })
+        return Self.caseName(of: self, reflectedBy: mirror)
     }
 }

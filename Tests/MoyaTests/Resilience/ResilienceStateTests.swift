@@ -312,6 +312,9 @@ struct ResilienceStateTests {
         #expect(UserAPI.list.routeName == "UserAPI.list")
         #expect(MultiTarget(UserAPI.list).routeName == "UserAPI.list")
         #expect(Remote(URL(string: "http://x.test")!, "/users/42/repos/7f3a").routeName == "Remote /users/{}/repos/{}")
+        // Empty segments and a trailing slash are kept; a path without digits is its own template.
+        #expect(Remote(URL(string: "http://x.test")!, "/v2//items/").routeName == "Remote /{}//items/")
+        #expect(Remote(URL(string: "http://x.test")!, "/users/ann").routeName == "Remote /users/ann")
     }
 
     @Test("The session's origins: each keeps its own state however its URLs are written, and at most 4,096 are kept")
