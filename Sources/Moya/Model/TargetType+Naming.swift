@@ -29,10 +29,18 @@ extension TargetType {
     /// character's Unicode properties cost more than the rest of naming the route.
     static func routeTemplate(of path: String) -> String {
         let isDigit: (UInt8) -> Bool = { $0 &- UInt8(ascii: "0") < 10 }
-        guard path.utf8.contains(where: isDigit) else { return path }
-        return path.utf8.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: false)
-            .map { $0.contains(where: isDigit) ? "{}" : String(Substring($0)) }
-            .joined(separator: "/")
+        let bytes = path.utf8
+        guard bytes.contains(where: isDigit) else { return path }
+        var template = ""
+        var start = bytes.startIndex
+        while true {
+            let end = bytes[start...].firstIndex(of: UInt8(ascii: "/")) ?? bytes.endIndex
+            let segment = bytes[start..<end]
+            template += segment.contains(where: isDigit) ? "{}" : Substring(segment)
+            guard end < bytes.endIndex else { return template }
+            template += "/"
+            start = bytes.index(after: end)
+        }
     }
 
     /// The case of `target`, an enum reflected by `mirror`: a case with associated values has
