@@ -13,8 +13,8 @@ extension TargetType {
     /// The route this target's requests take, for what the resilience policies learn per route
     /// of an origin (a hedge's percentile, an adaptive limit's latency baseline): a
     /// ``NamedTarget``'s operation, an enum's type and case (`UserAPI.profile`), or another
-    /// target's type and path with each segment that holds a digit as `{}` (`Remote /users/{}`),
-    /// so that one route is not a route per user.
+    /// target's type and path with each segment that holds a digit (0-9) as `{}`
+    /// (`Remote /users/{}`), so that one route is not a route per user.
     var routeName: String {
         if let multiTarget = self as? MultiTarget { return multiTarget.target.routeName }
         if let operation = (self as? any NamedTarget)?.operationName { return operation }
