@@ -108,10 +108,13 @@ struct SharedCookieJarTests {
         try await cluster.start()
         let other = PostgresHTTPCacheStorage(configuration: configuration)
         let otherJar = CookieJar(sharedStorage: other.cookieJarStorage())
-        // A bounded poll: nothing tells when the first jar's write, tried again in the background,
-        // has reached the database.
+        // Polled, since nothing tells when the first jar's write, tried again in the background,
+        // has reached the database. The poll's 120 s are a guard for when something is wrong: a
+        // loaded machine may take seconds for each read, and for the cluster to take connections
+        // again.
         var seen: [HTTPCookie] = []
-        for _ in 0..<60 where seen.isEmpty {
+        let end = Date().addingTimeInterval(120)
+        while seen.isEmpty, Date() < end {
             await otherJar.synchronize()
             seen = otherJar.cookies(for: url)
             if seen.isEmpty { try await _Concurrency.Task.sleep(nanoseconds: 500_000_000) }

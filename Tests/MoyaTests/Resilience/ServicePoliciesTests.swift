@@ -42,6 +42,16 @@ struct ServicePoliciesTests {
         return Session(configuration: configuration)
     }
 
+    /// Shuts `session` down, then moves `clock` an hour on, so that what the session's timer
+    /// still holds runs: a queue's expiry entry holds the session's policies until it runs, which
+    /// on real time is once the longest wait is over, and on a test's clock that stood still is
+    /// never (the leak check at the end of a sanitizer run would report the session).
+    private static func shutDown(_ session: Session, movingOn clock: ManualClock) async throws {
+        try await session.shutdown()
+        clock.advance(3600)
+        #expect(try await eventually { session.parts.policies.timer.scheduled == 0 }, "the session's timer ran what it held")
+    }
+
     /// A server whose `/held` answers `200` once `gate` opens.
     private static func heldServer() async throws -> (MockServer, Gate) {
         let server = try await MockServer.start()
@@ -69,7 +79,11 @@ struct ServicePoliciesTests {
     func limitAndQueue() async throws {
         let (server, gate) = try await Self.heldServer()
         let options = try ResilienceOptions(concurrencyLimit: ConcurrencyLimit(limit: 2, queueLength: 1, maximumWait: 60))
-        let session = Self.session(options)
+        // The queue's wait counts on a test's clock that never moves: the queued request waits
+        // for the gate however long a loaded machine takes to get there, and is never refused
+        // for having waited too long.
+        let clock = ManualClock(drivesTimer: true)
+        let session = Self.session(options, clock: clock)
         let recorder = ResilienceRecorder()
         let provider = MoyaProvider<Remote>(session: session, plugins: [recorder])
         let target = Remote(server.baseURL, "/held")
@@ -100,7 +114,7 @@ struct ServicePoliciesTests {
         }
         #expect(server.requests.count == 3)
         #expect(recorder.heard.contains { if case .queued(origin, _) = $0 { true } else { false } }, "the queued request's wait was heard")
-        try await session.shutdown()
+        try await Self.shutDown(session, movingOn: clock)
         await server.shutdown()
     }
 
@@ -135,9 +149,12 @@ struct ServicePoliciesTests {
     @Test("A concurrency limit: a request cancelled while it waits leaves the queue at once, and the place goes to the next")
     func limitCancelWhileQueued() async throws {
         let (server, gate) = try await Self.heldServer()
-        // A wait of a minute: the cancelled request would otherwise hold the queue's one place.
+        // The queue's wait counts on a test's clock that never moves: only the cancel takes the
+        // queued request out of the queue (it would otherwise hold the queue's one place), and
+        // the next request waits for the gate however long a loaded machine takes.
         let options = try ResilienceOptions(concurrencyLimit: ConcurrencyLimit(limit: 1, queueLength: 1, maximumWait: 60))
-        let session = Self.session(options)
+        let clock = ManualClock(drivesTimer: true)
+        let session = Self.session(options, clock: clock)
         let provider = MoyaProvider<Remote>(session: session)
         let target = Remote(server.baseURL, "/held")
         let resilience = session.parts.policies
@@ -162,7 +179,7 @@ struct ServicePoliciesTests {
         #expect(try await next.value == 200)
         #expect(server.requests.count == 2)
         #expect(resilience.waiting(at: server.baseURL) == 0)
-        try await session.shutdown()
+        try await Self.shutDown(session, movingOn: clock)
         await server.shutdown()
     }
 
@@ -175,7 +192,10 @@ struct ServicePoliciesTests {
             try await connection.echo()
         }
         let options = try ResilienceOptions(concurrencyLimit: ConcurrencyLimit(limit: 1, queueLength: 1, maximumWait: 60))
-        let session = Self.session(options)
+        // The queue's wait counts on a test's clock that never moves: only the cancel takes the
+        // queued handshake out of the queue, however long a loaded machine takes.
+        let clock = ManualClock(drivesTimer: true)
+        let session = Self.session(options, clock: clock)
         let provider = MoyaProvider<Remote>(session: session)
         let target = Remote(server.baseURL, "/room")
         let resilience = session.parts.policies
@@ -192,7 +212,7 @@ struct ServicePoliciesTests {
         #expect(connection.response.statusCode == 101)
         await connection.close()
         #expect(await gate.arrived == 1, "the cancelled handshake never connected")
-        try await session.shutdown()
+        try await Self.shutDown(session, movingOn: clock)
         await server.shutdown()
     }
 
@@ -302,18 +322,29 @@ struct ServicePoliciesTests {
         let server = try await MockServer.start()
         let inFlight = Protected(0)
         let capacity = 3
+        // The requests the upstream takes wait until it has turned one away: the first round
+        // certainly puts more on it than it takes. Without that, callers slowed down by a loaded
+        // machine could reach it one after another, each answered before the next arrives, and
+        // never be refused.
+        let overloaded = Gate()
         server.route("/shed") { _ in
             let admitted = inFlight.withLock { count in
                 guard count < capacity else { return false }
                 count += 1
                 return true
             }
-            guard admitted else { return .status(429, headers: [("Retry-After", "1")]) }
+            guard admitted else {
+                await overloaded.open()
+                return .status(429, headers: [("Retry-After", "1")])
+            }
+            await overloaded.wait()
             try await _Concurrency.Task.sleep(nanoseconds: 5_000_000)  // the upstream's work
             inFlight.withLock { $0 -= 1 }
             return .status(200)
         }
-        let options = try ResilienceOptions(concurrencyLimit: .adaptive(initial: 12, queueLength: 1000, maximumWait: 30))
+        // Callers wait for a place as long as they must: a loaded machine may take far longer
+        // than usual to answer the requests ahead of them.
+        let options = try ResilienceOptions(concurrencyLimit: .adaptive(initial: 12, queueLength: 1000, maximumWait: 600))
         let session = Self.session(options)
         let provider = MoyaProvider<Remote>(session: session)
         let target = Remote(server.baseURL, "/shed")
@@ -329,6 +360,7 @@ struct ServicePoliciesTests {
         }
         let refused = statuses.filter { $0 == 429 }.count
         #expect(statuses.count == 180)
+        #expect(refused > 0, "the first round held more than the upstream takes")
         // From 12 places to the upstream's 3: the first round's refusals, then few. Without the
         // limit, 12 callers against 3 places see most of their requests refused (a refusal
         // takes no time, a success 5 ms).
@@ -496,7 +528,7 @@ struct ServicePoliciesTests {
             await gate.open()
             for call in calls { #expect(try await call.value == 200) }
             #expect(held.withLock { $0.most } == 4)
-            try await session.shutdown()
+            try await Self.shutDown(session, movingOn: clock)
             await server.shutdown()
         }
 
@@ -523,7 +555,7 @@ struct ServicePoliciesTests {
             #expect(server.requests.count { $0.path == "/held" } == 4)
             #expect(hedgesHeard(recorder) == 2, "\(hedgesHeard(recorder)) hedges heard of")
             #expect(held.withLock { $0.most } <= 4, "the server held \(held.withLock { $0.most }) at once")
-            try await session.shutdown()
+            try await Self.shutDown(session, movingOn: clock)
             await server.shutdown()
         }
     }

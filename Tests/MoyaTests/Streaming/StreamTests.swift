@@ -59,17 +59,38 @@ struct StreamTests {
         }
     }
 
-    @Test("A slow drip is read part by part, whole and in order")
+    @Test("A slow drip is read part by part, whole and in order", .timeLimit(.minutes(15)))
     func slowDrip() async throws {
         let provider = MoyaProvider<Remote>()
-        // Twelve parts over 1.65 s. A consumer that is not scheduled for a while takes what
-        // arrived meanwhile as one part, as it should: the drip is long enough that even a
-        // loaded sanitizer run reads it in more than one.
-        let stream = try await provider.stream(
-            Remote(base, "/bytes/60", task: .requestParameters(parameters: ["chunk": 5, "interval_ms": 150], encoding: URLEncoding.queryString)))
-        let (data, chunks) = try await collect(stream)
-        #expect(data == patternBytes(60))
-        #expect(chunks >= 2)
+        // Twelve parts of five bytes, each sent only once the consumer has read every byte before
+        // it: `/echo-parts` writes each part of the request's body back as it arrives, so no part
+        // can reach the consumer together with the next, however late a loaded machine schedules
+        // the consumer (a drip timed by the server alone could be merged by TCP while the consumer
+        // waits to run). A stream that held the body back until more of it came would never
+        // deliver the first part, and the time limit would end the test.
+        let whole = patternBytes(60)
+        let parts = stride(from: 0, to: whole.count, by: 5).map { Data(whole[$0..<($0 + 5)]) }
+        let (chunks, producer) = AsyncStream<Data>.makeStream()
+        defer { producer.finish() }
+        producer.yield(parts[0])
+        let stream = try await provider.stream(Remote(base, "/echo-parts", method: .post), body: RequestBodyStream(chunks))
+        var data = Data()
+        var reads = 0
+        var sent = 1
+        for try await chunk in stream.body {
+            data.append(chunk)
+            reads += 1
+            if data.count == sent * 5 {
+                if sent < parts.count {
+                    producer.yield(parts[sent])
+                    sent += 1
+                } else {
+                    producer.finish()
+                }
+            }
+        }
+        #expect(data == whole)
+        #expect(reads >= parts.count, "\(reads) reads for \(parts.count) parts")
     }
 
     @Test("A rejected status throws MoyaError.statusCode with the error body")
@@ -386,20 +407,35 @@ struct StreamTests {
     func slowConsumerIsNotIdle() async throws {
         let provider = MoyaProvider<Remote>()
         var options = StreamOptions()
-        // Loose figures: a loaded machine (a sanitizer run) may pause the server for a while.
-        options.idleTimeout = 4
+        // Ten seconds: whenever the stream waits for the network (the head, the parts before
+        // reading pauses, the parts after the consumer is back) the idle timer runs, and a loaded
+        // machine (a sanitizer run beside the CPU-heavy suites) may hold the server back for a
+        // while. Silence that long is not what this test is about; the consumer's pause below is
+        // longer still, and as short as that allows (the suite runs it in every test run).
+        options.idleTimeout = 10
         options.bufferSize = 1024
         let stream = try await provider.stream(
             Remote(base, "/bytes/200000", task: .requestParameters(parameters: ["chunk": 16384], encoding: URLEncoding.queryString)),
             options: options)
+        let buffer = stream.body.consumer.buffer
         var data = Data()
         var first = true
         for try await chunk in stream.body {
             data.append(chunk)
             if first {
                 first = false
-                // Time is the behaviour under test: a consumer that pauses for twice the idle timeout.
-                try await _Concurrency.Task.sleep(nanoseconds: 8_000_000_000)
+                // The pause counts from when reading stopped for the consumer: once more has arrived
+                // than the buffer holds, the connection is not read, and the idle timer is off,
+                // until the consumer takes half of it.
+                var polls = 0
+                while buffer.bufferedWeight <= options.bufferSize, polls < 12_000 {
+                    try await _Concurrency.Task.sleep(nanoseconds: 10_000_000)  // polling, not timing
+                    polls += 1
+                }
+                #expect(buffer.bufferedWeight > options.bufferSize, "reading never paused for the consumer")
+                // Time is the behaviour under test: reading stays paused for longer than the idle
+                // timeout.
+                try await _Concurrency.Task.sleep(nanoseconds: 12_000_000_000)
             }
         }
         #expect(data == patternBytes(200_000))
