@@ -201,8 +201,18 @@ struct RateLimitTests {
         let provider = MoyaProvider<Remote>(session: session, plugins: [recorder])
         // The first answer tells the quota; then five callers at once, with two left.
         #expect(try await provider.request(Remote(server.baseURL, "/quota")).statusCode == 200)
-        let calls = (0..<5).map { _ in _Concurrency.Task { try await provider.request(Remote(server.baseURL, "/quota")).statusCode } }
-        #expect(try await Self.eventually { served.withLock { $0 } == 3 })
+        let answered = Protected(0)
+        let calls = (0..<5).map { _ in
+            _Concurrency.Task {
+                let status = try await provider.request(Remote(server.baseURL, "/quota")).statusCode
+                answered.withLock { $0 += 1 }
+                return status
+            }
+        }
+        // The two that went have their answers, whose quota fields the session has read: an
+        // answer read after the clock moved would say the new window is spent, and send the
+        // waiting callers back to wait on a clock that moves no more.
+        #expect(try await Self.eventually { answered.withLock { $0 } == 2 })
         // Each caller over the quota waits for the reset on one entry of the session's timer,
         // and nothing else in this session schedules one: three entries, three callers waiting,
         // before the clock moves.
