@@ -17,7 +17,7 @@ extension TargetType {
     /// (`Remote /users/{}`), so that one route is not a route per user.
     var routeName: String {
         if let multiTarget = self as? MultiTarget { return multiTarget.target.routeName }
-        if let operation = (self as? any NamedTarget)?.operationName { return operation }
+        if let operation = namedOperation { return operation }
         // One reflection, which is most of what naming the route costs.
         let mirror = Mirror(reflecting: self)
         guard mirror.displayStyle != .enum else { return "\(type(of: self)).\(Self.caseName(of: self, reflectedBy: mirror))" }
