@@ -90,25 +90,7 @@ public struct RetryPolicy: RequestInterceptor {
     /// Asks for a retry when the method may be retried, the count allows it, and the attempt
     /// failed with a retryable status code or transport error.
     public func retry(_ request: URLRequest, dueTo result: Result<Moya.Response, MoyaError>, retryCount: Int) async -> RetryDecision {
-        guard retryCount < retryLimit,
-            let method = request.httpMethod.map({ Moya.Method(rawValue: $0.uppercased()) }),
-            retryableHTTPMethods.contains(method)
-        else {
-            return .doNotRetry
-        }
-        switch result {
-        case .success(let response):
-            guard retryableHTTPStatusCodes.contains(response.statusCode) else { return .doNotRetry }
-            if let retryAfter = response.response.flatMap(RetryPolicy.retryAfter(of:)) {
-                return retryAfter <= maximumDelay ? .retryWithDelay(retryAfter) : .doNotRetry
-            }
-            return .retryWithDelay(backoff(retryCount: retryCount))
-        case .failure(let error):
-            guard let urlError = error.underlyingTransportError, retryableURLErrorCodes.contains(urlError.code) else {
-                return .doNotRetry
-            }
-            return .retryWithDelay(backoff(retryCount: retryCount))
-        }
+        retryNow(request, dueTo: result, retryCount: retryCount)
     }
 
     /// The wait before retry number `retryCount`, jitter included.
@@ -133,6 +115,38 @@ public struct RetryPolicy: RequestInterceptor {
         formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss zzz"
         guard let date = formatter.date(from: value) else { return nil }
         return max(0, date.timeIntervalSinceNow)
+    }
+}
+
+extension RetryPolicy: ImmediateRequestInterceptor {
+    /// ``retry(_:dueTo:retryCount:)``, without waiting. The attempt's result is looked at
+    /// first: most attempts succeed, and then the method does not matter.
+    func retryNow(_ request: URLRequest, dueTo result: Result<Moya.Response, MoyaError>, retryCount: Int) -> RetryDecision {
+        var retryAfter: TimeInterval?
+        switch result {
+        case .success(let response):
+            guard retryableHTTPStatusCodes.contains(response.statusCode) else { return .doNotRetry }
+            retryAfter = response.response.flatMap(RetryPolicy.retryAfter(of:))
+        case .failure(let error):
+            guard let urlError = error.underlyingTransportError, retryableURLErrorCodes.contains(urlError.code) else {
+                return .doNotRetry
+            }
+        }
+        guard retryCount < retryLimit,
+            let method = request.httpMethod.map({ Moya.Method(rawValue: $0.uppercased()) }),
+            retryableHTTPMethods.contains(method)
+        else {
+            return .doNotRetry
+        }
+        if let retryAfter {
+            return retryAfter <= maximumDelay ? .retryWithDelay(retryAfter) : .doNotRetry
+        }
+        return .retryWithDelay(backoff(retryCount: retryCount))
+    }
+
+    /// Returns `request` unchanged: the policy adapts nothing.
+    func adaptNow(_ request: URLRequest, retryCount: Int) throws -> URLRequest {
+        request
     }
 }
 

@@ -6,15 +6,19 @@ import FoundationNetworking
 
 /// The owner of one attempt that ``InterceptedExchange`` sends: the attempt's events go to the
 /// request's flight, which keeps its state (so a cancel stops the attempt), and its result goes
-/// back to the interceptors' task, which decides whether it is the request's result.
+/// back to the exchange, which asks the interceptors whether it is the request's result.
 ///
 /// A streamed response is decided on at its head, before the caller gets it: the attempt holds
-/// the response (``StreamHeadGate``) and wakes the interceptors' task with the head. When no
-/// interceptor retries, the task hands the head over (``handOver(_:request:gate:)``) and the
-/// rest of the attempt (its body, its end) goes straight to the flight; otherwise the task
-/// abandons the attempt (``abandon(gate:)``), whose connection closes with the body unread.
+/// the response (``StreamHeadGate``) and wakes the exchange with the head. When no interceptor
+/// retries, the exchange hands the head over (``handOver(_:request:gate:)``) and the rest of the
+/// attempt (its body, its end) goes straight to the flight; otherwise the exchange abandons the
+/// attempt (``abandon(gate:)``), whose connection closes with the body unread.
+///
+/// The exchange is woken once, by a closure: the interceptors' task resumes a continuation in
+/// it, and a first attempt whose interceptors decide at once (``ImmediateRequestInterceptor``)
+/// decides in it, on the thread where the outcome arrived.
 final class InterceptedAttempt: TransportOwner {
-    /// What wakes the interceptors' task.
+    /// What wakes the exchange.
     enum Outcome: Sendable {
         /// The attempt ended with `result`.
         case finished(Result<TransportResponse, any Error>)
@@ -23,37 +27,36 @@ final class InterceptedAttempt: TransportOwner {
         case streamHead(TransportResponse, request: URLRequest, gate: StreamHeadGate)
     }
 
-    /// Where the attempt stands with the interceptors' task.
+    /// Where the attempt stands with the exchange.
     private enum State {
-        /// The task waits for the outcome.
+        /// The exchange waits for the outcome.
         case waiting
-        /// The task woke up with the outcome (its end, or a streamed head it decides on).
+        /// The exchange woke up with the outcome (its end, or a streamed head it decides on).
         case woken
-        /// The attempt ended while the task decided on its head.
+        /// The attempt ended while the exchange decided on its head.
         case endedWhileDeciding(Result<TransportResponse, any Error>, request: URLRequest)
         /// The head was handed to the caller: the attempt's end is the flight's.
         case handedOver
-        /// The task went on without the attempt (a retry, a failure): its end is ignored.
+        /// The exchange went on without the attempt (a retry, a failure): its end is ignored.
         case abandoned
     }
 
     private let flight: RequestFlight
-    /// The outcome, left for the interceptors' task before ``continuation`` wakes it, and the
-    /// attempt's state.
+    /// The outcome, left for the exchange before ``wake`` is called, and the attempt's state.
     private let state: Protected<(outcome: Outcome?, state: State)>
-    private let continuation: CheckedContinuation<Void, Never>
+    private let wake: @Sendable (InterceptedAttempt) -> Void
 
-    /// - Parameter continuation: Resumed once, after the outcome was left under the lock: the
-    ///   task reads it there (``outcome``). The continuation carries no value because a
-    ///   continuation resumed before its task reached `await` hands its value over without an
-    ///   ordering ThreadSanitizer can see; the lock gives one.
-    init(flight: RequestFlight, continuation: CheckedContinuation<Void, Never>) {
+    /// - Parameter wake: Called once, after the outcome was left under the lock: the exchange
+    ///   reads it there (``outcome``). It carries no value because a continuation resumed
+    ///   before its task reached `await` hands its value over without an ordering
+    ///   ThreadSanitizer can see; the lock gives one.
+    init(flight: RequestFlight, wake: @escaping @Sendable (InterceptedAttempt) -> Void) {
         self.flight = flight
         self.state = Protected((nil, .waiting))
-        self.continuation = continuation
+        self.wake = wake
     }
 
-    /// The outcome that woke the interceptors' task.
+    /// The outcome that woke the exchange.
     var outcome: Outcome? {
         state.withLock { $0.outcome }
     }
@@ -74,8 +77,8 @@ final class InterceptedAttempt: TransportOwner {
         flight.observe(event)
     }
 
-    /// Holds the streamed head for the interceptors' task, and wakes it; answers at once when
-    /// the task is not waiting.
+    /// Holds the streamed head for the exchange, and wakes it; answers at once when the exchange
+    /// is not waiting.
     func transportStreamStarted(_ head: TransportResponse, request: URLRequest) -> StreamHeadAnswer {
         let gate = StreamHeadGate()
         let wakes: Bool = state.withLock { state in
@@ -84,7 +87,9 @@ final class InterceptedAttempt: TransportOwner {
             return true
         }
         guard wakes else { return flight.transportStreamStarted(head, request: request) }
-        continuation.resume()
+        // An exchange that decides at once may answer the gate before it is returned; the
+        // gate keeps the answer for the transport.
+        wake(self)
         return .later(gate)
     }
 
@@ -109,13 +114,13 @@ final class InterceptedAttempt: TransportOwner {
         flight.transportFinished(result, request: endRequest)
     }
 
-    /// The interceptors' task goes on without the attempt: it stops, its body unread.
+    /// The exchange goes on without the attempt: it stops, its body unread.
     func abandon(gate: StreamHeadGate) {
         state.withLock { $0.state = .abandoned }
         gate.answer(false)
     }
 
-    /// Wakes the interceptors' task with the result, or, once the head was handed over, ends the
+    /// Wakes the exchange with the result, or, once the head was handed over, ends the
     /// request with it; the exchange calls this exactly once.
     func transportFinished(_ result: Result<TransportResponse, any Error>, request: URLRequest) {
         // A download interrupted part-way: a retry goes on from where it stopped.
@@ -138,7 +143,7 @@ final class InterceptedAttempt: TransportOwner {
             }
         }
         switch next {
-        case .wake: continuation.resume()
+        case .wake: wake(self)
         case .forward: flight.transportFinished(result, request: request)
         case .none: break
         }

@@ -6,10 +6,14 @@ import FoundationNetworking
 
 /// Sends a request through its interceptors: adapt, send, ask whether to retry, wait, again.
 ///
-/// Runs in its own task, the flight's *driver*. It keeps no state of its own about
-/// cancellation: the flight's state machine holds the task and the current attempt, and a
-/// cancel stops both (an adapt waiting for a token refresh, a backoff sleep, the transfer);
-/// nothing is reported afterwards, since the flight reports the cancellation itself.
+/// Runs in its own task, the flight's *driver*, except for a first attempt whose interceptors
+/// all decide without waiting (``ImmediateRequestInterceptor``, as ``RetryPolicy`` does): that
+/// attempt is adapted where the request is sent and decided on where it ends, and the task starts
+/// only when a retry is decided, so that a request that is never retried costs hardly more than
+/// one without interceptors. It keeps no state of its own about cancellation: the flight's
+/// state machine holds the task and the current attempt, and a cancel stops both (an adapt
+/// waiting for a token refresh, a backoff sleep, the transfer); nothing is reported afterwards,
+/// since the flight reports the cancellation itself.
 final class InterceptedExchange: Sendable {
     private let flight: RequestFlight
     private let session: Session
@@ -45,15 +49,20 @@ final class InterceptedExchange: Sendable {
     }
 
     func start() {
-        flight.attachDriver(_Concurrency.Task { await self.run() })
+        if interceptors.allSatisfy({ $0 is ImmediateRequestInterceptor }) {
+            sendFirstAttemptAtOnce()
+        } else {
+            flight.attachDriver(_Concurrency.Task { await self.run(from: 0) })
+        }
     }
 
     private var isCancelled: Bool {
         !flight.isActive
     }
 
-    private func run() async {
-        var retryCount = 0
+    /// The attempts from number `retryCount` (counting from 0) on, in the driver task.
+    private func run(from retryCount: Int) async {
+        var retryCount = retryCount
         while !isCancelled {
             let attemptRequest: URLRequest
             do {
@@ -63,88 +72,170 @@ final class InterceptedExchange: Sendable {
                 return
             }
             guard !isCancelled else { return }
-            if !flight.observers.isEmpty, Self.differ(attemptRequest, request) {
-                flight.observe(.adapted(attemptRequest, attempt: retryCount + 1))
-            }
-
-            let transportResult: Result<TransportResponse, any Error>
-            let rawResult: Result<Moya.Response, MoyaError>
-            // A streamed head: the attempt waits while the interceptors decide on it.
-            var streamHead: (head: TransportResponse, request: URLRequest, gate: StreamHeadGate, attempt: InterceptedAttempt)?
-            switch await send(attemptRequest, first: retryCount == 0) {
-            case (.finished(let result), _):
-                transportResult = result
-                rawResult = RequestFlight.result(of: result, request: attemptRequest, validation: .none)
-            case (.streamHead(let head, let request, let gate), let attempt):
-                streamHead = (head, request, gate, attempt)
-                transportResult = .success(head)
-                rawResult = .success(
-                    Moya.Response(statusCode: head.statusCode, data: Data(), request: attemptRequest, deferredResponse: head.response))
-            }
-            let (asked, decider) = await retryDecision(for: attemptRequest, result: rawResult, retryCount: retryCount)
+            announce(attemptRequest, retryCount: retryCount)
+            let end = await send(attemptRequest, first: retryCount == 0)
+            let (decision, decider) = await retryDecision(for: attemptRequest, result: end.rawResult, retryCount: retryCount)
             guard !isCancelled else {
-                streamHead.map { $0.attempt.abandon(gate: $0.gate) }
-                Self.discard(transportResult)
+                end.abandon()
                 return
             }
-            // The session's resilience policies may turn a retry down: a `Retry-After` longer
-            // than the session waits for, or an origin whose retry budget is spent. The request
-            // then ends with what the attempt got, as if no retry had been asked for.
-            var decision = asked
-            if decision.retryRequired {
-                let wait = retryAfter(of: rawResult)
-                if let refusal = resilienceRefusal(decidedBy: decider, request: attemptRequest, retryAfter: wait) {
-                    flight.observe(refusal)
-                    decision = .doNotRetry
-                } else if let wait, wait > (decision.delay ?? 0) {
-                    // Never earlier than the server asked.
-                    decision = .retryWithDelay(wait)
-                }
+            guard let delay = follow(decision, decidedBy: decider, after: end, retryCount: retryCount) else { return }
+            retryCount += 1
+            if delay > 0 {
+                try? await _Concurrency.Task.sleep(nanoseconds: UInt64(min(delay, 86_400) * 1_000_000_000))
             }
-            switch decision {
-            case .doNotRetry:
-                if let streamHead {
-                    // The caller gets the head, and reads the body as it arrives.
-                    streamHead.attempt.handOver(streamHead.head, request: streamHead.request, gate: streamHead.gate)
-                } else {
-                    flight.transportFinished(transportResult, request: attemptRequest)
-                }
-                return
-            case .doNotRetryWithError(let error):
-                streamHead.map { $0.attempt.abandon(gate: $0.gate) }
-                Self.discard(transportResult)
-                flight.finish(.failure(.underlying(error, try? rawResult.get())), .sent)
-                return
-            case .retry, .retryWithDelay:
-                // A streamed attempt stops, its body unread.
-                streamHead.map { $0.attempt.abandon(gate: $0.gate) }
-                Self.discard(transportResult)
-                // A one-shot body that was read cannot be sent again: the request fails, saying
-                // so, with the response that asked for the retry.
-                if let body, !body.canBeSent {
-                    let error: MoyaError =
-                        switch rawResult {
-                        case .success(let response): .underlying(NonReplayableBodyError(reason: .retry), response)
-                        case .failure(let failure): .underlying(NonReplayableBodyError(reason: .retry, attemptFailure: failure), failure.response)
-                        }
-                    flight.finish(.failure(error), .sent)
-                    return
-                }
-                // A retry whose wait would end after the request's deadline is not waited for:
-                // the request ends now, with the response that asked for it.
-                if let deadline = flight.deadlineLeft, (decision.delay ?? 0) >= deadline.remaining {
-                    let error = RequestDeadlineError(deadline: deadline.seconds, attempts: deadline.attempts, endedBeforeRetry: true)
-                    flight.observe(.deadlineExceeded(error))
-                    flight.finish(.failure(.underlying(error, Self.response(of: rawResult))), .sent)
-                    return
-                }
-                guard flight.retryDecided() else { return }
-                retryCount += 1
-                flight.willRetry(attemptRequest, after: rawResult, attempt: retryCount + 1)
-                if let delay = decision.delay, delay > 0 {
+        }
+    }
+
+    /// The first attempt, when every interceptor decides without waiting: adapted here, and
+    /// decided on where it ends. A retry starts the driver task, which sleeps the retry's delay
+    /// and goes on with the second attempt.
+    private func sendFirstAttemptAtOnce() {
+        let attemptRequest: URLRequest
+        do {
+            attemptRequest = try interceptors.reduce(request) { adapted, interceptor in
+                // Each is one: `start()` checked.
+                try (interceptor as? ImmediateRequestInterceptor)?.adaptNow(adapted, retryCount: 0) ?? adapted
+            }
+        } catch {
+            flight.finish(.failure(MoyaProvider<MultiTarget>.wrapped(error)), .sent)
+            return
+        }
+        announce(attemptRequest, retryCount: 0)
+        let attempt = InterceptedAttempt(flight: flight) { [self] attempt in
+            decideAtOnce(AttemptEnd(attempt, request: attemptRequest))
+        }
+        session.send(
+            flight.transportRequest(attemptRequest, credential: credential, body: body, refillsBudget: true, isFirst: true),
+            progress: flight.progressHandler,
+            owner: attempt
+        )
+    }
+
+    /// Decides on the first attempt where it ended (see ``sendFirstAttemptAtOnce()``).
+    private func decideAtOnce(_ end: AttemptEnd) {
+        guard !isCancelled else {
+            end.abandon()
+            return
+        }
+        var decision = RetryDecision.doNotRetry
+        var decider: RequestInterceptor?
+        for interceptor in interceptors {
+            guard let interceptor = interceptor as? ImmediateRequestInterceptor else { continue }
+            decision = interceptor.retryNow(end.request, dueTo: end.rawResult, retryCount: 0)
+            if case .doNotRetry = decision { continue }
+            decider = interceptor
+            break
+        }
+        guard let delay = follow(decision, decidedBy: decider, after: end, retryCount: 0) else { return }
+        flight.attachDriver(
+            _Concurrency.Task {
+                if delay > 0 {
                     try? await _Concurrency.Task.sleep(nanoseconds: UInt64(min(delay, 86_400) * 1_000_000_000))
                 }
+                await self.run(from: 1)
+            })
+    }
+
+    /// How an attempt ended, as the interceptors are asked about it.
+    private struct AttemptEnd {
+        /// The request the attempt sent.
+        let request: URLRequest
+        /// What the transport gave.
+        let transportResult: Result<TransportResponse, any Error>
+        /// What the interceptors see: any response is a success, before the target's validation.
+        let rawResult: Result<Moya.Response, MoyaError>
+        /// A streamed response's head, which waits on its gate while the interceptors decide.
+        let streamHead: (head: TransportResponse, request: URLRequest, gate: StreamHeadGate, attempt: InterceptedAttempt)?
+
+        init(_ attempt: InterceptedAttempt, request: URLRequest) {
+            self.request = request
+            switch attempt.outcome ?? .finished(.failure(URLError(.cancelled))) {
+            case .finished(let result):
+                transportResult = result
+                rawResult = RequestFlight.result(of: result, request: request, validation: .none)
+                streamHead = nil
+            case .streamHead(let head, let headRequest, let gate):
+                streamHead = (head, headRequest, gate, attempt)
+                transportResult = .success(head)
+                rawResult = .success(Moya.Response(statusCode: head.statusCode, data: Data(), request: request, deferredResponse: head.response))
             }
+        }
+
+        /// Drops the attempt: a streamed attempt stops with its body unread, and what it got
+        /// is discarded.
+        func abandon() {
+            streamHead.map { $0.attempt.abandon(gate: $0.gate) }
+            InterceptedExchange.discard(transportResult)
+        }
+    }
+
+    /// Tells the flight's observers that the interceptors changed the request.
+    private func announce(_ attemptRequest: URLRequest, retryCount: Int) {
+        if !flight.observers.isEmpty, Self.differ(attemptRequest, request) {
+            flight.observe(.adapted(attemptRequest, attempt: retryCount + 1))
+        }
+    }
+
+    /// Carries out the interceptors' `decision` on attempt number `retryCount` (counting from
+    /// 0): the request ends with the attempt's result or an error, or it is retried.
+    ///
+    /// The session's resilience policies may turn a retry down: a `Retry-After` longer than the
+    /// session waits for, or an origin whose retry budget is spent. The request then ends with
+    /// what the attempt got, as if no retry had been asked for.
+    ///
+    /// - Returns: The seconds to wait before the next attempt; `nil` when the request ended.
+    private func follow(_ asked: RetryDecision, decidedBy decider: RequestInterceptor?, after end: AttemptEnd, retryCount: Int) -> TimeInterval? {
+        var decision = asked
+        if decision.retryRequired {
+            let wait = retryAfter(of: end.rawResult)
+            if let refusal = resilienceRefusal(decidedBy: decider, request: end.request, retryAfter: wait) {
+                flight.observe(refusal)
+                decision = .doNotRetry
+            } else if let wait, wait > (decision.delay ?? 0) {
+                // Never earlier than the server asked.
+                decision = .retryWithDelay(wait)
+            }
+        }
+        switch decision {
+        case .doNotRetry:
+            if let streamHead = end.streamHead {
+                // The caller gets the head, and reads the body as it arrives.
+                streamHead.attempt.handOver(streamHead.head, request: streamHead.request, gate: streamHead.gate)
+            } else {
+                flight.transportFinished(end.transportResult, request: end.request)
+            }
+            return nil
+        case .doNotRetryWithError(let error):
+            end.abandon()
+            flight.finish(.failure(.underlying(error, try? end.rawResult.get())), .sent)
+            return nil
+        case .retry, .retryWithDelay:
+            // A streamed attempt stops, its body unread.
+            end.abandon()
+            // A one-shot body that was read cannot be sent again: the request fails, saying
+            // so, with the response that asked for the retry.
+            if let body, !body.canBeSent {
+                let error: MoyaError =
+                    switch end.rawResult {
+                    case .success(let response): .underlying(NonReplayableBodyError(reason: .retry), response)
+                    case .failure(let failure): .underlying(NonReplayableBodyError(reason: .retry, attemptFailure: failure), failure.response)
+                    }
+                flight.finish(.failure(error), .sent)
+                return nil
+            }
+            // A retry whose wait would end after the request's deadline is not waited for:
+            // the request ends now, with the response that asked for it.
+            let delay = decision.delay ?? 0
+            if let deadline = flight.deadlineLeft, delay >= deadline.remaining {
+                let error = RequestDeadlineError(deadline: deadline.seconds, attempts: deadline.attempts, endedBeforeRetry: true)
+                flight.observe(.deadlineExceeded(error))
+                flight.finish(.failure(.underlying(error, Self.response(of: end.rawResult))), .sent)
+                return nil
+            }
+            guard flight.retryDecided() else { return nil }
+            flight.willRetry(end.request, after: end.rawResult, attempt: retryCount + 2)
+            return delay
         }
     }
 
@@ -242,12 +333,12 @@ final class InterceptedExchange: Sendable {
     /// A first attempt refills its origin's retry budget when it reaches the network: only
     /// requests that can be retried (those with interceptors) count, so a request without them
     /// costs the budget nothing.
-    private func send(_ attemptRequest: URLRequest, first: Bool) async -> (InterceptedAttempt.Outcome, InterceptedAttempt) {
+    private func send(_ attemptRequest: URLRequest, first: Bool) async -> AttemptEnd {
         // The outcome comes through the attempt's lock, not the continuation (see
         // `InterceptedAttempt`).
         var owner: InterceptedAttempt?
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let attempt = InterceptedAttempt(flight: flight, continuation: continuation)
+            let attempt = InterceptedAttempt(flight: flight) { _ in continuation.resume() }
             owner = attempt
             session.send(
                 flight.transportRequest(attemptRequest, credential: credential, body: body, refillsBudget: first, isFirst: first),
@@ -257,7 +348,7 @@ final class InterceptedExchange: Sendable {
         }
         // The exchange wakes the task exactly once, after leaving the outcome.
         guard let owner else { preconditionFailure("the attempt is made before the task waits") }
-        return (owner.outcome ?? .finished(.failure(URLError(.cancelled))), owner)
+        return AttemptEnd(owner, request: attemptRequest)
     }
 
     /// Drops a result nobody takes: its download's file is deleted, its upgraded connection

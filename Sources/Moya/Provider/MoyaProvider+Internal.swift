@@ -105,8 +105,9 @@ extension MoyaProvider {
             callbackQueue: callbackQueue,
             // Events and the completion keep their order, even on a concurrent queue (a stream's
             // plugins run after its head was delivered; an exchange plugin hears the exchange's
-            // events before its end).
-            isSerialDeliveryNeeded: progress != nil || !plan.interceptors.isEmpty || !plan.observers.isEmpty
+            // events before its end). Interceptors need no serial queue: a retry's notice
+            // keeps its order on its own (`RequestFlight.willRetry`).
+            isSerialDeliveryNeeded: progress != nil || !plan.observers.isEmpty
                 || (streamSink != nil && !plan.plugins.isEmpty),
             plugins: plan.plugins,
             pluginTarget: plan.pluginTarget?.value,

@@ -127,10 +127,14 @@ extension RequestFlight: TransportOwner {
 
     /// Tells the plugins, on the delivery queue, that `request` is sent again after `result`:
     /// always before the request's end, which waits for the notice when it comes first
-    /// (``RequestStateMachine/deferAnnouncement(_:)``).
+    /// (``RequestStateMachine/deferAnnouncement(_:)``). The notices go through a serial queue
+    /// of their own, which targets the delivery queue and is made at the first: they keep their
+    /// order even on a concurrent callback queue.
     func willRetry(_ request: URLRequest, after result: Result<Moya.Response, MoyaError>, attempt: Int) {
-        guard pluginTarget != nil, locked({ $0.retryNoticeSent() }) else { return }
-        queue.moyaDeliver(result) { [self] result in
+        guard pluginTarget != nil,
+            let noticeQueue = locked({ $0.retryNoticeSent { DispatchQueue(label: "org.moya.retry-notices", target: queue) } })
+        else { return }
+        noticeQueue.moyaDeliver(result) { [self] result in
             // A cancel ends the request on its caller's queue without waiting.
             if locked({ $0.mayMakeRetryNotice }), let pluginTarget {
                 plugins.willRetry(request, after: result, attempt: attempt, anyTarget: pluginTarget)

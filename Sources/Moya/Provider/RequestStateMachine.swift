@@ -1,3 +1,5 @@
+import Dispatch
+
 /// The life of one provider request, as a value: events go in, and each returns the action its
 /// owner must take.
 ///
@@ -121,6 +123,9 @@ struct RequestStateMachine<Work: Sendable> {
     private var events: [ResilienceEvent] = []
     /// The `willRetry` notices handed to the delivery queue and not yet made.
     private var retryNoticesPending = 0
+    /// The serial queue the notices go through, made for the first: they keep their order on a
+    /// concurrent callback queue, and a request that is never retried makes none.
+    private var retryNoticeQueue: DispatchQueue?
     /// The end's announcement, when the request ended while notices were on their way.
     private var announcementAfterNotices: (@Sendable () -> Void)?
     private var lastID = 0
@@ -335,12 +340,14 @@ struct RequestStateMachine<Work: Sendable> {
         return .end(ending)
     }
 
-    /// A `willRetry` notice is handed to the delivery queue; `false` when the request has ended
-    /// (nobody hears of a retry after its end).
-    mutating func retryNoticeSent() -> Bool {
-        guard phase != .finished else { return false }
+    /// A `willRetry` notice is to be made: the serial queue to hand it to (made with `makeQueue`
+    /// for the first notice), or `nil` when the request has ended (nobody hears of a retry after
+    /// its end).
+    mutating func retryNoticeSent(makingQueue makeQueue: () -> DispatchQueue) -> DispatchQueue? {
+        guard phase != .finished else { return nil }
         retryNoticesPending += 1
-        return true
+        if retryNoticeQueue == nil { retryNoticeQueue = makeQueue() }
+        return retryNoticeQueue
     }
 
     /// Whether a notice may still be made: the request has not ended, or its end waits for it.

@@ -101,13 +101,76 @@ struct InterceptorPipelineTests {
         #expect(headers.map { $0["x-retry-count"] } == ["0", "1", "2"])
     }
 
-    /// Records its hooks in order; its `willRetry` takes `noticeTime` seconds.
+    /// Passes every request on and never retries, the async way: a request with it is sent from
+    /// the interceptors' task.
+    struct WaitingInterceptor: RequestInterceptor {}
+
+    @Test(
+        "A retry policy decides as an interceptor that waits would: the same attempts, notices and result",
+        arguments: [false, true])
+    func retryPolicyAloneOrNot(withWaitingInterceptor: Bool) async throws {
+        let notices = Protected<[Int]>([])
+        let policy = RetryPolicy(retryLimit: 3, exponentialBackoffScale: 0.01)
+        let provider = MoyaProvider<Remote>(
+            plugins: [WillRetryPlugin { attempt in notices.withLock { $0.append(attempt) } }],
+            interceptors: withWaitingInterceptor ? [WaitingInterceptor(), policy] : [policy])
+        let flaky = Remote(base, "/flaky/same", task: .requestParameters(parameters: ["failures": 2], encoding: URLEncoding.queryString))
+        #expect(await send(provider, flaky).response?.statusCode == 200)
+        #expect(server.receivedRequests.count == 3)
+        #expect(notices.withLock { $0 } == [2, 3])
+
+        // Not retryable: one attempt, its response the result.
+        let missing = await send(provider, Remote(base, "/status/404"))
+        #expect(missing.response?.statusCode == 404)
+        #expect(server.receivedRequests.count == 4)
+        #expect(notices.withLock { $0 } == [2, 3])
+    }
+
+    /// Decides at once, recording whether each decision ran in a task.
+    struct ImmediateRecorder: ImmediateRequestInterceptor {
+        let inTask: Protected<[Bool]>
+        let policy = RetryPolicy(retryLimit: 2, exponentialBackoffScale: 0.01)
+
+        func adaptNow(_ request: URLRequest, retryCount: Int) throws -> URLRequest { request }
+
+        func retryNow(_ request: URLRequest, dueTo result: Result<Moya.Response, MoyaError>, retryCount: Int) -> RetryDecision {
+            let running = withUnsafeCurrentTask { $0 != nil }
+            inTask.withLock { $0.append(running) }
+            return policy.retryNow(request, dueTo: result, retryCount: retryCount)
+        }
+
+        func retry(_ request: URLRequest, dueTo result: Result<Moya.Response, MoyaError>, retryCount: Int) async -> RetryDecision {
+            retryNow(request, dueTo: result, retryCount: retryCount)
+        }
+    }
+
+    @Test("A first attempt whose interceptors decide at once is decided where it ends, with no task; a retry starts one")
+    func firstAttemptWithoutATask() async throws {
+        let inTask = Protected<[Bool]>([])
+        let provider = MoyaProvider<Remote>(interceptors: [ImmediateRecorder(inTask: inTask)])
+        #expect(await send(provider, Remote(base, "/echo")).response?.statusCode == 200)
+        #expect(inTask.withLock { $0 } == [false])
+
+        inTask.withLock { $0 = [] }
+        let flaky = Remote(base, "/flaky/task", task: .requestParameters(parameters: ["failures": 2], encoding: URLEncoding.queryString))
+        #expect(await send(provider, flaky).response?.statusCode == 200)
+        #expect(inTask.withLock { $0 } == [false, true, true])
+
+        // With an interceptor that waits, every attempt is decided in the task.
+        inTask.withLock { $0 = [] }
+        let mixed = MoyaProvider<Remote>(interceptors: [WaitingInterceptor(), ImmediateRecorder(inTask: inTask)])
+        #expect(await send(mixed, Remote(base, "/echo")).response?.statusCode == 200)
+        #expect(inTask.withLock { $0 } == [true])
+    }
+
+    /// Records its hooks in order; its `willRetry` of the first retry (attempt 2) takes
+    /// `noticeTime` seconds, the later ones none.
     struct SlowNoticePlugin: PluginType {
         let events: Recorder<String>
         let noticeTime: TimeInterval
 
         func willRetry(_ request: URLRequest, after result: Result<Moya.Response, MoyaError>, attempt: Int, target: TargetType) {
-            Thread.sleep(forTimeInterval: noticeTime)
+            if attempt == 2 { Thread.sleep(forTimeInterval: noticeTime) }
             events.append("willRetry \(attempt)")
         }
 
@@ -116,17 +179,16 @@ struct InterceptorPipelineTests {
         }
     }
 
-    @Test("On a concurrent callback queue, every willRetry is heard before the end, however slow", arguments: [false, true])
+    @Test("On a concurrent callback queue, every willRetry is heard in order before the end, however slow", arguments: [false, true])
     func retryNoticesBeforeTheEnd(async: Bool) async throws {
-        // The second attempt ends long before the plugin is done with the first notice; the
-        // end (its didReceive, then the caller) must wait for it, and the notice must not be
-        // dropped as coming after the end.
-        let refusing = try RefusingPort()
-        defer { withExtendedLifetime(refusing) {} }
+        // The later attempts end long before the plugin is done with the first notice (the
+        // server answers 503 at once); the second notice must wait for it, the end (its
+        // didReceive, then the caller) for both, and no notice may be dropped as coming after
+        // the end.
         let events = Recorder<String>()
         let provider = MoyaProvider<Remote>(
-            plugins: [SlowNoticePlugin(events: events, noticeTime: 0.3)], interceptors: [RetryPolicy(retryLimit: 1, exponentialBackoffScale: 0, jitter: 0)])
-        let target = Remote(refusing.baseURL, "/")
+            plugins: [SlowNoticePlugin(events: events, noticeTime: 1)], interceptors: [RetryPolicy(retryLimit: 2, exponentialBackoffScale: 0, jitter: 0)])
+        let target = Remote(base, "/flaky/notices", task: .requestParameters(parameters: ["failures": 5], encoding: URLEncoding.queryString))
         let result: Result<Moya.Response, MoyaError>
         if async {
             // Without a callback queue, the plugins hear on the library's concurrent queue.
@@ -138,8 +200,9 @@ struct InterceptorPipelineTests {
         } else {
             result = await send(provider, target, queue: DispatchQueue(label: "concurrent callbacks", attributes: .concurrent))
         }
-        #expect(result.error?.underlyingTransportError?.code == .cannotConnectToHost, "\(result)")
-        #expect(events.values == ["willRetry 2", "didReceive"])
+        #expect(result.response?.statusCode == 503, "\(result)")
+        #expect(server.receivedRequests.count == 3)
+        #expect(events.values == ["willRetry 2", "willRetry 3", "didReceive"])
     }
 
     /// Never retries; counts the attempts it was asked about (those the interceptors before it

@@ -46,9 +46,17 @@ struct RequestStateMachineTests {
         var (machine, _) = Self.subscribed()
         _ = machine.requestBuilt()
         _ = machine.workStarted(1)
-        // Two notices handed over, then the end comes before either is made.
-        #expect(Self.apply(&machine) { $0.retryNoticeSent() })
-        #expect(Self.apply(&machine) { $0.retryNoticeSent() })
+        // Two notices handed over, through one queue made for the first, then the end comes
+        // before either is made.
+        let made = Protected(0)
+        let makeQueue = {
+            made.withLock { $0 += 1 }
+            return DispatchQueue(label: "notices")
+        }
+        let first = machine.retryNoticeSent(makingQueue: makeQueue)
+        let second = machine.retryNoticeSent(makingQueue: makeQueue)
+        #expect(first != nil && first === second)
+        #expect(made.withLock { $0 } == 1)
         guard case .end(let ending) = Self.finished(&machine) else {
             Issue.record("nothing delivered")
             return
@@ -58,7 +66,7 @@ struct RequestStateMachineTests {
         #expect(Self.apply(&machine) { $0.deferAnnouncement { announced.withLock { $0 += 1 } } })
         // The notices may still be made (the end waits for them), and nobody new is counted.
         #expect(machine.mayMakeRetryNotice)
-        #expect(!Self.apply(&machine) { $0.retryNoticeSent() })
+        #expect(machine.retryNoticeSent(makingQueue: makeQueue) == nil)
         #expect(machine.retryNoticeMade() == nil, "one notice is still on its way")
         guard let announcement = machine.retryNoticeMade() else {
             Issue.record("the last notice did not hand back the end's announcement")
