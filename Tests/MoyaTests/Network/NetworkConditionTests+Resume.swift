@@ -65,15 +65,15 @@ extension NetworkConditionTests {
         let provider = MoyaProvider<NetemTarget>(session: session, interceptors: [recorder])
         let destination = folder.appendingPathComponent("1m.bin")
 
-        let outage = Netem.outage(after: 1, for: 3)
-        let (result, elapsed) = await timedSend(provider, try .download("1m.bin", to: destination))
-        try await outage.value
+        // Down for 3 s once the first bytes have arrived; 1 MiB takes about 4 s at this rate.
+        let (result, elapsed, outage) = await timedSend(provider, try .download("1m.bin", to: destination), cutFor: 3)
+        try await #require(outage, "no bytes arrived before the end").value
         let response = try result.get()
         #expect(response.statusCode == 206, "the last attempt asked for the rest of the file")
         #expect(try Data(contentsOf: destination) == servedFile("1m.bin"))
         #expect(recorder.attempts.values.count >= 2, "the download was not retried")
-        // Cut 1 s in, attempts of at most 2 s, waits of up to 4 s: the second retry outlasts the
-        // outage, and the rest takes about 3 s.
+        // Cut at the first bytes, attempts idle for at most 2 s, waits of up to 4 s: the second
+        // retry outlasts the outage, and the rest takes about 4 s.
         let bound: Duration = .seconds(16)
         #expect(elapsed < bound + Netem.margin)
         #expect(leftovers().isEmpty)

@@ -200,6 +200,30 @@ struct NetworkConditionTests {
         await clock { await send(provider, target) }
     }
 
+    /// Sends `target`, takes the link down for `seconds` once its first bytes have arrived, and
+    /// times it. The cut follows the transfer, not a timer: a loaded machine may start the
+    /// request late or run the script late, and a cut planned for a second in could come after
+    /// a short transfer had ended. The outage's task is returned, to wait on.
+    func timedSend(_ provider: MoyaProvider<NetemTarget>, _ target: NetemTarget, cutFor seconds: Double) async -> (
+        Result<Moya.Response, MoyaError>, Duration, outage: _Concurrency.Task<Void, any Error>?
+    ) {
+        let outage = Protected<_Concurrency.Task<Void, any Error>?>(nil)
+        let (result, elapsed) = await clock {
+            await withCheckedContinuation { continuation in
+                provider.request(
+                    target, callbackQueue: .global(),
+                    progress: { progress in
+                        guard (progress.progressObject?.completedUnitCount ?? 0) > 0 else { return }
+                        outage.withLock { cut in
+                            if cut == nil { cut = Netem.outage(after: 0, for: seconds) }
+                        }
+                    },
+                    completion: { continuation.resume(returning: UncheckedResult($0)) })
+            }.result
+        }
+        return (result, elapsed, outage.withLock { $0 })
+    }
+
     /// The files left in the session's temporary directory.
     func leftovers() -> [String] {
         (try? FileManager.default.contentsOfDirectory(atPath: partialFiles.path)) ?? []
@@ -316,12 +340,12 @@ struct NetworkConditionTests {
         defer { try? Netem.run("reset") }
         let session = try Netem.session(timeout: 15, temporaryDirectory: partialFiles)
         let destination = folder.appendingPathComponent("back.bin")
-        let outage = Netem.outage(after: 1, for: 3)
-        let (result, elapsed) = await timedSend(MoyaProvider<NetemTarget>(session: session), try .download("1m.bin", to: destination))
-        try await outage.value
+        // Down for 3 s once the first bytes have arrived; 1 MiB takes about 2 s at this rate.
+        let (result, elapsed, outage) = await timedSend(MoyaProvider<NetemTarget>(session: session), try .download("1m.bin", to: destination), cutFor: 3)
+        try await #require(outage, "no bytes arrived before the end").value
         #expect(try result.get().statusCode == 200)
-        #expect(elapsed >= .seconds(4), "the download waited out the outage")
-        #expect(elapsed < .seconds(1 + 3 + 15) + Netem.margin)
+        #expect(elapsed >= .seconds(3), "the download waited out the outage")
+        #expect(elapsed < .seconds(3 + 15) + Netem.margin)
         #expect(try FileManager.default.attributesOfItem(atPath: destination.path)[.size] as? Int == 1 << 20)
         #expect(leftovers().isEmpty)
         try await session.shutdown()
