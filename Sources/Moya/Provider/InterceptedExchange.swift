@@ -60,10 +60,15 @@ final class InterceptedExchange: Sendable {
         !flight.isActive
     }
 
-    /// The attempts from number `retryCount` (counting from 0) on, in the driver task.
-    private func run(from retryCount: Int) async {
-        var retryCount = retryCount
-        while !isCancelled {
+    /// The attempts from number `retryCount` (counting from 0) on, the first after `delay`
+    /// seconds, in the driver task.
+    private func run(from retryCount: Int, after delay: TimeInterval = 0) async {
+        var (retryCount, delay) = (retryCount, delay)
+        while true {
+            if delay > 0 {
+                try? await _Concurrency.Task.sleep(nanoseconds: UInt64(min(delay, 86_400) * 1_000_000_000))
+            }
+            guard !isCancelled else { return }
             let attemptRequest: URLRequest
             do {
                 attemptRequest = try await adapt(retryCount: retryCount)
@@ -79,11 +84,8 @@ final class InterceptedExchange: Sendable {
                 end.abandon()
                 return
             }
-            guard let delay = follow(decision, decidedBy: decider, after: end, retryCount: retryCount) else { return }
-            retryCount += 1
-            if delay > 0 {
-                try? await _Concurrency.Task.sleep(nanoseconds: UInt64(min(delay, 86_400) * 1_000_000_000))
-            }
+            guard let next = follow(decision, decidedBy: decider, after: end, retryCount: retryCount) else { return }
+            (retryCount, delay) = (retryCount + 1, next)
         }
     }
 
@@ -128,13 +130,7 @@ final class InterceptedExchange: Sendable {
             break
         }
         guard let delay = follow(decision, decidedBy: decider, after: end, retryCount: 0) else { return }
-        flight.attachDriver(
-            _Concurrency.Task {
-                if delay > 0 {
-                    try? await _Concurrency.Task.sleep(nanoseconds: UInt64(min(delay, 86_400) * 1_000_000_000))
-                }
-                await self.run(from: 1)
-            })
+        flight.attachDriver(_Concurrency.Task { await self.run(from: 1, after: delay) })
     }
 
     /// How an attempt ended, as the interceptors are asked about it.
