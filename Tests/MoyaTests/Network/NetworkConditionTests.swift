@@ -209,17 +209,12 @@ struct NetworkConditionTests {
     ) {
         let outage = Protected<_Concurrency.Task<Void, any Error>?>(nil)
         let (result, elapsed) = await clock {
-            await withCheckedContinuation { continuation in
-                provider.request(
-                    target, callbackQueue: .global(),
-                    progress: { progress in
-                        guard (progress.progressObject?.completedUnitCount ?? 0) > 0 else { return }
-                        outage.withLock { cut in
-                            if cut == nil { cut = Netem.outage(after: 0, for: seconds) }
-                        }
-                    },
-                    completion: { continuation.resume(returning: UncheckedResult($0)) })
-            }.result
+            await send(provider, target) { progress in
+                guard (progress.progressObject?.completedUnitCount ?? 0) > 0 else { return }
+                outage.withLock { cut in
+                    if cut == nil { cut = Netem.outage(after: 0, for: seconds) }
+                }
+            }
         }
         return (result, elapsed, outage.withLock { $0 })
     }
