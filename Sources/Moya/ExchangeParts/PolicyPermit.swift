@@ -34,7 +34,7 @@ struct PolicyPermit: Sendable {
     /// timer's clock; `nil` without one. A wait for a rate limit's reset must end before.
     var deadlineAt: TimeInterval?
     /// The request's route (``TransportRequest/route``): its latencies are kept apart.
-    var route = ""
+    var route = TargetRoute.unnamed
     /// When the last attempt's request was written on its connection (`DispatchTime`'s uptime,
     /// in nanoseconds), while a place is held: the origin's latency, which an adaptive limit
     /// reads, counts from then. Time in the connection pool's queue is the client's own.

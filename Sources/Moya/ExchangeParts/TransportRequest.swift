@@ -44,9 +44,9 @@ struct TransportRequest: Sendable {
     /// When the request's deadline runs out (``ResilienceOptions/deadline``), on the session
     /// timer's clock; `nil` without one. The policies do not wait past it.
     var deadlineAt: TimeInterval?
-    /// The target's route (``TargetType/routeName``): the policies learn latencies per route of
-    /// an origin. Empty when they learn none.
-    var route = ""
+    /// The target's route (``TargetRoute``): the policies learn latencies per route of
+    /// an origin. ``TargetRoute/unnamed`` when they learn none.
+    var route = TargetRoute.unnamed
     /// The trace context of the caller who made the request (``Session/callerTraceContext(for:)``);
     /// `nil` when there is none or the session propagates nothing.
     var traceContext: TraceContext?

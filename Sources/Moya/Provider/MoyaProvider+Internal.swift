@@ -91,7 +91,7 @@ extension MoyaProvider {
         // asks the target it wraps), cast once, and only when its type may have them.
         let custom = targetsMayCustomize ? MoyaProvider.unwrapped(target, as: (any ResilienceCustomizable).self)?.resilience : nil
         let hedging = hedging(custom, method: plan.endpoint.method, readsIntoMemory: streamSink == nil && webSocketSink == nil)
-        // What the policies learn per route: named only when they do (a reflection of the target).
+        // What the policies learn per route: the route is made only when they do.
         let learnsPerRoute: Bool
         if case .percentile = hedging?.delay {
             learnsPerRoute = true
@@ -126,7 +126,7 @@ extension MoyaProvider {
             resume: resume,
             firstCaller: firstCaller,
             hedging: hedging,
-            route: learnsPerRoute ? target.routeName : "",
+            route: learnsPerRoute ? TargetRoute(of: target) : .unnamed,
             deadline: (custom?.deadline ?? session.parts.policies.options.deadline).map { ($0, session.parts.policies.timer) }
         )
     }

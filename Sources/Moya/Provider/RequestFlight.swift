@@ -92,9 +92,9 @@ final class RequestFlight: @unchecked Sendable {
     /// target's or the session's policy, for a request that may be sent twice at once and is
     /// read into memory; `nil` for none.
     let hedging: HedgingPolicy?
-    /// The target's route (``TargetType/routeName``), when the session's policies learn per
-    /// route (a percentile hedge, an adaptive limit); empty otherwise.
-    let route: String
+    /// The target's route (``TargetRoute``), when the session's policies learn per
+    /// route (a percentile hedge, an adaptive limit); ``TargetRoute/unnamed`` otherwise.
+    let route: TargetRoute
     /// The request's deadline in seconds, the target's or the session's, and the session's timer
     /// it is counted on; `nil` for none. Armed when the request is sent (``armDeadline()``); its
     /// state is the machine's (``RequestStateMachine/deadline``).
@@ -154,7 +154,7 @@ final class RequestFlight: @unchecked Sendable {
         resume: ResumePoint? = nil,
         firstCaller: RequestSubscriber? = nil,
         hedging: HedgingPolicy? = nil,
-        route: String = "",
+        route: TargetRoute = .unnamed,
         deadline: (seconds: TimeInterval, timer: ResilienceTimer)? = nil
     ) {
         self.traceContext = traceContext

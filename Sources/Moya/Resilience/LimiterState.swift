@@ -141,7 +141,7 @@ struct LimiterState<Waiter: AnyObject & Sendable>: Sendable {
     ///     for the time since the place was given.
     ///   - route: The request's route (``RouteTable``), whose own latencies it is compared with.
     mutating func release(
-        _ grant: Grant, outcome: CircuitBreaker.Outcome?, asksToWait: Bool = false, latency: TimeInterval? = nil, route: String = "",
+        _ grant: Grant, outcome: CircuitBreaker.Outcome?, asksToWait: Bool = false, latency: TimeInterval? = nil, route: TargetRoute = .unnamed,
         now: TimeInterval
     ) -> Handovers {
         inFlight = max(0, inFlight - 1)
@@ -166,7 +166,7 @@ struct LimiterState<Waiter: AnyObject & Sendable>: Sendable {
     /// nothing more, a `500`, a refused connection) says nothing of the load: it is the
     /// breaker's, and an upstream that is down does not leave the limit at its minimum.
     private mutating func adapt(
-        _ adaptive: ConcurrencyLimit.Adaptive, grant: Grant, outcome: CircuitBreaker.Outcome, asksToWait: Bool, latency: TimeInterval, route: String,
+        _ adaptive: ConcurrencyLimit.Adaptive, grant: Grant, outcome: CircuitBreaker.Outcome, asksToWait: Bool, latency: TimeInterval, route: TargetRoute,
         now: TimeInterval
     ) {
         let overloaded: Bool

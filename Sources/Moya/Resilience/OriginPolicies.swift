@@ -73,7 +73,7 @@ final class OriginPolicies: Sendable {
         /// The percentile a hedge's delay reads; `nil` for none.
         var percentile: Double?
         /// The request's route, whose latencies the percentile is of.
-        var route = ""
+        var route = TargetRoute.unnamed
     }
 
     /// The origin.
@@ -186,7 +186,7 @@ final class OriginPolicies: Sendable {
         /// A hedged request's latency, to keep for the percentile.
         var latency: TimeInterval?
         /// The request's route: its latencies are kept, and compared, apart from other routes'.
-        var route = ""
+        var route = TargetRoute.unnamed
     }
 
     /// Records `end` in one turn of the lock: the breaker's count, the place's return (an
@@ -322,12 +322,12 @@ final class OriginPolicies: Sendable {
     // MARK: - Hedging
 
     /// Keeps a hedged request's latency on `route`.
-    func addLatency(_ seconds: TimeInterval, route: String) {
+    func addLatency(_ seconds: TimeInterval, route: TargetRoute) {
         state.withLock { state in state.latencies.update(route) { $0.window.add(seconds) } }
     }
 
     /// The `fraction` percentile of `route`'s latencies; `nil` with too few.
-    func percentile(_ fraction: Double, route: String) -> TimeInterval? {
+    func percentile(_ fraction: Double, route: TargetRoute) -> TimeInterval? {
         state.withLock { state in state.latencies.update(route) { $0.window.percentile(fraction) } }
     }
 

@@ -1,11 +1,11 @@
-/// Values kept per route of an origin (a target's name: ``TargetType/routeName``), so that a
+/// Values kept per route of an origin (``TargetRoute``), so that a
 /// slow route's latencies are not read as another's. Bounded: past ``limit`` routes, the others
 /// share one value (the empty route's), as do requests that name no route.
 struct RouteTable<Value: Sendable>: Sendable {
     /// The most routes kept apart.
     static var limit: Int { 64 }
 
-    private var values: [String: Value] = [:]
+    private var values: [TargetRoute: Value] = [:]
     /// The value a new route starts with.
     private let initial: Value
 
@@ -14,14 +14,14 @@ struct RouteTable<Value: Sendable>: Sendable {
     }
 
     /// Changes the value of `route` in place (no copy of what it holds) with `body`.
-    mutating func update<Result>(_ route: String, _ body: (inout Value) -> Result) -> Result {
+    mutating func update<Result>(_ route: TargetRoute, _ body: (inout Value) -> Result) -> Result {
         let key = key(route)
         let initial = initial
         return body(&values[key, default: initial])
     }
 
     /// The key `route` is kept under.
-    private func key(_ route: String) -> String {
-        values[route] != nil || values.count < Self.limit ? route : ""
+    private func key(_ route: TargetRoute) -> TargetRoute {
+        values[route] != nil || values.count < Self.limit ? route : .unnamed
     }
 }

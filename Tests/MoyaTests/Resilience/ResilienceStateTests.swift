@@ -212,7 +212,7 @@ struct ResilienceStateTests {
     /// The stage's answer to the first attempt to `url` on `route`, which comes at once without
     /// a limit.
     private static func admit(
-        _ stage: PolicyStage, _ url: URL, hedging: HedgingPolicy? = nil, route: String = "", client: StageClient = StageClient()
+        _ stage: PolicyStage, _ url: URL, hedging: HedgingPolicy? = nil, route: TargetRoute = .unnamed, client: StageClient = StageClient()
     ) throws -> PolicyAnswer {
         var permit = PolicyPermit()
         permit.route = route
@@ -243,7 +243,7 @@ struct ResilienceStateTests {
             let permit = try Self.admit(stage, url, hedging: policy).permit
             #expect(permit.hedgeDelay == nil, "no percentile at \(index)")
             let origin = try #require(permit.latencyOrigin, "admission \(index) keeps its latency")
-            stage.recordLatency(0.002, at: origin, route: "")
+            stage.recordLatency(0.002, at: origin, route: .unnamed)
         }
         // Then one in four: the percentile is there, and the others are not timed.
         #expect(LatencyWindow.sampleEvery == 4)
@@ -265,16 +265,17 @@ struct ResilienceStateTests {
         let stage = PolicyStage(options: try ResilienceOptions(retryBudget: nil, hedging: policy))
         let url = URL(string: "http://routes.test/")!
         let client = StageClient()
+        let (fast, slow) = (TargetRoute(operation: "API.fast"), TargetRoute(operation: "API.slow"))
         // Each route's answers, kept as their requests end: 2 ms for one, 200 ms for the other.
         for _ in 0..<LatencyWindow.minimumSamples {
-            for (route, seconds) in [("API.fast", 0.002), ("API.slow", 0.2)] {
+            for (route, seconds) in [(fast, 0.002), (slow, 0.2)] {
                 var permit = try Self.admit(stage, url, hedging: policy, route: route).permit
                 stage.end(&permit, hedgeLatency: seconds, client: client)
             }
         }
-        #expect(try Self.admit(stage, url, hedging: policy, route: "API.fast").permit.hedgeDelay == 0.01, "the minimum, over 2 ms")
-        #expect(try Self.admit(stage, url, hedging: policy, route: "API.slow").permit.hedgeDelay == 0.2, "its own 200 ms")
-        #expect(try Self.admit(stage, url, hedging: policy, route: "API.other").permit.hedgeDelay == nil, "a route with no answers yet")
+        #expect(try Self.admit(stage, url, hedging: policy, route: fast).permit.hedgeDelay == 0.01, "the minimum, over 2 ms")
+        #expect(try Self.admit(stage, url, hedging: policy, route: slow).permit.hedgeDelay == 0.2, "its own 200 ms")
+        #expect(try Self.admit(stage, url, hedging: policy, route: TargetRoute(operation: "API.other")).permit.hedgeDelay == nil, "a route with no answers yet")
     }
 
     @Test("Routes of an origin, one always slow: the adaptive limit reads each against its own fastest, and a route that slows down still lowers it")
@@ -282,39 +283,68 @@ struct ResilienceStateTests {
         var state = try ServicePoliciesTests.adaptiveLimiter(limit: 10)
         var now = 100.0
         /// One request on `route` that took `latency`.
-        func request(_ route: String, _ latency: TimeInterval) {
+        let (fast, slow) = (TargetRoute(operation: "API.fast"), TargetRoute(operation: "API.slow"))
+        func request(_ route: TargetRoute, _ latency: TimeInterval) {
             let grant = state.take(now: now)!
             now += 0.001
             _ = state.release(grant, outcome: .status(200), latency: latency, route: route, now: now)
         }
         for _ in 0..<20 {
-            request("API.fast", 0.002)
-            request("API.slow", 0.2)
+            request(fast, 0.002)
+            request(slow, 0.2)
         }
         #expect(state.limit == 10, "a slow route is not congestion")
         // The fast route slows down to 100 ms: half of its last eight, and the limit halves.
-        for _ in 0..<4 { request("API.fast", 0.1) }
+        for _ in 0..<4 { request(fast, 0.1) }
         #expect(state.limit == 5)
     }
 
-    @Test("A target's route: an enum's type and case, a named operation, another target's path with numbers as {}")
-    func routeNames() {
+    @Test("A target's route: its type, method and path with numbers as {}, or a named operation; a MultiTarget's is the wrapped target's")
+    func targetRoutes() {
         enum UserAPI: TargetType {
             case profile(id: Int)
             case list
+            case create
+            case report(id: Int)
             var baseURL: URL { URL(string: "http://x.test")! }
-            var path: String { "/users" }
-            var method: Moya.Method { .get }
+            var path: String {
+                switch self {
+                case .profile(let id): "/users/\(id)"
+                case .list, .create: "/users"
+                case .report(let id): "/reports/\(id)"
+                }
+            }
+            var method: Moya.Method {
+                if case .create = self { return .post }
+                return .get
+            }
             var task: Moya.Task { .requestPlain }
             var headers: [String: String]? { nil }
         }
-        #expect(UserAPI.profile(id: 42).routeName == "UserAPI.profile")
-        #expect(UserAPI.list.routeName == "UserAPI.list")
-        #expect(MultiTarget(UserAPI.list).routeName == "UserAPI.list")
-        #expect(Remote(URL(string: "http://x.test")!, "/users/42/repos/7f3a").routeName == "Remote /users/{}/repos/{}")
+        #expect(TargetRoute(of: UserAPI.profile(id: 42)) == TargetRoute(of: UserAPI.profile(id: 7)), "one route, not one per user")
+        #expect(TargetRoute(of: UserAPI.profile(id: 42)) != TargetRoute(of: UserAPI.report(id: 42)))
+        #expect(TargetRoute(of: UserAPI.list) != TargetRoute(of: UserAPI.create), "the same path, another method")
+        #expect(TargetRoute(of: MultiTarget(UserAPI.list)) == TargetRoute(of: UserAPI.list))
+        let remote = URL(string: "http://x.test")!
+        #expect(TargetRoute(of: Remote(remote, "/users/42")) != TargetRoute(of: UserAPI.profile(id: 42)), "another type")
+        #expect(TargetRoute(of: Remote(remote, "/users/42/repos/7f3a")) == TargetRoute(of: Remote(remote, "/users/1/repos/2b")))
+        #expect(TargetRoute(of: Remote(remote, "/users/ann")) != TargetRoute(of: Remote(remote, "/users/bob")), "no digit, its own route")
+        #expect(TargetRoute(of: Remote(remote, "/users/ann")) != .unnamed)
+        struct Operation: TargetType, NamedTarget {
+            let operationName: String
+            var baseURL: URL { URL(string: "http://x.test")! }
+            var path: String { "/graphql" }
+            var method: Moya.Method { .post }
+            var task: Moya.Task { .requestPlain }
+            var headers: [String: String]? { nil }
+        }
+        #expect(TargetRoute(of: Operation(operationName: "getUser")) == TargetRoute(operation: "getUser"))
+        #expect(TargetRoute(of: MultiTarget(Operation(operationName: "getUser"))) == TargetRoute(operation: "getUser"))
+        #expect(TargetRoute(of: Operation(operationName: "getUser")) != TargetRoute(of: Operation(operationName: "listUsers")), "one path, two operations")
+        #expect(TargetRoute.template(of: "/users/42/repos/7f3a") == "/users/{}/repos/{}")
         // Empty segments and a trailing slash are kept; a path without digits is its own template.
-        #expect(Remote(URL(string: "http://x.test")!, "/v2//items/").routeName == "Remote /{}//items/")
-        #expect(Remote(URL(string: "http://x.test")!, "/users/ann").routeName == "Remote /users/ann")
+        #expect(TargetRoute.template(of: "/v2//items/") == "/{}//items/")
+        #expect(TargetRoute.template(of: "/users/ann") == "/users/ann")
     }
 
     @Test("The session's origins: each keeps its own state however its URLs are written, and at most 4,096 are kept")

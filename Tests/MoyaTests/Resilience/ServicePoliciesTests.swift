@@ -464,6 +464,26 @@ struct ServicePoliciesTests {
         await server.shutdown()
     }
 
+    @Test("Hedging after a percentile: each route of an origin learns its own latencies, one route for all the users its path names")
+    func hedgingLearnsPerRoute() async throws {
+        let server = try await MockServer.start()
+        server.route("/users/*", response: .text("user"))
+        server.route("/reports/*", response: .text("report"))
+        let options = try ResilienceOptions(hedging: HedgingPolicy(delay: .percentile(0.95, minimum: 0.01)))
+        let session = Self.session(options)
+        let provider = MoyaProvider<Remote>(session: session)
+        for id in 0..<LatencyWindow.minimumSamples {
+            _ = try await provider.request(Remote(server.baseURL, "/users/\(id)"))
+            _ = try await provider.request(Remote(server.baseURL, "/reports/\(id)"))
+        }
+        let origin = try #require(session.parts.policies.origins.policies(for: server.baseURL))
+        #expect(origin.percentile(0.95, route: TargetRoute(of: Remote(server.baseURL, "/users/7"))) != nil)
+        #expect(origin.percentile(0.95, route: TargetRoute(of: Remote(server.baseURL, "/reports/7"))) != nil)
+        #expect(origin.percentile(0.95, route: .unnamed) == nil, "nothing was learnt for the origin as a whole")
+        try await session.shutdown()
+        await server.shutdown()
+    }
+
     @Test("Hedges inside the concurrency limit: one goes out only when a place is free, never waits for one, and the server never holds more than the limit")
     func hedgesInsideTheLimit() async throws {
         /// A server whose `/held` and `/third` answer once `gate` opens, counting the requests it

@@ -1,0 +1,65 @@
+/// Which route of its origin a target's requests take, for what the resilience policies learn
+/// per route (a hedge's percentile, an adaptive limit's latency baseline): a ``NamedTarget``'s
+/// operation (a ``MultiTarget``'s is the route of the target it wraps); for any other target,
+/// its type, its method and its path with each segment that holds a digit (0-9) as `{}`
+/// (`GET /users/{}` for `/users/42`), so that one route is not a route per user.
+///
+/// Made without reflection or the type's printed name: a route is made for every request whose
+/// policies learn per route, and a `Mirror` of the target cost more than the rest of its
+/// policies.
+struct TargetRoute: Hashable, Sendable {
+    /// The target's type; `nil` for a named operation, which is its own route.
+    private let type: ObjectIdentifier?
+    private let method: String
+    /// The path template, or the operation's name.
+    private let path: String
+
+    /// The route of requests that name none: they share one.
+    static let unnamed = TargetRoute(type: nil, method: "", path: "")
+
+    private init(type: ObjectIdentifier?, method: String, path: String) {
+        self.type = type
+        self.method = method
+        self.path = path
+    }
+
+    /// The route of the operation `name` (a ``NamedTarget``'s ``NamedTarget/operationName``).
+    init(operation name: String) {
+        self.init(type: nil, method: "", path: name)
+    }
+
+    /// The route of `target`'s requests.
+    init<Target: TargetType>(of target: Target) {
+        if Target.self == MultiTarget.self, let multiTarget = target as? MultiTarget {
+            self.init(ofWrapped: multiTarget.target)
+        } else if let operation = (target as? any NamedTarget)?.operationName {
+            self.init(operation: operation)
+        } else {
+            self.init(type: ObjectIdentifier(Target.self), method: target.method.rawValue, path: Self.template(of: target.path))
+        }
+    }
+
+    /// The route of `target`, a ``MultiTarget``'s: its own type's, not the wrapper's.
+    private init(ofWrapped target: any TargetType) {
+        self.init(of: target)
+    }
+
+    /// `path` with each segment that holds an ASCII digit written `{}` (`/users/{}/repos/{}`
+    /// for `/users/42/repos/7f3a`); a path without digits as it is. Read as bytes: a
+    /// character's Unicode properties cost more than the rest of the route.
+    static func template(of path: String) -> String {
+        let isDigit: (UInt8) -> Bool = { $0 &- UInt8(ascii: "0") < 10 }
+        let bytes = path.utf8
+        guard bytes.contains(where: isDigit) else { return path }
+        var template = ""
+        var start = bytes.startIndex
+        while true {
+            let end = bytes[start...].firstIndex(of: UInt8(ascii: "/")) ?? bytes.endIndex
+            let segment = bytes[start..<end]
+            template += segment.contains(where: isDigit) ? "{}" : Substring(segment)
+            guard end < bytes.endIndex else { return template }
+            template += "/"
+            start = bytes.index(after: end)
+        }
+    }
+}
