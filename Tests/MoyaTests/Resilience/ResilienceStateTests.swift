@@ -347,6 +347,19 @@ struct ResilienceStateTests {
         #expect(TargetRoute.template(of: "/users/ann") == "/users/ann")
     }
 
+    @Test("A route table keeps 64 routes apart; past them, a new route shares the unnamed route's value")
+    func routeTableBound() {
+        var table = RouteTable(initial: 0)
+        for n in 0..<RouteTable<Int>.limit {
+            table.update(TargetRoute(operation: "op\(n)")) { $0 += n }
+        }
+        #expect(table.update(TargetRoute(operation: "op5")) { $0 } == 5, "a kept route is its own")
+        table.update(TargetRoute(operation: "late")) { $0 += 1000 }
+        #expect(table.update(TargetRoute(operation: "later")) { $0 } == 1000, "past the bound, one shared value")
+        #expect(table.update(.unnamed) { $0 } == 1000)
+        #expect(table.update(TargetRoute(operation: "op63")) { $0 } == 63)
+    }
+
     @Test("The session's origins: each keeps its own state however its URLs are written, and at most 4,096 are kept")
     func originTable() throws {
         let options = try ResilienceOptions(retryBudget: nil, circuitBreaker: CircuitBreaker(minimumRequests: 2))
