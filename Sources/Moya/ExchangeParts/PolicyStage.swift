@@ -32,12 +32,6 @@ final class PolicyStage: Sendable {
         /// A later attempt (a redirect's): only the breaker of its origin is asked, after the
         /// attempt before is recorded.
         case followUp
-
-        /// Whether the attempt learns its hedge's delay.
-        var isHedged: Bool {
-            if case .first(_, _?) = self { return true }
-            return false
-        }
     }
 
     /// A retry the budget refused, with the window's counts.
@@ -59,10 +53,6 @@ final class PolicyStage: Sendable {
     private let isBreakerFailure: (@Sendable (CircuitBreaker.Outcome) -> Bool)?
     /// Whether the metrics hear of an adaptive limit's moves.
     private let reportsLimitMoves: Bool
-    /// Whether a policy keeps state per origin (a breaker, a retry budget, a concurrency limit,
-    /// a rate limit). Without one, a request that is not hedged has nothing to take, record or
-    /// give back, and asks nothing: a session without policies pays nothing for them.
-    private let keepsOriginState: Bool
 
     init(options: ResilienceOptions, clock: ResilienceClock = .system, metrics: ResilienceMetrics? = nil) {
         self.options = options
@@ -72,7 +62,6 @@ final class PolicyStage: Sendable {
         self.origins = OriginDirectory(options: options, clock: clock)
         self.isBreakerFailure = options.circuitBreaker?.isFailure
         self.reportsLimitMoves = options.concurrencyLimit?.adaptive != nil && metrics != nil
-        self.keepsOriginState = options.circuitBreaker != nil || options.retryBudget != nil || options.concurrencyLimit != nil || options.rateLimit != nil
     }
 
     // MARK: - Before an attempt
@@ -106,11 +95,6 @@ final class PolicyStage: Sendable {
     /// `permit` is the request's, and holds what this admission gave when it returns. The
     /// attempt before (a redirect's) is recorded first with its breaker.
     func admit(_ url: URL?, _ entry: Entry, permit: inout PolicyPermit, client: any PolicyClient) -> Admission {
-        guard keepsOriginState || entry.isHedged else {
-            permit.admittedAhead = false
-            permit.admittedBefore = true
-            return .goes
-        }
         // A hedge's copy took its place and its quota when the hedge was due: nothing was sent
         // before it to record, and only the breaker is asked now.
         let takesQuota = !permit.admittedAhead
@@ -392,8 +376,6 @@ final class PolicyStage: Sendable {
     /// percentile. The breaker's opening or closing is told to `client`. What is given back is
     /// taken out of `permit`: a second end gives nothing back again.
     func end(_ permit: inout PolicyPermit, hedgeLatency: TimeInterval?, client: (any PolicyClient)?) {
-        // Only a hedged request's latency was asked for (``admit(_:_:permit:client:)``).
-        guard keepsOriginState || permit.latencyOrigin != nil else { return }
         // A hedge's copy that was never sent gives back the quota taken for it.
         if permit.admittedAhead { giveBackQuota(&permit) }
         learnQuota(&permit)
