@@ -21,6 +21,8 @@ final class InterceptedExchange: Sendable {
     private let credential: ScopedCredential?
     private let body: StreamedBody?
     private let interceptors: [RequestInterceptor]
+    /// The same, when each decides without waiting (see ``InterceptorChain``).
+    private let immediateInterceptors: [any ImmediateRequestInterceptor]?
     private let validation: ValidationType
 
     /// - Parameters:
@@ -36,7 +38,7 @@ final class InterceptedExchange: Sendable {
         request: URLRequest,
         credential: ScopedCredential?,
         body: StreamedBody?,
-        interceptors: [RequestInterceptor],
+        interceptors: InterceptorChain,
         validation: ValidationType
     ) {
         self.flight = flight
@@ -44,13 +46,14 @@ final class InterceptedExchange: Sendable {
         self.request = request
         self.credential = credential
         self.body = body
-        self.interceptors = interceptors
+        self.interceptors = interceptors.all
+        self.immediateInterceptors = interceptors.immediate
         self.validation = validation
     }
 
     func start() {
-        if interceptors.allSatisfy({ $0 is ImmediateRequestInterceptor }) {
-            sendFirstAttemptAtOnce()
+        if let immediateInterceptors {
+            sendFirstAttemptAtOnce(immediateInterceptors)
         } else {
             flight.attachDriver(_Concurrency.Task { await self.run(from: 0) })
         }
@@ -92,12 +95,11 @@ final class InterceptedExchange: Sendable {
     /// The first attempt, when every interceptor decides without waiting: adapted here, and
     /// decided on where it ends. A retry starts the driver task, which sleeps the retry's delay
     /// and goes on with the second attempt.
-    private func sendFirstAttemptAtOnce() {
+    private func sendFirstAttemptAtOnce(_ interceptors: [any ImmediateRequestInterceptor]) {
         let attemptRequest: URLRequest
         do {
             attemptRequest = try interceptors.reduce(request) { adapted, interceptor in
-                // Each is one: `start()` checked.
-                try (interceptor as? ImmediateRequestInterceptor)?.adaptNow(adapted, retryCount: 0) ?? adapted
+                try interceptor.adaptNow(adapted, retryCount: 0)
             }
         } catch {
             flight.finish(.failure(MoyaProvider<MultiTarget>.wrapped(error)), .sent)
@@ -105,7 +107,7 @@ final class InterceptedExchange: Sendable {
         }
         announce(attemptRequest, retryCount: 0)
         let attempt = InterceptedAttempt(flight: flight) { [self] attempt in
-            decideAtOnce(AttemptEnd(attempt, request: attemptRequest))
+            decideAtOnce(AttemptEnd(attempt, request: attemptRequest), interceptors)
         }
         session.send(
             flight.transportRequest(attemptRequest, credential: credential, body: body, refillsBudget: true, isFirst: true),
@@ -114,8 +116,8 @@ final class InterceptedExchange: Sendable {
         )
     }
 
-    /// Decides on the first attempt where it ended (see ``sendFirstAttemptAtOnce()``).
-    private func decideAtOnce(_ end: AttemptEnd) {
+    /// Decides on the first attempt where it ended (see ``sendFirstAttemptAtOnce(_:)``).
+    private func decideAtOnce(_ end: AttemptEnd, _ interceptors: [any ImmediateRequestInterceptor]) {
         guard !isCancelled else {
             end.abandon()
             return
@@ -123,7 +125,6 @@ final class InterceptedExchange: Sendable {
         var decision = RetryDecision.doNotRetry
         var decider: RequestInterceptor?
         for interceptor in interceptors {
-            guard let interceptor = interceptor as? ImmediateRequestInterceptor else { continue }
             decision = interceptor.retryNow(end.request, dueTo: end.rawResult, retryCount: 0)
             if case .doNotRetry = decision { continue }
             decider = interceptor

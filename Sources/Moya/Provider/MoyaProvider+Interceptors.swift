@@ -7,11 +7,11 @@ import FoundationNetworking
 extension MoyaProvider {
     /// The interceptors for `target`: the provider's, then the target's own (see
     /// ``RequestInterceptable``; a ``MultiTarget`` asks the target it wraps).
-    func interceptors(for target: Target) -> [RequestInterceptor] {
+    func interceptors(for target: Target) -> InterceptorChain {
         guard targetsMayCustomize, let own = MoyaProvider.unwrapped(target, as: RequestInterceptable.self)?.interceptor else {
-            return interceptors
+            return interceptorChain
         }
-        return interceptors + [own]
+        return interceptorChain.appending(own)
     }
 
     /// `request` with the target's time limit (see ``TimeoutConfigurable``), if it has one.

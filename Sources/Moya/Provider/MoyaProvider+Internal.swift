@@ -41,7 +41,7 @@ extension MoyaProvider {
         /// Whether and how to stub it.
         let stubBehavior: Moya.StubBehavior
         /// The provider's and the target's interceptors.
-        let interceptors: [RequestInterceptor]
+        let interceptors: InterceptorChain
         /// The target as plugins see it, boxed once; `nil` without plugins.
         let pluginTarget: UncheckedSendable<any TargetType>?
         /// The provider's plugins.
@@ -243,7 +243,7 @@ extension MoyaProvider {
         flight: RequestFlight,
         endpoint: Endpoint,
         stubBehavior: Moya.StubBehavior,
-        interceptors: [RequestInterceptor]
+        interceptors: InterceptorChain
     ) {
         switch stubBehavior {
         case .never:
@@ -318,7 +318,7 @@ extension MoyaProvider {
         /// The request's flight: its state, and where its outcome goes.
         let flight: RequestFlight
         /// The provider's and the target's interceptors.
-        let interceptors: [RequestInterceptor]
+        let interceptors: InterceptorChain
     }
 
     /// Runs `prepare` and `willSend` on every plugin (none when `pluginTarget` is `nil`) and

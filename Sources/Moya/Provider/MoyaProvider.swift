@@ -83,6 +83,9 @@ open class MoyaProvider<Target: TargetType>: MoyaProviderType {
     /// ``RequestInterceptable``.
     public let interceptors: [RequestInterceptor]
 
+    /// ``interceptors``, with which of them decide without waiting worked out once.
+    let interceptorChain: InterceptorChain
+
     /// The queue completions run on when a request names none; `nil` means the main queue.
     let callbackQueue: DispatchQueue?
 
