@@ -29,14 +29,24 @@ struct TargetRoute: Hashable, Sendable {
     }
 
     /// The route of `target`'s requests.
-    init<Target: TargetType>(of target: Target) {
+    ///
+    /// - Parameter mayBeNamed: `false` when no target of this type can be a ``NamedTarget`` (a
+    ///   value type that does not adopt it, as ``mayBeNamed(_:)`` tells): the cast that asks is
+    ///   then skipped. It took more than half of a route's cost.
+    init<Target: TargetType>(of target: Target, mayBeNamed: Bool = true) {
         if Target.self == MultiTarget.self, let multiTarget = target as? MultiTarget {
             self.init(ofWrapped: multiTarget.target)
-        } else if let operation = (target as? any NamedTarget)?.operationName {
+        } else if mayBeNamed, let operation = (target as? any NamedTarget)?.operationName {
             self.init(operation: operation)
         } else {
             self.init(type: ObjectIdentifier(Target.self), method: target.method.rawValue, path: Self.template(of: target.path))
         }
+    }
+
+    /// Whether a target of type `Target` can be a ``NamedTarget``: when the type adopts it, or
+    /// is a class (a subclass may adopt it) or ``MultiTarget`` (the wrapped target may).
+    static func mayBeNamed<Target: TargetType>(_: Target.Type) -> Bool {
+        Target.self is AnyClass || Target.self == MultiTarget.self || Target.self is any NamedTarget.Type
     }
 
     /// The route of `target`, a ``MultiTarget``'s: its own type's, not the wrapper's.

@@ -126,7 +126,7 @@ extension MoyaProvider {
             resume: resume,
             firstCaller: firstCaller,
             hedging: hedging,
-            route: learnsPerRoute ? TargetRoute(of: target) : .unnamed,
+            route: learnsPerRoute ? TargetRoute(of: target, mayBeNamed: targetsMayBeNamed) : .unnamed,
             deadline: (custom?.deadline ?? session.parts.policies.options.deadline).map { ($0, session.parts.policies.timer) }
         )
     }

@@ -101,6 +101,10 @@ open class MoyaProvider<Target: TargetType>: MoyaProviderType {
     /// per-request casts are skipped.
     let targetsMayCustomize: Bool = MoyaProvider.targetTypeMayCustomize
 
+    /// Whether a target can be a ``NamedTarget``, whose route is its operation (see
+    /// ``TargetRoute/mayBeNamed(_:)``).
+    let targetsMayBeNamed: Bool = TargetRoute.mayBeNamed(Target.self)
+
     /// See ``targetsMayCustomize``.
     private static var targetTypeMayCustomize: Bool {
         Target.self is AnyClass
@@ -147,6 +151,7 @@ open class MoyaProvider<Target: TargetType>: MoyaProviderType {
         self.trackInflights = trackInflights
         let interceptors = (session.interceptor.map { [$0] } ?? []) + interceptors
         self.interceptors = interceptors
+        self.interceptorChain = InterceptorChain(interceptors)
         self.callbackQueue = callbackQueue
     }
 

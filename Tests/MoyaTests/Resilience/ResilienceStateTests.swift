@@ -341,6 +341,22 @@ struct ResilienceStateTests {
         #expect(TargetRoute(of: Operation(operationName: "getUser")) == TargetRoute(operation: "getUser"))
         #expect(TargetRoute(of: MultiTarget(Operation(operationName: "getUser"))) == TargetRoute(operation: "getUser"))
         #expect(TargetRoute(of: Operation(operationName: "getUser")) != TargetRoute(of: Operation(operationName: "listUsers")), "one path, two operations")
+        // Whether a type's targets can be named is asked once, by the provider: a value type that
+        // does not adopt NamedTarget never is, and its route is made without the cast.
+        final class ClassAPI: TargetType {
+            var baseURL: URL { URL(string: "http://x.test")! }
+            var path: String { "/" }
+            var method: Moya.Method { .get }
+            var task: Moya.Task { .requestPlain }
+            var headers: [String: String]? { nil }
+        }
+        #expect(!TargetRoute.mayBeNamed(UserAPI.self))
+        #expect(TargetRoute.mayBeNamed(Operation.self))
+        #expect(TargetRoute.mayBeNamed(MultiTarget.self), "it may wrap a named target")
+        #expect(TargetRoute.mayBeNamed(ClassAPI.self), "a subclass may adopt it")
+        #expect(!MoyaProvider<UserAPI>().targetsMayBeNamed)
+        #expect(MoyaProvider<Operation>().targetsMayBeNamed)
+        #expect(TargetRoute(of: UserAPI.list, mayBeNamed: false) == TargetRoute(of: UserAPI.list))
         #expect(TargetRoute.template(of: "/users/42/repos/7f3a") == "/users/{}/repos/{}")
         // Empty segments and a trailing slash are kept; a path without digits is its own template.
         #expect(TargetRoute.template(of: "/v2//items/") == "/{}//items/")
