@@ -386,51 +386,37 @@ final class PolicyStage: Sendable {
         let place = permit.place
         permit.place = nil
         let endedAt = place == nil ? nil : DispatchTime.now().uptimeNanoseconds
-        // One end per origin: all of them are one origin's unless the request was redirected.
-        var first: (origin: OriginPolicies, end: OriginPolicies.End)?
-        var others: [(origin: OriginPolicies, end: OriginPolicies.End)] = []
-        func add(_ origin: OriginPolicies, _ change: (inout OriginPolicies.End) -> Void) {
-            if first == nil || first?.origin === origin {
-                var end = first?.end ?? OriginPolicies.End()
-                change(&end)
-                first = (origin, end)
-            } else if let index = others.firstIndex(where: { $0.origin === origin }) {
-                change(&others[index].end)
-            } else {
-                var end = OriginPolicies.End()
-                change(&end)
-                others.append((origin, end))
+        /// What `origin` is told of the request's end: every part, when all are one origin's (as
+        /// they are unless the request was redirected).
+        func end(at origin: OriginPolicies) -> OriginPolicies.End {
+            var end = OriginPolicies.End()
+            if let (breakerOrigin, probe, outcome) = breaker, breakerOrigin === origin {
+                end.probe = probe
+                end.failed = failed(outcome)
             }
-        }
-        if let (origin, probe, outcome) = breaker {
-            add(origin) {
-                $0.probe = probe
-                $0.failed = failed(outcome)
+            if let place, let endedAt, place.origin === origin {
+                end.grant = place.grant
+                end.placeOutcome = permit.lastOutcome
+                end.placeAsksToWait = permit.lastAsksToWait
+                end.route = permit.route
+                end.placeLatency = permit.placeLatency(endedAt: endedAt)
             }
-        }
-        if let place, let endedAt {
-            add(place.origin) {
-                $0.grant = place.grant
-                $0.placeOutcome = permit.lastOutcome
-                $0.placeAsksToWait = permit.lastAsksToWait
-                $0.route = permit.route
-                $0.placeLatency = permit.placeLatency(endedAt: endedAt)
+            if let hedgeLatency, latencyOrigin === origin {
+                end.latency = hedgeLatency
+                end.route = permit.route
             }
-        }
-        if let latencyOrigin, let hedgeLatency {
-            add(latencyOrigin) {
-                $0.latency = hedgeLatency
-                $0.route = permit.route
-            }
+            return end
         }
         let now = clock.now()
-        func apply(_ end: OriginPolicies.End, at origin: OriginPolicies) {
+        // Each origin once, in one turn of its lock.
+        let origins = [breaker?.origin, place?.origin, latencyOrigin]
+        for (index, origin) in origins.enumerated() {
+            guard let origin, !origins[..<index].contains(where: { $0 === origin }) else { continue }
+            let end = end(at: origin)
             let ended = origin.end(end, now: now, date: clock.date)
             if let event = report(ended.moved, of: origin.origin) { client?.policyObserved(event) }
             if end.grant != nil { reportRelease(at: origin.origin, ended) }
         }
-        if let first { apply(first.end, at: first.origin) }
-        for other in others { apply(other.end, at: other.origin) }
     }
 
     /// Returns the place of `permit` now, with `outcome` and its `response` (or the request's
