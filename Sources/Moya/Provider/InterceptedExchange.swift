@@ -200,7 +200,8 @@ final class InterceptedExchange: Sendable {
                 // The caller gets the head, and reads the body as it arrives.
                 streamHead.attempt.handOver(streamHead.head, request: streamHead.request, gate: streamHead.gate)
             } else {
-                flight.transportFinished(end.transportResult, request: end.request)
+                // The caller gets the response the interceptors saw.
+                flight.transportFinished(end.transportResult, request: end.request, made: try? end.rawResult.get())
             }
             return nil
         case .doNotRetryWithError(let error):

@@ -42,6 +42,12 @@ extension RequestFlight: TransportOwner {
     /// result opened (a WebSocket's, with its `101`) goes to the flight's ``webSocketSink``, where
     /// the caller takes it; without one, it is abandoned.
     func transportFinished(_ result: Result<TransportResponse, any Error>, request: URLRequest) {
+        transportFinished(result, request: request, made: nil)
+    }
+
+    /// ``transportFinished(_:request:)``, where the interceptors were shown the result as
+    /// `made` (its response, made with `request`): the caller gets that same response.
+    func transportFinished(_ result: Result<TransportResponse, any Error>, request: URLRequest, made: Moya.Response?) {
         if case .failure(let error as CircuitOpenError) = result {
             observe(.circuitOpen(error))
         } else if case .failure(let error as ConcurrencyLimitError) = result {
@@ -59,7 +65,7 @@ extension RequestFlight: TransportOwner {
         guard isDownload, case .success(let response) = result, let fileURL = response.fileURL else {
             // A stream's response holds no body: its size is what was streamed.
             let streamed = streamSink == nil ? nil : (try? result.get())?.streamedByteCount
-            finish(Self.result(of: result, request: request, validation: validation), .sent, responseBodyBytes: streamed)
+            finish(Self.result(of: result, request: request, validation: validation, made: made), .sent, responseBodyBytes: streamed)
             return
         }
         // The download's response is complete: its metrics end here, with the file's size
@@ -143,19 +149,22 @@ extension RequestFlight: TransportOwner {
         }
     }
 
-    /// Turns a transport result into Moya's result, validating the status code.
-    static func result(of transportResult: Result<TransportResponse, any Error>, request: URLRequest, validation: ValidationType) -> Result<
-        Moya.Response, MoyaError
-    > {
+    /// Turns a transport result into Moya's result, validating the status code; its response is
+    /// `made` when one was made of it already (with `request`).
+    static func result(
+        of transportResult: Result<TransportResponse, any Error>, request: URLRequest, validation: ValidationType, made: Moya.Response? = nil
+    ) -> Result<Moya.Response, MoyaError> {
         switch transportResult {
         case .success(let transportResponse):
-            let response = Moya.Response(
-                statusCode: transportResponse.statusCode,
-                data: transportResponse.data,
-                request: request,
-                deferredResponse: transportResponse.response,
-                cacheStatus: transportResponse.cacheStatus
-            )
+            let response =
+                made
+                ?? Moya.Response(
+                    statusCode: transportResponse.statusCode,
+                    data: transportResponse.data,
+                    request: request,
+                    deferredResponse: transportResponse.response,
+                    cacheStatus: transportResponse.cacheStatus
+                )
             guard validation.accepts(response.statusCode) else {
                 return .failure(.statusCode(response))
             }

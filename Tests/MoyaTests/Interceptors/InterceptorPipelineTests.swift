@@ -163,6 +163,37 @@ struct InterceptorPipelineTests {
         #expect(inTask.withLock { $0 } == [true])
     }
 
+    /// Decides at once and never retries, keeping the response it was shown.
+    struct ResponseKeeper: ImmediateRequestInterceptor {
+        let shown: Recorder<Moya.Response>
+
+        func adaptNow(_ request: URLRequest, retryCount: Int) throws -> URLRequest { request }
+
+        func retryNow(_ request: URLRequest, dueTo result: Result<Moya.Response, MoyaError>, retryCount: Int) -> RetryDecision {
+            if case .success(let response) = result { shown.append(response) }
+            return .doNotRetry
+        }
+    }
+
+    @Test("A request its interceptors do not retry ends with the response they were shown, validated for the target")
+    func resultIsTheResponseShown() async throws {
+        let shown = Recorder<Moya.Response>()
+        let provider = MoyaProvider<Remote>(interceptors: [ResponseKeeper(shown: shown)])
+        let ok = await send(provider, Remote(base, "/echo"))
+        let okResponse = try ok.get()
+        #expect(okResponse === shown.values.last, "the same response, not a copy")
+
+        // The target's validation turns it into the error's response, the same one still.
+        let missing = await send(provider, Remote(base, "/status/404", validationType: .successCodes))
+        guard case .failure(.statusCode(let response)) = missing else {
+            Issue.record("expected a status code error, got \(missing)")
+            return
+        }
+        #expect(response.statusCode == 404)
+        #expect(response === shown.values.last)
+        #expect(shown.values.count == 2)
+    }
+
     /// Records its hooks in order; its `willRetry` of the first retry (attempt 2) takes
     /// `noticeTime` seconds, the later ones none.
     struct SlowNoticePlugin: PluginType {
