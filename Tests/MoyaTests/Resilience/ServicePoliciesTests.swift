@@ -864,6 +864,24 @@ struct ServicePoliciesTests {
         #expect(fired.withLock { $0.sorted() } == [1, 2])
     }
 
+    @Test("The session's timer on the system's clock: after its entries ran out (run or cancelled), a new one still runs")
+    func timerAfterRunningOut() async throws {
+        let timer = ResilienceTimer()
+        let fired = Protected<[Int]>([])
+        timer.schedule(after: 0.01) { fired.withLock { $0.append(1) } }
+        #expect(try await Self.eventually { fired.withLock { $0 } == [1] })
+        // Nothing is left after the entry: the next one sets the dispatch timer again.
+        timer.schedule(after: 0.01) { fired.withLock { $0.append(2) } }
+        #expect(try await Self.eventually { fired.withLock { $0 } == [1, 2] })
+        // A cancelled entry leaves the dispatch timer to fire for nothing; the next is run all the same.
+        let cancelled = timer.schedule(after: 0.01) { fired.withLock { $0.append(3) } }
+        #expect(timer.cancel(cancelled))
+        try await _Concurrency.Task.sleep(nanoseconds: 50_000_000)
+        timer.schedule(after: 0.01) { fired.withLock { $0.append(4) } }
+        #expect(try await Self.eventually { fired.withLock { $0 } == [1, 2, 4] })
+        #expect(timer.scheduled == 0)
+    }
+
     @Test("A timer let go of with entries still scheduled stops turning, and runs none of them")
     func timerReleasedWithEntries() async throws {
         let fired = Protected(0)
