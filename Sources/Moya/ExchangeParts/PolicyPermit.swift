@@ -62,13 +62,13 @@ struct PolicyPermit: Sendable {
     /// A permit with nothing held.
     init() {}
 
-    /// The permit of `request` as its exchange starts: a hedge's copy holds its place already
-    /// (``TransportRequest/hedgeCopy``); the request's deadline bounds its waits.
-    init(for request: borrowing TransportRequest) {
+    /// Makes this permit, an empty one, `request`'s as its exchange starts: a hedge's copy
+    /// holds its place already (``TransportRequest/hedgeCopy``); the request's deadline bounds
+    /// its waits. Changed in place, where the exchange keeps it: a permit made and then stored
+    /// was copied once more, and the copy destroyed, on every exchange.
+    mutating func start(for request: borrowing TransportRequest) {
         if let hedgeCopy = request.hedgeCopy {
             self = hedgeCopy.permit
-        } else {
-            self.init()
         }
         deadlineAt = request.deadlineAt
         route = request.route

@@ -101,7 +101,7 @@ final class TransportExchange: HTTPClientResponseDelegate, @unchecked Sendable {
     /// under its origin's concurrency limit, the breaker's verdict on the attempt in flight,
     /// what its hedge reads. Set when an attempt is admitted (``route(_:)``), before it is sent;
     /// given back once, when the exchange ends (``finish(_:)``).
-    var permit: PolicyPermit
+    var permit = PolicyPermit()
     /// A request that may be hedged (a ``TransportRequest/hedging`` policy, read into memory,
     /// with a body that can be sent again): its first copy's attempt and hedge timer, and the
     /// race once a hedge is due (`TransportExchange+Hedging.swift`); `nil` for any other.
@@ -141,12 +141,12 @@ final class TransportExchange: HTTPClientResponseDelegate, @unchecked Sendable {
         } else {
             hedgeWatch = nil
         }
-        // A hedge's copy comes with its place, which is its own from now on, whatever happens.
-        permit = PolicyPermit(for: request)
         // Replaced by each attempt's own before it is sent.
         self.current = AttemptState(
             request: request.urlRequest, collector: ResponseCollector(limit: nil), destination: .memory(uploadLength: nil), reportedURL: nil,
             responseLimit: ResponseStartLimit(startedAt: .uptimeNanoseconds(0), limit: parts.timeouts.request, streamsBody: false), cache: nil)
+        // A hedge's copy comes with its place, which is its own from now on, whatever happens.
+        permit.start(for: request)
         // Last: the exchange takes the request over (no copy of it is made).
         self.request = request
     }

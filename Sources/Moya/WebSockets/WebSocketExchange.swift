@@ -60,7 +60,9 @@ final class WebSocketExchange: TransportAttempt {
         self.owner = owner
         self.span = span
         self.loop = MultiThreadedEventLoopGroup.singleton.next()
-        self.state = Protected(State(permit: PolicyPermit(for: request)))
+        var state = State()
+        state.permit.start(for: request)
+        self.state = Protected(state)
     }
 
     func cancel() {
