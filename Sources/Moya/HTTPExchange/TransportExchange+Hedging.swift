@@ -19,22 +19,18 @@ extension TransportExchange: ResilienceTimerTarget {
     /// written.
     func armHedge(_ hedgeWatch: Protected<HedgeWatch>) {
         guard let delay = permit.hedgeDelay else { return }
-        let isFirst = hedgeWatch.withLock { watch in
-            defer { watch.armed = true }
-            return !watch.armed && !watch.finished
-        }
-        guard isFirst else { return }
-        let now = DispatchTime.now().uptimeNanoseconds
-        let elapsed = Double(now - min(now, permit.hedgeFrom)) / 1e9
         let timer = parts.policies.timer
-        let handle = timer.schedule(after: max(0, min(delay, 86_400) - elapsed), from: timer.now(), target: self)
-        // The copy may have ended while the timer was being set: then the entry goes at once.
-        let stale = hedgeWatch.withLock { watch in
-            guard !watch.finished else { return true }
-            watch.timer = handle
-            return false
+        let hedgeFrom = permit.hedgeFrom
+        // Set under the watch's lock, so that the copy cannot end between the check and the
+        // setting. The timer's lock is taken inside it, never the other way round: the timer
+        // runs and releases its entries outside its own lock.
+        hedgeWatch.withLock { watch in
+            guard !watch.armed, !watch.finished else { return }
+            watch.armed = true
+            let now = DispatchTime.now().uptimeNanoseconds
+            let elapsed = Double(now - min(now, hedgeFrom)) / 1e9
+            watch.timer = timer.schedule(after: max(0, min(delay, 86_400) - elapsed), from: timer.now(), target: self)
         }
-        if stale { timer.cancel(handle) }
     }
 
     /// The hedge's delay is over (``ResilienceTimer``, on a global queue).
