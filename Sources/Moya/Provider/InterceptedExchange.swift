@@ -20,9 +20,8 @@ final class InterceptedExchange: Sendable {
     private let request: URLRequest
     private let credential: ScopedCredential?
     private let body: StreamedBody?
-    private let interceptors: [RequestInterceptor]
-    /// The same, when each decides without waiting (see ``InterceptorChain``).
-    private let immediateInterceptors: [any ImmediateRequestInterceptor]?
+    /// The interceptors, and whether each decides without waiting.
+    private let interceptors: InterceptorChain
     private let validation: ValidationType
 
     /// - Parameters:
@@ -46,14 +45,13 @@ final class InterceptedExchange: Sendable {
         self.request = request
         self.credential = credential
         self.body = body
-        self.interceptors = interceptors.all
-        self.immediateInterceptors = interceptors.immediate
+        self.interceptors = interceptors
         self.validation = validation
     }
 
     func start() {
-        if let immediateInterceptors {
-            sendFirstAttemptAtOnce(immediateInterceptors)
+        if let immediate = interceptors.immediate {
+            sendFirstAttemptAtOnce(immediate)
         } else {
             flight.attachDriver(_Concurrency.Task { await self.run(from: 0) })
         }
@@ -246,7 +244,7 @@ final class InterceptedExchange: Sendable {
 
     private func adapt(retryCount: Int) async throws -> URLRequest {
         var adapted = request
-        for interceptor in interceptors {
+        for interceptor in interceptors.all {
             adapted = try await interceptor.adapt(adapted, retryCount: retryCount)
             adapted = try await interceptor.adaptWithCompletion(adapted, for: session)
         }
@@ -261,7 +259,7 @@ final class InterceptedExchange: Sendable {
         for request: URLRequest, result: Result<Moya.Response, MoyaError>, retryCount: Int
     ) async -> (RetryDecision, decider: RequestInterceptor?) {
         var failedAttempt: (request: InterceptedRequest, error: MoyaError)?
-        for interceptor in interceptors {
+        for interceptor in interceptors.all {
             guard !isCancelled else { return (.doNotRetry, nil) }
             let decision = await interceptor.retry(request, dueTo: result, retryCount: retryCount)
             if case .doNotRetry = decision {} else { return (decision, interceptor) }
