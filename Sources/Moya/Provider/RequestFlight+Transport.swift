@@ -133,19 +133,30 @@ extension RequestFlight: TransportOwner {
 
     /// Tells the plugins, on the delivery queue, that `request` is sent again after `result`:
     /// always before the request's end, which waits for the notice when it comes first
-    /// (``RequestStateMachine/deferAnnouncement(_:)``). The notices go through a serial queue
-    /// of their own, which targets the delivery queue and is made at the first: they keep their
-    /// order even on a concurrent callback queue.
+    /// (``RequestStateMachine/deferAnnouncement(_:)``) and is then queued behind everything
+    /// handed to the delivery queue meanwhile (the next attempt's events).
+    ///
+    /// The notices keep their order, and their place among the exchange's other events: they
+    /// go through the flight's own serial delivery queue when it has one, and otherwise through
+    /// a serial queue of their own, made at the first, in front of a callback queue that may be
+    /// concurrent.
     func willRetry(_ request: URLRequest, after result: Result<Moya.Response, MoyaError>, attempt: Int) {
         guard pluginTarget != nil,
-            let noticeQueue = locked({ $0.retryNoticeSent { DispatchQueue(label: "org.moya.retry-notices", target: queue) } })
+            let noticeQueue = locked({
+                $0.retryNoticeSent { hasOwnQueue ? queue : DispatchQueue(label: "org.moya.retry-notices", target: queue) }
+            })
         else { return }
         noticeQueue.moyaDeliver(result) { [self] result in
             // A cancel ends the request on its caller's queue without waiting.
             if locked({ $0.mayMakeRetryNotice }), let pluginTarget {
                 plugins.willRetry(request, after: result, attempt: attempt, anyTarget: pluginTarget)
             }
-            locked { $0.retryNoticeMade() }?()
+            // Queued, not run here: an event handed to the delivery queue after this notice and
+            // before the end (the last attempt's adapted headers, a streamed response's head)
+            // is heard before the end, as it happened.
+            if let announcement = locked({ $0.retryNoticeMade() }) {
+                queue.moyaDeliver(announcement)
+            }
         }
     }
 

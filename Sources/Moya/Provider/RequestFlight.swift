@@ -46,8 +46,11 @@ final class RequestFlight: @unchecked Sendable {
     /// The first caller's callback queue: callers on the same queue get the result inline.
     let callbackQueue: DispatchQueue?
     /// Where plugins, progress and the completion run: the callback queue, or a serial queue in
-    /// front of it when events must keep their order (a progress block, interceptors).
+    /// front of it when events must keep their order (a progress block, exchange plugins).
     let queue: DispatchQueue
+    /// Whether ``queue`` is a serial queue of the flight's own (its events keep their order),
+    /// rather than the callback queue, which may be concurrent.
+    let hasOwnQueue: Bool
     /// The provider's plugins.
     let plugins: [any PluginType]
     /// The first caller's target as plugins see it; `nil` when there are no plugins.
@@ -167,6 +170,7 @@ final class RequestFlight: @unchecked Sendable {
         self.table = table
         self.callbackQueue = callbackQueue
         self.queue = queue
+        self.hasOwnQueue = isSerialDeliveryNeeded
         self.plugins = plugins
         self.pluginTarget = pluginTarget
         self.validation = validation

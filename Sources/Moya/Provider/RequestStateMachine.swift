@@ -123,7 +123,7 @@ struct RequestStateMachine<Work: Sendable> {
     private var events: [ResilienceEvent] = []
     /// The `willRetry` notices handed to the delivery queue and not yet made.
     private var retryNoticesPending = 0
-    /// The serial queue the notices go through, made for the first: they keep their order on a
+    /// The serial queue the notices go through, given at the first: they keep their order on a
     /// concurrent callback queue, and a request that is never retried makes none.
     private var retryNoticeQueue: DispatchQueue?
     /// The end's announcement, when the request ended while notices were on their way.
@@ -355,7 +355,8 @@ struct RequestStateMachine<Work: Sendable> {
         phase != .finished || announcementAfterNotices != nil
     }
 
-    /// A notice was made (or skipped): the end's announcement, when it waited for the last.
+    /// A notice was made (or skipped): the end's announcement, for the owner to queue, when it
+    /// waited for the last.
     mutating func retryNoticeMade() -> (@Sendable () -> Void)? {
         retryNoticesPending -= 1
         guard retryNoticesPending == 0 else { return nil }

@@ -277,6 +277,62 @@ struct InterceptorPipelineTests {
         #expect(events.values == ["willRetry 2", "didReceive"])
     }
 
+    /// Adds the attempt's number to the request, so that an exchange plugin hears of the
+    /// headers each attempt was adapted to.
+    struct AttemptHeader: RequestInterceptor {
+        func adapt(_ request: URLRequest, retryCount: Int) async throws -> URLRequest {
+            var request = request
+            request.setValue("\(retryCount + 1)", forHTTPHeaderField: "X-Attempt")
+            return request
+        }
+    }
+
+    /// Hears the attempts' adapted headers, the retries and the end, in the order they come.
+    struct OrderPlugin: ExchangePluginType {
+        let events: Recorder<String>
+
+        func didObserve(_ event: ExchangeEvent, target: TargetType) {
+            if case .adapted(_, let attempt) = event { events.append("adapted \(attempt)") }
+        }
+
+        func willRetry(_ request: URLRequest, after result: Result<Moya.Response, MoyaError>, attempt: Int, target: TargetType) {
+            events.append("willRetry \(attempt)")
+        }
+
+        func didReceive(_ result: Result<Moya.Response, MoyaError>, target: TargetType) {
+            events.append("didReceive")
+        }
+    }
+
+    @Test("On a held callback queue, an exchange plugin hears each retry and each attempt's headers in the order they came, then the end")
+    func retryNoticesAmongExchangeEvents() async throws {
+        let refusing = try RefusingPort()
+        defer { withExtendedLifetime(refusing) {} }
+        let events = Recorder<String>()
+        let asked = Recorder<Int>()
+        let provider = MoyaProvider<Remote>(
+            plugins: [OrderPlugin(events: events)],
+            interceptors: [AttemptHeader(), RetryPolicy(retryLimit: 2, exponentialBackoffScale: 0, jitter: 0), AskedInterceptor(asked: asked)])
+        // Every event waits on the held queue until the request has ended: the notices, the
+        // attempts' headers and the end are then heard in the order they were handed over,
+        // whatever each one's path to the queue.
+        let queue = DispatchQueue(label: "held callbacks")
+        queue.suspend()
+        let result: Result<Moya.Response, MoyaError> = await withCheckedContinuation { continuation in
+            provider.request(Remote(refusing.baseURL, "/"), callbackQueue: queue, progress: nil) { result in
+                continuation.resume(returning: UncheckedResult(result))
+            }
+            _Concurrency.Task {
+                // The third attempt's failure was decided on; the end follows at once.
+                _ = await eventually { asked.values == [2] }
+                try? await _Concurrency.Task.sleep(nanoseconds: 200_000_000)
+                queue.resume()
+            }
+        }.result
+        #expect(result.error?.underlyingTransportError?.code == .cannotConnectToHost, "\(result)")
+        #expect(events.values == ["adapted 1", "willRetry 2", "adapted 2", "willRetry 3", "adapted 3", "didReceive"])
+    }
+
     @Test("Cancelling during a backoff wait ends the request at once with the cancellation error")
     func cancelDuringBackoff() async throws {
         // willRetry comes once the first attempt's answer has reached the policy and the wait
