@@ -50,7 +50,8 @@ struct PolicyPermit: Sendable {
     var latencyOrigin: OriginPolicies?
 
     /// Whether an attempt of the request was admitted already: a later one is a follow-up
-    /// (``PolicyStage/Entry/followUp``).
+    /// (``PolicyStage/Entry/followUp``). Never set for a request no policy acts on, which
+    /// passes the stage without admission.
     var admittedBefore = false
     /// Whether the place and the quota were taken ahead, for a hedge's copy
     /// (``PolicyStage/admitHedge(to:)``): its first attempt asks only the breaker.

@@ -18,6 +18,10 @@ import Foundation
 ///   response gives its place back when its head is handed over
 ///   (``releasePlace(of:outcome:response:)``).
 /// - Retries and hedges draw from the origin's budget (``withdrawRetry(to:hedge:)``).
+/// - A request no policy acts on (the session has no breaker, no concurrency limit and no rate
+///   limit, and the request neither refills a retry budget nor may be hedged, as a plain
+///   provider's) is admitted at once and holds nothing: a provider pays nothing at the stage
+///   for policies it does not use.
 ///
 /// Each origin's state is an object with its own lock (``OriginPolicies``), found once per
 /// request (``OriginDirectory``). What the policies do is counted in the session's metrics,
@@ -53,6 +57,10 @@ final class PolicyStage: Sendable {
     private let isBreakerFailure: (@Sendable (CircuitBreaker.Outcome) -> Bool)?
     /// Whether the metrics hear of an adaptive limit's moves.
     private let reportsLimitMoves: Bool
+    /// Whether a policy of the session acts on every request (a breaker, a concurrency limit, a
+    /// rate limit). Without one, a request that neither refills a retry budget nor may be
+    /// hedged passes the stage without being admitted, and gives nothing back at its end.
+    private let actsOnEveryRequest: Bool
 
     init(options: ResilienceOptions, clock: ResilienceClock = .system, metrics: ResilienceMetrics? = nil) {
         self.options = options
@@ -62,6 +70,7 @@ final class PolicyStage: Sendable {
         self.origins = OriginDirectory(options: options, clock: clock)
         self.isBreakerFailure = options.circuitBreaker?.isFailure
         self.reportsLimitMoves = options.concurrencyLimit?.adaptive != nil && metrics != nil
+        self.actsOnEveryRequest = options.circuitBreaker != nil || options.concurrencyLimit != nil || options.rateLimit != nil
     }
 
     // MARK: - Before an attempt
@@ -95,6 +104,11 @@ final class PolicyStage: Sendable {
     /// `permit` is the request's, and holds what this admission gave when it returns. The
     /// attempt before (a redirect's) is recorded first with its breaker.
     func admit(_ url: URL?, _ entry: Entry, permit: inout PolicyPermit, client: any PolicyClient) -> Admission {
+        // No policy acts on the request: it goes, holding nothing (so every later attempt of it
+        // passes the same way, and its end gives nothing back).
+        if !actsOnEveryRequest, case .first(refillsBudget: false, hedging: nil) = entry {
+            return .goes
+        }
         // A hedge's copy took its place and its quota when the hedge was due: nothing was sent
         // before it to record, and only the breaker is asked now.
         let takesQuota = !permit.admittedAhead
@@ -376,6 +390,8 @@ final class PolicyStage: Sendable {
     /// percentile. The breaker's opening or closing is told to `client`. What is given back is
     /// taken out of `permit`: a second end gives nothing back again.
     func end(_ permit: inout PolicyPermit, hedgeLatency: TimeInterval?, client: (any PolicyClient)?) {
+        // A request that was never admitted (no policy acted on it) holds nothing.
+        guard permit.admittedBefore else { return }
         // A hedge's copy that was never sent gives back the quota taken for it.
         if permit.admittedAhead { giveBackQuota(&permit) }
         learnQuota(&permit)
