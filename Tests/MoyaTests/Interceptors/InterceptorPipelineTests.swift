@@ -247,6 +247,25 @@ struct InterceptorPipelineTests {
         }
     }
 
+    /// Requests `target` with a callback queue that is held until `decided` holds and 0.2 s more
+    /// have passed: every event of the request waits on it meanwhile, and comes once it is let go.
+    static func request(
+        _ target: Remote, with provider: MoyaProvider<Remote>, heldUntil decided: @escaping @Sendable () -> Bool
+    ) async -> Result<Moya.Response, MoyaError> {
+        let queue = DispatchQueue(label: "held callbacks")
+        queue.suspend()
+        return await withCheckedContinuation { continuation in
+            provider.request(target, callbackQueue: queue, progress: nil) { result in
+                continuation.resume(returning: UncheckedResult(result))
+            }
+            _Concurrency.Task {
+                _ = await eventually(decided)
+                try? await _Concurrency.Task.sleep(nanoseconds: 200_000_000)
+                queue.resume()
+            }
+        }.result
+    }
+
     @Test("A retry notice that a busy callback queue runs only after the request ended is still heard, before the end")
     func retryNoticeOnAHeldQueue() async throws {
         let refusing = try RefusingPort()
@@ -257,22 +276,10 @@ struct InterceptorPipelineTests {
             plugins: [SlowNoticePlugin(events: events, noticeTime: 0)],
             interceptors: [RetryPolicy(retryLimit: 1, exponentialBackoffScale: 0, jitter: 0), AskedInterceptor(asked: asked)])
         // The callback queue is held until the request has ended: the notice handed to it before
-        // the end then runs after the end was decided.
-        let queue = DispatchQueue(label: "held callbacks")
-        queue.suspend()
-        let result: Result<Moya.Response, MoyaError> = await withCheckedContinuation { continuation in
-            provider.request(Remote(refusing.baseURL, "/"), callbackQueue: queue, progress: nil) { result in
-                continuation.resume(returning: UncheckedResult(result))
-            }
-            _Concurrency.Task {
-                // The second attempt's failure was decided on (the first was RetryPolicy's to
-                // retry); the end follows at once. (Were the queue let go too early, the notice
-                // would run before the end, and the test could only pass.)
-                _ = await eventually { asked.values == [1] }
-                try? await _Concurrency.Task.sleep(nanoseconds: 200_000_000)
-                queue.resume()
-            }
-        }.result
+        // the end then runs after the end was decided. The second attempt's failure was decided
+        // on (the first was RetryPolicy's to retry); the end follows at once. (Were the queue
+        // let go too early, the notice would run before the end, and the test could only pass.)
+        let result = await Self.request(Remote(refusing.baseURL, "/"), with: provider, heldUntil: { asked.values == [1] })
         #expect(result.error?.underlyingTransportError?.code == .cannotConnectToHost, "\(result)")
         #expect(events.values == ["willRetry 2", "didReceive"])
     }
@@ -313,22 +320,11 @@ struct InterceptorPipelineTests {
         let provider = MoyaProvider<Remote>(
             plugins: [OrderPlugin(events: events)],
             interceptors: [AttemptHeader(), RetryPolicy(retryLimit: 2, exponentialBackoffScale: 0, jitter: 0), AskedInterceptor(asked: asked)])
-        // Every event waits on the held queue until the request has ended: the notices, the
-        // attempts' headers and the end are then heard in the order they were handed over,
-        // whatever each one's path to the queue.
-        let queue = DispatchQueue(label: "held callbacks")
-        queue.suspend()
-        let result: Result<Moya.Response, MoyaError> = await withCheckedContinuation { continuation in
-            provider.request(Remote(refusing.baseURL, "/"), callbackQueue: queue, progress: nil) { result in
-                continuation.resume(returning: UncheckedResult(result))
-            }
-            _Concurrency.Task {
-                // The third attempt's failure was decided on; the end follows at once.
-                _ = await eventually { asked.values == [2] }
-                try? await _Concurrency.Task.sleep(nanoseconds: 200_000_000)
-                queue.resume()
-            }
-        }.result
+        // Every event waits on the held queue until the request has ended (the third attempt's
+        // failure was decided on; the end follows at once): the notices, the attempts' headers
+        // and the end are then heard in the order they were handed over, whatever each one's
+        // path to the queue.
+        let result = await Self.request(Remote(refusing.baseURL, "/"), with: provider, heldUntil: { asked.values == [2] })
         #expect(result.error?.underlyingTransportError?.code == .cannotConnectToHost, "\(result)")
         #expect(events.values == ["adapted 1", "willRetry 2", "adapted 2", "willRetry 3", "adapted 3", "didReceive"])
     }
