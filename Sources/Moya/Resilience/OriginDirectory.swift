@@ -4,38 +4,70 @@ import Foundation
 /// first request, and kept while the session lives, up to ``limit``; past it, an idle origin
 /// (nothing counted, its breaker closed, nothing in flight) is forgotten first. Its lock is held
 /// only to find or add an origin: each origin's state has a lock of its own.
+///
+/// The origin found last is remembered with the start of its URL, up to the `/` that begins the
+/// path: a URL that starts with the same bytes has the same origin, and finds it without being
+/// read again (no parse, no key to allocate and hash). A session that talks to one upstream
+/// finds its origin that way on every request but the first.
 final class OriginDirectory: Sendable {
-    /// The most origins kept.
+    /// The most origins a session keeps.
     static let limit = 4096
 
-    private let origins = Protected<[String: OriginPolicies]>([:])
+    /// The origins by key, and the one found last.
+    private struct Origins {
+        var byKey: [String: OriginPolicies] = [:]
+        /// The origin found last, the URL it was found for, and how many of that URL's first
+        /// bytes say its origin.
+        var last: (policies: OriginPolicies, url: String, prefixLength: Int)?
+    }
+
+    private let origins = Protected(Origins())
     private let options: ResilienceOptions
     private let clock: ResilienceClock
+    /// The most origins kept: ``limit``, fewer in tests.
+    private let capacity: Int
 
-    init(options: ResilienceOptions, clock: ResilienceClock) {
+    init(options: ResilienceOptions, clock: ResilienceClock, capacity: Int = OriginDirectory.limit) {
         self.options = options
         self.clock = clock
+        self.capacity = capacity
     }
 
     /// The policies of the origin of `url`; `nil` when the URL has no origin of HTTP's (nor a
     /// WebSocket's).
     func policies(for url: URL?) -> OriginPolicies? {
-        guard let origin = URLOrigin(url) else { return nil }
-        return policies(for: origin)
+        guard let string = url?.absoluteString else { return nil }
+        let remembered = origins.withLock { origins -> OriginPolicies? in
+            guard let last = origins.last, URLOrigin.hasPrefix(string, of: last.url, length: last.prefixLength) else { return nil }
+            return last.policies
+        }
+        if let remembered { return remembered }
+        guard let (origin, prefixLength) = URLOrigin.read(string) else { return nil }
+        let found = policies(for: origin)
+        // A URL whose origin does not end at a path's `/` (`https://host?query`) is not
+        // remembered: its first bytes could begin another origin's URL.
+        if let prefixLength {
+            origins.withLock { origins in
+                if origins.byKey[origin.key] === found { origins.last = (found, string, prefixLength) }
+            }
+        }
+        return found
     }
 
     /// The policies of `origin`, made when it is new.
     func policies(for origin: URLOrigin) -> OriginPolicies {
-        if let found = origins.withLock({ $0[origin.key] }) { return found }
+        if let found = origins.withLock({ $0.byKey[origin.key] }) { return found }
         let made = OriginPolicies(origin: origin, options: options)
         let now = clock.now()
         return origins.withLock { origins in
-            if let found = origins[origin.key] { return found }
-            if origins.count >= Self.limit {
-                let idle = origins.first { $0.value.isIdle(at: now) }?.key ?? origins.keys.first
-                if let idle { origins[idle] = nil }
+            if let found = origins.byKey[origin.key] { return found }
+            if origins.byKey.count >= capacity {
+                let idle = origins.byKey.first { $0.value.isIdle(at: now) }?.key ?? origins.byKey.keys.first
+                if let idle, let forgotten = origins.byKey.removeValue(forKey: idle), origins.last?.policies === forgotten {
+                    origins.last = nil
+                }
             }
-            origins[origin.key] = made
+            origins.byKey[origin.key] = made
             return made
         }
     }
@@ -43,11 +75,11 @@ final class OriginDirectory: Sendable {
     /// The policies of `url`'s origin, when it has any yet (for tests and diagnostics).
     func existing(for url: URL?) -> OriginPolicies? {
         guard let origin = URLOrigin(url) else { return nil }
-        return origins.withLock { $0[origin.key] }
+        return origins.withLock { $0.byKey[origin.key] }
     }
 
     /// How many origins are kept.
     var count: Int {
-        origins.withLock { $0.count }
+        origins.withLock { $0.byKey.count }
     }
 }

@@ -409,4 +409,41 @@ struct ResilienceStateTests {
         #expect(stage.origins.count <= OriginDirectory.limit)
         #expect(stage.breakerPhase(of: URL(string: "http://h.test/x"))?.name == "open")
     }
+
+    @Test("The origin found last is found again by the start of its URL, and only by a URL of the same origin")
+    func rememberedOrigin() throws {
+        let directory = OriginDirectory(options: try ResilienceOptions(circuitBreaker: .default), clock: .system)
+        func policies(_ string: String) -> OriginPolicies? { directory.policies(for: URL(string: string)) }
+        let first = try #require(policies("http://a.test/x"))
+        #expect(policies("http://a.test/y?z") === first)
+        #expect(policies("HTTP://A.TEST:80/z") === first, "read again, the same origin")
+        #expect(policies("http://a.test/@b.test/") === first, "an @ in the path names no host")
+        // URLs that begin like the one remembered without its path's `/` are other origins.
+        let longer = try #require(policies("http://a.test.b/x"))
+        let withPort = try #require(policies("http://a.test:8080/x"))
+        #expect(longer !== first && withPort !== first && longer !== withPort)
+        #expect(policies("http://a.test:8080/y") === withPort)
+        #expect(policies("http://a.test/w") === first)
+        // An origin without a path is found by its key, and not remembered by its URL's start.
+        #expect(policies("http://a.test") === first)
+        #expect(policies("http://a.test?q") === first)
+        #expect(policies("http://a.testing/") !== first)
+        #expect(policies("ftp://a.test/") == nil)
+    }
+
+    @Test("An origin the directory forgets is forgotten as the origin found last too")
+    func forgottenLastOrigin() throws {
+        let clock = ResilienceClock.system
+        let directory = OriginDirectory(options: .default, clock: clock, capacity: 2)
+        func policies(_ string: String) -> OriginPolicies? { directory.policies(for: URL(string: string)) }
+        let last = try #require(policies("http://last.test/a"))
+        // An origin with a request counted (not idle), found by a URL without a path (not
+        // remembered), then a third origin: the idle one found last makes room.
+        try #require(policies("http://busy.test")).addRequest(now: clock.now())
+        _ = try #require(policies("http://third.test"))
+        #expect(directory.count == 2)
+        let again = try #require(policies("http://last.test/b"))
+        #expect(again !== last, "the forgotten origin's state is not used again")
+        #expect(directory.existing(for: URL(string: "http://last.test/")) === again)
+    }
 }
