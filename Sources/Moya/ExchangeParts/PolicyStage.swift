@@ -102,8 +102,9 @@ final class PolicyStage: Sendable {
 
     /// Asks the policies whether the attempt to `url` may go: the answer, or a wait to start.
     /// `permit` is the request's, and holds what this admission gave when it returns. The
-    /// attempt before (a redirect's) is recorded first with its breaker.
-    func admit(_ url: URL?, _ entry: Entry, permit: inout PolicyPermit, client: any PolicyClient) -> Admission {
+    /// attempt before (a redirect's) is recorded first with its breaker. `url` is read only when
+    /// a policy acts on the attempt.
+    func admit(_ url: @autoclosure () -> URL?, _ entry: Entry, permit: inout PolicyPermit, client: any PolicyClient) -> Admission {
         // No policy acts on the request: it goes, holding nothing (so every later attempt of it
         // passes the same way, and its end gives nothing back).
         if !actsOnEveryRequest, case .first(refillsBudget: false, hedging: nil) = entry {
@@ -118,7 +119,7 @@ final class PolicyStage: Sendable {
             record(&permit, client: client)
         }
         permit.admittedBefore = true
-        return enter(url, entry, takesQuota: takesQuota, permit: &permit)
+        return enter(url(), entry, takesQuota: takesQuota, permit: &permit)
     }
 
     /// Starts `pending`: `answer` hears once how the wait ended, with the permit (a place given,
@@ -452,14 +453,16 @@ final class PolicyStage: Sendable {
     /// Tells the metrics of the limit a release left, and the waiters it gave a place theirs.
     private func reportRelease(at origin: URLOrigin, _ ended: OriginPolicies.Ended) {
         if reportsLimitMoves, let limit = ended.limit { metrics?.limitMoved(host: origin.host, port: origin.port, to: limit) }
-        func give(_ handover: LimiterState<LimitWaiter>.Handover) {
-            let waited = handover.grant.at - handover.waiter.since
-            metrics?.limitWaited(host: origin.host, port: origin.port, seconds: waited)
-            handover.waiter.ended(.granted(handover.grant, waited: waited))
-        }
         guard let first = ended.handovers.first else { return }
-        give(first)
-        for handover in ended.handovers.others { give(handover) }
+        give(first, at: origin)
+        for handover in ended.handovers.others { give(handover, at: origin) }
+    }
+
+    /// Gives a waiter at `origin` the place a release left it.
+    private func give(_ handover: LimiterState<LimitWaiter>.Handover, at origin: URLOrigin) {
+        let waited = handover.grant.at - handover.waiter.since
+        metrics?.limitWaited(host: origin.host, port: origin.port, seconds: waited)
+        handover.waiter.ended(.granted(handover.grant, waited: waited))
     }
 
     /// Counts and logs a move of `origin`'s breaker: the event for the request's plugins, when

@@ -283,7 +283,7 @@ final class TransportExchange: HTTPClientResponseDelegate, @unchecked Sendable {
         let client: HTTPClient
         do {
             route = try parts.routes.route(for: attempt.urlRequest)
-            switch try parts.routes.proxyRoute(for: attempt.urlRequest.url, streaming: pacesReading) {
+            switch try parts.routes.proxyRoute(for: attempt.urlRequest, streaming: pacesReading) {
             case .client(let proxyClient):
                 client = proxyClient
             case .forward(let proxy, let ownClient):

@@ -50,14 +50,15 @@ extension SessionRoutes {
     /// HTTP proxy, which wants the request in absolute form rather than a `CONNECT` tunnel.
     ///
     /// - Parameters:
-    ///   - url:       The request's URL.
+    ///   - request:   The request (its URL is read only when a proxy may apply).
     ///   - streaming: Whether the response is streamed (``streamingClient``).
-    func proxyRoute(for url: URL?, streaming: Bool) throws -> ProxyRoute {
+    func proxyRoute(for request: URLRequest, streaming: Bool) throws -> ProxyRoute {
         let ownClient = streaming ? streamingClient : client
         // The common case: no proxy anywhere, nothing to read.
-        if proxy == nil, proxyEnvironment.isEmpty {
+        if usesNoProxy {
             return .client(ownClient)
         }
+        let url = request.url
         // No proxy for this URL: the session's own client has none either (its configured proxy
         // is `nil` or `.direct`).
         guard let proxy = try effectiveProxy(for: url) else {

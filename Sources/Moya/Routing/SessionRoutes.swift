@@ -38,6 +38,9 @@ final class SessionRoutes: Sendable {
     /// Whether every request goes ``TransportRoute/direct``, whatever its URL: true without a
     /// trust manager and with a valid TLS setup (``route(for:)`` need not read the URL).
     let routesEveryRequestDirectly: Bool
+    /// Whether no request goes through a proxy: the session sets none and the environment names
+    /// none (``proxyRoute(for:streaming:)`` need not read the URL).
+    let usesNoProxy: Bool
     /// The client for streamed responses (``streamingClient``): none until the first stream,
     /// and none to be made once the routes are closed.
     private let streamingClientState = Protected(StreamingClientState.none)
@@ -73,6 +76,7 @@ final class SessionRoutes: Sendable {
         self.serverTrustManager = serverTrustManager
         self.proxy = proxy
         self.proxyEnvironment = proxyEnvironment
+        self.usesNoProxy = proxy == nil && proxyEnvironment.isEmpty
         if serverTrustManager == nil, case .success = baseTLS {
             self.routesEveryRequestDirectly = true
         } else {
