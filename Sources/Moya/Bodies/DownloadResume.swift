@@ -113,10 +113,19 @@ struct RepresentationDigest: Sendable, Equatable {
 
 /// A partial file to go on from, and where it stopped: checked resume data
 /// (``DownloadResume/validated(in:)``).
-struct ResumePoint: Sendable {
+///
+/// A class, though it is a value that never changes: a request's state, its download sink and
+/// its exchange each keep an optional one, almost always `nil`, and one reference there is
+/// eight bytes where the value is over a hundred.
+final class ResumePoint: Sendable {
     let state: DownloadResume
     /// The partial file, in the session's temporary directory.
     let file: URL
+
+    init(state: DownloadResume, file: URL) {
+        self.state = state
+        self.file = file
+    }
 }
 
 /// A download that failed part-way with a partial file the session kept: the error the caller

@@ -62,8 +62,9 @@ struct AttemptState {
         /// A response kept in memory. `uploadLength`: the length of a streamed upload whose
         /// progress is reported instead of the response's (`-1` for unknown); `nil` without one.
         case memory(uploadLength: Int64?)
-        /// A download to a file.
-        case file(DownloadAttemptState)
+        /// A download to a file. Out of line (`indirect`): its state is twice the others', and
+        /// is changed only a few times a download.
+        indirect case file(DownloadAttemptState)
         /// A response streamed to a consumer.
         case stream(StreamAttemptState)
     }

@@ -42,15 +42,16 @@ import FoundationNetworking
 final class TransportExchange: HTTPClientResponseDelegate, @unchecked Sendable {
     typealias Response = TransportResponse
 
-    /// Where a response body goes.
+    /// Where a response body goes. The sinks are kept out of line (`indirect`), as in
+    /// ``TransportRequest/Mode``.
     enum Destination {
         /// Collected in memory, up to the session's
         /// ``Session/Configuration/maximumResponseBodySize``.
         case memory
         /// Written to a new temporary file, when the status is one the sink accepts.
-        case file(DownloadSink)
+        indirect case file(DownloadSink)
         /// Streamed to the sink's consumer, when the status is one the sink accepts.
-        case stream(StreamSink)
+        indirect case stream(StreamSink)
     }
 
     /// What the exchange needs of its session (never the session itself).

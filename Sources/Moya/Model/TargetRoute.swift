@@ -7,7 +7,11 @@
 /// Made without reflection or the type's printed name: a route is made for every request whose
 /// policies learn per route, and a `Mirror` of the target cost more than the rest of its
 /// policies.
-struct TargetRoute: Hashable, Sendable {
+///
+/// A class, though it is a value that never changes (compared and hashed by what it holds): a
+/// request's flight, its transport request and its permit each keep its route, almost always
+/// ``unnamed``, and one reference is eight bytes where the value is forty.
+final class TargetRoute: Hashable, Sendable {
     /// The target's type; `nil` for a named operation, which is its own route.
     private let type: ObjectIdentifier?
     private let method: String
@@ -24,7 +28,7 @@ struct TargetRoute: Hashable, Sendable {
     }
 
     /// The route of the operation `name` (a ``NamedTarget``'s ``NamedTarget/operationName``).
-    init(operation name: String) {
+    convenience init(operation name: String) {
         self.init(type: nil, method: "", path: name)
     }
 
@@ -33,7 +37,7 @@ struct TargetRoute: Hashable, Sendable {
     /// - Parameter mayBeNamed: `false` when no target of this type can be a ``NamedTarget`` (a
     ///   value type that does not adopt it, as ``mayBeNamed(_:)`` tells): the cast that asks is
     ///   then skipped. It took more than half of a route's cost.
-    init<Target: TargetType>(of target: Target, mayBeNamed: Bool = true) {
+    convenience init<Target: TargetType>(of target: Target, mayBeNamed: Bool = true) {
         if Target.self == MultiTarget.self, let multiTarget = target as? MultiTarget {
             self.init(ofWrapped: multiTarget.target)
         } else if mayBeNamed, let operation = (target as? any NamedTarget)?.operationName {
@@ -50,13 +54,23 @@ struct TargetRoute: Hashable, Sendable {
     }
 
     /// The route of `target`, a ``MultiTarget``'s: its own type's, not the wrapper's.
-    private init(ofWrapped target: any TargetType) {
+    private convenience init(ofWrapped target: any TargetType) {
         self.init(of: target)
     }
 
     /// `path` with each segment that holds an ASCII digit written `{}` (`/users/{}/repos/{}`
     /// for `/users/42/repos/7f3a`); a path without digits as it is. Read as bytes: a
     /// character's Unicode properties cost more than the rest of the route.
+    static func == (lhs: TargetRoute, rhs: TargetRoute) -> Bool {
+        lhs === rhs || (lhs.type == rhs.type && lhs.method == rhs.method && lhs.path == rhs.path)
+    }
+
+    func hash(into hasher: inout Hasher) {
+        hasher.combine(type)
+        hasher.combine(method)
+        hasher.combine(path)
+    }
+
     static func template(of path: String) -> String {
         let isDigit: (UInt8) -> Bool = { $0 &- UInt8(ascii: "0") < 10 }
         let bytes = path.utf8
