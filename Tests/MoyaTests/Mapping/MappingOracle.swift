@@ -39,6 +39,29 @@ enum MappingOracle {
         return new
     }
 
+    /// Whether two values `JSONSerialization` made are the same JSON value: the same kind, the
+    /// same strings and numbers, the same members. Not by writing both with `.sortedKeys`: on
+    /// Linux that option does not always sort keys that share a long run of punctuation, and
+    /// writes equal objects in different orders.
+    static func sameJSON(_ a: Any, _ b: Any) -> Bool {
+        switch (a, b) {
+        case (let a as [String: Any], let b as [String: Any]):
+            return a.count == b.count && a.allSatisfy { key, value in b[key].map { sameJSON(value, $0) } ?? false }
+        case (let a as [Any], let b as [Any]):
+            return a.count == b.count && zip(a, b).allSatisfy { sameJSON($0, $1) }
+        case (let a as String, let b as String):
+            return Array(a.utf8) == Array(b.utf8)
+        case (is NSNull, is NSNull):
+            return true
+        case (let a as NSNumber, let b as NSNumber):
+            // Foundation on Linux makes every boolean one of two shared instances.
+            let isBoolean = { (number: NSNumber) in number === NSNumber(value: true) || number === NSNumber(value: false) }
+            return isBoolean(a) == isBoolean(b) && a.isEqual(b)
+        default:
+            return false
+        }
+    }
+
     /// The body for a failure message: its text, or its bytes when it is not UTF-8.
     static func show(_ data: Data) -> String {
         let text = String(data: data.prefix(2_000), encoding: .utf8) ?? "\(Array(data.prefix(2_000)))"
