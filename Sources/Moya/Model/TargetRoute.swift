@@ -58,19 +58,21 @@ final class TargetRoute: Hashable, Sendable {
         self.init(of: target)
     }
 
-    /// `path` with each segment that holds an ASCII digit written `{}` (`/users/{}/repos/{}`
-    /// for `/users/42/repos/7f3a`); a path without digits as it is. Read as bytes: a
-    /// character's Unicode properties cost more than the rest of the route.
+    /// Two routes are the same when they hold the same type, method and path.
     static func == (lhs: TargetRoute, rhs: TargetRoute) -> Bool {
         lhs === rhs || (lhs.type == rhs.type && lhs.method == rhs.method && lhs.path == rhs.path)
     }
 
+    /// Hashes what ``==`` compares.
     func hash(into hasher: inout Hasher) {
         hasher.combine(type)
         hasher.combine(method)
         hasher.combine(path)
     }
 
+    /// `path` with each segment that holds an ASCII digit written `{}` (`/users/{}/repos/{}`
+    /// for `/users/42/repos/7f3a`); a path without digits as it is. Read as bytes: a
+    /// character's Unicode properties cost more than the rest of the route.
     static func template(of path: String) -> String {
         let isDigit: (UInt8) -> Bool = { $0 &- UInt8(ascii: "0") < 10 }
         let bytes = path.utf8
