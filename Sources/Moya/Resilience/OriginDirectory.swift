@@ -43,24 +43,24 @@ final class OriginDirectory: Sendable {
         }
         if let remembered { return remembered }
         guard let (origin, prefixLength) = URLOrigin.read(string) else { return nil }
-        let found = policies(for: origin)
         // A URL whose origin does not end at a path's `/` (`https://host?query`) is not
         // remembered: its first bytes could begin another origin's URL.
-        if let prefixLength {
-            origins.withLock { origins in
-                if origins.byKey[origin.key] === found { origins.last = (found, string, prefixLength) }
-            }
-        }
-        return found
+        return policies(for: origin, remembering: prefixLength.map { (string, $0) })
     }
 
-    /// The policies of `origin`, made when it is new.
-    func policies(for origin: URLOrigin) -> OriginPolicies {
-        if let found = origins.withLock({ $0.byKey[origin.key] }) { return found }
+    /// The policies of `origin`, made when it is new, and remembered as the origin found last
+    /// with the URL and prefix length of `remembering` (in the same turn of the lock that finds
+    /// or adds it, so that it is the one kept).
+    private func policies(for origin: URLOrigin, remembering: (url: String, prefixLength: Int)?) -> OriginPolicies {
+        func found(_ policies: OriginPolicies, in origins: inout Origins) -> OriginPolicies {
+            if let remembering { origins.last = (policies, remembering.url, remembering.prefixLength) }
+            return policies
+        }
+        if let existing = origins.withLock({ origins in origins.byKey[origin.key].map { found($0, in: &origins) } }) { return existing }
         let made = OriginPolicies(origin: origin, options: options)
         let now = clock.now()
         return origins.withLock { origins in
-            if let found = origins.byKey[origin.key] { return found }
+            if let existing = origins.byKey[origin.key] { return found(existing, in: &origins) }
             if origins.byKey.count >= capacity {
                 let idle = origins.byKey.first { $0.value.isIdle(at: now) }?.key ?? origins.byKey.keys.first
                 if let idle, let forgotten = origins.byKey.removeValue(forKey: idle), origins.last?.policies === forgotten {
@@ -68,7 +68,7 @@ final class OriginDirectory: Sendable {
                 }
             }
             origins.byKey[origin.key] = made
-            return made
+            return found(made, in: &origins)
         }
     }
 
