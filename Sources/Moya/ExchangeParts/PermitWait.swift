@@ -4,7 +4,7 @@
 /// request neither keeps its turn nor takes a place from the requests after it, and its exchange
 /// hears that it was cancelled. When the wait ended first, the cancel does nothing here: the
 /// exchange, given its permit, finds its request no longer wanted.
-struct PermitWait: TransportAttempt {
+final class PermitWait: TransportAttempt {
     /// What the request waits for.
     enum Wait: Sendable {
         /// A place under the concurrency limit of `origin`.
@@ -15,6 +15,11 @@ struct PermitWait: TransportAttempt {
 
     let stage: PolicyStage
     let wait: Wait
+
+    init(stage: PolicyStage, wait: Wait) {
+        self.stage = stage
+        self.wait = wait
+    }
 
     func cancel() {
         stage.cancelWait(self)

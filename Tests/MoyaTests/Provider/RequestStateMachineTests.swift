@@ -669,7 +669,8 @@ private final class DelayingRetrier: RequestInterceptor, Sendable {
 }
 
 /// An attempt that counts how often it is stopped.
-private struct CountingAttempt: TransportAttempt {
+private final class CountingAttempt: TransportAttempt {
     let stops: Recorder<Int>
+    init(stops: Recorder<Int>) { self.stops = stops }
     func cancel() { stops.append(1) }
 }
