@@ -57,12 +57,17 @@ struct TransportRequest: Sendable {
 
     init(
         urlRequest: URLRequest, credential: ScopedCredential? = nil, body: StreamedBody? = nil, mode: Mode = .memory,
-        traceContext: TraceContext? = nil
+        traceContext: TraceContext? = nil, refillsBudget: Bool = false, hedging: HedgingPolicy? = nil, route: TargetRoute = .unnamed,
+        deadlineAt: TimeInterval? = nil
     ) {
         self.urlRequest = urlRequest
         self.credential = credential
         self.body = body
         self.mode = mode
         self.traceContext = traceContext
+        self.refillsBudget = refillsBudget
+        self.hedging = hedging
+        self.route = route
+        self.deadlineAt = deadlineAt
     }
 }

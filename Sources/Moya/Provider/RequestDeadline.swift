@@ -48,6 +48,11 @@ struct RequestDeadline: Sendable {
         return RequestDeadlineError(deadline: seconds, attempts: attempts)
     }
 
+    /// When it runs out, on the timer's clock, once armed; `nil` before.
+    var endsAt: TimeInterval? {
+        start.map { $0 + seconds }
+    }
+
     /// The seconds left at `now` (a reading of the timer's clock); the whole deadline before it
     /// is armed.
     func remaining(at now: TimeInterval) -> TimeInterval {

@@ -122,13 +122,23 @@ extension RequestFlight: TransportOwner {
         } else {
             mode = .memory
         }
-        var request = TransportRequest(urlRequest: urlRequest, credential: credential, body: body, mode: mode, traceContext: traceContext)
-        request.refillsBudget = refillsBudget
-        if case .memory = mode { request.hedging = hedging }
-        request.route = route
-        if !isFirst, deadline != nil { locked { $0.deadline?.attemptSent() } }
-        if let left = deadlineLeft, let timer = deadline?.timer { request.deadlineAt = timer.now() + left.remaining }
-        return request
+        var deadlineAt: TimeInterval?
+        if let deadline {
+            let endsAt = locked { machine in
+                if !isFirst { machine.deadline?.attemptSent() }
+                return machine.deadline?.endsAt
+            }
+            // Armed as the first attempt was sent, the deadline ends at a time the clock need not
+            // be read for; a flight that ended before it was armed counts it from now.
+            deadlineAt = endsAt ?? deadline.timer.now() + deadline.seconds
+        }
+        var hedging: HedgingPolicy?
+        if case .memory = mode { hedging = self.hedging }
+        // Made whole in one initialisation: a request made and then changed field by field was
+        // copied once more, and the copy destroyed, on every attempt.
+        return TransportRequest(
+            urlRequest: urlRequest, credential: credential, body: body, mode: mode, traceContext: traceContext, refillsBudget: refillsBudget,
+            hedging: hedging, route: route, deadlineAt: deadlineAt)
     }
 
     /// Tells the plugins, on the delivery queue, that `request` is sent again after `result`:
