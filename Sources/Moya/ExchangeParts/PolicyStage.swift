@@ -390,9 +390,16 @@ final class PolicyStage: Sendable {
     /// next waiters are given places), and a hedged request's `hedgeLatency` is kept for the
     /// percentile. The breaker's opening or closing is told to `client`. What is given back is
     /// taken out of `permit`: a second end gives nothing back again.
+    @inline(__always)
     func end(_ permit: inout PolicyPermit, hedgeLatency: TimeInterval?, client: (any PolicyClient)?) {
-        // A request that was never admitted (no policy acted on it) holds nothing.
+        // A request that was never admitted (no policy acted on it) holds nothing: checked
+        // where the exchange calls, which then makes no call (this is every plain request).
         guard permit.admittedBefore else { return }
+        endAdmitted(&permit, hedgeLatency: hedgeLatency, client: client)
+    }
+
+    /// ``end(_:hedgeLatency:client:)`` of a request that was admitted.
+    private func endAdmitted(_ permit: inout PolicyPermit, hedgeLatency: TimeInterval?, client: (any PolicyClient)?) {
         // A hedge's copy that was never sent gives back the quota taken for it.
         if permit.admittedAhead { giveBackQuota(&permit) }
         learnQuota(&permit)
@@ -402,7 +409,6 @@ final class PolicyStage: Sendable {
         guard breaker != nil || permit.place != nil || latencyOrigin != nil else { return }
         let place = permit.place
         permit.place = nil
-        let endedAt = place == nil ? nil : DispatchTime.now().uptimeNanoseconds
         /// What `origin` is told of the request's end: every part, when all are one origin's (as
         /// they are unless the request was redirected).
         func end(at origin: OriginPolicies) -> OriginPolicies.End {
@@ -411,12 +417,12 @@ final class PolicyStage: Sendable {
                 end.probe = probe
                 end.failed = failed(outcome)
             }
-            if let place, let endedAt, place.origin === origin {
+            if let place, place.origin === origin {
                 end.grant = place.grant
                 end.placeOutcome = permit.lastOutcome
                 end.placeAsksToWait = permit.lastAsksToWait
                 end.route = permit.route
-                end.placeLatency = permit.placeLatency(endedAt: endedAt)
+                end.placeLatency = permit.placeLatency(endedAt: DispatchTime.now().uptimeNanoseconds)
             }
             if let hedgeLatency, latencyOrigin === origin {
                 end.latency = hedgeLatency
@@ -425,15 +431,18 @@ final class PolicyStage: Sendable {
             return end
         }
         let now = clock.now()
-        // Each origin once, in one turn of its lock.
-        let origins = [breaker?.origin, place?.origin, latencyOrigin]
-        for (index, origin) in origins.enumerated() {
-            guard let origin, !origins[..<index].contains(where: { $0 === origin }) else { continue }
+        /// Tells `origin` everything that is its, in one turn of its lock.
+        func tell(_ origin: OriginPolicies) {
             let end = end(at: origin)
             let ended = origin.end(end, now: now, date: clock.date)
             if let event = report(ended.moved, of: origin.origin) { client?.policyObserved(event) }
             if end.grant != nil { reportRelease(at: origin.origin, ended) }
         }
+        // Each origin once: the breaker's, the place's unless it is the same, the latency's
+        // unless it is one of those.
+        if let origin = breaker?.origin { tell(origin) }
+        if let origin = place?.origin, origin !== breaker?.origin { tell(origin) }
+        if let origin = latencyOrigin, origin !== breaker?.origin, origin !== place?.origin { tell(origin) }
     }
 
     /// Returns the place of `permit` now, with `outcome` and its `response` (or the request's
