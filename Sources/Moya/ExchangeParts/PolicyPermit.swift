@@ -36,7 +36,7 @@ struct PolicyPermit: Sendable {
     /// The request's route (``TransportRequest/route``): its latencies are kept apart.
     var route = TargetRoute.unnamed
     /// When the last attempt's request was written on its connection (`DispatchTime`'s uptime,
-    /// in nanoseconds), while a place is held: the origin's latency, which an adaptive limit
+    /// in nanoseconds), while a place under an adaptive limit is held (``timesAnswer``): the origin's latency, which an adaptive limit
     /// reads, counts from then. Time in the connection pool's queue is the client's own.
     var requestWrittenAt: UInt64?
     /// How long the first attempt may go unanswered before a hedge goes out; `nil` for no
@@ -75,8 +75,10 @@ struct PolicyPermit: Sendable {
         route = request.route
     }
 
-    /// Whether the request holds a place under a concurrency limit.
-    var holdsPlace: Bool { place != nil }
+    /// Whether the request holds a place under an adaptive concurrency limit, which reads how
+    /// long the origin took to answer (from ``requestWrittenAt``). Under a fixed limit, or none,
+    /// the clock is not read for it.
+    var timesAnswer: Bool { place?.grant.adapts ?? false }
 
     /// The attempt in flight ended with `outcome` (`nil`: it says nothing of the origin), and
     /// `response` when it had one.
@@ -114,8 +116,11 @@ struct PolicyPermit: Sendable {
     }
 
     /// How long the origin took to answer the last attempt, from when its request was written
-    /// to `end` (`DispatchTime`'s uptime, in nanoseconds); `nil` when none was written.
-    func placeLatency(endedAt end: UInt64) -> TimeInterval? {
-        requestWrittenAt.map { Double(end - min(end, $0)) / 1e9 }
+    /// to `end` (`DispatchTime`'s uptime, in nanoseconds, read only when a write was timed);
+    /// `nil` when none was (``timesAnswer``).
+    func placeLatency(endedAt end: @autoclosure () -> UInt64) -> TimeInterval? {
+        guard let written = requestWrittenAt else { return nil }
+        let end = end()
+        return Double(end - min(end, written)) / 1e9
     }
 }

@@ -71,6 +71,15 @@ final class ResilienceTimer: Sendable {
         core.schedule(after: seconds, from: start, action: .target(target))
     }
 
+    /// Calls `target`'s ``ResilienceTimerTarget/timerFired()`` (on a global queue) `seconds`
+    /// after `uptime` (`DispatchTime`'s uptime, in nanoseconds: when a wait began), unless
+    /// cancelled first. On the system clock, whose readings are that uptime, the clock is not
+    /// read; a test's clock is read, and the time since `uptime` taken from its reading.
+    @discardableResult
+    func schedule(after seconds: TimeInterval, sinceUptime uptime: UInt64, target: any ResilienceTimerTarget) -> Handle {
+        core.schedule(after: seconds, from: core.time(ofUptime: uptime), action: .target(target))
+    }
+
     /// How many entries are scheduled and have neither run nor been cancelled (for tests that
     /// move a test's clock and wait for what it made due to be handled).
     var scheduled: Int {
@@ -186,6 +195,13 @@ extension ResilienceTimer {
                 store.stopped = true
                 return store.timer
             }?.value.cancel()
+        }
+
+        /// The reading of the clock at `uptime` (`DispatchTime`'s uptime, in nanoseconds).
+        func time(ofUptime uptime: UInt64) -> TimeInterval {
+            guard let testClock else { return ResilienceClock.seconds(uptimeNanoseconds: uptime) }
+            let now = DispatchTime.now().uptimeNanoseconds
+            return testClock.now() - Double(now - min(now, uptime)) / 1e9
         }
 
         /// The tick of `seconds` on the clock.

@@ -14,7 +14,7 @@ extension TransportExchange {
         releaseOrigin()
         // The origin's latency counts from here (a duplex request's body may never end), then
         // from the request's end.
-        if permit.holdsPlace { permit.requestWrittenAt = DispatchTime.now().uptimeNanoseconds }
+        if permit.timesAnswer { permit.requestWrittenAt = DispatchTime.now().uptimeNanoseconds }
         if let hedgeCopy = request.hedgeCopy, !permit.hedgeAnnounced { announceHedge(startedAt: hedgeCopy.firstStartedAt) }
         if let hedgeWatch { armHedge(hedgeWatch) }
         if current.responseLimit.didSendHead() {
@@ -32,7 +32,7 @@ extension TransportExchange {
         // The idle timeout runs from when the whole request has been sent, and so does the
         // origin's latency (one reading of the clock for both, when there is an idle timeout).
         let sentAt = armIdleTimer(task)
-        if permit.holdsPlace { permit.requestWrittenAt = (sentAt ?? .now()).uptimeNanoseconds }
+        if permit.timesAnswer { permit.requestWrittenAt = (sentAt ?? .now()).uptimeNanoseconds }
     }
 
     func didVisitURL(task: HTTPClient.Task<TransportResponse>, _ request: HTTPClient.Request, _ head: HTTPResponseHead) {

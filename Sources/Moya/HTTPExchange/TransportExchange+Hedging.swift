@@ -27,9 +27,9 @@ extension TransportExchange: ResilienceTimerTarget {
         hedgeWatch.withLock { watch in
             guard !watch.armed, !watch.finished else { return }
             watch.armed = true
-            let now = DispatchTime.now().uptimeNanoseconds
-            let elapsed = Double(now - min(now, hedgeFrom)) / 1e9
-            watch.timer = timer.schedule(after: max(0, min(delay, 86_400) - elapsed), from: timer.now(), target: self)
+            // Due a delay after the admission, which the timer counts from without reading its
+            // clock.
+            watch.timer = timer.schedule(after: min(delay, 86_400), sinceUptime: hedgeFrom, target: self)
         }
     }
 

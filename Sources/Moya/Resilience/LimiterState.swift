@@ -10,6 +10,9 @@ struct LimiterState<Waiter: AnyObject & Sendable>: Sendable {
         let at: TimeInterval
         /// How many were in flight when it was given, this one included.
         let inFlight: Int
+        /// Whether the limit adapts (``ConcurrencyLimit/adaptive``): only then does its
+        /// release read how long the origin took to answer.
+        let adapts: Bool
     }
 
     /// The limit's settings.
@@ -60,7 +63,7 @@ struct LimiterState<Waiter: AnyObject & Sendable>: Sendable {
     mutating func take(now: TimeInterval) -> Grant? {
         guard waiting == 0, inFlight < places else { return nil }
         inFlight += 1
-        return Grant(at: now, inFlight: inFlight)
+        return Grant(at: now, inFlight: inFlight, adapts: settings.adaptive != nil)
     }
 
     /// Queues `waiter`, or gives it a place at once when one is free: `nil` when the queue is
@@ -153,7 +156,7 @@ struct LimiterState<Waiter: AnyObject & Sendable>: Sendable {
             let waiter = queue[head]
             head += 1
             inFlight += 1
-            handovers.append(Handover(waiter: waiter, grant: Grant(at: now, inFlight: inFlight)))
+            handovers.append(Handover(waiter: waiter, grant: Grant(at: now, inFlight: inFlight, adapts: settings.adaptive != nil)))
         }
         compact()
         return handovers

@@ -1,3 +1,4 @@
+import Dispatch
 import Foundation
 import MoyaTestServer
 import MoyaTesting
@@ -852,6 +853,50 @@ struct ServicePoliciesTests {
         clock.advance(60)
         try await _Concurrency.Task.sleep(nanoseconds: 20_000_000)
         #expect(fired.withLock { $0.sorted() } == [1, 3, 5], "the cancelled entry never runs")
+    }
+
+    @Test("A timer entry counted from an earlier uptime (a hedge's admission) is due that long after it, not after the call")
+    func timerFromUptime() async throws {
+        // On a test's clock, the real time since the uptime is taken from the clock's reading:
+        // an entry of 1 s whose wait began 0.4 s ago is due 0.6 s on.
+        let clock = ManualClock(drivesTimer: true)
+        let timer = ResilienceTimer(clock: clock.clock)
+        final class Target: ResilienceTimerTarget {
+            let fired = Protected(0)
+            func timerFired() { fired.withLock { $0 += 1 } }
+        }
+        let target = Target()
+        let began = DispatchTime.now().uptimeNanoseconds - 400_000_000
+        timer.schedule(after: 1, sinceUptime: began, target: target)
+        clock.advance(0.5)
+        try await _Concurrency.Task.sleep(nanoseconds: 20_000_000)
+        #expect(target.fired.withLock { $0 } == 0, "0.9 s of the 1 s have gone by")
+        clock.advance(0.15)
+        #expect(try await Self.eventually { target.fired.withLock { $0 } == 1 }, "1.05 s have gone by")
+        // On the system's clock, whose readings are the uptime, an entry whose time has passed
+        // runs at once.
+        let realTimer = ResilienceTimer()
+        let late = Target()
+        realTimer.schedule(after: 0.05, sinceUptime: DispatchTime.now().uptimeNanoseconds - 1_000_000_000, target: late)
+        #expect(try await Self.eventually { late.fired.withLock { $0 } == 1 })
+    }
+
+    @Test("Only an adaptive limit's places time how long the origin took to answer")
+    func placesTimeAnswersUnderAnAdaptiveLimitOnly() throws {
+        var fixed = LimiterState<LimitWaiter>(configuration: try ConcurrencyLimit(limit: 2))
+        var adaptive = LimiterState<LimitWaiter>(configuration: try ConcurrencyLimit.adaptive(initial: 2))
+        let origin = OriginPolicies(origin: URLOrigin(URL(string: "http://example.com/")!)!, options: ResilienceOptions.default)
+        var permit = PolicyPermit()
+        #expect(!permit.timesAnswer, "no place")
+        let fixedGrant = fixed.take(now: 1)
+        permit.place = PolicyPermit.Place(origin: origin, grant: try #require(fixedGrant))
+        #expect(!permit.timesAnswer, "a fixed limit reads no latency")
+        let adaptiveGrant = adaptive.take(now: 1)
+        permit.place = PolicyPermit.Place(origin: origin, grant: try #require(adaptiveGrant))
+        #expect(permit.timesAnswer)
+        #expect(permit.placeLatency(endedAt: 3_000_000_000) == nil, "no request written yet")
+        permit.requestWrittenAt = 1_000_000_000
+        #expect(permit.placeLatency(endedAt: 3_000_000_000) == 2)
     }
 
     @Test("The session's timer on the system's clock runs its entries after real time, on its dispatch timer")
