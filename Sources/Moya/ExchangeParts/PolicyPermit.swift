@@ -36,8 +36,9 @@ struct PolicyPermit: Sendable {
     /// The request's route (``TransportRequest/route``): its latencies are kept apart.
     var route = TargetRoute.unnamed
     /// When the last attempt's request was written on its connection (`DispatchTime`'s uptime,
-    /// in nanoseconds), while a place under an adaptive limit is held (``timesAnswer``): the origin's latency, which an adaptive limit
-    /// reads, counts from then. Time in the connection pool's queue is the client's own.
+    /// in nanoseconds), while a place under an adaptive limit is held (``timesAnswer``): the
+    /// origin's latency, which the limit reads, counts from then. Time in the connection pool's
+    /// queue is the client's own.
     var requestWrittenAt: UInt64?
     /// How long the first attempt may go unanswered before a hedge goes out; `nil` for no
     /// hedge (no policy, or a percentile of too few answers).
