@@ -26,6 +26,19 @@ struct ResilienceStateTests {
         #expect(counts.totals(at: 20.3) == (5, 0))
     }
 
+    @Test("Sliding counts: a slot starts at a whole multiple of its length, below zero too (a test's clock)")
+    func slidingCountsSlotEdges() {
+        var counts = SlidingCounts(window: 10)
+        // -0.5 s is in the slot of -1-0 s, which leaves at 9 s (not in the slot of 0-1 s).
+        counts.add(first: 1, at: -0.5)
+        // 3 s exactly starts the slot of 3-4 s, which leaves at 13 s.
+        counts.add(second: 1, at: 3)
+        #expect(counts.totals(at: 8.9) == (1, 1))
+        #expect(counts.totals(at: 9.0) == (0, 1))
+        #expect(counts.totals(at: 12.99) == (0, 1))
+        #expect(counts.totals(at: 13.0) == (0, 0))
+    }
+
     @Test("Sliding counts: a time read before another's but counted after it goes to its own slot")
     func slidingCountsLate() {
         var counts = SlidingCounts(window: 10)
