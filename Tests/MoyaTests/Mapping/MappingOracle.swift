@@ -54,9 +54,7 @@ enum MappingOracle {
         case (is NSNull, is NSNull):
             return true
         case (let a as NSNumber, let b as NSNumber):
-            // Foundation on Linux makes every boolean one of two shared instances.
-            let isBoolean = { (number: NSNumber) in number === NSNumber(value: true) || number === NSNumber(value: false) }
-            return isBoolean(a) == isBoolean(b) && a.isEqual(b)
+            return a.isBoolean == b.isBoolean && a.isEqual(b)
         default:
             return false
         }
