@@ -36,4 +36,8 @@ public enum Fault: String, Sendable, CaseIterable {
     case hostileFileName = "hostile-file-name"
     /// An endless 200 body with no `Content-Length`, 64 KiB at a time.
     case endlessBody = "endless-body"
+    /// Once half the request body has arrived (as its `Content-Length` says), a 200 of 2 bytes
+    /// that keeps the connection open; then, 0 to 500 µs later (at random), the connection
+    /// closes: a server that answers before the body's end and hangs up right after.
+    case answerThenClose = "answer-then-close"
 }

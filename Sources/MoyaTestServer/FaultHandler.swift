@@ -13,11 +13,18 @@ final class FaultHandler: ChannelInboundHandler {
     private var answered = false
     /// Whether the connection is gone, for faults that keep writing.
     private var isActive = true
+    /// For ``Fault/answerThenClose``: how many more body bytes to read before answering.
+    private var bodyBeforeAnswer: Int?
 
     /// The gzip bomb's body, made once: 16 MiB of zeros compressed to about 16 KiB.
     static let gzipBomb: [UInt8] = BodyCompressor.compress([UInt8](repeating: 0, count: 16 << 20), format: .gzip)
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        if let remaining = bodyBeforeAnswer {
+            bodyBeforeAnswer = remaining - unwrapInboundIn(data).readableBytes
+            answerThenCloseWhenRead(context: context)
+            return
+        }
         guard !answered else { return }
         var buffer = unwrapInboundIn(data)
         head.append(contentsOf: buffer.readBytes(length: buffer.readableBytes) ?? [])
@@ -26,9 +33,10 @@ final class FaultHandler: ChannelInboundHandler {
             return
         }
         let requestHead = String(decoding: head[..<end], as: UTF8.self)
+        let bodyWithHead = head.count - (end + 4)
         head.removeAll()
         answered = true
-        answer(requestHead, context: context)
+        answer(requestHead, bodyWithHead: bodyWithHead, context: context)
     }
 
     func channelInactive(context: ChannelHandlerContext) {
@@ -61,7 +69,29 @@ final class FaultHandler: ChannelInboundHandler {
         return (components?.path ?? uri, query)
     }
 
-    private func answer(_ requestHead: String, context: ChannelHandlerContext) {
+    /// The `Content-Length` of a request head; 0 when it has none.
+    private static func contentLength(of head: String) -> Int {
+        for line in head.split(separator: "\r\n") {
+            let parts = line.split(separator: ":", maxSplits: 1)
+            if parts.count == 2, parts[0].lowercased() == "content-length" {
+                return Int(parts[1].trimmingCharacters(in: .whitespaces)) ?? 0
+            }
+        }
+        return 0
+    }
+
+    /// For ``Fault/answerThenClose``: answers once half the body has been read, and closes the
+    /// connection 0 to 500 µs later.
+    private func answerThenCloseWhenRead(context: ChannelHandlerContext) {
+        guard let remaining = bodyBeforeAnswer, remaining <= 0 else { return }
+        bodyBeforeAnswer = nil
+        write("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok", context: context, thenClose: false)
+        context.eventLoop.assumeIsolated().scheduleTask(in: .microseconds(Int64.random(in: 0..<500))) {
+            context.close(promise: nil)
+        }
+    }
+
+    private func answer(_ requestHead: String, bodyWithHead: Int, context: ChannelHandlerContext) {
         let (path, query) = Self.target(of: requestHead)
         let name = path.split(separator: "/").first.map(String.init) ?? ""
         guard let fault = Fault(rawValue: name) else {
@@ -128,6 +158,9 @@ final class FaultHandler: ChannelInboundHandler {
         case .endlessBody:
             write("HTTP/1.1 200 OK\r\nContent-Type: application/octet-stream\r\n\r\n", context: context, thenClose: false)
             pour(context: context)
+        case .answerThenClose:
+            bodyBeforeAnswer = Self.contentLength(of: requestHead) / 2 - bodyWithHead
+            answerThenCloseWhenRead(context: context)
         }
     }
 

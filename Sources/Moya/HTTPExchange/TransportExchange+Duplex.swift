@@ -38,6 +38,8 @@ extension TransportExchange {
         var asyncRequest = HTTPClientRequest(url: clientRequest.url.absoluteString)
         asyncRequest.method = clientRequest.method
         asyncRequest.headers = clientRequest.headers
+        // Its response's end is never held back (`EarlyResponseEndHandler`, which removes the field).
+        asyncRequest.headers.add(name: EarlyResponseEndHandler.fullDuplexField, value: "1")
         asyncRequest.tlsConfiguration = clientRequest.tlsConfiguration
         asyncRequest.body = .stream(upload, length: body.contentLength.map { .known($0) } ?? .unknown)
         let request = asyncRequest

@@ -78,8 +78,15 @@ public final class Session: Sendable {
         // upload waits is closed (`WriteStallHandler`): a full-duplex stream's request could not
         // be stopped otherwise once its answer has ended.
         let stallLimit = TimeAmount.interval(configuration.timeoutIntervalForWrite ?? configuration.timeoutIntervalForRequest) + .seconds(1)
-        clientConfiguration.http1_1ConnectionDebugInitializer = { WriteStallHandler.install(on: $0, limit: stallLimit) }
-        clientConfiguration.http2StreamChannelDebugInitializer = { WriteStallHandler.install(on: $0, limit: stallLimit) }
+        // A success that ends while its request's body is still being sent reaches AsyncHTTPClient
+        // after the body's end (`EarlyResponseEndHandler`): its connection is then given back to
+        // the pool on the connection's loop, never after the connection has closed.
+        clientConfiguration.http1_1ConnectionDebugInitializer = { channel in
+            WriteStallHandler.install(on: channel, limit: stallLimit).flatMap { EarlyResponseEndHandler.install(on: channel, isHTTP2Stream: false) }
+        }
+        clientConfiguration.http2StreamChannelDebugInitializer = { channel in
+            WriteStallHandler.install(on: channel, limit: stallLimit).flatMap { EarlyResponseEndHandler.install(on: channel, isHTTP2Stream: true) }
+        }
         self.parts = ExchangeParts(configuration: configuration, isShared: isShared, clientConfiguration: clientConfiguration, baseTLS: baseTLS)
     }
 
