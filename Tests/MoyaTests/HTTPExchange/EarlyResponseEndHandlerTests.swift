@@ -39,6 +39,12 @@ struct EarlyResponseEndHandlerTests {
         /// The names of the parts passed on so far, in order (`head 200`, `body`, `end`).
         var passedOn: [String] { reads.parts }
 
+        /// Closes the channel: an unfinished `EmbeddedChannel` and its pipeline keep each other
+        /// alive (LeakSanitizer reports them).
+        func finish() {
+            _ = try? channel.finish(acceptAlreadyClosed: true)
+        }
+
         /// The heads written to the connection.
         func writtenHead() throws -> HTTPRequestHead? {
             while let part = try channel.readOutbound(as: HTTPClientRequestPart.self) {
@@ -74,6 +80,7 @@ struct EarlyResponseEndHandlerTests {
     @Test("A success's end during the upload is held until the body's end is written, then passed on")
     func holdsUntilTheBodyEnds() throws {
         let pipeline = try Pipeline()
+        defer { pipeline.finish() }
         try pipeline.write(.head(Self.upload))
         try pipeline.write(.body(.byteBuffer(ByteBuffer(string: "ab"))))
         try pipeline.read(Self.head(.ok))
@@ -90,6 +97,7 @@ struct EarlyResponseEndHandlerTests {
     @Test("A response to a request sent whole passes as it comes")
     func passesAfterTheRequest() throws {
         let pipeline = try Pipeline()
+        defer { pipeline.finish() }
         try pipeline.write(.head(HTTPRequestHead(version: .http1_1, method: .GET, uri: "/")))
         try pipeline.write(.end(nil))
         try pipeline.read(Self.head(.ok))
@@ -103,6 +111,7 @@ struct EarlyResponseEndHandlerTests {
         arguments: ["303", "500", "close", "duplex"])
     func notHeld(kind: String) throws {
         let pipeline = try Pipeline()
+        defer { pipeline.finish() }
         var upload = Self.upload
         if kind == "duplex" { upload.headers.add(name: EarlyResponseEndHandler.fullDuplexField, value: "1") }
         try pipeline.write(.head(upload))
@@ -119,6 +128,7 @@ struct EarlyResponseEndHandlerTests {
     @Test("The full-duplex mark is never sent, on HTTP/1 and HTTP/2", arguments: [false, true])
     func removesTheMark(http2: Bool) throws {
         let pipeline = try Pipeline(removesFieldOnly: http2)
+        defer { pipeline.finish() }
         var upload = Self.upload
         upload.headers.add(name: EarlyResponseEndHandler.fullDuplexField, value: "1")
         try pipeline.write(.head(upload))
@@ -130,6 +140,7 @@ struct EarlyResponseEndHandlerTests {
     @Test("An HTTP/2 stream holds nothing")
     func http2HoldsNothing() throws {
         let pipeline = try Pipeline(removesFieldOnly: true)
+        defer { pipeline.finish() }
         try pipeline.write(.head(Self.upload))
         try pipeline.read(Self.head(.ok))
         try pipeline.read(.end(nil))
@@ -139,6 +150,7 @@ struct EarlyResponseEndHandlerTests {
     @Test("A close delivers the held end first, then what was read after it, in order")
     func closeDeliversTheHeldEnd() throws {
         let pipeline = try Pipeline()
+        defer { pipeline.finish() }
         try pipeline.write(.head(Self.upload))
         try pipeline.read(Self.head(.ok))
         try pipeline.read(.end(nil))
@@ -151,6 +163,7 @@ struct EarlyResponseEndHandlerTests {
     @Test("No read is asked of the connection while an end is held; the one asked meanwhile follows its delivery")
     func readsWait() throws {
         let pipeline = try Pipeline()
+        defer { pipeline.finish() }
         let reads = ReadCounter()
         try pipeline.channel.pipeline.syncOperations.addHandler(reads, position: .first)
         try pipeline.write(.head(Self.upload))
