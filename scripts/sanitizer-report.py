@@ -21,6 +21,7 @@ import subprocess
 import sys
 
 FRAMES_PER_SECTION = 10
+SECTIONS_PER_REPORT = 8
 WIDTH = 240
 
 REPORT_START = re.compile(
@@ -66,6 +67,18 @@ def demangle(names):
     except (OSError, subprocess.SubprocessError):
         pass
     return {name: name for name in names}
+
+
+def shown_frames(frames):
+    """The frames of a section to print: its first ``FRAMES_PER_SECTION`` after the sanitizer's
+    own, and then the first few of the project's own code (`Sources/`, `Tests/`), which for a
+    leak are often deep in the stack."""
+    frames = own_frames(frames)
+    shown = frames[:FRAMES_PER_SECTION]
+    project = [
+        frame for frame in frames[FRAMES_PER_SECTION:] if ("/Sources/" in frame[2] or "/Tests/" in frame[2]) and "/checkouts/" not in frame[2]
+    ]
+    return shown + project[:4]
 
 
 def own_frames(frames):
@@ -138,10 +151,15 @@ def report(name, lines):
     readable = demangle(names)
     for report in reports[:3]:
         print(report["head"][:WIDTH])
-        for section in report["sections"]:
+        # A leak report has a section per leaked block: the direct leaks (what nothing points
+        # to any more) say where to look; the indirect ones are what those held.
+        sections = sorted(report["sections"], key=lambda section: not section["title"].startswith("Direct leak"))
+        for section in sections[:SECTIONS_PER_REPORT]:
             print("  " + section["title"][:WIDTH])
-            for number, name, rest in own_frames(section["frames"])[:FRAMES_PER_SECTION]:
+            for number, name, rest in shown_frames(section["frames"]):
                 print(f"    #{number} {readable.get(name, name)}{where(rest)}"[:WIDTH])
+        if len(sections) > SECTIONS_PER_REPORT:
+            print(f"  ... and {len(sections) - SECTIONS_PER_REPORT} more sections")
     if len(reports) > 3:
         print(f"... and {len(reports) - 3} more reports")
 
@@ -189,6 +207,28 @@ proxy-server: stopped
 """
 
 
+SAMPLE_LEAK = """\
+==516==ERROR: LeakSanitizer: detected memory leaks
+  Indirect leak of 5248 byte(s) in 4 object(s) allocated from:
+    #0 malloc /llvm/asan_malloc_linux.cpp:67:3 (t+0x1)
+    #1 swift_allocObject (libswiftCore.so+0x2)
+  Direct leak of 64 byte(s) in 1 object(s) allocated from:
+    #0 malloc /llvm/asan_malloc_linux.cpp:67:3 (t+0x1)
+    #1 swift_allocObject (libswiftCore.so+0x2)
+    #2 f2 /x/checkouts/nio/A.swift:1:1 (t+0x3)
+    #3 f3 /x/checkouts/nio/A.swift:2:1 (t+0x3)
+    #4 f4 /x/checkouts/nio/A.swift:3:1 (t+0x3)
+    #5 f5 /x/checkouts/nio/A.swift:4:1 (t+0x3)
+    #6 f6 /x/checkouts/nio/A.swift:5:1 (t+0x3)
+    #7 f7 /x/checkouts/nio/A.swift:6:1 (t+0x3)
+    #8 f8 /x/checkouts/nio/A.swift:7:1 (t+0x3)
+    #9 f9 /x/checkouts/nio/A.swift:8:1 (t+0x3)
+    #10 f10 /x/checkouts/nio/A.swift:9:1 (t+0x3)
+    #11 madeHere /src/Tests/MoyaTests/LeakTests.swift:12:5 (t+0x4)
+SUMMARY: AddressSanitizer: 5312 byte(s) leaked in 5 allocation(s).
+"""
+
+
 def self_test():
     """Checks the summary of the two sample logs; prints what differs and returns 1 if any."""
     import contextlib
@@ -221,6 +261,13 @@ def self_test():
             ],
         ),
     ]
+    cases.append(
+        (
+            "a leak",
+            SAMPLE_LEAK,
+            ["ERROR: LeakSanitizer: detected memory leaks", "Tests/MoyaTests/LeakTests.swift:12:5", "SUMMARY: AddressSanitizer: 5312"],
+        )
+    )
     failures = 0
     for title, log, expected in cases:
         out = io.StringIO()
