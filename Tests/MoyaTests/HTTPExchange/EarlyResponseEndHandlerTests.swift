@@ -1,5 +1,6 @@
 import Foundation
 import MoyaTestServer
+import MoyaTesting
 import NIOCore
 import NIOEmbedded
 import NIOHTTP1
@@ -186,6 +187,30 @@ struct EarlyResponseEndHandlerTests {
             count += 1
             context.read()
         }
+    }
+
+    @Test("A full-duplex stream's mark never reaches the server, on HTTP/1.1 and HTTP/2", arguments: [false, true])
+    func markNeverSent(http2: Bool) async throws {
+        var configuration = MockServer.Configuration.https
+        configuration.offersHTTP2 = http2
+        let server = try await MockServer.start(configuration)
+        server.route("/echo") { request in .text("\(request.body.count)") }
+        let session = Session(configuration: .init(timeoutIntervalForRequest: 60, tls: .mockServer))
+        let provider = MoyaProvider<Remote>(session: session)
+        let body = RequestBodyStream(
+            AsyncStream<Data> { producer in
+                producer.yield(Data(repeating: UInt8(ascii: "a"), count: 1000))
+                producer.finish()
+            })
+        let response = try await provider.stream(Remote(server.baseURL, "/echo", method: .post), body: body)
+        var received = Data()
+        for try await part in response.body { received.append(part) }
+        try await session.shutdown()
+        #expect(String(decoding: received, as: UTF8.self) == "1000")
+        let request = try #require(server.requests.last)
+        #expect(request.httpVersion == (http2 ? "HTTP/2" : "HTTP/1.1"))
+        #expect(request.header(EarlyResponseEndHandler.fullDuplexField) == nil, "\(request.headers)")
+        await server.shutdown()
     }
 
     /// Without the handler, AsyncHTTPClient 1.37 gave such a connection back to its pool after the
