@@ -16,9 +16,9 @@ import NIOHTTP2
 /// Nothing else changes for the delegate API, which reports such a response only once the body
 /// has ended anyway. Only a success (`2xx`) that keeps its connection open is held: at the end of
 /// any other answer that arrives during the upload, AsyncHTTPClient closes the connection (and
-/// for a `3xx` or more stops the upload), and gives no connection back. While an end is held the connection is not read further: what the
-/// server sends after it waits in the socket. When the connection closes, or fails, the held end
-/// is delivered first, as it arrived.
+/// for a `3xx` or more stops the upload), and gives no connection back. While an end is held the
+/// connection is not read further: what the server sends after it waits in the socket. When the
+/// connection closes, or fails, the held end is delivered first, as it arrived.
 ///
 /// Not for the async API, whose full-duplex streams (``DuplexAttempt``) must see their response's
 /// end at once, and which gives the connection back on its loop already: their requests carry
@@ -57,16 +57,15 @@ final class EarlyResponseEndHandler: ChannelDuplexHandler, RemovableChannelHandl
     func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
         switch unwrapOutboundIn(data) {
         case .head(var head):
-            if head.headers.contains(name: Self.fullDuplexField) {
-                head.headers.remove(name: Self.fullDuplexField)
-                mayHold = false
-                sendsBody = !removesFieldOnly
-                context.write(wrapOutboundOut(.head(head)), promise: promise)
+            sendsBody = !removesFieldOnly
+            guard head.headers.contains(name: Self.fullDuplexField) else {
+                mayHold = sendsBody
+                context.write(data, promise: promise)
                 return
             }
-            mayHold = !removesFieldOnly
-            sendsBody = !removesFieldOnly
-            context.write(data, promise: promise)
+            head.headers.remove(name: Self.fullDuplexField)
+            mayHold = false
+            context.write(wrapOutboundOut(.head(head)), promise: promise)
         case .body:
             context.write(data, promise: promise)
         case .end:
@@ -149,8 +148,7 @@ final class EarlyResponseEndHandler: ChannelDuplexHandler, RemovableChannelHandl
     /// AsyncHTTPClient has set up, after its HTTP codec. The returned future always succeeds: a
     /// channel without the handler works as AsyncHTTPClient's own would.
     static func install(on channel: any Channel, isHTTP2Stream: Bool) -> EventLoopFuture<Void> {
-        @Sendable func installNow() {
-            let pipeline = channel.pipeline.syncOperations
+        channel.withSyncPipeline { pipeline in
             let handler = EarlyResponseEndHandler(removesFieldOnly: isHTTP2Stream)
             if isHTTP2Stream {
                 guard let codec = try? pipeline.handler(type: HTTP2FramePayloadToHTTP1ClientCodec.self) else { return }
@@ -160,11 +158,6 @@ final class EarlyResponseEndHandler: ChannelDuplexHandler, RemovableChannelHandl
                 try? pipeline.addHandler(handler, position: .after(decoder))
             }
         }
-        if channel.eventLoop.inEventLoop {
-            installNow()
-            return channel.eventLoop.makeSucceededVoidFuture()
-        }
-        return channel.eventLoop.submit { installNow() }
     }
 }
 

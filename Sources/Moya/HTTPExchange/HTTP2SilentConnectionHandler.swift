@@ -76,15 +76,9 @@ final class HTTP2SilentConnectionHandler: ChannelInboundHandler, RemovableChanne
     /// after its `NIOHTTP2Handler`. The returned future always succeeds: a connection without the
     /// handler works as before, so a pipeline not laid out as expected does not fail it.
     static func install(on channel: any Channel, silenceLimit: TimeAmount) -> EventLoopFuture<Void> {
-        @Sendable func installNow() {
-            let pipeline = channel.pipeline.syncOperations
+        channel.withSyncPipeline { pipeline in
             guard let http2Handler = try? pipeline.handler(type: NIOHTTP2Handler.self) else { return }
             try? pipeline.addHandler(HTTP2SilentConnectionHandler(silenceLimit: silenceLimit), position: .after(http2Handler))
         }
-        if channel.eventLoop.inEventLoop {
-            installNow()
-            return channel.eventLoop.makeSucceededVoidFuture()
-        }
-        return channel.eventLoop.submit { installNow() }
     }
 }

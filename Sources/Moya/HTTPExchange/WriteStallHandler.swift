@@ -51,14 +51,9 @@ final class WriteStallHandler: ChannelInboundHandler, RemovableChannelHandler {
     /// Adds a handler to `channel`, first in its pipeline. The returned future always succeeds:
     /// a channel without the handler works as before.
     static func install(on channel: any Channel, limit: TimeAmount) -> EventLoopFuture<Void> {
-        @Sendable func installNow() {
-            try? channel.pipeline.syncOperations.addHandler(WriteStallHandler(limit: limit), position: .first)
+        channel.withSyncPipeline { pipeline in
+            try? pipeline.addHandler(WriteStallHandler(limit: limit), position: .first)
         }
-        if channel.eventLoop.inEventLoop {
-            installNow()
-            return channel.eventLoop.makeSucceededVoidFuture()
-        }
-        return channel.eventLoop.submit { installNow() }
     }
 }
 
