@@ -71,21 +71,33 @@ final class TargetRoute: Hashable, Sendable {
     }
 
     /// `path` with each segment that holds an ASCII digit written `{}` (`/users/{}/repos/{}`
-    /// for `/users/42/repos/7f3a`); a path without digits as it is. Read as bytes: a
-    /// character's Unicode properties cost more than the rest of the route.
+    /// for `/users/42/repos/7f3a`); a path without digits as it is. Read and written as bytes,
+    /// in one buffer: a character's Unicode properties, and a string appended to segment by
+    /// segment, cost more than the rest of the route.
     static func template(of path: String) -> String {
         let isDigit: (UInt8) -> Bool = { $0 &- UInt8(ascii: "0") < 10 }
-        let bytes = path.utf8
-        guard bytes.contains(where: isDigit) else { return path }
-        var template = ""
-        var start = bytes.startIndex
-        while true {
-            let end = bytes[start...].firstIndex(of: UInt8(ascii: "/")) ?? bytes.endIndex
-            let segment = bytes[start..<end]
-            template += segment.contains(where: isDigit) ? "{}" : Substring(segment)
-            guard end < bytes.endIndex else { return template }
-            template += "/"
-            start = bytes.index(after: end)
+        guard path.utf8.contains(where: isDigit) else { return path }
+        var template: [UInt8] = []
+        template.reserveCapacity(path.utf8.count + 8)
+        // Where the segment being copied starts in `template`, and whether it holds a digit.
+        var segmentStart = 0
+        var segmentHasDigit = false
+        func endSegment() {
+            guard segmentHasDigit else { return }
+            template.removeSubrange(segmentStart...)
+            template += "{}".utf8
         }
+        for byte in path.utf8 {
+            if byte == UInt8(ascii: "/") {
+                endSegment()
+                template.append(byte)
+                (segmentStart, segmentHasDigit) = (template.count, false)
+            } else {
+                template.append(byte)
+                segmentHasDigit = segmentHasDigit || isDigit(byte)
+            }
+        }
+        endSegment()
+        return String(decoding: template, as: UTF8.self)
     }
 }

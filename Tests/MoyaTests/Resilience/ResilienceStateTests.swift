@@ -374,6 +374,34 @@ struct ResilienceStateTests {
         // Empty segments and a trailing slash are kept; a path without digits is its own template.
         #expect(TargetRoute.template(of: "/v2//items/") == "/{}//items/")
         #expect(TargetRoute.template(of: "/users/ann") == "/users/ann")
+        // Segments at either end, a path with no leading slash, characters beyond ASCII.
+        #expect(TargetRoute.template(of: "42") == "{}")
+        #expect(TargetRoute.template(of: "v1/users") == "{}/users")
+        #expect(TargetRoute.template(of: "/users/42") == "/users/{}")
+        #expect(TargetRoute.template(of: "/café/7/naïve") == "/café/{}/naïve")
+        #expect(TargetRoute.template(of: "/a1/") == "/{}/")
+        #expect(TargetRoute.template(of: "") == "")
+    }
+
+    @Test("A path's template is what splitting it at each slash and writing each segment with a digit as {} gives")
+    func routeTemplateAgainstSplitting() {
+        func split(_ path: String) -> String {
+            path.split(separator: "/", omittingEmptySubsequences: false)
+                .map { $0.utf8.contains { (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) } ? "{}" : String($0) }
+                .joined(separator: "/")
+        }
+        // Every path of up to five characters from an alphabet of a slash, a letter, a digit and
+        // a letter beyond ASCII.
+        var paths = [""]
+        var longest = [""]
+        for _ in 0..<5 {
+            longest = longest.flatMap { path in ["/", "a", "7", "é"].map { path + $0 } }
+            paths += longest
+        }
+        #expect(paths.count == 1365)
+        for path in paths {
+            #expect(TargetRoute.template(of: path) == split(path), "\(path)")
+        }
     }
 
     @Test("A route table keeps 64 routes apart; past them, a new route shares the unnamed route's value")
