@@ -26,7 +26,7 @@ while [[ $# -gt 0 ]]; do
         *) break ;;
     esac
 done
-[[ $# -ge 1 ]] || { sed -n '2,19p' "$0"; exit 2; }
+[[ $# -ge 1 ]] || { sed -n '2,18p' "$0"; exit 2; }
 case "$callers" in 1 | 8 | both) ;; *) echo "--callers is 1, 8 or both" >&2; exit 2 ;; esac
 
 clients=callbacks,retry-unprotected,retry-protected-fixed
