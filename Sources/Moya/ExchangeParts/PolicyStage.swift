@@ -106,8 +106,9 @@ final class PolicyStage: Sendable {
     /// a policy acts on the attempt.
     func admit(_ url: @autoclosure () -> URL?, _ entry: Entry, permit: inout PolicyPermit, client: any PolicyClient) -> Admission {
         // No policy acts on the request: it goes, holding nothing (so every later attempt of it
-        // passes the same way, and its end gives nothing back).
-        if !actsOnEveryRequest, case .first(refillsBudget: false, hedging: nil) = entry {
+        // passes the same way, and its end gives nothing back). A request that may be retried
+        // refills nothing when the session keeps no budget.
+        if !actsOnEveryRequest, case .first(let refillsBudget, hedging: nil) = entry, !refillsBudget || options.retryBudget == nil {
             return .goes
         }
         // A hedge's copy took its place and its quota when the hedge was due: nothing was sent

@@ -8,28 +8,42 @@
 /// policies learn per route, and a `Mirror` of the target cost more than the rest of its
 /// policies.
 ///
-/// A class, though it is a value that never changes (compared and hashed by what it holds): a
-/// request's flight, its transport request and its permit each keep its route, almost always
-/// ``unnamed``, and one reference is eight bytes where the value is forty.
-final class TargetRoute: Hashable, Sendable {
-    /// The target's type; `nil` for a named operation, which is its own route.
-    private let type: ObjectIdentifier?
-    private let method: String
-    /// The path template, or the operation's name.
-    private let path: String
+/// A route is kept as a 64-bit fingerprint of what names it (a hash of the type, the method and
+/// the template, or of the operation's name), not as the strings themselves: a request makes
+/// its route without building the template, and a route table hashes and compares one number.
+/// The fingerprint comes from the standard library's `Hasher`, whose seed is new in every
+/// process, so two routes share a fingerprint only by chance (about one in 2⁶⁴ per pair), and
+/// nobody can pick paths that do. Two routes that did would share what their origin learns of
+/// them, as the routes past a table's bound do (``RouteTable``).
+struct TargetRoute: Hashable, Sendable {
+    /// The fingerprint; 0 for ``unnamed``.
+    private let key: UInt64
 
     /// The route of requests that name none: they share one.
-    static let unnamed = TargetRoute(type: nil, method: "", path: "")
+    static let unnamed = TargetRoute(key: 0)
 
-    private init(type: ObjectIdentifier?, method: String, path: String) {
-        self.type = type
-        self.method = method
-        self.path = path
+    private init(key: UInt64) {
+        self.key = key
+    }
+
+    /// A route from `hasher`, which has taken in what names it; never ``unnamed``'s key.
+    private init(_ hasher: Hasher) {
+        let key = UInt64(truncatingIfNeeded: hasher.finalize())
+        self.init(key: key == 0 ? 1 : key)
     }
 
     /// The route of the operation `name` (a ``NamedTarget``'s ``NamedTarget/operationName``).
-    convenience init(operation name: String) {
-        self.init(type: nil, method: "", path: name)
+    init(operation name: String) {
+        var hasher = Hasher()
+        hasher.combine(Kind.operation)
+        hasher.combine(name)
+        self.init(hasher)
+    }
+
+    /// What a fingerprint is of: an operation's name, or a target type's method and path.
+    private enum Kind: UInt8, Hashable {
+        case operation
+        case path
     }
 
     /// The route of `target`'s requests.
@@ -37,13 +51,18 @@ final class TargetRoute: Hashable, Sendable {
     /// - Parameter mayBeNamed: `false` when no target of this type can be a ``NamedTarget`` (a
     ///   value type that does not adopt it, as ``mayBeNamed(_:)`` tells): the cast that asks is
     ///   then skipped. It took more than half of a route's cost.
-    convenience init<Target: TargetType>(of target: Target, mayBeNamed: Bool = true) {
+    init<Target: TargetType>(of target: Target, mayBeNamed: Bool = true) {
         if Target.self == MultiTarget.self, let multiTarget = target as? MultiTarget {
             self.init(ofWrapped: multiTarget.target)
         } else if mayBeNamed, let operation = (target as? any NamedTarget)?.operationName {
             self.init(operation: operation)
         } else {
-            self.init(type: ObjectIdentifier(Target.self), method: target.method.rawValue, path: Self.template(of: target.path))
+            var hasher = Hasher()
+            hasher.combine(Kind.path)
+            hasher.combine(ObjectIdentifier(Target.self))
+            hasher.combine(target.method.rawValue)
+            Self.combineTemplate(of: target.path, into: &hasher)
+            self.init(hasher)
         }
     }
 
@@ -54,50 +73,39 @@ final class TargetRoute: Hashable, Sendable {
     }
 
     /// The route of `target`, a ``MultiTarget``'s: its own type's, not the wrapper's.
-    private convenience init(ofWrapped target: any TargetType) {
+    private init(ofWrapped target: any TargetType) {
         self.init(of: target)
     }
 
-    /// Two routes are the same when they hold the same type, method and path.
-    static func == (lhs: TargetRoute, rhs: TargetRoute) -> Bool {
-        lhs === rhs || (lhs.type == rhs.type && lhs.method == rhs.method && lhs.path == rhs.path)
-    }
-
-    /// Hashes what ``==`` compares.
-    func hash(into hasher: inout Hasher) {
-        hasher.combine(type)
-        hasher.combine(method)
-        hasher.combine(path)
-    }
-
-    /// `path` with each segment that holds an ASCII digit written `{}` (`/users/{}/repos/{}`
-    /// for `/users/42/repos/7f3a`); a path without digits as it is. Read and written as bytes,
-    /// in one buffer: a character's Unicode properties, and a string appended to segment by
-    /// segment, cost more than the rest of the route.
-    static func template(of path: String) -> String {
-        let isDigit: (UInt8) -> Bool = { $0 &- UInt8(ascii: "0") < 10 }
-        guard path.utf8.contains(where: isDigit) else { return path }
-        var template: [UInt8] = []
-        template.reserveCapacity(path.utf8.count + 8)
-        // Where the segment being copied starts in `template`, and whether it holds a digit.
-        var segmentStart = 0
-        var segmentHasDigit = false
-        func endSegment() {
-            guard segmentHasDigit else { return }
-            template.removeSubrange(segmentStart...)
-            template += "{}".utf8
-        }
-        for byte in path.utf8 {
-            if byte == UInt8(ascii: "/") {
-                endSegment()
-                template.append(byte)
-                (segmentStart, segmentHasDigit) = (template.count, false)
-            } else {
-                template.append(byte)
-                segmentHasDigit = segmentHasDigit || isDigit(byte)
+    /// Feeds `hasher` the bytes of `path`'s template: `path` with each segment (between
+    /// slashes) that holds an ASCII digit written `{}` (`/users/{}/repos/{}` for
+    /// `/users/42/repos/7f3a`), a path without digits as it is. The template is never built:
+    /// each segment goes to the hasher as it is found, from the string's own storage.
+    static func combineTemplate(of path: String, into hasher: inout Hasher) {
+        var path = path
+        path.makeContiguousUTF8()
+        _ = path.utf8.withContiguousStorageIfAvailable { bytes in
+            let slash = UInt8(ascii: "/")
+            // Where the segment being read starts, and whether it holds a digit so far.
+            var start = 0
+            var hasDigit = false
+            for index in 0...bytes.count {
+                let byte = index < bytes.count ? bytes[index] : slash
+                if byte == slash {
+                    // A hasher takes in bytes as one stream, however they are given.
+                    if hasDigit {
+                        hasher.combine(UInt8(ascii: "{"))
+                        hasher.combine(UInt8(ascii: "}"))
+                    } else {
+                        hasher.combine(bytes: UnsafeRawBufferPointer(UnsafeBufferPointer(rebasing: bytes[start..<index])))
+                    }
+                    // The end of the path is no slash of its own.
+                    if index < bytes.count { hasher.combine(slash) }
+                    (start, hasDigit) = (index + 1, false)
+                } else if byte &- UInt8(ascii: "0") < 10 {
+                    hasDigit = true
+                }
             }
         }
-        endSegment()
-        return String(decoding: template, as: UTF8.self)
     }
 }

@@ -370,20 +370,28 @@ struct ResilienceStateTests {
         #expect(!MoyaProvider<UserAPI>().targetsMayBeNamed)
         #expect(MoyaProvider<Operation>().targetsMayBeNamed)
         #expect(TargetRoute(of: UserAPI.list, mayBeNamed: false) == TargetRoute(of: UserAPI.list))
-        #expect(TargetRoute.template(of: "/users/42/repos/7f3a") == "/users/{}/repos/{}")
+        // A path's route is its template's: each segment with a digit written {}.
+        func route(_ path: String) -> TargetRoute { TargetRoute(of: Remote(remote, path)) }
+        #expect(route("/users/42/repos/7f3a") == route("/users/{}/repos/{}"))
         // Empty segments and a trailing slash are kept; a path without digits is its own template.
-        #expect(TargetRoute.template(of: "/v2//items/") == "/{}//items/")
-        #expect(TargetRoute.template(of: "/users/ann") == "/users/ann")
+        #expect(route("/v2//items/") == route("/{}//items/"))
+        #expect(route("/v2//items/") != route("/{}/items/"))
+        #expect(route("/v2//items/") != route("/{}//items"))
         // Segments at either end, a path with no leading slash, characters beyond ASCII.
-        #expect(TargetRoute.template(of: "42") == "{}")
-        #expect(TargetRoute.template(of: "v1/users") == "{}/users")
-        #expect(TargetRoute.template(of: "/users/42") == "/users/{}")
-        #expect(TargetRoute.template(of: "/café/7/naïve") == "/café/{}/naïve")
-        #expect(TargetRoute.template(of: "/a1/") == "/{}/")
-        #expect(TargetRoute.template(of: "") == "")
+        #expect(route("42") == route("{}"))
+        #expect(route("42") != route("/{}"))
+        #expect(route("v1/users") == route("{}/users"))
+        #expect(route("/users/42") == route("/users/{}"))
+        #expect(route("/users/42") != route("/users/{}/"))
+        #expect(route("/café/7/naïve") == route("/café/{}/naïve"))
+        #expect(route("/café/7/naïve") != route("/cafe/{}/naïve"))
+        #expect(route("/a1/") == route("/{}/"))
+        #expect(route("") == route(""))
+        #expect(route("") != route("/"))
+        #expect(route("") != .unnamed)
     }
 
-    @Test("A path's template is what splitting it at each slash and writing each segment with a digit as {} gives")
+    @Test("Two paths share a route exactly when splitting each at its slashes and writing each segment with a digit as {} gives the same")
     func routeTemplateAgainstSplitting() {
         func split(_ path: String) -> String {
             path.split(separator: "/", omittingEmptySubsequences: false)
@@ -399,9 +407,20 @@ struct ResilienceStateTests {
             paths += longest
         }
         #expect(paths.count == 1365)
+        let remote = URL(string: "http://x.test")!
+        var routes: [String: TargetRoute] = [:]
         for path in paths {
-            #expect(TargetRoute.template(of: path) == split(path), "\(path)")
+            let route = TargetRoute(of: Remote(remote, path))
+            let template = split(path)
+            if let known = routes[template] {
+                #expect(route == known, "\(path) has the route of \(template)")
+            } else {
+                routes[template] = route
+            }
         }
+        // One route per template, and no two templates with one route.
+        #expect(Set(routes.values).count == routes.count)
+        #expect(routes.count == Set(paths.map(split)).count)
     }
 
     @Test("A route table keeps 64 routes apart; past them, a new route shares the unnamed route's value")
