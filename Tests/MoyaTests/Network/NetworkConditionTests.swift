@@ -255,7 +255,11 @@ struct NetworkConditionTests {
     func loss(_ rate: String) async throws {
         try Netem.run("set", "loss", rate)
         defer { try? Netem.run("clear") }
-        let session = try Netem.session(timeout: 20)
+        // The wire drops packets both ways, the handshakes' too, and each loss of the same packet
+        // doubles TCP's wait before it is sent again (1, 2, 4, 8 s for a SYN): at 20 %, a
+        // connection and its TLS handshake now and then needed more than 20 s. A minute holds
+        // for five losses of one packet in a row; a run that passes waits no longer for it.
+        let session = try Netem.session(timeout: 60)
         let provider = MoyaProvider<NetemTarget>(session: session)
         for _ in 0..<10 {
             #expect(try await provider.request(.file("hello.txt")).statusCode == 200)
