@@ -83,8 +83,7 @@ struct TargetRoute: Hashable, Sendable {
     /// each segment goes to the hasher as it is found, from the string's own storage.
     static func combineTemplate(of path: String, into hasher: inout Hasher) {
         var path = path
-        path.makeContiguousUTF8()
-        _ = path.utf8.withContiguousStorageIfAvailable { bytes in
+        path.withUTF8 { bytes in
             let slash = UInt8(ascii: "/")
             // Where the segment being read starts, and whether it holds a digit so far.
             var start = 0

@@ -418,9 +418,8 @@ struct ResilienceStateTests {
                 routes[template] = route
             }
         }
-        // One route per template, and no two templates with one route.
+        // No two templates with one route.
         #expect(Set(routes.values).count == routes.count)
-        #expect(routes.count == Set(paths.map(split)).count)
     }
 
     @Test("A route table keeps 64 routes apart; past them, a new route shares the unnamed route's value")
