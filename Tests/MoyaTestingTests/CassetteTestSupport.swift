@@ -65,9 +65,10 @@ final class HookCounter: PluginType, @unchecked Sendable {
     }
 
     func didReceive(_ result: Result<Moya.Response, MoyaError>, target: TargetType) {
-        self.count("didReceive")
-        if case .failure(let error) = result {
-            self.lock.withLock { self.errors.append("\(error)") }
+        // The count and the failure under one lock: whoever sees the count sees the failure.
+        self.lock.withLock {
+            self.counts["didReceive", default: 0] += 1
+            if case .failure(let error) = result { self.errors.append("\(error)") }
         }
     }
 

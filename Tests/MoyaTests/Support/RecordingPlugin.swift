@@ -40,11 +40,13 @@ final class RecordingPlugin: PluginType, @unchecked Sendable {
     }
 
     func willSend(_ request: RequestType, target: TargetType) {
-        record("willSend")
         if let credential = credential {
             _ = request.authenticate(with: credential)
         }
-        lock.withLock { _willSendRequests.append(request) }
+        lock.withLock {
+            _events.append("\(name).willSend")
+            _willSendRequests.append(request)
+        }
     }
 
     func willRetry(_ request: URLRequest, after result: Result<Moya.Response, MoyaError>, attempt: Int, target: TargetType) {
@@ -53,8 +55,12 @@ final class RecordingPlugin: PluginType, @unchecked Sendable {
     }
 
     func didReceive(_ result: Result<Moya.Response, MoyaError>, target: TargetType) {
-        record("didReceive")
-        lock.withLock { _results.append(result) }
+        // The event and the result under one lock: a test that waits for the event then reads
+        // the result must find it.
+        lock.withLock {
+            _events.append("\(name).didReceive")
+            _results.append(result)
+        }
     }
 
     func process(_ result: Result<Moya.Response, MoyaError>, target: TargetType) -> Result<Moya.Response, MoyaError> {
