@@ -14,8 +14,8 @@
 # - Eight callers: `--concurrency 8`, not pinned, against the benchmark's own server in a child
 #   process (`GET /bytes/128`), as the goals were first measured from outside; with
 #   `--eight-against nginx`, against nginx's `/` instead (nginx's worker on core 1, as for one
-#   caller). A plain request costs less there, so the same policies read as a smaller share:
-#   Benchmarks/README.md, "Eight callers in three setups".
+#   caller), which reads the same on this host: Benchmarks/README.md, "Eight callers in three
+#   setups".
 #
 # A single run moves by ±3 % on a shared 2-core host, more than the difference between two
 # builds: take ten runs or more (default 10), and read the means.
