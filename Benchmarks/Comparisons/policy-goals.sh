@@ -42,10 +42,10 @@ ratios() {
     local binary=$1 callers=$2 output
     if [[ $callers == 1 ]]; then
         output=$(taskset -c 0 "$binary" --only cpu --rounds 5 --clients "$clients" --url http://127.0.0.1:8089/ 2>&1)
-    elif [[ $eight_against == nginx ]]; then
-        output=$("$binary" --only cpu --rounds 5 --concurrency 8 --clients "$clients" --url http://127.0.0.1:8089/ 2>&1)
     else
-        output=$("$binary" --only cpu --rounds 5 --concurrency 8 --clients "$clients" 2>&1)
+        local target=()
+        [[ $eight_against == nginx ]] && target=(--url http://127.0.0.1:8089/)
+        output=$("$binary" --only cpu --rounds 5 --concurrency 8 --clients "$clients" "${target[@]}" 2>&1)
     fi
     # The two rows after the plain provider's, each ratio to it (the first number ending in x).
     echo "$output" | grep -E '^callbacks \+ RetryPolicy' |

@@ -51,8 +51,13 @@ final class HookCounter: PluginType, @unchecked Sendable {
         self.lock.withLock { self.errors }
     }
 
-    private func count(_ hook: String) {
-        self.lock.withLock { self.counts[hook, default: 0] += 1 }
+    /// Counts `hook`, and in the same turn of the lock what `alongside` keeps: whoever sees the
+    /// count sees what came with it.
+    private func count(_ hook: String, alongside: () -> Void = {}) {
+        self.lock.withLock {
+            self.counts[hook, default: 0] += 1
+            alongside()
+        }
     }
 
     func prepare(_ request: URLRequest, target: TargetType) -> URLRequest {
@@ -65,9 +70,7 @@ final class HookCounter: PluginType, @unchecked Sendable {
     }
 
     func didReceive(_ result: Result<Moya.Response, MoyaError>, target: TargetType) {
-        // The count and the failure under one lock: whoever sees the count sees the failure.
-        self.lock.withLock {
-            self.counts["didReceive", default: 0] += 1
+        self.count("didReceive") {
             if case .failure(let error) = result { self.errors.append("\(error)") }
         }
     }

@@ -1,5 +1,6 @@
 import AsyncHTTPClient
 import Foundation
+import MoyaTestServer
 import MoyaTesting
 import NIOCore
 import NIOPosix
@@ -23,18 +24,16 @@ struct EventLoopPreferenceTests {
             // Other tests send through the shared session meanwhile: its answer is read only when
             // nothing was in flight just before and just after. To be wrong then, a whole exchange
             // would have to start and end between the two readings, which takes far longer.
-            var checked = false
-            for _ in 0..<30_000 where !checked {
+            var asks: Bool?
+            let idle = await eventually(within: 30) {
                 let before = session.parts.inFlight.count
-                let asks = Self.asksForSoloLoop(session)
-                if before == 0, session.parts.inFlight.count == 0 {
-                    #expect(asks)
-                    checked = true
-                } else {
-                    try await _Concurrency.Task.sleep(nanoseconds: 1_000_000)
-                }
+                let answer = Self.asksForSoloLoop(session)
+                guard before == 0, session.parts.inFlight.count == 0 else { return false }
+                asks = answer
+                return true
             }
-            #expect(checked, "the shared session was never idle for 30 seconds")
+            #expect(idle, "the shared session was never idle for 30 seconds")
+            #expect(asks == true)
         } else {
             #expect(Self.asksForSoloLoop(session))
         }

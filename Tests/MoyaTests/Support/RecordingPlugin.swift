@@ -26,8 +26,13 @@ final class RecordingPlugin: PluginType, @unchecked Sendable {
     var willSendRequests: [RequestType] { lock.withLock { _willSendRequests } }
     var results: [Result<Moya.Response, MoyaError>] { lock.withLock { _results } }
 
-    private func record(_ event: String) {
-        lock.withLock { _events.append("\(name).\(event)") }
+    /// Records `event`, and in the same turn of the lock what `alongside` keeps: a test that
+    /// waits for the event then finds what came with it.
+    private func record(_ event: String, alongside: () -> Void = {}) {
+        lock.withLock {
+            _events.append("\(name).\(event)")
+            alongside()
+        }
     }
 
     func prepare(_ request: URLRequest, target: TargetType) -> URLRequest {
@@ -43,10 +48,7 @@ final class RecordingPlugin: PluginType, @unchecked Sendable {
         if let credential = credential {
             _ = request.authenticate(with: credential)
         }
-        lock.withLock {
-            _events.append("\(name).willSend")
-            _willSendRequests.append(request)
-        }
+        record("willSend") { _willSendRequests.append(request) }
     }
 
     func willRetry(_ request: URLRequest, after result: Result<Moya.Response, MoyaError>, attempt: Int, target: TargetType) {
@@ -55,12 +57,7 @@ final class RecordingPlugin: PluginType, @unchecked Sendable {
     }
 
     func didReceive(_ result: Result<Moya.Response, MoyaError>, target: TargetType) {
-        // The event and the result under one lock: a test that waits for the event then reads
-        // the result must find it.
-        lock.withLock {
-            _events.append("\(name).didReceive")
-            _results.append(result)
-        }
+        record("didReceive") { _results.append(result) }
     }
 
     func process(_ result: Result<Moya.Response, MoyaError>, target: TargetType) -> Result<Moya.Response, MoyaError> {
